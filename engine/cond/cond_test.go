@@ -1,0 +1,83 @@
+package cond
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCompileGate(t *testing.T) {
+	tests := []struct {
+		src     string
+		runTime bool
+		wantErr string
+	}{
+		{src: `change.type in ["feature", "fix"]`},
+		{src: `len(change.requirements) > 0`},
+		{src: `any(files, {# endsWith ".tsx"})`, runTime: true},
+		{src: `change.size == "L" || any(files, {# matches "^web/"})`, runTime: true},
+		{src: `chnage.type == "feature"`, wantErr: "unknown name chnage"},
+		{src: `change.kind == "feature"`, wantErr: "kind"},
+		{src: `len(change.requirements)`, wantErr: "bool"},
+		{src: `change.type ==`, wantErr: "unexpected"},
+	}
+	for _, tt := range tests {
+		c, err := CompileGate(tt.src)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("CompileGate(%q) error = %v, want it to contain %q", tt.src, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("CompileGate(%q): %v", tt.src, err)
+			continue
+		}
+		if c.RunTime() != tt.runTime {
+			t.Errorf("CompileGate(%q).RunTime() = %v, want %v", tt.src, c.RunTime(), tt.runTime)
+		}
+	}
+}
+
+func TestEvalGate(t *testing.T) {
+	c, err := CompileGate(`change.type in ["feature", "fix"] && len(change.requirements) > 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		change Change
+		want   bool
+	}{
+		{Change{Type: "feature", Requirements: []string{"A", "B"}}, true},
+		{Change{Type: "feature", Requirements: []string{"A"}}, false},
+		{Change{Type: "docs", Requirements: []string{"A", "B"}}, false},
+	} {
+		got, err := c.Eval(GateEnv{Change: tt.change})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("Eval(%+v) = %v, want %v", tt.change, got, tt.want)
+		}
+	}
+	files, err := CompileGate(`any(files, {# endsWith ".tsx"})`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := files.Eval(GateEnv{Files: []string{"web/app.tsx"}}); !got {
+		t.Error("files condition did not see a .tsx file")
+	}
+}
+
+func TestCompileSentinel(t *testing.T) {
+	c, err := CompileSentinel(`secondsSinceOutput > stallAfterSeconds && activity != "gate:test"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Eval(SentinelEnv{SecondsSinceOutput: 200, StallAfterSeconds: 120, Activity: "agent"})
+	if err != nil || !got {
+		t.Errorf("Eval = %v, %v; want true", got, err)
+	}
+	if _, err := CompileSentinel(`files != nil`); err == nil {
+		t.Error("a sentinel rule must not see the gate environment's files")
+	}
+}

@@ -1,0 +1,167 @@
+package config
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/engine/load"
+)
+
+// fullProject sets every field the schema allows, so that the coverage test
+// sees each one.
+const fullProject = `package demo
+
+import "github.com/set-engine/set/profiles/golang"
+
+project: golang.#Project & {
+	name: "demo"
+	spec: ["docs/spec.md"]
+	strict: true
+	mainBranch: "trunk"
+	maxParallel: 4
+	conventions: ["one more rule"]
+	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
+	gates: {
+		test: {when: "len(change.requirements) > 0", env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger"}
+		review: model: "claude-opus-4-1"
+	}
+	stacks: feature: review: {mode: "warn", order: 95}
+	integration: review: mode: "skip"
+	budgets: {retries: {verify: 4, integration: 1}, tokens: {S: 1, M: 2, L: 3}, iterations: 7, wallTime: "1h", gateTimeout: "3m"}
+	sentinel: {
+		stallAfter: "90s"
+		ladder: ["warn", "fail"]
+		grace: "gate:lint": "1m"
+		rules: slow: {when: "secondsSinceOutput > 600", action: "restart", ladder: ["restart", "fail"], grace: "30s"}
+	}
+	planner: {strategy: "static", maxRequirementsPerChange: 4, singleCallMaxInputTokens: 1000}
+	agent: {
+		adapter: "replay"
+		argv: ["replay"]
+		recordings: "recordings"
+		models: {implement: "m1", plan: "m2", review: "m3"}
+		env: FOO: "bar"
+	}
+	runner: {kind: "dagger", image: "golang:1.26", caches: "/root/.cache/go-build": "go-build"}
+	plan: {
+		changes: core: {
+			type: "fix"
+			size: "L"
+			description: "the core"
+			requirements: ["REQ-CORE-01"]
+			dependsOn: []
+			scope: ["internal/core/**"]
+			agent: "codex"
+			model: "gpt-5.5"
+		}
+		changes: api: {requirements: ["REQ-API-01"], dependsOn: ["core"]}
+		deferred: "REQ-LATER-01": "needs a product decision"
+	}
+}
+`
+
+// TestEveryFieldReachesGo decodes a project that sets every schema field
+// and checks that each leaf of the CUE value has a counterpart in the Go
+// struct: a schema field without a home in config would vanish here.
+func TestEveryFieldReachesGo(t *testing.T) {
+	dir := writeProject(t, fullProject)
+	lp, err := load.Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	p, err := Decode(lp)
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	cueJSON, err := lp.Value.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goJSON, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuePaths, goPaths := leafPaths(t, cueJSON), leafPaths(t, goJSON)
+	var missing []string
+	for path := range cuePaths {
+		if !goPaths[path] {
+			missing = append(missing, path)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("schema fields that do not reach config.Project:\n  %s", strings.Join(missing, "\n  "))
+	}
+	// The fixture must really be full: spot-check fields that are easy to
+	// forget.
+	for _, path := range []string{
+		"agent.recordings", "agent.models.review", "runner.image", "runner.caches./root/.cache/go-build",
+		"gates.test.when", "gates.test.runner", "gates.review.model", "gates.review.prompt",
+		"stacks.feature.review.order", "sentinel.rules.slow.grace", "sentinel.rules.slow.ladder",
+		"plan.changes.core.scope", "plan.changes.core.agent", "plan.deferred.REQ-LATER-01",
+		"forbidden.no-sleep.paths", "budgets.gateTimeout", "planner.singleCallMaxInputTokens",
+	} {
+		if !cuePaths[path] {
+			t.Errorf("fixture does not set %s", path)
+		}
+	}
+}
+
+// TestUnknownFieldsAreRejected: a field the schema does not define is an
+// error, never silently ignored.
+func TestUnknownFieldsAreRejected(t *testing.T) {
+	for _, extra := range []string{
+		"colour: \"blue\"",
+		"gates: test: retries: 3",
+		"budgets: retries: review: 1",
+		"agent: temperature: 0.2",
+	} {
+		src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+extra+"\n", 1)
+		dir := writeProject(t, src)
+		_, _, err := Load(dir, load.Options{})
+		if err == nil || !strings.Contains(load.Details(err, dir), "field not allowed") {
+			t.Errorf("%s: error = %v, want field not allowed", extra, err)
+		}
+	}
+}
+
+// leafPaths flattens a JSON document into dotted paths of its leaves; an
+// empty object or list counts as a leaf. List elements share their list's
+// path.
+func leafPaths(t *testing.T, data []byte) map[string]bool {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if len(x) == 0 {
+				out[prefix] = true
+			}
+			for k, e := range x {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, e)
+			}
+		case []any:
+			if len(x) == 0 {
+				out[prefix] = true
+			}
+			for _, e := range x {
+				walk(prefix, e)
+			}
+		default:
+			out[prefix] = true
+		}
+	}
+	walk("", doc)
+	return out
+}

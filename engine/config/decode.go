@@ -1,0 +1,187 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+
+	"github.com/set-engine/set/engine/cond"
+	"github.com/set-engine/set/engine/load"
+)
+
+// Load loads the project in dir and decodes it. Errors carry CUE paths and
+// positions; print them with load.Details.
+func Load(dir string, opts load.Options) (*Project, string, error) {
+	lp, err := load.Load(dir, opts)
+	if err != nil {
+		root, _ := filepath.Abs(dir)
+		return nil, root, err
+	}
+	p, err := Decode(lp)
+	return p, lp.Root, err
+}
+
+// Decode turns a validated, concrete project value into a Project and
+// checks what the schema cannot express: stacks name known gates, `when`
+// conditions compile against their environment, forbidden patterns are
+// valid regular expressions. All problems are reported together.
+func Decode(lp *load.Project) (*Project, error) {
+	var p Project
+	if err := lp.Value.Decode(&p); err != nil {
+		return nil, err
+	}
+	d := decoder{lp: lp, p: &p, positions: map[string]string{}}
+	d.checkStacks()
+	d.checkConditions()
+	d.checkForbidden()
+	d.recordPositions()
+	if d.errs != nil {
+		return nil, d.errs
+	}
+	p.positions = d.positions
+	return &p, nil
+}
+
+type decoder struct {
+	lp        *load.Project
+	p         *Project
+	errs      errors.Error
+	positions map[string]string
+}
+
+// pos is where the path below `project` is declared: in the project's own
+// files when they declare it, otherwise wherever the value came from (an
+// imported profile, the schema).
+func (d *decoder) pos(sels ...string) token.Pos {
+	if pos := d.lp.FieldPos(sels...); pos.IsValid() {
+		return pos
+	}
+	path := make([]cue.Selector, len(sels))
+	for i, s := range sels {
+		path[i] = cue.Str(s)
+	}
+	return d.lp.Value.LookupPath(cue.MakePath(path...)).Pos()
+}
+
+// fail records an error at the value of the given path, naming the path as
+// `cue vet` does.
+func (d *decoder) fail(sels []string, format string, args ...any) {
+	pos := d.pos(sels...)
+	msg := fmt.Sprintf(format, args...)
+	d.errs = errors.Append(d.errs, &pathError{
+		path: append([]string{load.ProjectField}, sels...),
+		pos:  pos,
+		msg:  msg,
+	})
+}
+
+func (d *decoder) checkStacks() {
+	check := func(stack Stack, sels ...string) {
+		for _, name := range sortedKeys(stack) {
+			if _, ok := d.p.Gates[name]; !ok {
+				d.fail(append(sels, name), "unknown gate %q (known: %s)", name, strings.Join(sortedKeys(d.p.Gates), ", "))
+			}
+		}
+	}
+	for _, t := range sortedKeys(d.p.Stacks) {
+		check(d.p.Stacks[t], "stacks", t)
+	}
+	check(d.p.Integration, "integration")
+}
+
+func (d *decoder) checkConditions() {
+	for _, name := range sortedKeys(d.p.Gates) {
+		if src := d.p.Gates[name].When; src != "" {
+			if _, err := cond.CompileGate(src); err != nil {
+				d.fail([]string{"gates", name, "when"}, "%v", conditionMessage(err))
+			}
+		}
+	}
+	for _, name := range sortedKeys(d.p.Sentinel.Rules) {
+		if _, err := cond.CompileSentinel(d.p.Sentinel.Rules[name].When); err != nil {
+			d.fail([]string{"sentinel", "rules", name, "when"}, "%v", conditionMessage(err))
+		}
+	}
+}
+
+// conditionMessage keeps expr's own message, which names the unknown
+// identifier and its column within the expression.
+func conditionMessage(err error) string {
+	if ce, ok := err.(*cond.Error); ok {
+		return strings.ReplaceAll(ce.Err.Error(), "\n", "\n\t")
+	}
+	return err.Error()
+}
+
+func (d *decoder) checkForbidden() {
+	for _, name := range sortedKeys(d.p.Forbidden) {
+		f := d.p.Forbidden[name]
+		if _, err := regexp.Compile(f.Pattern); err != nil {
+			d.fail([]string{"forbidden", name, "pattern"}, "invalid regular expression: %v", err)
+		}
+		for i, g := range f.Paths {
+			if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
+				d.fail([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
+			}
+		}
+	}
+}
+
+// recordPositions keeps the positions of the fields later stages report
+// errors on: the spec list and an explicit plan's changes.
+func (d *decoder) recordPositions() {
+	if pos := d.pos("spec"); pos.IsValid() {
+		d.positions["spec"] = relPos(pos, d.lp.Root)
+	}
+	if d.p.Plan == nil {
+		return
+	}
+	for name := range d.p.Plan.Changes {
+		for _, field := range []string{"", "dependsOn", "requirements"} {
+			sels := []string{"plan", "changes", name}
+			if field != "" {
+				sels = append(sels, field)
+			}
+			if pos := d.pos(sels...); pos.IsValid() {
+				d.positions[strings.Join(sels, ".")] = relPos(pos, d.lp.Root)
+			}
+		}
+	}
+}
+
+func relPos(pos token.Pos, root string) string {
+	file := pos.Filename()
+	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
+		file = filepath.ToSlash(rel)
+	}
+	return fmt.Sprintf("%s:%d:%d", file, pos.Line(), pos.Column())
+}
+
+// pathError is a positioned error at a CUE path, shaped like the errors of
+// the CUE evaluator so that load.Details prints both the same way.
+type pathError struct {
+	path []string
+	pos  token.Pos
+	msg  string
+}
+
+func (e *pathError) Position() token.Pos         { return e.pos }
+func (e *pathError) InputPositions() []token.Pos { return nil }
+func (e *pathError) Path() []string              { return e.path }
+func (e *pathError) Error() string               { return e.msg }
+func (e *pathError) Msg() (string, []any)        { return "%s", []any{e.msg} }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,88 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/engine/load"
+)
+
+const moduleCUE = `module: "example.com/demo@v0"
+language: version: "v0.17.0"
+deps: "github.com/set-engine/set@v0": v: "v0.1.0"
+`
+
+// writeProject writes a project with the given set.cue into a temp dir and
+// points CUE_CACHE_DIR at a fresh cache.
+func writeProject(t *testing.T, setCUE string) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("CUE_CACHE_DIR", filepath.Join(t.TempDir(), "cue-cache"))
+	t.Setenv("CUE_REGISTRY", "none")
+	must(t, os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte(moduleCUE), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "set.cue"), []byte(setCUE), 0o644))
+	return dir
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+const golangProject = `package demo
+
+import "github.com/set-engine/set/profiles/golang"
+
+project: golang.#Project & {
+	name: "demo"
+	spec: ["docs/spec.md"]
+}
+`
+
+func TestLoadGolangProfile(t *testing.T) {
+	dir := writeProject(t, golangProject)
+	p, _, err := Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	if p.Profile != "golang" || p.MaxParallel != 3 || p.Budgets.Retries.Verify != 3 {
+		t.Errorf("defaults not applied: %+v", p)
+	}
+	if got := p.Gates["test"].Run; strings.Join(got, " ") != "go test ./..." {
+		t.Errorf("test gate run = %q", got)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		extra   string
+		path    string
+		wantPos string
+	}{
+		{"bogus mode", "gates: test: mode: \"bogus\"", "project.gates.test.mode", "set.cue:8:"},
+		{"misspelled when", "gates: test: when: \"chnage.type == \\\"fix\\\"\"", "project.gates.test.when", "set.cue:8:"},
+		{"unknown gate in stack", "stacks: feature: lint: {}", "project.stacks.feature.lint", "set.cue:8:"},
+		{"bad regexp", "forbidden: x: {pattern: \"(\", message: \"m\"}", "project.forbidden.x.pattern", "set.cue:8:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+tt.extra+"\n", 1)
+			dir := writeProject(t, src)
+			_, _, err := Load(dir, load.Options{})
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			msg := load.Details(err, dir)
+			t.Log(msg)
+			if !strings.Contains(msg, tt.path+":") || !strings.Contains(msg, tt.wantPos) {
+				t.Errorf("error does not name %s at %s:\n%s", tt.path, tt.wantPos, msg)
+			}
+		})
+	}
+}

@@ -1,0 +1,203 @@
+// Package config holds the plain Go form of a project's set.cue. It is
+// decoded from the CUE value that engine/load produced; no cue.Value leaves
+// this package. The field set mirrors schema/ one to one: every field the
+// schema allows has a home here (a test proves it).
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Project is the decoded `project` of set.cue.
+type Project struct {
+	Name         string               `json:"name"`
+	Profile      string               `json:"profile"`
+	Conventions  []string             `json:"conventions"`
+	TestPatterns []string             `json:"testPatterns"`
+	Generated    map[string]Generated `json:"generated"`
+	Forbidden    map[string]Forbidden `json:"forbidden"`
+	Gates        map[string]Gate      `json:"gates"`
+	Stacks       map[string]Stack     `json:"stacks"`
+	Integration  Stack                `json:"integration"`
+	Spec         []string             `json:"spec"`
+	Strict       bool                 `json:"strict"`
+	MainBranch   string               `json:"mainBranch"`
+	MaxParallel  int                  `json:"maxParallel"`
+	Budgets      Budgets              `json:"budgets"`
+	Sentinel     Sentinel             `json:"sentinel"`
+	Planner      Planner              `json:"planner"`
+	Agent        Agent                `json:"agent"`
+	Runner       Runner               `json:"runner"`
+	Plan         *Plan                `json:"plan,omitempty"`
+
+	// positions maps a dotted CUE path below `project` (e.g.
+	// "plan.changes.api.dependsOn") to "file:line:col" relative to the
+	// project root, for the paths later stages report errors on.
+	positions map[string]string
+}
+
+// Pos returns the position of the CUE path below `project` that the
+// decoder recorded ("" when unknown).
+func (p *Project) Pos(path string) string { return p.positions[path] }
+
+// Generated is a generated file and how to rebuild it.
+type Generated struct {
+	Regenerate []string `json:"regenerate"`
+}
+
+// Forbidden is a pattern that must not appear in added lines.
+type Forbidden struct {
+	Pattern string   `json:"pattern"`
+	Message string   `json:"message"`
+	Paths   []string `json:"paths"`
+}
+
+// Gate kinds.
+const (
+	KindExec       = "exec"
+	KindScopeCheck = "scope_check"
+	KindTestFiles  = "test_files"
+	KindSpecVerify = "spec_verify"
+	KindRules      = "rules"
+	KindReview     = "review"
+)
+
+// Modes of a gate in a stack.
+const (
+	ModeRun  = "run"
+	ModeWarn = "warn"
+	ModeSkip = "skip"
+)
+
+// Gate is one check.
+type Gate struct {
+	Name        string            `json:"name"`
+	Kind        string            `json:"kind"`
+	Mode        string            `json:"mode"`
+	Order       int               `json:"order"`
+	When        string            `json:"when,omitempty"`
+	Run         []string          `json:"run,omitempty"`
+	Env         map[string]string `json:"env"`
+	Timeout     Duration          `json:"timeout,omitempty"`
+	Runner      string            `json:"runner,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Prompt      string            `json:"prompt,omitempty"`
+	Model       string            `json:"model,omitempty"`
+}
+
+// StackEntry places a gate in a stack; empty fields fall back to the gate.
+type StackEntry struct {
+	Mode  string `json:"mode,omitempty"`
+	Order *int   `json:"order,omitempty"`
+}
+
+// Stack maps gate names to their entries.
+type Stack map[string]StackEntry
+
+// Budgets bound the work on one change.
+type Budgets struct {
+	Retries struct {
+		Verify      int `json:"verify"`
+		Integration int `json:"integration"`
+	} `json:"retries"`
+	Tokens      map[string]int `json:"tokens"`
+	Iterations  int            `json:"iterations"`
+	WallTime    Duration       `json:"wallTime"`
+	GateTimeout Duration       `json:"gateTimeout"`
+}
+
+// Sentinel is the supervision of running changes.
+type Sentinel struct {
+	StallAfter Duration                `json:"stallAfter"`
+	Ladder     []string                `json:"ladder"`
+	Grace      map[string]Duration     `json:"grace"`
+	Rules      map[string]SentinelRule `json:"rules"`
+}
+
+// SentinelRule is one supervision rule.
+type SentinelRule struct {
+	Name   string   `json:"name"`
+	When   string   `json:"when"`
+	Action string   `json:"action"`
+	Ladder []string `json:"ladder,omitempty"`
+	Grace  Duration `json:"grace,omitempty"`
+}
+
+// Planner strategies.
+const (
+	StrategyStatic     = "static"
+	StrategySingle     = "single"
+	StrategyThreePhase = "three-phase"
+	StrategyAuto       = "auto"
+)
+
+// Planner configures how the spec becomes a plan.
+type Planner struct {
+	Strategy                 string `json:"strategy"`
+	MaxRequirementsPerChange int    `json:"maxRequirementsPerChange"`
+	SingleCallMaxInputTokens int    `json:"singleCallMaxInputTokens"`
+}
+
+// Agent configures what implements changes.
+type Agent struct {
+	Adapter    string            `json:"adapter"`
+	Argv       []string          `json:"argv,omitempty"`
+	Recordings string            `json:"recordings,omitempty"`
+	Models     Models            `json:"models"`
+	Env        map[string]string `json:"env"`
+}
+
+// Models picks a model per role.
+type Models struct {
+	Implement string `json:"implement,omitempty"`
+	Plan      string `json:"plan,omitempty"`
+	Review    string `json:"review,omitempty"`
+}
+
+// Runner configures where gates run.
+type Runner struct {
+	Kind   string            `json:"kind"`
+	Image  string            `json:"image,omitempty"`
+	Caches map[string]string `json:"caches"`
+}
+
+// Plan is an explicit plan written in set.cue.
+type Plan struct {
+	Changes  map[string]Change `json:"changes"`
+	Deferred map[string]string `json:"deferred"`
+}
+
+// Change is one change of an explicit plan.
+type Change struct {
+	Name         string   `json:"name"`
+	Type         string   `json:"type"`
+	Size         string   `json:"size"`
+	Description  string   `json:"description"`
+	Requirements []string `json:"requirements"`
+	DependsOn    []string `json:"dependsOn"`
+	Scope        []string `json:"scope"`
+	Agent        string   `json:"agent,omitempty"`
+	Model        string   `json:"model,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string.
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: %w", b, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration in Go's notation.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(time.Duration(d).String()), nil
+}
+
+// String is the duration in Go's notation.
+func (d Duration) String() string { return time.Duration(d).String() }

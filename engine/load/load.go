@@ -1,0 +1,175 @@
+// Package load is the only importer of cue/load. It loads a project's CUE
+// package with the embedded root module served offline, unifies the
+// project with the embedded schema, and formats CUE errors with positions
+// relative to the project.
+package load
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
+
+	set "github.com/set-engine/set"
+)
+
+// Paths the engine reads from a project's package, named once.
+const (
+	// ProjectField is the field of set.cue that holds the pipeline.
+	ProjectField = "project"
+	// ProjectDef is the schema definition every project is unified with.
+	ProjectDef = "#Project"
+	// ConfigFile is the file a project directory must contain.
+	ConfigFile = "set.cue"
+)
+
+// Options tune Load. The zero value uses the process environment.
+type Options struct {
+	// Env is the environment for CUE_REGISTRY and CUE_CACHE_DIR; nil means
+	// os.Environ().
+	Env []string
+}
+
+// Project is a loaded, schema-checked project.
+type Project struct {
+	// Root is the absolute project directory.
+	Root string
+	// Value is the `project` field unified with schema.#Project, validated
+	// as concrete.
+	Value cue.Value
+
+	// files are the project package's own parsed files.
+	files []*ast.File
+}
+
+// Load loads the CUE package in dir (which must hold set.cue and
+// cue.mod/module.cue), unifies its `project` field with the embedded
+// schema.#Project and validates it as concrete. Errors keep their CUE
+// positions; print them with Details.
+func Load(dir string, opts Options) (*Project, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(root, ConfigFile)); err != nil {
+		return nil, fmt.Errorf("no %s in %s (run `set init` to create one)", ConfigFile, root)
+	}
+	if _, err := os.Stat(filepath.Join(root, "cue.mod", "module.cue")); err != nil {
+		return nil, fmt.Errorf("no cue.mod/module.cue in %s (run `set init` to create one)", root)
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	reg, err := embeddedRegistry(env)
+	if err != nil {
+		return nil, err
+	}
+	ctx := cuecontext.New()
+
+	insts := load.Instances([]string{"."}, &load.Config{
+		Dir:        root,
+		ModuleRoot: root,
+		Registry:   reg,
+		Env:        env,
+	})
+	if len(insts) != 1 {
+		return nil, fmt.Errorf("%s: expected one CUE package, found %d", root, len(insts))
+	}
+	if err := insts[0].Err; err != nil {
+		return nil, err
+	}
+	pkg := ctx.BuildInstance(insts[0])
+	if err := pkg.Err(); err != nil {
+		return nil, err
+	}
+	project := pkg.LookupPath(cue.ParsePath(ProjectField))
+	if !project.Exists() {
+		return nil, errors.Newf(token.NoPos, "%s: no `%s` field (want `%s: golang.#Project & {...}`)", ConfigFile, ProjectField, ProjectField)
+	}
+
+	schema, err := loadSchema(ctx, reg, env)
+	if err != nil {
+		return nil, err
+	}
+	project = project.Unify(schema.LookupPath(cue.MakePath(cue.Def(ProjectDef))))
+	if err := project.Validate(cue.Concrete(true)); err != nil {
+		return nil, err
+	}
+	return &Project{Root: root, Value: project, files: insts[0].Files}, nil
+}
+
+// loadSchema builds the embedded schema package from the extracted module.
+func loadSchema(ctx *cue.Context, reg *Registry, env []string) (cue.Value, error) {
+	dir, err := reg.Dir()
+	if err != nil {
+		return cue.Value{}, err
+	}
+	insts := load.Instances([]string{"./schema"}, &load.Config{
+		Dir:        dir,
+		ModuleRoot: dir,
+		Registry:   reg,
+		Env:        env,
+	})
+	if err := insts[0].Err; err != nil {
+		return cue.Value{}, fmt.Errorf("embedded schema: %w", err)
+	}
+	v := ctx.BuildInstance(insts[0])
+	if err := v.Err(); err != nil {
+		return cue.Value{}, fmt.Errorf("embedded schema: %w", err)
+	}
+	return v, nil
+}
+
+// embeddedRegistry serves the binary's root module from the cache directory
+// named by CUE_CACHE_DIR, or the user cache directory.
+func embeddedRegistry(env []string) (*Registry, error) {
+	cacheDir, err := CacheDir(env)
+	if err != nil {
+		return nil, err
+	}
+	return NewRegistry(set.ModulePath, set.ModuleVersion, set.Module, cacheDir, env)
+}
+
+// CacheDir is $CUE_CACHE_DIR from env, or the cue directory below the user
+// cache directory, as the cue tool chooses it.
+func CacheDir(env []string) (string, error) {
+	if d := lookupEnv(env, "CUE_CACHE_DIR"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory: set CUE_CACHE_DIR (%w)", err)
+	}
+	return filepath.Join(d, "cue"), nil
+}
+
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if len(env[i]) > len(key) && env[i][len(key)] == '=' && env[i][:len(key)] == key {
+			return env[i][len(key)+1:]
+		}
+	}
+	return ""
+}
+
+// Details formats err for a person: each error with its CUE path and its
+// positions, file names relative to root with forward slashes. It is the one
+// place that prints configuration errors.
+// Positions inside the extracted embedded module are shown as
+// github.com/set-engine/set@<version>/<file>, not as cache paths.
+func Details(err error, root string) string {
+	out := errors.Details(err, &errors.Config{Cwd: root, ToSlash: true})
+	return extractedDir.ReplaceAllString(out, set.ModulePath[:len(set.ModulePath)-len("@v0")]+"@"+set.ModuleVersion+"/")
+}
+
+// extractedDir matches the directory prefix of a file in an extracted
+// embedded module (see extract), in relative or absolute form.
+var extractedDir = regexp.MustCompile(`[^\s:]*set-modules/[0-9a-f]{32}/`)
