@@ -1,0 +1,180 @@
+// Package spec parses markdown specifications into requirements.
+//
+// A spec is one or more markdown files. A requirement is written in one of
+// three forms, which may be mixed within a file:
+//
+//   - a heading whose text starts with an ID:
+//     "### REQ-AUTH-01: User can log in";
+//   - a top-level bullet that starts with an ID, optionally bold:
+//     "- **REQ-AUTH-02**: Passwords are hashed";
+//   - an OpenSpec requirement, "### Requirement: <title>", whose ID is taken
+//     from the title when it starts with one and derived from the domain
+//     otherwise (REQ-<DOMAIN>-<NN>).
+//
+// A requirement's scenarios are GIVEN/WHEN/THEN steps (AND continues the
+// previous keyword), grouped under "Scenario:" headings or bullets; steps
+// before any Scenario marker form unnamed scenarios. "Depends on:" lines list
+// the IDs a requirement depends on. Fenced code blocks and HTML comments never
+// start a requirement, a scenario or a step.
+//
+// Parsing is total: Parse never panics and reports every problem as a
+// Diagnostic with a 1-based line, so one run of `set vet` shows them all.
+// Every Requirement this package returns has an ID matching IDPattern.
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// IDPattern is the regexp of a well-formed requirement ID. It is never
+// reassigned.
+var IDPattern = regexp.MustCompile(`^REQ-[A-Z][A-Z0-9]*(-[A-Z0-9]+)*-[0-9]+$`)
+
+// DomainOf returns the domain of a well-formed ID: the first segment after
+// REQ-, lower-cased ("REQ-AUTH-LOGIN-01" -> "auth"). It returns "" for an ID
+// that does not match IDPattern.
+func DomainOf(id string) string {
+	if !IDPattern.MatchString(id) {
+		return ""
+	}
+	seg := strings.TrimPrefix(id, "REQ-")
+	// IDPattern guarantees a '-' after the first segment.
+	seg = seg[:strings.IndexByte(seg, '-')]
+	return strings.ToLower(seg)
+}
+
+// Scenario is one WHEN/THEN scenario of a requirement. When and Then are
+// never nil in a parsed Scenario, so they encode as JSON lists.
+type Scenario struct {
+	Name  string   `json:"name"`
+	Given []string `json:"given,omitempty"`
+	When  []string `json:"when"`
+	Then  []string `json:"then"`
+	Line  int      `json:"line"` // 1-based line of the scenario's start
+}
+
+// Requirement is one requirement of a spec. A parsed Requirement always has
+// an ID matching IDPattern, a non-empty Domain, and Line within its file.
+type Requirement struct {
+	ID        string     `json:"id"` // e.g. REQ-AUTH-01
+	Title     string     `json:"title"`
+	Domain    string     `json:"domain"`         // lower-case, e.g. "auth"
+	Text      string     `json:"text,omitempty"` // prose body, trimmed, paragraphs joined by "\n\n"
+	Scenarios []Scenario `json:"scenarios,omitempty"`
+	DependsOn []string   `json:"dependsOn,omitempty"` // requirement IDs, in the order written, deduplicated
+	File      string     `json:"file"`                // as passed to Parse (slash-separated, relative to the project)
+	Line      int        `json:"line"`
+}
+
+// Severity says whether a Diagnostic fails the spec (Error) or only informs
+// (Warning).
+type Severity int
+
+const (
+	Warning Severity = iota
+	Error
+)
+
+// String returns "warning" or "error".
+func (s Severity) String() string {
+	switch s {
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return fmt.Sprintf("Severity(%d)", int(s))
+}
+
+// Diagnostic is one problem found in a spec, with its position. Line is
+// 1-based; 0 means the problem concerns the whole file. A Diagnostic is also
+// an error, so callers can recover positions with errors.As from Spec.Err.
+type Diagnostic struct {
+	File     string
+	Line     int
+	Severity Severity
+	Message  string
+}
+
+// String formats the diagnostic as "file:line: severity: message", e.g.
+// "docs/spec.md:12: error: duplicate requirement ID REQ-AUTH-01 (first at docs/spec.md:4)".
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	if d.File != "" {
+		b.WriteString(d.File)
+		b.WriteByte(':')
+	}
+	if d.Line > 0 {
+		fmt.Fprintf(&b, "%d:", d.Line)
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	b.WriteString(d.Severity.String())
+	b.WriteString(": ")
+	b.WriteString(d.Message)
+	return b.String()
+}
+
+// Error returns d.String(), making a Diagnostic usable as an error.
+func (d Diagnostic) Error() string { return d.String() }
+
+// Options tune how strictly a spec is checked.
+type Options struct {
+	Strict bool // a requirement without scenarios is an error instead of a warning
+}
+
+// Spec is the requirements of all spec files of a project, in file order then
+// document order. Diagnostics are in file order, then line order. When Err is
+// nil, requirement IDs are unique, every DependsOn entry names a requirement
+// of the Spec other than its owner, and dependencies have no cycle.
+type Spec struct {
+	Requirements []Requirement
+	Diagnostics  []Diagnostic
+}
+
+// Err returns nil when no diagnostic has Error severity. Otherwise it returns
+// the errors.Join of every error diagnostic (each a Diagnostic), so its
+// message lists them one per line.
+func (s *Spec) Err() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for _, d := range s.Diagnostics {
+		if d.Severity == Error {
+			errs = append(errs, d)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Warnings returns the diagnostics of Warning severity, in order.
+func (s *Spec) Warnings() []Diagnostic {
+	if s == nil {
+		return nil
+	}
+	var ws []Diagnostic
+	for _, d := range s.Diagnostics {
+		if d.Severity == Warning {
+			ws = append(ws, d)
+		}
+	}
+	return ws
+}
+
+// Lookup returns the first requirement with the given ID.
+func (s *Spec) Lookup(id string) (Requirement, bool) {
+	if s == nil {
+		return Requirement{}, false
+	}
+	for _, r := range s.Requirements {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Requirement{}, false
+}
