@@ -1,0 +1,107 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/set-engine/set/engine/config"
+)
+
+// Fingerprint identifies the inputs a plan was made from: the decoded
+// configuration, each spec file, and the git HEAD. Two fingerprints with
+// the same Sum come from the same inputs.
+type Fingerprint struct {
+	Sum    string            `json:"sum"`
+	Config string            `json:"config"`
+	Specs  map[string]string `json:"specs"`
+	Head   string            `json:"head,omitempty"`
+}
+
+// NewFingerprint hashes the inputs of a plan. specs maps a spec file (as
+// named in set.cue) to its content; head is "" outside a git repository.
+func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string) (Fingerprint, error) {
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return Fingerprint{}, fmt.Errorf("fingerprint: %w", err)
+	}
+	f := Fingerprint{Config: hashOf(cfgJSON), Specs: map[string]string{}, Head: head}
+	for name, data := range specs {
+		f.Specs[name] = hashOf(data)
+	}
+	f.Sum = f.sum()
+	return f, nil
+}
+
+func (f Fingerprint) sum() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "config %s\n", f.Config)
+	for _, name := range sortedKeys(f.Specs) {
+		fmt.Fprintf(h, "spec %s %s\n", name, f.Specs[name])
+	}
+	fmt.Fprintf(h, "head %s\n", f.Head)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Short is the first 12 hex digits of Sum, for display.
+func (f Fingerprint) Short() string {
+	s := strings.TrimPrefix(f.Sum, "sha256:")
+	if len(s) > 12 {
+		s = s[:12]
+	}
+	return s
+}
+
+// Changes lists, in words, what differs between the inputs the plan was
+// made from (f) and the inputs now (now); empty when they are the same.
+func (f Fingerprint) Changes(now Fingerprint) []string {
+	var out []string
+	if f.Config != now.Config {
+		out = append(out, "the configuration (set.cue and its modules) changed")
+	}
+	for _, name := range sortedKeys(f.Specs) {
+		cur, ok := now.Specs[name]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("spec file %s is no longer listed", name))
+		case cur != f.Specs[name]:
+			out = append(out, fmt.Sprintf("spec file %s changed", name))
+		}
+	}
+	for _, name := range sortedKeys(now.Specs) {
+		if _, ok := f.Specs[name]; !ok {
+			out = append(out, fmt.Sprintf("spec file %s was added", name))
+		}
+	}
+	if f.Head != now.Head {
+		out = append(out, fmt.Sprintf("git HEAD moved from %s to %s", shortHead(f.Head), shortHead(now.Head)))
+	}
+	return out
+}
+
+func shortHead(h string) string {
+	switch {
+	case h == "":
+		return "(none)"
+	case len(h) > 12:
+		return h[:12]
+	}
+	return h
+}
+
+func hashOf(data []byte) string {
+	s := sha256.Sum256(data)
+	return hex.EncodeToString(s[:])
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

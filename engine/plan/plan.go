@@ -1,0 +1,88 @@
+// Package plan holds the plan of a run: its changes, the requirements they
+// cover, and the fingerprint of the inputs it was made from. A Plan that
+// Validate accepts is acyclic, covers every requirement of its spec exactly
+// once (or defers it with a reason), and keeps every change within the
+// per-change requirement limit.
+package plan
+
+import (
+	"github.com/set-engine/set/engine/spec"
+)
+
+// FormatVersion is the version of the plan file format this build writes
+// and reads.
+const FormatVersion = 1
+
+// Sizes of a change, smallest first.
+const (
+	SizeS = "S"
+	SizeM = "M"
+	SizeL = "L"
+)
+
+// Plan is the changes of one run.
+type Plan struct {
+	Version     int         `json:"version"`
+	Project     string      `json:"project"`
+	Strategy    string      `json:"strategy"`
+	Fingerprint Fingerprint `json:"fingerprint"`
+	// Changes are in a topological order: every change comes after the
+	// changes it depends on; ties are broken by name.
+	Changes      []Change           `json:"changes"`
+	Deferred     []Deferred         `json:"deferred,omitempty"`
+	Requirements []spec.Requirement `json:"requirements"`
+}
+
+// Change is one unit of work, implemented by one agent in one worktree.
+type Change struct {
+	Name         string   `json:"name"`
+	Type         string   `json:"type"`
+	Size         string   `json:"size"`
+	Description  string   `json:"description,omitempty"`
+	Domain       string   `json:"domain,omitempty"`
+	Requirements []string `json:"requirements"`
+	DependsOn    []string `json:"dependsOn"`
+	Scope        []string `json:"scope,omitempty"`
+	Agent        string   `json:"agent,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	// Pos is where an explicit plan declared the change ("set.cue:30:3").
+	Pos string `json:"pos,omitempty"`
+}
+
+// Deferred is a requirement left out of this plan on purpose.
+type Deferred struct {
+	Requirement string `json:"requirement"`
+	Reason      string `json:"reason"`
+}
+
+// Change returns the change with the given name.
+func (p *Plan) Change(name string) (*Change, bool) {
+	for i := range p.Changes {
+		if p.Changes[i].Name == name {
+			return &p.Changes[i], true
+		}
+	}
+	return nil, false
+}
+
+// Requirement returns the requirement with the given ID.
+func (p *Plan) Requirement(id string) (spec.Requirement, bool) {
+	for _, r := range p.Requirements {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return spec.Requirement{}, false
+}
+
+// SizeWeight is a change's weight on the critical path.
+func SizeWeight(size string) int {
+	switch size {
+	case SizeS:
+		return 1
+	case SizeL:
+		return 5
+	default:
+		return 3
+	}
+}

@@ -1,0 +1,238 @@
+package plan
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/spec"
+)
+
+// StrategyExplicit names a plan written in set.cue under `project.plan`.
+const StrategyExplicit = "explicit"
+
+// Make builds and validates the plan of a project: the explicit plan of
+// set.cue when there is one, otherwise the planner strategy's. Strategies
+// that need a model are refused with an error rather than replaced by
+// another.
+func Make(cfg *config.Project, s *spec.Spec, fp Fingerprint) (*Plan, error) {
+	p := &Plan{
+		Version:      FormatVersion,
+		Project:      cfg.Name,
+		Fingerprint:  fp,
+		Requirements: s.Requirements,
+	}
+	switch {
+	case cfg.Plan != nil:
+		p.Strategy = StrategyExplicit
+		p.Changes, p.Deferred = explicit(cfg)
+	case cfg.Planner.Strategy == config.StrategyStatic:
+		p.Strategy = config.StrategyStatic
+		p.Changes = Static(s.Requirements, cfg.Planner.MaxRequirementsPerChange)
+	default:
+		return nil, fmt.Errorf("planner strategy %q is not available in this build: it needs a model, and only the %q strategy and explicit plans (project.plan) are implemented; set project.planner.strategy: %q",
+			cfg.Planner.Strategy, config.StrategyStatic, config.StrategyStatic)
+	}
+	if err := Validate(p, Limits{MaxRequirementsPerChange: cfg.Planner.MaxRequirementsPerChange}); err != nil {
+		return nil, err
+	}
+	p.Changes = TopoSort(p.Changes)
+	return p, nil
+}
+
+// explicit converts the plan written in set.cue.
+func explicit(cfg *config.Project) ([]Change, []Deferred) {
+	var changes []Change
+	for _, name := range sortedKeys(cfg.Plan.Changes) {
+		c := cfg.Plan.Changes[name]
+		changes = append(changes, Change{
+			Name:         c.Name,
+			Type:         c.Type,
+			Size:         c.Size,
+			Description:  c.Description,
+			Requirements: c.Requirements,
+			DependsOn:    sortedUnique(c.DependsOn),
+			Scope:        c.Scope,
+			Agent:        c.Agent,
+			Model:        c.Model,
+			Pos:          cfg.Pos("plan.changes." + name),
+		})
+	}
+	var deferred []Deferred
+	for _, id := range sortedKeys(cfg.Plan.Deferred) {
+		deferred = append(deferred, Deferred{Requirement: id, Reason: cfg.Plan.Deferred[id]})
+	}
+	return changes, deferred
+}
+
+// Static is the deterministic strategy: requirements are grouped by domain
+// (domains in order of first appearance), ordered inside a domain so that a
+// requirement follows the ones it depends on, and split into balanced
+// changes of at most max requirements. A change depends on every other
+// change that holds a requirement one of its requirements depends on. Its
+// size follows its number of scenarios.
+func Static(reqs []spec.Requirement, max int) []Change {
+	if max < 1 {
+		max = 1
+	}
+	var domains []string
+	byDomain := map[string][]spec.Requirement{}
+	for _, r := range reqs {
+		if _, seen := byDomain[r.Domain]; !seen {
+			domains = append(domains, r.Domain)
+		}
+		byDomain[r.Domain] = append(byDomain[r.Domain], r)
+	}
+
+	var changes []Change
+	changeOf := map[string]int{} // requirement ID → index in changes
+	used := map[string]bool{}
+	for _, d := range domains {
+		ordered := orderWithinDomain(byDomain[d])
+		chunks := balancedChunks(ordered, max)
+		base := changeName(d)
+		for i, chunk := range chunks {
+			name := base
+			if len(chunks) > 1 {
+				name = base + "-" + strconv.Itoa(i+1)
+			}
+			name = uniqueName(name, used)
+			c := Change{Name: name, Type: "feature", Domain: d}
+			scenarios := 0
+			var titles []string
+			for _, r := range chunk {
+				c.Requirements = append(c.Requirements, r.ID)
+				changeOf[r.ID] = len(changes)
+				scenarios += len(r.Scenarios)
+				titles = append(titles, r.Title)
+			}
+			c.Size = sizeFor(scenarios)
+			c.Description = strings.Join(titles, "; ")
+			changes = append(changes, c)
+		}
+	}
+	for _, r := range reqs {
+		i, ok := changeOf[r.ID]
+		if !ok {
+			continue
+		}
+		for _, dep := range r.DependsOn {
+			if j, ok := changeOf[dep]; ok && j != i {
+				changes[i].DependsOn = append(changes[i].DependsOn, changes[j].Name)
+			}
+		}
+	}
+	for i := range changes {
+		changes[i].DependsOn = sortedUnique(changes[i].DependsOn)
+	}
+	return changes
+}
+
+// orderWithinDomain puts each requirement after the requirements of the
+// same domain it depends on, keeping document order otherwise. Cycles
+// (rejected later) leave the remaining requirements in document order.
+func orderWithinDomain(reqs []spec.Requirement) []spec.Requirement {
+	index := map[string]int{}
+	for i, r := range reqs {
+		index[r.ID] = i
+	}
+	placed := make([]bool, len(reqs))
+	out := make([]spec.Requirement, 0, len(reqs))
+	for len(out) < len(reqs) {
+		progress := false
+		for i, r := range reqs {
+			if placed[i] {
+				continue
+			}
+			ready := true
+			for _, d := range r.DependsOn {
+				if j, ok := index[d]; ok && !placed[j] && j != i {
+					ready = false
+					break
+				}
+			}
+			if ready {
+				placed[i] = true
+				out = append(out, r)
+				progress = true
+				break
+			}
+		}
+		if !progress {
+			for i, r := range reqs {
+				if !placed[i] {
+					placed[i] = true
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// balancedChunks splits reqs into the fewest chunks of at most max, with
+// sizes differing by at most one (earlier chunks are the larger).
+func balancedChunks(reqs []spec.Requirement, max int) [][]spec.Requirement {
+	n := (len(reqs) + max - 1) / max
+	if n == 0 {
+		return nil
+	}
+	out := make([][]spec.Requirement, 0, n)
+	start := 0
+	for i := range n {
+		size := len(reqs) / n
+		if i < len(reqs)%n {
+			size++
+		}
+		out = append(out, reqs[start:start+size])
+		start += size
+	}
+	return out
+}
+
+func sizeFor(scenarios int) string {
+	switch {
+	case scenarios <= 3:
+		return SizeS
+	case scenarios <= 8:
+		return SizeM
+	default:
+		return SizeL
+	}
+}
+
+var nonName = regexp.MustCompile(`[^a-z0-9]+`)
+
+// changeName is the kebab-case change name for a domain.
+func changeName(domain string) string {
+	s := strings.Trim(nonName.ReplaceAllString(strings.ToLower(domain), "-"), "-")
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		s = "change-" + s
+	}
+	s = strings.TrimSuffix(s, "-")
+	if len(s) > 48 {
+		s = strings.TrimRight(s[:48], "-")
+	}
+	return s
+}
+
+func uniqueName(name string, used map[string]bool) string {
+	candidate := name
+	for i := 2; used[candidate]; i++ {
+		candidate = name + "-" + strconv.Itoa(i)
+	}
+	used[candidate] = true
+	return candidate
+}
+
+// sortedUnique returns xs sorted without duplicates, never nil (so a plan
+// file always says "dependsOn": []).
+func sortedUnique(xs []string) []string {
+	out := append([]string{}, xs...)
+	sort.Strings(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,356 @@
+package plan
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// namePattern is the kebab-case form of a change name (schema.#Name).
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// ValidName reports whether name is a valid change name: kebab-case, so
+// that it is safe as a path element, a git ref component and an argv item.
+func ValidName(name string) bool { return len(name) <= 64 && namePattern.MatchString(name) }
+
+// Problem is one reason a plan is invalid.
+type Problem struct {
+	// Pos is where the problem was declared ("set.cue:30:5"), if known.
+	Pos     string
+	Message string
+}
+
+func (p Problem) String() string {
+	if p.Pos == "" {
+		return p.Message
+	}
+	return p.Pos + ": " + p.Message
+}
+
+// InvalidError lists every problem of an invalid plan.
+type InvalidError struct {
+	Problems []Problem
+}
+
+func (e *InvalidError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return "invalid plan:\n  " + strings.Join(lines, "\n  ")
+}
+
+// Limits are the plan rules that come from the project.
+type Limits struct {
+	MaxRequirementsPerChange int
+}
+
+// Validate checks the plan and returns an *InvalidError listing every
+// problem, or nil. It checks: names are kebab-case and unique; dependencies
+// name existing changes other than the change itself; the dependency graph
+// is acyclic (a cycle is reported as its path, a → b → a); every
+// requirement is covered by exactly one change or deferred with a reason;
+// no change covers an unknown requirement; a change holds at most
+// MaxRequirementsPerChange requirements; a requirement's `Depends on`
+// points into the same change or into one the change depends on,
+// transitively.
+func Validate(p *Plan, limits Limits) error {
+	v := validator{p: p, byName: map[string]*Change{}}
+	v.names()
+	v.dependencies()
+	if cycle := FindCycle(p); cycle != nil {
+		c, _ := p.Change(cycle[0])
+		v.add(c.Pos, "dependency cycle: %s", strings.Join(cycle, " → "))
+	}
+	v.coverage(limits)
+	if len(v.problems) == 0 {
+		v.requirementOrder()
+	}
+	if len(v.problems) > 0 {
+		return &InvalidError{Problems: v.problems}
+	}
+	return nil
+}
+
+type validator struct {
+	p        *Plan
+	byName   map[string]*Change
+	problems []Problem
+}
+
+func (v *validator) add(pos, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Pos: pos, Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) names() {
+	for i := range v.p.Changes {
+		c := &v.p.Changes[i]
+		if !ValidName(c.Name) {
+			v.add(c.Pos, "change name %q is not kebab-case (want e.g. \"user-login\")", c.Name)
+		}
+		if prev, dup := v.byName[c.Name]; dup {
+			v.add(c.Pos, "change %q is declared twice (first at %s)", c.Name, orUnknown(prev.Pos))
+			continue
+		}
+		v.byName[c.Name] = c
+	}
+}
+
+func (v *validator) dependencies() {
+	for _, c := range v.p.Changes {
+		for _, d := range c.DependsOn {
+			switch {
+			case d == c.Name:
+				v.add(c.Pos, "change %q depends on itself", c.Name)
+			case v.byName[d] == nil:
+				v.add(c.Pos, "change %q depends on unknown change %q%s", c.Name, d, suggest(d, v.changeNames()))
+			}
+		}
+	}
+}
+
+func (v *validator) changeNames() []string {
+	names := make([]string, 0, len(v.byName))
+	for n := range v.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (v *validator) coverage(limits Limits) {
+	known := map[string]bool{}
+	for _, r := range v.p.Requirements {
+		known[r.ID] = true
+	}
+	coveredBy := map[string]string{}
+	for _, c := range v.p.Changes {
+		if limits.MaxRequirementsPerChange > 0 && len(c.Requirements) > limits.MaxRequirementsPerChange {
+			v.add(c.Pos, "change %q has %d requirements, more than the limit of %d (planner.maxRequirementsPerChange)",
+				c.Name, len(c.Requirements), limits.MaxRequirementsPerChange)
+		}
+		for _, id := range c.Requirements {
+			if !known[id] {
+				v.add(c.Pos, "change %q covers %s, which no spec file defines", c.Name, id)
+				continue
+			}
+			if first, dup := coveredBy[id]; dup {
+				v.add(c.Pos, "%s is covered by both %q and %q", id, first, c.Name)
+				continue
+			}
+			coveredBy[id] = c.Name
+		}
+	}
+	deferred := map[string]bool{}
+	for _, d := range v.p.Deferred {
+		switch {
+		case !known[d.Requirement]:
+			v.add("", "deferred %s is not a requirement of the spec", d.Requirement)
+		case strings.TrimSpace(d.Reason) == "":
+			v.add("", "deferred %s needs a reason", d.Requirement)
+		case coveredBy[d.Requirement] != "":
+			v.add("", "%s is both deferred and covered by %q", d.Requirement, coveredBy[d.Requirement])
+		}
+		deferred[d.Requirement] = true
+	}
+	for _, r := range v.p.Requirements {
+		if coveredBy[r.ID] == "" && !deferred[r.ID] {
+			v.add("", "%s (%s:%d) is not covered by any change: add it to a change, or defer it with a reason", r.ID, r.File, r.Line)
+		}
+	}
+}
+
+// requirementOrder checks that a requirement's dependencies are merged no
+// later than the requirement itself. It runs only on an otherwise valid
+// plan, so the change graph is acyclic and every name resolves.
+func (v *validator) requirementOrder() {
+	changeOf := map[string]string{}
+	for _, c := range v.p.Changes {
+		for _, id := range c.Requirements {
+			changeOf[id] = c.Name
+		}
+	}
+	deferred := map[string]bool{}
+	for _, d := range v.p.Deferred {
+		deferred[d.Requirement] = true
+	}
+	ancestors := Ancestors(v.p)
+	for _, r := range v.p.Requirements {
+		owner := changeOf[r.ID]
+		if owner == "" {
+			continue
+		}
+		for _, dep := range r.DependsOn {
+			switch target := changeOf[dep]; {
+			case deferred[dep]:
+				v.add(v.byName[owner].Pos, "%s in change %q depends on %s, which is deferred", r.ID, owner, dep)
+			case target != "" && target != owner && !ancestors[owner][target]:
+				v.add(v.byName[owner].Pos, "%s in change %q depends on %s in change %q, but %q does not depend on %q",
+					r.ID, owner, dep, target, owner, target)
+			}
+		}
+	}
+}
+
+// FindCycle returns a dependency cycle as a path that starts and ends with
+// the same change (a → b → a), or nil when the changes form a DAG. Unknown
+// dependencies are ignored. The cycle found is the same for the same plan.
+func FindCycle(p *Plan) []string {
+	deps := map[string][]string{}
+	var names []string
+	for _, c := range p.Changes {
+		if _, seen := deps[c.Name]; !seen {
+			names = append(names, c.Name)
+		}
+		deps[c.Name] = append(deps[c.Name], c.DependsOn...)
+	}
+	sort.Strings(names)
+	const (
+		unvisited = iota
+		onStack
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(n string) []string
+	visit = func(n string) []string {
+		state[n] = onStack
+		stack = append(stack, n)
+		ds := slices.Clone(deps[n])
+		sort.Strings(ds)
+		for _, d := range ds {
+			if _, ok := deps[d]; !ok || d == n {
+				continue // unknown and self dependencies are reported on their own
+			}
+			switch state[d] {
+			case onStack:
+				i := slices.Index(stack, d)
+				return append(slices.Clone(stack[i:]), d)
+			case unvisited:
+				if c := visit(d); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		return nil
+	}
+	for _, n := range names {
+		if state[n] == unvisited {
+			if c := visit(n); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// Ancestors maps each change to the set of changes it depends on,
+// directly or transitively. The plan must be acyclic.
+func Ancestors(p *Plan) map[string]map[string]bool {
+	deps := map[string][]string{}
+	for _, c := range p.Changes {
+		deps[c.Name] = c.DependsOn
+	}
+	out := map[string]map[string]bool{}
+	var walk func(n string) map[string]bool
+	walk = func(n string) map[string]bool {
+		if a, ok := out[n]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		out[n] = a
+		for _, d := range deps[n] {
+			a[d] = true
+			for x := range walk(d) {
+				a[x] = true
+			}
+		}
+		return a
+	}
+	for n := range deps {
+		walk(n)
+	}
+	return out
+}
+
+// TopoSort orders the changes so that each comes after its dependencies,
+// breaking ties by name. The plan must be acyclic.
+func TopoSort(changes []Change) []Change {
+	byName := map[string]Change{}
+	indegree := map[string]int{}
+	dependents := map[string][]string{}
+	for _, c := range changes {
+		byName[c.Name] = c
+		indegree[c.Name] += 0
+		for _, d := range c.DependsOn {
+			indegree[c.Name]++
+			dependents[d] = append(dependents[d], c.Name)
+		}
+	}
+	var ready []string
+	for n, deg := range indegree {
+		if deg == 0 {
+			ready = append(ready, n)
+		}
+	}
+	out := make([]Change, 0, len(changes))
+	for len(ready) > 0 {
+		sort.Strings(ready)
+		n := ready[0]
+		ready = ready[1:]
+		out = append(out, byName[n])
+		for _, m := range dependents[n] {
+			indegree[m]--
+			if indegree[m] == 0 {
+				ready = append(ready, m)
+			}
+		}
+	}
+	return out
+}
+
+func orUnknown(pos string) string {
+	if pos == "" {
+		return "an earlier entry"
+	}
+	return pos
+}
+
+// suggest returns ` (did you mean "x"?)` for the closest name within a
+// small edit distance, or "".
+func suggest(name string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := editDistance(name, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
