@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -60,7 +61,8 @@ func Validate(p *Plan, limits Limits) error {
 	v := validator{p: p, byName: map[string]*Change{}}
 	v.names()
 	v.dependencies()
-	if cycle := FindCycle(p); cycle != nil {
+	// A change that depends on itself is reported by dependencies().
+	if cycle := FindCycle(p); len(cycle) > 2 {
 		c, _ := p.Change(cycle[0])
 		v.add(c.Pos, "dependency cycle: %s", strings.Join(cycle, " → "))
 	}
@@ -195,57 +197,64 @@ func (v *validator) requirementOrder() {
 }
 
 // FindCycle returns a dependency cycle as a path that starts and ends with
-// the same change (a → b → a), or nil when the changes form a DAG. Unknown
-// dependencies are ignored. The cycle found is the same for the same plan.
+// the same change (a → b → a, or a → a for a change that depends on
+// itself), starting at the cycle's smallest name, or nil when the changes
+// form a DAG. Unknown dependencies are ignored. Changes are peeled off
+// leaves first (Kahn's algorithm, no recursion); every change left over
+// has a dependency left over, so walking those from the smallest name must
+// close a loop.
 func FindCycle(p *Plan) []string {
 	deps := map[string][]string{}
-	var names []string
 	for _, c := range p.Changes {
-		if _, seen := deps[c.Name]; !seen {
-			names = append(names, c.Name)
-		}
 		deps[c.Name] = append(deps[c.Name], c.DependsOn...)
 	}
-	sort.Strings(names)
-	const (
-		unvisited = iota
-		onStack
-		done
-	)
-	state := map[string]int{}
-	var stack []string
-	var visit func(n string) []string
-	visit = func(n string) []string {
-		state[n] = onStack
-		stack = append(stack, n)
-		ds := slices.Clone(deps[n])
-		sort.Strings(ds)
+	left := map[string]int{}
+	dependents := map[string][]string{}
+	var free []string
+	for _, n := range slices.Sorted(maps.Keys(deps)) {
+		ds := slices.Compact(slices.Sorted(slices.Values(deps[n])))
+		ds = slices.DeleteFunc(ds, func(d string) bool { _, known := deps[d]; return !known })
+		deps[n] = ds
+		left[n] = len(ds)
 		for _, d := range ds {
-			if _, ok := deps[d]; !ok || d == n {
-				continue // unknown and self dependencies are reported on their own
-			}
-			switch state[d] {
-			case onStack:
-				i := slices.Index(stack, d)
-				return append(slices.Clone(stack[i:]), d)
-			case unvisited:
-				if c := visit(d); c != nil {
-					return c
-				}
+			dependents[d] = append(dependents[d], n)
+		}
+		if left[n] == 0 {
+			free = append(free, n)
+		}
+	}
+	for len(free) > 0 {
+		n := free[len(free)-1]
+		free = free[:len(free)-1]
+		delete(left, n)
+		for _, m := range dependents[n] {
+			if left[m]--; left[m] == 0 {
+				free = append(free, m)
 			}
 		}
-		stack = stack[:len(stack)-1]
-		state[n] = done
+	}
+	if len(left) == 0 {
 		return nil
 	}
-	for _, n := range names {
-		if state[n] == unvisited {
-			if c := visit(n); c != nil {
-				return c
+	n := slices.Min(slices.Collect(maps.Keys(left)))
+	var path []string
+	seen := map[string]int{}
+	for {
+		if i, ok := seen[n]; ok {
+			cycle := path[i:]
+			start := slices.Index(cycle, slices.Min(cycle))
+			cycle = append(slices.Clone(cycle[start:]), cycle[:start]...)
+			return append(cycle, cycle[0])
+		}
+		seen[n] = len(path)
+		path = append(path, n)
+		for _, d := range deps[n] { // sorted
+			if _, ok := left[d]; ok {
+				n = d
+				break
 			}
 		}
 	}
-	return nil
 }
 
 // Ancestors maps each change to the set of changes it depends on,

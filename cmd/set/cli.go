@@ -1,0 +1,202 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/pflag"
+)
+
+// Exit codes, as in Terraform: 0 success, 1 error, 2 work pending (only
+// with --detailed-exitcode).
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitPending = 2
+)
+
+// env is what one invocation of a command sees. Nothing outside it is
+// read or written, so commands run in-process in tests.
+type env struct {
+	stdout, stderr io.Writer
+	// dir is the directory -C named, or the working directory.
+	dir string
+}
+
+// command is one subcommand. run gets the arguments after the command
+// name and returns the exit code.
+type command struct {
+	name    string
+	summary string
+	usage   string // the full --help text after the usage line
+	run     func(e *env, args []string) int
+}
+
+func commands() []command {
+	return []command{initCommand(), vetCommand(), planCommand(), versionCommand()}
+}
+
+const mainUsage = `Usage: set [-C DIR] COMMAND [ARGS]
+
+set turns a product spec into merged code: the spec is planned into small
+changes, coding agents implement each change in its own git worktree, gates
+check the work, and a serial merge queue moves main only to states whose
+gates passed. The pipeline is configured in set.cue.
+
+Commands:
+%s
+Global options:
+  -C DIR      run as if set was started in DIR
+
+Examples:
+  set init --profile golang     # write set.cue, cue.mod and a spec template
+  set vet                       # check set.cue and the spec
+  set plan                      # show what a run would do
+  set -C examples/linkshort plan --format dot | dot -Tsvg > plan.svg
+
+Run 'set COMMAND --help' for a command's options.
+`
+
+// Main runs set with args (without the program name) and returns the exit
+// code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "set: %v\n", err)
+		return exitError
+	}
+	e.dir = wd
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch a := args[0]; {
+		case a == "-C" || a == "--C":
+			if len(args) < 2 {
+				fmt.Fprintln(stderr, "set: -C needs a directory")
+				return exitError
+			}
+			e.dir = resolveDir(e.dir, args[1])
+			args = args[2:]
+		case strings.HasPrefix(a, "-C="):
+			e.dir = resolveDir(e.dir, strings.TrimPrefix(a, "-C="))
+			args = args[1:]
+		case a == "-h" || a == "--help" || a == "-help":
+			printMainUsage(stdout)
+			return exitOK
+		case a == "--version":
+			args = []string{"version"}
+		default:
+			fmt.Fprintf(stderr, "set: unknown option %s\n\n", a)
+			printMainUsage(stderr)
+			return exitError
+		}
+	}
+	if len(args) == 0 {
+		printMainUsage(stderr)
+		return exitError
+	}
+	name, rest := args[0], args[1:]
+	if name == "help" {
+		if len(rest) == 0 {
+			printMainUsage(stdout)
+			return exitOK
+		}
+		name, rest = rest[0], []string{"--help"}
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			if info, err := os.Stat(e.dir); err != nil || !info.IsDir() {
+				fmt.Fprintf(stderr, "set: -C %s: not a directory\n", e.dir)
+				return exitError
+			}
+			return c.run(e, rest)
+		}
+	}
+	fmt.Fprintf(stderr, "set: unknown command %q\n\n", name)
+	printMainUsage(stderr)
+	return exitError
+}
+
+func resolveDir(base, dir string) string {
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	return filepath.Join(base, dir)
+}
+
+func printMainUsage(w io.Writer) {
+	var b strings.Builder
+	cmds := commands()
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "  %-10s  %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, mainUsage, b.String())
+}
+
+// flagSet is a fresh flag set for one command invocation, printing its
+// usage from c.usage.
+func (c command) flagSet(e *env) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("set "+c.name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses args into fs. It accepts Go-style single-dash long flags
+// (-out FILE) as well as --out FILE. On --help it prints the command's
+// usage to stdout and returns done; on a bad flag it prints the error and
+// the usage to stderr.
+func (c command) parse(e *env, fs *pflag.FlagSet, args []string) (code int, done bool) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && len(a) > 2 {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if fs.Lookup(name) != nil {
+				args[i] = "-" + a
+			}
+		}
+	}
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		c.printUsage(e.stdout, fs)
+		return exitOK, true
+	case err != nil:
+		fmt.Fprintf(e.stderr, "set %s: %v\n", c.name, err)
+		c.printUsage(e.stderr, fs)
+		return exitError, true
+	}
+	return exitOK, false
+}
+
+func (c command) printUsage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, c.usage)
+	if fs.HasFlags() {
+		fmt.Fprintf(w, "\nOptions:\n%s", fs.FlagUsages())
+	}
+}
+
+// colorFor reports whether output to w should be coloured: w is a
+// terminal, NO_COLOR is unset and TERM is not "dumb".
+func colorFor(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd())
+}
+
+// errorf prints an error of command name to stderr and returns exitError.
+func (e *env) errorf(name, format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "set %s: %s\n", name, fmt.Sprintf(format, args...))
+	return exitError
+}

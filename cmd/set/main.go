@@ -1,0 +1,8 @@
+// Command set turns a product spec into merged code: it plans the spec into
+// changes, has coding agents implement them, checks them with gates and
+// merges them through a serial queue. Run `set help` for the commands.
+package main
+
+import "os"
+
+func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }

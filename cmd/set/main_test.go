@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"set": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the CLI scripts of testdata/script. Each script gets its
+// own CUE cache, HOME and git identity, and no registry.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("..", "..", "testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cue-cache"))
+			env.Setenv("CUE_REGISTRY", "none")
+			env.Setenv("NO_COLOR", "1")
+			env.Setenv("GIT_AUTHOR_NAME", "set test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "set test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(env.WorkDir, ".gitconfig"))
+			return os.WriteFile(filepath.Join(env.WorkDir, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
+		},
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+	})
+}
+
+// TestOwnProjectsVet: this repository's own set.cue and the bundled
+// examples must pass `set vet`.
+func TestOwnProjectsVet(t *testing.T) {
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	for _, dir := range []string{"../..", "../../examples/linkshort"} {
+		var stdout, stderr strings.Builder
+		if code := Main([]string{"-C", dir, "vet"}, &stdout, &stderr); code != exitOK {
+			t.Errorf("set -C %s vet exited %d:\n%s", dir, code, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/graph"
+)
+
+func vetCommand() command {
+	return command{
+		name:    "vet",
+		summary: "check set.cue, the spec and the plan they make",
+		usage: `Usage: set vet
+
+Vet loads set.cue with its profile and the embedded schema, parses every
+spec file, makes the plan (static or explicit) and resolves every gate
+stack. It prints nothing but a summary when all is well, and every problem
+with its file:line:col otherwise.
+
+Exit status: 0 when the project is valid, 1 otherwise.
+
+Examples:
+  set vet
+  set -C examples/linkshort vet
+`,
+		run: runVet,
+	}
+}
+
+func runVet(e *env, args []string) int {
+	c := vetCommand()
+	fs := c.flagSet(e)
+	if code, done := c.parse(e, fs, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return e.errorf(c.name, "unexpected argument %q", fs.Arg(0))
+	}
+	ws, err := loadWorkspace(e.dir)
+	ws.printWarnings(e)
+	if err != nil {
+		return ws.report(e, c.name, err)
+	}
+	summary := fmt.Sprintf("set.cue: ok (%s profile, %d gates); spec: %d requirements in %s",
+		ws.cfg.Profile, len(ws.cfg.Gates), len(ws.spec.Requirements), plural(len(ws.specData), "file"))
+	if ws.cfg.Plan == nil && ws.cfg.Planner.Strategy != config.StrategyStatic {
+		fmt.Fprintf(e.stdout, "%s; plan: made by the %q strategy at apply time\n", summary, ws.cfg.Planner.Strategy)
+		return exitOK
+	}
+	p, err := ws.makePlan(context.Background())
+	if err != nil {
+		return ws.report(e, c.name, err)
+	}
+	g, err := graph.Build(p, ws.cfg)
+	if err != nil {
+		return ws.report(e, c.name, err)
+	}
+	fmt.Fprintf(e.stdout, "%s; plan: %d changes (%s), %d gate runs\n", summary, len(p.Changes), p.Strategy, countGates(g))
+	return exitOK
+}
+
+// countGates is the number of gate runs the graph schedules.
+func countGates(g *graph.Graph) int {
+	n := 0
+	for _, c := range g.Changes {
+		n += len(c.Verify) + len(c.Integration)
+	}
+	return n
+}
+
+// sortedNames returns the keys of m, sorted.
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// plural is "1 file", "2 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

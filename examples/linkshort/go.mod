@@ -1,0 +1,3 @@
+module example.com/linkshort
+
+go 1.26
