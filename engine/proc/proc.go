@@ -1,0 +1,230 @@
+// Package proc runs the child processes of a run (agents and host gates).
+// Every child gets its own process group, so that a timeout, a stall or a
+// cancelled context kills the whole tree it started, not only its leader.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Spec describes one child process.
+type Spec struct {
+	Argv []string
+	Dir  string
+	// Env is the complete environment; nil means the parent's.
+	Env    []string
+	Stdin  io.Reader // nil means /dev/null
+	Stdout io.Writer // nil discards
+	Stderr io.Writer // nil discards
+	// Timeout bounds the whole run; zero means none.
+	Timeout time.Duration
+	// StallAfter kills the child when it writes nothing to stdout or stderr
+	// for this long; zero means never.
+	StallAfter time.Duration
+	// OnOutput, if set, is called (from the copying goroutines) each time
+	// the child writes.
+	OnOutput func()
+}
+
+// Outcome is how a child ended.
+type Outcome struct {
+	// ExitCode is the child's exit status; -1 when it was killed by a
+	// signal (including our own kill on timeout, stall or cancel).
+	ExitCode int
+	Duration time.Duration
+	TimedOut bool
+	Stalled  bool
+	// Canceled is set when ctx ended before the child did.
+	Canceled bool
+}
+
+// ErrStart wraps a failure to start the child (command not found,
+// directory missing): the command never ran.
+var ErrStart = errors.New("cannot start")
+
+// killGrace is how long a process group gets between SIGTERM and SIGKILL.
+const killGrace = 2 * time.Second
+
+// Run starts the child and waits for it. The returned error is non-nil
+// only when the child could not be started (it wraps ErrStart); a child
+// that ran and failed reports it in Outcome.
+func Run(ctx context.Context, s Spec) (Outcome, error) {
+	if len(s.Argv) == 0 {
+		return Outcome{}, fmt.Errorf("%w: empty command", ErrStart)
+	}
+	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Dir = s.Dir
+	cmd.Env = s.Env
+	cmd.Stdin = s.Stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	var mu sync.Mutex
+	last := time.Now()
+	touch := func() {
+		mu.Lock()
+		last = time.Now()
+		mu.Unlock()
+		if s.OnOutput != nil {
+			s.OnOutput()
+		}
+	}
+	cmd.Stdout = &activityWriter{w: orDiscard(s.Stdout), touch: touch}
+	cmd.Stderr = &activityWriter{w: orDiscard(s.Stderr), touch: touch}
+	if s.Stdout != nil && s.Stdout == s.Stderr {
+		// One writer for both streams keeps their interleaving and avoids
+		// concurrent writes to it.
+		cmd.Stderr = cmd.Stdout
+	}
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Outcome{ExitCode: -1}, fmt.Errorf("%w %s: %v", ErrStart, s.Argv[0], err)
+	}
+	if dir := pidDir(ctx); dir != "" {
+		marker := filepath.Join(dir, strconv.Itoa(cmd.Process.Pid))
+		if err := os.WriteFile(marker, []byte(strings.Join(s.Argv, " ")), 0o644); err == nil {
+			defer os.Remove(marker)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var timeout <-chan time.Time
+	if s.Timeout > 0 {
+		t := time.NewTimer(s.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var stallCheck <-chan time.Time
+	if s.StallAfter > 0 {
+		tick := time.NewTicker(min(s.StallAfter/4, time.Second) + time.Millisecond)
+		defer tick.Stop()
+		stallCheck = tick.C
+	}
+
+	var out Outcome
+	for {
+		select {
+		case err := <-done:
+			out.Duration = time.Since(start)
+			out.ExitCode = exitCode(err)
+			if out.TimedOut || out.Stalled || out.Canceled {
+				out.ExitCode = -1
+			}
+			return out, nil
+		case <-ctx.Done():
+			out.Canceled = true
+			kill(cmd, done)
+		case <-timeout:
+			out.TimedOut = true
+			kill(cmd, done)
+		case <-stallCheck:
+			mu.Lock()
+			idle := time.Since(last)
+			mu.Unlock()
+			if idle >= s.StallAfter {
+				out.Stalled = true
+				stallCheck = nil
+				kill(cmd, done)
+			}
+		}
+	}
+}
+
+// kill ends the child's process group: SIGTERM, then SIGKILL if it is
+// still there after killGrace. The group is signalled by the negative
+// PID, so grandchildren go too.
+func kill(cmd *exec.Cmd, done <-chan error) {
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	go func() {
+		time.Sleep(killGrace)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}()
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -1
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+type activityWriter struct {
+	w     io.Writer
+	touch func()
+}
+
+func (a *activityWriter) Write(p []byte) (int, error) {
+	a.touch()
+	return a.w.Write(p)
+}
+
+type pidDirKey struct{}
+
+// WithPIDDir returns a context under which every child started by Run
+// leaves a file named by its PID (= its process group) in dir while it
+// runs. If the parent dies without cleaning up (SIGKILL), KillOrphans
+// finds and ends those process groups on the next start.
+func WithPIDDir(ctx context.Context, dir string) context.Context {
+	return context.WithValue(ctx, pidDirKey{}, dir)
+}
+
+func pidDir(ctx context.Context) string {
+	dir, _ := ctx.Value(pidDirKey{}).(string)
+	return dir
+}
+
+// KillOrphans kills the process group of every PID file in dir that is
+// still a process group leader, and removes the files. It returns the
+// PIDs it killed.
+func KillOrphans(dir string) ([]int, error) {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var killed []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		// A live process whose group is its own PID is the child we
+		// started (Setpgid), not an unrelated process that reused the PID.
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+			if syscall.Kill(-pid, syscall.SIGKILL) == nil {
+				killed = append(killed, pid)
+			}
+		}
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
+	return killed, nil
+}
