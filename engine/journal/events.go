@@ -1,0 +1,251 @@
+// Package journal holds the typed events of a run and the append-only,
+// fsync'd JSONL files they are written to. The journal is the source of
+// truth of a run: the state is a projection of it.
+package journal
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Type names an event.
+type Type string
+
+// The event types of DESIGN.md §3.
+const (
+	RunStarted              Type = "RUN_STARTED"
+	PlanCreated             Type = "PLAN_CREATED"
+	StateChange             Type = "STATE_CHANGE"
+	Dispatch                Type = "DISPATCH"
+	AgentSessionDecision    Type = "AGENT_SESSION_DECISION"
+	AgentIteration          Type = "AGENT_ITERATION"
+	LLMCall                 Type = "LLM_CALL"
+	GateSetExpanded         Type = "GATE_SET_EXPANDED"
+	VerifyGate              Type = "VERIFY_GATE"
+	RetryScheduled          Type = "RETRY_SCHEDULED"
+	MergeQueued             Type = "MERGE_QUEUED"
+	ChangeIntegrationFailed Type = "CHANGE_INTEGRATION_FAILED"
+	Merged                  Type = "MERGED"
+	Archived                Type = "ARCHIVED"
+	SentinelAction          Type = "SENTINEL_ACTION"
+	MonitorHeartbeat        Type = "MONITOR_HEARTBEAT"
+	BudgetExceeded          Type = "BUDGET_EXCEEDED"
+	RunFinished             Type = "RUN_FINISHED"
+)
+
+// Event is one line of the journal. Seq is 1 for the first event of a
+// project and grows by one per event, across runs.
+type Event struct {
+	Seq    int64           `json:"seq"`
+	Time   time.Time       `json:"time"`
+	Type   Type            `json:"type"`
+	Run    string          `json:"run"`
+	Change string          `json:"change,omitempty"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// Payload is the typed data of one event type.
+type Payload interface {
+	EventType() Type
+}
+
+// Decode returns the event's payload as T, which must be the payload type
+// of the event's type.
+func Decode[T Payload](e Event) (T, error) {
+	var p T
+	if p.EventType() != e.Type {
+		return p, fmt.Errorf("event %d is %s, not %s", e.Seq, e.Type, p.EventType())
+	}
+	if err := json.Unmarshal(e.Data, &p); err != nil {
+		return p, fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
+	}
+	return p, nil
+}
+
+// Tokens counts the tokens of one or more model calls.
+type Tokens struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cacheRead,omitempty"`
+	CacheWrite int64 `json:"cacheWrite,omitempty"`
+}
+
+// Total is every token counted against a budget.
+func (t Tokens) Total() int64 { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
+
+// Add returns the sum of t and u.
+func (t Tokens) Add(u Tokens) Tokens {
+	return Tokens{t.Input + u.Input, t.Output + u.Output, t.CacheRead + u.CacheRead, t.CacheWrite + u.CacheWrite}
+}
+
+type RunStartedData struct {
+	PID         int      `json:"pid"`
+	Fingerprint string   `json:"fingerprint"`
+	Changes     []string `json:"changes"`
+	MaxParallel int      `json:"maxParallel"`
+	// Resumed is set when the journal already held events of an
+	// unfinished run.
+	Resumed bool `json:"resumed"`
+}
+
+type PlanCreatedData struct {
+	Strategy     string   `json:"strategy"`
+	Fingerprint  string   `json:"fingerprint"`
+	Changes      []string `json:"changes"`
+	Requirements int      `json:"requirements"`
+	// Plan is the plan file's JSON.
+	Plan json.RawMessage `json:"plan"`
+}
+
+type StateChangeData struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type DispatchData struct {
+	Worktree string `json:"worktree"`
+	Branch   string `json:"branch"`
+	// Base is the commit of main the branch was created from.
+	Base string `json:"base"`
+	// Reused is set when an existing worktree was taken over on resume.
+	Reused bool `json:"reused,omitempty"`
+}
+
+type AgentSessionDecisionData struct {
+	Decision  string `json:"decision"` // "new" or "resume"
+	SessionID string `json:"sessionId,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+type AgentIterationData struct {
+	Iteration int `json:"iteration"`
+	// Result is "done", "not-done", "stalled", "error" or "interrupted".
+	Result     string `json:"result"`
+	ExitCode   int    `json:"exitCode"`
+	DurationMS int64  `json:"durationMs"`
+	// Commits is the number of commits the branch has beyond its base
+	// after the iteration.
+	Commits   int    `json:"commits"`
+	Tokens    Tokens `json:"tokens"`
+	SessionID string `json:"sessionId,omitempty"`
+	Prompt    string `json:"prompt"` // path of the prompt file, relative to the project
+	Log       string `json:"log"`    // path of the iteration's log, relative to the project
+	Error     string `json:"error,omitempty"`
+}
+
+type LLMCallData struct {
+	Role      string  `json:"role"` // "implement", "plan", "review"
+	Model     string  `json:"model"`
+	Iteration int     `json:"iteration,omitempty"`
+	Tokens    Tokens  `json:"tokens"`
+	CostUSD   float64 `json:"costUsd,omitempty"`
+}
+
+type GateSetExpandedData struct {
+	Stage     string   `json:"stage"`
+	Gate      string   `json:"gate"`
+	Condition string   `json:"condition"`
+	Files     []string `json:"files,omitempty"`
+}
+
+type VerifyGateData struct {
+	Stage  string `json:"stage"` // "verify" or "integration"
+	Gate   string `json:"gate"`
+	Kind   string `json:"kind"`
+	Mode   string `json:"mode"`
+	Runner string `json:"runner"`
+	// Base is the runner's base (the image or rootfs of a container
+	// runner; "host" for the host).
+	Base string `json:"base,omitempty"`
+	// Result is "pass", "fail", "warn" (failed, not blocking), "skip" or
+	// "error" (the gate could not run).
+	Result       string `json:"result"`
+	ExitCode     int    `json:"exitCode"`
+	DurationMS   int64  `json:"durationMs"`
+	Cached       bool   `json:"cached,omitempty"`
+	Log          string `json:"log,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	RetryContext string `json:"retryContext,omitempty"`
+	Attempt      int    `json:"attempt"`
+}
+
+type RetryScheduledData struct {
+	Stage        string `json:"stage"` // "verify" or "integration"
+	Attempt      int    `json:"attempt"`
+	Budget       int    `json:"budget"`
+	Reason       string `json:"reason"`
+	RetryContext string `json:"retryContext"`
+}
+
+type MergeQueuedData struct {
+	Position int    `json:"position"`
+	Head     string `json:"head"`
+}
+
+type ChangeIntegrationFailedData struct {
+	Reason       string   `json:"reason"` // "conflict" or "gate"
+	Paths        []string `json:"paths,omitempty"`
+	Gate         string   `json:"gate,omitempty"`
+	RetryContext string   `json:"retryContext"`
+	Attempt      int      `json:"attempt"`
+}
+
+type MergedData struct {
+	// Commit is main after the fast-forward; Previous is main before.
+	Commit   string `json:"commit"`
+	Previous string `json:"previous"`
+}
+
+type ArchivedData struct {
+	Commit       string   `json:"commit,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	ArchiveDir   string   `json:"archiveDir,omitempty"`
+	// Skipped says why nothing was archived (no OpenSpec delta).
+	Skipped string `json:"skipped,omitempty"`
+}
+
+type SentinelActionData struct {
+	Rule   string `json:"rule"`
+	Action string `json:"action"`
+	Reason string `json:"reason"`
+}
+
+type MonitorHeartbeatData struct {
+	Active []string `json:"active"`
+	Queued []string `json:"queued"`
+}
+
+type BudgetExceededData struct {
+	Budget string `json:"budget"` // "tokens", "verify", "integration", "iterations", "wallTime"
+	Used   int64  `json:"used"`
+	Limit  int64  `json:"limit"`
+}
+
+type RunFinishedData struct {
+	// Result is "success" (every change merged), "failed" (some change
+	// failed or is blocked), or "interrupted".
+	Result     string         `json:"result"`
+	Statuses   map[string]int `json:"statuses"`
+	DurationMS int64          `json:"durationMs"`
+}
+
+func (RunStartedData) EventType() Type              { return RunStarted }
+func (PlanCreatedData) EventType() Type             { return PlanCreated }
+func (StateChangeData) EventType() Type             { return StateChange }
+func (DispatchData) EventType() Type                { return Dispatch }
+func (AgentSessionDecisionData) EventType() Type    { return AgentSessionDecision }
+func (AgentIterationData) EventType() Type          { return AgentIteration }
+func (LLMCallData) EventType() Type                 { return LLMCall }
+func (GateSetExpandedData) EventType() Type         { return GateSetExpanded }
+func (VerifyGateData) EventType() Type              { return VerifyGate }
+func (RetryScheduledData) EventType() Type          { return RetryScheduled }
+func (MergeQueuedData) EventType() Type             { return MergeQueued }
+func (ChangeIntegrationFailedData) EventType() Type { return ChangeIntegrationFailed }
+func (MergedData) EventType() Type                  { return Merged }
+func (ArchivedData) EventType() Type                { return Archived }
+func (SentinelActionData) EventType() Type          { return SentinelAction }
+func (MonitorHeartbeatData) EventType() Type        { return MonitorHeartbeat }
+func (BudgetExceededData) EventType() Type          { return BudgetExceeded }
+func (RunFinishedData) EventType() Type             { return RunFinished }

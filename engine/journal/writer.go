@@ -1,0 +1,424 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// File names inside the run directory (.set).
+const (
+	// EventsFile holds every event of the project, in Seq order.
+	EventsFile = "events.jsonl"
+	// JournalsDir holds one journal per change: JournalsDir/<change>.jsonl.
+	JournalsDir = "journals"
+)
+
+// ChangeJournal is the path of a change's own journal in setDir.
+func ChangeJournal(setDir, change string) string {
+	return filepath.Join(setDir, JournalsDir, change+".jsonl")
+}
+
+// SubscriberBuffer is how many events a subscriber's channel holds.
+const SubscriberBuffer = 1024
+
+var errClosed = errors.New("journal: writer is closed")
+
+// Writer appends events to a run directory's journal files. It is safe for
+// concurrent use.
+//
+// Invariants, for the events.jsonl of one run directory:
+//   - Seq is 1 for the first event and grows by exactly one per event,
+//     across runs; file order is Seq order.
+//   - An event is committed once its line, newline included, is written
+//     and fsync'd; Append returns only after that.
+//   - journals/<change>.jsonl holds exactly the lines of events.jsonl that
+//     name that change, byte for byte and in the same order. It is written
+//     after events.jsonl, so a crash can leave it behind, never ahead; Open
+//     brings it back in line.
+//
+// Only one Writer may be open on a run directory at a time, across
+// processes; the caller holds the run lock (state.AcquireLock) for that.
+type Writer struct {
+	setDir string
+	run    string
+	now    func() time.Time
+	subBuf int
+
+	mu       sync.Mutex
+	events   *os.File
+	journals map[string]*os.File
+	seq      int64
+	err      error // sticky: the first I/O error; no append succeeds after it
+	closed   bool
+	subs     map[*subscriber]struct{}
+}
+
+type subscriber struct {
+	ch chan Event
+	// lagged is set once an event was dropped because ch was full.
+	lagged bool
+}
+
+// Option configures a Writer.
+type Option func(*Writer)
+
+// WithClock makes the Writer take event times from now instead of
+// time.Now. Times are stored in UTC.
+func WithClock(now func() time.Time) Option {
+	return func(w *Writer) { w.now = now }
+}
+
+// Open opens the journal of the run directory setDir (creating it, its
+// events.jsonl and its journals/ directory as needed) for appending events
+// of the run named run. Seq continues from the last event in the file.
+//
+// Open repairs what a crash during an Append can leave: a torn final line
+// of a journal file is truncated away, a final event that lost only its
+// newline gets it back, and a change journal missing the last events of its
+// change (the crash came between the two writes) gets them appended. A
+// corrupt line anywhere else is an error: Open never appends after it.
+func Open(setDir, run string, opts ...Option) (*Writer, error) {
+	w := &Writer{
+		setDir:   setDir,
+		run:      run,
+		now:      time.Now,
+		subBuf:   SubscriberBuffer,
+		journals: map[string]*os.File{},
+		subs:     map[*subscriber]struct{}{},
+	}
+	for _, o := range opts {
+		o(w)
+	}
+	if err := os.MkdirAll(filepath.Join(setDir, JournalsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := syncDir(setDir); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := w.open(); err != nil {
+		w.closeFiles()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Writer) open() error {
+	path := filepath.Join(w.setDir, EventsFile)
+	f, err := openAppend(path)
+	if err != nil {
+		return err
+	}
+	w.events = f
+	// last is the Seq of the last event of each change.
+	last := map[string]int64{}
+	w.seq, err = recoverFile(f, path, func(_ []byte, e Event) error {
+		if e.Change != "" {
+			last[e.Change] = e.Seq
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+
+	// behind is, for each change journal that misses events, the Seq of
+	// the last event it holds.
+	behind := map[string]int64{}
+	for change, seq := range last {
+		jf, err := w.journal(change)
+		if err != nil {
+			return err
+		}
+		jpath := jf.Name()
+		have, err := recoverFile(jf, jpath, func([]byte, Event) error { return nil })
+		if err != nil {
+			return err
+		}
+		if have < seq {
+			behind[change] = have
+		}
+	}
+	if len(behind) == 0 {
+		return nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	_, err = scan(f, path, func(raw []byte, e Event) error {
+		have, ok := behind[e.Change]
+		if !ok || e.Seq <= have {
+			return nil
+		}
+		_, err := w.journals[e.Change].Write(raw)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("journal: repair change journals: %w", err)
+	}
+	for change := range behind {
+		if err := w.journals[change].Sync(); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+	}
+	return nil
+}
+
+// openAppend opens path for reading and appending, creating it (and
+// syncing its directory, so the new name survives a crash) if needed.
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		if err == nil {
+			err = syncDir(filepath.Dir(path))
+			if err != nil {
+				f.Close()
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return f, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// recoverFile reads the journal file f from its start, calling fn for each
+// event, and repairs its end: a torn final line is truncated away, a final
+// event without newline gets its newline. It returns the highest Seq in the
+// file.
+func recoverFile(f *os.File, name string, fn func(raw []byte, e Event) error) (int64, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
+	}
+	var maxSeq int64
+	res, err := scan(f, name, func(raw []byte, e Event) error {
+		maxSeq = max(maxSeq, e.Seq)
+		return fn(raw, e)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
+	}
+	switch {
+	case res.tail == nil:
+		return maxSeq, nil
+	case res.tailEvent != nil:
+		_, err = f.Write([]byte{'\n'})
+	default:
+		err = f.Truncate(res.end)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		return 0, fmt.Errorf("journal: repair %s: %w", name, err)
+	}
+	return maxSeq, nil
+}
+
+// checkChange refuses change names that could leave the journals
+// directory. Callers validate names (kebab-case) before; this is the last
+// line of defence for the path.
+func checkChange(change string) error {
+	if strings.ContainsAny(change, `/\`+"\x00") || strings.Contains(change, "..") {
+		return fmt.Errorf("journal: invalid change name %q", change)
+	}
+	return nil
+}
+
+// journal returns the open journal file of change. w.mu is held, or w is
+// not yet shared.
+func (w *Writer) journal(change string) (*os.File, error) {
+	if f, ok := w.journals[change]; ok {
+		return f, nil
+	}
+	if err := checkChange(change); err != nil {
+		return nil, err
+	}
+	path := ChangeJournal(w.setDir, change)
+	f, err := openAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	w.journals[change] = f
+	return f, nil
+}
+
+// Append commits one event of change ("" for an event of the whole run)
+// with payload p, and returns it. The event's line is written and fsync'd
+// to events.jsonl and then, for a change, to journals/<change>.jsonl, all
+// under the Writer's lock, so Seq order is file order.
+//
+// After any I/O error the Writer refuses every further Append (reopen it to
+// repair the files). If only the change journal failed, the event is
+// committed all the same: it is returned, with the error.
+func (w *Writer) Append(change string, p Payload) (Event, error) {
+	if p == nil {
+		return Event{}, errors.New("journal: nil payload")
+	}
+	if err := checkChange(change); err != nil {
+		return Event{}, err
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		return Event{}, fmt.Errorf("journal: %s: %w", p.EventType(), err)
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return Event{}, errClosed
+	}
+	if w.err != nil {
+		return Event{}, w.err
+	}
+	e := Event{
+		Seq:    w.seq + 1,
+		Time:   w.now().UTC(),
+		Type:   p.EventType(),
+		Run:    w.run,
+		Change: change,
+		Data:   data,
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return Event{}, fmt.Errorf("journal: %s: %w", e.Type, err)
+	}
+	line = append(line, '\n')
+	// A change journal is opened before the event is committed, so that a
+	// bad name or an unopenable file costs no Seq.
+	var jf *os.File
+	if change != "" {
+		if jf, err = w.journal(change); err != nil {
+			return Event{}, err
+		}
+	}
+	if err := writeSync(w.events, line); err != nil {
+		w.err = fmt.Errorf("journal: append event %d: %w", e.Seq, err)
+		return Event{}, w.err
+	}
+	w.seq = e.Seq
+	if jf != nil {
+		if err := writeSync(jf, line); err != nil {
+			w.err = fmt.Errorf("journal: append event %d to %s: %w", e.Seq, jf.Name(), err)
+			w.publish(e)
+			return e, w.err
+		}
+	}
+	w.publish(e)
+	return e, nil
+}
+
+func writeSync(f *os.File, line []byte) error {
+	if _, err := f.Write(line); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// LastSeq is the Seq of the last committed event (0 for an empty journal).
+func (w *Writer) LastSeq() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
+// Subscribe returns a channel that receives every event committed after
+// the call, in Seq order, and a function that ends the subscription and
+// closes the channel (Close ends every subscription too).
+//
+// Append never blocks on a subscriber: when a subscriber's channel is full
+// (SubscriberBuffer events), the event is dropped for that subscriber, which
+// is then lagged (see Lagged). A lagged subscriber sees a gap in Seq and,
+// if it needs every event, reads the missing ones from events.jsonl.
+func (w *Writer) Subscribe() (<-chan Event, func()) {
+	s := &subscriber{ch: make(chan Event, w.subBuf)}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		close(s.ch)
+		return s.ch, func() {}
+	}
+	w.subs[s] = struct{}{}
+	var once sync.Once
+	return s.ch, func() {
+		once.Do(func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if _, ok := w.subs[s]; ok {
+				delete(w.subs, s)
+				close(s.ch)
+			}
+		})
+	}
+}
+
+// Lagged reports whether an event was dropped for the subscription whose
+// channel is ch because the channel was full.
+func (w *Writer) Lagged(ch <-chan Event) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for s := range w.subs {
+		if (<-chan Event)(s.ch) == ch {
+			return s.lagged
+		}
+	}
+	return false
+}
+
+// publish hands e to every subscriber without blocking. w.mu is held, so
+// channels are neither closed during a send nor sent to out of Seq order.
+func (w *Writer) publish(e Event) {
+	for s := range w.subs {
+		select {
+		case s.ch <- e:
+		default:
+			s.lagged = true
+		}
+	}
+}
+
+// Close ends every subscription and closes the journal files. Appending
+// after Close is an error; closing twice is not.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	for s := range w.subs {
+		close(s.ch)
+	}
+	w.subs = nil
+	return w.closeFiles()
+}
+
+func (w *Writer) closeFiles() error {
+	var errs []error
+	if w.events != nil {
+		errs = append(errs, w.events.Close())
+	}
+	for _, f := range w.journals {
+		errs = append(errs, f.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return nil
+}

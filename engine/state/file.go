@@ -1,0 +1,54 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/set-engine/set/engine/atomicfile"
+)
+
+// Save writes s to path (state.json) atomically, as indented JSON: a reader
+// sees the previous snapshot or this one, never a mix. The snapshot is a
+// cache of the journal; deleting it loses nothing (RebuildFromFile).
+func Save(path string, s *State) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	return atomicfile.Write(path, append(data, '\n'), 0o644)
+}
+
+// Load reads a snapshot written by Save. A snapshot of another
+// FormatVersion is an error; rebuild the state from the journal instead.
+// A missing file is an error that satisfies errors.Is(err, os.ErrNotExist).
+func Load(path string) (*State, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: not a state file: %w", path, err)
+	}
+	if head.Version != FormatVersion {
+		return nil, fmt.Errorf("%s: state file version %d is not supported by this set (it reads version %d); delete it to rebuild it from the journal", path, head.Version, FormatVersion)
+	}
+	var s State
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if s.Changes == nil {
+		s.Changes = map[string]*Change{}
+	}
+	for name, c := range s.Changes {
+		if c == nil || c.Name != name {
+			return nil, fmt.Errorf("%s: change %q: entry does not name it", path, name)
+		}
+	}
+	return &s, nil
+}

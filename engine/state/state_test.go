@@ -1,0 +1,409 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/journal"
+)
+
+var t0 = time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+
+// at is the time of event seq in the scripted runs: the clock ticks one
+// second per event.
+func at(seq int) time.Time { return t0.Add(time.Duration(seq) * time.Second) }
+
+type step struct {
+	change string
+	p      journal.Payload
+}
+
+func to(from, to Status, reason string) journal.StateChangeData {
+	return journal.StateChangeData{From: string(from), To: string(to), Reason: reason}
+}
+
+const testPlan = `{
+  "version": 1,
+  "fingerprint": {"sum": "fp-1", "config": "cfg-1", "specs": {"docs/spec.md": "spec-1"}},
+  "changes": [
+    {"name": "add-login", "type": "feature", "size": "S", "requirements": ["REQ-1"], "dependsOn": []},
+    {"name": "add-logout", "type": "feature", "size": "S", "requirements": ["REQ-2"], "dependsOn": ["add-login"]}
+  ]
+}`
+
+// lifecycle is a run: add-login goes from pending to archived with one
+// verify retry; add-logout stalls and fails.
+var lifecycle = []step{
+	{"", journal.PlanCreatedData{Strategy: "static", Fingerprint: "fp-1", Changes: []string{"add-login", "add-logout"}, Plan: json.RawMessage(testPlan)}},
+	{"", journal.RunStartedData{PID: 42, Fingerprint: "fp-1", Changes: []string{"add-login", "add-logout"}, MaxParallel: 2}},
+	{"", journal.LLMCallData{Role: "plan", Model: "m", Tokens: journal.Tokens{Input: 999}}},
+	{"add-login", to(Pending, Dispatched, "")},
+	{"add-login", journal.DispatchData{Worktree: ".set/worktrees/add-login", Branch: "set/add-login", Base: "base0"}},
+	{"add-login", journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration"}},
+	{"add-login", to(Dispatched, Implementing, "")},
+	{"add-login", journal.AgentIterationData{Iteration: 1, Result: "done", SessionID: "sess-1", Tokens: journal.Tokens{Input: 100, Output: 20}}},
+	{"add-login", journal.LLMCallData{Role: "implement", Model: "m", Iteration: 1, Tokens: journal.Tokens{Input: 100, Output: 20, CacheRead: 5}, CostUSD: 0.5}},
+	{"add-login", to(Implementing, Verifying, "")},
+	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "build", Result: "pass", Attempt: 1}},
+	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "fail", ExitCode: 1, RetryContext: "TestLogin: want 200, got 500", Attempt: 1}},
+	{"add-login", to(Verifying, VerifyFailed, "gate test failed")},
+	{"add-login", journal.RetryScheduledData{Stage: "verify", Attempt: 1, Budget: 3, Reason: "gate test failed", RetryContext: "TestLogin: want 200, got 500"}},
+	{"add-login", to(VerifyFailed, Implementing, "")},
+	{"add-login", journal.AgentSessionDecisionData{Decision: "resume", SessionID: "sess-1", Reason: "retry"}},
+	{"add-login", journal.AgentIterationData{Iteration: 2, Result: "done", Tokens: journal.Tokens{Input: 50, Output: 10}}},
+	{"add-login", journal.LLMCallData{Role: "implement", Model: "m", Iteration: 2, Tokens: journal.Tokens{Input: 50, Output: 10}, CostUSD: 0.25}},
+	{"add-login", to(Implementing, Verifying, "")},
+	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "build", Result: "pass", Attempt: 2}},
+	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: 2}},
+	{"add-login", to(Verifying, Queued, "")},
+	{"add-login", journal.MergeQueuedData{Position: 1, Head: "head1"}},
+	{"add-login", to(Queued, Integrating, "")},
+	{"add-login", journal.VerifyGateData{Stage: "integration", Gate: "test", Result: "pass", Attempt: 1}},
+	{"add-login", journal.MergedData{Commit: "merge1", Previous: "base0"}},
+	{"add-login", to(Integrating, Merged, "")},
+	{"add-login", journal.ArchivedData{Commit: "archive1", Capabilities: []string{"auth"}}},
+	{"add-login", to(Merged, Archived, "")},
+	{"add-logout", to(Pending, Dispatched, "")},
+	{"add-logout", journal.DispatchData{Worktree: ".set/worktrees/add-logout", Branch: "set/add-logout", Base: "merge1"}},
+	{"add-logout", to(Dispatched, Implementing, "")},
+	{"add-logout", journal.SentinelActionData{Rule: "silent", Action: "fail", Reason: "no output for 600s"}},
+	{"add-logout", to(Implementing, FailedStalled, "no output for 600s")},
+	{"", journal.MonitorHeartbeatData{}},
+	{"", journal.RunFinishedData{Result: "failed", Statuses: map[string]int{"archived": 1, "failed:stalled": 1}}},
+}
+
+// wantLifecycle is the state after lifecycle (events 1..36).
+func wantLifecycle() *State {
+	return &State{
+		Version:     FormatVersion,
+		Run:         "run-1",
+		Fingerprint: "fp-1",
+		LastSeq:     36,
+		Started:     at(2),
+		Updated:     at(36),
+		Finished:    true,
+		Result:      "failed",
+		Order:       []string{"add-login", "add-logout"},
+		Plan: PlanIdentity{
+			Changes: []string{"add-login", "add-logout"},
+			Config:  "cfg-1",
+			Specs:   map[string]string{"docs/spec.md": "spec-1"},
+		},
+		Changes: map[string]*Change{
+			"add-login": {
+				Name:                "add-login",
+				Status:              Archived,
+				Iteration:           2,
+				VerifyAttempts:      1,
+				IntegrationAttempts: 0,
+				Tokens:              journal.Tokens{Input: 150, Output: 30, CacheRead: 5},
+				CostUSD:             0.75,
+				Worktree:            ".set/worktrees/add-login",
+				Branch:              "set/add-login",
+				Base:                "base0",
+				SessionID:           "sess-1",
+				LastGate:            "integration/test",
+				LastResult:          "pass",
+				RetryContext:        "TestLogin: want 200, got 500",
+				MergedCommit:        "merge1",
+				ArchiveCommit:       "archive1",
+				DependsOn:           []string{},
+				UpdatedAt:           at(29),
+			},
+			"add-logout": {
+				Name:      "add-logout",
+				Status:    FailedStalled,
+				Worktree:  ".set/worktrees/add-logout",
+				Branch:    "set/add-logout",
+				Base:      "merge1",
+				Error:     "no output for 600s",
+				DependsOn: []string{"add-login"},
+				UpdatedAt: at(34),
+			},
+		},
+	}
+}
+
+// writeJournal appends steps to a journal in a new run directory and
+// returns the directory and the events as committed.
+func writeJournal(t *testing.T, steps []step) (string, []journal.Event) {
+	t.Helper()
+	dir := t.TempDir()
+	n := 0
+	w, err := journal.Open(dir, "run-1", journal.WithClock(func() time.Time {
+		n++
+		return at(n)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var events []journal.Event
+	for _, s := range steps {
+		e, err := w.Append(s.change, s.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, e)
+	}
+	return dir, events
+}
+
+func applyAll(t *testing.T, s *State, events []journal.Event) {
+	t.Helper()
+	for _, e := range events {
+		if err := Apply(s, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func assertState(t *testing.T, what string, got, want *State) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		w, _ := json.MarshalIndent(want, "", "  ")
+		t.Fatalf("%s:\n%s\nwant:\n%s", what, g, w)
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	_, events := writeJournal(t, lifecycle)
+	s := New()
+	applyAll(t, s, events)
+	assertState(t, "state after the lifecycle", s, wantLifecycle())
+}
+
+func TestStatusAlongTheWay(t *testing.T) {
+	_, events := writeJournal(t, lifecycle)
+	s := New()
+	want := map[int64]Status{1: Pending, 4: Dispatched, 13: VerifyFailed, 22: Queued, 27: Merged, 29: Archived}
+	for _, e := range events {
+		if err := Apply(s, e); err != nil {
+			t.Fatal(err)
+		}
+		if st, ok := want[e.Seq]; ok && s.Changes["add-login"].Status != st {
+			t.Errorf("after event %d: status %s, want %s", e.Seq, s.Changes["add-login"].Status, st)
+		}
+	}
+}
+
+// TestRebuildFromJournal is the acceptance test of the journal as source of
+// truth: state.json deleted, the same state comes back from events.jsonl.
+func TestRebuildFromJournal(t *testing.T) {
+	dir, events := writeJournal(t, lifecycle)
+
+	incremental := New()
+	applyAll(t, incremental, events)
+
+	rebuilt, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertState(t, "Rebuild", rebuilt, incremental)
+
+	statePath := filepath.Join(dir, "state.json")
+	if err := Save(statePath, incremental); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := Load(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertState(t, "Load(Save(s))", saved, incremental)
+
+	if err := os.Remove(statePath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(statePath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Load of a deleted state.json = %v, want ErrNotExist", err)
+	}
+	fromFile, err := RebuildFromFile(filepath.Join(dir, journal.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertState(t, "RebuildFromFile after deleting state.json", fromFile, saved)
+}
+
+// A snapshot taken at any point, plus the whole journal replayed over it,
+// gives the state of the whole journal.
+func TestResumeFromSnapshot(t *testing.T) {
+	dir, events := writeJournal(t, lifecycle)
+	want, _ := Rebuild(events)
+	statePath := filepath.Join(dir, "state.json")
+	for k := range events {
+		snap, err := Rebuild(events[:k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Save(statePath, snap); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Load(statePath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		applyAll(t, s, events)
+		assertState(t, fmt.Sprintf("snapshot after %d events, journal replayed", k), s, want)
+	}
+}
+
+func TestApplyIsIdempotent(t *testing.T) {
+	_, events := writeJournal(t, lifecycle)
+	once, _ := Rebuild(events)
+
+	twice := New()
+	for _, e := range events {
+		for range 2 {
+			if err := Apply(twice, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	assertState(t, "each event applied twice", twice, once)
+
+	// A whole replay over the final state changes nothing either.
+	applyAll(t, twice, events)
+	assertState(t, "journal replayed over the final state", twice, once)
+}
+
+func TestApplyErrors(t *testing.T) {
+	_, events := writeJournal(t, lifecycle[:2])
+	base, _ := Rebuild(events)
+	ev := func(seq int64, change string, p journal.Payload) journal.Event {
+		data, _ := json.Marshal(p)
+		return journal.Event{Seq: seq, Time: at(int(seq)), Type: p.EventType(), Run: "run-1", Change: change, Data: data}
+	}
+	tests := []struct {
+		name string
+		e    journal.Event
+		want string
+	}{
+		{"unknown change", ev(7, "nope", to(Pending, Dispatched, "")), `event 7 (STATE_CHANGE): unknown change "nope"`},
+		{"no change", ev(7, "", journal.MergedData{Commit: "x"}), `event 7 (MERGED): names no change`},
+		{"unknown status", ev(7, "add-login", to(Pending, "bogus", "")), `event 7 (STATE_CHANGE): unknown status "bogus"`},
+		{"unknown stage", ev(7, "add-login", journal.RetryScheduledData{Stage: "deploy"}), `event 7 (RETRY_SCHEDULED): unknown stage "deploy"`},
+		{"bad payload", journal.Event{Seq: 7, Type: journal.Merged, Change: "add-login", Data: []byte(`{"commit":1}`)}, `event 7 (MERGED)`},
+		{"duplicate in plan", ev(7, "", journal.PlanCreatedData{Plan: json.RawMessage(`{"changes":[{"name":"a"},{"name":"a"}]}`)}), `event 7 (PLAN_CREATED): plan: change "a" appears twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := Rebuild(events)
+			err := Apply(s, tt.e)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Apply error = %v, want it to contain %q", err, tt.want)
+			}
+			assertState(t, "state after a failed Apply", s, base)
+		})
+	}
+}
+
+func TestGapInSeqIsFine(t *testing.T) {
+	_, events := writeJournal(t, lifecycle[:4])
+	events[3].Seq = 10 // events 4..9 are another change's, in its journal
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LastSeq != 10 || s.Changes["add-login"].Status != Dispatched {
+		t.Fatalf("LastSeq %d, status %s", s.LastSeq, s.Changes["add-login"].Status)
+	}
+}
+
+func TestRebuildRefusesDisorder(t *testing.T) {
+	_, events := writeJournal(t, lifecycle[:4])
+	events[2], events[3] = events[3], events[2]
+	if _, err := Rebuild(events); err == nil || !strings.Contains(err.Error(), "event 3 follows event 4") {
+		t.Fatalf("Rebuild error = %v", err)
+	}
+}
+
+func TestReplanKeepsProgress(t *testing.T) {
+	replan := `{"changes": [
+		{"name": "add-login", "dependsOn": []},
+		{"name": "add-signup", "dependsOn": ["add-login"]}
+	]}`
+	steps := append(lifecycle[:5:5],
+		step{"", journal.PlanCreatedData{Plan: json.RawMessage(replan)}},
+	)
+	_, events := writeJournal(t, steps)
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"]; got.Status != Dispatched || got.Branch != "set/add-login" {
+		t.Fatalf("add-login lost its progress: %+v", got)
+	}
+	if got := s.Changes["add-signup"]; got.Status != Pending || !reflect.DeepEqual(got.DependsOn, []string{"add-login"}) {
+		t.Fatalf("add-signup = %+v", got)
+	}
+	if want := []string{"add-login", "add-signup", "add-logout"}; !reflect.DeepEqual(s.Order, want) {
+		t.Fatalf("Order = %v, want %v", s.Order, want)
+	}
+}
+
+func TestPlanWithoutPlanFile(t *testing.T) {
+	_, events := writeJournal(t, []step{{"", journal.PlanCreatedData{Changes: []string{"b", "a"}}}})
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.Order, []string{"b", "a"}) || s.Changes["a"].Status != Pending {
+		t.Fatalf("state = %+v", s)
+	}
+}
+
+func TestLoadRefusesOtherVersions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	os.WriteFile(path, []byte(`{"version": 99}`), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "state file version 99 is not supported") {
+		t.Fatalf("Load error = %v", err)
+	}
+}
+
+func TestStatusClasses(t *testing.T) {
+	type classes struct{ terminal, failed, active bool }
+	want := map[Status]classes{
+		Pending:           {},
+		Dispatched:        {active: true},
+		Implementing:      {active: true},
+		Verifying:         {active: true},
+		VerifyFailed:      {active: true},
+		Queued:            {active: true},
+		Integrating:       {active: true},
+		IntegrationFailed: {active: true},
+		Merged:            {},
+		Archived:          {terminal: true},
+		Paused:            {},
+		DepBlocked:        {terminal: true},
+		FailedRetryBudget: {terminal: true, failed: true},
+		FailedTokenBudget: {terminal: true, failed: true},
+		FailedStalled:     {terminal: true, failed: true},
+		FailedAgentError:  {terminal: true, failed: true},
+	}
+	if len(Statuses()) != len(want) {
+		t.Fatalf("Statuses() has %d entries, want %d", len(Statuses()), len(want))
+	}
+	for _, s := range Statuses() {
+		w, ok := want[s]
+		if !ok {
+			t.Fatalf("unexpected status %s", s)
+		}
+		if got := (classes{s.Terminal(), s.Failed(), s.Active()}); got != w {
+			t.Errorf("%s: terminal/failed/active = %+v, want %+v", s, got, w)
+		}
+		if !s.Valid() {
+			t.Errorf("%s is not Valid", s)
+		}
+	}
+	if Status("failed:bogus").Valid() || Status("").Valid() {
+		t.Error("an unknown status is Valid")
+	}
+}

@@ -1,0 +1,70 @@
+package state
+
+import "strings"
+
+// Status is where a change stands.
+type Status string
+
+// The change statuses. A change starts pending; archived, dep-blocked and
+// the failed:* statuses are terminal for a run.
+const (
+	Pending           Status = "pending"
+	Dispatched        Status = "dispatched"
+	Implementing      Status = "implementing"
+	Verifying         Status = "verifying"
+	VerifyFailed      Status = "verify-failed"
+	Queued            Status = "queued"
+	Integrating       Status = "integrating"
+	IntegrationFailed Status = "integration-failed"
+	Merged            Status = "merged"
+	Archived          Status = "archived"
+	Paused            Status = "paused"
+	// DepBlocked: a change it depends on failed.
+	DepBlocked Status = "dep-blocked"
+
+	FailedRetryBudget Status = "failed:retry_budget_exhausted"
+	FailedTokenBudget Status = "failed:token_budget_exhausted"
+	FailedStalled     Status = "failed:stalled"
+	FailedAgentError  Status = "failed:agent_error"
+)
+
+// failedPrefix starts every failed status.
+const failedPrefix = "failed:"
+
+// Statuses lists every status, in lifecycle order.
+func Statuses() []Status {
+	return []Status{
+		Pending, Dispatched, Implementing, Verifying, VerifyFailed, Queued,
+		Integrating, IntegrationFailed, Merged, Archived, Paused, DepBlocked,
+		FailedRetryBudget, FailedTokenBudget, FailedStalled, FailedAgentError,
+	}
+}
+
+// Valid reports whether s is one of Statuses.
+func (s Status) Valid() bool {
+	for _, v := range Statuses() {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Terminal reports whether a change in status s is done for the run:
+// archived, dep-blocked or failed.
+func (s Status) Terminal() bool {
+	return s == Archived || s == DepBlocked || s.Failed()
+}
+
+// Failed reports whether s is one of the failed:* statuses.
+func (s Status) Failed() bool { return strings.HasPrefix(string(s), failedPrefix) }
+
+// Active reports whether a change in status s is in flight: dispatched to
+// its worktree and not yet merged, failed or paused.
+func (s Status) Active() bool {
+	switch s {
+	case Dispatched, Implementing, Verifying, VerifyFailed, Queued, Integrating, IntegrationFailed:
+		return true
+	}
+	return false
+}
