@@ -199,5 +199,8 @@ func (d Duration) MarshalText() ([]byte, error) {
 	return []byte(time.Duration(d).String()), nil
 }
 
+// D is the duration as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
 // String is the duration in Go's notation.
 func (d Duration) String() string { return time.Duration(d).String() }

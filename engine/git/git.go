@@ -1,28 +1,69 @@
 // Package git drives the git command line. Every call runs `git -C dir`
 // with a fixed argv (no shell), and its errors carry git's own message.
+//
+// Invariant kept by the callers of this package: main only ever moves by
+// fast-forward (FastForward checks ancestry and moves the ref with a
+// compare-and-swap).
 package git
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
+// Error is a failed git command.
+type Error struct {
+	Args     []string
+	ExitCode int
+	Stderr   string
+}
+
+func (e *Error) Error() string {
+	msg := e.Stderr
+	if msg == "" {
+		msg = fmt.Sprintf("exit status %d", e.ExitCode)
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
 // Run runs git with args in dir and returns its trimmed standard output.
 func Run(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := run(ctx, dir, args...)
+	return strings.TrimSpace(out), err
+}
+
+// run is Run without trimming, for output whose whitespace matters.
+func run(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
 		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
+		if msg == "" && code == -1 {
 			msg = err.Error()
 		}
-		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+		return stdout.String(), &Error{Args: args, ExitCode: code, Stderr: msg}
 	}
-	return strings.TrimSpace(stdout.String()), nil
+	return stdout.String(), nil
+}
+
+// exitCode is the exit code of a failed git command, or -1.
+func exitCode(err error) int {
+	var ge *Error
+	if errors.As(err, &ge) {
+		return ge.ExitCode
+	}
+	return -1
 }
 
 // Head is the commit HEAD points at in dir, or "" when dir is not a git
@@ -33,4 +74,104 @@ func Head(ctx context.Context, dir string) string {
 		return ""
 	}
 	return out
+}
+
+// RevParse resolves rev to a commit ID.
+func RevParse(ctx context.Context, dir, rev string) (string, error) {
+	return Run(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{commit}")
+}
+
+// BranchExists reports whether refs/heads/<branch> exists.
+func BranchExists(ctx context.Context, dir, branch string) bool {
+	_, err := Run(ctx, dir, "show-ref", "--verify", "-q", "refs/heads/"+branch)
+	return err == nil
+}
+
+// CurrentBranch is the branch checked out in dir, or "" on a detached HEAD.
+func CurrentBranch(ctx context.Context, dir string) string {
+	out, err := Run(ctx, dir, "symbolic-ref", "-q", "--short", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// IsAncestor reports whether commit a is an ancestor of (or equal to) b.
+func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
+	_, err := Run(ctx, dir, "merge-base", "--is-ancestor", a, b)
+	switch {
+	case err == nil:
+		return true, nil
+	case exitCode(err) == 1:
+		return false, nil
+	}
+	return false, err
+}
+
+// MergeBase is the best common ancestor of a and b.
+func MergeBase(ctx context.Context, dir, a, b string) (string, error) {
+	return Run(ctx, dir, "merge-base", a, b)
+}
+
+// CountCommits is the number of commits reachable from head but not base.
+func CountCommits(ctx context.Context, dir, base, head string) (int, error) {
+	out, err := Run(ctx, dir, "rev-list", "--count", base+".."+head)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(out)
+}
+
+// Dirty lists the paths `git status --porcelain` reports in dir (ignored
+// files, such as an excluded .set/, are not listed).
+func Dirty(ctx context.Context, dir string) ([]string, error) {
+	out, err := run(ctx, dir, "status", "--porcelain", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, entry := range strings.Split(out, "\x00") {
+		if len(entry) > 3 {
+			paths = append(paths, entry[3:])
+		}
+	}
+	return paths, nil
+}
+
+// InMerge reports whether a merge is in progress in dir (MERGE_HEAD set).
+func InMerge(ctx context.Context, dir string) bool {
+	_, err := Run(ctx, dir, "rev-parse", "-q", "--verify", "MERGE_HEAD")
+	return err == nil
+}
+
+// identity returns `-c user.name=… -c user.email=…` when dir has no
+// committer identity configured, so that set's own commits never fail on
+// a machine without one.
+func identity(ctx context.Context, dir string) []string {
+	if email, _ := Run(ctx, dir, "config", "user.email"); email != "" {
+		return nil
+	}
+	return []string{"-c", "user.name=set", "-c", "user.email=set@localhost"}
+}
+
+// CommitAll stages every change in dir and commits it with msg. It reports
+// false when there was nothing to commit. During a merge it always commits,
+// which concludes the merge.
+func CommitAll(ctx context.Context, dir, msg string) (bool, error) {
+	if _, err := Run(ctx, dir, "add", "-A"); err != nil {
+		return false, err
+	}
+	merging := InMerge(ctx, dir)
+	if !merging {
+		if _, err := Run(ctx, dir, "diff", "--cached", "--quiet"); err == nil {
+			return false, nil
+		} else if exitCode(err) != 1 {
+			return false, err
+		}
+	}
+	args := append(identity(ctx, dir), "commit", "-q", "--no-verify", "-m", msg)
+	if _, err := Run(ctx, dir, args...); err != nil {
+		return false, err
+	}
+	return true, nil
 }

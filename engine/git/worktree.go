@@ -1,0 +1,162 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Exclude adds pattern to the repository's info/exclude unless a line equal
+// to it is there already, so that set's run state never shows up in
+// `git status` of the user or of any worktree.
+func Exclude(ctx context.Context, root, pattern string) error {
+	path, err := Run(ctx, root, "rev-parse", "--git-path", "info/exclude")
+	if err != nil {
+		return err
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == pattern {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		data = append(data, '\n')
+	}
+	return os.WriteFile(path, append(data, pattern+"\n"...), 0o644)
+}
+
+// Worktree is one entry of `git worktree list`.
+type Worktree struct {
+	Path   string
+	Head   string
+	Branch string // short name, "" when detached
+}
+
+// Worktrees lists the worktrees of the repository at root.
+func Worktrees(ctx context.Context, root string) ([]Worktree, error) {
+	out, err := Run(ctx, root, "worktree", "list", "--porcelain")
+	if err != nil {
+		return nil, err
+	}
+	var list []Worktree
+	var cur *Worktree
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "worktree "):
+			list = append(list, Worktree{Path: strings.TrimPrefix(line, "worktree ")})
+			cur = &list[len(list)-1]
+		case cur != nil && strings.HasPrefix(line, "HEAD "):
+			cur.Head = strings.TrimPrefix(line, "HEAD ")
+		case cur != nil && strings.HasPrefix(line, "branch "):
+			cur.Branch = strings.TrimPrefix(strings.TrimPrefix(line, "branch "), "refs/heads/")
+		}
+	}
+	return list, nil
+}
+
+// AddWorktree creates a worktree at path on a new branch started at base.
+// If the branch exists already (a run that crashed after creating it), the
+// worktree is attached to it instead, keeping its commits.
+func AddWorktree(ctx context.Context, root, path, branch, base string) error {
+	if BranchExists(ctx, root, branch) {
+		_, err := Run(ctx, root, "worktree", "add", "-q", path, branch)
+		return err
+	}
+	_, err := Run(ctx, root, "worktree", "add", "-q", "-b", branch, path, base)
+	return err
+}
+
+// RemoveWorktree removes the worktree at path, even with local changes, and
+// prunes stale worktree records.
+func RemoveWorktree(ctx context.Context, root, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		if _, err := Run(ctx, root, "worktree", "remove", "--force", "--force", path); err != nil {
+			return err
+		}
+	}
+	_, err := Run(ctx, root, "worktree", "prune")
+	return err
+}
+
+// MergeResult says how merging a commit into a worktree went.
+type MergeResult struct {
+	// Clean is set when the merge finished (or there was nothing to merge).
+	Clean bool
+	// Conflicts are the unmerged paths of a merge left in progress.
+	Conflicts []string
+}
+
+// Merge merges rev into the branch checked out in dir. On a conflict the
+// merge is left in progress (markers in the files, MERGE_HEAD set) for an
+// agent to resolve; Abort undoes it.
+func Merge(ctx context.Context, dir, rev, msg string) (MergeResult, error) {
+	args := append(identity(ctx, dir), "merge", "--no-edit", "-q", "-m", msg, rev)
+	_, err := Run(ctx, dir, args...)
+	if err == nil {
+		return MergeResult{Clean: true}, nil
+	}
+	conflicts, cerr := Conflicts(ctx, dir)
+	if cerr != nil || len(conflicts) == 0 || !InMerge(ctx, dir) {
+		return MergeResult{}, err
+	}
+	return MergeResult{Conflicts: conflicts}, nil
+}
+
+// Conflicts lists the unmerged paths in dir.
+func Conflicts(ctx context.Context, dir string) ([]string, error) {
+	out, err := Run(ctx, dir, "diff", "--name-only", "--diff-filter=U")
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return strings.Split(out, "\n"), nil
+}
+
+// AbortMerge abandons a merge in progress in dir.
+func AbortMerge(ctx context.Context, dir string) error {
+	_, err := Run(ctx, dir, "merge", "--abort")
+	return err
+}
+
+// FastForward moves branch in the repository at root to commit, which must
+// descend from the branch's current commit old. When the branch is checked
+// out in root itself, the checkout's files move with it (git merge
+// --ff-only), and the move fails rather than overwrite local edits;
+// otherwise the ref moves by compare-and-swap against old.
+func FastForward(ctx context.Context, root, branch, old, commit string) error {
+	ok, err := IsAncestor(ctx, root, old, commit)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("refusing to move %s: %s does not descend from %s", branch, short(commit), short(old))
+	}
+	if CurrentBranch(ctx, root) == branch {
+		if cur := Head(ctx, root); cur != old {
+			return fmt.Errorf("refusing to move %s: it is at %s, expected %s", branch, short(cur), short(old))
+		}
+		args := append(identity(ctx, root), "merge", "--ff-only", "-q", commit)
+		_, err := Run(ctx, root, args...)
+		return err
+	}
+	_, err = Run(ctx, root, "update-ref", "-m", "set: fast-forward", "refs/heads/"+branch, commit, old)
+	return err
+}
+
+func short(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
