@@ -1,0 +1,335 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// listCap bounds every list of paths or findings in a retry context.
+const listCap = 50
+
+// docsType is the change type allowed to touch only documentation.
+const docsType = "docs"
+
+// isArtifact reports whether a path is a description of work rather than
+// the work: specs under openspec/, run state under .set/, markdown files.
+func isArtifact(name string) bool {
+	return strings.HasPrefix(name, "openspec/") || strings.HasPrefix(name, ".set/") ||
+		strings.HasSuffix(strings.ToLower(name), ".md")
+}
+
+// scopeCheck fails when the change touches no file; when a change of a
+// type other than docs touches only artifacts (isArtifact); or when the
+// change has a scope and touches a path outside it. Paths under openspec/
+// (the change's own spec delta) and the project's generated files
+// (lockfiles the engine regenerates) are always in scope.
+func scopeCheck(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
+	files, err := d.files(ctx)
+	if err != nil {
+		return verdict{}, err
+	}
+	if len(files) == 0 {
+		return verdict{
+			fail:   true,
+			reason: "the change touches no file",
+			retry: fmt.Sprintf("Gate %s failed: the change touches no file (nothing differs from the base commit %s).\n"+
+				"Make the changes the task asks for in this worktree.", in.Step.Gate, short(in.Base)),
+		}, nil
+	}
+	if in.Change.Type != docsType && !slices.ContainsFunc(files, func(f string) bool { return !isArtifact(f) }) {
+		return verdict{
+			fail:   true,
+			reason: "the change touches only artifacts (openspec/, .set/, markdown)",
+			retry: fmt.Sprintf("Gate %s failed: the change touches only specs and documentation "+
+				"(files under openspec/ or .set/, and markdown files), but a %s change must change at least one other file, such as code or tests.\n"+
+				"Changed files:\n%s"+
+				"Implement the change itself, not only its description.", in.Step.Gate, in.Change.Type, bullets(files)),
+		}, nil
+	}
+	scope := in.Change.Scope
+	if len(scope) == 0 {
+		return verdict{detail: "no scope declared; changed files:\n" + bullets(files)}, nil
+	}
+	var outside []string
+	for _, f := range files {
+		if !inScope(scope, f) && !strings.HasPrefix(f, "openspec/") && !isGenerated(in, f) {
+			outside = append(outside, f)
+		}
+	}
+	if len(outside) == 0 {
+		return verdict{detail: "scope:\n" + bullets(scope) + "changed files:\n" + bullets(files)}, nil
+	}
+	return verdict{
+		fail:   true,
+		reason: fmt.Sprintf("%s outside the scope: %s", plural(len(outside), "file", "files"), preview(outside, 3)),
+		retry: fmt.Sprintf("Gate %s failed: the change touches %s outside its scope.\n"+
+			"Outside the scope:\n%s"+
+			"The change may only touch paths matching:\n%s"+
+			"Undo the changes to the files outside the scope (restore edited or deleted files as they are at %s, remove added ones), "+
+			"or move that work inside the scope.", in.Step.Gate, plural(len(outside), "file", "files"), bullets(outside), bullets(scope), short(in.Base)),
+	}, nil
+}
+
+func isGenerated(in Input, name string) bool {
+	if in.Project == nil {
+		return false
+	}
+	for g := range in.Project.Generated {
+		if matchGlob(g, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// testFiles fails unless the change adds or modifies (not only deletes) a
+// file matching the project's testPatterns.
+func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
+	patterns := testPatterns(in)
+	if len(patterns) == 0 {
+		return verdict{}, errors.New("the project declares no testPatterns, so no file counts as a test")
+	}
+	st, err := d.statuses(ctx)
+	if err != nil {
+		return verdict{}, err
+	}
+	var tests, deleted []string
+	for _, s := range st {
+		if !matchAny(patterns, s.Path) {
+			continue
+		}
+		if s.Status == 'D' {
+			deleted = append(deleted, s.Path)
+		} else {
+			tests = append(tests, s.Path)
+		}
+	}
+	if len(tests) > 0 {
+		return verdict{detail: "test files added or modified:\n" + bullets(tests)}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Gate %s failed: the change adds or modifies no test file. Test files are those matching:\n%s", in.Step.Gate, bullets(patterns))
+	if len(deleted) > 0 {
+		fmt.Fprintf(&b, "The change only deletes test files:\n%s", bullets(deleted))
+	}
+	b.WriteString("Add or extend the tests that cover this change.")
+	return verdict{fail: true, reason: "no test file added or modified", retry: b.String()}, nil
+}
+
+// specVerify fails unless every requirement ID of the change appears in a
+// line the change adds to a test file (see containsID).
+func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
+	ids := dedupe(in.Change.Requirements)
+	if len(ids) == 0 {
+		return verdict{detail: "the change has no requirements"}, nil
+	}
+	patterns := testPatterns(in)
+	if len(patterns) == 0 {
+		return verdict{}, errors.New("the project declares no testPatterns, so no test can name a requirement")
+	}
+	files, err := d.added(ctx)
+	if err != nil {
+		return verdict{}, err
+	}
+	found := map[string]string{} // ID → file:line of its first mention
+	for _, f := range files {
+		if !matchAny(patterns, f.Path) {
+			continue
+		}
+		for _, l := range f.Added {
+			for _, id := range ids {
+				if _, ok := found[id]; !ok && containsID(l.Text, id) {
+					found[id] = fmt.Sprintf("%s:%d", f.Path, l.Line)
+				}
+			}
+		}
+	}
+	var missing, lines []string
+	for _, id := range ids {
+		if at, ok := found[id]; ok {
+			lines = append(lines, id+": "+at)
+			continue
+		}
+		missing = append(missing, id)
+	}
+	if len(missing) == 0 {
+		return verdict{detail: "requirements named by added test lines:\n" + bullets(lines)}, nil
+	}
+	described := make([]string, len(missing))
+	for i, id := range missing {
+		described[i] = id
+		for _, r := range in.Reqs {
+			if r.ID == id && r.Title != "" {
+				described[i] = id + ": " + r.Title
+				break
+			}
+		}
+	}
+	return verdict{
+		fail:   true,
+		reason: "requirements not referenced by a test: " + strings.Join(missing, ", "),
+		retry: fmt.Sprintf("Gate %s failed: %d of the change's %d requirements %s not named by any test line this change adds:\n%s"+
+			"Name each ID in the test that covers it, in a line the change adds to a file matching %s — "+
+			"for example a comment `// %s` in the test, or %s in the test's name.",
+			in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), strings.Join(patterns, ", "),
+			missing[0], strings.ReplaceAll(missing[0], "-", "_")),
+	}, nil
+}
+
+// containsID reports whether text names the requirement id, written as is
+// or with "-" replaced by "_" (so that it can be part of an identifier,
+// e.g. TestREQ_AUTH_01). The ID must not run on into a letter or digit, so
+// REQ-AUTH-1 is not found in REQ-AUTH-10.
+func containsID(text, id string) bool {
+	for _, form := range []string{id, strings.ReplaceAll(id, "-", "_")} {
+		rest := text
+		for {
+			i := strings.Index(rest, form)
+			if i < 0 {
+				break
+			}
+			after := rest[i+len(form):]
+			if r, _ := utf8.DecodeRuneInString(after); after == "" || !isAlnum(r) {
+				return true
+			}
+			rest = rest[i+1:]
+		}
+	}
+	return false
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+}
+
+// rules fails when a line the change adds matches a forbidden pattern of
+// the project (restricted to the rule's paths when it has any).
+func rules(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
+	type rule struct {
+		name, message string
+		re            *regexp.Regexp
+		paths         []string
+	}
+	var rs []rule
+	if in.Project != nil {
+		for _, name := range sortedKeys(in.Project.Forbidden) {
+			f := in.Project.Forbidden[name]
+			re, err := regexp.Compile(f.Pattern)
+			if err != nil {
+				return verdict{}, fmt.Errorf("forbidden rule %q: bad pattern: %w", name, err)
+			}
+			rs = append(rs, rule{name, f.Message, re, f.Paths})
+		}
+	}
+	if len(rs) == 0 {
+		return verdict{detail: "the project forbids no pattern"}, nil
+	}
+	files, err := d.added(ctx)
+	if err != nil {
+		return verdict{}, err
+	}
+	var hits []string
+	first := ""
+	// Findings come in diff order: by file, then line, then rule name.
+	for _, f := range files {
+		for _, l := range f.Added {
+			for _, r := range rs {
+				if len(r.paths) > 0 && !matchAny(r.paths, f.Path) || !r.re.MatchString(l.Text) {
+					continue
+				}
+				if first == "" {
+					first = fmt.Sprintf("%s:%d: %s", f.Path, l.Line, r.name)
+				}
+				hits = append(hits, fmt.Sprintf("%s:%d: %s: %s: %s", f.Path, l.Line, r.name, r.message, clip(strings.TrimSpace(l.Text), 200)))
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return verdict{detail: fmt.Sprintf("%s checked against %d added files", plural(len(rs), "rule", "rules"), len(files))}, nil
+	}
+	return verdict{
+		fail:   true,
+		reason: fmt.Sprintf("%s of forbidden patterns in added lines (first: %s)", plural(len(hits), "match", "matches"), first),
+		retry: fmt.Sprintf("Gate %s failed: lines this change adds match forbidden patterns:\n%s"+
+			"Remove or rewrite these lines.", in.Step.Gate, bullets(hits)),
+	}, nil
+}
+
+func testPatterns(in Input) []string {
+	if in.Project == nil {
+		return nil
+	}
+	return in.Project.TestPatterns
+}
+
+// bullets lists items one per line ("  - item\n"), at most listCap of them.
+func bullets(items []string) string {
+	var b strings.Builder
+	for i, it := range items {
+		if i == listCap {
+			fmt.Fprintf(&b, "  … and %d more\n", len(items)-listCap)
+			break
+		}
+		b.WriteString("  - " + it + "\n")
+	}
+	return b.String()
+}
+
+func preview(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + ", …"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+func dedupe(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,211 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/set-engine/set/engine/runner"
+)
+
+// Bounds of the output quoted in an exec gate's retry context.
+const (
+	retryTailBytes = 8 << 10
+	retryTailLines = 60
+)
+
+// runExec runs an exec gate's command through its runner. The log holds
+// the command's combined output; when the command timed out or could not
+// run, a last line starting with "[set]" says so.
+func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, res Result) Result {
+	if in.Project == nil {
+		return errorResult(in, res, fmt.Errorf("gate %q: no project configuration", res.Gate))
+	}
+	g, ok := in.Project.Gates[res.Gate]
+	if !ok {
+		return errorResult(in, res, fmt.Errorf("gate %q is not defined in the project", res.Gate))
+	}
+	if len(g.Run) == 0 {
+		return errorResult(in, res, fmt.Errorf("exec gate %q has no command (run is empty)", res.Gate))
+	}
+	r, ok := runners[res.Runner]
+	if !ok || r == nil {
+		return errorResult(in, res, fmt.Errorf("gate %q: no runner %q is available (have: %s)", res.Gate, res.Runner, runnerNames(runners)))
+	}
+	var log *os.File
+	if in.LogPath != "" {
+		if err := os.MkdirAll(filepath.Dir(in.LogPath), 0o755); err != nil {
+			return errorResult(in, res, fmt.Errorf("gate log: %w", err))
+		}
+		f, err := os.Create(in.LogPath)
+		if err != nil {
+			return errorResult(in, res, fmt.Errorf("gate log: %w", err))
+		}
+		defer f.Close()
+		log = f
+	}
+	timeout := time.Duration(in.Step.Timeout)
+	e := runner.Exec{
+		Argv:    slices.Clone(g.Run),
+		Dir:     in.Worktree,
+		Env:     execEnv(in.Env, g.Env),
+		Timeout: timeout,
+	}
+	if log != nil {
+		e.Log = log
+	}
+	er, err := r.Exec(ctx, e)
+	res.ExitCode, res.Duration, res.Cached, res.Base = er.ExitCode, er.Duration, er.Cached, er.Base
+	trailer := func(format string, args ...any) {
+		if log != nil {
+			fmt.Fprintf(log, "\n[set] "+format+"\n", args...)
+		}
+	}
+	cmdline := quoteArgv(g.Run)
+	switch {
+	case err != nil:
+		trailer("could not run: %v", err)
+		return asError(res, fmt.Errorf("gate %q (`%s`): %w", res.Gate, cmdline, err))
+	case er.TimedOut:
+		res.Status = failStatus(res)
+		res.Reason = fmt.Sprintf("timed out after %s", timeout)
+		trailer("%s", res.Reason)
+		res.RetryContext = execRetry(in, fmt.Sprintf("Gate %s (`%s`) timed out after %s.", res.Gate, cmdline, timeout), er.Output)
+	case er.ExitCode != 0:
+		res.Status = failStatus(res)
+		res.Reason = fmt.Sprintf("exit code %d", er.ExitCode)
+		res.RetryContext = execRetry(in, fmt.Sprintf("Gate %s (`%s`) failed with exit code %d.", res.Gate, cmdline, er.ExitCode), er.Output)
+	default:
+		res.Status = StatusPass
+	}
+	if log != nil {
+		if err := log.Close(); err != nil {
+			return asError(res, fmt.Errorf("gate log: %w", err))
+		}
+	}
+	return res
+}
+
+// execEnv is base (nil: the engine's environment) followed by the gate's
+// variables as KEY=VALUE sorted by key, so that the gate's win.
+func execEnv(base []string, gateEnv map[string]string) []string {
+	if base == nil {
+		base = os.Environ()
+	}
+	env := slices.Clone(base)
+	keys := make([]string, 0, len(gateEnv))
+	for k := range gateEnv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+gateEnv[k])
+	}
+	return env
+}
+
+func runnerNames(runners map[string]runner.Runner) string {
+	names := make([]string, 0, len(runners))
+	for n := range runners {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// execRetry is the retry context of a failed command: what failed, the
+// tail of its output in a fence, and where the full log is.
+func execRetry(in Input, headline string, output []byte) string {
+	var b strings.Builder
+	b.WriteString(headline)
+	if tail := outputTail(output); tail == "" {
+		b.WriteString(" It printed nothing.\n")
+	} else {
+		fence := fenceFor(tail)
+		fmt.Fprintf(&b, " Last lines of its output:\n%s\n%s\n%s\n", fence, tail, fence)
+	}
+	if rel := logRef(in); rel != "" {
+		fmt.Fprintf(&b, "Full log: %s", rel)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func logRef(in Input) string {
+	if in.LogRel != "" {
+		return in.LogRel
+	}
+	return in.LogPath
+}
+
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+// outputTail returns at most the last retryTailLines lines and
+// retryTailBytes bytes of out, starting at a line boundary, valid UTF-8,
+// without terminal colour codes, and with a carriage-return-overwritten
+// line reduced to what it finally showed.
+func outputTail(out []byte) string {
+	if len(out) > retryTailBytes {
+		out = out[len(out)-retryTailBytes:]
+		if i := strings.IndexByte(string(out), '\n'); i >= 0 && i < len(out)-1 {
+			out = out[i+1:]
+		}
+	}
+	s := string(out)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = ansiEscape.ReplaceAllString(s, "")
+	lines := strings.Split(strings.TrimRight(s, "\r\n"), "\n")
+	if len(lines) > retryTailLines {
+		lines = lines[len(lines)-retryTailLines:]
+	}
+	for i, l := range lines {
+		l = strings.TrimRight(l, "\r")
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			l = l[j+1:]
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fenceFor returns a backtick fence longer than any backtick run in s, so
+// the output cannot close it early.
+func fenceFor(s string) string {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// quoteArgv writes argv as a shell reader would type it: arguments that
+// hold anything but safe characters are single-quoted.
+func quoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		parts[i] = shellQuote(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,296 @@
+// Package gate evaluates one gate of a change's stack on the change's
+// worktree and says what the agent must fix when it fails.
+//
+// Invariants:
+//   - Run never panics on a gate's input and always returns a Result whose
+//     Status is one of the Status constants.
+//   - Status "error" means the engine could not evaluate the gate (a
+//     missing runner, a git failure, a bad configuration, a cancelled
+//     context). Its Reason and Err are for the operator; it is never a
+//     verdict on the change, and RetryContext is empty.
+//   - Status "fail" is the only blocking outcome: a failing gate in mode
+//     "warn" reports "warn". RetryContext is non-empty exactly when the
+//     status is "fail" or "warn".
+//   - Every run leaves a log at Input.LogPath (when set): the command's
+//     output for exec gates, the findings for built-ins and skipped gates,
+//     the error for gates that could not run (best effort: a log that
+//     cannot be written is itself an error result).
+//   - Diffs are always read against Input.Base with git (no shell), from the
+//     working tree, so uncommitted edits to tracked files count.
+package gate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/set-engine/set/engine/cond"
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/spec"
+)
+
+// Statuses of a Result.
+const (
+	StatusPass  = "pass"
+	StatusFail  = "fail"
+	StatusWarn  = "warn"
+	StatusSkip  = "skip"
+	StatusError = "error"
+)
+
+// BuiltinRunner is the Runner of a Result of a built-in gate (scope_check,
+// test_files, spec_verify, rules): the engine evaluates those itself from
+// the diff, whatever runner the stack names.
+const BuiltinRunner = "engine"
+
+// defaultRunner is the runner of an exec gate whose step names none.
+const defaultRunner = "host"
+
+// Input is everything one gate run needs.
+type Input struct {
+	Project *config.Project
+	Change  plan.Change
+	// Reqs are the change's requirements (for their titles in retry
+	// context); the IDs checked are Change.Requirements.
+	Reqs []spec.Requirement
+	// Step is the resolved gate: name, kind, mode, runner, run-time
+	// condition, timeout.
+	Step graph.GateStep
+	// Stage is graph.StageVerify or graph.StageIntegration.
+	Stage   string
+	Attempt int
+	// Worktree is the absolute path of the tree to check.
+	Worktree string
+	// Base is the commit to diff against (the merge base with main).
+	Base string
+	// LogPath is the absolute path the full output goes to; its parent
+	// directories are created. Empty means no log.
+	LogPath string
+	// LogRel is LogPath as the agent should read it, relative to the
+	// project root (".set/logs/<change>/verify-test-1.log"); it is quoted
+	// in retry context. Empty falls back to LogPath.
+	LogRel string
+	// Env is the base environment of exec gates; nil means the engine's
+	// own. The gate's env is added on top.
+	Env []string
+}
+
+// Result is the outcome of one gate run; its fields map one to one onto
+// journal.VerifyGateData.
+type Result struct {
+	Gate, Kind, Mode, Runner string
+	// Base is what an exec gate ran on ("host", an image); empty for
+	// built-ins.
+	Base string
+	// Status is one of the Status constants.
+	Status   string
+	ExitCode int
+	Duration time.Duration
+	// Log is Input.LogPath.
+	Log string
+	// Reason is one line: why the gate failed, was skipped or errored.
+	Reason string
+	// RetryContext is what the agent needs to fix a failure; empty unless
+	// Status is "fail" or "warn".
+	RetryContext string
+	Cached       bool
+	// Err is set exactly when Status is "error".
+	Err error
+	// Expanded is non-nil when a run-time condition was evaluated; the
+	// orchestrator records GATE_SET_EXPANDED when it Held.
+	Expanded *Expansion
+}
+
+// Expansion is the evaluation of a gate's run-time `when`.
+type Expansion struct {
+	Condition string
+	// Files are the paths the change touches, as the condition saw them.
+	Files []string
+	Held  bool
+}
+
+// Blocking reports whether the result keeps the change from moving on.
+func (r Result) Blocking() bool { return r.Status == StatusFail }
+
+// verdict is a checked gate's finding before the mode is applied.
+type verdict struct {
+	fail   bool
+	reason string // one line
+	retry  string // for the agent; set when fail
+	detail string // for the log: what was checked
+}
+
+// Run evaluates the gate of in.Step on in.Worktree. runners maps runner
+// names to runners; only exec gates use them.
+func Run(ctx context.Context, in Input, runners map[string]runner.Runner) Result {
+	start := time.Now()
+	res := Result{
+		Gate:   in.Step.Gate,
+		Kind:   cmp.Or(in.Step.Kind, config.KindExec),
+		Mode:   cmp.Or(in.Step.Mode, config.ModeRun),
+		Runner: BuiltinRunner,
+		Log:    in.LogPath,
+	}
+	if res.Kind == config.KindExec {
+		res.Runner = cmp.Or(in.Step.Runner, defaultRunner)
+	}
+	res = evaluate(ctx, in, runners, res)
+	if res.Duration == 0 {
+		res.Duration = time.Since(start)
+	}
+	return res
+}
+
+// failStatus is the status of a failing gate in res's mode: a gate in
+// warn mode never blocks.
+func failStatus(res Result) string {
+	if res.Mode == config.ModeWarn {
+		return StatusWarn
+	}
+	return StatusFail
+}
+
+func evaluate(ctx context.Context, in Input, runners map[string]runner.Runner, res Result) Result {
+	switch {
+	case res.Mode == config.ModeSkip:
+		res.Status, res.Reason = StatusSkip, `mode "skip"`
+		return withReport(in, res, "")
+	case res.Kind == config.KindReview:
+		return errorResult(in, res, errors.New("review gates need a model and are not available in this build"))
+	case in.Worktree == "":
+		return errorResult(in, res, errors.New("gate input lacks a worktree"))
+	}
+	d := &changeDiff{dir: in.Worktree, base: in.Base}
+
+	if in.Step.Condition != "" {
+		exp, err := evalCondition(ctx, in, d)
+		res.Expanded = exp
+		if err != nil {
+			return errorResult(in, res, err)
+		}
+		if !exp.Held {
+			res.Status = StatusSkip
+			res.Reason = fmt.Sprintf("when: %s is false", in.Step.Condition)
+			return withReport(in, res, "files: "+strings.Join(exp.Files, ", "))
+		}
+	}
+
+	var check func(context.Context, Input, *changeDiff) (verdict, error)
+	switch res.Kind {
+	case config.KindExec:
+		return runExec(ctx, in, runners, res)
+	case config.KindScopeCheck:
+		check = scopeCheck
+	case config.KindTestFiles:
+		check = testFiles
+	case config.KindSpecVerify:
+		check = specVerify
+	case config.KindRules:
+		check = rules
+	default:
+		return errorResult(in, res, fmt.Errorf("unknown gate kind %q", res.Kind))
+	}
+	v, err := check(ctx, in, d)
+	if err != nil {
+		return errorResult(in, res, err)
+	}
+	res.Status = StatusPass
+	if v.fail {
+		res.Status, res.Reason, res.RetryContext = failStatus(res), v.reason, v.retry
+	}
+	body := v.detail
+	if v.fail {
+		body = v.retry
+	}
+	return withReport(in, res, body)
+}
+
+// evalCondition decides the step's run-time condition on the change's
+// touched files.
+func evalCondition(ctx context.Context, in Input, d *changeDiff) (*Expansion, error) {
+	exp := &Expansion{Condition: in.Step.Condition}
+	c, err := cond.CompileGate(in.Step.Condition)
+	if err != nil {
+		return exp, err
+	}
+	files, err := d.files(ctx)
+	if err != nil {
+		return exp, err
+	}
+	exp.Files = files
+	exp.Held, err = c.Eval(cond.GateEnv{Change: graph.CondChange(&in.Change), Files: files})
+	return exp, err
+}
+
+// errorResult makes res an error result and writes its log (best effort:
+// the result is an error already).
+func errorResult(in Input, res Result, err error) Result {
+	res = asError(res, err)
+	if in.LogPath != "" {
+		_ = writeFile(in.LogPath, []byte(report(in, res, err.Error())))
+	}
+	return res
+}
+
+// asError makes res an error result without touching its log.
+func asError(res Result, err error) Result {
+	res.Status, res.Err = StatusError, err
+	res.Reason = firstLine(err.Error())
+	res.RetryContext = ""
+	return res
+}
+
+// withReport writes the log of a gate that ran no command. A log that
+// cannot be written turns the result into an error, so that a Result's Log
+// always exists.
+func withReport(in Input, res Result, body string) Result {
+	if in.LogPath == "" {
+		return res
+	}
+	if err := writeFile(in.LogPath, []byte(report(in, res, body))); err != nil {
+		return asError(res, err)
+	}
+	return res
+}
+
+// report is the log text of a gate that ran no command: a header, the
+// status and reason, and body.
+func report(in Input, res Result, body string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gate %s (%s), %s attempt %d\n", res.Gate, res.Kind, cmp.Or(in.Stage, "?"), in.Attempt)
+	fmt.Fprintf(&b, "base: %s\n", in.Base)
+	if in.Step.Condition != "" {
+		fmt.Fprintf(&b, "when: %s\n", in.Step.Condition)
+	}
+	fmt.Fprintf(&b, "result: %s\n", res.Status)
+	if res.Reason != "" {
+		fmt.Fprintf(&b, "reason: %s\n", res.Reason)
+	}
+	if body != "" {
+		b.WriteString("\n" + strings.TrimRight(body, "\n") + "\n")
+	}
+	return b.String()
+}
+
+func writeFile(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return fmt.Errorf("gate log: %w", err)
+	}
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		return fmt.Errorf("gate log: %w", err)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
