@@ -1,0 +1,304 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+var archiveDate = time.Date(2026, 3, 4, 23, 30, 0, 0, time.UTC)
+
+// writeTree creates the files of ar under dir; a name ending in "/" is an
+// empty directory.
+func writeTree(t *testing.T, dir string, files []txtar.File) {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if strings.HasSuffix(f.Name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// snapshot lists every directory (name ending in "/") and file under dir
+// with its content, in lexical order, as a txtar archive.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var ar txtar.Archive
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			ar.Files = append(ar.Files, txtar.File{Name: rel + "/"})
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		ar.Files = append(ar.Files, txtar.File{Name: rel, Data: data})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(txtar.Format(&ar))
+}
+
+// TestArchiveChangeGolden runs the cases of testdata/archive/tree/*.txtar.
+// The comment names the change ("change: <name>"); files under in/ are the
+// project before archiving, and out/ and "result" are the expected project
+// afterwards (every directory and file) and ArchiveResult. The date is
+// 2026-03-04. Run with -update to rewrite out/ and result.
+func TestArchiveChangeGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/archive/tree/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var change string
+			for _, l := range strings.Split(string(ar.Comment), "\n") {
+				if c, ok := strings.CutPrefix(l, "change: "); ok {
+					change = strings.TrimSpace(c)
+				}
+			}
+			var in, kept []txtar.File
+			wantOut, wantResult := &txtar.Archive{}, ""
+			for _, f := range ar.Files {
+				switch name, isIn := strings.CutPrefix(f.Name, "in/"); {
+				case isIn:
+					in = append(in, txtar.File{Name: name, Data: f.Data})
+					kept = append(kept, f)
+				case strings.HasPrefix(f.Name, "out/"):
+					wantOut.Files = append(wantOut.Files, txtar.File{Name: strings.TrimPrefix(f.Name, "out/"), Data: f.Data})
+				case f.Name == "result":
+					wantResult = string(f.Data)
+				default:
+					kept = append(kept, f)
+				}
+			}
+			root := t.TempDir()
+			writeTree(t, root, in)
+			res, err := ArchiveChange(root, change, archiveDate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotResult := fmt.Sprintf("capabilities: %q\narchive: %s\n", res.Capabilities, res.ArchiveDir)
+			gotOut := txtar.Parse([]byte(snapshot(t, root)))
+			if *updateGolden {
+				ar.Files = kept
+				for _, f := range gotOut.Files {
+					ar.Files = append(ar.Files, txtar.File{Name: "out/" + f.Name, Data: f.Data})
+				}
+				ar.Files = append(ar.Files, txtar.File{Name: "result", Data: []byte(gotResult)})
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if diff := cmp.Diff(string(txtar.Format(wantOut)), string(txtar.Format(gotOut))); diff != "" {
+				t.Errorf("tree after archiving (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantResult, gotResult); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// baseTree is a project with one living capability (auth) and a change
+// add-mfa that modifies it and creates billing.
+var baseTree = []txtar.File{
+	{Name: "README.md", Data: []byte("hello\n")},
+	{Name: "openspec/specs/auth/spec.md", Data: []byte("# auth Specification\n\n## Purpose\nP.\n\n## Requirements\n\n### Requirement: Login\nv1\n")},
+	{Name: "openspec/changes/add-mfa/proposal.md", Data: []byte("## Why\nMFA.\n")},
+	{Name: "openspec/changes/add-mfa/specs/auth/spec.md", Data: []byte("## MODIFIED Requirements\n### Requirement: Login\nv2\n")},
+	{Name: "openspec/changes/add-mfa/specs/billing/spec.md", Data: []byte("## ADDED Requirements\n### Requirement: Invoice\nx\n")},
+	{Name: "openspec/changes/other/proposal.md", Data: []byte("other\n")},
+}
+
+func TestArchiveChangeErrorsLeaveTreeUntouched(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  string
+		extra   []txtar.File // written over baseTree
+		setup   func(t *testing.T, root string)
+		wantErr string // the whole message
+	}{
+		{
+			name:   "a parse error in one delta writes no other",
+			change: "add-mfa",
+			extra: []txtar.File{{Name: "openspec/changes/add-mfa/specs/billing/spec.md",
+				Data: []byte("## ADDED Requirements\n### Requirement: Invoice\nx\n### Requirement: Invoice\ny\n## CHANGED\n")}},
+			wantErr: `openspec/changes/add-mfa/specs/billing/spec.md:4: error: duplicate requirement "Invoice" under ## ADDED Requirements (first at line 2)
+openspec/changes/add-mfa/specs/billing/spec.md:6: error: unknown section "## CHANGED" (want ## ADDED Requirements, ## MODIFIED Requirements, ## REMOVED Requirements or ## RENAMED Requirements)`,
+		},
+		{
+			name:   "apply errors in two capabilities are all reported",
+			change: "add-mfa",
+			extra: []txtar.File{
+				{Name: "openspec/changes/add-mfa/specs/auth/spec.md", Data: []byte("## REMOVED Requirements\n### Requirement: Logout\n")},
+				{Name: "openspec/changes/add-mfa/specs/billing/spec.md", Data: []byte("## MODIFIED Requirements\n### Requirement: Invoice\nx\n")},
+			},
+			wantErr: "openspec/specs/auth/spec.md: error: REMOVED requirement \"Logout\" does not exist\n" +
+				"openspec/specs/billing/spec.md: error: MODIFIED requirement \"Invoice\" does not exist",
+		},
+		{
+			name:    "archive directory exists",
+			change:  "add-mfa",
+			extra:   []txtar.File{{Name: "openspec/changes/archive/2026-03-04-add-mfa/proposal.md", Data: []byte("old\n")}},
+			wantErr: "archive directory openspec/changes/archive/2026-03-04-add-mfa already exists; not overwriting it",
+		},
+		{
+			name:    "empty archive directory exists",
+			change:  "add-mfa",
+			extra:   []txtar.File{{Name: "openspec/changes/archive/2026-03-04-add-mfa/"}},
+			wantErr: "archive directory openspec/changes/archive/2026-03-04-add-mfa already exists; not overwriting it",
+		},
+		{
+			name:    "living spec is a directory",
+			change:  "add-mfa",
+			extra:   []txtar.File{{Name: "openspec/specs/billing/spec.md/"}},
+			wantErr: "openspec/specs/billing/spec.md is not a regular file",
+		},
+		{
+			name:    "change is a file",
+			change:  "notes.md",
+			extra:   []txtar.File{{Name: "openspec/changes/notes.md", Data: []byte("x")}},
+			wantErr: "openspec/changes/notes.md is not a directory",
+		},
+		{name: "change name with a slash", change: "a/b", wantErr: `invalid change name "a/b"`},
+		{name: "change name ..", change: "..", wantErr: `invalid change name ".."`},
+		{name: "change name archive", change: "archive", wantErr: `invalid change name "archive"`},
+		{name: "empty change name", change: "", wantErr: `invalid change name ""`},
+		{
+			name:   "moving the change fails: written specs are restored",
+			change: "add-mfa",
+			setup: func(t *testing.T, root string) {
+				renameDir = func(string, string) error { return errors.New("injected") }
+				t.Cleanup(func() { renameDir = os.Rename })
+			},
+			wantErr: "moving openspec/changes/add-mfa to openspec/changes/archive/2026-03-04-add-mfa: injected",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, baseTree)
+			writeTree(t, root, tt.extra)
+			if tt.setup != nil {
+				tt.setup(t, root)
+			}
+			before := snapshot(t, root)
+			res, err := ArchiveChange(root, tt.change, archiveDate)
+			if err == nil {
+				t.Fatalf("no error; result %+v", res)
+			}
+			if res != nil {
+				t.Errorf("result %+v on error", res)
+			}
+			if diff := cmp.Diff(tt.wantErr, err.Error()); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+				t.Errorf("tree changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestArchiveChangeNoDelta(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, baseTree)
+	before := snapshot(t, root)
+	res, err := ArchiveChange(root, "not-openspec", archiveDate)
+	if !errors.Is(err, ErrNoDelta) || res != nil {
+		t.Fatalf("got (%v, %v), want (nil, ErrNoDelta)", res, err)
+	}
+	// A project without an openspec directory at all.
+	if _, err := ArchiveChange(t.TempDir(), "x", archiveDate); !errors.Is(err, ErrNoDelta) {
+		t.Fatalf("got %v, want ErrNoDelta", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("tree changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestArchiveChangeKeepsFileMode(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, baseTree)
+	p := filepath.Join(root, "openspec/specs/auth/spec.md")
+	if err := os.Chmod(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ArchiveChange(root, "add-mfa", archiveDate); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]fs.FileMode{
+		"openspec/specs/auth/spec.md":    0o600,
+		"openspec/specs/billing/spec.md": 0o644,
+	} {
+		fi, err := os.Stat(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", file, got, want)
+		}
+	}
+}
+
+// TestArchiveChangeTwice archives a change, then fails to archive a new
+// change of the same name on the same day without touching anything.
+func TestArchiveChangeTwice(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, baseTree)
+	if _, err := ArchiveChange(root, "add-mfa", archiveDate); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, root, []txtar.File{{Name: "openspec/changes/add-mfa/specs/auth/spec.md",
+		Data: []byte("## ADDED Requirements\n### Requirement: MFA\nx\n")}})
+	before := snapshot(t, root)
+	if _, err := ArchiveChange(root, "add-mfa", archiveDate); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("got %v, want an 'already exists' error", err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("tree changed (-before +after):\n%s", diff)
+	}
+	// The next day it archives.
+	res, err := ArchiveChange(root, "add-mfa", archiveDate.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ArchiveDir != "openspec/changes/archive/2026-03-05-add-mfa" {
+		t.Errorf("archive dir %s", res.ArchiveDir)
+	}
+}
