@@ -1,0 +1,308 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/set-engine/set/engine/journal"
+)
+
+// Claude runs Claude Code headless:
+//
+//	<Prefix> -p <prompt> --output-format stream-json --verbose [--model M]
+//	         [--resume SESSION] <permission flag>
+//
+// with stdin from /dev/null. The permission flag is
+// --dangerously-skip-permissions, except as root without IS_SANDBOX=1 in
+// the child's environment, where Claude Code refuses it and
+// --permission-mode acceptEdits is used instead.
+//
+// The stream is read line by line: system/init gives the session and the
+// model, assistant events only their text (their usage is unreliable), and
+// the final result event the outcome, the token totals and the cost.
+//
+// With --resume, result.usage covers only the new run while total_cost_usd
+// covers the whole session, so the Call's cost is the difference from the
+// session's previous total (sessionStore); with no previous total, the
+// session cost is scaled by this run's share of the session's tokens
+// (modelUsage).
+type Claude struct {
+	// Prefix is the command the flags follow, e.g. ["claude"].
+	Prefix []string
+
+	sessions sessionStore
+}
+
+// claudeTotals is what the session store keeps for a claude session.
+type claudeTotals struct {
+	CostUSD float64 `json:"costUsd"`
+}
+
+// Name is "claude".
+func (c *Claude) Name() string { return "claude" }
+
+// claudeQuietEnv keeps Claude Code off the network except for its model
+// endpoint.
+var claudeQuietEnv = []string{
+	"DISABLE_TELEMETRY=1",
+	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	"DISABLE_AUTOUPDATER=1",
+}
+
+// geteuid is os.Geteuid, replaceable by tests.
+var geteuid = os.Geteuid
+
+// argv is the command line of one iteration for the child environment
+// envList.
+func (c *Claude) argv(req Request, envList []string) ([]string, error) {
+	prompt, err := promptArg(req.Prompt)
+	if err != nil {
+		return nil, fmt.Errorf("agent claude: %w", err)
+	}
+	a := append([]string(nil), c.Prefix...)
+	a = append(a, "-p", prompt, "--output-format", "stream-json", "--verbose")
+	if req.Model != "" {
+		a = append(a, "--model", req.Model)
+	}
+	if req.SessionID != "" {
+		a = append(a, "--resume", req.SessionID)
+	}
+	if geteuid() == 0 && lookupEnv(envList, "IS_SANDBOX") != "1" {
+		a = append(a, "--permission-mode", "acceptEdits")
+	} else {
+		a = append(a, "--dangerously-skip-permissions")
+	}
+	return a, nil
+}
+
+// Run runs one iteration. See Claude for the stream it expects and
+// Result for what Done means.
+func (c *Claude) Run(ctx context.Context, req Request) (Result, error) {
+	start := time.Now()
+	envList := env(req.Env, claudeQuietEnv...)
+	argv, err := c.argv(req, envList)
+	if err != nil {
+		return Result{}, err
+	}
+	var st claudeStream
+	run, err := runStream(ctx, req, argv, envList, st.line)
+	if err != nil {
+		return Result{ExitCode: -1, Duration: time.Since(start)}, fmt.Errorf("agent claude: %w", err)
+	}
+	var base *claudeTotals
+	if req.SessionID != "" {
+		var t claudeTotals
+		if c.sessions.load("claude", req.SessionID, &t) {
+			base = &t
+		}
+	}
+	res := st.result(req, base)
+	if st.final != nil {
+		c.sessions.save("claude", res.SessionID, claudeTotals{CostUSD: st.final.TotalCostUSD}, newSyncWriter(req.Log))
+	}
+	res.ExitCode = run.out.ExitCode
+	res.Stalled = run.out.Stalled
+	res.Duration = time.Since(start)
+	switch {
+	case run.out.Canceled:
+		res.Done = false
+		return res, runErr(ctx, "claude")
+	case run.split.err != nil:
+		res.Done = false
+		return res, run.split.err
+	case run.out.Stalled:
+		res.Done = false
+		return res, nil
+	case st.final == nil:
+		return res, fmt.Errorf("claude stream ended without a result event (exit code %d)", run.out.ExitCode)
+	}
+	return res, nil
+}
+
+// claudeEvent is the part of a stream-json line the adapter reads.
+type claudeEvent struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	Model     string `json:"model"` // system/init
+}
+
+type claudeAssistant struct {
+	Message struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"message"`
+}
+
+type claudeResult struct {
+	Subtype      string  `json:"subtype"`
+	IsError      bool    `json:"is_error"`
+	SessionID    string  `json:"session_id"`
+	Result       string  `json:"result"`
+	TotalCostUSD float64 `json:"total_cost_usd"`
+	Usage        struct {
+		InputTokens              int64 `json:"input_tokens"`
+		OutputTokens             int64 `json:"output_tokens"`
+		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+	ModelUsage map[string]struct {
+		InputTokens              int64   `json:"inputTokens"`
+		OutputTokens             int64   `json:"outputTokens"`
+		CacheReadInputTokens     int64   `json:"cacheReadInputTokens"`
+		CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
+		CostUSD                  float64 `json:"costUSD"`
+	} `json:"modelUsage"`
+	PermissionDenials []struct {
+		ToolName string `json:"tool_name"`
+	} `json:"permission_denials"`
+}
+
+// claudeStream accumulates what the stream said.
+type claudeStream struct {
+	sessionID string
+	model     string // from system/init
+	lastText  string // last assistant text
+	final     *claudeResult
+}
+
+func (s *claudeStream) line(n int, line []byte) error {
+	var ev claudeEvent
+	if err := decodeLine("claude", n, line, &ev); err != nil {
+		return err
+	}
+	switch ev.Type {
+	case "system":
+		if ev.Subtype == "init" {
+			if ev.SessionID != "" {
+				s.sessionID = ev.SessionID
+			}
+			if ev.Model != "" {
+				s.model = ev.Model
+			}
+		}
+	case "assistant":
+		// Only the text matters; a block of an unexpected shape is not
+		// worth failing the iteration for.
+		var a claudeAssistant
+		if json.Unmarshal(line, &a) == nil {
+			var parts []string
+			for _, c := range a.Message.Content {
+				if c.Type == "text" && strings.TrimSpace(c.Text) != "" {
+					parts = append(parts, c.Text)
+				}
+			}
+			if len(parts) > 0 {
+				s.lastText = strings.Join(parts, "\n")
+			}
+		}
+	case "result":
+		var r claudeResult
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("claude stream line %d: result event: %v: %s", n, err, head(line, 200))
+		}
+		s.final = &r
+		if r.SessionID != "" {
+			s.sessionID = r.SessionID
+		}
+	}
+	return nil
+}
+
+// result turns the stream into a Result (without exit code, stall and
+// duration). Done needs a successful, error-free result event without
+// permission denials. base is the session's previous totals when known.
+func (s *claudeStream) result(req Request, base *claudeTotals) Result {
+	res := Result{SessionID: s.sessionID, Summary: truncate(s.lastText, maxSummary)}
+	if res.SessionID == "" {
+		res.SessionID = req.SessionID
+	}
+	r := s.final
+	if r == nil {
+		return res
+	}
+	res.Done = !r.IsError && r.Subtype == "success" && len(r.PermissionDenials) == 0
+	summary := r.Result
+	if strings.TrimSpace(summary) == "" {
+		summary = s.lastText
+	}
+	if r.IsError || r.Subtype != "success" {
+		summary = fmt.Sprintf("claude error (%s): %s", r.Subtype, summary)
+	}
+	if len(r.PermissionDenials) > 0 {
+		var tools []string
+		for _, d := range r.PermissionDenials {
+			tools = append(tools, d.ToolName)
+		}
+		summary = fmt.Sprintf("%d permission denial(s): %s. %s", len(tools), strings.Join(tools, ", "), summary)
+	}
+	res.Summary = truncate(summary, maxSummary)
+	tokens := journal.Tokens{
+		Input:      r.Usage.InputTokens,
+		Output:     r.Usage.OutputTokens,
+		CacheRead:  r.Usage.CacheReadInputTokens,
+		CacheWrite: r.Usage.CacheCreationInputTokens,
+	}
+	res.Calls = []Call{{Model: s.resultModel(req), Tokens: tokens, CostUSD: s.runCost(req, base, tokens)}}
+	return res
+}
+
+// runCost is the cost of this run: total_cost_usd for a new session; for
+// a resumed one, the growth of the session's total since base, or without
+// base, the session total scaled by this run's share of its tokens.
+func (s *claudeStream) runCost(req Request, base *claudeTotals, run journal.Tokens) float64 {
+	total := s.final.TotalCostUSD
+	switch {
+	case req.SessionID == "":
+		return total
+	case base != nil && total >= base.CostUSD:
+		return total - base.CostUSD
+	case base != nil:
+		return total
+	}
+	var session int64
+	for _, u := range s.final.ModelUsage {
+		session += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	}
+	if session > 0 && run.Total() < session {
+		return total * float64(run.Total()) / float64(session)
+	}
+	return total
+}
+
+// resultModel names the model of the result's totals: the modelUsage key
+// that cost the most (then: most tokens, then: name), else the init
+// event's model, else the requested one.
+func (s *claudeStream) resultModel(req Request) string {
+	names := make([]string, 0, len(s.final.ModelUsage))
+	for name := range s.final.ModelUsage {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	best := ""
+	for _, name := range names {
+		if best == "" {
+			best = name
+			continue
+		}
+		u, b := s.final.ModelUsage[name], s.final.ModelUsage[best]
+		if u.CostUSD > b.CostUSD ||
+			(u.CostUSD == b.CostUSD && u.InputTokens+u.OutputTokens > b.InputTokens+b.OutputTokens) {
+			best = name
+		}
+	}
+	switch {
+	case best != "":
+		return best
+	case s.model != "":
+		return s.model
+	}
+	return req.Model
+}

@@ -1,0 +1,256 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/journal"
+)
+
+const claudeSession = "11111111-2222-3333-4444-555555555555"
+
+// asUser makes the adapter believe it runs with effective uid uid.
+func asUser(t *testing.T, uid int) {
+	t.Helper()
+	old := geteuid
+	geteuid = func() int { return uid }
+	t.Cleanup(func() { geteuid = old })
+}
+
+func newClaude(t *testing.T) Adapter {
+	t.Helper()
+	a, err := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestClaudeSuccess(t *testing.T) {
+	asUser(t, 1000)
+	f := newFake(t, "claude-success.jsonl")
+	req := f.request("# Change add-links\nimplement it")
+	req.Model = "claude-sonnet-4-5"
+	activity := 0
+	req.OnActivity = func() { activity++ }
+	res, err := newClaude(t).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalArgs(t, f.args(t), []string{"-p", req.Prompt, "--output-format", "stream-json", "--verbose",
+		"--model", "claude-sonnet-4-5", "--dangerously-skip-permissions"})
+	if !res.Done || res.ExitCode != 0 || res.Stalled {
+		t.Errorf("result = %+v, want done", res)
+	}
+	if res.SessionID != claudeSession {
+		t.Errorf("session = %q", res.SessionID)
+	}
+	want := Call{
+		Model:   "claude-sonnet-4-5-20250929",
+		Tokens:  journal.Tokens{Input: 1200, Output: 250, CacheRead: 4000, CacheWrite: 300},
+		CostUSD: 0.0421,
+	}
+	if len(res.Calls) != 1 || res.Calls[0] != want {
+		t.Errorf("calls = %+v, want [%+v]", res.Calls, want)
+	}
+	if res.Summary != "Added a.go with the handler." {
+		t.Errorf("summary = %q", res.Summary)
+	}
+	if res.Duration <= 0 {
+		t.Error("duration not measured")
+	}
+	if activity == 0 {
+		t.Error("OnActivity never called")
+	}
+	if got := f.file(t, "pwd"); got != f.worktree {
+		t.Errorf("cwd = %q, want %q", got, f.worktree)
+	}
+	if got := f.file(t, "stdin"); got != "devnull" {
+		t.Errorf("stdin = %q, want /dev/null", got)
+	}
+	env := f.file(t, "env")
+	for _, kv := range []string{"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "FAKE_DIR="} {
+		if !strings.Contains(env, kv) {
+			t.Errorf("env lacks %s", kv)
+		}
+	}
+	if log := req.Log.(*lockedBuffer).String(); !strings.Contains(log, `"type":"result"`) {
+		t.Errorf("log lacks the stream: %q", log)
+	}
+}
+
+func TestClaudeArgv(t *testing.T) {
+	tests := []struct {
+		name    string
+		uid     int
+		sandbox string
+		session string
+		model   string
+		want    []string
+	}{
+		{"user", 1000, "", "", "", []string{"-p", "go", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}},
+		{"root", 0, "", "", "", []string{"-p", "go", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"}},
+		{"root sandbox", 0, "1", "", "", []string{"-p", "go", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}},
+		{"resume", 1000, "", "sess-1", "opus", []string{"-p", "go", "--output-format", "stream-json", "--verbose",
+			"--model", "opus", "--resume", "sess-1", "--dangerously-skip-permissions"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asUser(t, tt.uid)
+			t.Setenv("IS_SANDBOX", tt.sandbox)
+			f := newFake(t, "claude-success.jsonl")
+			req := f.request("go")
+			req.SessionID, req.Model = tt.session, tt.model
+			if _, err := newClaude(t).Run(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			equalArgs(t, f.args(t), tt.want)
+		})
+	}
+}
+
+// TestClaudeResumeCost: total_cost_usd of a resumed session covers the
+// whole session; the Call gets this run's part.
+func TestClaudeResumeCost(t *testing.T) {
+	root := t.TempDir()
+	a, err := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), newFake(t, "claude-success.jsonl").request("go")); err != nil {
+		t.Fatal(err)
+	}
+	resume := func(a Adapter) Call {
+		t.Helper()
+		req := newFake(t, "claude-resumed.jsonl").request("fix it")
+		req.SessionID = claudeSession
+		res, err := a.Run(context.Background(), req)
+		if err != nil || len(res.Calls) != 1 || !res.Done {
+			t.Fatalf("res = %+v, err = %v", res, err)
+		}
+		return res.Calls[0]
+	}
+	// A new adapter of the same project (a restarted run) knows the
+	// session's previous total.
+	b, _ := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, root)
+	c := resume(b)
+	if c.Tokens != (journal.Tokens{Input: 100, Output: 20, CacheRead: 880}) {
+		t.Errorf("tokens = %+v", c.Tokens)
+	}
+	if d := c.CostUSD - (0.05 - 0.0421); d > 1e-12 || d < -1e-12 {
+		t.Errorf("cost = %v, want 0.0079", c.CostUSD)
+	}
+	// Unknown session total: the session cost scaled by this run's tokens.
+	other, _ := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, t.TempDir())
+	c = resume(other)
+	if want := 0.05 * 1000 / 6860; c.CostUSD-want > 1e-12 || want-c.CostUSD > 1e-12 {
+		t.Errorf("cost = %v, want %v", c.CostUSD, want)
+	}
+}
+
+func TestClaudeIsError(t *testing.T) {
+	f := newFake(t, "claude-is-error.jsonl", "FAKE_EXIT=1")
+	res, err := newClaude(t).Run(context.Background(), f.request("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done || res.ExitCode != 1 {
+		t.Errorf("result = %+v, want not done, exit 1", res)
+	}
+	if !strings.Contains(res.Summary, "API Error: 500") {
+		t.Errorf("summary = %q", res.Summary)
+	}
+}
+
+func TestClaudePermissionDenials(t *testing.T) {
+	f := newFake(t, "claude-denials.jsonl")
+	res, err := newClaude(t).Run(context.Background(), f.request("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done || res.ExitCode != 0 {
+		t.Errorf("result = %+v, want not done, exit 0", res)
+	}
+	if !strings.Contains(res.Summary, "permission denial") || !strings.Contains(res.Summary, "Write") {
+		t.Errorf("summary = %q, want the denials", res.Summary)
+	}
+	if len(res.Calls) != 1 || res.Calls[0].Tokens.Input != 500 {
+		t.Errorf("calls = %+v", res.Calls)
+	}
+}
+
+func TestClaudeMalformedLine(t *testing.T) {
+	f := newFake(t, "claude-malformed.jsonl")
+	res, err := newClaude(t).Run(context.Background(), f.request("go"))
+	want := "claude stream line 2: invalid JSON: Error: something printed this"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err = %v, want %q…", err, want)
+	}
+	if res.Done {
+		t.Error("done despite the error")
+	}
+}
+
+func TestClaudeNoResult(t *testing.T) {
+	f := newFake(t, "claude-init-only.jsonl", "FAKE_EXIT=3")
+	res, err := newClaude(t).Run(context.Background(), f.request("go"))
+	if err == nil || !strings.Contains(err.Error(), "without a result") || !strings.Contains(err.Error(), "exit code 3") {
+		t.Fatalf("err = %v", err)
+	}
+	if res.SessionID != claudeSession || res.Done {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+func TestClaudeStall(t *testing.T) {
+	f := newFake(t, "claude-init-only.jsonl", "FAKE_SLEEP=30")
+	req := f.request("go")
+	req.StallAfter = 300 * time.Millisecond
+	start := time.Now()
+	res, err := newClaude(t).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Stalled || res.Done || res.ExitCode != -1 {
+		t.Errorf("result = %+v, want stalled", res)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("the stall took %v to detect", time.Since(start))
+	}
+}
+
+func TestClaudeCancel(t *testing.T) {
+	f := newFake(t, "claude-init-only.jsonl", "FAKE_SLEEP=30")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	res, err := newClaude(t).Run(ctx, f.request("go"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res.Done || res.ExitCode != -1 {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+func TestClaudeCannotStart(t *testing.T) {
+	a, err := New(config.Agent{Adapter: "claude", Argv: []string{"/no/such/claude"}}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Run(context.Background(), Request{Worktree: t.TempDir(), Prompt: "go"}); err == nil {
+		t.Fatal("no error for a missing binary")
+	}
+}
+
+func TestPromptArg(t *testing.T) {
+	if p, _ := promptArg("--help"); p != "\n--help" {
+		t.Errorf("promptArg(--help) = %q", p)
+	}
+	if _, err := promptArg(strings.Repeat("x", maxArg+1)); err == nil {
+		t.Error("no error for an oversized prompt")
+	}
+}

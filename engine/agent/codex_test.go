@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/journal"
+)
+
+const codexThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+
+func newCodex(t *testing.T) Adapter {
+	t.Helper()
+	a, err := New(config.Agent{Adapter: "codex", Argv: fakePrefix(t)}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestCodexTwoTurns(t *testing.T) {
+	f := newFake(t, "codex-success.jsonl")
+	req := f.request("implement add-links")
+	req.Model = "gpt-5.5"
+	res, err := newCodex(t).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalArgs(t, f.args(t), []string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
+		"-m", "gpt-5.5", "implement add-links"})
+	if !res.Done || res.SessionID != codexThread || res.ExitCode != 0 {
+		t.Errorf("result = %+v", res)
+	}
+	want := []Call{
+		{Model: "gpt-5.5", Tokens: journal.Tokens{Input: 800, CacheRead: 200, Output: 100}},
+		{Model: "gpt-5.5", Tokens: journal.Tokens{Input: 500, CacheRead: 1000, Output: 80}},
+	}
+	if len(res.Calls) != 2 || res.Calls[0] != want[0] || res.Calls[1] != want[1] {
+		t.Errorf("calls = %+v, want %+v", res.Calls, want)
+	}
+	if res.Summary != "All done: a.go edited and tested." {
+		t.Errorf("summary = %q", res.Summary)
+	}
+	if got := f.file(t, "stdin"); got != "devnull" {
+		t.Errorf("stdin = %q, want /dev/null", got)
+	}
+	if got := f.file(t, "pwd"); got != f.worktree {
+		t.Errorf("cwd = %q", got)
+	}
+}
+
+// TestCodexResume: resume uses `exec resume` with the sandbox as a -c
+// override, and the usage of the resumed thread continues from the last
+// total seen for it, also by a new adapter of the same project (a
+// restarted run).
+func TestCodexResume(t *testing.T) {
+	root := t.TempDir()
+	newAt := func(root string) Adapter {
+		a, err := New(config.Agent{Adapter: "codex", Argv: fakePrefix(t)}, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	resume := func(a Adapter) Result {
+		t.Helper()
+		f := newFake(t, "codex-resumed.jsonl")
+		req := f.request("fix the test")
+		req.SessionID = codexThread
+		res, err := a.Run(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalArgs(t, f.args(t), []string{"exec", "resume", codexThread, "--json", "--skip-git-repo-check",
+			"-c", `sandbox_mode="workspace-write"`, "fix the test"})
+		return res
+	}
+	first := newFake(t, "codex-success.jsonl")
+	if _, err := newAt(root).Run(context.Background(), first.request("go")); err != nil {
+		t.Fatal(err)
+	}
+	res := resume(newAt(root))
+	want := Call{Tokens: journal.Tokens{Input: 200, CacheRead: 300, Output: 70}}
+	if !res.Done || len(res.Calls) != 1 || res.Calls[0] != want {
+		t.Errorf("result = %+v, want one call %+v", res, want)
+	}
+
+	// Another project has no previous total: the whole cumulative count.
+	res = resume(newAt(t.TempDir()))
+	want = Call{Tokens: journal.Tokens{Input: 1500, CacheRead: 1500, Output: 250}}
+	if len(res.Calls) != 1 || res.Calls[0] != want {
+		t.Errorf("calls = %+v, want %+v", res.Calls, want)
+	}
+}
+
+// TestCodexCountReset: a total below the remembered one is a new count.
+func TestCodexCountReset(t *testing.T) {
+	a := newCodex(t)
+	for i := range 2 {
+		f := newFake(t, "codex-success.jsonl")
+		req := f.request("go")
+		if i == 1 {
+			req.SessionID = codexThread
+		}
+		res, err := a.Run(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Calls) != 2 || res.Calls[0].Tokens.Input != 800 {
+			t.Errorf("run %d: calls = %+v", i, res.Calls)
+		}
+	}
+}
+
+func TestCodexTurnFailed(t *testing.T) {
+	f := newFake(t, "codex-failed.jsonl", "FAKE_EXIT=1")
+	res, err := newCodex(t).Run(context.Background(), f.request("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done || res.ExitCode != 1 || res.SessionID != codexThread || len(res.Calls) != 0 {
+		t.Errorf("result = %+v", res)
+	}
+	if res.Summary != "turn failed: stream disconnected before completion: connection refused" {
+		t.Errorf("summary = %q", res.Summary)
+	}
+}
+
+func TestCodexMalformed(t *testing.T) {
+	f := newFake(t, "codex-malformed.jsonl")
+	_, err := newCodex(t).Run(context.Background(), f.request("go"))
+	want := `codex stream line 3: invalid JSON: {"type":"item.completed"`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("err = %v, want %q…", err, want)
+	}
+}
+
+func TestCodexNoTurn(t *testing.T) {
+	f := newFake(t, "codex-error-only.jsonl", "FAKE_EXIT=1")
+	_, err := newCodex(t).Run(context.Background(), f.request("go"))
+	if err == nil || !strings.Contains(err.Error(), "exit code 1") || !strings.Contains(err.Error(), "401 Unauthorized") {
+		t.Fatalf("err = %v", err)
+	}
+}

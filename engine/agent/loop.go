@@ -1,0 +1,242 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/journal"
+)
+
+// LoopInput configures the iterations of one change until it is done.
+type LoopInput struct {
+	Adapter  Adapter
+	Prompt   PromptInput // Iteration is set per iteration
+	Root     string      // project root
+	SetDir   string      // <root>/.set
+	Worktree string
+	// MainBranch is merged into the branch at each iteration boundary when
+	// it moved and merges cleanly.
+	MainBranch string
+	// Done is the number of iterations already recorded for the change;
+	// the loop continues from Done+1, so an interrupted iteration is run
+	// again.
+	Done          int
+	MaxIterations int
+	Model         string
+	SessionID     string
+	TokensUsed    int64
+	TokenBudget   int64
+	StallAfter    time.Duration
+	Env           []string
+	// Emit records an event of the change.
+	Emit func(journal.Payload) error
+	// OnActivity is called when the agent shows life.
+	OnActivity func()
+}
+
+// Ending says how the loop ended.
+type Ending string
+
+const (
+	// EndDone: the agent reported success and the branch has commits
+	// beyond main, with no merge in progress.
+	EndDone        Ending = "done"
+	EndIterations  Ending = "iterations"  // the iteration budget is spent
+	EndTokens      Ending = "tokens"      // the token budget is spent
+	EndStalled     Ending = "stalled"     // every remaining iteration stalled
+	EndAgentError  Ending = "agent-error" // the agent failed to run, twice in a row
+	EndInterrupted Ending = "interrupted" // the context ended
+)
+
+// LoopResult is how the loop ended and where it left the change.
+type LoopResult struct {
+	Ending     Ending
+	Reason     string
+	Iterations int // iterations recorded, in total
+	Tokens     int64
+	SessionID  string
+}
+
+// maxConsecutiveErrors is how many iterations in a row may fail to run
+// before the change fails with an agent error.
+const maxConsecutiveErrors = 2
+
+// Loop runs agent iterations until the change is done or a budget ends it.
+// Every iteration writes its prompt to .set/changes/<change>/prompt-<n>.md
+// and its output to .set/logs/<change>/agent-<n>.log, commits what the
+// agent left uncommitted, and records AGENT_ITERATION and LLM_CALL events.
+// A run error (the journal or git failing) is returned as an error.
+func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
+	change := in.Prompt.Change.Name
+	res := LoopResult{Iterations: in.Done, Tokens: in.TokensUsed, SessionID: in.SessionID}
+	errorsInRow, stalls := 0, 0
+	retryContext := in.Prompt.RetryContext
+	for n := in.Done + 1; ; n++ {
+		if n > in.MaxIterations {
+			if stalls > 0 && stalls == n-1-in.Done {
+				res.Ending, res.Reason = EndStalled, fmt.Sprintf("the agent stalled in each of its last %d iterations", stalls)
+			} else {
+				res.Ending, res.Reason = EndIterations, fmt.Sprintf("%d iterations without finishing", in.MaxIterations)
+			}
+			if err := in.Emit(journal.BudgetExceededData{Budget: "iterations", Used: int64(n - 1), Limit: int64(in.MaxIterations)}); err != nil {
+				return res, err
+			}
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			res.Ending = EndInterrupted
+			return res, nil
+		}
+		if err := syncMain(ctx, in.Worktree, in.MainBranch); err != nil {
+			return res, err
+		}
+
+		pin := in.Prompt
+		pin.Iteration = n
+		pin.RetryContext = retryContext
+		text := Prompt(pin)
+		promptRel := filepath.Join(".set", "changes", change, fmt.Sprintf("prompt-%d.md", n))
+		logRel := filepath.Join(".set", "logs", change, fmt.Sprintf("agent-%d.log", n))
+		promptPath, logPath := filepath.Join(in.Root, promptRel), filepath.Join(in.Root, logRel)
+		for _, dir := range []string{filepath.Dir(promptPath), filepath.Dir(logPath)} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return res, err
+			}
+		}
+		if err := os.WriteFile(promptPath, []byte(text), 0o644); err != nil {
+			return res, err
+		}
+		log, err := os.Create(logPath)
+		if err != nil {
+			return res, err
+		}
+
+		decision, why := "new", "first iteration"
+		switch {
+		case res.SessionID != "" && errorsInRow == 0 && stalls == 0:
+			decision, why = "resume", "the previous iteration's session ended normally"
+		case res.SessionID != "":
+			why = "the previous iteration stalled or failed"
+		case n > 1:
+			why = "no session to resume"
+		}
+		session := ""
+		if decision == "resume" {
+			session = res.SessionID
+		}
+		if err := in.Emit(journal.AgentSessionDecisionData{Decision: decision, SessionID: session, Reason: why}); err != nil {
+			log.Close()
+			return res, err
+		}
+
+		out, runErr := in.Adapter.Run(ctx, Request{
+			Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
+			Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: log,
+			OnActivity: in.OnActivity,
+		})
+		log.Close()
+		if ctx.Err() != nil {
+			// The iteration is not recorded: a resumed run does it again.
+			res.Ending = EndInterrupted
+			return res, nil
+		}
+
+		if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("%s: iteration %d (uncommitted work)", change, n)); err != nil {
+			return res, err
+		}
+		commits, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
+		if err != nil {
+			return res, err
+		}
+		inMerge := git.InMerge(ctx, in.Worktree)
+
+		var tokens journal.Tokens
+		for _, c := range out.Calls {
+			tokens = tokens.Add(c.Tokens)
+			model := c.Model
+			if model == "" {
+				model = in.Model
+			}
+			if err := in.Emit(journal.LLMCallData{Role: "implement", Model: model, Iteration: n, Tokens: c.Tokens, CostUSD: c.CostUSD}); err != nil {
+				return res, err
+			}
+		}
+		res.Tokens += tokens.Total()
+		if out.SessionID != "" {
+			res.SessionID = out.SessionID
+		}
+		it := journal.AgentIterationData{
+			Iteration: n, ExitCode: out.ExitCode, DurationMS: out.Duration.Milliseconds(), Commits: commits,
+			Tokens: tokens, SessionID: out.SessionID, Prompt: filepath.ToSlash(promptRel), Log: filepath.ToSlash(logRel),
+		}
+		switch {
+		case runErr != nil:
+			it.Result, it.Error = "error", runErr.Error()
+			errorsInRow++
+			stalls = 0
+			retryContext = fmt.Sprintf("The previous iteration failed to run: %v", runErr)
+		case out.Stalled:
+			it.Result = "stalled"
+			stalls++
+			errorsInRow = 0
+			retryContext = fmt.Sprintf("The previous iteration produced no output for %s and was stopped. Keep working in small steps.", in.StallAfter)
+		case out.Done && commits > 0 && !inMerge:
+			it.Result = "done"
+		default:
+			it.Result = "not-done"
+			errorsInRow, stalls = 0, 0
+			switch {
+			case inMerge:
+				retryContext = "The merge of main into your branch is still in progress: resolve every conflict marker and commit."
+			case commits == 0:
+				retryContext = "The previous iteration ended without any change on the branch: implement the requirements and commit."
+			default:
+				retryContext = "The previous iteration ended before the agent reported success: " + out.Summary
+			}
+		}
+		res.Iterations = n
+		if err := in.Emit(it); err != nil {
+			return res, err
+		}
+		if in.TokenBudget > 0 && res.Tokens > in.TokenBudget {
+			res.Ending, res.Reason = EndTokens, fmt.Sprintf("%d tokens used, budget %d", res.Tokens, in.TokenBudget)
+			return res, in.Emit(journal.BudgetExceededData{Budget: "tokens", Used: res.Tokens, Limit: in.TokenBudget})
+		}
+		if it.Result == "done" {
+			res.Ending = EndDone
+			return res, nil
+		}
+		if errorsInRow >= maxConsecutiveErrors {
+			res.Ending, res.Reason = EndAgentError, it.Error
+			return res, nil
+		}
+	}
+}
+
+// syncMain merges main into the branch at an iteration boundary when main
+// moved and the merge is clean; a conflicting merge is undone and left for
+// the merge queue, which hands the conflict to the agent.
+func syncMain(ctx context.Context, worktree, mainBranch string) error {
+	if git.InMerge(ctx, worktree) {
+		return nil
+	}
+	main, err := git.RevParse(ctx, worktree, mainBranch)
+	if err != nil {
+		return err
+	}
+	if ok, err := git.IsAncestor(ctx, worktree, main, "HEAD"); err != nil || ok {
+		return err
+	}
+	res, err := git.Merge(ctx, worktree, main, "Merge "+mainBranch+" (iteration boundary)")
+	if err != nil {
+		return err
+	}
+	if !res.Clean {
+		return git.AbortMerge(ctx, worktree)
+	}
+	return nil
+}

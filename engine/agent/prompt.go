@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/spec"
+)
+
+// PromptInput is what an iteration's prompt is made of.
+type PromptInput struct {
+	Project      *config.Project
+	Change       plan.Change
+	Reqs         []spec.Requirement
+	Worktree     string
+	Iteration    int
+	Gates        []string // the verify stack, in order
+	RetryContext string   // the last failure, if any
+	Attempt      int      // retries used so far
+	Budget       int      // retries allowed
+}
+
+// Prompt renders the prompt of one iteration: the change's scope, its
+// requirements with their scenarios, the profile's conventions, and the
+// last failure's retry context. The same input gives the same text.
+func Prompt(in PromptInput) string {
+	var b strings.Builder
+	c := in.Change
+	fmt.Fprintf(&b, "# Change %s (%s, size %s) of project %s\n\n", c.Name, c.Type, c.Size, in.Project.Name)
+	fmt.Fprintf(&b, "You are implementing this change in the git worktree %s, on branch set/%s (iteration %d).\n", in.Worktree, c.Name, in.Iteration)
+	if c.Description != "" {
+		fmt.Fprintf(&b, "%s\n", c.Description)
+	}
+	b.WriteString("\n## Scope\n")
+	if len(c.Scope) == 0 {
+		b.WriteString("You may change any file of the repository.\n")
+	} else {
+		b.WriteString("Change only files matching these paths (globs, ** spans directories):\n")
+		for _, s := range c.Scope {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	b.WriteString("\n## Requirements\n")
+	for _, r := range in.Reqs {
+		fmt.Fprintf(&b, "\n### %s: %s\n", r.ID, r.Title)
+		if r.Text != "" {
+			fmt.Fprintf(&b, "%s\n", r.Text)
+		}
+		for _, s := range r.Scenarios {
+			fmt.Fprintf(&b, "\nScenario: %s\n", s.Name)
+			for _, g := range s.Given {
+				fmt.Fprintf(&b, "- GIVEN %s\n", g)
+			}
+			for _, w := range s.When {
+				fmt.Fprintf(&b, "- WHEN %s\n", w)
+			}
+			for _, t := range s.Then {
+				fmt.Fprintf(&b, "- THEN %s\n", t)
+			}
+		}
+	}
+	if len(in.Project.Conventions) > 0 {
+		b.WriteString("\n## Conventions\n")
+		for _, cv := range in.Project.Conventions {
+			fmt.Fprintf(&b, "- %s\n", cv)
+		}
+	}
+	b.WriteString("\n## Done means\n")
+	b.WriteString("- The requirements above are implemented and covered by tests; each test names the requirement ID it covers.\n")
+	b.WriteString("- Your work is committed on the branch (set commits what you leave uncommitted).\n")
+	if len(in.Gates) > 0 {
+		fmt.Fprintf(&b, "- These checks pass, in this order: %s.\n", strings.Join(in.Gates, ", "))
+	}
+	if in.RetryContext != "" {
+		fmt.Fprintf(&b, "\n## The last attempt failed (retry %d of %d)\n\n%s\n", in.Attempt, in.Budget, strings.TrimSpace(in.RetryContext))
+	}
+	return b.String()
+}

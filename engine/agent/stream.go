@@ -1,0 +1,117 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/set-engine/set/engine/proc"
+)
+
+// lineHandler consumes one line of a JSONL stream; n is its 1-based line
+// number. Blank lines never reach it.
+type lineHandler func(n int, line []byte) error
+
+// lineSplitter is the stdout of a streaming agent: it copies every byte to
+// the log and hands complete lines to a handler. After the handler's first
+// error it only copies, and err keeps that first error.
+//
+// Invariant: only one goroutine writes to it (proc's stdout copier), and
+// it is read (flush, err) only after proc.Run has returned, which waits
+// for the copier to finish.
+type lineSplitter struct {
+	log    io.Writer
+	handle lineHandler
+	buf    []byte
+	n      int
+	err    error
+}
+
+func (s *lineSplitter) Write(p []byte) (int, error) {
+	_, _ = s.log.Write(p)
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			break
+		}
+		s.line(s.buf[:i])
+		s.buf = s.buf[i+1:]
+	}
+	// Reclaim the consumed prefix so a long stream does not pin memory.
+	if len(s.buf) == 0 {
+		s.buf = nil
+	}
+	return len(p), nil
+}
+
+// flush handles a last line that had no newline.
+func (s *lineSplitter) flush() {
+	if len(s.buf) > 0 {
+		s.line(s.buf)
+		s.buf = nil
+	}
+}
+
+func (s *lineSplitter) line(l []byte) {
+	s.n++
+	if s.err != nil {
+		return
+	}
+	l = bytes.TrimSpace(l)
+	if len(l) == 0 {
+		return
+	}
+	s.err = s.handle(s.n, l)
+}
+
+// decodeLine unmarshals one JSON object line into v. A line that is not
+// a JSON object is reported as "<who> stream line N: invalid JSON: <the
+// first 200 bytes>".
+func decodeLine(who string, n int, line []byte, v any) error {
+	if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+		return fmt.Errorf("%s stream line %d: invalid JSON: %s", who, n, head(line, 200))
+	}
+	if err := json.Unmarshal(line, v); err != nil {
+		return fmt.Errorf("%s stream line %d: %v: %s", who, n, err, head(line, 200))
+	}
+	return nil
+}
+
+// head is the first n bytes of b as a string.
+func head(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}
+
+// streamRun is one run of a CLI whose stdout is a JSONL stream.
+type streamRun struct {
+	out   proc.Outcome
+	split *lineSplitter
+}
+
+// runStream runs argv in req.Worktree with stdin from /dev/null, stdout
+// parsed line by line by handle and copied to req.Log with stderr. The
+// error is non-nil only when the command could not start.
+func runStream(ctx context.Context, req Request, argv, envList []string, handle lineHandler) (streamRun, error) {
+	log := newSyncWriter(req.Log)
+	split := &lineSplitter{log: log, handle: handle}
+	out, err := proc.Run(ctx, proc.Spec{
+		Argv:       argv,
+		Dir:        req.Worktree,
+		Env:        envList,
+		Stdout:     split,
+		Stderr:     log,
+		StallAfter: req.StallAfter,
+		OnOutput:   req.OnActivity,
+	})
+	if err != nil {
+		return streamRun{}, err
+	}
+	split.flush()
+	return streamRun{out: out, split: split}, nil
+}
