@@ -19,13 +19,10 @@ lint:
 	$(STATICCHECK) ./...
 	$(GO) mod tidy -diff
 
-# demo plans the bundled example project and shows its execution graph.
+# demo runs the bundled example end to end in a temporary git repository:
+# set apply with the replay agent, from spec to merged, tested main.
 demo: build
-	@echo "== set vet (examples/linkshort)"
-	./$(BIN) -C examples/linkshort vet
-	@echo
-	@echo "== set plan (examples/linkshort)"
-	./$(BIN) -C examples/linkshort plan
+	@bash scripts/demo.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/orchestrator"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/runner/host"
+	"github.com/set-engine/set/engine/state"
+)
+
+func applyCommand() command {
+	return command{
+		name:    "apply",
+		summary: "run the plan: agents implement, gates check, main moves",
+		usage: `Usage: set apply [PLANFILE] [--yes]
+
+Apply runs a plan to the end: every change whose dependencies are merged is
+dispatched into its own worktree (.set/worktrees/<change>, branch
+set/<change>), implemented by the configured agent, checked by its verify
+stack, and integrated through a serial merge queue that fast-forwards main
+only after the integration stack passed on the merged tree.
+
+With PLANFILE (from set plan -out) it runs exactly that plan and refuses
+one whose inputs changed since. Without it, it plans now and asks before
+running, unless --yes is given.
+
+Apply is resumable: after a crash, a kill or Ctrl-C, run it again and it
+continues from the journal (.set/events.jsonl): finished work is kept, a
+change already on main is never merged again. One apply runs per project
+at a time.
+
+Exit status: 0 when every change is merged, 1 otherwise.
+
+Examples:
+  set apply --yes
+  set plan -out plan.json && set apply plan.json
+  set -C examples/linkshort apply --yes
+`,
+		run: runApply,
+	}
+}
+
+func runApply(e *env, args []string) int {
+	c := applyCommand()
+	fs := c.flagSet(e)
+	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	if code, done := c.parse(e, fs, args); done {
+		return code
+	}
+	if fs.NArg() > 1 {
+		return e.errorf(c.name, "expected at most one plan file, got %d arguments", fs.NArg())
+	}
+	ws, err := loadWorkspace(e.dir)
+	ws.printWarnings(e)
+	if err != nil {
+		return ws.report(e, c.name, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	p, err := ws.makePlan(ctx)
+	if err != nil {
+		return ws.report(e, c.name, err)
+	}
+	fromFile := fs.NArg() == 1
+	if fromFile {
+		if p, err = planFromFile(ctx, ws, resolveDir(e.dir, fs.Arg(0)), p); err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
+	}
+	g, err := graph.Build(p, ws.cfg)
+	if err != nil {
+		return ws.report(e, c.name, err)
+	}
+	if err := runnable(ws.cfg, g); err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	adapter, err := agent.New(ws.cfg.Agent, ws.root)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	if !fromFile && !*yes {
+		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: colorFor(e.stdout)}); err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
+		if !confirm(e, len(p.Changes)) {
+			return e.errorf(c.name, "not applied (pass --yes to run without asking)")
+		}
+	}
+
+	progress := newProgress(e.stdout, p, colorFor(e.stdout))
+	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
+		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter,
+		Runners: map[string]runner.Runner{"host": host.New()},
+		OnEvent: progress.event,
+	})
+	progress.close()
+	if err != nil {
+		var locked *state.LockedError
+		if errors.As(err, &locked) {
+			return e.errorf(c.name, "%v", err)
+		}
+		return e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `set apply` again to continue.", err)
+	}
+	progress.summary(sum, git.Head(context.Background(), ws.root))
+	if sum.Result != "success" {
+		return exitError
+	}
+	return exitOK
+}
+
+// planFromFile reads a saved plan and refuses it when its inputs changed,
+// unless the journal shows a run of exactly that plan to continue (that
+// run moved git HEAD itself).
+func planFromFile(ctx context.Context, ws *workspace, path string, now *plan.Plan) (*plan.Plan, error) {
+	saved, err := plan.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	changed := saved.Fingerprint.Changes(now.Fingerprint)
+	if len(changed) == 1 && strings.HasPrefix(changed[0], "git HEAD moved") {
+		st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(ws.root), "events.jsonl"))
+		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {
+			changed = nil
+		}
+	}
+	if len(changed) > 0 {
+		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `set plan -out %s` again",
+			filepath.Base(path), strings.Join(changed, "; "), filepath.Base(path))
+	}
+	if err := plan.Validate(saved, plan.Limits{MaxRequirementsPerChange: ws.cfg.Planner.MaxRequirementsPerChange}); err != nil {
+		return nil, err
+	}
+	return saved, nil
+}
+
+// runnable refuses, before anything runs, gates this build cannot run.
+func runnable(cfg *config.Project, g *graph.Graph) error {
+	var problems []string
+	seen := map[string]bool{}
+	for _, c := range g.Changes {
+		for _, s := range append(append([]graph.GateStep{}, c.Verify...), c.Integration...) {
+			key := s.Gate + "/" + s.Runner
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			switch {
+			case s.Kind == config.KindReview:
+				problems = append(problems, fmt.Sprintf("gate %s is an LLM review, which is not available in this build; set its mode to \"skip\" in the stacks that use it", s.Gate))
+			case s.Runner != "host":
+				problems = append(problems, fmt.Sprintf("gate %s runs on the %q runner, which is not available in this build; use runner: kind: \"host\"", s.Gate, s.Runner))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// confirm asks on the terminal whether to run n changes.
+func confirm(e *env, n int) bool {
+	if !isatty.IsTerminal(os.Stdin.Fd()) {
+		fmt.Fprintln(e.stderr, "set apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `set plan -out`")
+		return false
+	}
+	fmt.Fprintf(e.stdout, "\nApply these %d changes? Agents will run and main will move. [y/N] ", n)
+	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return answer == "y" || answer == "yes"
+}

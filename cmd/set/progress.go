@@ -1,0 +1,299 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fatih/color"
+
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/orchestrator"
+	"github.com/set-engine/set/engine/plan"
+)
+
+// progress shows a run as it happens. On a terminal it keeps a live line
+// per change (status, current gate, retries, tokens, time) under the
+// notable events; elsewhere it prints one timestamped line per notable
+// event. It only reads events: what it shows is what the journal says.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	live  bool
+	names []string // plan order
+	width int
+	rows  map[string]*row
+	drawn int // lines of the live block on screen
+	start time.Time
+	stop  chan struct{}
+	done  chan struct{}
+
+	red, green, yellow, dim *color.Color
+}
+
+// row is the live view of one change.
+type row struct {
+	status  string
+	gate    string
+	retries int
+	tokens  int64
+	since   time.Time
+}
+
+func newProgress(w io.Writer, p *plan.Plan, live bool) *progress {
+	pr := &progress{
+		w: w, live: live, rows: map[string]*row{}, start: time.Now(),
+		stop: make(chan struct{}), done: make(chan struct{}),
+		red: color.New(color.FgRed), green: color.New(color.FgGreen), yellow: color.New(color.FgYellow), dim: color.New(color.Faint),
+	}
+	for _, c := range []*color.Color{pr.red, pr.green, pr.yellow, pr.dim} {
+		if live {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+	}
+	for _, c := range p.Changes {
+		pr.names = append(pr.names, c.Name)
+		pr.rows[c.Name] = &row{status: "pending"}
+		pr.width = max(pr.width, len(c.Name))
+	}
+	go pr.tick()
+	return pr
+}
+
+// tick redraws the live block every second so elapsed times move.
+func (p *progress) tick() {
+	defer close(p.done)
+	if !p.live {
+		<-p.stop
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.redraw(nil)
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *progress) close() {
+	close(p.stop)
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearBlock()
+}
+
+// event takes one journal event.
+func (p *progress) event(e journal.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.rows[e.Change]
+	if r == nil && e.Change != "" {
+		r = &row{}
+		p.rows[e.Change] = r
+	}
+	msg := p.describe(e, r)
+	if !p.live {
+		if msg != "" {
+			fmt.Fprintf(p.w, "%s %-*s  %s\n", e.Time.Local().Format("15:04:05"), p.width, e.Change, msg)
+		}
+		return
+	}
+	var lines []string
+	if msg != "" && p.notable(e) {
+		lines = append(lines, fmt.Sprintf("%s %-*s  %s", p.dim.Sprint(e.Time.Local().Format("15:04:05")), p.width, e.Change, msg))
+	}
+	p.redraw(lines)
+}
+
+// notable events stay on screen above the live block.
+func (p *progress) notable(e journal.Event) bool {
+	switch e.Type {
+	case journal.StateChange, journal.VerifyGate, journal.AgentIteration:
+		return strings.Contains(string(e.Data), "fail") || strings.Contains(string(e.Data), "blocked") || strings.Contains(string(e.Data), "stalled")
+	case journal.AgentSessionDecision, journal.LLMCall, journal.MonitorHeartbeat, journal.MergeQueued:
+		return false
+	}
+	return true
+}
+
+// describe updates r from e and returns the line to print for it, if any.
+func (p *progress) describe(e journal.Event, r *row) string {
+	switch e.Type {
+	case journal.RunStarted:
+		d, _ := journal.Decode[journal.RunStartedData](e)
+		verb := "started"
+		if d.Resumed {
+			verb = "resumed"
+		}
+		return fmt.Sprintf("run %s %s: %d changes, up to %d at once", e.Run, verb, len(d.Changes), d.MaxParallel)
+	case journal.StateChange:
+		d, _ := journal.Decode[journal.StateChangeData](e)
+		r.status, r.since = d.To, e.Time
+		if d.To != "implementing" && d.To != "verifying" {
+			r.gate = ""
+		}
+		switch {
+		case strings.HasPrefix(d.To, "failed"), d.To == "dep-blocked":
+			return p.red.Sprintf("%s: %s", d.To, d.Reason)
+		case d.To == "queued", d.To == "integrating":
+			return d.To
+		}
+	case journal.Dispatch:
+		d, _ := journal.Decode[journal.DispatchData](e)
+		verb := "dispatched to"
+		if d.Reused {
+			verb = "resumed in"
+		}
+		return fmt.Sprintf("%s %s (branch %s from %s)", verb, d.Worktree, d.Branch, shortSHA(d.Base))
+	case journal.AgentIteration:
+		d, _ := journal.Decode[journal.AgentIterationData](e)
+		r.tokens += d.Tokens.Total()
+		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %d commits)", d.Iteration, d.Result, ms(d.DurationMS), tokens(d.Tokens.Total()), d.Commits)
+		if d.Error != "" {
+			msg += ": " + d.Error
+		}
+		return msg
+	case journal.VerifyGate:
+		d, _ := journal.Decode[journal.VerifyGateData](e)
+		r.gate = d.Stage + " " + d.Gate
+		switch d.Result {
+		case "pass":
+			return fmt.Sprintf("%s %s: %s (%s)", d.Stage, d.Gate, p.green.Sprint("pass"), ms(d.DurationMS))
+		case "skip":
+			return p.dim.Sprintf("%s %s: skipped, %s", d.Stage, d.Gate, d.Reason)
+		case "warn":
+			return p.yellow.Sprintf("%s %s: failed, not blocking (warn): %s", d.Stage, d.Gate, d.Reason)
+		default:
+			return fmt.Sprintf("%s %s: %s (%s): %s; log %s", d.Stage, d.Gate, p.red.Sprint(strings.ToUpper(d.Result)), ms(d.DurationMS), d.Reason, d.Log)
+		}
+	case journal.GateSetExpanded:
+		d, _ := journal.Decode[journal.GateSetExpandedData](e)
+		return fmt.Sprintf("%s %s added: %s", d.Stage, d.Gate, d.Condition)
+	case journal.RetryScheduled:
+		d, _ := journal.Decode[journal.RetryScheduledData](e)
+		r.retries++
+		return p.yellow.Sprintf("retry %d/%d (%s): back to the agent", d.Attempt, d.Budget, d.Stage)
+	case journal.ChangeIntegrationFailed:
+		d, _ := journal.Decode[journal.ChangeIntegrationFailedData](e)
+		if d.Reason == "conflict" {
+			return p.yellow.Sprintf("merging main conflicts in %s", strings.Join(d.Paths, ", "))
+		}
+		return p.yellow.Sprintf("integration failed: %s", d.Gate)
+	case journal.Merged:
+		d, _ := journal.Decode[journal.MergedData](e)
+		return p.green.Sprintf("merged: main %s → %s", shortSHA(d.Previous), shortSHA(d.Commit))
+	case journal.Archived:
+		d, _ := journal.Decode[journal.ArchivedData](e)
+		if d.Skipped != "" {
+			return "archived: nothing to fold, " + d.Skipped
+		}
+		specs := make([]string, len(d.Capabilities))
+		for i, c := range d.Capabilities {
+			specs[i] = path.Join("openspec/specs", c)
+		}
+		return fmt.Sprintf("archived: %s updated, change folder in %s", strings.Join(specs, ", "), d.ArchiveDir)
+	case journal.BudgetExceeded:
+		d, _ := journal.Decode[journal.BudgetExceededData](e)
+		return p.red.Sprintf("%s budget spent (%d of %d)", d.Budget, d.Used, d.Limit)
+	}
+	return ""
+}
+
+// redraw replaces the live block, printing lines above it first.
+func (p *progress) redraw(lines []string) {
+	p.clearBlock()
+	for _, l := range lines {
+		fmt.Fprintln(p.w, l)
+	}
+	p.drawn = 0
+	for _, name := range p.names {
+		r := p.rows[name]
+		fmt.Fprintln(p.w, p.liveLine(name, r))
+		p.drawn++
+	}
+}
+
+func (p *progress) clearBlock() {
+	if !p.live || p.drawn == 0 {
+		return
+	}
+	fmt.Fprintf(p.w, "\x1b[%dA\x1b[J", p.drawn)
+	p.drawn = 0
+}
+
+func (p *progress) liveLine(name string, r *row) string {
+	parts := []string{r.status}
+	if r.gate != "" && (r.status == "verifying" || r.status == "integrating") {
+		parts = append(parts, r.gate)
+	}
+	if r.retries > 0 {
+		parts = append(parts, fmt.Sprintf("%d retries", r.retries))
+	}
+	if r.tokens > 0 {
+		parts = append(parts, tokens(r.tokens)+" tokens")
+	}
+	if !r.since.IsZero() && r.status != "archived" && !strings.HasPrefix(r.status, "failed") && r.status != "dep-blocked" {
+		parts = append(parts, time.Since(r.since).Round(time.Second).String())
+	}
+	line := fmt.Sprintf("  %-*s  %s", p.width, name, strings.Join(parts, " · "))
+	switch {
+	case r.status == "archived":
+		return p.green.Sprint(line)
+	case strings.HasPrefix(r.status, "failed"), r.status == "dep-blocked":
+		return p.red.Sprint(line)
+	case r.status == "pending":
+		return p.dim.Sprint(line)
+	}
+	return line
+}
+
+// summary prints the end of the run.
+func (p *progress) summary(s *orchestrator.Summary, head string) {
+	fmt.Fprintf(p.w, "\nRun %s in %s%s.\n", s.Result, s.Duration.Round(100*time.Millisecond), map[bool]string{true: " (resumed)"}[s.Resumed])
+	for _, name := range p.names {
+		r := p.rows[name]
+		status := string(s.Statuses[name])
+		detail := []string{}
+		if r.retries > 0 {
+			detail = append(detail, fmt.Sprintf("%d retries", r.retries))
+		}
+		if r.tokens > 0 {
+			detail = append(detail, tokens(r.tokens)+" tokens")
+		}
+		fmt.Fprintf(p.w, "  %-*s  %-12s %s\n", p.width, name, status, strings.Join(detail, ", "))
+	}
+	fmt.Fprintf(p.w, "\nmain is at %s. Events: .set/events.jsonl · state: .set/state.json · logs: .set/logs/\n", shortSHA(head))
+}
+
+func shortSHA(s string) string {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
+}
+
+func ms(n int64) string {
+	return (time.Duration(n) * time.Millisecond).Round(100 * time.Millisecond).String()
+}
+
+func tokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}

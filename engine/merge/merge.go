@@ -1,0 +1,283 @@
+// Package merge integrates one verified change into main. The queue that
+// calls it runs one change at a time; within one call, main moves only by
+// fast-forward and only after the integration stack passed on the exact
+// tree main moves to.
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/gate"
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/proc"
+	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/spec"
+)
+
+// Input is one change to integrate.
+type Input struct {
+	Project  *config.Project
+	Root     string // the project root (the user's checkout)
+	SetDir   string // <root>/.set
+	Change   plan.Change
+	Reqs     []spec.Requirement
+	Steps    []graph.GateStep // the integration stack
+	Worktree string
+	Attempt  int // integration attempt, 1-based
+	Env      []string
+	Runners  map[string]runner.Runner
+	// Emit records an event of the change.
+	Emit func(journal.Payload) error
+	// Now gives the archive date.
+	Now func() time.Time
+}
+
+// Outcome of an integration.
+type Outcome struct {
+	// Merged is set when main moved to the change; Commit is main then.
+	Merged bool
+	Commit string
+	// Failed is set when the change goes back to its agent: a real conflict
+	// (left in progress in the worktree) or a failed integration gate.
+	Failed       bool
+	Reason       string // "conflict" or "gate"
+	RetryContext string
+}
+
+// Integrate merges main into the change's branch, resolves conflicts
+// confined to generated files by regenerating them, runs the integration
+// stack on the merged tree, and fast-forwards main to it. A returned error
+// is a run error (git or the disk failed), never the change's fault.
+func Integrate(ctx context.Context, in Input) (Outcome, error) {
+	mainBranch := in.Project.MainBranch
+	oldMain, err := git.RevParse(ctx, in.Root, mainBranch)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if git.InMerge(ctx, in.Worktree) {
+		// A merge left by an earlier, interrupted integration: start over.
+		if err := git.AbortMerge(ctx, in.Worktree); err != nil {
+			return Outcome{}, err
+		}
+	}
+	res, err := git.Merge(ctx, in.Worktree, oldMain, fmt.Sprintf("Merge %s into %s", mainBranch, in.Change.Name))
+	if err != nil {
+		return Outcome{}, err
+	}
+	if !res.Clean {
+		out, err := resolveConflicts(ctx, in, res.Conflicts)
+		if err != nil || out.Failed {
+			return out, err
+		}
+	}
+
+	for _, step := range in.Steps {
+		r := gate.Run(ctx, gate.Input{
+			Project:  in.Project,
+			Change:   in.Change,
+			Reqs:     in.Reqs,
+			Step:     step,
+			Stage:    "integration",
+			Attempt:  in.Attempt,
+			Worktree: in.Worktree,
+			Base:     oldMain,
+			LogPath:  filepath.Join(in.SetDir, "logs", in.Change.Name, fmt.Sprintf("integration-%s-%d.log", step.Gate, in.Attempt)),
+			LogRel:   filepath.ToSlash(filepath.Join(".set", "logs", in.Change.Name, fmt.Sprintf("integration-%s-%d.log", step.Gate, in.Attempt))),
+			Env:      in.Env,
+		}, in.Runners)
+		if err := in.Emit(GateEvent("integration", in.Attempt, r)); err != nil {
+			return Outcome{}, err
+		}
+		switch r.Status {
+		case "error":
+			return Outcome{}, fmt.Errorf("integration gate %s of %s could not run: %w", r.Gate, in.Change.Name, r.Err)
+		case "fail":
+			return Outcome{Failed: true, Reason: "gate", RetryContext: fmt.Sprintf(
+				"After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, r.Gate, r.RetryContext)}, nil
+		}
+	}
+
+	head, err := git.RevParse(ctx, in.Worktree, "HEAD")
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := git.FastForward(ctx, in.Root, mainBranch, oldMain, head); err != nil {
+		return Outcome{}, err
+	}
+	if err := in.Emit(journal.MergedData{Commit: head, Previous: oldMain}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Merged: true, Commit: head}, nil
+}
+
+// resolveConflicts regenerates the files of a conflict that touches only
+// generated files and concludes the merge; any other conflict is left in
+// progress for the agent, with the conflicting hunks as retry context.
+func resolveConflicts(ctx context.Context, in Input, paths []string) (Outcome, error) {
+	var real []string
+	regen := map[string][]string{}
+	for _, p := range paths {
+		g, ok := in.Project.Generated[p]
+		if !ok {
+			real = append(real, p)
+			continue
+		}
+		regen[p] = g.Regenerate
+	}
+	if len(real) == 0 {
+		if err := regenerate(ctx, in, regen); err != nil {
+			return Outcome{}, err
+		}
+		if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("Merge %s into %s (regenerated %s)",
+			in.Project.MainBranch, in.Change.Name, strings.Join(slices.Sorted(maps.Keys(regen)), ", "))); err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{}, nil
+	}
+	rc := conflictContext(in.Worktree, in.Project.MainBranch, real)
+	if err := in.Emit(journal.ChangeIntegrationFailedData{
+		Reason: "conflict", Paths: real, RetryContext: rc, Attempt: in.Attempt,
+	}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Failed: true, Reason: "conflict", RetryContext: rc}, nil
+}
+
+// regenerate takes main's side of each generated file and then runs each
+// distinct regeneration command once, in the worktree.
+func regenerate(ctx context.Context, in Input, regen map[string][]string) error {
+	done := map[string]bool{}
+	for _, path := range slices.Sorted(maps.Keys(regen)) {
+		if _, err := git.Run(ctx, in.Worktree, "checkout", "--theirs", "--", path); err != nil {
+			return err
+		}
+		argv := regen[path]
+		key := strings.Join(argv, "\x00")
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		logPath := filepath.Join(in.SetDir, "logs", in.Change.Name, fmt.Sprintf("regenerate-%d.log", in.Attempt))
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+			return err
+		}
+		log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		o, err := proc.Run(ctx, proc.Spec{Argv: argv, Dir: in.Worktree, Env: in.Env, Stdout: log, Stderr: log, Timeout: 10 * time.Minute})
+		log.Close()
+		if err != nil {
+			return fmt.Errorf("regenerating %s: %w", path, err)
+		}
+		if o.ExitCode != 0 {
+			return fmt.Errorf("regenerating %s: `%s` exited %d (log: %s)", path, strings.Join(argv, " "), o.ExitCode, logPath)
+		}
+	}
+	return nil
+}
+
+// conflictContext tells the agent which files conflict and shows their
+// conflicting hunks (capped), so it can resolve the merge in place.
+func conflictContext(worktree, mainBranch string, paths []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Merging %s into your branch conflicts in %d file(s): %s.\n", mainBranch, len(paths), strings.Join(paths, ", "))
+	b.WriteString("The merge is in progress in your worktree. Resolve every conflict marker (<<<<<<<, =======, >>>>>>>) ")
+	b.WriteString("so that both your change and the work already on main are kept, make the tests pass, and commit (or leave the files for set to commit). Do not abort the merge.\n")
+	const maxBytes = 12 << 10
+	for _, p := range paths {
+		data, err := os.ReadFile(filepath.Join(worktree, filepath.FromSlash(p)))
+		if err != nil {
+			fmt.Fprintf(&b, "\n%s: %v\n", p, err)
+			continue
+		}
+		for _, h := range conflictHunks(string(data)) {
+			if b.Len()+len(h.text) > maxBytes {
+				b.WriteString("\n(more conflicts not shown)\n")
+				return b.String()
+			}
+			fmt.Fprintf(&b, "\n%s:%d:\n```\n%s```\n", p, h.line, h.text)
+		}
+	}
+	return b.String()
+}
+
+type hunk struct {
+	line int
+	text string
+}
+
+// conflictHunks extracts the marker-delimited regions of a file.
+func conflictHunks(content string) []hunk {
+	var out []hunk
+	var cur *strings.Builder
+	start := 0
+	for i, line := range strings.SplitAfter(content, "\n") {
+		switch {
+		case strings.HasPrefix(line, "<<<<<<< "):
+			cur = &strings.Builder{}
+			start = i + 1
+			cur.WriteString(line)
+		case cur != nil:
+			cur.WriteString(line)
+			if strings.HasPrefix(line, ">>>>>>> ") {
+				out = append(out, hunk{line: start, text: cur.String()})
+				cur = nil
+			}
+		}
+	}
+	return out
+}
+
+// GateEvent is the VERIFY_GATE payload of a gate result.
+func GateEvent(stage string, attempt int, r gate.Result) journal.VerifyGateData {
+	return journal.VerifyGateData{
+		Stage: stage, Gate: r.Gate, Kind: r.Kind, Mode: r.Mode, Runner: r.Runner, Base: r.Base,
+		Result: r.Status, ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(), Cached: r.Cached,
+		Log: r.Log, Reason: r.Reason, RetryContext: r.RetryContext, Attempt: attempt,
+	}
+}
+
+// Archive folds the change's OpenSpec delta into openspec/specs/ and moves
+// the change folder under openspec/changes/archive/, as one commit on the
+// change's branch that main then fast-forwards to. The worktree must be at
+// main's commit (Integrate just made it so). A change without a delta is
+// recorded as archived with the reason.
+func Archive(ctx context.Context, in Input) error {
+	res, err := spec.ArchiveChange(in.Worktree, in.Change.Name, in.Now())
+	if errors.Is(err, spec.ErrNoDelta) {
+		return in.Emit(journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/" + in.Change.Name + ")"})
+	}
+	if err != nil {
+		return fmt.Errorf("archiving %s: %w", in.Change.Name, err)
+	}
+	mainBranch := in.Project.MainBranch
+	old, err := git.RevParse(ctx, in.Root, mainBranch)
+	if err != nil {
+		return err
+	}
+	if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("Archive %s: update openspec/specs (%s)",
+		in.Change.Name, strings.Join(res.Capabilities, ", "))); err != nil {
+		return err
+	}
+	head, err := git.RevParse(ctx, in.Worktree, "HEAD")
+	if err != nil {
+		return err
+	}
+	if err := git.FastForward(ctx, in.Root, mainBranch, old, head); err != nil {
+		return err
+	}
+	return in.Emit(journal.ArchivedData{Commit: head, Capabilities: res.Capabilities, ArchiveDir: res.ArchiveDir})
+}

@@ -1,0 +1,160 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/runner/host"
+	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/state"
+)
+
+// fixture is a project in a real git repository in a temp dir, with a
+// plan built in Go and exec agents written as shell scripts.
+type fixture struct {
+	t       *testing.T
+	root    string
+	project *config.Project
+	plan    *plan.Plan
+}
+
+// newFixture makes a repository with one commit on main.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "gitconfig"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_AUTHOR_NAME", "test")
+	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+	t.Setenv("GIT_COMMITTER_NAME", "test")
+	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+	f := &fixture{t: t, root: root}
+	f.git("init", "-q", "-b", "main")
+	f.write("README.md", "# fixture\n")
+	f.write("notes.txt", "line 1\nline 2\nline 3\n")
+	f.git("add", "-A")
+	f.git("commit", "-q", "-m", "initial")
+	one := 1
+	_ = one
+	f.project = &config.Project{
+		Name:         "fixture",
+		MainBranch:   "main",
+		MaxParallel:  2,
+		TestPatterns: []string{"**/*_test.txt"},
+		Generated:    map[string]config.Generated{},
+		Gates: map[string]config.Gate{
+			// check fails while a change's file says "bad".
+			"check": {Name: "check", Kind: "exec", Mode: "run", Order: 10,
+				Run: []string{"sh", "-c", "! grep -rl bad --include='*.txt' . || { echo 'found bad content'; exit 1; }"}},
+		},
+		Stacks:      map[string]config.Stack{"feature": {"check": {}}},
+		Integration: config.Stack{"check": {}},
+		Runner:      config.Runner{Kind: "host"},
+	}
+	f.project.Budgets.Retries.Verify = 2
+	f.project.Budgets.Retries.Integration = 2
+	f.project.Budgets.Iterations = 6
+	f.project.Budgets.Tokens = map[string]int{"S": 1000, "M": 1000, "L": 1000}
+	f.project.Budgets.GateTimeout = config.Duration(time.Minute)
+	f.plan = &plan.Plan{Version: plan.FormatVersion, Project: "fixture", Strategy: "explicit",
+		Fingerprint: plan.Fingerprint{Config: "c", Specs: map[string]string{}}}
+	return f
+}
+
+func (f *fixture) git(args ...string) string {
+	f.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", f.root}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		f.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (f *fixture) write(name, content string) {
+	f.t.Helper()
+	p := filepath.Join(f.root, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// change adds a change to the plan with one requirement of its own.
+func (f *fixture) change(name string, deps ...string) {
+	id := "REQ-" + strings.ToUpper(strings.ReplaceAll(name, "-", "")) + "-01"
+	f.plan.Requirements = append(f.plan.Requirements, spec.Requirement{ID: id, Title: name, Domain: name})
+	f.plan.Changes = append(f.plan.Changes, plan.Change{Name: name, Type: "feature", Size: "S",
+		Requirements: []string{id}, DependsOn: append([]string{}, deps...)})
+}
+
+// agentScript writes an exec agent: a shell script run in the worktree
+// with the change and iteration as $1 and $2.
+func (f *fixture) agentScript(body string) agent.Adapter {
+	f.t.Helper()
+	path := filepath.Join(f.t.TempDir(), "agent.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\nset -e\nchange=$1\niteration=$2\n"+body), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	return &agent.Exec{Argv: []string{"sh", path, "{change}", "{iteration}"}}
+}
+
+// apply runs the plan and returns the summary.
+func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) {
+	f.t.Helper()
+	f.plan.Changes = plan.TopoSort(f.plan.Changes)
+	if err := plan.Validate(f.plan, plan.Limits{}); err != nil {
+		f.t.Fatal(err)
+	}
+	g, err := graph.Build(f.plan, f.project)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return Apply(ctx, Options{
+		Root: f.root, Project: f.project, Plan: f.plan, Graph: g, Adapter: a,
+		Runners: map[string]runner.Runner{"host": host.New()},
+	})
+}
+
+// events reads the run's journal.
+func (f *fixture) events() []journal.Event {
+	f.t.Helper()
+	ev, err := journal.ReadFile(filepath.Join(f.root, ".set", "events.jsonl"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ev
+}
+
+func (f *fixture) state() *state.State {
+	f.t.Helper()
+	st, err := state.Load(filepath.Join(f.root, ".set", "state.json"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return st
+}
+
+// count counts events of type typ for change.
+func count(events []journal.Event, typ journal.Type, change string) int {
+	n := 0
+	for _, e := range events {
+		if e.Type == typ && e.Change == change {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,400 @@
+// Package orchestrator runs a plan: it dispatches changes whose
+// dependencies are merged (critical path first, at most maxParallel at
+// once), runs each change's agent loop and verify stack in a worker, and
+// integrates verified changes one at a time through the merge queue. It
+// reacts to workers and the queue through channels; nothing polls.
+//
+// Invariants: every transition is journaled before it is acted on; main
+// moves only through the merge queue, by fast-forward; a change already on
+// main is never merged again; a panic in a worker fails that change, not
+// the run.
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/sourcegraph/conc/panics"
+	"github.com/sourcegraph/conc/pool"
+
+	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/merge"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/state"
+)
+
+// Options configure one Apply.
+type Options struct {
+	Root    string
+	Project *config.Project
+	Plan    *plan.Plan
+	Graph   *graph.Graph
+	Adapter agent.Adapter
+	Runners map[string]runner.Runner
+	// OnEvent, if set, sees every event of the run, in order, from its own
+	// goroutine.
+	OnEvent func(journal.Event)
+	// Now is the clock (archive dates, durations); nil means time.Now.
+	Now func() time.Time
+	// Heartbeat is the interval of MONITOR_HEARTBEAT events; zero means
+	// 30 seconds.
+	Heartbeat time.Duration
+}
+
+// Summary is how a run ended.
+type Summary struct {
+	Result   string // "success", "failed" or "interrupted"
+	Statuses map[string]state.Status
+	Resumed  bool
+	Duration time.Duration
+}
+
+// run is one Apply in progress.
+type run struct {
+	opts   Options
+	setDir string
+	rec    *recorder
+	reqs   map[string]spec.Requirement
+	env    []string
+
+	workerDone chan workerResult
+	mergeDone  chan mergeResult
+	active     map[string]bool // changes with a running worker
+	queue      []string        // changes waiting for the merge queue, FIFO
+	merging    string          // the change being integrated, if any
+	// retry holds the retry context a worker starts from, by change.
+	retry map[string]string
+}
+
+type workerResult struct {
+	change string
+	err    error // a run error: the run stops
+}
+
+type mergeResult struct {
+	change string
+	out    merge.Outcome
+	err    error
+}
+
+// SetDir is the directory of a project's run state.
+func SetDir(root string) string { return filepath.Join(root, ".set") }
+
+// Apply runs the plan to completion, or continues the unfinished run of
+// the same plan recorded in the project's journal. It holds the project's
+// lock for its whole duration. The context ending (Ctrl-C) stops agents
+// and gates, records the run as interrupted and returns; a later Apply
+// continues it.
+func Apply(ctx context.Context, opts Options) (*Summary, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Heartbeat == 0 {
+		opts.Heartbeat = 30 * time.Second
+	}
+	setDir := SetDir(opts.Root)
+	if err := os.MkdirAll(setDir, 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := state.AcquireLock(setDir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+
+	if err := prepareRepository(ctx, opts.Root, opts.Project.MainBranch); err != nil {
+		return nil, err
+	}
+
+	eventsPath := filepath.Join(setDir, "events.jsonl")
+	events, err := journal.ReadFile(eventsPath)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	st, err := state.Rebuild(events)
+	if err != nil {
+		return nil, fmt.Errorf("rebuilding the state from %s: %w", eventsPath, err)
+	}
+	resumed := samePlan(st, opts.Plan)
+	runID := st.Run
+	if !resumed || runID == "" {
+		runID = opts.Now().UTC().Format("20060102T150405Z")
+	}
+	w, err := journal.Open(setDir, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if opts.OnEvent != nil {
+		ch, stop := w.Subscribe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for e := range ch {
+				opts.OnEvent(e)
+			}
+		}()
+		defer func() { stop(); <-done }()
+	}
+
+	r := &run{
+		opts:       opts,
+		setDir:     setDir,
+		rec:        &recorder{w: w, st: st, statePath: filepath.Join(setDir, "state.json")},
+		reqs:       map[string]spec.Requirement{},
+		env:        os.Environ(),
+		workerDone: make(chan workerResult),
+		mergeDone:  make(chan mergeResult),
+		active:     map[string]bool{},
+		retry:      map[string]string{},
+	}
+	for _, req := range opts.Plan.Requirements {
+		r.reqs[req.ID] = req
+	}
+	start := opts.Now()
+	if err := r.begin(ctx, resumed); err != nil {
+		return nil, err
+	}
+	result, runErr := r.loop(ctx)
+	sum := &Summary{Result: result, Statuses: map[string]state.Status{}, Resumed: resumed, Duration: opts.Now().Sub(start)}
+	counts := map[string]int{}
+	for _, c := range opts.Plan.Changes {
+		s := r.rec.status(c.Name)
+		sum.Statuses[c.Name] = s
+		counts[string(s)]++
+	}
+	if err := r.rec.emit("", journal.RunFinishedData{Result: result, Statuses: counts, DurationMS: sum.Duration.Milliseconds()}); err != nil && runErr == nil {
+		runErr = err
+	}
+	return sum, runErr
+}
+
+// samePlan reports whether the journal's last plan is p: the same changes
+// made from the same configuration and spec. main moving in between is
+// expected (the run moves it), so git HEAD does not count.
+func samePlan(st *state.State, p *plan.Plan) bool {
+	if len(st.Plan.Changes) == 0 || st.Plan.Config != p.Fingerprint.Config || !maps.Equal(st.Plan.Specs, p.Fingerprint.Specs) {
+		return false
+	}
+	names := make([]string, 0, len(p.Changes))
+	for _, c := range p.Changes {
+		names = append(names, c.Name)
+	}
+	return slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(st.Plan.Changes)))
+}
+
+// begin records the start of the run: a new run records its plan; a
+// resumed one reconciles its recorded state with the repository.
+func (r *run) begin(ctx context.Context, resumed bool) error {
+	p := r.opts.Plan
+	names := make([]string, len(p.Changes))
+	for i, c := range p.Changes {
+		names[i] = c.Name
+	}
+	if err := r.rec.emit("", journal.RunStartedData{
+		PID: os.Getpid(), Fingerprint: p.Fingerprint.Sum, Changes: names,
+		MaxParallel: r.opts.Project.MaxParallel, Resumed: resumed,
+	}); err != nil {
+		return err
+	}
+	if !resumed {
+		data, err := plan.Encode(p)
+		if err != nil {
+			return err
+		}
+		if err := plan.Write(filepath.Join(r.setDir, "plan.json"), p); err != nil {
+			return err
+		}
+		return r.rec.emit("", journal.PlanCreatedData{
+			Strategy: p.Strategy, Fingerprint: p.Fingerprint.Sum, Changes: names,
+			Requirements: len(p.Requirements), Plan: data,
+		})
+	}
+	return r.reconcile(ctx)
+}
+
+// loop is the event loop: it dispatches, feeds the merge queue, and
+// reacts to workers and merges until nothing can make progress.
+func (r *run) loop(ctx context.Context) (string, error) {
+	// work is the context of workers and merges: canceled on Ctrl-C and
+	// on a run error, so that agents and gates stop and report back.
+	work, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	workers := pool.New().WithMaxGoroutines(max(r.opts.Project.MaxParallel, 1) + 1)
+	defer workers.Wait()
+	heartbeat := time.NewTicker(r.opts.Heartbeat)
+	defer heartbeat.Stop()
+
+	var runErr error
+	interrupted := false
+	interrupt := ctx.Done()
+	for {
+		if runErr == nil && !interrupted {
+			if err := r.blockDependents(); err != nil {
+				runErr = err
+			}
+		}
+		if runErr == nil && !interrupted {
+			if err := r.dispatch(work, workers); err != nil {
+				runErr = err
+			}
+			r.startMerge(work)
+		}
+		if len(r.active) == 0 && r.merging == "" && (len(r.queue) == 0 || runErr != nil || interrupted) {
+			break
+		}
+		select {
+		case d := <-r.workerDone:
+			delete(r.active, d.change)
+			if d.err != nil && runErr == nil && !interrupted {
+				runErr = fmt.Errorf("%s: %w", d.change, d.err)
+			}
+			if s := r.rec.status(d.change); s == state.Queued {
+				r.queue = append(r.queue, d.change)
+			}
+		case m := <-r.mergeDone:
+			r.merging = ""
+			if err := r.afterMerge(work, m); err != nil && runErr == nil && !interrupted {
+				runErr = err
+			}
+		case <-heartbeat.C:
+			if err := r.rec.emit("", journal.MonitorHeartbeatData{Active: sortedKeys(r.active), Queued: slices.Clone(r.queue)}); err != nil && runErr == nil {
+				runErr = err
+			}
+		case <-interrupt:
+			interrupted, interrupt = true, nil
+		}
+		if runErr != nil || interrupted {
+			// Stop everything in flight; their results still arrive above.
+			stop()
+		}
+	}
+	switch {
+	case runErr != nil:
+		return "failed", runErr
+	case interrupted:
+		return "interrupted", nil
+	}
+	for _, c := range r.opts.Plan.Changes {
+		if r.rec.status(c.Name) != state.Archived {
+			return "failed", nil
+		}
+	}
+	return "success", nil
+}
+
+// ready reports whether every dependency of the change is on main.
+func (r *run) ready(c plan.Change) bool {
+	for _, d := range c.DependsOn {
+		if r.rec.status(d) != state.Archived {
+			return false
+		}
+	}
+	return true
+}
+
+// dispatch starts workers, up to maxParallel: first the changes a resumed
+// run left in flight, then pending changes whose dependencies are merged,
+// in the graph's order (critical path first).
+func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
+	for _, name := range r.opts.Graph.Order {
+		if len(r.active) >= r.opts.Project.MaxParallel {
+			return nil
+		}
+		if r.active[name] || slices.Contains(r.queue, name) || r.merging == name {
+			continue
+		}
+		c, _ := r.opts.Plan.Change(name)
+		s := r.rec.status(name)
+		switch {
+		case s == state.Pending && r.ready(*c):
+		case s.Active() && s != state.Queued && s != state.Integrating:
+			// A worker's change left in flight by an interrupted run.
+		default:
+			continue
+		}
+		r.active[name] = true
+		change := *c
+		workers.Go(func() {
+			var err error
+			var pc panics.Catcher
+			pc.Try(func() { err = r.work(ctx, change) })
+			if rec := pc.Recovered(); rec != nil {
+				err = r.fail(change.Name, state.FailedAgentError, "internal error: "+rec.String())
+			}
+			r.workerDone <- workerResult{change: change.Name, err: err}
+		})
+	}
+	return nil
+}
+
+// startMerge hands the next queued change to the merge queue when it is
+// idle. The queue integrates one change at a time.
+func (r *run) startMerge(ctx context.Context) {
+	if r.merging != "" || len(r.queue) == 0 {
+		return
+	}
+	name := r.queue[0]
+	r.queue = r.queue[1:]
+	r.merging = name
+	c, _ := r.opts.Plan.Change(name)
+	change := *c
+	go func() {
+		var out merge.Outcome
+		var err error
+		var pc panics.Catcher
+		pc.Try(func() { out, err = r.integrate(ctx, change) })
+		if rec := pc.Recovered(); rec != nil {
+			err = errors.New("internal error in the merge queue: " + rec.String())
+		}
+		r.mergeDone <- mergeResult{change: name, out: out, err: err}
+	}()
+}
+
+// blockDependents marks every pending change that depends, directly or
+// not, on a failed or blocked change as dep-blocked.
+func (r *run) blockDependents() error {
+	for changed := true; changed; {
+		changed = false
+		for _, c := range r.opts.Plan.Changes {
+			if r.rec.status(c.Name) != state.Pending {
+				continue
+			}
+			for _, d := range c.DependsOn {
+				if s := r.rec.status(d); s.Failed() || s == state.DepBlocked {
+					if err := r.rec.transition(c.Name, state.DepBlocked, fmt.Sprintf("dependency %s is %s", d, s)); err != nil {
+						return err
+					}
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// fail moves a change to a failed status.
+func (r *run) fail(change string, to state.Status, reason string) error {
+	return r.rec.transition(change, to, reason)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

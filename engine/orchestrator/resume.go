@@ -1,0 +1,181 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/proc"
+	"github.com/set-engine/set/engine/state"
+)
+
+// prepareRepository checks that the project can be run and keeps .set/
+// out of git: main must exist, and a checkout of main must be clean,
+// because the run moves main and keeps that checkout's files in step.
+func prepareRepository(ctx context.Context, root, mainBranch string) error {
+	if _, err := git.RevParse(ctx, root, mainBranch); err != nil {
+		return fmt.Errorf("%s is not a git repository with a %s branch: %w", root, mainBranch, err)
+	}
+	if err := git.Exclude(ctx, root, "/.set/"); err != nil {
+		return err
+	}
+	if git.CurrentBranch(ctx, root) == mainBranch {
+		dirty, err := git.Dirty(ctx, root)
+		if err != nil {
+			return err
+		}
+		if len(dirty) > 0 {
+			if len(dirty) > 5 {
+				dirty = append(dirty[:5], "…")
+			}
+			return fmt.Errorf("%s is checked out in %s with uncommitted changes (%s); commit or stash them first: set apply moves %s", mainBranch, root, strings.Join(dirty, ", "), mainBranch)
+		}
+	}
+	return nil
+}
+
+// reconcile brings a resumed run's recorded state in line with the
+// repository after a crash: orphaned agents and gates are killed, stray
+// worktrees removed, changes that reached main are never merged again,
+// and an interrupted archive is finished.
+func (r *run) reconcile(ctx context.Context) error {
+	if _, err := proc.KillOrphans(filepath.Join(r.setDir, "procs")); err != nil {
+		return err
+	}
+	inPlan := map[string]bool{}
+	for _, c := range r.opts.Plan.Changes {
+		inPlan[c.Name] = true
+	}
+	entries, _ := os.ReadDir(filepath.Join(r.setDir, "worktrees"))
+	for _, e := range entries {
+		s := r.rec.status(e.Name())
+		if !inPlan[e.Name()] || s.Terminal() || s == state.Pending {
+			if err := git.RemoveWorktree(ctx, r.opts.Root, filepath.Join(r.setDir, "worktrees", e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := git.Run(ctx, r.opts.Root, "worktree", "prune"); err != nil {
+		return err
+	}
+
+	for _, name := range r.opts.Graph.Order {
+		c, _ := r.opts.Plan.Change(name)
+		s := r.rec.status(name)
+		if s == state.Pending || s.Terminal() {
+			continue
+		}
+		if err := r.restoreWorktree(ctx, *c); err != nil {
+			return err
+		}
+		switch s {
+		case state.Merged:
+			if err := r.finishArchive(ctx, *c); err != nil {
+				return err
+			}
+		case state.Queued, state.Integrating:
+			onMain, head, err := r.onMain(ctx, name)
+			if err != nil {
+				return err
+			}
+			if onMain {
+				// Merged before the crash, but MERGED was not recorded.
+				if err := r.rec.emit(name, journal.MergedData{Commit: head, Previous: r.rec.change(name).Base}); err != nil {
+					return err
+				}
+				if err := r.rec.transition(name, state.Merged, "found on main after a restart"); err != nil {
+					return err
+				}
+				if err := r.finishArchive(ctx, *c); err != nil {
+					return err
+				}
+				continue
+			}
+			r.queue = append(r.queue, name)
+		}
+	}
+	return nil
+}
+
+// restoreWorktree recreates a change's worktree from its branch when an
+// interrupted run left the branch but not the worktree.
+func (r *run) restoreWorktree(ctx context.Context, c plan.Change) error {
+	wt := r.worktree(c.Name)
+	if _, err := os.Stat(wt); err == nil {
+		return nil
+	}
+	if !git.BranchExists(ctx, r.opts.Root, "set/"+c.Name) {
+		return nil
+	}
+	return git.AddWorktree(ctx, r.opts.Root, wt, "set/"+c.Name, "")
+}
+
+// onMain reports whether the change's branch, with commits of its own, is
+// already contained in main.
+func (r *run) onMain(ctx context.Context, name string) (bool, string, error) {
+	head, err := git.RevParse(ctx, r.opts.Root, "set/"+name)
+	if err != nil {
+		return false, "", nil
+	}
+	main := r.opts.Project.MainBranch
+	n, err := git.CountCommits(ctx, r.opts.Root, r.rec.change(name).Base, head)
+	if err != nil || n == 0 {
+		return false, head, err
+	}
+	ok, err := git.IsAncestor(ctx, r.opts.Root, head, main)
+	return ok, head, err
+}
+
+// finishArchive completes the archive of a merged change: an archive
+// commit made but not yet on main is fast-forwarded; archive files moved
+// but not committed are committed first; otherwise the archive runs.
+func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
+	wt := r.worktree(c.Name)
+	if _, err := os.Stat(wt); err != nil {
+		return r.archive(ctx, c)
+	}
+	if _, err := git.CommitAll(ctx, wt, fmt.Sprintf("Archive %s: update openspec/specs", c.Name)); err != nil {
+		return err
+	}
+	mainBranch := r.opts.Project.MainBranch
+	head, err := git.RevParse(ctx, wt, "HEAD")
+	if err != nil {
+		return err
+	}
+	old, err := git.RevParse(ctx, r.opts.Root, mainBranch)
+	if err != nil {
+		return err
+	}
+	ahead, err := git.IsAncestor(ctx, r.opts.Root, old, head)
+	if err != nil {
+		return err
+	}
+	if head == old || !ahead {
+		return r.archive(ctx, c)
+	}
+	if err := git.FastForward(ctx, r.opts.Root, mainBranch, old, head); err != nil {
+		return err
+	}
+	if err := r.rec.emit(c.Name, journal.ArchivedData{Commit: head}); err != nil {
+		return err
+	}
+	if err := r.rec.transition(c.Name, state.Archived, "archive finished after a restart"); err != nil {
+		return err
+	}
+	return git.RemoveWorktree(ctx, r.opts.Root, wt)
+}
+
+func sortedStrings(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,299 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/gate"
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/merge"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/state"
+)
+
+// worktree is the path of a change's worktree.
+func (r *run) worktree(change string) string {
+	return filepath.Join(r.setDir, "worktrees", change)
+}
+
+// work takes one change from where it stands to the merge queue: dispatch
+// (a worktree on its own branch), agent iterations, the verify stack, and
+// back to the agent on a blocking failure while the verify budget lasts.
+// It returns when the change is queued, has failed, or the run stops; a
+// returned error is a run error.
+func (r *run) work(ctx context.Context, c plan.Change) error {
+	name := c.Name
+	if !plan.ValidName(name) {
+		return r.fail(name, state.FailedAgentError, fmt.Sprintf("invalid change name %q", name))
+	}
+	if r.rec.status(name) == state.Pending {
+		if err := r.dispatchChange(ctx, c); err != nil {
+			return err
+		}
+	}
+	retryContext := r.retry[name]
+	if retryContext == "" {
+		retryContext = r.rec.change(name).RetryContext
+	}
+	cg, _ := r.opts.Graph.Change(name)
+	gates := make([]string, 0, len(cg.Verify))
+	for _, s := range cg.Verify {
+		gates = append(gates, s.Gate)
+	}
+	budget := r.opts.Project.Budgets.Retries.Verify
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if s := r.rec.status(name); s != state.Verifying {
+			if err := r.rec.transition(name, state.Implementing, ""); err != nil {
+				return err
+			}
+			st := r.rec.change(name)
+			res, err := agent.Loop(ctx, agent.LoopInput{
+				Adapter: r.opts.Adapter,
+				Prompt: agent.PromptInput{
+					Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.worktree(name),
+					Gates: gates, RetryContext: retryContext,
+					Attempt: st.VerifyAttempts + st.IntegrationAttempts, Budget: budget + r.opts.Project.Budgets.Retries.Integration,
+				},
+				Root: r.opts.Root, SetDir: r.setDir, Worktree: r.worktree(name), MainBranch: r.opts.Project.MainBranch,
+				Done: st.Iteration, MaxIterations: r.opts.Project.Budgets.Iterations,
+				Model: r.model(c), SessionID: st.SessionID,
+				TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
+				StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(),
+				Emit: func(p journal.Payload) error { return r.rec.emit(name, p) },
+			})
+			if err != nil {
+				return err
+			}
+			switch res.Ending {
+			case agent.EndInterrupted:
+				return nil
+			case agent.EndTokens:
+				return r.fail(name, state.FailedTokenBudget, res.Reason)
+			case agent.EndStalled:
+				return r.fail(name, state.FailedStalled, res.Reason)
+			case agent.EndAgentError:
+				return r.fail(name, state.FailedAgentError, res.Reason)
+			case agent.EndIterations:
+				return r.fail(name, state.FailedRetryBudget, res.Reason)
+			}
+			if err := r.rec.transition(name, state.Verifying, ""); err != nil {
+				return err
+			}
+		}
+		attempt := r.rec.change(name).VerifyAttempts + 1
+		passed, rc, err := r.verify(ctx, c, cg, attempt)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		if passed {
+			delete(r.retry, name)
+			if err := r.rec.transition(name, state.Queued, ""); err != nil {
+				return err
+			}
+			head, _ := git.RevParse(ctx, r.worktree(name), "HEAD")
+			return r.rec.emit(name, journal.MergeQueuedData{Position: 0, Head: head})
+		}
+		used := r.rec.change(name).VerifyAttempts
+		if used >= budget {
+			if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "verify", Used: int64(used), Limit: int64(budget)}); err != nil {
+				return err
+			}
+			return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed after %d retries", used))
+		}
+		if err := r.rec.transition(name, state.VerifyFailed, ""); err != nil {
+			return err
+		}
+		if err := r.rec.emit(name, journal.RetryScheduledData{Stage: "verify", Attempt: used + 1, Budget: budget, Reason: "a blocking gate failed", RetryContext: rc}); err != nil {
+			return err
+		}
+		retryContext = rc
+	}
+}
+
+// dispatchChange creates the change's worktree on branch set/<change> from
+// main, or takes over the one an interrupted run left.
+func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
+	wt, branch := r.worktree(c.Name), "set/"+c.Name
+	base, err := git.RevParse(ctx, r.opts.Root, r.opts.Project.MainBranch)
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat(wt)
+	reused := statErr == nil
+	if !reused {
+		if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
+			return err
+		}
+		if err := git.AddWorktree(ctx, r.opts.Root, wt, branch, base); err != nil {
+			return err
+		}
+	}
+	if err := r.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: base, Reused: reused}); err != nil {
+		return err
+	}
+	return r.rec.transition(c.Name, state.Dispatched, "")
+}
+
+// verify runs the change's verify stack in order and stops at the first
+// blocking failure, whose retry context it returns. Gates the plan
+// skipped are recorded as skipped, with the reason.
+func (r *run) verify(ctx context.Context, c plan.Change, cg *graph.ChangeGraph, attempt int) (bool, string, error) {
+	name := c.Name
+	for _, sk := range cg.Skipped {
+		if sk.Stage != graph.StageVerify {
+			continue
+		}
+		if err := r.rec.emit(name, journal.VerifyGateData{Stage: "verify", Gate: sk.Gate, Result: "skip", Reason: sk.Reason, Attempt: attempt}); err != nil {
+			return false, "", err
+		}
+	}
+	wt := r.worktree(name)
+	base, err := git.MergeBase(ctx, wt, r.opts.Project.MainBranch, "HEAD")
+	if err != nil {
+		return false, "", err
+	}
+	for _, step := range cg.Verify {
+		logRel := filepath.Join(".set", "logs", name, fmt.Sprintf("verify-%s-%d.log", step.Gate, attempt))
+		res := gate.Run(ctx, gate.Input{
+			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Step: step, Stage: "verify",
+			Attempt: attempt, Worktree: wt, Base: base,
+			LogPath: filepath.Join(r.opts.Root, logRel), LogRel: filepath.ToSlash(logRel), Env: r.env,
+		}, r.opts.Runners)
+		if ctx.Err() != nil {
+			return false, "", nil
+		}
+		if res.Expanded != nil && res.Expanded.Held {
+			if err := r.rec.emit(name, journal.GateSetExpandedData{Stage: "verify", Gate: res.Gate, Condition: res.Expanded.Condition, Files: res.Expanded.Files}); err != nil {
+				return false, "", err
+			}
+		}
+		if err := r.rec.emit(name, merge.GateEvent("verify", attempt, res)); err != nil {
+			return false, "", err
+		}
+		switch res.Status {
+		case "error":
+			return false, "", fmt.Errorf("gate %s could not run: %w", res.Gate, res.Err)
+		case "fail":
+			return false, res.RetryContext, nil
+		}
+	}
+	return true, "", nil
+}
+
+// integrate runs the merge queue's step for one change.
+func (r *run) integrate(ctx context.Context, c plan.Change) (merge.Outcome, error) {
+	name := c.Name
+	for _, d := range c.DependsOn {
+		if r.rec.status(d) != state.Archived {
+			return merge.Outcome{}, fmt.Errorf("%s reached the merge queue before its dependency %s was merged", name, d)
+		}
+	}
+	if err := r.rec.transition(name, state.Integrating, ""); err != nil {
+		return merge.Outcome{}, err
+	}
+	cg, _ := r.opts.Graph.Change(name)
+	in := r.mergeInput(c, cg)
+	out, err := merge.Integrate(ctx, in)
+	if err != nil || !out.Merged {
+		return out, err
+	}
+	if err := r.rec.transition(name, state.Merged, ""); err != nil {
+		return out, err
+	}
+	return out, r.archive(ctx, c)
+}
+
+// archive records the change's OpenSpec delta on main and ends the change.
+func (r *run) archive(ctx context.Context, c plan.Change) error {
+	cg, _ := r.opts.Graph.Change(c.Name)
+	if err := merge.Archive(ctx, r.mergeInput(c, cg)); err != nil {
+		return err
+	}
+	if err := r.rec.transition(c.Name, state.Archived, ""); err != nil {
+		return err
+	}
+	// The change is on main; its worktree has served (the branch stays).
+	return git.RemoveWorktree(ctx, r.opts.Root, r.worktree(c.Name))
+}
+
+func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
+	return merge.Input{
+		Project: r.opts.Project, Root: r.opts.Root, SetDir: r.setDir, Change: c, Reqs: r.requirements(c),
+		Steps: cg.Integration, Worktree: r.worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
+		Env: r.env, Runners: r.opts.Runners, Now: r.opts.Now,
+		Emit: func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
+	}
+}
+
+// afterMerge reacts to the merge queue: a change that failed integration
+// goes back to its agent while the integration budget lasts.
+func (r *run) afterMerge(ctx context.Context, m mergeResult) error {
+	if m.err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted mid-merge: a resumed run integrates again
+		}
+		return fmt.Errorf("merge queue, %s: %w", m.change, m.err)
+	}
+	if !m.out.Failed {
+		return nil
+	}
+	budget := r.opts.Project.Budgets.Retries.Integration
+	used := r.rec.change(m.change).IntegrationAttempts
+	if err := r.rec.transition(m.change, state.IntegrationFailed, m.out.Reason); err != nil {
+		return err
+	}
+	if used >= budget {
+		if err := r.rec.emit(m.change, journal.BudgetExceededData{Budget: "integration", Used: int64(used), Limit: int64(budget)}); err != nil {
+			return err
+		}
+		return r.fail(m.change, state.FailedRetryBudget, fmt.Sprintf("integration failed after %d retries", used))
+	}
+	if err := r.rec.emit(m.change, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: m.out.Reason, RetryContext: m.out.RetryContext}); err != nil {
+		return err
+	}
+	r.retry[m.change] = m.out.RetryContext
+	return nil
+}
+
+// requirements are the spec requirements of a change, in its order.
+func (r *run) requirements(c plan.Change) []spec.Requirement {
+	out := make([]spec.Requirement, 0, len(c.Requirements))
+	for _, id := range c.Requirements {
+		if req, ok := r.reqs[id]; ok {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+func (r *run) model(c plan.Change) string {
+	if c.Model != "" {
+		return c.Model
+	}
+	return r.opts.Project.Agent.Models.Implement
+}
+
+// agentEnv is the agents' environment: set's own plus the agent's env.
+func (r *run) agentEnv() []string {
+	env := append([]string{}, r.env...)
+	for _, k := range sortedStrings(r.opts.Project.Agent.Env) {
+		env = append(env, k+"="+r.opts.Project.Agent.Env[k])
+	}
+	return env
+}
+
+func relTo(root, path string) string {
+	if rel, err := filepath.Rel(root, path); err == nil {
+		return rel
+	}
+	return path
+}

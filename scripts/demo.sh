@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make demo: copy the bundled example into a fresh git repository and let
+# `set apply` take its spec to merged, tested commits with the replay agent.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+set_bin="$here/bin/set"
+demo=$(mktemp -d "${TMPDIR:-/tmp}/set-demo.XXXXXX")
+
+cp -R "$here/examples/linkshort/." "$demo/"
+cd "$demo"
+export GIT_AUTHOR_NAME="set demo" GIT_AUTHOR_EMAIL="demo@localhost"
+export GIT_COMMITTER_NAME="set demo" GIT_COMMITTER_EMAIL="demo@localhost"
+git init -q -b main
+git add -A
+git commit -q -m "linkshort: skeleton and spec"
+
+echo "== set apply in $demo"
+"$set_bin" apply --yes
+
+echo
+echo "== main after the run"
+git log --oneline --graph main | head -40
+echo
+echo "== go test ./... on main"
+go test ./...
+echo
+echo "Look around: cd $demo"
+echo "  git log --stat main          the merged changes and archive commits"
+echo "  ls openspec/specs            the living specs the archive folded"
+echo "  less .set/events.jsonl       every event of the run"
+echo "  ls .set/logs/*               agent and gate logs per change"
