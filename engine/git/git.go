@@ -175,3 +175,18 @@ func CommitAll(ctx context.Context, dir, msg string) (bool, error) {
 	}
 	return true, nil
 }
+
+// CommitTree makes a commit of tree with the given parent and message
+// (git commit-tree), without touching any checkout, and returns its ID.
+func CommitTree(ctx context.Context, dir, tree, parent, msg string) (string, error) {
+	args := append(identity(ctx, dir), "commit-tree", tree, "-p", parent, "-m", msg)
+	return Run(ctx, dir, args...)
+}
+
+// FindTrailer returns the newest commit on the first-parent history of rev
+// whose message has the trailer line "key: value", or "" when there is
+// none.
+func FindTrailer(ctx context.Context, dir, rev, key, value string) (string, error) {
+	return Run(ctx, dir, "log", "--first-parent", "-1", "--format=%H", "--fixed-strings",
+		"--grep="+key+": "+value, rev)
+}

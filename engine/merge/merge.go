@@ -42,6 +42,15 @@ type Input struct {
 	Emit func(journal.Payload) error
 	// Now gives the archive date.
 	Now func() time.Time
+	// Checkpoint, if set, is called before main moves
+	// ("before-fast-forward", "before-archive-fast-forward").
+	Checkpoint func(point string)
+}
+
+func (in Input) checkpoint(point string) {
+	if in.Checkpoint != nil {
+		in.Checkpoint(point)
+	}
 }
 
 // Outcome of an integration.
@@ -72,7 +81,10 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
-	res, err := git.Merge(ctx, in.Worktree, oldMain, fmt.Sprintf("Merge %s into %s", mainBranch, in.Change.Name))
+	// Merge the branch by name, not by commit: conflict markers then read
+	// ">>>>>>> main", the same in every run. The queue is the only mover
+	// of main, so the name still means oldMain.
+	res, err := git.Merge(ctx, in.Worktree, mainBranch, fmt.Sprintf("Merge %s into %s", mainBranch, in.Change.Name))
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -109,17 +121,54 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		}
 	}
 
-	head, err := git.RevParse(ctx, in.Worktree, "HEAD")
+	// main gets one commit for the change: the exact tree the integration
+	// stack passed on, with main as its only parent, so main's history
+	// stays linear. The branch keeps the agent's own history.
+	tree, err := git.Run(ctx, in.Worktree, "rev-parse", "--verify", "HEAD^{tree}")
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := git.FastForward(ctx, in.Root, mainBranch, oldMain, head); err != nil {
+	commit, err := git.CommitTree(ctx, in.Worktree, tree, oldMain, squashMessage(in))
+	if err != nil {
 		return Outcome{}, err
 	}
-	if err := in.Emit(journal.MergedData{Commit: head, Previous: oldMain}); err != nil {
+	in.checkpoint("before-fast-forward")
+	if err := git.FastForward(ctx, in.Root, mainBranch, oldMain, commit); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Merged: true, Commit: head}, nil
+	if err := in.Emit(journal.MergedData{Commit: commit, Previous: oldMain}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Merged: true, Commit: commit}, nil
+}
+
+// Trailers that identify set's commits on main, so that a restarted run
+// recognises work that reached main before it could be journaled.
+const (
+	ChangeTrailer  = "Set-Change"
+	ArchiveTrailer = "Set-Archive"
+)
+
+// squashMessage is the message of a change's commit on main.
+func squashMessage(in Input) string {
+	var b strings.Builder
+	title := in.Change.Description
+	if title == "" {
+		titles := make([]string, len(in.Reqs))
+		for i, r := range in.Reqs {
+			titles[i] = r.Title
+		}
+		title = strings.Join(titles, "; ")
+	}
+	if len(title) > 72 {
+		title = title[:69] + "..."
+	}
+	fmt.Fprintf(&b, "%s: %s\n\n", in.Change.Name, title)
+	for _, r := range in.Reqs {
+		fmt.Fprintf(&b, "- %s: %s\n", r.ID, r.Title)
+	}
+	fmt.Fprintf(&b, "\n%s: %s\n", ChangeTrailer, in.Change.Name)
+	return b.String()
 }
 
 // resolveConflicts regenerates the files of a conflict that touches only
@@ -256,6 +305,18 @@ func GateEvent(stage string, attempt int, r gate.Result) journal.VerifyGateData 
 // main's commit (Integrate just made it so). A change without a delta is
 // recorded as archived with the reason.
 func Archive(ctx context.Context, in Input) error {
+	mainBranch := in.Project.MainBranch
+	old, err := git.RevParse(ctx, in.Root, mainBranch)
+	if err != nil {
+		return err
+	}
+	// Start from main's exact commit, discarding whatever an interrupted
+	// archive left behind.
+	for _, args := range [][]string{{"checkout", "-q", "--detach", old}, {"reset", "-q", "--hard", old}, {"clean", "-q", "-fd"}} {
+		if _, err := git.Run(ctx, in.Worktree, args...); err != nil {
+			return err
+		}
+	}
 	res, err := spec.ArchiveChange(in.Worktree, in.Change.Name, in.Now())
 	if errors.Is(err, spec.ErrNoDelta) {
 		return in.Emit(journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/" + in.Change.Name + ")"})
@@ -263,19 +324,16 @@ func Archive(ctx context.Context, in Input) error {
 	if err != nil {
 		return fmt.Errorf("archiving %s: %w", in.Change.Name, err)
 	}
-	mainBranch := in.Project.MainBranch
-	old, err := git.RevParse(ctx, in.Root, mainBranch)
-	if err != nil {
-		return err
-	}
-	if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("Archive %s: update openspec/specs (%s)",
-		in.Change.Name, strings.Join(res.Capabilities, ", "))); err != nil {
+	msg := fmt.Sprintf("Archive %s: update openspec/specs (%s)\n\n%s: %s\n",
+		in.Change.Name, strings.Join(res.Capabilities, ", "), ArchiveTrailer, in.Change.Name)
+	if _, err := git.CommitAll(ctx, in.Worktree, msg); err != nil {
 		return err
 	}
 	head, err := git.RevParse(ctx, in.Worktree, "HEAD")
 	if err != nil {
 		return err
 	}
+	in.checkpoint("before-archive-fast-forward")
 	if err := git.FastForward(ctx, in.Root, mainBranch, old, head); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,11 +24,24 @@ import (
 // fixture is a project in a real git repository in a temp dir, with a
 // plan built in Go and exec agents written as shell scripts.
 type fixture struct {
-	t       *testing.T
-	root    string
-	project *config.Project
-	plan    *plan.Plan
+	t          tb
+	root       string
+	project    *config.Project
+	plan       *plan.Plan
+	checkpoint func(point, change string)
 }
+
+// tb is the part of testing.TB the fixture uses, so that a crash test's
+// child process (which has no *testing.T) can build the same fixture.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
+}
+
+// gateConfig is a gate of the fixture's project.
+type gateConfig = config.Gate
 
 // newFixture makes a repository with one commit on main.
 func newFixture(t *testing.T) *fixture {
@@ -39,14 +53,19 @@ func newFixture(t *testing.T) *fixture {
 	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
 	t.Setenv("GIT_COMMITTER_NAME", "test")
 	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
-	f := &fixture{t: t, root: root}
+	f := fixtureAt(t, root)
 	f.git("init", "-q", "-b", "main")
 	f.write("README.md", "# fixture\n")
 	f.write("notes.txt", "line 1\nline 2\nline 3\n")
 	f.git("add", "-A")
 	f.git("commit", "-q", "-m", "initial")
-	one := 1
-	_ = one
+	return f
+}
+
+// fixtureAt is the fixture's project and empty plan for the repository at
+// root (which newFixture creates).
+func fixtureAt(t tb, root string) *fixture {
+	f := &fixture{t: t, root: root}
 	f.project = &config.Project{
 		Name:         "fixture",
 		MainBranch:   "main",
@@ -125,8 +144,26 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 	}
 	return Apply(ctx, Options{
 		Root: f.root, Project: f.project, Plan: f.plan, Graph: g, Adapter: a,
-		Runners: map[string]runner.Runner{"host": host.New()},
+		Runners:    map[string]runner.Runner{"host": host.New()},
+		Checkpoint: f.checkpoint,
 	})
+}
+
+// childT is the tb of a crash test's child process: failures end it.
+type childT struct{}
+
+func (childT) Helper() {}
+func (childT) Fatal(args ...any) {
+	fmt.Fprintln(os.Stderr, args...)
+	os.Exit(4)
+}
+func (c childT) Fatalf(format string, args ...any) { c.Fatal(fmt.Sprintf(format, args...)) }
+func (childT) TempDir() string {
+	d, err := os.MkdirTemp("", "set-crash-child-")
+	if err != nil {
+		panic(err)
+	}
+	return d
 }
 
 // events reads the run's journal.

@@ -29,6 +29,7 @@ import (
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/proc"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/engine/state"
@@ -50,6 +51,11 @@ type Options struct {
 	// Heartbeat is the interval of MONITOR_HEARTBEAT events; zero means
 	// 30 seconds.
 	Heartbeat time.Duration
+	// Checkpoint, if set, is called at the named points of a change's way
+	// to main ("dispatched", "before-fast-forward", "merged",
+	// "before-archive-fast-forward"), after everything before the point is
+	// journaled. Crash tests kill the process there.
+	Checkpoint func(point, change string)
 }
 
 // Summary is how a run ended.
@@ -112,6 +118,13 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer lock.Release()
+	// Every agent and gate leaves a PID file under .set/procs while it
+	// runs, so that a run restarted after a SIGKILL can end them.
+	procs := filepath.Join(setDir, "procs")
+	if err := os.MkdirAll(procs, 0o755); err != nil {
+		return nil, err
+	}
+	ctx = proc.WithPIDDir(ctx, procs)
 
 	if err := prepareRepository(ctx, opts.Root, opts.Project.MainBranch); err != nil {
 		return nil, err
@@ -388,6 +401,13 @@ func (r *run) blockDependents() error {
 // fail moves a change to a failed status.
 func (r *run) fail(change string, to state.Status, reason string) error {
 	return r.rec.transition(change, to, reason)
+}
+
+// checkpoint calls Options.Checkpoint, if any.
+func (r *run) checkpoint(point, change string) {
+	if r.opts.Checkpoint != nil {
+		r.opts.Checkpoint(point, change)
+	}
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -2,9 +2,15 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/state"
 )
@@ -33,8 +39,13 @@ echo "test for REQ" > "${change}_test.txt"
 	if n := count(ev, journal.Merged, "alpha") + count(ev, journal.Merged, "beta"); n != 2 {
 		t.Errorf("merges = %d, want 2", n)
 	}
-	// History of main is linear: no merge commit has two parents on main's
-	// first-parent line that is not a fast-forward... simply: main contains both files.
+	// main's history is linear: one commit per change and one per archive.
+	if merges := f.git("rev-list", "--merges", "main"); merges != "" {
+		t.Errorf("main has merge commits: %s", merges)
+	}
+	if n := f.git("rev-list", "--count", "main"); n != "3" {
+		t.Errorf("main has %s commits, want 3 (initial, then one per change; no delta, so no archive commit)", n)
+	}
 	for _, file := range []string{"alpha.txt", "beta.txt"} {
 		if out := f.git("show", "main:"+file); !strings.HasPrefix(out, "good") {
 			t.Errorf("main:%s = %q", file, out)
@@ -76,4 +87,162 @@ if [ "$change" = broken ]; then echo "bad $iteration" > broken.txt; else echo go
 	if n := count(f.events(), journal.RetryScheduled, "broken"); n != 2 {
 		t.Errorf("broken retries = %d, want the budget of 2", n)
 	}
+}
+
+// TestConflictResolvedByAgent: two independent changes edit the same line;
+// the second to integrate conflicts, goes back to its agent with the
+// conflicting hunk, the agent resolves the markers, and both merge.
+func TestConflictResolvedByAgent(t *testing.T) {
+	f := newFixture(t)
+	f.project.MaxParallel = 2 // both start from the same main
+	f.change("left")
+	f.change("right")
+	a := f.agentScript(`
+if git rev-parse -q --verify MERGE_HEAD >/dev/null; then
+	# The retry after the conflict: keep both sides.
+	printf 'line 1\nline 2 (left)\nline 2 (right)\nline 3\n' > notes.txt
+	exit 0
+fi
+sed -i "s/^line 2$/line 2 ($change)/" notes.txt
+`)
+	sum, err := f.apply(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "success" {
+		for _, e := range f.events() {
+			t.Logf("%s %s %s", e.Type, e.Change, e.Data)
+		}
+		t.Fatalf("result = %s: %v", sum.Result, sum.Statuses)
+	}
+	ev := f.events()
+	var conflict journal.ChangeIntegrationFailedData
+	second := ""
+	for _, e := range ev {
+		if e.Type == journal.ChangeIntegrationFailed {
+			conflict, _ = journal.Decode[journal.ChangeIntegrationFailedData](e)
+			second = e.Change
+		}
+	}
+	if conflict.Reason != "conflict" || len(conflict.Paths) != 1 || conflict.Paths[0] != "notes.txt" {
+		t.Fatalf("integration failure = %+v", conflict)
+	}
+	if !strings.Contains(conflict.RetryContext, "<<<<<<<") || !strings.Contains(conflict.RetryContext, "line 2 ("+second+")") {
+		t.Errorf("retry context does not show the hunk:\n%s", conflict.RetryContext)
+	}
+	if got := f.git("show", "main:notes.txt"); got != "line 1\nline 2 (left)\nline 2 (right)\nline 3" {
+		t.Errorf("main:notes.txt = %q", got)
+	}
+	// The agent's next prompt carried the conflict.
+	prompt := readFile(t, f.root, ".set/changes/"+second+"/prompt-2.md")
+	if !strings.Contains(prompt, "Merging main into your branch conflicts in 1 file(s): notes.txt") {
+		t.Errorf("prompt-2 of %s lacks the conflict:\n%s", second, prompt)
+	}
+}
+
+// TestGeneratedConflictRegenerated: two changes each add a dependency and
+// regenerate the lockfile; their lockfiles conflict, and the merge queue
+// resolves that by regenerating it, without going back to an agent.
+func TestGeneratedConflictRegenerated(t *testing.T) {
+	f := newFixture(t)
+	f.project.MaxParallel = 2 // both start from the same main
+	regen := []string{"sh", "-c", "cat deps/* | sort > deps.lock"}
+	f.project.Generated["deps.lock"] = config.Generated{Regenerate: regen}
+	f.write("deps/base", "base\n")
+	f.write("deps.lock", "base\n")
+	f.git("add", "-A")
+	f.git("commit", "-q", "-m", "deps")
+	f.change("add-zlib")
+	f.change("add-yaml")
+	a := f.agentScript(`
+name=${change#add-}
+echo "$name" > "deps/$name"
+cat deps/* | sort > deps.lock
+`)
+	sum, err := f.apply(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "success" {
+		t.Fatalf("result = %s: %v", sum.Result, sum.Statuses)
+	}
+	if got := f.git("show", "main:deps.lock"); got != "base\nyaml\nzlib" {
+		t.Errorf("main:deps.lock = %q", got)
+	}
+	ev := f.events()
+	if n := count(ev, journal.ChangeIntegrationFailed, "add-yaml") + count(ev, journal.ChangeIntegrationFailed, "add-zlib"); n != 0 {
+		t.Errorf("a generated-file conflict went back to the agent %d times", n)
+	}
+	if log := f.git("log", "--format=%s", "set/add-yaml", "set/add-zlib"); !strings.Contains(log, "(regenerated deps.lock)") {
+		t.Errorf("no regeneration merge on the second change's branch:\n%s", log)
+	}
+}
+
+// TestSecondApplyRefused: while one apply holds the lock, another fails at
+// once naming the PID.
+func TestSecondApplyRefused(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	if err := os.MkdirAll(filepath.Join(f.root, ".set"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := state.AcquireLock(filepath.Join(f.root, ".set"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	_, err = f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
+	var locked *state.LockedError
+	if !errors.As(err, &locked) || locked.PID != os.Getpid() {
+		t.Fatalf("second apply = %v, want a LockedError naming PID %d", err, os.Getpid())
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("another set apply (PID %d) is running", os.Getpid())) {
+		t.Errorf("message = %q", err)
+	}
+}
+
+// TestDirtyMainRefused: a checkout of main with uncommitted edits is not
+// touched.
+func TestDirtyMainRefused(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	f.write("notes.txt", "edited by hand\n")
+	_, err := f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
+	if err == nil || !strings.Contains(err.Error(), "uncommitted changes (notes.txt)") {
+		t.Fatalf("apply on a dirty main = %v", err)
+	}
+}
+
+// TestPanicFailsTheChange: a panicking adapter fails its change with the
+// stack in the journal; the run goes on.
+func TestPanicFailsTheChange(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	sum, err := f.apply(context.Background(), panicAdapter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Statuses["alpha"] != state.FailedAgentError {
+		t.Fatalf("alpha = %s", sum.Statuses["alpha"])
+	}
+	st := f.state()
+	if !strings.Contains(st.Changes["alpha"].Error, "internal error") || !strings.Contains(st.Changes["alpha"].Error, "boom") {
+		t.Errorf("error = %q", st.Changes["alpha"].Error)
+	}
+}
+
+type panicAdapter struct{}
+
+func (panicAdapter) Name() string { return "panic" }
+func (panicAdapter) Run(context.Context, agent.Request) (agent.Result, error) {
+	panic("boom")
+}
+
+func readFile(t *testing.T, root, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

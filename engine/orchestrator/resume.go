@@ -10,6 +10,7 @@ import (
 
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/proc"
 	"github.com/set-engine/set/engine/state"
@@ -80,11 +81,11 @@ func (r *run) reconcile(ctx context.Context) error {
 				return err
 			}
 		case state.Queued, state.Integrating:
-			onMain, head, err := r.onMain(ctx, name)
+			head, err := r.onMain(ctx, name)
 			if err != nil {
 				return err
 			}
-			if onMain {
+			if head != "" {
 				// Merged before the crash, but MERGED was not recorded.
 				if err := r.rec.emit(name, journal.MergedData{Commit: head, Previous: r.rec.change(name).Base}); err != nil {
 					return err
@@ -116,53 +117,50 @@ func (r *run) restoreWorktree(ctx context.Context, c plan.Change) error {
 	return git.AddWorktree(ctx, r.opts.Root, wt, "set/"+c.Name, "")
 }
 
-// onMain reports whether the change's branch, with commits of its own, is
-// already contained in main.
-func (r *run) onMain(ctx context.Context, name string) (bool, string, error) {
-	head, err := git.RevParse(ctx, r.opts.Root, "set/"+name)
-	if err != nil {
-		return false, "", nil
+// onMain finds the commit that put the change on main since it was
+// dispatched (by its Set-Change trailer), or "" when it is not there.
+func (r *run) onMain(ctx context.Context, name string) (string, error) {
+	return r.findOnMain(ctx, name, merge.ChangeTrailer)
+}
+
+func (r *run) findOnMain(ctx context.Context, name, trailer string) (string, error) {
+	rev := r.opts.Project.MainBranch
+	if base := r.rec.change(name).Base; base != "" {
+		rev = base + ".." + rev
 	}
-	main := r.opts.Project.MainBranch
-	n, err := git.CountCommits(ctx, r.opts.Root, r.rec.change(name).Base, head)
-	if err != nil || n == 0 {
-		return false, head, err
-	}
-	ok, err := git.IsAncestor(ctx, r.opts.Root, head, main)
-	return ok, head, err
+	return git.FindTrailer(ctx, r.opts.Root, rev, trailer, name)
 }
 
 // finishArchive completes the archive of a merged change: an archive
-// commit made but not yet on main is fast-forwarded; archive files moved
-// but not committed are committed first; otherwise the archive runs.
+// commit already on main is recorded; one made but not yet on main is
+// fast-forwarded; otherwise the archive runs (again) from main.
 func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
 	wt := r.worktree(c.Name)
-	if _, err := os.Stat(wt); err != nil {
-		return r.archive(ctx, c)
-	}
-	if _, err := git.CommitAll(ctx, wt, fmt.Sprintf("Archive %s: update openspec/specs", c.Name)); err != nil {
-		return err
-	}
-	mainBranch := r.opts.Project.MainBranch
-	head, err := git.RevParse(ctx, wt, "HEAD")
+	done, err := r.findOnMain(ctx, c.Name, merge.ArchiveTrailer)
 	if err != nil {
 		return err
 	}
-	old, err := git.RevParse(ctx, r.opts.Root, mainBranch)
-	if err != nil {
-		return err
+	if done == "" {
+		if _, err := os.Stat(wt); err != nil {
+			return r.archive(ctx, c)
+		}
+		mainBranch := r.opts.Project.MainBranch
+		old, err := git.RevParse(ctx, r.opts.Root, mainBranch)
+		if err != nil {
+			return err
+		}
+		head, _ := git.RevParse(ctx, wt, "HEAD")
+		parent, _ := git.RevParse(ctx, wt, "HEAD^")
+		msg, _ := git.Run(ctx, wt, "log", "-1", "--format=%B", "HEAD")
+		if parent != old || !strings.Contains(msg, merge.ArchiveTrailer+": "+c.Name) {
+			return r.archive(ctx, c)
+		}
+		if err := git.FastForward(ctx, r.opts.Root, mainBranch, old, head); err != nil {
+			return err
+		}
+		done = head
 	}
-	ahead, err := git.IsAncestor(ctx, r.opts.Root, old, head)
-	if err != nil {
-		return err
-	}
-	if head == old || !ahead {
-		return r.archive(ctx, c)
-	}
-	if err := git.FastForward(ctx, r.opts.Root, mainBranch, old, head); err != nil {
-		return err
-	}
-	if err := r.rec.emit(c.Name, journal.ArchivedData{Commit: head}); err != nil {
+	if err := r.rec.emit(c.Name, journal.ArchivedData{Commit: done}); err != nil {
 		return err
 	}
 	if err := r.rec.transition(c.Name, state.Archived, "archive finished after a restart"); err != nil {

@@ -140,7 +140,11 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 	if err := r.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: base, Reused: reused}); err != nil {
 		return err
 	}
-	return r.rec.transition(c.Name, state.Dispatched, "")
+	if err := r.rec.transition(c.Name, state.Dispatched, ""); err != nil {
+		return err
+	}
+	r.checkpoint("dispatched", c.Name)
+	return nil
 }
 
 // verify runs the change's verify stack in order and stops at the first
@@ -209,6 +213,7 @@ func (r *run) integrate(ctx context.Context, c plan.Change) (merge.Outcome, erro
 	if err := r.rec.transition(name, state.Merged, ""); err != nil {
 		return out, err
 	}
+	r.checkpoint("merged", name)
 	return out, r.archive(ctx, c)
 }
 
@@ -230,7 +235,8 @@ func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
 		Project: r.opts.Project, Root: r.opts.Root, SetDir: r.setDir, Change: c, Reqs: r.requirements(c),
 		Steps: cg.Integration, Worktree: r.worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
 		Env: r.env, Runners: r.opts.Runners, Now: r.opts.Now,
-		Emit: func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
+		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
+		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },
 	}
 }
 

@@ -1,0 +1,193 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/journal"
+)
+
+// The crash tests run `Apply` in a child process (this test binary,
+// re-executed) that is SIGKILLed at a chosen point, then resume in-process
+// and compare the result with an uninterrupted run.
+const (
+	envCrashRoot  = "SET_TEST_CRASH_ROOT"
+	envCrashPoint = "SET_TEST_CRASH_POINT"
+	envCrashAgent = "SET_TEST_CRASH_AGENT"
+)
+
+func TestMain(m *testing.M) {
+	if root := os.Getenv(envCrashRoot); root != "" {
+		os.Exit(crashChild(root, os.Getenv(envCrashPoint), os.Getenv(envCrashAgent)))
+	}
+	os.Exit(m.Run())
+}
+
+// crashScenario sets up three changes, one depending on another, whose
+// agent writes a file and an OpenSpec delta. The agent and the gate take a
+// "kill my parent" marker into account so that the crash can happen in the
+// middle of an agent iteration or of a gate.
+func crashScenario(t tb, f *fixture) string {
+	f.change("alpha")
+	f.change("beta", "alpha")
+	f.change("gamma")
+	markers := filepath.Join(filepath.Dir(f.root), filepath.Base(f.root)+"-markers")
+	if err := os.MkdirAll(markers, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.project.Gates["check"] = gateCheck(markers)
+	return markers
+}
+
+func gateCheck(markers string) (g gateConfig) {
+	g = gateConfig{Name: "check", Kind: "exec", Mode: "run", Order: 10, Run: []string{"sh", "-c",
+		// The first run of the gate in change beta kills set (its parent) and
+		// keeps running as an orphan; later runs check for bad content.
+		`if [ -f "` + markers + `/kill-in-gate" ] && [ "$(basename "$PWD")" = beta ] && mkdir "` + markers + `/gate-killed" 2>/dev/null; then echo $$ > "` + markers + `/orphan.pid"; kill -9 $PPID; sleep 30; fi
+! grep -rl bad --include='*.txt' . || exit 1`}}
+	return g
+}
+
+const crashAgent = `
+markers=$MARKERS
+if [ -f "$markers/kill-in-agent" ] && [ "$change" = beta ] && mkdir "$markers/agent-killed" 2>/dev/null; then
+	echo half > beta.txt
+	echo $$ > "$markers/orphan.pid"
+	kill -9 $PPID
+	sleep 30
+fi
+echo "good $change" > "$change.txt"
+mkdir -p "openspec/changes/$change/specs/$change"
+cat > "openspec/changes/$change/specs/$change/spec.md" <<EOS
+## ADDED Requirements
+
+### Requirement: $change works
+The system SHALL do $change.
+
+#### Scenario: it works
+- **WHEN** $change is asked
+- **THEN** it answers
+EOS
+`
+
+// crashChild is the child process: it runs the scenario and kills itself
+// at the named checkpoint.
+func crashChild(root, point, agentPoint string) int {
+	t := childT{}
+	f := fixtureAt(t, root)
+	crashScenario(t, f)
+	a := f.agentScript(crashAgent)
+	if point != "" {
+		f.checkpoint = func(p, change string) {
+			if p == point && change == "beta" {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+	}
+	_, err := f.apply(context.Background(), a)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	return 0 // the crash point was never reached
+}
+
+func TestCrashAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash tests re-execute the test binary")
+	}
+	// The uninterrupted run gives the reference tree of main.
+	ref := newFixture(t)
+	crashScenario(t, ref)
+	t.Setenv("MARKERS", filepath.Join(filepath.Dir(ref.root), filepath.Base(ref.root)+"-markers"))
+	sum, err := ref.apply(context.Background(), ref.agentScript(crashAgent))
+	if err != nil || sum.Result != "success" {
+		t.Fatalf("reference run: %v, %+v", err, sum)
+	}
+	want := ref.git("rev-parse", "main^{tree}")
+	if got := ref.git("show", "main:openspec/specs/beta/spec.md"); !strings.Contains(got, "### Requirement: beta works") {
+		t.Fatalf("the reference run did not archive beta's delta:\n%s", got)
+	}
+
+	points := []struct{ name, checkpoint, marker string }{
+		{"after dispatch", "dispatched", ""},
+		{"mid-iteration", "", "kill-in-agent"},
+		{"mid-gate", "", "kill-in-gate"},
+		{"after the integration stack, before fast-forward", "before-fast-forward", ""},
+		{"after fast-forward, before archive", "merged", ""},
+		{"after the archive commit, before its fast-forward", "before-archive-fast-forward", ""},
+	}
+	for _, pt := range points {
+		t.Run(pt.name, func(t *testing.T) {
+			f := newFixture(t)
+			markers := crashScenario(t, f)
+			t.Setenv("MARKERS", markers)
+			if pt.marker != "" {
+				if err := os.WriteFile(filepath.Join(markers, pt.marker), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashPoint+"="+pt.checkpoint)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("the child was not killed: %v\n%s", err, out)
+			}
+
+			sum, err := f.apply(context.Background(), f.agentScript(crashAgent))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sum.Resumed || sum.Result != "success" {
+				t.Fatalf("resumed run: %+v", sum)
+			}
+			if got := f.git("rev-parse", "main^{tree}"); got != want {
+				t.Errorf("main's tree after the crash and resume differs from an uninterrupted run:\n%s", f.git("diff", "--stat", want, "main^{tree}"))
+			}
+			ev := f.events()
+			for _, c := range []string{"alpha", "beta", "gamma"} {
+				if n := count(ev, journal.Merged, c); n != 1 {
+					t.Errorf("%s merged %d times", c, n)
+				}
+				if n := count(ev, journal.Archived, c); n != 1 {
+					t.Errorf("%s archived %d times", c, n)
+				}
+			}
+			if n := f.git("rev-list", "--merges", "--first-parent", "main", "--count"); n == "" {
+				t.Error("cannot read main's history")
+			}
+			if leftovers, _ := filepath.Glob(filepath.Join(f.root, ".set", "procs", "*")); len(leftovers) > 0 {
+				t.Errorf("process files left: %v", leftovers)
+			}
+			if data, err := os.ReadFile(filepath.Join(markers, "orphan.pid")); err == nil {
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+				if !gone(pid) {
+					t.Errorf("the orphaned child %d of the killed run is still alive", pid)
+					_ = syscall.Kill(-pid, syscall.SIGKILL)
+				}
+			}
+		})
+	}
+}
+
+// gone reports whether process pid has ended (waiting up to 2 s for it to
+// be reaped).
+func gone(pid int) bool {
+	for range 40 {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
