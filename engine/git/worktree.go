@@ -78,14 +78,18 @@ func AddWorktree(ctx context.Context, root, path, branch, base string) error {
 	return err
 }
 
-// RemoveWorktree removes the worktree at path, even with local changes, and
-// prunes stale worktree records.
+// RemoveWorktree removes the worktree at path, even with local changes.
+// A worktree whose directory is gone already is left to PruneWorktrees.
 func RemoveWorktree(ctx context.Context, root, path string) error {
-	if _, err := os.Stat(path); err == nil {
-		if _, err := Run(ctx, root, "worktree", "remove", "--force", "--force", path); err != nil {
-			return err
-		}
+	if _, err := os.Stat(path); err != nil {
+		return nil
 	}
+	_, err := Run(ctx, root, "worktree", "remove", "--force", "--force", path)
+	return err
+}
+
+// PruneWorktrees forgets worktrees whose directories no longer exist.
+func PruneWorktrees(ctx context.Context, root string) error {
 	_, err := Run(ctx, root, "worktree", "prune")
 	return err
 }
@@ -102,7 +106,10 @@ type MergeResult struct {
 // merge is left in progress (markers in the files, MERGE_HEAD set) for an
 // agent to resolve; Abort undoes it.
 func Merge(ctx context.Context, dir, rev, msg string) (MergeResult, error) {
-	args := append(identity(ctx, dir), "merge", "--no-edit", "-q", "-m", msg, rev)
+	// The plain conflict style, whatever the user's git config says, so
+	// that conflict markers (and what an agent or a recording expects of
+	// them) are the same everywhere.
+	args := append(identity(ctx, dir), "-c", "merge.conflictStyle=merge", "merge", "--no-edit", "-q", "-m", msg, rev)
 	_, err := Run(ctx, dir, args...)
 	if err == nil {
 		return MergeResult{Clean: true}, nil

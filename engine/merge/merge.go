@@ -310,6 +310,9 @@ func Archive(ctx context.Context, in Input) error {
 	if err != nil {
 		return err
 	}
+	if _, err := git.Run(ctx, in.Root, "cat-file", "-e", old+":openspec/changes/"+in.Change.Name); err != nil {
+		return in.Emit(journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/" + in.Change.Name + ")"})
+	}
 	// Start from main's exact commit, discarding whatever an interrupted
 	// archive left behind.
 	for _, args := range [][]string{{"checkout", "-q", "--detach", old}, {"reset", "-q", "--hard", old}, {"clean", "-q", "-fd"}} {

@@ -44,7 +44,7 @@ type tb interface {
 type gateConfig = config.Gate
 
 // newFixture makes a repository with one commit on main.
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	root := t.TempDir()
 	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "gitconfig"))

@@ -164,7 +164,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	r := &run{
 		opts:       opts,
 		setDir:     setDir,
-		rec:        &recorder{w: w, st: st, statePath: filepath.Join(setDir, "state.json")},
+		rec:        newRecorder(w, st, filepath.Join(setDir, "state.json")),
 		reqs:       map[string]spec.Requirement{},
 		env:        os.Environ(),
 		workerDone: make(chan workerResult),
@@ -177,6 +177,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	start := opts.Now()
 	if err := r.begin(ctx, resumed); err != nil {
+		r.rec.close()
 		return nil, err
 	}
 	result, runErr := r.loop(ctx)
@@ -188,6 +189,9 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		counts[string(s)]++
 	}
 	if err := r.rec.emit("", journal.RunFinishedData{Result: result, Statuses: counts, DurationMS: sum.Duration.Milliseconds()}); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := r.rec.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	return sum, runErr

@@ -9,15 +9,62 @@ import (
 )
 
 // recorder is the single writer of a run's journal and state. Every event
-// goes to the journal first (fsync'd), then into the in-memory state, then
-// into state.json (atomically); so state.json never holds what the journal
-// does not, and a crash between the two is repaired by replaying the
-// journal.
+// goes to the journal first (fsync'd) and then into the in-memory state;
+// state.json, a cache of the journal, is written behind by a saver
+// goroutine, always atomically and always newer than the last one. A
+// crash can leave state.json behind the journal, never ahead of it, and a
+// restart rebuilds the state from the journal anyway.
 type recorder struct {
 	mu        sync.Mutex
 	w         *journal.Writer
 	st        *state.State
 	statePath string
+
+	// snapshot is the latest encoded state not yet written (nil when
+	// none); wake tells the saver there is one.
+	snapshot []byte
+	wake     chan struct{}
+	saved    chan struct{}
+	saveErr  error
+}
+
+func newRecorder(w *journal.Writer, st *state.State, statePath string) *recorder {
+	r := &recorder{w: w, st: st, statePath: statePath, wake: make(chan struct{}, 1), saved: make(chan struct{})}
+	go r.saver()
+	return r
+}
+
+// saver writes the newest snapshot whenever there is one, until close.
+func (r *recorder) saver() {
+	defer close(r.saved)
+	for range r.wake {
+		r.mu.Lock()
+		data := r.snapshot
+		r.snapshot = nil
+		r.mu.Unlock()
+		if data == nil {
+			continue
+		}
+		if err := state.WriteEncoded(r.statePath, data); err != nil {
+			r.mu.Lock()
+			r.saveErr = err
+			r.mu.Unlock()
+		}
+	}
+}
+
+// close writes the last snapshot and stops the saver.
+func (r *recorder) close() error {
+	close(r.wake)
+	<-r.saved
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.snapshot != nil {
+		if err := state.WriteEncoded(r.statePath, r.snapshot); err != nil {
+			return err
+		}
+	}
+	return r.saveErr
 }
 
 // emit records one event of change ("" for run-level events).
@@ -31,10 +78,16 @@ func (r *recorder) emit(change string, p journal.Payload) error {
 	if err := state.Apply(r.st, e); err != nil {
 		return fmt.Errorf("state: %w", err)
 	}
-	if err := state.Save(r.statePath, r.st); err != nil {
-		return fmt.Errorf("state: %w", err)
+	data, err := state.Encode(r.st)
+	if err != nil {
+		return err
 	}
-	return nil
+	r.snapshot = data
+	select {
+	case r.wake <- struct{}{}:
+	default: // the saver has a wake-up pending and will take this snapshot
+	}
+	return r.saveErr
 }
 
 // transition moves change to status to, recording why. Moving to the

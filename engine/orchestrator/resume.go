@@ -62,7 +62,7 @@ func (r *run) reconcile(ctx context.Context) error {
 			}
 		}
 	}
-	if _, err := git.Run(ctx, r.opts.Root, "worktree", "prune"); err != nil {
+	if err := git.PruneWorktrees(ctx, r.opts.Root); err != nil {
 		return err
 	}
 

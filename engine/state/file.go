@@ -13,11 +13,25 @@ import (
 // sees the previous snapshot or this one, never a mix. The snapshot is a
 // cache of the journal; deleting it loses nothing (RebuildFromFile).
 func Save(path string, s *State) error {
+	data, err := Encode(s)
+	if err != nil {
+		return err
+	}
+	return WriteEncoded(path, data)
+}
+
+// Encode is the snapshot form of s, for WriteEncoded.
+func Encode(s *State) ([]byte, error) {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
-		return fmt.Errorf("state: %w", err)
+		return nil, fmt.Errorf("state: %w", err)
 	}
-	return atomicfile.Write(path, append(data, '\n'), 0o644)
+	return append(data, '\n'), nil
+}
+
+// WriteEncoded writes a snapshot made by Encode to path atomically.
+func WriteEncoded(path string, data []byte) error {
+	return atomicfile.Write(path, data, 0o644)
 }
 
 // Load reads a snapshot written by Save. A snapshot of another
