@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,12 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(env.WorkDir, ".gitconfig"))
+			// Gates run the go tool: share the build cache, never the network.
+			env.Setenv("GOCACHE", goEnv("GOCACHE"))
+			env.Setenv("GOMODCACHE", goEnv("GOMODCACHE"))
+			env.Setenv("GOPROXY", "off")
+			env.Setenv("GOFLAGS", "-buildvcs=false")
+			env.Setenv("GOTOOLCHAIN", "local")
 			return os.WriteFile(filepath.Join(env.WorkDir, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
 		},
 		RequireExplicitExec: true,
@@ -49,4 +56,13 @@ func TestOwnProjectsVet(t *testing.T) {
 			t.Errorf("set -C %s vet exited %d:\n%s", dir, code, stderr.String())
 		}
 	}
+}
+
+// goEnv is a value of `go env`, for the scripts' gates.
+func goEnv(key string) string {
+	out, err := exec.Command("go", "env", key).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

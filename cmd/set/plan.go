@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 )
 
@@ -25,7 +26,8 @@ With -out the plan is saved as a versioned JSON file carrying a fingerprint
 of its inputs (the configuration, every spec file and git HEAD).
 
 Exit status: 0 on success, 1 on error; with --detailed-exitcode, 0 when
-there is nothing to do, 1 on error, 2 when the plan has changes to run.
+there is nothing to do (every change of this plan is merged), 1 on error,
+2 when the plan has changes to run.
 
 Examples:
   set plan
@@ -80,8 +82,14 @@ func runPlan(e *env, args []string) int {
 		}
 		fmt.Fprintf(e.stderr, "Saved the plan to %s (%d changes, fingerprint %s).\n", *out, len(p.Changes), p.Fingerprint.Short())
 	}
-	if *detailed && len(p.Changes) > 0 {
-		return exitPending
+	if *detailed {
+		pending, err := orchestrator.Pending(ws.root, p)
+		if err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
+		if pending > 0 {
+			return exitPending
+		}
 	}
 	return exitOK
 }

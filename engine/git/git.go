@@ -122,10 +122,11 @@ func CountCommits(ctx context.Context, dir, base, head string) (int, error) {
 	return strconv.Atoi(out)
 }
 
-// Dirty lists the paths `git status --porcelain` reports in dir (ignored
-// files, such as an excluded .set/, are not listed).
+// Dirty lists the tracked paths with uncommitted changes in dir. Untracked
+// files are not listed: a fast-forward leaves them alone (and refuses to
+// overwrite one).
 func Dirty(ctx context.Context, dir string) ([]string, error) {
-	out, err := run(ctx, dir, "status", "--porcelain", "-z", "--untracked-files=all")
+	out, err := run(ctx, dir, "status", "--porcelain", "-z", "--untracked-files=no")
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
@@ -245,4 +247,92 @@ func readFile(t *testing.T, root, rel string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestStalledAgentFails: an agent that goes silent is killed after
+// stallAfter, each stalled iteration counts, and the change ends
+// failed:stalled once the iterations are spent.
+func TestStalledAgentFails(t *testing.T) {
+	f := newFixture(t)
+	f.project.Sentinel.StallAfter = config.Duration(300 * time.Millisecond)
+	f.project.Budgets.Iterations = 2
+	f.change("silent")
+	sum, err := f.apply(context.Background(), f.agentScript("sleep 30\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Statuses["silent"] != state.FailedStalled {
+		t.Fatalf("silent = %s", sum.Statuses["silent"])
+	}
+	stalled := 0
+	for _, e := range f.events() {
+		if e.Type == journal.AgentIteration {
+			d, _ := journal.Decode[journal.AgentIterationData](e)
+			if d.Result == "stalled" {
+				stalled++
+			}
+		}
+	}
+	if stalled != 2 {
+		t.Errorf("stalled iterations = %d, want 2", stalled)
+	}
+}
+
+// TestTokenBudget: a change whose agent spends more tokens than its size
+// allows fails with its token budget exhausted.
+func TestTokenBudget(t *testing.T) {
+	f := newFixture(t)
+	f.project.Budgets.Tokens["S"] = 10 // the instant agent reports 15 per iteration
+	f.change("greedy")
+	sum, err := f.apply(context.Background(), instantAgent{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Statuses["greedy"] != state.FailedTokenBudget {
+		t.Fatalf("greedy = %s", sum.Statuses["greedy"])
+	}
+	if n := count(f.events(), journal.BudgetExceeded, "greedy"); n != 1 {
+		t.Errorf("BUDGET_EXCEEDED events = %d", n)
+	}
+}
+
+// TestInterruptAndResume: Ctrl-C (the context ending) stops the agent,
+// records the run as interrupted with the change still in flight, and the
+// next apply finishes it.
+func TestInterruptAndResume(t *testing.T) {
+	f := newFixture(t)
+	f.change("slow")
+	marker := filepath.Join(t.TempDir(), "started")
+	a := f.agentScript(`
+if [ ! -f "` + marker + `" ]; then echo $$ > "` + marker + `.pid"; touch "` + marker + `"; sleep 30; fi
+echo good > slow.txt
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	sum, err := f.apply(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "interrupted" || sum.Statuses["slow"] != state.Implementing {
+		t.Fatalf("after Ctrl-C: %+v", sum)
+	}
+	data, _ := os.ReadFile(marker + ".pid")
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid == 0 || !gone(pid) {
+		t.Errorf("the agent (pid %q) outlived the interrupted run", data)
+	}
+	sum, err = f.apply(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Resumed || sum.Statuses["slow"] != state.Archived {
+		t.Fatalf("resumed run: %+v", sum)
+	}
 }

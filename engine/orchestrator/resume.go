@@ -177,3 +177,31 @@ func sortedStrings(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Pending counts the changes of p that a run would still work on: all of
+// them, unless the project's journal holds a run of this same plan, in
+// which case the changes not yet archived (failed ones included, since a
+// later run may retry them).
+func Pending(root string, p *plan.Plan) (int, error) {
+	events, err := journal.ReadFile(filepath.Join(SetDir(root), "events.jsonl"))
+	if os.IsNotExist(err) {
+		return len(p.Changes), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	st, err := state.Rebuild(events)
+	if err != nil {
+		return 0, err
+	}
+	if !samePlan(st, p) {
+		return len(p.Changes), nil
+	}
+	n := 0
+	for _, c := range p.Changes {
+		if st.Changes[c.Name] == nil || st.Changes[c.Name].Status != state.Archived {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExampleApply runs the bundled example as `make demo` does: a copy of
+// examples/linkshort in a fresh git repository, `set apply --yes` with the
+// replay agent. Every change must reach main, on a straight line, with the
+// living specs folded, and main's tests green.
+func TestExampleApply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the example's gates (go build, vet, test -race)")
+	}
+	dir := t.TempDir()
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "gitconfig"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_AUTHOR_NAME", "test")
+	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+	t.Setenv("GIT_COMMITTER_NAME", "test")
+	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+	t.Setenv("GOFLAGS", "-buildvcs=false")
+	t.Setenv("GOPROXY", "off")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "linkshort"))); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("commit", "-q", "-m", "skeleton")
+
+	var stdout, stderr strings.Builder
+	code := Main([]string{"-C", dir, "apply", "--yes"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("set apply exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"create-links   verify test: FAIL",                                     // the first iteration's bug
+		"custom-alias   merging main conflicts in internal/httpapi/handler.go", // the real conflict
+		"custom-alias   iteration 2: done",                                     // resolved by the agent
+		"Run success",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if merges := git("rev-list", "--merges", "main"); merges != "" {
+		t.Errorf("main is not linear: merge commits %s", merges)
+	}
+	for _, c := range []string{"create-links", "resolve-links", "custom-alias", "click-stats", "admin-api"} {
+		if git("log", "--format=%H", "--grep=Set-Change: "+c, "main") == "" {
+			t.Errorf("%s is not on main", c)
+		}
+	}
+	for _, capability := range []string{"links", "stats", "admin"} {
+		if !strings.Contains(git("show", "main:openspec/specs/"+capability+"/spec.md"), "### Requirement:") {
+			t.Errorf("openspec/specs/%s/spec.md has no requirement", capability)
+		}
+	}
+	test := exec.Command("go", "test", "./...")
+	test.Dir = dir
+	if out, err := test.CombinedOutput(); err != nil {
+		t.Errorf("go test on main: %v\n%s", err, out)
+	}
+}
