@@ -24,7 +24,7 @@ project: golang.#Project & {
 	conventions: ["one more rule"]
 	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
 	gates: {
-		test: {when: "len(change.requirements) > 0", env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger"}
+		test: {when: "len(change.requirements) > 0", env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger", export: ["coverage.out"]}
 		review: model: "claude-opus-4-1"
 	}
 	stacks: feature: review: {mode: "warn", order: 95}
@@ -44,7 +44,18 @@ project: golang.#Project & {
 		models: {implement: "m1", plan: "m2", review: "m3"}
 		env: FOO: "bar"
 	}
-	runner: {kind: "dagger", image: "golang:1.26", caches: "/root/.cache/go-build": "go-build"}
+	runner: {
+		kind: "dagger"
+		dagger: {
+			from: "golang:1.26"
+			workdir: "/work"
+			exclude: ["bin/"]
+			caches: "/root/.cache/go-build": "go-build"
+			mounts: "/opt/go": {source: "/usr/local/go", readOnly: true}
+			env: GOFLAGS: "-buildvcs=false"
+		}
+	}
+	generated: "go.sum": runner: "host"
 	plan: {
 		changes: core: {
 			type: "fix"
@@ -97,7 +108,8 @@ func TestEveryFieldReachesGo(t *testing.T) {
 	// The fixture must really be full: spot-check fields that are easy to
 	// forget.
 	for _, path := range []string{
-		"agent.recordings", "agent.models.review", "runner.image", "runner.caches./root/.cache/go-build",
+		"agent.recordings", "agent.models.review", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
+		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude", "gates.test.export", "generated.go.sum.runner",
 		"gates.test.when", "gates.test.runner", "gates.review.model", "gates.review.prompt",
 		"stacks.feature.review.order", "sentinel.rules.slow.grace", "sentinel.rules.slow.ladder",
 		"plan.changes.core.scope", "plan.changes.core.agent", "plan.deferred.REQ-LATER-01",

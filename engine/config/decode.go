@@ -40,6 +40,7 @@ func Decode(lp *load.Project) (*Project, error) {
 	d.checkStacks()
 	d.checkConditions()
 	d.checkForbidden()
+	d.checkRunners()
 	d.recordPositions()
 	if d.errs != nil {
 		return nil, d.errs
@@ -130,6 +131,49 @@ func (d *decoder) checkForbidden() {
 				d.fail([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
 			}
 		}
+	}
+}
+
+// checkRunners checks that every runner a gate or a regeneration uses is
+// configured: the dagger runner needs exactly one base.
+func (d *decoder) checkRunners() {
+	var users []string
+	uses := func(runner string) bool {
+		if runner == "" {
+			runner = d.p.Runner.Kind
+		}
+		return runner == RunnerDagger
+	}
+	for _, name := range sortedKeys(d.p.Gates) {
+		if g := d.p.Gates[name]; g.Kind == KindExec && uses(g.Runner) {
+			users = append(users, "gate "+name)
+		}
+	}
+	for _, path := range sortedKeys(d.p.Generated) {
+		if uses(d.p.Generated[path].Runner) {
+			users = append(users, "the regeneration of "+path)
+		}
+	}
+	if len(users) == 0 {
+		return
+	}
+	dg := d.p.Runner.Dagger
+	if dg == nil {
+		d.fail([]string{"runner"}, "%s run on dagger, but runner.dagger is not configured (want e.g. runner: dagger: from: \"golang:1.26\")", strings.Join(users, ", "))
+		return
+	}
+	var bases []string
+	for _, b := range []struct{ name, value string }{{"from", dg.From}, {"rootfs", dg.Rootfs}, {"tarball", dg.Tarball}} {
+		if b.value != "" {
+			bases = append(bases, b.name)
+		}
+	}
+	switch len(bases) {
+	case 0:
+		d.fail([]string{"runner", "dagger"}, "the dagger runner needs a base: set one of from, rootfs or tarball")
+	case 1:
+	default:
+		d.fail([]string{"runner", "dagger", bases[1]}, "the dagger runner takes one base, but %s are all set", strings.Join(bases, " and "))
 	}
 }
 

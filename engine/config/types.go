@@ -44,6 +44,7 @@ func (p *Project) Pos(path string) string { return p.positions[path] }
 // Generated is a generated file and how to rebuild it.
 type Generated struct {
 	Regenerate []string `json:"regenerate"`
+	Runner     string   `json:"runner,omitempty"`
 }
 
 // Forbidden is a pattern that must not appear in added lines.
@@ -81,6 +82,7 @@ type Gate struct {
 	Env         map[string]string `json:"env"`
 	Timeout     Duration          `json:"timeout,omitempty"`
 	Runner      string            `json:"runner,omitempty"`
+	Export      []string          `json:"export"`
 	Description string            `json:"description,omitempty"`
 	Prompt      string            `json:"prompt,omitempty"`
 	Model       string            `json:"model,omitempty"`
@@ -155,11 +157,50 @@ type Models struct {
 	Review    string `json:"review,omitempty"`
 }
 
+// Runner kinds.
+const (
+	RunnerHost   = "host"
+	RunnerDagger = "dagger"
+)
+
 // Runner configures where gates run.
 type Runner struct {
-	Kind   string            `json:"kind"`
-	Image  string            `json:"image,omitempty"`
-	Caches map[string]string `json:"caches"`
+	Kind   string        `json:"kind"`
+	Dagger *DaggerRunner `json:"dagger,omitempty"`
+}
+
+// DaggerRunner configures gates in Dagger containers. Decode guarantees
+// that exactly one of From, Rootfs and Tarball is set when any gate runs
+// on dagger.
+type DaggerRunner struct {
+	From    string            `json:"from,omitempty"`
+	Rootfs  string            `json:"rootfs,omitempty"`
+	Tarball string            `json:"tarball,omitempty"`
+	Workdir string            `json:"workdir"`
+	Exclude []string          `json:"exclude"`
+	Caches  map[string]string `json:"caches"`
+	Mounts  map[string]Mount  `json:"mounts"`
+	Env     map[string]string `json:"env"`
+}
+
+// Base says which base the runner uses, as "from <ref>", "rootfs <dir>"
+// or "tarball <file>".
+func (d *DaggerRunner) Base() string {
+	switch {
+	case d.From != "":
+		return "from " + d.From
+	case d.Rootfs != "":
+		return "rootfs " + d.Rootfs
+	case d.Tarball != "":
+		return "tarball " + d.Tarball
+	}
+	return ""
+}
+
+// Mount is a host directory mounted into a container.
+type Mount struct {
+	Source   string `json:"source"`
+	ReadOnly bool   `json:"readOnly"`
 }
 
 // Plan is an explicit plan written in set.cue.

@@ -55,6 +55,8 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		Argv:    slices.Clone(g.Run),
 		Dir:     in.Worktree,
 		Env:     execEnv(in.Env, g.Env),
+		Vars:    g.Env,
+		Export:  g.Export,
 		Timeout: timeout,
 	}
 	if log != nil {

@@ -23,9 +23,17 @@ type Exec struct {
 	Argv []string
 	// Dir is the absolute path of the tree to run in (the change's worktree).
 	Dir string
-	// Env is the complete environment of the command; nil means the
-	// engine's own.
+	// Env is the complete environment of the command on the host; nil
+	// means the engine's own.
 	Env []string
+	// Vars are the gate's own variables (already part of Env). A container
+	// runner sets only these and its own configured variables: the host's
+	// environment never enters a container.
+	Vars map[string]string
+	// Export lists files, relative to Dir, that a container runner copies
+	// back into Dir after the command ran (a regenerated lockfile). The
+	// host runner has nothing to copy.
+	Export []string
 	// Timeout bounds the run; zero means none.
 	Timeout time.Duration
 	// Log receives the full combined output (stdout and stderr, in the
