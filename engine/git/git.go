@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -131,9 +132,17 @@ func Dirty(ctx context.Context, dir string) ([]string, error) {
 		return nil, err
 	}
 	var paths []string
-	for _, entry := range strings.Split(out, "\x00") {
-		if len(entry) > 3 {
-			paths = append(paths, entry[3:])
+	entries := strings.Split(out, "\x00")
+	for i := 0; i < len(entries); i++ {
+		entry := entries[i]
+		if len(entry) <= 3 {
+			continue
+		}
+		paths = append(paths, entry[3:])
+		// A rename or copy is followed by its source path, with no status.
+		if (entry[0] == 'R' || entry[0] == 'C') && i+1 < len(entries) {
+			i++
+			paths = append(paths, entries[i])
 		}
 	}
 	return paths, nil
@@ -188,6 +197,6 @@ func CommitTree(ctx context.Context, dir, tree, parent, msg string) (string, err
 // whose message has the trailer line "key: value", or "" when there is
 // none.
 func FindTrailer(ctx context.Context, dir, rev, key, value string) (string, error) {
-	return Run(ctx, dir, "log", "--first-parent", "-1", "--format=%H", "--fixed-strings",
-		"--grep="+key+": "+value, rev)
+	return Run(ctx, dir, "log", "--first-parent", "-1", "--format=%H", "--extended-regexp",
+		"--grep=^"+regexp.QuoteMeta(key+": "+value)+"$", rev)
 }

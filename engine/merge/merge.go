@@ -160,8 +160,8 @@ func squashMessage(in Input) string {
 		}
 		title = strings.Join(titles, "; ")
 	}
-	if len(title) > 72 {
-		title = title[:69] + "..."
+	if r := []rune(title); len(r) > 72 {
+		title = string(r[:69]) + "..."
 	}
 	fmt.Fprintf(&b, "%s: %s\n\n", in.Change.Name, title)
 	for _, r := range in.Reqs {
@@ -207,11 +207,16 @@ func resolveConflicts(ctx context.Context, in Input, paths []string) (Outcome, e
 // regenerate takes main's side of each generated file and then runs each
 // distinct regeneration command once, in the worktree.
 func regenerate(ctx context.Context, in Input, regen map[string][]string) error {
-	done := map[string]bool{}
-	for _, path := range slices.Sorted(maps.Keys(regen)) {
+	paths := slices.Sorted(maps.Keys(regen))
+	// Every file first takes main's side; only then do the commands run,
+	// so that one command rebuilding several files keeps all its output.
+	for _, path := range paths {
 		if _, err := git.Run(ctx, in.Worktree, "checkout", "--theirs", "--", path); err != nil {
 			return err
 		}
+	}
+	done := map[string]bool{}
+	for _, path := range paths {
 		argv := regen[path]
 		key := strings.Join(argv, "\x00")
 		if done[key] {

@@ -1,0 +1,985 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/gate"
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/runner/host"
+	"github.com/set-engine/set/engine/spec"
+)
+
+// archiveDate is the Now of every Input.
+var archiveDate = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+
+// fixture is a project in a real git repository in a temp dir, with main
+// checked out in root and the change "feat" in a worktree on branch
+// set/feat under root/.set/worktrees, as the orchestrator lays them out.
+type fixture struct {
+	t       *testing.T
+	root    string
+	setDir  string
+	wt      string
+	project *config.Project
+	// events are the payloads Integrate and Archive emitted, in order.
+	events []journal.Payload
+	// checkpoints are the points Integrate and Archive passed, with main
+	// at each.
+	checkpoints []string
+}
+
+// newFixture commits README.md, notes.txt and files on main, then starts
+// the change's worktree there. The user's global git config asks for
+// diff3 conflict markers, which set must not use.
+func newFixture(t *testing.T, files map[string]string) *fixture {
+	t.Helper()
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, []byte("[merge]\n\tconflictStyle = diff3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_AUTHOR_NAME", "test")
+	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+	t.Setenv("GIT_COMMITTER_NAME", "test")
+	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+
+	root := t.TempDir()
+	f := &fixture{t: t, root: root, setDir: filepath.Join(root, ".set")}
+	f.wt = filepath.Join(f.setDir, "worktrees", "feat")
+	f.git(root, "init", "-q", "-b", "main")
+	f.write(root, "README.md", "# fixture\n")
+	f.write(root, "notes.txt", "line 1\nline 2\nline 3\n")
+	for name, content := range files {
+		f.write(root, name, content)
+	}
+	f.commit(root, "initial")
+
+	ctx := context.Background()
+	if err := git.Exclude(ctx, root, "/.set/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := git.AddWorktree(ctx, root, f.wt, "set/feat", "main"); err != nil {
+		t.Fatal(err)
+	}
+	f.project = &config.Project{
+		Name:         "fixture",
+		MainBranch:   "main",
+		TestPatterns: []string{"**/*_test.txt"},
+		Generated:    map[string]config.Generated{},
+		Gates: map[string]config.Gate{
+			"ok":     {Name: "ok", Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"true"}},
+			"broken": {Name: "broken", Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"sh", "-c", "echo integration broke; exit 3"}},
+			// tree records the tree it ran on, to prove gates see the merge.
+			"tree": {Name: "tree", Kind: config.KindExec, Mode: config.ModeRun,
+				Run: []string{"sh", "-c", "git add -A && git write-tree > \"$TREE_OUT\" && git reset -q"}},
+		},
+		Runner: config.Runner{Kind: "host"},
+	}
+	return f
+}
+
+// input integrates change feat with the named exec gates as its
+// integration stack, in order.
+func (f *fixture) input(gates ...string) Input {
+	steps := make([]graph.GateStep, len(gates))
+	for i, g := range gates {
+		steps[i] = graph.GateStep{Gate: g, Kind: config.KindExec, Mode: config.ModeRun, Order: i,
+			Runner: host.Name, Timeout: config.Duration(time.Minute)}
+	}
+	return Input{
+		Project: f.project,
+		Root:    f.root,
+		SetDir:  f.setDir,
+		Change: plan.Change{Name: "feat", Type: "feature", Size: "S", Description: "add the feature",
+			Requirements: []string{"REQ-FEAT-01"}},
+		Reqs:     []spec.Requirement{{ID: "REQ-FEAT-01", Title: "Feature works", Domain: "feat"}},
+		Steps:    steps,
+		Worktree: f.wt,
+		Attempt:  1,
+		Runners:  map[string]runner.Runner{host.Name: host.New()},
+		Emit: func(p journal.Payload) error {
+			f.events = append(f.events, p)
+			return nil
+		},
+		Now: func() time.Time { return archiveDate },
+		Checkpoint: func(point string) {
+			f.checkpoints = append(f.checkpoints, point+" "+f.git(f.root, "rev-parse", "main"))
+		},
+	}
+}
+
+func (f *fixture) git(dir string, args ...string) string {
+	f.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		f.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (f *fixture) write(dir, name, content string) {
+	f.t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) read(dir, name string) string {
+	f.t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// commit commits everything in dir and returns the new HEAD.
+func (f *fixture) commit(dir, msg string) string {
+	f.t.Helper()
+	f.git(dir, "add", "-A")
+	f.git(dir, "commit", "-q", "-m", msg)
+	return f.git(dir, "rev-parse", "HEAD")
+}
+
+// mainAt is main's commit.
+func (f *fixture) mainAt() string {
+	f.t.Helper()
+	return f.git(f.root, "rev-parse", "main")
+}
+
+// onMain is a file of main's tree, or "" with ok false when absent.
+func (f *fixture) onMain(name string) (content string, ok bool) {
+	f.t.Helper()
+	out, err := exec.Command("git", "-C", f.root, "show", "main:"+name).Output()
+	if err != nil {
+		return "", false
+	}
+	return string(out), true
+}
+
+// gateEvents are the VERIFY_GATE payloads emitted, with the fields that
+// vary between runs cleared.
+func (f *fixture) gateEvents() []journal.VerifyGateData {
+	var out []journal.VerifyGateData
+	for _, p := range f.events {
+		if g, ok := p.(journal.VerifyGateData); ok {
+			g.DurationMS = 0
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func (f *fixture) hasEvent(match func(journal.Payload) bool) bool {
+	for _, p := range f.events {
+		if match(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	treeOut := filepath.Join(t.TempDir(), "tree")
+	t.Setenv("TREE_OUT", treeOut)
+
+	// The change edits notes.txt and adds a file; main meanwhile gains
+	// another file: the merge is clean but not a fast-forward.
+	f.write(f.wt, "notes.txt", "line 1 (feat)\nline 2\nline 3\n")
+	f.write(f.wt, "feat.txt", "feat\n")
+	branch := f.commit(f.wt, "feat work")
+	f.write(f.root, "main.txt", "main\n")
+	oldMain := f.commit(f.root, "main work")
+
+	out, err := Integrate(ctx, f.input("ok", "tree"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newMain := f.mainAt()
+	if diff := cmp.Diff(Outcome{Merged: true, Commit: newMain}, out); diff != "" {
+		t.Errorf("outcome (-want +got):\n%s", diff)
+	}
+
+	// main: one new commit, only parent the old main, the worktree's tree.
+	if got := f.git(f.root, "rev-list", "--parents", oldMain+"..main"); got != newMain+" "+oldMain {
+		t.Errorf("new commits on main with parents = %q, want %q", got, newMain+" "+oldMain)
+	}
+	wtTree := f.git(f.wt, "rev-parse", "HEAD^{tree}")
+	if got := f.git(f.root, "rev-parse", "main^{tree}"); got != wtTree {
+		t.Errorf("main's tree = %s, want the worktree's %s", got, wtTree)
+	}
+	gateTree, err := os.ReadFile(treeOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(gateTree)); got != wtTree {
+		t.Errorf("the gate ran on tree %s, main moved to %s", got, wtTree)
+	}
+	wantMsg := "feat: add the feature\n\n- REQ-FEAT-01: Feature works\n\nSet-Change: feat"
+	if got := f.git(f.root, "log", "-1", "--format=%B", "main"); got != wantMsg {
+		t.Errorf("main's message = %q, want %q", got, wantMsg)
+	}
+	if got, err := git.FindTrailer(ctx, f.root, "main", ChangeTrailer, "feat"); err != nil || got != newMain {
+		t.Errorf("FindTrailer(Set-Change: feat) = %q, %v; want %s", got, err, newMain)
+	}
+
+	// The branch keeps its own history, now with main merged in.
+	if got, want := f.git(f.wt, "rev-parse", "HEAD^1", "HEAD^2"), branch+"\n"+oldMain; got != want {
+		t.Errorf("worktree merge parents = %q, want %q", got, want)
+	}
+	if got := f.git(f.wt, "log", "-1", "--format=%s"); got != "Merge main into feat" {
+		t.Errorf("worktree merge message = %q", got)
+	}
+
+	// main is checked out in root: its files moved with it.
+	for name, want := range map[string]string{"feat.txt": "feat\n", "main.txt": "main\n", "notes.txt": "line 1 (feat)\nline 2\nline 3\n"} {
+		if got := f.read(f.root, name); got != want {
+			t.Errorf("root %s = %q, want %q", name, got, want)
+		}
+	}
+	if got := f.git(f.root, "status", "--porcelain"); got != "" {
+		t.Errorf("root status:\n%s", got)
+	}
+
+	wantGates := []journal.VerifyGateData{
+		{Stage: "integration", Gate: "ok", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Result: "pass",
+			Log: filepath.Join(f.setDir, "logs", "feat", "integration-ok-1.log"), Attempt: 1},
+		{Stage: "integration", Gate: "tree", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Result: "pass",
+			Log: filepath.Join(f.setDir, "logs", "feat", "integration-tree-1.log"), Attempt: 1},
+	}
+	if diff := cmp.Diff(wantGates, f.gateEvents()); diff != "" {
+		t.Errorf("gate events (-want +got):\n%s", diff)
+	}
+	if n := len(f.events); n != 3 {
+		t.Fatalf("%d events, want 2 gates and MERGED: %#v", n, f.events)
+	}
+	if diff := cmp.Diff(journal.MergedData{Commit: newMain, Previous: oldMain}, f.events[2]); diff != "" {
+		t.Errorf("last event (-want +got):\n%s", diff)
+	}
+	for _, e := range wantGates {
+		if _, err := os.Stat(e.Log); err != nil {
+			t.Errorf("gate log: %v", err)
+		}
+	}
+	if diff := cmp.Diff([]string{"before-fast-forward " + oldMain}, f.checkpoints); diff != "" {
+		t.Errorf("checkpoints (-want +got):\n%s", diff)
+	}
+}
+
+func TestIntegrateWithMainUnmoved(t *testing.T) {
+	// main did not move since the branch started: the merge has nothing to
+	// do, and main still gets one squashed commit on top of itself.
+	f := newFixture(t, nil)
+	oldMain := f.mainAt()
+	f.write(f.wt, "a.txt", "a\n")
+	f.commit(f.wt, "one")
+	f.write(f.wt, "b.txt", "b\n")
+	f.commit(f.wt, "two")
+
+	out, err := Integrate(context.Background(), f.input("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Merged {
+		t.Fatalf("outcome = %+v, want merged", out)
+	}
+	if got := f.git(f.root, "rev-list", "--parents", oldMain+"..main"); got != out.Commit+" "+oldMain {
+		t.Errorf("new commits on main with parents = %q, want one on %s", got, oldMain)
+	}
+	if got, want := f.git(f.root, "rev-parse", "main^{tree}"), f.git(f.wt, "rev-parse", "HEAD^{tree}"); got != want {
+		t.Errorf("main's tree = %s, want %s", got, want)
+	}
+}
+
+func TestIntegrateFailingGate(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write(f.wt, "feat.txt", "feat\n")
+	f.commit(f.wt, "feat work")
+	f.write(f.root, "main.txt", "main\n")
+	oldMain := f.commit(f.root, "main work")
+
+	out, err := Integrate(context.Background(), f.input("ok", "broken", "tree"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Failed || out.Merged || out.Reason != "gate" || out.Commit != "" {
+		t.Errorf("outcome = %+v, want failed with reason gate", out)
+	}
+	for _, want := range []string{
+		"After merging main into your branch, the integration gate broken failed.\n",
+		"Gate broken (`sh -c 'echo integration broke; exit 3'`) failed with exit code 3.",
+		"integration broke",
+		"Full log: .set/logs/feat/integration-broken-1.log",
+	} {
+		if !strings.Contains(out.RetryContext, want) {
+			t.Errorf("retry context lacks %q:\n%s", want, out.RetryContext)
+		}
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main = %s, want unchanged %s", got, oldMain)
+	}
+	if _, ok := f.onMain("feat.txt"); ok {
+		t.Error("feat.txt reached main")
+	}
+
+	// The gates after the failing one do not run; nothing is merged.
+	var results []string
+	for _, g := range f.gateEvents() {
+		results = append(results, g.Gate+"="+g.Result)
+	}
+	if diff := cmp.Diff([]string{"ok=pass", "broken=fail"}, results); diff != "" {
+		t.Errorf("gate results (-want +got):\n%s", diff)
+	}
+	if f.hasEvent(func(p journal.Payload) bool { _, ok := p.(journal.MergedData); return ok }) {
+		t.Error("MERGED emitted for a failed integration")
+	}
+	if len(f.checkpoints) != 0 {
+		t.Errorf("checkpoints = %q, want none", f.checkpoints)
+	}
+	// The worktree keeps the merge for the agent to build on.
+	if got := f.git(f.wt, "rev-parse", "HEAD^2"); got != oldMain {
+		t.Errorf("worktree HEAD^2 = %s, want main %s", got, oldMain)
+	}
+}
+
+func TestIntegrateGateThatCannotRunIsARunError(t *testing.T) {
+	f := newFixture(t, nil)
+	oldMain := f.mainAt()
+	f.write(f.wt, "feat.txt", "feat\n")
+	f.commit(f.wt, "feat work")
+
+	in := f.input("ok")
+	in.Runners = map[string]runner.Runner{} // no host runner
+	out, err := Integrate(context.Background(), in)
+	if err == nil {
+		t.Fatalf("Integrate = %+v, want an error", out)
+	}
+	if want := "integration gate ok of feat could not run"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %v, want it to contain %q", err, want)
+	}
+	if out != (Outcome{}) {
+		t.Errorf("outcome = %+v, want zero with an error", out)
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main = %s, want unchanged %s", got, oldMain)
+	}
+}
+
+func TestIntegrateEmitErrorStopsIt(t *testing.T) {
+	f := newFixture(t, nil)
+	oldMain := f.mainAt()
+	f.write(f.wt, "feat.txt", "feat\n")
+	f.commit(f.wt, "feat work")
+
+	in := f.input("ok")
+	full := errors.New("journal full")
+	in.Emit = func(journal.Payload) error { return full }
+	if _, err := Integrate(context.Background(), in); !errors.Is(err, full) {
+		t.Errorf("error = %v, want %v", err, full)
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main = %s, want unchanged %s", got, oldMain)
+	}
+}
+
+// conflictOnNotes makes the change and main edit line 2 of notes.txt
+// differently; it returns main's commit.
+func (f *fixture) conflictOnNotes() string {
+	f.t.Helper()
+	f.write(f.wt, "notes.txt", "line 1\nfeat 2\nline 3\n")
+	f.commit(f.wt, "feat edit")
+	f.write(f.root, "notes.txt", "line 1\nmain 2\nline 3\n")
+	return f.commit(f.root, "main edit")
+}
+
+func TestIntegrateConflict(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	oldMain := f.conflictOnNotes()
+	branch := f.git(f.wt, "rev-parse", "HEAD")
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Failed || out.Merged || out.Reason != "conflict" {
+		t.Errorf("outcome = %+v, want failed with reason conflict", out)
+	}
+	wantHunk := "\nnotes.txt:2:\n```\n<<<<<<< HEAD\nfeat 2\n=======\nmain 2\n>>>>>>> main\n```\n"
+	for _, want := range []string{
+		"Merging main into your branch conflicts in 1 file(s): notes.txt.\n",
+		"Do not abort the merge.",
+		wantHunk,
+	} {
+		if !strings.Contains(out.RetryContext, want) {
+			t.Errorf("retry context lacks %q:\n%s", want, out.RetryContext)
+		}
+	}
+	if strings.Contains(out.RetryContext, "|||||||") {
+		t.Errorf("retry context has diff3 markers from the user's config:\n%s", out.RetryContext)
+	}
+
+	// The merge stays in progress in the worktree for the agent.
+	if !git.InMerge(ctx, f.wt) {
+		t.Error("merge not left in progress in the worktree")
+	}
+	if got := f.git(f.wt, "rev-parse", "HEAD"); got != branch {
+		t.Errorf("worktree HEAD = %s, want %s", got, branch)
+	}
+	if got := f.git(f.root, "rev-parse", "main"); got != oldMain {
+		t.Errorf("main = %s, want unchanged %s", got, oldMain)
+	}
+
+	want := []journal.Payload{journal.ChangeIntegrationFailedData{
+		Reason: "conflict", Paths: []string{"notes.txt"}, RetryContext: out.RetryContext, Attempt: 1,
+	}}
+	if diff := cmp.Diff(want, f.events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if len(f.checkpoints) != 0 {
+		t.Errorf("checkpoints = %q, want none", f.checkpoints)
+	}
+}
+
+func TestIntegrateAfterTheAgentResolvedTheConflict(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	oldMain := f.conflictOnNotes()
+	if out, err := Integrate(ctx, f.input("ok")); err != nil || out.Reason != "conflict" {
+		t.Fatalf("first Integrate = %+v, %v; want a conflict", out, err)
+	}
+
+	// The agent resolves the markers; its loop commits, concluding the
+	// merge.
+	f.write(f.wt, "notes.txt", "line 1\nmain 2\nfeat 2\nline 3\n")
+	if _, err := git.CommitAll(ctx, f.wt, "resolve"); err != nil {
+		t.Fatal(err)
+	}
+	in := f.input("ok")
+	in.Attempt = 2
+	out, err := Integrate(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Merged {
+		t.Fatalf("outcome = %+v, want merged", out)
+	}
+	if got, _ := f.onMain("notes.txt"); got != "line 1\nmain 2\nfeat 2\nline 3\n" {
+		t.Errorf("notes.txt on main = %q", got)
+	}
+	if got := f.git(f.root, "rev-parse", "main^"); got != oldMain {
+		t.Errorf("main^ = %s, want %s", got, oldMain)
+	}
+	if got := f.gateEvents(); len(got) != 1 || got[0].Attempt != 2 {
+		t.Errorf("gate events = %+v, want one of attempt 2", got)
+	}
+}
+
+func TestIntegrateRestartsAnInterruptedMerge(t *testing.T) {
+	// A merge left in progress (a crash, or an agent that never committed)
+	// is aborted and done again from the branch's last commit.
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	f.conflictOnNotes()
+	branch := f.git(f.wt, "rev-parse", "HEAD")
+	if _, err := Integrate(ctx, f.input("ok")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.wt, "notes.txt", "half edited\n")
+	f.write(f.wt, "scratch.txt", "untracked\n")
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != "conflict" {
+		t.Fatalf("outcome = %+v, want a conflict again", out)
+	}
+	if !git.InMerge(ctx, f.wt) {
+		t.Error("merge not in progress")
+	}
+	if got := f.git(f.wt, "rev-parse", "HEAD"); got != branch {
+		t.Errorf("worktree HEAD = %s, want %s", got, branch)
+	}
+	if got := f.read(f.wt, "notes.txt"); !strings.Contains(got, "<<<<<<< HEAD\nfeat 2\n") {
+		t.Errorf("notes.txt = %q, want fresh conflict markers", got)
+	}
+	if n := len(f.events); n != 2 {
+		t.Errorf("%d events, want a CHANGE_INTEGRATION_FAILED per attempt", n)
+	}
+}
+
+func TestIntegrateConflictInSeveralFiles(t *testing.T) {
+	f := newFixture(t, map[string]string{"other.txt": "a\nb\nc\nd\ne\nf\n"})
+	ctx := context.Background()
+	f.write(f.wt, "other.txt", "A feat\nb\nc\nd\ne\nF feat\n")
+	f.write(f.wt, "notes.txt", "line 1\nfeat 2\nline 3\n")
+	f.commit(f.wt, "feat")
+	f.write(f.root, "other.txt", "A main\nb\nc\nd\ne\nF main\n")
+	f.write(f.root, "notes.txt", "line 1\nmain 2\nline 3\n")
+	f.commit(f.root, "main")
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != "conflict" {
+		t.Fatalf("outcome = %+v, want a conflict", out)
+	}
+	for _, want := range []string{
+		"conflicts in 2 file(s): notes.txt, other.txt.",
+		"\nnotes.txt:2:\n```\n<<<<<<< HEAD\nfeat 2\n=======\nmain 2\n>>>>>>> main\n```\n",
+		"\nother.txt:1:\n```\n<<<<<<< HEAD\nA feat\n=======\nA main\n>>>>>>> main\n```\n",
+		"\nother.txt:10:\n```\n<<<<<<< HEAD\nF feat\n=======\nF main\n>>>>>>> main\n```\n",
+	} {
+		if !strings.Contains(out.RetryContext, want) {
+			t.Errorf("retry context lacks %q:\n%s", want, out.RetryContext)
+		}
+	}
+}
+
+// generatedFixture has gen.txt and gen2.txt generated from parts/*.txt by
+// one command, which also counts its runs in $REGEN_COUNT.
+func generatedFixture(t *testing.T) (*fixture, string) {
+	t.Helper()
+	f := newFixture(t, map[string]string{
+		"parts/a.txt": "a\n",
+		"gen.txt":     "a\n",
+		"gen2.txt":    "a\n",
+	})
+	count := filepath.Join(t.TempDir(), "count")
+	t.Setenv("REGEN_COUNT", count)
+	regen := []string{"sh", "-c", `echo run >> "$REGEN_COUNT"; cat parts/*.txt > gen.txt; cat parts/*.txt > gen2.txt`}
+	f.project.Generated = map[string]config.Generated{
+		"gen.txt":  {Regenerate: regen},
+		"gen2.txt": {Regenerate: regen},
+	}
+	// Each side adds a part and regenerates: both generated files conflict.
+	f.write(f.wt, "parts/w.txt", "w\n")
+	f.write(f.wt, "gen.txt", "a\nw\n")
+	f.write(f.wt, "gen2.txt", "a\nw\n")
+	f.commit(f.wt, "feat adds w")
+	f.write(f.root, "parts/m.txt", "m\n")
+	f.write(f.root, "gen.txt", "a\nm\n")
+	f.write(f.root, "gen2.txt", "a\nm\n")
+	f.commit(f.root, "main adds m")
+	return f, count
+}
+
+func TestIntegrateRegeneratesGeneratedFileConflicts(t *testing.T) {
+	f, count := generatedFixture(t)
+	ctx := context.Background()
+	oldMain := f.mainAt()
+	branch := f.git(f.wt, "rev-parse", "HEAD")
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Merged || out.Commit != f.mainAt() {
+		t.Fatalf("outcome = %+v, want merged at main", out)
+	}
+	if git.InMerge(ctx, f.wt) {
+		t.Error("merge still in progress in the worktree")
+	}
+	if got, want := f.git(f.wt, "rev-parse", "HEAD^1", "HEAD^2"), branch+"\n"+oldMain; got != want {
+		t.Errorf("worktree merge parents = %q, want %q", got, want)
+	}
+	if got := f.git(f.wt, "log", "-1", "--format=%s"); got != "Merge main into feat (regenerated gen.txt, gen2.txt)" {
+		t.Errorf("worktree merge message = %q", got)
+	}
+	// gen2.txt, rebuilt by the same command, is not checked here: see the
+	// report on regenerate (its output is overwritten by main's side).
+	if got, _ := f.onMain("gen.txt"); got != "a\nm\nw\n" {
+		t.Errorf("gen.txt on main = %q, want it regenerated from every part", got)
+	}
+	if got := f.read(f.root, "gen.txt"); got != "a\nm\nw\n" {
+		t.Errorf("gen.txt in root = %q", got)
+	}
+	if got := f.read(f.wt, "gen.txt"); strings.Contains(got, "<<<<<<<") {
+		t.Errorf("gen.txt in the worktree has markers:\n%s", got)
+	}
+	if got, err := os.ReadFile(count); err != nil || string(got) != "run\n" {
+		t.Errorf("regeneration ran %q (%v), want once for both files", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(f.setDir, "logs", "feat", "regenerate-1.log")); err != nil {
+		t.Errorf("regeneration log: %v", err)
+	}
+	if f.hasEvent(func(p journal.Payload) bool { _, ok := p.(journal.ChangeIntegrationFailedData); return ok }) {
+		t.Error("CHANGE_INTEGRATION_FAILED emitted for a regenerated conflict")
+	}
+	if _, ok := f.events[len(f.events)-1].(journal.MergedData); !ok {
+		t.Errorf("last event = %#v, want MERGED", f.events[len(f.events)-1])
+	}
+}
+
+func TestIntegrateMixedConflictGoesToTheAgent(t *testing.T) {
+	f, count := generatedFixture(t)
+	ctx := context.Background()
+	f.write(f.wt, "notes.txt", "line 1\nfeat 2\nline 3\n")
+	f.commit(f.wt, "feat edit")
+	f.write(f.root, "notes.txt", "line 1\nmain 2\nline 3\n")
+	oldMain := f.commit(f.root, "main edit")
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != "conflict" {
+		t.Fatalf("outcome = %+v, want a conflict", out)
+	}
+	if !strings.Contains(out.RetryContext, "conflicts in 1 file(s): notes.txt.") {
+		t.Errorf("retry context names more than notes.txt:\n%s", out.RetryContext)
+	}
+	if len(f.events) != 1 {
+		t.Fatalf("events = %#v, want one CHANGE_INTEGRATION_FAILED", f.events)
+	}
+	if got := f.events[0].(journal.ChangeIntegrationFailedData).Paths; !cmp.Equal(got, []string{"notes.txt"}) {
+		t.Errorf("paths = %q, want only notes.txt", got)
+	}
+	if _, err := os.Stat(count); err == nil {
+		t.Error("regeneration ran for a conflict the agent must resolve")
+	}
+	if !git.InMerge(ctx, f.wt) {
+		t.Error("merge not left in progress")
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main = %s, want unchanged %s", got, oldMain)
+	}
+}
+
+func TestIntegrateRegenerationFailureIsARunError(t *testing.T) {
+	f, _ := generatedFixture(t)
+	oldMain := f.mainAt()
+	bad := []string{"sh", "-c", "echo cannot; exit 2"}
+	f.project.Generated = map[string]config.Generated{"gen.txt": {Regenerate: bad}, "gen2.txt": {Regenerate: bad}}
+
+	out, err := Integrate(context.Background(), f.input("ok"))
+	if err == nil {
+		t.Fatalf("Integrate = %+v, want an error", out)
+	}
+	log := filepath.Join(f.setDir, "logs", "feat", "regenerate-1.log")
+	want := "regenerating gen.txt: `sh -c echo cannot; exit 2` exited 2 (log: " + log + ")"
+	if err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+	if got := f.read(f.setDir, "logs/feat/regenerate-1.log"); got != "cannot\n" {
+		t.Errorf("regeneration log = %q", got)
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main = %s, want unchanged %s", got, oldMain)
+	}
+}
+
+func TestArchiveWithoutDelta(t *testing.T) {
+	f := newFixture(t, nil)
+	oldMain := f.mainAt()
+	if err := Archive(context.Background(), f.input()); err != nil {
+		t.Fatal(err)
+	}
+	want := []journal.Payload{journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/feat)"}}
+	if diff := cmp.Diff(want, f.events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main = %s, want unchanged %s", got, oldMain)
+	}
+	if len(f.checkpoints) != 0 {
+		t.Errorf("checkpoints = %q, want none", f.checkpoints)
+	}
+}
+
+func TestArchiveAfterIntegrate(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"openspec/specs/auth/spec.md": "# auth Specification\n\n## Purpose\nP.\n\n## Requirements\n\n### Requirement: Login\nv1\n",
+	})
+	ctx := context.Background()
+	f.write(f.wt, "feat.txt", "feat\n")
+	f.write(f.wt, "openspec/changes/feat/proposal.md", "## Why\nFeat.\n")
+	f.write(f.wt, "openspec/changes/feat/specs/auth/spec.md", "## MODIFIED Requirements\n### Requirement: Login\nv2\n")
+	f.write(f.wt, "openspec/changes/feat/specs/billing/spec.md", "## ADDED Requirements\n### Requirement: Invoice\nx\n")
+	f.commit(f.wt, "feat with a delta")
+	start := f.mainAt()
+
+	if out, err := Integrate(ctx, f.input("ok")); err != nil || !out.Merged {
+		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
+	}
+	merged := f.mainAt()
+	// An interrupted earlier archive left junk in the worktree.
+	f.write(f.wt, "feat.txt", "half archived\n")
+	f.write(f.wt, "junk.txt", "junk\n")
+	f.events, f.checkpoints = nil, nil
+
+	if err := Archive(ctx, f.input()); err != nil {
+		t.Fatal(err)
+	}
+	archived := f.mainAt()
+	if got := f.git(f.root, "rev-list", "--parents", merged+"..main"); got != archived+" "+merged {
+		t.Errorf("new commits on main with parents = %q, want one on %s", got, merged)
+	}
+	wantMsg := "Archive feat: update openspec/specs (auth, billing)\n\nSet-Archive: feat"
+	if got := f.git(f.root, "log", "-1", "--format=%B", "main"); got != wantMsg {
+		t.Errorf("archive message = %q, want %q", got, wantMsg)
+	}
+	if got := f.git(f.root, "log", "--format=%(trailers:only,unfold)", start+"..main"); got != "Set-Archive: feat\n\nSet-Change: feat" {
+		t.Errorf("trailers on main since start = %q", got)
+	}
+
+	if got, ok := f.onMain("openspec/specs/auth/spec.md"); !ok || !strings.Contains(got, "### Requirement: Login\nv2\n") {
+		t.Errorf("auth spec on main = %q, want Login v2", got)
+	}
+	if got, ok := f.onMain("openspec/specs/billing/spec.md"); !ok || !strings.Contains(got, "### Requirement: Invoice\nx\n") {
+		t.Errorf("billing spec on main = %q, want Invoice", got)
+	}
+	if files := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/changes/"); files != strings.Join([]string{
+		"openspec/changes/archive/2026-03-04-feat/proposal.md",
+		"openspec/changes/archive/2026-03-04-feat/specs/auth/spec.md",
+		"openspec/changes/archive/2026-03-04-feat/specs/billing/spec.md",
+	}, "\n") {
+		t.Errorf("openspec/changes on main:\n%s", files)
+	}
+	if got, _ := f.onMain("feat.txt"); got != "feat\n" {
+		t.Errorf("feat.txt on main = %q, want the merged content", got)
+	}
+	if _, ok := f.onMain("junk.txt"); ok {
+		t.Error("junk from the worktree reached main")
+	}
+	// main is checked out in root: the files followed.
+	if _, err := os.Stat(filepath.Join(f.root, "openspec", "changes", "archive", "2026-03-04-feat", "proposal.md")); err != nil {
+		t.Errorf("root checkout: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, "openspec", "changes", "feat")); !os.IsNotExist(err) {
+		t.Errorf("root still has openspec/changes/feat: %v", err)
+	}
+
+	want := []journal.Payload{journal.ArchivedData{
+		Commit: archived, Capabilities: []string{"auth", "billing"}, ArchiveDir: "openspec/changes/archive/2026-03-04-feat",
+	}}
+	if diff := cmp.Diff(want, f.events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"before-archive-fast-forward " + merged}, f.checkpoints); diff != "" {
+		t.Errorf("checkpoints (-want +got):\n%s", diff)
+	}
+	if got, err := git.FindTrailer(ctx, f.root, "main", ArchiveTrailer, "feat"); err != nil || got != archived {
+		t.Errorf("FindTrailer(Set-Archive: feat) = %q, %v; want %s", got, err, archived)
+	}
+}
+
+func TestArchiveBadDeltaIsAnError(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"openspec/changes/feat/specs/auth/spec.md": "## CHANGED\n### Requirement: Login\nv2\n",
+	})
+	oldMain := f.mainAt()
+	err := Archive(context.Background(), f.input())
+	if err == nil {
+		t.Fatal("Archive of a bad delta: want an error")
+	}
+	if !strings.HasPrefix(err.Error(), "archiving feat: ") || !strings.Contains(err.Error(), "openspec/changes/feat/specs/auth/spec.md") {
+		t.Errorf("error = %q, want it to name the change and the delta file", err)
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main = %s, want unchanged %s", got, oldMain)
+	}
+	if len(f.events) != 0 {
+		t.Errorf("events = %#v, want none", f.events)
+	}
+}
+
+func TestConflictHunks(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		want    []hunk
+	}{
+		{name: "no markers", content: "a\nb\n"},
+		{name: "empty"},
+		{
+			name:    "one hunk",
+			content: "a\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> main\nb\n",
+			want:    []hunk{{line: 2, text: "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> main\n"}},
+		},
+		{
+			name: "several hunks with their first lines",
+			content: "<<<<<<< HEAD\n1\n=======\n2\n>>>>>>> main\n" +
+				"keep\nkeep\n" +
+				"<<<<<<< HEAD\n=======\nadded\n>>>>>>> main\n" +
+				"<<<<<<< HEAD\nx\n||||||| base\no\n=======\ny\n>>>>>>> main\nend",
+			want: []hunk{
+				{line: 1, text: "<<<<<<< HEAD\n1\n=======\n2\n>>>>>>> main\n"},
+				{line: 8, text: "<<<<<<< HEAD\n=======\nadded\n>>>>>>> main\n"},
+				{line: 12, text: "<<<<<<< HEAD\nx\n||||||| base\no\n=======\ny\n>>>>>>> main\n"},
+			},
+		},
+		{
+			name:    "an unterminated hunk is dropped",
+			content: "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> main\n<<<<<<< HEAD\nno end\n",
+			want:    []hunk{{line: 1, text: "<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> main\n"}},
+		},
+		{
+			name:    "markers need their space",
+			content: "<<<<<<<\nx\n>>>>>>>\n",
+		},
+		{
+			name:    "last line without a newline",
+			content: "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> main",
+			want:    []hunk{{line: 1, text: "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> main"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := conflictHunks(tc.content)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(hunk{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("conflictHunks (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConflictContext(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("hunks per file, missing files named", func(t *testing.T) {
+		write("a/x.txt", "1\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> trunk\n")
+		got := conflictContext(dir, "trunk", []string{"a/x.txt", "gone.txt"})
+		if !strings.HasPrefix(got, "Merging trunk into your branch conflicts in 2 file(s): a/x.txt, gone.txt.\n") {
+			t.Errorf("headline:\n%s", got)
+		}
+		if want := "\na/x.txt:2:\n```\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> trunk\n```\n"; !strings.Contains(got, want) {
+			t.Errorf("context lacks %q:\n%s", want, got)
+		}
+		if !strings.Contains(got, "\ngone.txt: open ") {
+			t.Errorf("context does not name the unreadable file:\n%s", got)
+		}
+	})
+
+	t.Run("capped", func(t *testing.T) {
+		var b strings.Builder
+		one := "<<<<<<< HEAD\n" + strings.Repeat("o", 1000) + "\n=======\n" + strings.Repeat("t", 1000) + "\n>>>>>>> main\n"
+		for range 20 {
+			b.WriteString(one)
+		}
+		write("big.txt", b.String())
+		got := conflictContext(dir, "main", []string{"big.txt"})
+		if !strings.HasSuffix(got, "\n(more conflicts not shown)\n") {
+			t.Errorf("context does not say it was cut:\n%s", got[len(got)-200:])
+		}
+		if len(got) > 12<<10+len("\n(more conflicts not shown)\n") {
+			t.Errorf("context is %d bytes, want at most about 12 KiB", len(got))
+		}
+		if n := strings.Count(got, "<<<<<<< HEAD"); n == 0 || n >= 20 {
+			t.Errorf("%d hunks shown, want some but not all 20", n)
+		}
+	})
+}
+
+func TestSquashMessage(t *testing.T) {
+	reqs := []spec.Requirement{{ID: "REQ-A-01", Title: "Login"}, {ID: "REQ-A-02", Title: "Logout"}}
+	tests := []struct {
+		name        string
+		description string
+		reqs        []spec.Requirement
+		want        string
+	}{
+		{
+			name:        "description as title",
+			description: "add auth",
+			reqs:        reqs,
+			want:        "auth: add auth\n\n- REQ-A-01: Login\n- REQ-A-02: Logout\n\nSet-Change: auth\n",
+		},
+		{
+			name: "requirement titles without a description",
+			reqs: reqs,
+			want: "auth: Login; Logout\n\n- REQ-A-01: Login\n- REQ-A-02: Logout\n\nSet-Change: auth\n",
+		},
+		{
+			name:        "long title cut at 72",
+			description: strings.Repeat("x", 73),
+			want:        "auth: " + strings.Repeat("x", 69) + "...\n\n\nSet-Change: auth\n",
+		},
+		{
+			name:        "72 is not cut",
+			description: strings.Repeat("x", 72),
+			want:        "auth: " + strings.Repeat("x", 72) + "\n\n\nSet-Change: auth\n",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := squashMessage(Input{Change: plan.Change{Name: "auth", Description: tc.description}, Reqs: tc.reqs})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("squashMessage (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGateEvent(t *testing.T) {
+	r := gate.Result{
+		Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Status: gate.StatusFail,
+		ExitCode: 2, Duration: 1500 * time.Millisecond, Log: "/l.log", Reason: "exit code 2",
+		RetryContext: "fix it", Cached: true,
+	}
+	want := journal.VerifyGateData{
+		Stage: "integration", Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Base: "host",
+		Result: "fail", ExitCode: 2, DurationMS: 1500, Cached: true, Log: "/l.log", Reason: "exit code 2",
+		RetryContext: "fix it", Attempt: 3,
+	}
+	if diff := cmp.Diff(want, GateEvent("integration", 3, r)); diff != "" {
+		t.Errorf("GateEvent (-want +got):\n%s", diff)
+	}
+}
+
+func TestRegenerateKeepsTheOutputOfASharedCommand(t *testing.T) {
+	f, _ := generatedFixture(t)
+	out, err := Integrate(context.Background(), f.input("ok"))
+	if err != nil || !out.Merged {
+		t.Fatalf("Integrate = %+v, %v", out, err)
+	}
+	for _, name := range []string{"gen.txt", "gen2.txt"} {
+		if got, _ := f.onMain(name); got != "a\nm\nw\n" {
+			t.Errorf("%s on main = %q", name, got)
+		}
+	}
+}
+
+func TestSquashMessageCutsTitleOnRunes(t *testing.T) {
+	got := squashMessage(Input{Change: plan.Change{Name: "i18n", Description: strings.Repeat("é", 40)}})
+	title, _, _ := strings.Cut(got, "\n")
+	if want := "i18n: " + strings.Repeat("é", 40); title != want || !utf8.ValidString(title) {
+		t.Errorf("title = %q", title)
+	}
+}
