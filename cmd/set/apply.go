@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/runner/dagger"
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/engine/state"
 )
@@ -95,6 +97,10 @@ func runApply(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
+	adapters, err := changeAdapters(ws, p)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
 	if !fromFile && !*yes {
 		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: colorFor(e.stdout)}); err != nil {
 			return e.errorf(c.name, "%v", err)
@@ -104,25 +110,35 @@ func runApply(e *env, args []string) int {
 		}
 	}
 
+	runners, closeRunners, err := gateRunners(ctx, ws, g)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	defer closeRunners()
+
 	progress := newProgress(e.stdout, p, colorFor(e.stdout))
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
-		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter,
-		Runners: map[string]runner.Runner{"host": host.New()},
+		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
+		Runners: runners,
 		OnEvent: progress.event,
 	})
 	progress.close()
 	if err != nil {
-		var locked *state.LockedError
-		if errors.As(err, &locked) {
+		if sum == nil {
 			return e.errorf(c.name, "%v", err)
 		}
 		return e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `set apply` again to continue.", err)
 	}
 	progress.summary(sum, git.Head(context.Background(), ws.root))
-	if sum.Result != "success" {
-		return exitError
+	switch sum.Result {
+	case "success":
+		return exitOK
+	case "interrupted":
+		fmt.Fprintln(e.stdout, "Interrupted. Run `set apply` again to continue where this run stopped.")
+	default:
+		fmt.Fprintln(e.stdout, "Some changes did not reach main. See why in .set/logs/ and .set/events.jsonl; a new `set apply` retries them.")
 	}
-	return exitOK
+	return exitError
 }
 
 // planFromFile reads a saved plan and refuses it when its inputs changed,
@@ -161,11 +177,8 @@ func runnable(cfg *config.Project, g *graph.Graph) error {
 				continue
 			}
 			seen[key] = true
-			switch {
-			case s.Kind == config.KindReview:
+			if s.Kind == config.KindReview {
 				problems = append(problems, fmt.Sprintf("gate %s is an LLM review, which is not available in this build; set its mode to \"skip\" in the stacks that use it", s.Gate))
-			case s.Runner != "host":
-				problems = append(problems, fmt.Sprintf("gate %s runs on the %q runner, which is not available in this build; use runner: kind: \"host\"", s.Gate, s.Runner))
 			}
 		}
 	}
@@ -173,6 +186,75 @@ func runnable(cfg *config.Project, g *graph.Graph) error {
 		return errors.New(strings.Join(problems, "\n"))
 	}
 	return nil
+}
+
+// changeAdapters makes the agents that plan changes ask for instead of the
+// project's (plan.changes.X.agent), with the project agent's env and
+// models. An exec or replay agent needs its argv or recordings, which only
+// the project's agent configures.
+func changeAdapters(ws *workspace, p *plan.Plan) (map[string]agent.Adapter, error) {
+	out := map[string]agent.Adapter{}
+	for _, c := range p.Changes {
+		if c.Agent == "" || c.Agent == ws.cfg.Agent.Adapter || out[c.Agent] != nil {
+			continue
+		}
+		a, err := agent.New(config.Agent{Adapter: c.Agent, Env: ws.cfg.Agent.Env, Models: ws.cfg.Agent.Models}, ws.root)
+		if err != nil {
+			return nil, fmt.Errorf("change %s asks for the %s agent: %w", c.Name, c.Agent, err)
+		}
+		out[c.Agent] = a
+	}
+	return out, nil
+}
+
+// gateRunners makes the runners the plan's gates and regenerations use.
+// For dagger it first checks, within seconds, that an engine answers and a
+// CLI can reach it: no engine is a run error before anything starts, never
+// a gate failure sent to an agent.
+func gateRunners(ctx context.Context, ws *workspace, g *graph.Graph) (map[string]runner.Runner, func(), error) {
+	runners := map[string]runner.Runner{config.RunnerHost: host.New()}
+	closeAll := func() {}
+	if !usesRunner(ws.cfg, g, config.RunnerDagger) {
+		return runners, closeAll, nil
+	}
+	eng, err := dagger.Preflight(ctx, os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	logPath := filepath.Join(orchestrator.SetDir(ws.root), "logs", "dagger.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, nil, err
+	}
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := dagger.New(ws.cfg.Runner.Dagger, ws.root, dagger.Connector(eng, log))
+	runners[config.RunnerDagger] = r
+	return runners, func() {
+		if c, ok := r.(io.Closer); ok {
+			c.Close()
+		}
+		log.Close()
+	}, nil
+}
+
+// usesRunner reports whether a gate of the graph, or a regeneration of a
+// generated file, runs on the named runner.
+func usesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
+	for _, c := range g.Changes {
+		for _, s := range append(append([]graph.GateStep{}, c.Verify...), c.Integration...) {
+			if s.Kind == config.KindExec && s.Runner == name {
+				return true
+			}
+		}
+	}
+	for _, gen := range cfg.Generated {
+		if r := gen.Runner; r == name || (r == "" && cfg.Runner.Kind == name) {
+			return true
+		}
+	}
+	return false
 }
 
 // confirm asks on the terminal whether to run n changes.

@@ -13,6 +13,7 @@ import (
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/state"
 )
 
 // progress shows a run as it happens. On a terminal it keeps a live line
@@ -117,11 +118,19 @@ func (p *progress) event(e journal.Event) {
 	p.redraw(lines)
 }
 
-// notable events stay on screen above the live block.
+// notable events stay on screen above the live block: progress through
+// main, and every failure.
 func (p *progress) notable(e journal.Event) bool {
 	switch e.Type {
-	case journal.StateChange, journal.VerifyGate, journal.AgentIteration:
-		return strings.Contains(string(e.Data), "fail") || strings.Contains(string(e.Data), "blocked") || strings.Contains(string(e.Data), "stalled")
+	case journal.StateChange:
+		d, _ := journal.Decode[journal.StateChangeData](e)
+		return state.Status(d.To).Failed() || state.Status(d.To) == state.DepBlocked
+	case journal.VerifyGate:
+		d, _ := journal.Decode[journal.VerifyGateData](e)
+		return d.Result == "fail" || d.Result == "error" || d.Result == "warn"
+	case journal.AgentIteration:
+		d, _ := journal.Decode[journal.AgentIterationData](e)
+		return d.Result == "stalled" || d.Result == "error"
 	case journal.AgentSessionDecision, journal.LLMCall, journal.MonitorHeartbeat, journal.MergeQueued:
 		return false
 	}

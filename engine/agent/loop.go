@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/set-engine/set/engine/git"
@@ -145,8 +146,16 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			return res, nil
 		}
 
-		if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("%s: iteration %d (uncommitted work)", change, n)); err != nil {
+		// Leftovers are committed, but a merge is never concluded while a
+		// conflict marker remains: the agent has not resolved it yet.
+		unresolved, err := git.UnresolvedConflicts(ctx, in.Worktree)
+		if err != nil {
 			return res, err
+		}
+		if len(unresolved) == 0 {
+			if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("%s: iteration %d (uncommitted work)", change, n)); err != nil {
+				return res, err
+			}
 		}
 		commits, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
 		if err != nil {
@@ -191,7 +200,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			errorsInRow, stalls = 0, 0
 			switch {
 			case inMerge:
-				retryContext = "The merge of main into your branch is still in progress: resolve every conflict marker and commit."
+				retryContext = fmt.Sprintf("The merge of main into your branch is still in progress: conflict markers remain in %s. Resolve every marker, keeping both sides' intent, and commit.", strings.Join(unresolved, ", "))
 			case commits == 0:
 				retryContext = "The previous iteration ended without any change on the branch: implement the requirements and commit."
 			default:

@@ -67,14 +67,22 @@ func Prompt(in PromptInput) string {
 			fmt.Fprintf(&b, "- %s\n", cv)
 		}
 	}
+	b.WriteString("\n## OpenSpec\n")
+	fmt.Fprintf(&b, "Describe what the change adds to the product in openspec/changes/%s/specs/<capability>/spec.md, ", c.Name)
+	b.WriteString("under `## ADDED Requirements` (or MODIFIED/REMOVED/RENAMED), one `### Requirement: <title>` per requirement ")
+	b.WriteString("with its `#### Scenario:` blocks and `- **WHEN**` / `- **THEN**` steps. When the change reaches main, set folds it into openspec/specs/.\n")
 	b.WriteString("\n## Done means\n")
 	b.WriteString("- The requirements above are implemented and covered by tests; each test names the requirement ID it covers.\n")
 	b.WriteString("- Your work is committed on the branch (set commits what you leave uncommitted).\n")
 	if len(in.Gates) > 0 {
 		fmt.Fprintf(&b, "- These checks pass, in this order: %s.\n", strings.Join(in.Gates, ", "))
 	}
-	if in.RetryContext != "" {
+	switch {
+	case in.RetryContext == "":
+	case in.Attempt > 0:
 		fmt.Fprintf(&b, "\n## The last attempt failed (retry %d of %d)\n\n%s\n", in.Attempt, in.Budget, strings.TrimSpace(in.RetryContext))
+	default:
+		fmt.Fprintf(&b, "\n## Where the last iteration stopped\n\n%s\n", strings.TrimSpace(in.RetryContext))
 	}
 	return b.String()
 }

@@ -167,3 +167,49 @@ func short(c string) string {
 	}
 	return c
 }
+
+// UnresolvedConflicts lists the unmerged paths in dir whose content still
+// holds a conflict marker line. A merge must not be concluded while any
+// remain: `git add` would take the markers for a resolution.
+func UnresolvedConflicts(ctx context.Context, dir string) ([]string, error) {
+	paths, err := Conflicts(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range paths {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // resolved by deleting the file
+			}
+			return nil, err
+		}
+		if HasConflictMarkers(string(data)) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// HasConflictMarkers reports whether text holds a line that opens or
+// closes a conflict (<<<<<<< or >>>>>>> followed by a space).
+func HasConflictMarkers(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "<<<<<<< ") || strings.HasPrefix(line, ">>>>>>> ") {
+			return true
+		}
+	}
+	return false
+}
+
+// Clean discards every uncommitted change and every untracked file that is
+// not ignored in dir, leaving the tree of HEAD (ignored files, such as
+// build caches, stay).
+func Clean(ctx context.Context, dir string) error {
+	if _, err := Run(ctx, dir, "reset", "-q", "--hard", "HEAD"); err != nil {
+		return err
+	}
+	_, err := Run(ctx, dir, "clean", "-q", "-fd")
+	return err
+}

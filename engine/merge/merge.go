@@ -21,7 +21,6 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
-	"github.com/set-engine/set/engine/proc"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
 )
@@ -81,6 +80,11 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
+	// The integration stack tests exactly the committed tree: whatever
+	// earlier gates left behind (build outputs) goes.
+	if err := git.Clean(ctx, in.Worktree); err != nil {
+		return Outcome{}, err
+	}
 	// Merge the branch by name, not by commit: conflict markers then read
 	// ">>>>>>> main", the same in every run. The queue is the only mover
 	// of main, so the name still means oldMain.
@@ -116,8 +120,14 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		case "error":
 			return Outcome{}, fmt.Errorf("integration gate %s of %s could not run: %w", r.Gate, in.Change.Name, r.Err)
 		case "fail":
-			return Outcome{Failed: true, Reason: "gate", RetryContext: fmt.Sprintf(
-				"After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, r.Gate, r.RetryContext)}, nil
+			return gateFailed(in, r.Gate, fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, r.Gate, r.RetryContext))
+		}
+		// main gets the committed tree; a gate that edited it would have
+		// tested something else.
+		if changed, err := git.Dirty(ctx, in.Worktree); err != nil {
+			return Outcome{}, err
+		} else if len(changed) > 0 {
+			return gateFailed(in, r.Gate, fmt.Sprintf("The integration gate %s changed files of the tree it checks (%s); gates must leave the tree as committed. Commit what it would change.", r.Gate, strings.Join(changed, ", ")))
 		}
 	}
 
@@ -140,6 +150,15 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, err
 	}
 	return Outcome{Merged: true, Commit: commit}, nil
+}
+
+// gateFailed sends the change back to its agent after a failed
+// integration gate, recording why.
+func gateFailed(in Input, gate, rc string) (Outcome, error) {
+	if err := in.Emit(journal.ChangeIntegrationFailedData{Reason: "gate", Gate: gate, RetryContext: rc, Attempt: in.Attempt}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Failed: true, Reason: "gate", RetryContext: rc}, nil
 }
 
 // Trailers that identify set's commits on main, so that a restarted run
@@ -176,14 +195,14 @@ func squashMessage(in Input) string {
 // progress for the agent, with the conflicting hunks as retry context.
 func resolveConflicts(ctx context.Context, in Input, paths []string) (Outcome, error) {
 	var real []string
-	regen := map[string][]string{}
+	regen := map[string]config.Generated{}
 	for _, p := range paths {
 		g, ok := in.Project.Generated[p]
 		if !ok {
 			real = append(real, p)
 			continue
 		}
-		regen[p] = g.Regenerate
+		regen[p] = g
 	}
 	if len(real) == 0 {
 		if err := regenerate(ctx, in, regen); err != nil {
@@ -206,7 +225,7 @@ func resolveConflicts(ctx context.Context, in Input, paths []string) (Outcome, e
 
 // regenerate takes main's side of each generated file and then runs each
 // distinct regeneration command once, in the worktree.
-func regenerate(ctx context.Context, in Input, regen map[string][]string) error {
+func regenerate(ctx context.Context, in Input, regen map[string]config.Generated) error {
 	paths := slices.Sorted(maps.Keys(regen))
 	// Every file first takes main's side; only then do the commands run,
 	// so that one command rebuilding several files keeps all its output.
@@ -215,33 +234,55 @@ func regenerate(ctx context.Context, in Input, regen map[string][]string) error 
 			return err
 		}
 	}
-	done := map[string]bool{}
+	// One run per distinct command and runner; a container runner copies
+	// back every file that run rebuilds.
+	type job struct {
+		argv   []string
+		runner string
+		paths  []string
+	}
+	var jobs []*job
+	byKey := map[string]*job{}
 	for _, path := range paths {
-		argv := regen[path]
-		key := strings.Join(argv, "\x00")
-		if done[key] {
-			continue
+		g := regen[path]
+		r := g.Runner
+		if r == "" {
+			r = in.Project.Runner.Kind
 		}
-		done[key] = true
-		logPath := filepath.Join(in.SetDir, "logs", in.Change.Name, fmt.Sprintf("regenerate-%d.log", in.Attempt))
-		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-			return err
+		key := r + "\x00" + strings.Join(g.Regenerate, "\x00")
+		if byKey[key] == nil {
+			byKey[key] = &job{argv: g.Regenerate, runner: r}
+			jobs = append(jobs, byKey[key])
 		}
-		log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		byKey[key].paths = append(byKey[key].paths, path)
+	}
+	logPath := filepath.Join(in.SetDir, "logs", in.Change.Name, fmt.Sprintf("regenerate-%d.log", in.Attempt))
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	for _, j := range jobs {
+		r := in.Runners[j.runner]
+		if r == nil {
+			return fmt.Errorf("regenerating %s: no %q runner", strings.Join(j.paths, ", "), j.runner)
+		}
+		res, err := r.Exec(ctx, runner.Exec{Argv: j.argv, Dir: in.Worktree, Env: in.Env, Export: j.paths, Timeout: regenerateTimeout, Log: log})
 		if err != nil {
-			return err
+			return fmt.Errorf("regenerating %s: %w", strings.Join(j.paths, ", "), err)
 		}
-		o, err := proc.Run(ctx, proc.Spec{Argv: argv, Dir: in.Worktree, Env: in.Env, Stdout: log, Stderr: log, Timeout: 10 * time.Minute})
-		log.Close()
-		if err != nil {
-			return fmt.Errorf("regenerating %s: %w", path, err)
-		}
-		if o.ExitCode != 0 {
-			return fmt.Errorf("regenerating %s: `%s` exited %d (log: %s)", path, strings.Join(argv, " "), o.ExitCode, logPath)
+		if res.TimedOut || res.ExitCode != 0 {
+			return fmt.Errorf("regenerating %s: `%s` exited %d (log: %s)", strings.Join(j.paths, ", "), strings.Join(j.argv, " "), res.ExitCode, logPath)
 		}
 	}
 	return nil
 }
+
+// regenerateTimeout bounds one regeneration command.
+const regenerateTimeout = 10 * time.Minute
 
 // conflictContext tells the agent which files conflict and shows their
 // conflicting hunks (capped), so it can resolve the merge in place.
@@ -315,7 +356,11 @@ func Archive(ctx context.Context, in Input) error {
 	if err != nil {
 		return err
 	}
-	if _, err := git.Run(ctx, in.Root, "cat-file", "-e", old+":openspec/changes/"+in.Change.Name); err != nil {
+	listed, err := git.Run(ctx, in.Root, "ls-tree", "--name-only", old, "--", "openspec/changes/"+in.Change.Name)
+	if err != nil {
+		return err
+	}
+	if listed == "" {
 		return in.Emit(journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/" + in.Change.Name + ")"})
 	}
 	// Start from main's exact commit, discarding whatever an interrupted
@@ -330,7 +375,12 @@ func Archive(ctx context.Context, in Input) error {
 		return in.Emit(journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/" + in.Change.Name + ")"})
 	}
 	if err != nil {
-		return fmt.Errorf("archiving %s: %w", in.Change.Name, err)
+		// The change's code is on main; a delta that does not fold stays
+		// in openspec/changes/ for a person to fix, and the run goes on.
+		if _, cerr := git.Run(ctx, in.Worktree, "reset", "-q", "--hard", old); cerr != nil {
+			return cerr
+		}
+		return in.Emit(journal.ArchivedData{Skipped: "the OpenSpec delta does not fold, left in openspec/changes/" + in.Change.Name + ": " + err.Error()})
 	}
 	msg := fmt.Sprintf("Archive %s: update openspec/specs (%s)\n\n%s: %s\n",
 		in.Change.Name, strings.Join(res.Capabilities, ", "), ArchiveTrailer, in.Change.Name)

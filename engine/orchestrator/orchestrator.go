@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
@@ -41,8 +42,11 @@ type Options struct {
 	Project *config.Project
 	Plan    *plan.Plan
 	Graph   *graph.Graph
-	Adapter agent.Adapter
-	Runners map[string]runner.Runner
+	// Adapter is the project's agent; Adapters holds, by adapter name,
+	// the other agents that plan changes ask for.
+	Adapter  agent.Adapter
+	Adapters map[string]agent.Adapter
+	Runners  map[string]runner.Runner
 	// OnEvent, if set, sees every event of the run, in order, from its own
 	// goroutine.
 	OnEvent func(journal.Event)
@@ -79,8 +83,9 @@ type run struct {
 	active     map[string]bool // changes with a running worker
 	queue      []string        // changes waiting for the merge queue, FIFO
 	merging    string          // the change being integrated, if any
-	// retry holds the retry context a worker starts from, by change.
-	retry map[string]string
+	// worktrees serialises adding and removing worktrees: concurrent
+	// `git worktree add/remove` in one repository race on its metadata.
+	worktrees sync.Mutex
 }
 
 type workerResult struct {
@@ -162,15 +167,16 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	}
 
 	r := &run{
-		opts:       opts,
-		setDir:     setDir,
-		rec:        newRecorder(w, st, filepath.Join(setDir, "state.json")),
-		reqs:       map[string]spec.Requirement{},
-		env:        os.Environ(),
-		workerDone: make(chan workerResult),
-		mergeDone:  make(chan mergeResult),
+		opts:   opts,
+		setDir: setDir,
+		rec:    newRecorder(w, st, filepath.Join(setDir, "state.json")),
+		reqs:   map[string]spec.Requirement{},
+		env:    os.Environ(),
+		// Buffered so that a worker or the queue can always report, even
+		// when the loop has stopped listening.
+		workerDone: make(chan workerResult, max(opts.Project.MaxParallel, 1)),
+		mergeDone:  make(chan mergeResult, 1),
 		active:     map[string]bool{},
-		retry:      map[string]string{},
 	}
 	for _, req := range opts.Plan.Requirements {
 		r.reqs[req.ID] = req
@@ -233,12 +239,35 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		if err := plan.Write(filepath.Join(r.setDir, "plan.json"), p); err != nil {
 			return err
 		}
-		return r.rec.emit("", journal.PlanCreatedData{
+		if err := r.rec.emit("", journal.PlanCreatedData{
 			Strategy: p.Strategy, Fingerprint: p.Fingerprint.Sum, Changes: names,
 			Requirements: len(p.Requirements), Plan: data,
-		})
+		}); err != nil {
+			return err
+		}
 	}
-	return r.reconcile(ctx)
+	// A new plan keeps the progress of the changes it names again, so the
+	// repository is reconciled either way.
+	if err := r.reconcile(ctx); err != nil {
+		return err
+	}
+	return r.retryFailed()
+}
+
+// retryFailed gives the failed and blocked changes of an earlier run a new
+// start: a new apply is how a user retries them, typically after raising a
+// budget or fixing what made them fail. Their retry budgets start again;
+// their branches and worktrees keep what was done.
+func (r *run) retryFailed() error {
+	for _, c := range r.opts.Plan.Changes {
+		s := r.rec.status(c.Name)
+		if s.Failed() || s == state.DepBlocked {
+			if err := r.rec.transition(c.Name, state.Pending, "retried by a new set apply (was "+string(s)+")"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // loop is the event loop: it dispatches, feeds the merge queue, and
@@ -247,9 +276,12 @@ func (r *run) loop(ctx context.Context) (string, error) {
 	// work is the context of workers and merges: canceled on Ctrl-C and
 	// on a run error, so that agents and gates stop and report back.
 	work, stop := context.WithCancel(context.WithoutCancel(ctx))
-	defer stop()
-	workers := pool.New().WithMaxGoroutines(max(r.opts.Project.MaxParallel, 1) + 1)
+	// The pool never blocks dispatch: dispatch itself keeps at most
+	// maxParallel workers. On the way out, stop everything first, then
+	// wait (defers run last first).
+	workers := pool.New().WithMaxGoroutines(max(r.opts.Project.MaxParallel, 1))
 	defer workers.Wait()
+	defer stop()
 	heartbeat := time.NewTicker(r.opts.Heartbeat)
 	defer heartbeat.Stop()
 

@@ -336,3 +336,70 @@ echo good > slow.txt
 		t.Fatalf("resumed run: %+v", sum)
 	}
 }
+
+// TestNewApplyRetriesFailures: a change that failed (and its blocked
+// dependent) are retried by the next apply, with fresh budgets, once the
+// cause is fixed.
+func TestNewApplyRetriesFailures(t *testing.T) {
+	f := newFixture(t)
+	f.project.Budgets.Retries.Verify = 0
+	f.change("flaky")
+	f.change("after", "flaky")
+	sum, err := f.apply(context.Background(), f.agentScript(`echo "bad $change" > "$change.txt"`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Statuses["flaky"] != state.FailedRetryBudget || sum.Statuses["after"] != state.DepBlocked {
+		t.Fatalf("first run: %v", sum.Statuses)
+	}
+	sum, err = f.apply(context.Background(), f.agentScript(`echo "good $change" > "$change.txt"`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "success" {
+		t.Fatalf("second run: %v", sum.Statuses)
+	}
+	if got := f.git("show", "main:flaky.txt"); got != "good flaky" {
+		t.Errorf("main:flaky.txt = %q", got)
+	}
+}
+
+// TestUnresolvedMarkersAreNeverCommitted: an agent that reports success
+// while conflict markers remain does not conclude the merge; the next
+// iteration is told which files still hold markers.
+func TestUnresolvedMarkersAreNeverCommitted(t *testing.T) {
+	f := newFixture(t)
+	f.project.MaxParallel = 2
+	f.change("left")
+	f.change("right")
+	lazy := filepath.Join(t.TempDir(), "lazy")
+	a := f.agentScript(`
+if git rev-parse -q --verify MERGE_HEAD >/dev/null; then
+	if [ ! -f "` + lazy + `" ]; then touch "` + lazy + `"; exit 0; fi
+	printf 'line 1\nline 2 (left)\nline 2 (right)\nline 3\n' > notes.txt
+	exit 0
+fi
+sed -i "s/^line 2$/line 2 ($change)/" notes.txt
+`)
+	sum, err := f.apply(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "success" {
+		t.Fatalf("result = %s: %v", sum.Result, sum.Statuses)
+	}
+	if got := f.git("show", "main:notes.txt"); strings.Contains(got, "<<<<<<<") {
+		t.Fatalf("conflict markers reached main:\n%s", got)
+	}
+	var notDone journal.AgentIterationData
+	for _, e := range f.events() {
+		if e.Type == journal.AgentIteration {
+			if d, _ := journal.Decode[journal.AgentIterationData](e); d.Result == "not-done" {
+				notDone = d
+			}
+		}
+	}
+	if notDone.Iteration == 0 {
+		t.Fatal("the lazy iteration was not recorded as not-done")
+	}
+}

@@ -166,7 +166,7 @@ func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
 	if err := r.rec.transition(c.Name, state.Archived, "archive finished after a restart"); err != nil {
 		return err
 	}
-	return git.RemoveWorktree(ctx, r.opts.Root, wt)
+	return r.removeWorktree(ctx, c.Name)
 }
 
 func sortedStrings(m map[string]string) []string {

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,16 +30,50 @@ func (r *run) worktree(change string) string {
 // returned error is a run error.
 func (r *run) work(ctx context.Context, c plan.Change) error {
 	name := c.Name
-	if !plan.ValidName(name) {
-		return r.fail(name, state.FailedAgentError, fmt.Sprintf("invalid change name %q", name))
+	wall := r.opts.Project.Budgets.WallTime.D()
+	if wall > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, wall, errWallTime)
+		defer cancel()
+	}
+	err := r.implementAndVerify(ctx, c)
+	if err == nil && context.Cause(ctx) == errWallTime {
+		if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "wallTime", Used: wall.Milliseconds(), Limit: wall.Milliseconds()}); err != nil {
+			return err
+		}
+		return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("the wall-time budget of %s is spent", wall))
+	}
+	return err
+}
+
+// errWallTime ends a worker whose change spent its wall-time budget.
+var errWallTime = errors.New("wall-time budget spent")
+
+// adapter is the agent of a change: its own when the plan names one.
+func (r *run) adapter(c plan.Change) (agent.Adapter, error) {
+	if c.Agent == "" || c.Agent == r.opts.Project.Agent.Adapter {
+		return r.opts.Adapter, nil
+	}
+	if a := r.opts.Adapters[c.Agent]; a != nil {
+		return a, nil
+	}
+	return nil, fmt.Errorf("change %s asks for the %s agent, which this run was not given", c.Name, c.Agent)
+}
+
+// implementAndVerify is work without the wall-time budget.
+func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
+	name := c.Name
+	adapter, err := r.adapter(c)
+	if err != nil {
+		return r.fail(name, state.FailedAgentError, err.Error())
 	}
 	if r.rec.status(name) == state.Pending {
 		if err := r.dispatchChange(ctx, c); err != nil {
 			return err
 		}
 	}
-	retryContext := r.retry[name]
-	if retryContext == "" {
+	retryContext := ""
+	if s := r.rec.status(name); s == state.VerifyFailed || s == state.IntegrationFailed {
 		retryContext = r.rec.change(name).RetryContext
 	}
 	cg, _ := r.opts.Graph.Change(name)
@@ -57,14 +92,14 @@ func (r *run) work(ctx context.Context, c plan.Change) error {
 			}
 			st := r.rec.change(name)
 			res, err := agent.Loop(ctx, agent.LoopInput{
-				Adapter: r.opts.Adapter,
+				Adapter: adapter,
 				Prompt: agent.PromptInput{
 					Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.worktree(name),
 					Gates: gates, RetryContext: retryContext,
 					Attempt: st.VerifyAttempts + st.IntegrationAttempts, Budget: budget + r.opts.Project.Budgets.Retries.Integration,
 				},
 				Root: r.opts.Root, SetDir: r.setDir, Worktree: r.worktree(name), MainBranch: r.opts.Project.MainBranch,
-				Done: st.Iteration, MaxIterations: r.opts.Project.Budgets.Iterations,
+				Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
 				Model: r.model(c), SessionID: st.SessionID,
 				TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
 				StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(),
@@ -94,8 +129,12 @@ func (r *run) work(ctx context.Context, c plan.Change) error {
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
+		// What the gates left (build outputs) must not reach the next
+		// iteration's commit: the tree goes back to what was verified.
+		if err := git.Clean(ctx, r.worktree(name)); err != nil {
+			return err
+		}
 		if passed {
-			delete(r.retry, name)
 			if err := r.rec.transition(name, state.Queued, ""); err != nil {
 				return err
 			}
@@ -133,7 +172,10 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 		if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
 			return err
 		}
-		if err := git.AddWorktree(ctx, r.opts.Root, wt, branch, base); err != nil {
+		r.worktrees.Lock()
+		err := git.AddWorktree(ctx, r.opts.Root, wt, branch, base)
+		r.worktrees.Unlock()
+		if err != nil {
 			return err
 		}
 	}
@@ -227,7 +269,14 @@ func (r *run) archive(ctx context.Context, c plan.Change) error {
 		return err
 	}
 	// The change is on main; its worktree has served (the branch stays).
-	return git.RemoveWorktree(ctx, r.opts.Root, r.worktree(c.Name))
+	return r.removeWorktree(ctx, c.Name)
+}
+
+// removeWorktree removes a change's worktree (see run.worktrees).
+func (r *run) removeWorktree(ctx context.Context, change string) error {
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	return git.RemoveWorktree(ctx, r.opts.Root, r.worktree(change))
 }
 
 func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
@@ -263,11 +312,7 @@ func (r *run) afterMerge(ctx context.Context, m mergeResult) error {
 		}
 		return r.fail(m.change, state.FailedRetryBudget, fmt.Sprintf("integration failed after %d retries", used))
 	}
-	if err := r.rec.emit(m.change, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: m.out.Reason, RetryContext: m.out.RetryContext}); err != nil {
-		return err
-	}
-	r.retry[m.change] = m.out.RetryContext
-	return nil
+	return r.rec.emit(m.change, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: m.out.Reason, RetryContext: m.out.RetryContext})
 }
 
 // requirements are the spec requirements of a change, in its order.

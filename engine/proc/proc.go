@@ -114,6 +114,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	}
 
 	var out Outcome
+	canceled := ctx.Done()
 	for {
 		select {
 		case err := <-done:
@@ -123,12 +124,12 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 				out.ExitCode = -1
 			}
 			return out, nil
-		case <-ctx.Done():
-			out.Canceled = true
-			kill(cmd, done)
+		case <-canceled:
+			out.Canceled, canceled = true, nil
+			kill(cmd)
 		case <-timeout:
-			out.TimedOut = true
-			kill(cmd, done)
+			out.TimedOut, timeout = true, nil
+			kill(cmd)
 		case <-stallCheck:
 			mu.Lock()
 			idle := time.Since(last)
@@ -136,7 +137,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 			if idle >= s.StallAfter {
 				out.Stalled = true
 				stallCheck = nil
-				kill(cmd, done)
+				kill(cmd)
 			}
 		}
 	}
@@ -145,7 +146,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 // kill ends the child's process group: SIGTERM, then SIGKILL if it is
 // still there after killGrace. The group is signalled by the negative
 // PID, so grandchildren go too.
-func kill(cmd *exec.Cmd, done <-chan error) {
+func kill(cmd *exec.Cmd) {
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	go func() {
@@ -200,8 +201,11 @@ func pidDir(ctx context.Context) string {
 	return dir
 }
 
-// KillOrphans kills the process group of every PID file in dir that is
-// still a process group leader, and removes the files. It returns the
+// KillOrphans kills the process group of every PID file in dir whose
+// process is still the child that wrote it, and removes the files. A
+// process counts as that child only if it leads its own process group (as
+// Run makes every child) and its command line is the one the file
+// recorded, so a PID reused after a reboot is left alone. It returns the
 // PIDs it killed.
 func KillOrphans(dir string) ([]int, error) {
 	entries, err := os.ReadDir(dir)
@@ -213,18 +217,28 @@ func KillOrphans(dir string) ([]int, error) {
 	}
 	var killed []int
 	for _, e := range entries {
+		marker := filepath.Join(dir, e.Name())
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		// A live process whose group is its own PID is the child we
-		// started (Setpgid), not an unrelated process that reused the PID.
-		if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		recorded, _ := os.ReadFile(marker)
+		if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid && cmdline(pid) == string(recorded) {
 			if syscall.Kill(-pid, syscall.SIGKILL) == nil {
 				killed = append(killed, pid)
 			}
 		}
-		os.Remove(filepath.Join(dir, e.Name()))
+		os.Remove(marker)
 	}
 	return killed, nil
+}
+
+// cmdline is the command line of a live process, its arguments joined by
+// spaces ("" when it cannot be read).
+func cmdline(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Split(strings.TrimRight(string(data), "\x00"), "\x00"), " ")
 }

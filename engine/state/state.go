@@ -66,6 +66,9 @@ type Change struct {
 	Status Status `json:"status"`
 	// Iteration is the number of the last agent iteration (1-based).
 	Iteration int `json:"iteration"`
+	// IterationBase is Iteration when the change was last retried after a
+	// failure: the iteration budget counts from it.
+	IterationBase int `json:"iterationBase"`
 	// VerifyAttempts and IntegrationAttempts count the retries used, per
 	// stage (RETRY_SCHEDULED events).
 	VerifyAttempts      int `json:"verifyAttempts"`
@@ -163,6 +166,12 @@ func Apply(s *State, e journal.Event) error {
 		to := Status(d.To)
 		if !to.Valid() {
 			return fmt.Errorf("event %d (%s): unknown status %q", e.Seq, e.Type, d.To)
+		}
+		if to == Pending && (c.Status.Failed() || c.Status == DepBlocked) {
+			// A retry of a failed change: its budgets start again.
+			c.IterationBase = c.Iteration
+			c.VerifyAttempts, c.IntegrationAttempts = 0, 0
+			c.RetryContext = ""
 		}
 		c.Status, c.Error = to, ""
 		if to.Failed() || to == DepBlocked {
