@@ -39,7 +39,7 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{initCommand(), vetCommand(), planCommand(), applyCommand(), versionCommand()}
+	return []command{initCommand(), vetCommand(), planCommand(), applyCommand(), doctorCommand(), versionCommand()}
 }
 
 const mainUsage = `Usage: set [-C DIR] COMMAND [ARGS]

@@ -94,8 +94,9 @@ type Result struct {
 	Status   string
 	ExitCode int
 	Duration time.Duration
-	// Log is Input.LogPath.
-	Log string
+	// Log is Input.LogPath; LogRel is Input.LogRel, the same file relative
+	// to the project, as the journal records it.
+	Log, LogRel string
 	// Reason is one line: why the gate failed, was skipped or errored.
 	Reason string
 	// RetryContext is what the agent needs to fix a failure; empty unless
@@ -138,6 +139,7 @@ func Run(ctx context.Context, in Input, runners map[string]runner.Runner) Result
 		Mode:   cmp.Or(in.Step.Mode, config.ModeRun),
 		Runner: BuiltinRunner,
 		Log:    in.LogPath,
+		LogRel: in.LogRel,
 	}
 	if res.Kind == config.KindExec {
 		res.Runner = cmp.Or(in.Step.Runner, defaultRunner)

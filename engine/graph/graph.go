@@ -61,6 +61,9 @@ type Graph struct {
 	// Runner is the project's default runner kind; a GateStep whose Runner
 	// differs overrides it.
 	Runner string `json:"runner,omitempty"`
+	// RunnerBase is the base of the default runner when it is a container
+	// runner ("from golang:1.26").
+	RunnerBase string `json:"runnerBase,omitempty"`
 	// MaxParallel bounds how many changes are worked on at once.
 	MaxParallel int `json:"maxParallel,omitempty"`
 
@@ -196,6 +199,7 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		Fingerprint:    p.Fingerprint.Short(),
 		Deferred:       len(p.Deferred),
 		Runner:         cfg.Runner.Kind,
+		RunnerBase:     runnerBase(cfg),
 		MaxParallel:    cfg.MaxParallel,
 		Order:          nonNil(d.order),
 		Changes:        []ChangeGraph{},
@@ -323,4 +327,12 @@ func nonNil[S ~[]E, E any](s S) S {
 		return S{}
 	}
 	return s
+}
+
+// runnerBase is the base of the project's default runner, if it has one.
+func runnerBase(cfg *config.Project) string {
+	if cfg.Runner.Kind == config.RunnerDagger && cfg.Runner.Dagger != nil {
+		return cfg.Runner.Dagger.Base()
+	}
+	return ""
 }

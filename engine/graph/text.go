@@ -111,6 +111,13 @@ func (t *textWriter) render() {
 	if g.MaxParallel > 0 {
 		about = append(about, fmt.Sprintf("up to %d in parallel", g.MaxParallel))
 	}
+	if g.Runner != "" {
+		runs := "gates on " + g.Runner
+		if g.RunnerBase != "" {
+			runs += " (" + g.RunnerBase + ")"
+		}
+		about = append(about, runs)
+	}
 	if len(about) > 0 {
 		t.line(p.faint.Sprint(strings.Join(about, " · ")))
 	}

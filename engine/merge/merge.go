@@ -5,6 +5,7 @@
 package merge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -341,7 +342,7 @@ func GateEvent(stage string, attempt int, r gate.Result) journal.VerifyGateData 
 	return journal.VerifyGateData{
 		Stage: stage, Gate: r.Gate, Kind: r.Kind, Mode: r.Mode, Runner: r.Runner, Base: r.Base,
 		Result: r.Status, ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(), Cached: r.Cached,
-		Log: r.Log, Reason: r.Reason, RetryContext: r.RetryContext, Attempt: attempt,
+		Log: cmp.Or(r.LogRel, r.Log), Reason: r.Reason, RetryContext: r.RetryContext, Attempt: attempt,
 	}
 }
 

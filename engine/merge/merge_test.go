@@ -267,9 +267,9 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 
 	wantGates := []journal.VerifyGateData{
 		{Stage: "integration", Gate: "ok", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Result: "pass",
-			Log: filepath.Join(f.setDir, "logs", "feat", "integration-ok-1.log"), Attempt: 1},
+			Log: ".set/logs/feat/integration-ok-1.log", Attempt: 1},
 		{Stage: "integration", Gate: "tree", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Result: "pass",
-			Log: filepath.Join(f.setDir, "logs", "feat", "integration-tree-1.log"), Attempt: 1},
+			Log: ".set/logs/feat/integration-tree-1.log", Attempt: 1},
 	}
 	if diff := cmp.Diff(wantGates, f.gateEvents()); diff != "" {
 		t.Errorf("gate events (-want +got):\n%s", diff)
@@ -281,7 +281,7 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 		t.Errorf("last event (-want +got):\n%s", diff)
 	}
 	for _, e := range wantGates {
-		if _, err := os.Stat(e.Log); err != nil {
+		if _, err := os.Stat(filepath.Join(f.root, e.Log)); err != nil {
 			t.Errorf("gate log: %v", err)
 		}
 	}

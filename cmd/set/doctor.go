@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/runner/dagger"
+)
+
+func doctorCommand() command {
+	return command{
+		name:    "doctor",
+		summary: "check that this machine can run the project",
+		usage: `Usage: set doctor [--json]
+
+Doctor checks what a run of this project needs on this machine: git, the
+configured agent's CLI, and every runner the gates use (for dagger: a CLI
+or session, an engine that answers, the base). Each line says ok, warn or
+FAIL and what to do about it.
+
+Exit status: 0 when the project can run here, 1 otherwise.
+
+Examples:
+  set doctor
+  set doctor --json | jq '.checks[] | select(.status == "fail")'
+`,
+		run: runDoctor,
+	}
+}
+
+// check is one line of the doctor's report.
+type check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // "ok", "warn" or "fail"
+	Detail string `json:"detail"`
+}
+
+func runDoctor(e *env, args []string) int {
+	c := doctorCommand()
+	fs := c.flagSet(e)
+	asJSON := fs.Bool("json", false, "print the checks as JSON")
+	if code, done := c.parse(e, fs, args); done {
+		return code
+	}
+	ctx := context.Background()
+	var checks []check
+	add := func(name, status, format string, a ...any) {
+		checks = append(checks, check{Name: name, Status: status, Detail: fmt.Sprintf(format, a...)})
+	}
+
+	if out, err := commandOutput(ctx, "git", "--version"); err != nil {
+		add("git", "fail", "git is not installed: set drives git for worktrees and merges")
+	} else {
+		add("git", "ok", "%s", out)
+	}
+
+	ws, err := loadWorkspace(e.dir)
+	if err != nil {
+		add("project", "fail", "%s", strings.TrimSpace(strings.ReplaceAll(load.Details(err, ws.root), "\n", " ")))
+	} else {
+		add("project", "ok", "%s (%s profile): %d requirements", ws.cfg.Name, ws.cfg.Profile, len(ws.spec.Requirements))
+		checks = append(checks, agentChecks(ctx, ws)...)
+		checks = append(checks, runnerChecks(ctx, ws)...)
+	}
+
+	failed := 0
+	for _, ch := range checks {
+		if ch.Status == "fail" {
+			failed++
+		}
+	}
+	if *asJSON {
+		data, _ := json.MarshalIndent(struct {
+			OK     bool    `json:"ok"`
+			Checks []check `json:"checks"`
+		}{failed == 0, checks}, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", data)
+	} else {
+		for _, ch := range checks {
+			fmt.Fprintf(e.stdout, "%-5s %-8s %s\n", map[string]string{"ok": "ok", "warn": "warn", "fail": "FAIL"}[ch.Status], ch.Name, ch.Detail)
+		}
+		if failed == 0 {
+			fmt.Fprintln(e.stdout, "\nThis project can run here.")
+		} else {
+			fmt.Fprintf(e.stdout, "\nThis project cannot run here: %s.\n", plural(failed, "problem"))
+		}
+	}
+	if failed > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
+// agentChecks checks the configured agent.
+func agentChecks(ctx context.Context, ws *workspace) []check {
+	a := ws.cfg.Agent
+	switch a.Adapter {
+	case "replay":
+		dir := a.Recordings
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(ws.root, dir)
+		}
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			return []check{{"agent", "fail", fmt.Sprintf("replay: the recordings directory %s does not exist", a.Recordings)}}
+		}
+		return []check{{"agent", "ok", "replay: recordings in " + a.Recordings}}
+	case "exec":
+		if _, err := exec.LookPath(a.Argv[0]); err != nil && !strings.Contains(a.Argv[0], "/") {
+			return []check{{"agent", "fail", fmt.Sprintf("exec: %s is not on PATH", a.Argv[0])}}
+		}
+		return []check{{"agent", "ok", "exec: " + strings.Join(a.Argv, " ")}}
+	}
+	bin := a.Adapter
+	if len(a.Argv) > 0 {
+		bin = a.Argv[0]
+	}
+	install := map[string]string{"claude": "npm install -g @anthropic-ai/claude-code", "codex": "npm install -g @openai/codex"}[a.Adapter]
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return []check{{"agent", "fail", fmt.Sprintf("%s: %s is not on PATH (%s)", a.Adapter, bin, install)}}
+	}
+	version, err := commandOutput(ctx, path, "--version")
+	if err != nil {
+		return []check{{"agent", "fail", fmt.Sprintf("%s: %s --version failed: %v", a.Adapter, path, err)}}
+	}
+	out := []check{{"agent", "ok", fmt.Sprintf("%s %s (%s)", a.Adapter, version, path)}}
+	if a.Adapter == "claude" && os.Geteuid() == 0 && a.Env["IS_SANDBOX"] == "" && os.Getenv("IS_SANDBOX") == "" {
+		out = append(out, check{"agent", "warn", "running as root without IS_SANDBOX=1: claude runs with --permission-mode acceptEdits, which denies most shell commands; set agent: env: IS_SANDBOX: \"1\" in a sandbox"})
+	}
+	return out
+}
+
+// runnerChecks checks every runner the project's gates use.
+func runnerChecks(ctx context.Context, ws *workspace) []check {
+	used := map[string]bool{}
+	for _, g := range ws.cfg.Gates {
+		if g.Kind != config.KindExec {
+			continue
+		}
+		r := g.Runner
+		if r == "" {
+			r = ws.cfg.Runner.Kind
+		}
+		used[r] = true
+	}
+	var out []check
+	if used[config.RunnerHost] {
+		out = append(out, check{"runner", "ok", "host: gates run as processes in the change's worktree"})
+	}
+	if used[config.RunnerDagger] {
+		eng, err := dagger.Preflight(ctx, os.Getenv)
+		if err != nil {
+			out = append(out, check{"runner", "fail", "dagger: " + strings.ReplaceAll(err.Error(), "\n  ", "; ")})
+		} else {
+			out = append(out, check{"runner", "ok", "dagger: " + eng.String() + " answers"})
+		}
+		out = append(out, baseCheck(ws))
+	}
+	if p, err := ws.makePlan(ctx); err == nil {
+		if g, err := graph.Build(p, ws.cfg); err == nil {
+			if err := runnable(ws.cfg, g); err != nil {
+				for _, line := range strings.Split(err.Error(), "\n") {
+					out = append(out, check{"gates", "fail", line})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// baseCheck checks the dagger runner's base where the host can see it.
+func baseCheck(ws *workspace) check {
+	d := ws.cfg.Runner.Dagger
+	if d == nil {
+		return check{"base", "fail", "runner.dagger is not configured"}
+	}
+	local := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(ws.root, p)
+	}
+	switch {
+	case d.Rootfs != "":
+		if info, err := os.Stat(local(d.Rootfs)); err != nil || !info.IsDir() {
+			return check{"base", "fail", "rootfs " + d.Rootfs + " is not a directory"}
+		}
+		return check{"base", "ok", "rootfs " + d.Rootfs}
+	case d.Tarball != "":
+		if _, err := os.Stat(local(d.Tarball)); err != nil {
+			return check{"base", "fail", "tarball " + d.Tarball + " does not exist"}
+		}
+		return check{"base", "ok", "tarball " + d.Tarball}
+	}
+	return check{"base", "ok", "from " + d.From + " (pulled by the engine when a gate runs)"}
+}
+
+// commandOutput runs a short probe and returns its first line.
+func commandOutput(ctx context.Context, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).Output()
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line, nil
+}

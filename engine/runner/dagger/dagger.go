@@ -1,0 +1,377 @@
+// Package dagger runs gate commands in containers of one Dagger engine
+// session. Every gate of a run shares the session; each gate gets a fresh
+// container built from the configured base with the change's worktree
+// mounted at the workdir. The container sees only the runner's configured
+// environment and the gate's own variables, never the host's.
+//
+// The package is named after the runner; it imports the Dagger SDK
+// (dagger.io/dagger) under the same name, so inside this package
+// dagger.Client is the SDK's client.
+package dagger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"dagger.io/dagger"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/runner"
+)
+
+// Name is the dagger runner's name.
+const Name = "dagger"
+
+// alwaysExcluded are the worktree paths that never enter a container: the
+// git metadata and the engine's own run state.
+var alwaysExcluded = []string{".git", ".set"}
+
+// errTimedOut is the cause of a gate's context when its timeout expires; it
+// tells a timeout (a gate failure) from a cancellation (a run error).
+var errTimedOut = errors.New("gate timed out")
+
+// errClosed is returned by Exec after Close.
+var errClosed = errors.New("dagger runner: closed")
+
+// New returns a runner that runs gates in containers of one Dagger engine
+// session, shared by all gates (the client is safe for concurrent use).
+// root is the project root: relative rootfs, tarball and mount sources
+// resolve against it.
+//
+// connect is called at most once, on the first Exec; its outcome is kept, so
+// a failed connection is the run error of every Exec. The session outlives
+// the Exec that opened it: connect gets a context that carries that Exec's
+// values but not its cancellation, and Close ends it. The returned runner
+// is an io.Closer; whoever created it must call Close. A nil cfg gives a
+// runner whose every Exec fails for want of a base.
+func New(cfg *config.DaggerRunner, root string, connect func(ctx context.Context) (*dagger.Client, error)) runner.Runner {
+	if cfg == nil {
+		cfg = &config.DaggerRunner{}
+	}
+	return &daggerRunner{cfg: cfg, root: root, connect: connect, done: make(chan struct{})}
+}
+
+type daggerRunner struct {
+	cfg     *config.DaggerRunner
+	root    string
+	connect func(ctx context.Context) (*dagger.Client, error)
+
+	mu      sync.Mutex
+	started bool               // the connection attempt has begun
+	closed  bool               // Close was called
+	cancel  context.CancelFunc // ends the session's context; set once started
+
+	// done is closed when the connection attempt has ended; client and err
+	// are written before and only read after.
+	done   chan struct{}
+	client *dagger.Client
+	err    error
+}
+
+var _ io.Closer = (*daggerRunner)(nil)
+
+func (*daggerRunner) Name() string { return Name }
+
+// session returns the shared client, starting the connection on first use.
+// The wait is bounded by ctx; the attempt itself is not, so a later Exec
+// can still use a connection an earlier, cancelled one started.
+func (r *daggerRunner) session(ctx context.Context) (*dagger.Client, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, errClosed
+	}
+	if !r.started {
+		r.started = true
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		r.cancel = cancel
+		go func() {
+			c, err := r.connect(sctx)
+			switch {
+			case err != nil:
+				err = fmt.Errorf("dagger runner: connecting to the engine: %w", err)
+			case c == nil:
+				err = errors.New("dagger runner: connecting to the engine: no client")
+			}
+			r.client, r.err = c, err
+			close(r.done)
+		}()
+	}
+	r.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.client, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("dagger runner: waiting for the engine: %w", context.Cause(ctx))
+	}
+}
+
+// Close ends the engine session: it aborts a connection still being made
+// and closes the client if there is one. It is safe to call more than once;
+// every Exec after it fails.
+func (r *daggerRunner) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	started := r.started
+	r.mu.Unlock()
+	if !started {
+		return nil
+	}
+	defer r.cancel()
+	select {
+	case <-r.done:
+	default:
+		r.cancel()
+		<-r.done
+	}
+	if r.client == nil {
+		return nil
+	}
+	return r.client.Close()
+}
+
+// Exec runs e.Argv in a fresh container (see build for what it holds).
+//
+// The result maps the engine's answer as follows:
+//   - ExitCode is the command's own, zero or not (the exec expects any exit
+//     code, so a failing command is a result, never an error).
+//   - Output is the tail (runner.OutputCap) of stdout followed by stderr:
+//     Dagger buffers the two streams apart, so the order in which the
+//     command interleaved them is lost. e.Log gets both streams in full,
+//     each under a header line.
+//   - Cached is always false: the SDK does not say whether the engine served
+//     the exec from its cache, and the runner does not guess.
+//   - Base is the configured base (config.DaggerRunner.Base).
+//
+// e.Timeout bounds everything after the connection (building the container,
+// the command, reading its output, exporting files); connecting to the
+// engine is the runner's business and is bounded by ctx only. When the
+// timeout expires the result has TimedOut set, ExitCode -1 and a nil error.
+// Any other failure of the engine or the SDK, a cancelled ctx, or a file of
+// e.Export that cannot be copied back is a returned error.
+func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, error) {
+	res := runner.ExecResult{ExitCode: -1, Base: r.cfg.Base()}
+	if err := r.check(e); err != nil {
+		return res, err
+	}
+	client, err := r.session(ctx)
+	if err != nil {
+		return res, err
+	}
+
+	start := time.Now()
+	gctx, cancel := ctx, context.CancelFunc(func() {})
+	if e.Timeout > 0 {
+		gctx, cancel = context.WithTimeoutCause(ctx, e.Timeout, errTimedOut)
+	}
+	defer cancel()
+	out, err := r.run(gctx, client, e)
+	res.Duration = time.Since(start)
+	switch {
+	case err == nil:
+	case errors.Is(context.Cause(gctx), errTimedOut):
+		res.TimedOut = true
+		return res, nil
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("dagger runner: %s: %w", e.Argv[0], context.Cause(ctx))
+	default:
+		return res, fmt.Errorf("dagger runner: %s: %w", e.Argv[0], err)
+	}
+
+	res.ExitCode = out.exitCode
+	res.Output = combinedTail(out.stdout, out.stderr)
+	var logErr error
+	if e.Log != nil {
+		logErr = writeLog(e.Log, out.stdout, out.stderr)
+	}
+	err = r.export(gctx, out.ctr, e)
+	res.Duration = time.Since(start)
+	if err != nil {
+		if errors.Is(context.Cause(gctx), errTimedOut) {
+			res.ExitCode, res.TimedOut = -1, true
+			return res, nil
+		}
+		return res, err
+	}
+	if logErr != nil {
+		return res, fmt.Errorf("writing the log of %s: %w", e.Argv[0], logErr)
+	}
+	return res, nil
+}
+
+// check rejects what no engine could run, before connecting.
+func (r *daggerRunner) check(e runner.Exec) error {
+	if len(e.Argv) == 0 {
+		return errors.New("dagger runner: empty argv")
+	}
+	bases := 0
+	for _, s := range []string{r.cfg.From, r.cfg.Rootfs, r.cfg.Tarball} {
+		if s != "" {
+			bases++
+		}
+	}
+	if bases != 1 {
+		return errors.New("dagger runner: exactly one of from, rootfs and tarball must be set")
+	}
+	if !path.IsAbs(r.workdir()) {
+		return fmt.Errorf("dagger runner: workdir %q is not an absolute path", r.cfg.Workdir)
+	}
+	for _, p := range e.Export {
+		if !filepath.IsLocal(p) {
+			return fmt.Errorf("dagger runner: export %q: not a relative path inside the worktree", p)
+		}
+	}
+	return nil
+}
+
+// workdir is where the worktree is mounted: the configured one, or the
+// schema's default when the config was built without it.
+func (r *daggerRunner) workdir() string {
+	if r.cfg.Workdir == "" {
+		return "/src"
+	}
+	return r.cfg.Workdir
+}
+
+// hostPath resolves a host path of the config against the project root.
+func (r *daggerRunner) hostPath(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(r.root, p)
+}
+
+// execOutput is what the engine reported about one exec.
+type execOutput struct {
+	ctr            *dagger.Container // the container after the exec
+	exitCode       int
+	stdout, stderr string
+}
+
+// build returns the container a gate runs in, in this order: the base;
+// the worktree (minus .git, .set and cfg.Exclude) mounted at the workdir,
+// which is also the working directory; cfg.Env overlaid by e.Vars; the
+// cache volumes; the extra mounts (caches and mounts come after the worktree
+// so that one may sit inside it); then the command, expecting any exit
+// code. Maps are applied in sorted key order, so the same gate always
+// yields the same query and the engine can reuse its cache.
+func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Container {
+	var ctr *dagger.Container
+	switch {
+	case r.cfg.From != "":
+		ctr = client.Container().From(r.cfg.From)
+	case r.cfg.Rootfs != "":
+		ctr = client.Container().WithRootfs(client.Host().Directory(r.hostPath(r.cfg.Rootfs)))
+	default:
+		ctr = client.Container().Import(client.Host().File(r.hostPath(r.cfg.Tarball)))
+	}
+
+	// A mounted (not copied) worktree: the exec's writes to it stay in the
+	// container's snapshot, where export reads them back.
+	exclude := append(slices.Clone(alwaysExcluded), r.cfg.Exclude...)
+	wd := r.workdir()
+	ctr = ctr.
+		WithMountedDirectory(wd, client.Host().Directory(e.Dir, dagger.HostDirectoryOpts{Exclude: exclude})).
+		WithWorkdir(wd)
+
+	env := maps.Clone(r.cfg.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, e.Vars)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		ctr = ctr.WithEnvVariable(k, env[k])
+	}
+	for _, p := range slices.Sorted(maps.Keys(r.cfg.Caches)) {
+		ctr = ctr.WithMountedCache(p, client.CacheVolume(r.cfg.Caches[p]))
+	}
+	// Dagger mounts a snapshot of the host directory, so no mount ever
+	// writes to the host. readOnly: true makes the mount read-only in the
+	// container too; readOnly: false lets the gate write into its own
+	// snapshot, and those writes are dropped with the container.
+	for _, p := range slices.Sorted(maps.Keys(r.cfg.Mounts)) {
+		m := r.cfg.Mounts[p]
+		ctr = ctr.WithMountedDirectory(p, client.Host().Directory(r.hostPath(m.Source)),
+			dagger.ContainerWithMountedDirectoryOpts{ReadOnly: m.ReadOnly})
+	}
+	return ctr.WithExec(e.Argv, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})
+}
+
+// run evaluates the container and reads back how the exec ended: one query
+// that runs everything (Sync), then three small reads of the synced
+// container, issued together.
+func (r *daggerRunner) run(ctx context.Context, client *dagger.Client, e runner.Exec) (execOutput, error) {
+	synced, err := r.build(client, e).Sync(ctx)
+	if err != nil {
+		return execOutput{}, err
+	}
+	out := execOutput{ctr: synced}
+	var wg sync.WaitGroup
+	var codeErr, stdoutErr, stderrErr error
+	wg.Go(func() { out.exitCode, codeErr = synced.ExitCode(ctx) })
+	wg.Go(func() { out.stdout, stdoutErr = synced.Stdout(ctx) })
+	wg.Go(func() { out.stderr, stderrErr = synced.Stderr(ctx) })
+	wg.Wait()
+	if err := errors.Join(codeErr, stdoutErr, stderrErr); err != nil {
+		return execOutput{}, err
+	}
+	return out, nil
+}
+
+// export copies each of e.Export from the container's workdir, as the exec
+// left it, to the same path under e.Dir, creating parent directories. The
+// engine writes the file through the session to the host.
+func (r *daggerRunner) export(ctx context.Context, ctr *dagger.Container, e runner.Exec) error {
+	for _, p := range e.Export {
+		dst := filepath.Join(e.Dir, p)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("dagger runner: export %s: %w", p, err)
+		}
+		src := path.Join(r.workdir(), filepath.ToSlash(p))
+		if _, err := ctr.File(src).Export(ctx, dst); err != nil {
+			return fmt.Errorf("dagger runner: export %s (%s in the container): %w", p, src, err)
+		}
+	}
+	return nil
+}
+
+// combinedTail is the last runner.OutputCap bytes of stdout then stderr,
+// with a newline between them when stdout does not end in one.
+func combinedTail(stdout, stderr string) []byte {
+	tail := runner.NewTail(runner.OutputCap)
+	tail.Write([]byte(stdout))
+	if stdout != "" && stderr != "" && !strings.HasSuffix(stdout, "\n") {
+		tail.Write([]byte("\n"))
+	}
+	tail.Write([]byte(stderr))
+	return tail.Bytes()
+}
+
+// writeLog writes both streams in full, each under a header line and ending
+// in a newline.
+func writeLog(w io.Writer, stdout, stderr string) error {
+	var b strings.Builder
+	for _, s := range []struct{ name, text string }{{"stdout", stdout}, {"stderr", stderr}} {
+		b.WriteString("--- " + s.name + "\n")
+		b.WriteString(s.text)
+		if s.text != "" && !strings.HasSuffix(s.text, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

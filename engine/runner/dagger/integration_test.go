@@ -1,0 +1,271 @@
+package dagger
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dagger.io/dagger"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/runner/host"
+)
+
+// The live suite runs the runner against a real Dagger engine. It needs
+//
+//   - _EXPERIMENTAL_DAGGER_RUNNER_HOST: the engine's address (tcp://…,
+//     unix://…, docker-container://…, …), answering;
+//   - SET_TEST_DAGGER_ROOTFS: a directory holding a Debian root file system
+//     (debootstrap), readable by the user running the tests, of the host's
+//     architecture: the gates run on it with the host's Go toolchain
+//     mounted read-only at /usr/local/go;
+//   - a dagger CLI: _EXPERIMENTAL_DAGGER_CLI_BIN, or `dagger` on PATH (the
+//     SDK itself would download one otherwise).
+//
+// Without them it skips. It shares one session among its subtests, as a
+// run shares one among its gates.
+const liveSkip = "live Dagger suite: set _EXPERIMENTAL_DAGGER_RUNNER_HOST to a reachable engine and SET_TEST_DAGGER_ROOTFS to a Debian rootfs directory"
+
+// liveConnect checks the suite's prerequisites, skipping t when one is
+// missing, and returns how to connect to the engine.
+func liveConnect(t *testing.T) (connect func(context.Context) (*dagger.Client, error), rootfs string) {
+	t.Helper()
+	engine := os.Getenv("_EXPERIMENTAL_DAGGER_RUNNER_HOST")
+	rootfs = os.Getenv("SET_TEST_DAGGER_ROOTFS")
+	if engine == "" || rootfs == "" {
+		t.Skip(liveSkip)
+	}
+	if fi, err := os.Stat(rootfs); err != nil || !fi.IsDir() {
+		t.Skipf("%s (%s is not a directory)", liveSkip, rootfs)
+	}
+	if os.Getenv("_EXPERIMENTAL_DAGGER_CLI_BIN") == "" {
+		bin, err := exec.LookPath("dagger")
+		if err != nil {
+			t.Skipf("%s (and a dagger CLI: set _EXPERIMENTAL_DAGGER_CLI_BIN or put dagger on PATH)", liveSkip)
+		}
+		// The SDK only looks at this variable; without it, it downloads.
+		t.Setenv("_EXPERIMENTAL_DAGGER_CLI_BIN", bin)
+	}
+	connect = func(ctx context.Context) (*dagger.Client, error) {
+		return dagger.Connect(ctx, dagger.WithRunnerHost(engine), dagger.WithLogOutput(io.Discard))
+	}
+
+	u, err := url.Parse(engine)
+	if err != nil {
+		t.Skipf("%s (%v)", liveSkip, err)
+	}
+	switch u.Scheme {
+	case "tcp", "unix":
+		addr := u.Host
+		if u.Scheme == "unix" {
+			addr = u.Path
+		}
+		c, err := net.DialTimeout(u.Scheme, addr, 2*time.Second)
+		if err != nil {
+			t.Skipf("%s (%v)", liveSkip, err)
+		}
+		c.Close()
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := connect(ctx)
+		if err == nil {
+			_, err = c.Version(ctx)
+			c.Close()
+		}
+		if err != nil {
+			t.Skipf("%s (%v)", liveSkip, err)
+		}
+	}
+	return connect, rootfs
+}
+
+func goroot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestLive(t *testing.T) {
+	connect, rootfs := liveConnect(t)
+	t.Setenv("SET_LIVE_HOST_ONLY", "host-secret")
+
+	var salt [6]byte
+	rand.Read(salt[:])
+	probeCache := "set-live-probe-" + hex.EncodeToString(salt[:])
+	cfg := &config.DaggerRunner{
+		Rootfs:  rootfs,
+		Workdir: "/src",
+		Env: map[string]string{
+			"PATH":        "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			"HOME":        "/root",
+			"GOCACHE":     "/cache/go-build",
+			"GOMODCACHE":  "/cache/gomod",
+			"GOTOOLCHAIN": "local",
+			"GOPROXY":     "off",
+			"CGO_ENABLED": "0",
+			"FROM_CONFIG": "config",
+			"OVERRIDDEN":  "config",
+		},
+		Caches: map[string]string{
+			"/cache/go-build": "set-live-go-build",
+			"/cache/gomod":    "set-live-gomod",
+			"/cache/probe":    probeCache,
+		},
+		Mounts: map[string]config.Mount{"/usr/local/go": {Source: goroot(t), ReadOnly: true}},
+	}
+	r := New(cfg, t.TempDir(), connect)
+	t.Cleanup(func() {
+		if err := r.(io.Closer).Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	ctx := context.Background()
+	sh := func(script string) []string { return []string{"sh", "-c", script} }
+
+	t.Run("exit codes and output", func(t *testing.T) {
+		for _, code := range []int{0, 3} {
+			var log bytes.Buffer
+			res, err := r.Exec(ctx, runner.Exec{
+				Argv: sh("echo to-stdout; echo to-stderr >&2; exit " + string(rune('0'+code))),
+				Dir:  t.TempDir(),
+				Log:  &log,
+			})
+			if err != nil {
+				t.Fatalf("exit %d: %v", code, err)
+			}
+			if res.ExitCode != code || res.TimedOut || res.Base != "rootfs "+rootfs {
+				t.Errorf("exit %d: result %+v", code, res)
+			}
+			if got, want := string(res.Output), "to-stdout\nto-stderr\n"; got != want {
+				t.Errorf("exit %d: output %q, want %q", code, got, want)
+			}
+			if got, want := log.String(), "--- stdout\nto-stdout\n--- stderr\nto-stderr\n"; got != want {
+				t.Errorf("exit %d: log %q, want %q", code, got, want)
+			}
+		}
+	})
+
+	t.Run("env", func(t *testing.T) {
+		res, err := r.Exec(ctx, runner.Exec{
+			Argv: []string{"env"},
+			Dir:  t.TempDir(),
+			Vars: map[string]string{"GATE_VAR": "gate", "OVERRIDDEN": "gate"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := "\n" + string(res.Output)
+		for _, want := range []string{"\nFROM_CONFIG=config\n", "\nGATE_VAR=gate\n", "\nOVERRIDDEN=gate\n"} {
+			if !strings.Contains(env, want) {
+				t.Errorf("env lacks %q:%s", strings.TrimSpace(want), env)
+			}
+		}
+		if strings.Contains(env, "SET_LIVE_HOST_ONLY") || strings.Contains(env, "host-secret") {
+			t.Errorf("the host environment reached the container:%s", env)
+		}
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		start := time.Now()
+		res, err := r.Exec(ctx, runner.Exec{Argv: []string{"sleep", "30"}, Dir: t.TempDir(), Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.TimedOut || res.ExitCode != -1 {
+			t.Errorf("result %+v, want timed out", res)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("returned after %v", d)
+		}
+	})
+
+	t.Run("cache volume", func(t *testing.T) {
+		token := hex.EncodeToString(salt[:]) + "-token"
+		if res, err := r.Exec(ctx, runner.Exec{Argv: sh("echo " + token + " > /cache/probe/token"), Dir: t.TempDir()}); err != nil || res.ExitCode != 0 {
+			t.Fatalf("writer: %+v, %v", res, err)
+		}
+		res, err := r.Exec(ctx, runner.Exec{Argv: []string{"cat", "/cache/probe/token"}, Dir: t.TempDir()})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("reader: %+v, %v", res, err)
+		}
+		if got := strings.TrimSpace(string(res.Output)); got != token {
+			t.Errorf("read %q from the cache, want %q", got, token)
+		}
+	})
+
+	t.Run("export", func(t *testing.T) {
+		wt := t.TempDir()
+		if err := os.WriteFile(filepath.Join(wt, "gen.txt"), []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Exec(ctx, runner.Exec{
+			Argv:   sh("test \"$(cat gen.txt)\" = old && echo new > gen.txt && mkdir -p sub/dir && echo deep > sub/dir/x.txt"),
+			Dir:    wt,
+			Export: []string{"gen.txt", "sub/dir/x.txt"},
+		})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		for p, want := range map[string]string{"gen.txt": "new\n", "sub/dir/x.txt": "deep\n"} {
+			if b, err := os.ReadFile(filepath.Join(wt, p)); err != nil || string(b) != want {
+				t.Errorf("%s: %q, %v; want %q", p, b, err, want)
+			}
+		}
+		_, err = r.Exec(ctx, runner.Exec{Argv: []string{"true"}, Dir: wt, Export: []string{"missing.txt"}})
+		if err == nil || !strings.Contains(err.Error(), "missing.txt") {
+			t.Errorf("missing export: err = %v", err)
+		}
+	})
+
+	t.Run("golang profile gates match the host", func(t *testing.T) {
+		tree := filepath.Join(t.TempDir(), "linkshort")
+		if err := os.CopyFS(tree, os.DirFS(filepath.Join("..", "..", "..", "examples", "linkshort"))); err != nil {
+			t.Fatal(err)
+		}
+		gates := []struct {
+			name string
+			argv []string
+		}{{"build", []string{"go", "build", "./..."}}, {"test", []string{"go", "test", "./..."}}}
+		verdicts := func(stage string, want map[string]bool) {
+			t.Helper()
+			for _, g := range gates {
+				e := runner.Exec{Argv: g.argv, Dir: tree, Timeout: 10 * time.Minute}
+				hres, err := host.New().Exec(ctx, e)
+				if err != nil {
+					t.Fatalf("%s %s on the host: %v", stage, g.name, err)
+				}
+				dres, err := r.Exec(ctx, e)
+				if err != nil {
+					t.Fatalf("%s %s on dagger: %v", stage, g.name, err)
+				}
+				hpass, dpass := hres.ExitCode == 0 && !hres.TimedOut, dres.ExitCode == 0 && !dres.TimedOut
+				if hpass != want[g.name] || dpass != want[g.name] {
+					t.Errorf("%s %s: host passed %v, dagger passed %v, want %v\nhost:\n%s\ndagger:\n%s",
+						stage, g.name, hpass, dpass, want[g.name], hres.Output, dres.Output)
+				}
+			}
+		}
+		verdicts("as is", map[string]bool{"build": true, "test": true})
+
+		failing := "package main\n\nimport \"testing\"\n\nfunc TestLiveDeliberateFailure(t *testing.T) {\n\tt.Fatal(\"deliberate failure\")\n}\n"
+		if err := os.WriteFile(filepath.Join(tree, "zz_live_fail_test.go"), []byte(failing), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		verdicts("with a failing test", map[string]bool{"build": true, "test": false})
+	})
+}
