@@ -105,19 +105,10 @@ func (c *Claude) Run(ctx context.Context, req Request) (Result, error) {
 	if st.final != nil {
 		c.sessions.save("claude", res.SessionID, claudeTotals{CostUSD: st.final.TotalCostUSD}, newSyncWriter(req.Log))
 	}
-	res.ExitCode = run.out.ExitCode
-	res.Stalled = run.out.Stalled
-	res.Duration = time.Since(start)
+	if decided, err := run.settle(ctx, "claude", &res, start); decided {
+		return res, err
+	}
 	switch {
-	case run.out.Canceled:
-		res.Done = false
-		return res, runErr(ctx, "claude")
-	case run.split.err != nil:
-		res.Done = false
-		return res, run.split.err
-	case run.out.Stalled:
-		res.Done = false
-		return res, nil
 	case st.final == nil:
 		return res, fmt.Errorf("claude stream ended without a result event (exit code %d)", run.out.ExitCode)
 	}

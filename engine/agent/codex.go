@@ -70,19 +70,10 @@ func (c *Codex) Run(ctx context.Context, req Request) (Result, error) {
 		c.sessions.save("codex", st.thread, st.prev, newSyncWriter(req.Log))
 	}
 	res := st.result()
-	res.ExitCode = run.out.ExitCode
-	res.Stalled = run.out.Stalled
-	res.Duration = time.Since(start)
+	if decided, err := run.settle(ctx, "codex", &res, start); decided {
+		return res, err
+	}
 	switch {
-	case run.out.Canceled:
-		res.Done = false
-		return res, runErr(ctx, "codex")
-	case run.split.err != nil:
-		res.Done = false
-		return res, run.split.err
-	case run.out.Stalled:
-		res.Done = false
-		return res, nil
 	case st.turns == 0 && !st.failed:
 		msg := ""
 		if st.lastError != "" {

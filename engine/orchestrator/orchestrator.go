@@ -318,7 +318,7 @@ func (r *run) loop(ctx context.Context) (string, error) {
 				runErr = err
 			}
 		case <-heartbeat.C:
-			if err := r.rec.emit("", journal.MonitorHeartbeatData{Active: sortedKeys(r.active), Queued: slices.Clone(r.queue)}); err != nil && runErr == nil {
+			if err := r.rec.emit("", journal.MonitorHeartbeatData{Active: slices.Sorted(maps.Keys(r.active)), Queued: slices.Clone(r.queue)}); err != nil && runErr == nil {
 				runErr = err
 			}
 		case <-interrupt:
@@ -444,13 +444,4 @@ func (r *run) checkpoint(point, change string) {
 	if r.opts.Checkpoint != nil {
 		r.opts.Checkpoint(point, change)
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/set-engine/set/engine/git"
@@ -167,15 +166,6 @@ func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
 		return err
 	}
 	return r.removeWorktree(ctx, c.Name)
-}
-
-func sortedStrings(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Pending counts the changes of p that a run would still work on: all of

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/gate"
@@ -336,7 +338,7 @@ func (r *run) model(c plan.Change) string {
 // agentEnv is the agents' environment: set's own plus the agent's env.
 func (r *run) agentEnv() []string {
 	env := append([]string{}, r.env...)
-	for _, k := range sortedStrings(r.opts.Project.Agent.Env) {
+	for _, k := range slices.Sorted(maps.Keys(r.opts.Project.Agent.Env)) {
 		env = append(env, k+"="+r.opts.Project.Agent.Env[k])
 	}
 	return env
