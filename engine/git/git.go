@@ -11,7 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -90,6 +92,15 @@ func BranchExists(ctx context.Context, dir, branch string) bool {
 
 // CurrentBranch is the branch checked out in dir, or "" on a detached HEAD.
 func CurrentBranch(ctx context.Context, dir string) string {
+	if gd, ok := gitDir(dir); ok {
+		if head, err := os.ReadFile(filepath.Join(gd, "HEAD")); err == nil {
+			ref, _ := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
+			if ref != strings.TrimSpace(string(head)) {
+				return ref
+			}
+			return "" // detached
+		}
+	}
 	out, err := Run(ctx, dir, "symbolic-ref", "-q", "--short", "HEAD")
 	if err != nil {
 		return ""
@@ -150,8 +161,38 @@ func Dirty(ctx context.Context, dir string) ([]string, error) {
 
 // InMerge reports whether a merge is in progress in dir (MERGE_HEAD set).
 func InMerge(ctx context.Context, dir string) bool {
+	if gd, ok := gitDir(dir); ok {
+		_, err := os.Stat(filepath.Join(gd, "MERGE_HEAD"))
+		return err == nil
+	}
 	_, err := Run(ctx, dir, "rev-parse", "-q", "--verify", "MERGE_HEAD")
 	return err == nil
+}
+
+// gitDir is the git directory of the work tree whose top is dir, read
+// from dir/.git (a directory, or a worktree's "gitdir:" file) without
+// running git; ok is false when dir is not a work tree's top.
+func gitDir(dir string) (string, bool) {
+	dotGit := filepath.Join(dir, ".git")
+	info, err := os.Stat(dotGit)
+	if err != nil {
+		return "", false
+	}
+	if info.IsDir() {
+		return dotGit, true
+	}
+	data, err := os.ReadFile(dotGit)
+	if err != nil {
+		return "", false
+	}
+	gd, found := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+	if !found {
+		return "", false
+	}
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(dir, gd)
+	}
+	return gd, true
 }
 
 // identity returns `-c user.name=… -c user.email=…` when dir has no

@@ -207,9 +207,13 @@ func HasConflictMarkers(text string) bool {
 // not ignored in dir, leaving the tree of HEAD (ignored files, such as
 // build caches, stay).
 func Clean(ctx context.Context, dir string) error {
+	status, err := Run(ctx, dir, "status", "--porcelain", "--untracked-files=all")
+	if err != nil || status == "" {
+		return err // nothing to clean: one git call in the common case
+	}
 	if _, err := Run(ctx, dir, "reset", "-q", "--hard", "HEAD"); err != nil {
 		return err
 	}
-	_, err := Run(ctx, dir, "clean", "-q", "-fd")
+	_, err = Run(ctx, dir, "clean", "-q", "-fd")
 	return err
 }

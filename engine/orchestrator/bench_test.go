@@ -27,12 +27,14 @@ func (instantAgent) Run(_ context.Context, req agent.Request) (agent.Result, err
 // earlier ones) at maxParallel 4 with an instant agent and trivial gates
 // (`true`), and reports, from the journal's timestamps:
 //   - overhead-ms/change: wall time of the run divided by the changes (all
-//     of it is orchestration: worktrees, commits, merges, journal fsyncs);
+//     of it is orchestration: worktrees, commits, merges, journal fsyncs;
+//     the DAG's depth, not maxParallel, bounds how much of it overlaps);
+//   - pipeline-ms/change: one change's own way from DISPATCH to ARCHIVED;
 //   - agent→gate-ms: agent exit to the start of the first verify gate;
 //   - gate→queue-ms: the last verify gate's pass to MERGE_QUEUED.
 func BenchmarkApply50(b *testing.B) {
 	const n = 50
-	var overhead, agentToGate, gateToQueue []float64
+	var overhead, pipeline, agentToGate, gateToQueue []float64
 	for b.Loop() {
 		b.StopTimer()
 		f := newFixture(b)
@@ -60,11 +62,13 @@ func BenchmarkApply50(b *testing.B) {
 		}
 		overhead = append(overhead, float64(elapsed.Milliseconds())/n)
 		a, g := reactionLatencies(f.events())
+		pipeline = append(pipeline, pipelineLatencies(f.events())...)
 		agentToGate = append(agentToGate, a...)
 		gateToQueue = append(gateToQueue, g...)
 		b.StartTimer()
 	}
 	b.ReportMetric(mean(overhead), "overhead-ms/change")
+	b.ReportMetric(mean(pipeline), "pipeline-ms/change")
 	b.ReportMetric(mean(agentToGate), "agent→gate-ms")
 	b.ReportMetric(percentile(agentToGate, 0.95), "agent→gate-p95-ms")
 	b.ReportMetric(mean(gateToQueue), "gate→queue-ms")
@@ -102,6 +106,21 @@ func reactionLatencies(events []journal.Event) (agentToGate, gateToQueue []float
 		}
 	}
 	return agentToGate, gateToQueue
+}
+
+// pipelineLatencies measures, per change, DISPATCH to ARCHIVED.
+func pipelineLatencies(events []journal.Event) []float64 {
+	dispatched := map[string]time.Time{}
+	var out []float64
+	for _, e := range events {
+		switch e.Type {
+		case journal.Dispatch:
+			dispatched[e.Change] = e.Time
+		case journal.Archived:
+			out = append(out, ms(e.Time.Sub(dispatched[e.Change])))
+		}
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

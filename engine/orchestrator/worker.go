@@ -131,11 +131,6 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
-		// What the gates left (build outputs) must not reach the next
-		// iteration's commit: the tree goes back to what was verified.
-		if err := git.Clean(ctx, r.worktree(name)); err != nil {
-			return err
-		}
 		if passed {
 			if err := r.rec.transition(name, state.Queued, ""); err != nil {
 				return err
@@ -149,6 +144,12 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 				return err
 			}
 			return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed after %d retries", used))
+		}
+		// What the gates left (build outputs) must not reach the next
+		// iteration's commit: the tree goes back to what was verified.
+		// (A verified change is cleaned by the merge queue.)
+		if err := git.Clean(ctx, r.worktree(name)); err != nil {
+			return err
 		}
 		if err := r.rec.transition(name, state.VerifyFailed, ""); err != nil {
 			return err
