@@ -82,7 +82,7 @@ func runApply(e *env, args []string) int {
 	}
 	fromFile := fs.NArg() == 1
 	if fromFile {
-		if p, err = planFromFile(ctx, ws, resolveDir(e.dir, fs.Arg(0)), p); err != nil {
+		if p, err = planFromFile(ctx, ws, resolveDir(e.dir, fs.Arg(0)), fs.Arg(0), p); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
 	}
@@ -144,7 +144,7 @@ func runApply(e *env, args []string) int {
 // planFromFile reads a saved plan and refuses it when its inputs changed,
 // unless the journal shows a run of exactly that plan to continue (that
 // run moved git HEAD itself).
-func planFromFile(ctx context.Context, ws *workspace, path string, now *plan.Plan) (*plan.Plan, error) {
+func planFromFile(ctx context.Context, ws *workspace, path, shown string, now *plan.Plan) (*plan.Plan, error) {
 	saved, err := plan.Read(path)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func planFromFile(ctx context.Context, ws *workspace, path string, now *plan.Pla
 	}
 	if len(changed) > 0 {
 		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `set plan -out %s` again",
-			filepath.Base(path), strings.Join(changed, "; "), filepath.Base(path))
+			shown, strings.Join(changed, "; "), shown)
 	}
 	if err := plan.Validate(saved, plan.Limits{MaxRequirementsPerChange: ws.cfg.Planner.MaxRequirementsPerChange}); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,8 +22,10 @@ const (
 	exitPending = 2
 )
 
-// env is what one invocation of a command sees. Nothing outside it is
-// read or written, so commands run in-process in tests.
+// env is what one invocation of a command sees: its output streams and
+// directory. Commands also read the process environment (NO_COLOR, the
+// CUE and Dagger variables) and, to confirm, standard input; tests set
+// those with testscript's env.
 type env struct {
 	stdout, stderr io.Writer
 	// dir is the directory -C named, or the working directory.
@@ -154,6 +157,7 @@ func (c command) flagSet(e *env) *pflag.FlagSet {
 // usage to stdout and returns done; on a bad flag it prints the error and
 // the usage to stderr.
 func (c command) parse(e *env, fs *pflag.FlagSet, args []string) (code int, done bool) {
+	args = slices.Clone(args)
 	for i, a := range args {
 		if a == "--" {
 			break

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/set-engine/set/engine/atomicfile"
 	"github.com/set-engine/set/engine/load"
 )
 
@@ -81,7 +82,7 @@ func runInit(e *env, args []string) int {
 		return e.errorf(c.name, "%s already exists (use --force to overwrite it)", setCUE)
 	}
 	var done []string
-	if err := os.WriteFile(setCUE, []byte(setCUETemplate(projectName, *profile, importPath)), 0o644); err != nil {
+	if err := atomicfile.Write(setCUE, []byte(setCUETemplate(projectName, *profile, importPath)), 0o644); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
 	done = append(done, "wrote set.cue")
@@ -102,7 +103,7 @@ func runInit(e *env, args []string) int {
 		if err := os.MkdirAll(filepath.Dir(specPath), 0o755); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
-		if err := os.WriteFile(specPath, []byte(specTemplate), 0o644); err != nil {
+		if err := atomicfile.Write(specPath, []byte(specTemplate), 0o644); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
 		done = append(done, "wrote docs/spec.md")
@@ -208,5 +209,5 @@ func ensureLine(path, line string) (bool, error) {
 		data = append(data, '\n')
 	}
 	data = append(data, line+"\n"...)
-	return true, os.WriteFile(path, data, 0o644)
+	return true, atomicfile.Write(path, data, 0o644)
 }

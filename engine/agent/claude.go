@@ -34,6 +34,9 @@ import (
 type Claude struct {
 	// Prefix is the command the flags follow, e.g. ["claude"].
 	Prefix []string
+	// Euid reports the effective user ID, which decides the permission
+	// flags; nil means os.Geteuid.
+	Euid func() int
 
 	sessions sessionStore
 }
@@ -54,9 +57,6 @@ var claudeQuietEnv = []string{
 	"DISABLE_AUTOUPDATER=1",
 }
 
-// geteuid is os.Geteuid, replaceable by tests.
-var geteuid = os.Geteuid
-
 // argv is the command line of one iteration for the child environment
 // envList.
 func (c *Claude) argv(req Request, envList []string) ([]string, error) {
@@ -72,7 +72,11 @@ func (c *Claude) argv(req Request, envList []string) ([]string, error) {
 	if req.SessionID != "" {
 		a = append(a, "--resume", req.SessionID)
 	}
-	if geteuid() == 0 && lookupEnv(envList, "IS_SANDBOX") != "1" {
+	euid := os.Geteuid
+	if c.Euid != nil {
+		euid = c.Euid
+	}
+	if euid() == 0 && lookupEnv(envList, "IS_SANDBOX") != "1" {
 		a = append(a, "--permission-mode", "acceptEdits")
 	} else {
 		a = append(a, "--dangerously-skip-permissions")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,12 +14,14 @@ import (
 
 const claudeSession = "11111111-2222-3333-4444-555555555555"
 
-// asUser makes the adapter believe it runs with effective uid uid.
+// testUIDs holds, per test, the effective uid newClaude's adapters report.
+var testUIDs sync.Map
+
+// asUser makes the test's adapters believe they run with effective uid uid.
 func asUser(t *testing.T, uid int) {
 	t.Helper()
-	old := geteuid
-	geteuid = func() int { return uid }
-	t.Cleanup(func() { geteuid = old })
+	testUIDs.Store(t.Name(), uid)
+	t.Cleanup(func() { testUIDs.Delete(t.Name()) })
 }
 
 func newClaude(t *testing.T) Adapter {
@@ -26,6 +29,9 @@ func newClaude(t *testing.T) Adapter {
 	a, err := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if uid, ok := testUIDs.Load(t.Name()); ok {
+		a.(*Claude).Euid = func() int { return uid.(int) }
 	}
 	return a
 }

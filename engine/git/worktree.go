@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/set-engine/set/engine/atomicfile"
 )
 
 // Exclude adds pattern to the repository's info/exclude unless a line equal
@@ -34,7 +36,7 @@ func Exclude(ctx context.Context, root, pattern string) error {
 	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
 		data = append(data, '\n')
 	}
-	return os.WriteFile(path, append(data, pattern+"\n"...), 0o644)
+	return atomicfile.Write(path, append(data, pattern+"\n"...), 0o644)
 }
 
 // Worktree is one entry of `git worktree list`.

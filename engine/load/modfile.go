@@ -8,6 +8,7 @@ import (
 	"cuelang.org/go/mod/modfile"
 
 	set "github.com/set-engine/set"
+	"github.com/set-engine/set/engine/atomicfile"
 )
 
 // LanguageVersion is the CUE language version set writes into new
@@ -70,5 +71,5 @@ func writeModFile(path string, f *modfile.File) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o644)
+	return atomicfile.Write(path, data, 0o644)
 }

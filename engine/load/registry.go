@@ -171,7 +171,7 @@ func extract(tree fs.FS, cacheDir string) (string, error) {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return "", fmt.Errorf("module cache: %w", err)
 		}
-		if err := os.WriteFile(dst, contents[i], 0o444); err != nil {
+		if err := writeSynced(dst, contents[i]); err != nil {
 			return "", fmt.Errorf("module cache: %w", err)
 		}
 	}
@@ -183,4 +183,22 @@ func extract(tree fs.FS, cacheDir string) (string, error) {
 		return "", fmt.Errorf("module cache: %w", err)
 	}
 	return final, nil
+}
+
+// writeSynced writes a read-only file and syncs it, so that a directory
+// renamed into place after its files is complete even after a crash.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o444)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

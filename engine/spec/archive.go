@@ -26,10 +26,6 @@ type ArchiveResult struct {
 	ArchiveDir string
 }
 
-// renameDir moves the change directory; tests replace it to inject a failure
-// after the specs were written.
-var renameDir = os.Rename
-
 // ArchiveChange folds every capability delta of the change,
 // openspec/changes/<change>/specs/<capability>/spec.md under root, into the
 // living spec openspec/specs/<capability>/spec.md (see ApplyDelta), then
@@ -51,6 +47,12 @@ var renameDir = os.Rename
 // returns (nil, ErrNoDelta). ArchiveChange does not run git: the caller
 // commits the result.
 func ArchiveChange(root, change string, now time.Time) (*ArchiveResult, error) {
+	return archiveChange(root, change, now, os.Rename)
+}
+
+// archiveChange is ArchiveChange with the directory move as a parameter,
+// so that a test can make it fail after the specs were written.
+func archiveChange(root, change string, now time.Time, renameDir func(from, to string) error) (*ArchiveResult, error) {
 	if err := checkChangeName(change); err != nil {
 		return nil, err
 	}

@@ -151,7 +151,8 @@ func TestArchiveChangeErrorsLeaveTreeUntouched(t *testing.T) {
 		change  string
 		extra   []txtar.File // written over baseTree
 		setup   func(t *testing.T, root string)
-		wantErr string // the whole message
+		rename  func(from, to string) error // nil: os.Rename
+		wantErr string                      // the whole message
 	}{
 		{
 			name:   "a parse error in one delta writes no other",
@@ -200,12 +201,9 @@ openspec/changes/add-mfa/specs/billing/spec.md:6: error: unknown section "## CHA
 		{name: "change name archive", change: "archive", wantErr: `invalid change name "archive"`},
 		{name: "empty change name", change: "", wantErr: `invalid change name ""`},
 		{
-			name:   "moving the change fails: written specs are restored",
-			change: "add-mfa",
-			setup: func(t *testing.T, root string) {
-				renameDir = func(string, string) error { return errors.New("injected") }
-				t.Cleanup(func() { renameDir = os.Rename })
-			},
+			name:    "moving the change fails: written specs are restored",
+			change:  "add-mfa",
+			rename:  func(string, string) error { return errors.New("injected") },
 			wantErr: "moving openspec/changes/add-mfa to openspec/changes/archive/2026-03-04-add-mfa: injected",
 		},
 	}
@@ -218,7 +216,11 @@ openspec/changes/add-mfa/specs/billing/spec.md:6: error: unknown section "## CHA
 				tt.setup(t, root)
 			}
 			before := snapshot(t, root)
-			res, err := ArchiveChange(root, tt.change, archiveDate)
+			rename := tt.rename
+			if rename == nil {
+				rename = os.Rename
+			}
+			res, err := archiveChange(root, tt.change, archiveDate, rename)
 			if err == nil {
 				t.Fatalf("no error; result %+v", res)
 			}
