@@ -117,6 +117,9 @@ func runApply(e *env, args []string) int {
 	defer closeRunners()
 
 	progress := newProgress(e.stdout, p, colorFor(e.stdout))
+	if st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(ws.root), "events.jsonl")); err == nil {
+		progress.seed(st)
+	}
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
 		Runners: runners,

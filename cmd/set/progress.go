@@ -66,6 +66,20 @@ func newProgress(w io.Writer, p *plan.Plan, live bool) *progress {
 	return pr
 }
 
+// seed starts the rows from the state a previous run left, so that a
+// resumed run shows where each change already stands.
+func (p *progress) seed(st *state.State) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, r := range p.rows {
+		if c := st.Changes[name]; c != nil {
+			r.status = string(c.Status)
+			r.tokens = c.Tokens.Total()
+			r.retries = c.VerifyAttempts + c.IntegrationAttempts
+		}
+	}
+}
+
 // tick redraws the live block every second so elapsed times move.
 func (p *progress) tick() {
 	defer close(p.done)
@@ -248,7 +262,7 @@ func (p *progress) liveLine(name string, r *row) string {
 		parts = append(parts, r.gate)
 	}
 	if r.retries > 0 {
-		parts = append(parts, fmt.Sprintf("%d retries", r.retries))
+		parts = append(parts, plural(r.retries, "retry"))
 	}
 	if r.tokens > 0 {
 		parts = append(parts, tokens(r.tokens)+" tokens")
@@ -276,7 +290,7 @@ func (p *progress) summary(s *orchestrator.Summary, head string) {
 		status := string(s.Statuses[name])
 		detail := []string{}
 		if r.retries > 0 {
-			detail = append(detail, fmt.Sprintf("%d retries", r.retries))
+			detail = append(detail, plural(r.retries, "retry"))
 		}
 		if r.tokens > 0 {
 			detail = append(detail, tokens(r.tokens)+" tokens")

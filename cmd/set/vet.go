@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
@@ -81,10 +82,13 @@ func sortedNames[V any](m map[string]V) []string {
 	return out
 }
 
-// plural is "1 file", "2 files".
+// plural is "1 file", "2 files"; "1 retry", "2 retries".
 func plural(n int, noun string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return fmt.Sprintf("%d %s", n, noun)
+	case strings.HasSuffix(noun, "y"):
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
