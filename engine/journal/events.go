@@ -180,8 +180,8 @@ type RetryScheduledData struct {
 }
 
 type MergeQueuedData struct {
-	Position int    `json:"position"`
-	Head     string `json:"head"`
+	// Head is the verified commit of the change's branch.
+	Head string `json:"head"`
 }
 
 type ChangeIntegrationFailedData struct {

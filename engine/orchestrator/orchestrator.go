@@ -355,35 +355,40 @@ func (r *run) ready(c plan.Change) bool {
 
 // dispatch starts workers, up to maxParallel: first the changes a resumed
 // run left in flight, then pending changes whose dependencies are merged,
-// in the graph's order (critical path first).
+// each group in the graph's order (critical path first).
 func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
-	for _, name := range r.opts.Graph.Order {
-		if len(r.active) >= r.opts.Project.MaxParallel {
-			return nil
-		}
-		if r.active[name] || slices.Contains(r.queue, name) || r.merging == name {
-			continue
-		}
-		c, _ := r.opts.Plan.Change(name)
-		s := r.rec.status(name)
-		switch {
-		case s == state.Pending && r.ready(*c):
-		case s.Active() && s != state.Queued && s != state.Integrating:
-			// A worker's change left in flight by an interrupted run.
-		default:
-			continue
-		}
-		r.active[name] = true
-		change := *c
-		workers.Go(func() {
-			var err error
-			var pc panics.Catcher
-			pc.Try(func() { err = r.work(ctx, change) })
-			if rec := pc.Recovered(); rec != nil {
-				err = r.fail(change.Name, state.FailedAgentError, "internal error: "+rec.String())
+	inFlight := func(s state.Status) bool {
+		// A worker's change left by an interrupted run (queued and
+		// integrating changes belong to the merge queue).
+		return s.Active() && s != state.Queued && s != state.Integrating
+	}
+	for _, pass := range []func(plan.Change, state.Status) bool{
+		func(_ plan.Change, s state.Status) bool { return inFlight(s) },
+		func(c plan.Change, s state.Status) bool { return s == state.Pending && r.ready(c) },
+	} {
+		for _, name := range r.opts.Graph.Order {
+			if len(r.active) >= r.opts.Project.MaxParallel {
+				return nil
 			}
-			r.workerDone <- workerResult{change: change.Name, err: err}
-		})
+			if r.active[name] || slices.Contains(r.queue, name) || r.merging == name {
+				continue
+			}
+			c, _ := r.opts.Plan.Change(name)
+			if !pass(*c, r.rec.status(name)) {
+				continue
+			}
+			r.active[name] = true
+			change := *c
+			workers.Go(func() {
+				var err error
+				var pc panics.Catcher
+				pc.Try(func() { err = r.work(ctx, change) })
+				if rec := pc.Recovered(); rec != nil {
+					err = r.fail(change.Name, state.FailedAgentError, "internal error: "+rec.String())
+				}
+				r.workerDone <- workerResult{change: change.Name, err: err}
+			})
+		}
 	}
 	return nil
 }

@@ -403,3 +403,27 @@ sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 		t.Fatal("the lazy iteration was not recorded as not-done")
 	}
 }
+
+// TestWallTimeBudget: a change still at work when its wall time is spent
+// is stopped and fails, recording the budget.
+func TestWallTimeBudget(t *testing.T) {
+	f := newFixture(t)
+	f.project.Budgets.WallTime = config.Duration(300 * time.Millisecond)
+	f.change("slow")
+	sum, err := f.apply(context.Background(), f.agentScript("sleep 30\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Statuses["slow"] != state.FailedRetryBudget {
+		t.Fatalf("slow = %s", sum.Statuses["slow"])
+	}
+	var spent journal.BudgetExceededData
+	for _, e := range f.events() {
+		if e.Type == journal.BudgetExceeded {
+			spent, _ = journal.Decode[journal.BudgetExceededData](e)
+		}
+	}
+	if spent.Budget != "wallTime" {
+		t.Errorf("budget event = %+v", spent)
+	}
+}

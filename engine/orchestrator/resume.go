@@ -48,6 +48,14 @@ func (r *run) reconcile(ctx context.Context) error {
 	if _, err := proc.KillOrphans(filepath.Join(r.setDir, "procs")); err != nil {
 		return err
 	}
+	// A git command killed with the run may have left its index lock in a
+	// worktree; with every child of the old run gone, no one holds it.
+	locks, _ := filepath.Glob(filepath.Join(r.opts.Root, ".git", "worktrees", "*", "index.lock"))
+	for _, l := range locks {
+		if err := os.Remove(l); err != nil {
+			return err
+		}
+	}
 	inPlan := map[string]bool{}
 	for _, c := range r.opts.Plan.Changes {
 		inPlan[c.Name] = true
@@ -85,9 +93,15 @@ func (r *run) reconcile(ctx context.Context) error {
 				return err
 			}
 			if head != "" {
-				// Merged before the crash, but MERGED was not recorded.
-				if err := r.rec.emit(name, journal.MergedData{Commit: head, Previous: r.rec.change(name).Base}); err != nil {
-					return err
+				// Merged before the crash; MERGED may not be recorded yet.
+				if r.rec.change(name).MergedCommit == "" {
+					parent, err := git.RevParse(ctx, r.opts.Root, head+"^")
+					if err != nil {
+						return err
+					}
+					if err := r.rec.emit(name, journal.MergedData{Commit: head, Previous: parent}); err != nil {
+						return err
+					}
 				}
 				if err := r.rec.transition(name, state.Merged, "found on main after a restart"); err != nil {
 					return err

@@ -135,8 +135,11 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 			if err := r.rec.transition(name, state.Queued, ""); err != nil {
 				return err
 			}
-			head, _ := git.RevParse(ctx, r.worktree(name), "HEAD")
-			return r.rec.emit(name, journal.MergeQueuedData{Position: 0, Head: head})
+			head, err := git.RevParse(ctx, r.worktree(name), "HEAD")
+			if err != nil {
+				return err
+			}
+			return r.rec.emit(name, journal.MergeQueuedData{Head: head})
 		}
 		used := r.rec.change(name).VerifyAttempts
 		if used >= budget {

@@ -63,7 +63,7 @@ var lifecycle = []step{
 	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "build", Result: "pass", Attempt: 2}},
 	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: 2}},
 	{"add-login", to(Verifying, Queued, "")},
-	{"add-login", journal.MergeQueuedData{Position: 1, Head: "head1"}},
+	{"add-login", journal.MergeQueuedData{Head: "head1"}},
 	{"add-login", to(Queued, Integrating, "")},
 	{"add-login", journal.VerifyGateData{Stage: "integration", Gate: "test", Result: "pass", Attempt: 1}},
 	{"add-login", journal.MergedData{Commit: "merge1", Previous: "base0"}},
