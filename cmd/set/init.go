@@ -11,6 +11,7 @@ import (
 
 	"github.com/set-engine/set/engine/atomicfile"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/plan"
 )
 
 func initCommand() command {
@@ -71,9 +72,9 @@ func runInit(e *env, args []string) int {
 	}
 	projectName := *name
 	if projectName == "" {
-		projectName = kebab(filepath.Base(dir))
+		projectName = plan.Kebab(filepath.Base(dir), "project-")
 	}
-	if !kebabName.MatchString(projectName) {
+	if !plan.ValidName(projectName) {
 		return e.errorf(c.name, "project name %q is not kebab-case (want e.g. \"my-app\"); pass --name", projectName)
 	}
 
@@ -123,20 +124,7 @@ func runInit(e *env, args []string) int {
 	return exitOK
 }
 
-var (
-	kebabName = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
-	nonKebab  = regexp.MustCompile(`[^a-z0-9]+`)
-	goModule  = regexp.MustCompile(`(?m)^module\s+"?([^\s"]+)"?\s*$`)
-)
-
-// kebab turns a directory name into a project name.
-func kebab(s string) string {
-	s = strings.Trim(nonKebab.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		s = "project-" + s
-	}
-	return strings.TrimSuffix(s, "-")
-}
+var goModule = regexp.MustCompile(`(?m)^module\s+"?([^\s"]+)"?\s*$`)
 
 // cueModulePath is the CUE module path for a new cue.mod: the Go module's
 // path when dir has a go.mod, otherwise one under example.com.

@@ -35,8 +35,6 @@ type LoopInput struct {
 	Env           []string
 	// Emit records an event of the change.
 	Emit func(journal.Payload) error
-	// OnActivity is called when the agent shows life.
-	OnActivity func()
 }
 
 // Ending says how the loop ended.
@@ -137,7 +135,6 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		out, runErr := in.Adapter.Run(ctx, Request{
 			Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
 			Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: log,
-			OnActivity: in.OnActivity,
 		})
 		log.Close()
 		if ctx.Err() != nil {

@@ -57,9 +57,6 @@ func NewRegistry(modulePath, version string, tree fs.FS, cacheDir string, env []
 
 var _ modconfig.Registry = (*Registry)(nil)
 
-// Version is the module version this registry serves from its tree.
-func (r *Registry) Version() module.Version { return r.version }
-
 // ModFile implements modconfig.Registry.
 func (r *Registry) ModFile(ctx context.Context, mv module.Version) (*modfile.File, error) {
 	if mv != r.version {

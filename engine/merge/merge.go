@@ -101,6 +101,7 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	}
 
 	for _, step := range in.Steps {
+		logPath, logRel := gate.LogPaths(in.Root, in.Change.Name, "integration", step.Gate, in.Attempt)
 		r := gate.Run(ctx, gate.Input{
 			Project:  in.Project,
 			Change:   in.Change,
@@ -110,8 +111,8 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 			Attempt:  in.Attempt,
 			Worktree: in.Worktree,
 			Base:     oldMain,
-			LogPath:  filepath.Join(in.SetDir, "logs", in.Change.Name, fmt.Sprintf("integration-%s-%d.log", step.Gate, in.Attempt)),
-			LogRel:   filepath.ToSlash(filepath.Join(".set", "logs", in.Change.Name, fmt.Sprintf("integration-%s-%d.log", step.Gate, in.Attempt))),
+			LogPath:  logPath,
+			LogRel:   logRel,
 			Env:      in.Env,
 		}, in.Runners)
 		if err := in.Emit(GateEvent("integration", in.Attempt, r)); err != nil {

@@ -214,11 +214,11 @@ func (r *run) verify(ctx context.Context, c plan.Change, cg *graph.ChangeGraph, 
 		return false, "", err
 	}
 	for _, step := range cg.Verify {
-		logRel := filepath.Join(".set", "logs", name, fmt.Sprintf("verify-%s-%d.log", step.Gate, attempt))
+		logPath, logRel := gate.LogPaths(r.opts.Root, name, "verify", step.Gate, attempt)
 		res := gate.Run(ctx, gate.Input{
 			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Step: step, Stage: "verify",
 			Attempt: attempt, Worktree: wt, Base: base,
-			LogPath: filepath.Join(r.opts.Root, logRel), LogRel: filepath.ToSlash(logRel), Env: r.env,
+			LogPath: logPath, LogRel: logRel, Env: r.env,
 		}, r.opts.Runners)
 		if ctx.Err() != nil {
 			return false, "", nil

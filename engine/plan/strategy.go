@@ -208,10 +208,15 @@ func sizeFor(scenarios int) string {
 var nonName = regexp.MustCompile(`[^a-z0-9]+`)
 
 // changeName is the kebab-case change name for a domain.
-func changeName(domain string) string {
-	s := strings.Trim(nonName.ReplaceAllString(strings.ToLower(domain), "-"), "-")
+func changeName(domain string) string { return Kebab(domain, "change-") }
+
+// Kebab turns s into a valid name (see ValidName): lower-case, runs of
+// other characters turned into single hyphens, at most 48 characters; a
+// result that would not start with a letter gets prefix in front.
+func Kebab(s, prefix string) string {
+	s = strings.Trim(nonName.ReplaceAllString(strings.ToLower(s), "-"), "-")
 	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		s = "change-" + s
+		s = prefix + s
 	}
 	s = strings.TrimSuffix(s, "-")
 	if len(s) > 48 {
