@@ -1,12 +1,12 @@
 # The README's two commands: `make demo` and `make test`.
 GO ?= go
-BIN := bin/set
+BIN := bin/setctl
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 
 .PHONY: build test lint demo bench fuzz clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/set
+	$(GO) build -o $(BIN) ./cmd/setctl
 
 # test runs the whole suite with the race detector, then the static checks.
 test:
@@ -20,7 +20,7 @@ lint:
 	$(GO) mod tidy -diff
 
 # demo runs the bundled example end to end in a temporary git repository:
-# set apply with the replay agent, from spec to merged, tested main.
+# setctl apply with the replay agent, from spec to merged, tested main.
 demo: build
 	@bash scripts/demo.sh
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make demo: copy the bundled example into a fresh git repository and let
-# `set apply` take its spec to merged, tested commits with the replay agent.
+# `setctl apply` take its spec to merged, tested commits with the replay agent.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-set_bin="$here/bin/set"
+set_bin="$here/bin/setctl"
 demo=$(mktemp -d "${TMPDIR:-/tmp}/set-demo.XXXXXX")
 
 cp -R "$here/examples/linkshort/." "$demo/"
@@ -14,7 +14,7 @@ git init -q -b main
 git add -A
 git commit -q -m "linkshort: skeleton and spec"
 
-echo "== set apply in $demo"
+echo "== setctl apply in $demo"
 "$set_bin" apply --yes
 
 echo

@@ -22,7 +22,7 @@ import (
 //     total_cost_usd (and modelUsage) the whole session.
 //
 // Totals live in memory and, when dir is set, in dir/<adapter>-<session>.json
-// (written atomically), so that a restarted `set apply` resuming a session
+// (written atomically), so that a restarted `setctl apply` resuming a session
 // still counts only the new usage. Persistence is best-effort: a session
 // id that is not a safe file name, or a write that fails, only loses the
 // file (a warning goes to the iteration's log).

@@ -119,7 +119,7 @@ const FollowInterval = 200 * time.Millisecond
 //
 // Follow returns fn's first error, an error for a corrupt line, or ctx's
 // error once ctx is done. It polls every FollowInterval: it serves
-// `set events --follow`, not the engine, which uses Writer.Subscribe.
+// `setctl events --follow`, not the engine, which uses Writer.Subscribe.
 func Follow(ctx context.Context, path string, fromSeq int64, fn func(Event) error) error {
 	t := &follower{path: path, fromSeq: fromSeq, last: fromSeq}
 	ticker := time.NewTicker(FollowInterval)

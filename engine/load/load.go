@@ -59,10 +59,10 @@ func Load(dir string, opts Options) (*Project, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(root, ConfigFile)); err != nil {
-		return nil, fmt.Errorf("no %s in %s (run `set init` to create one)", ConfigFile, root)
+		return nil, fmt.Errorf("no %s in %s (run `setctl init` to create one)", ConfigFile, root)
 	}
 	if _, err := os.Stat(filepath.Join(root, "cue.mod", "module.cue")); err != nil {
-		return nil, fmt.Errorf("no cue.mod/module.cue in %s (run `set init` to create one)", root)
+		return nil, fmt.Errorf("no cue.mod/module.cue in %s (run `setctl init` to create one)", root)
 	}
 	env := opts.Env
 	if env == nil {

@@ -262,7 +262,7 @@ func (r *run) retryFailed() error {
 	for _, c := range r.opts.Plan.Changes {
 		s := r.rec.status(c.Name)
 		if s.Failed() || s == state.DepBlocked {
-			if err := r.rec.transition(c.Name, state.Pending, "retried by a new set apply (was "+string(s)+")"); err != nil {
+			if err := r.rec.transition(c.Name, state.Pending, "retried by a new setctl apply (was "+string(s)+")"); err != nil {
 				return err
 			}
 		}

@@ -198,7 +198,7 @@ func TestSecondApplyRefused(t *testing.T) {
 	if !errors.As(err, &locked) || locked.PID != os.Getpid() {
 		t.Fatalf("second apply = %v, want a LockedError naming PID %d", err, os.Getpid())
 	}
-	if !strings.Contains(err.Error(), fmt.Sprintf("another set apply (PID %d) is running", os.Getpid())) {
+	if !strings.Contains(err.Error(), fmt.Sprintf("another setctl apply (PID %d) is running", os.Getpid())) {
 		t.Errorf("message = %q", err)
 	}
 }

@@ -34,7 +34,7 @@ func prepareRepository(ctx context.Context, root, mainBranch string) error {
 			if len(dirty) > 5 {
 				dirty = append(dirty[:5], "…")
 			}
-			return fmt.Errorf("%s is checked out in %s with uncommitted changes (%s); commit or stash them first: set apply moves %s", mainBranch, root, strings.Join(dirty, ", "), mainBranch)
+			return fmt.Errorf("%s is checked out in %s with uncommitted changes (%s); commit or stash them first: setctl apply moves %s", mainBranch, root, strings.Join(dirty, ", "), mainBranch)
 		}
 	}
 	return nil

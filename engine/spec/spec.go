@@ -18,7 +18,7 @@
 // start a requirement, a scenario or a step.
 //
 // Parsing is total: Parse never panics and reports every problem as a
-// Diagnostic with a 1-based line, so one run of `set vet` shows them all.
+// Diagnostic with a 1-based line, so one run of `setctl vet` shows them all.
 // Every Requirement this package returns has an ID matching IDPattern.
 package spec
 

@@ -15,7 +15,7 @@ import (
 const LockFile = "lock"
 
 // Lock is the run lock of a project: while a Lock is held, no other
-// `set apply` runs in the project.
+// `setctl apply` runs in the project.
 //
 // The lock is a flock(2) on <setDir>/lock, which also holds the holder's
 // PID for the error message of the next contender. The kernel releases a
@@ -40,9 +40,9 @@ func (e *LockedError) Error() string {
 	// The lock is named relative to the project root: .set/lock.
 	rel := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(e.Path)), filepath.Base(e.Path)))
 	if e.PID <= 0 {
-		return fmt.Sprintf("another set apply is running in this project (lock: %s)", rel)
+		return fmt.Sprintf("another setctl apply is running in this project (lock: %s)", rel)
 	}
-	return fmt.Sprintf("another set apply (PID %d) is running in this project (lock: %s)", e.PID, rel)
+	return fmt.Sprintf("another setctl apply (PID %d) is running in this project (lock: %s)", e.PID, rel)
 }
 
 // AcquireLock takes the run lock of the run directory setDir without

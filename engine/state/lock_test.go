@@ -32,7 +32,7 @@ func TestLock(t *testing.T) {
 	if locked.PID != os.Getpid() || locked.Path != filepath.Join(dir, LockFile) {
 		t.Fatalf("LockedError = %+v", locked)
 	}
-	want := fmt.Sprintf("another set apply (PID %d) is running in this project (lock: .set/lock)", os.Getpid())
+	want := fmt.Sprintf("another setctl apply (PID %d) is running in this project (lock: .set/lock)", os.Getpid())
 	if err.Error() != want {
 		t.Fatalf("error:\n%s\nwant:\n%s", err, want)
 	}
@@ -55,7 +55,7 @@ func TestLock(t *testing.T) {
 
 func TestLockedErrorWithoutPID(t *testing.T) {
 	err := &LockedError{Path: "/p/.set/lock"}
-	if want := "another set apply is running in this project (lock: .set/lock)"; err.Error() != want {
+	if want := "another setctl apply is running in this project (lock: .set/lock)"; err.Error() != want {
 		t.Fatalf("error = %q", err)
 	}
 }

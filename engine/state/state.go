@@ -1,7 +1,7 @@
 // Package state is the projection of a run's journal: where every change
 // stands, rebuilt from events.jsonl at any time and snapshotted to
 // state.json. It also holds the run lock that keeps a project to one
-// `set apply` at a time.
+// `setctl apply` at a time.
 //
 // The journal is the source of truth. State is a pure function of the
 // events it has applied: replaying the same events in Seq order gives a

@@ -14,7 +14,7 @@ func planCommand() command {
 	return command{
 		name:    "plan",
 		summary: "plan the spec into changes and show the execution graph",
-		usage: `Usage: set plan [-out FILE] [--format text|dot|mermaid|json] [--detailed-exitcode]
+		usage: `Usage: setctl plan [-out FILE] [--format text|dot|mermaid|json] [--detailed-exitcode]
 
 Plan loads set.cue and the spec, decomposes the spec into changes with the
 configured planner strategy (or takes the explicit plan of set.cue),
@@ -30,11 +30,11 @@ there is nothing to do (every change of this plan is merged), 1 on error,
 2 when the plan has changes to run.
 
 Examples:
-  set plan
-  set plan -out plan.json
-  set plan --format dot | dot -Tsvg > plan.svg
-  set plan --format mermaid > plan.mmd
-  set plan --format json | jq '.changes[].name'
+  setctl plan
+  setctl plan -out plan.json
+  setctl plan --format dot | dot -Tsvg > plan.svg
+  setctl plan --format mermaid > plan.mmd
+  setctl plan --format json | jq '.changes[].name'
 `,
 		run: runPlan,
 	}

@@ -30,7 +30,7 @@ func applyCommand() command {
 	return command{
 		name:    "apply",
 		summary: "run the plan: agents implement, gates check, main moves",
-		usage: `Usage: set apply [PLANFILE] [--yes]
+		usage: `Usage: setctl apply [PLANFILE] [--yes]
 
 Apply runs a plan to the end: every change whose dependencies are merged is
 dispatched into its own worktree (.set/worktrees/<change>, branch
@@ -38,7 +38,7 @@ set/<change>), implemented by the configured agent, checked by its verify
 stack, and integrated through a serial merge queue that fast-forwards main
 only after the integration stack passed on the merged tree.
 
-With PLANFILE (from set plan -out) it runs exactly that plan and refuses
+With PLANFILE (from setctl plan -out) it runs exactly that plan and refuses
 one whose inputs changed since. Without it, it plans now and asks before
 running, unless --yes is given.
 
@@ -50,9 +50,9 @@ at a time.
 Exit status: 0 when every change is merged, 1 otherwise.
 
 Examples:
-  set apply --yes
-  set plan -out plan.json && set apply plan.json
-  set -C examples/linkshort apply --yes
+  setctl apply --yes
+  setctl plan -out plan.json && setctl apply plan.json
+  setctl -C examples/linkshort apply --yes
 `,
 		run: runApply,
 	}
@@ -130,16 +130,16 @@ func runApply(e *env, args []string) int {
 		if sum == nil {
 			return e.errorf(c.name, "%v", err)
 		}
-		return e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `set apply` again to continue.", err)
+		return e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
 	}
 	progress.summary(sum, git.Head(context.Background(), ws.root))
 	switch sum.Result {
 	case "success":
 		return exitOK
 	case "interrupted":
-		fmt.Fprintln(e.stdout, "Interrupted. Run `set apply` again to continue where this run stopped.")
+		fmt.Fprintln(e.stdout, "Interrupted. Run `setctl apply` again to continue where this run stopped.")
 	default:
-		fmt.Fprintln(e.stdout, "Some changes did not reach main. See why in .set/logs/ and .set/events.jsonl; a new `set apply` retries them.")
+		fmt.Fprintln(e.stdout, "Some changes did not reach main. See why in .set/logs/ and .set/events.jsonl; a new `setctl apply` retries them.")
 	}
 	return exitError
 }
@@ -160,7 +160,7 @@ func planFromFile(ctx context.Context, ws *workspace, path, shown string, now *p
 		}
 	}
 	if len(changed) > 0 {
-		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `set plan -out %s` again",
+		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `setctl plan -out %s` again",
 			shown, strings.Join(changed, "; "), shown)
 	}
 	if err := plan.Validate(saved, plan.Limits{MaxRequirementsPerChange: ws.cfg.Planner.MaxRequirementsPerChange}); err != nil {
@@ -263,7 +263,7 @@ func usesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
 // confirm asks on the terminal whether to run n changes.
 func confirm(e *env, n int) bool {
 	if !isatty.IsTerminal(os.Stdin.Fd()) {
-		fmt.Fprintln(e.stderr, "set apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `set plan -out`")
+		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan -out`")
 		return false
 	}
 	fmt.Fprintf(e.stdout, "\nApply these %d changes? Agents will run and main will move. [y/N] ", n)

@@ -14,7 +14,7 @@ func vetCommand() command {
 	return command{
 		name:    "vet",
 		summary: "check set.cue, the spec and the plan they make",
-		usage: `Usage: set vet
+		usage: `Usage: setctl vet
 
 Vet loads set.cue with its profile and the embedded schema, parses every
 spec file, makes the plan (static or explicit) and resolves every gate
@@ -24,8 +24,8 @@ with its file:line:col otherwise.
 Exit status: 0 when the project is valid, 1 otherwise.
 
 Examples:
-  set vet
-  set -C examples/linkshort vet
+  setctl vet
+  setctl -C examples/linkshort vet
 `,
 		run: runVet,
 	}

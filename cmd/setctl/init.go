@@ -18,7 +18,7 @@ func initCommand() command {
 	return command{
 		name:    "init",
 		summary: "write set.cue, cue.mod and a spec template for a project",
-		usage: `Usage: set init --profile PROFILE [--name NAME] [--force] [DIR]
+		usage: `Usage: setctl init --profile PROFILE [--name NAME] [--force] [DIR]
 
 Init prepares DIR (default: the current directory) for set:
   set.cue              the project's pipeline, built on the profile
@@ -32,8 +32,8 @@ dependency. An existing set.cue is never overwritten without --force.
 Profiles: golang
 
 Examples:
-  set init --profile golang
-  set init --profile golang --name payments services/payments
+  setctl init --profile golang
+  setctl init --profile golang --name payments services/payments
 `,
 		run: runInit,
 	}
@@ -118,9 +118,9 @@ func runInit(e *env, args []string) int {
 		done = append(done, "added .set/ to .gitignore")
 	}
 	for _, d := range done {
-		fmt.Fprintf(e.stdout, "set init: %s\n", d)
+		fmt.Fprintf(e.stdout, "setctl init: %s\n", d)
 	}
-	fmt.Fprintf(e.stdout, "\nNext: describe the product in docs/spec.md, then run\n  set vet     # check set.cue and the spec\n  set plan    # see what a run would do\n")
+	fmt.Fprintf(e.stdout, "\nNext: describe the product in docs/spec.md, then run\n  setctl vet     # check set.cue and the spec\n  setctl plan    # see what a run would do\n")
 	return exitOK
 }
 
@@ -149,7 +149,7 @@ import "%s"
 //	stacks: feature: review: mode: "warn"
 //	budgets: retries: verify: 4
 //
-// set vet checks this file; set plan shows what a run would do.
+// setctl vet checks this file; setctl plan shows what a run would do.
 project: %s.#Project & {
 	name: %q
 	spec: ["docs/spec.md"]
@@ -161,7 +161,7 @@ const specTemplate = `# Product spec
 
 Each requirement has an ID (REQ-<DOMAIN>-<NUMBER>), a title, a short
 description and at least one WHEN/THEN scenario. A line "Depends on: REQ-…"
-orders requirements. set plan groups requirements into changes by domain.
+orders requirements. setctl plan groups requirements into changes by domain.
 
 ## Greeting
 

@@ -13,15 +13,15 @@ func versionCommand() command {
 	return command{
 		name:    "version",
 		summary: "print the version of set and of its embedded CUE module",
-		usage: `Usage: set version [--json]
+		usage: `Usage: setctl version [--json]
 
 Version prints the version of set, the version at which it serves the
 embedded CUE module github.com/set-engine/set@v0 (the one cue.mod/module.cue
 must depend on), and the versions it was built with.
 
 Examples:
-  set version
-  set version --json
+  setctl version
+  setctl version --json
 `,
 		run: runVersion,
 	}
@@ -67,7 +67,7 @@ func runVersion(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s\n", data)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "set %s\nCUE module %s at %s\nbuilt with cuelang.org/go %s, %s\n", v.Version, v.Module, v.ModuleVersion, v.CUE, v.Go)
+	fmt.Fprintf(e.stdout, "setctl %s\nCUE module %s at %s\nbuilt with cuelang.org/go %s, %s\n", v.Version, v.Module, v.ModuleVersion, v.CUE, v.Go)
 	if v.Revision != "" {
 		fmt.Fprintf(e.stdout, "revision %s\n", v.Revision)
 	}

@@ -20,7 +20,7 @@ func doctorCommand() command {
 	return command{
 		name:    "doctor",
 		summary: "check that this machine can run the project",
-		usage: `Usage: set doctor [--json]
+		usage: `Usage: setctl doctor [--json]
 
 Doctor checks what a run of this project needs on this machine: git, the
 configured agent's CLI, and every runner the gates use (for dagger: a CLI
@@ -30,8 +30,8 @@ FAIL and what to do about it.
 Exit status: 0 when the project can run here, 1 otherwise.
 
 Examples:
-  set doctor
-  set doctor --json | jq '.checks[] | select(.status == "fail")'
+  setctl doctor
+  setctl doctor --json | jq '.checks[] | select(.status == "fail")'
 `,
 		run: runDoctor,
 	}

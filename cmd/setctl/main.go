@@ -1,6 +1,6 @@
 // Command set turns a product spec into merged code: it plans the spec into
 // changes, has coding agents implement them, checks them with gates and
-// merges them through a serial queue. Run `set help` for the commands.
+// merges them through a serial queue. Run `setctl help` for the commands.
 package main
 
 import "os"

@@ -9,7 +9,7 @@ import (
 )
 
 // TestExampleApply runs the bundled example as `make demo` does: a copy of
-// examples/linkshort in a fresh git repository, `set apply --yes` with the
+// examples/linkshort in a fresh git repository, `setctl apply --yes` with the
 // replay agent. Every change must reach main, on a straight line, with the
 // living specs folded, and main's tests green.
 func TestExampleApply(t *testing.T) {
@@ -45,7 +45,7 @@ func TestExampleApply(t *testing.T) {
 	var stdout, stderr strings.Builder
 	code := Main([]string{"-C", dir, "apply", "--yes"}, &stdout, &stderr)
 	if code != exitOK {
-		t.Fatalf("set apply exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+		t.Fatalf("setctl apply exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
 	for _, want := range []string{

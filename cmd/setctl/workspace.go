@@ -107,6 +107,6 @@ func (ws *workspace) printWarnings(e *env) {
 // report prints err, with CUE positions relative to the project, and
 // returns exitError.
 func (ws *workspace) report(e *env, cmd string, err error) int {
-	fmt.Fprintf(e.stderr, "set %s: %s\n", cmd, strings.TrimRight(load.Details(err, ws.root), "\n"))
+	fmt.Fprintf(e.stderr, "setctl %s: %s\n", cmd, strings.TrimRight(load.Details(err, ws.root), "\n"))
 	return exitError
 }

@@ -12,7 +12,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"set": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		"setctl": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }
 
@@ -46,14 +46,14 @@ func TestScripts(t *testing.T) {
 }
 
 // TestOwnProjectsVet: this repository's own set.cue and the bundled
-// examples must pass `set vet`.
+// examples must pass `setctl vet`.
 func TestOwnProjectsVet(t *testing.T) {
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")
 	for _, dir := range []string{"../..", "../../examples/linkshort"} {
 		var stdout, stderr strings.Builder
 		if code := Main([]string{"-C", dir, "vet"}, &stdout, &stderr); code != exitOK {
-			t.Errorf("set -C %s vet exited %d:\n%s", dir, code, stderr.String())
+			t.Errorf("setctl -C %s vet exited %d:\n%s", dir, code, stderr.String())
 		}
 	}
 }

@@ -45,7 +45,7 @@ func commands() []command {
 	return []command{initCommand(), vetCommand(), planCommand(), applyCommand(), doctorCommand(), versionCommand()}
 }
 
-const mainUsage = `Usage: set [-C DIR] COMMAND [ARGS]
+const mainUsage = `Usage: setctl [-C DIR] COMMAND [ARGS]
 
 set turns a product spec into merged code: the spec is planned into small
 changes, coding agents implement each change in its own git worktree, gates
@@ -55,15 +55,15 @@ gates passed. The pipeline is configured in set.cue.
 Commands:
 %s
 Global options:
-  -C DIR      run as if set was started in DIR
+  -C DIR      run as if setctl was started in DIR
 
 Examples:
-  set init --profile golang     # write set.cue, cue.mod and a spec template
-  set vet                       # check set.cue and the spec
-  set plan                      # show what a run would do
-  set -C examples/linkshort plan --format dot | dot -Tsvg > plan.svg
+  setctl init --profile golang     # write set.cue, cue.mod and a spec template
+  setctl vet                       # check set.cue and the spec
+  setctl plan                      # show what a run would do
+  setctl -C examples/linkshort plan --format dot | dot -Tsvg > plan.svg
 
-Run 'set COMMAND --help' for a command's options.
+Run 'setctl COMMAND --help' for a command's options.
 `
 
 // Main runs set with args (without the program name) and returns the exit
@@ -72,7 +72,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
 	wd, err := os.Getwd()
 	if err != nil {
-		fmt.Fprintf(stderr, "set: %v\n", err)
+		fmt.Fprintf(stderr, "setctl: %v\n", err)
 		return exitError
 	}
 	e.dir = wd
@@ -80,7 +80,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		switch a := args[0]; {
 		case a == "-C" || a == "--C":
 			if len(args) < 2 {
-				fmt.Fprintln(stderr, "set: -C needs a directory")
+				fmt.Fprintln(stderr, "setctl: -C needs a directory")
 				return exitError
 			}
 			e.dir = resolveDir(e.dir, args[1])
@@ -94,7 +94,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		case a == "--version":
 			args = []string{"version"}
 		default:
-			fmt.Fprintf(stderr, "set: unknown option %s\n\n", a)
+			fmt.Fprintf(stderr, "setctl: unknown option %s\n\n", a)
 			printMainUsage(stderr)
 			return exitError
 		}
@@ -114,13 +114,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands() {
 		if c.name == name {
 			if info, err := os.Stat(e.dir); err != nil || !info.IsDir() {
-				fmt.Fprintf(stderr, "set: -C %s: not a directory\n", e.dir)
+				fmt.Fprintf(stderr, "setctl: -C %s: not a directory\n", e.dir)
 				return exitError
 			}
 			return c.run(e, rest)
 		}
 	}
-	fmt.Fprintf(stderr, "set: unknown command %q\n\n", name)
+	fmt.Fprintf(stderr, "setctl: unknown command %q\n\n", name)
 	printMainUsage(stderr)
 	return exitError
 }
@@ -145,7 +145,7 @@ func printMainUsage(w io.Writer) {
 // flagSet is a fresh flag set for one command invocation, printing its
 // usage from c.usage.
 func (c command) flagSet(e *env) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("set "+c.name, pflag.ContinueOnError)
+	fs := pflag.NewFlagSet("setctl "+c.name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.SortFlags = false
 	fs.Usage = func() {}
@@ -175,7 +175,7 @@ func (c command) parse(e *env, fs *pflag.FlagSet, args []string) (code int, done
 		c.printUsage(e.stdout, fs)
 		return exitOK, true
 	case err != nil:
-		fmt.Fprintf(e.stderr, "set %s: %v\n", c.name, err)
+		fmt.Fprintf(e.stderr, "setctl %s: %v\n", c.name, err)
 		c.printUsage(e.stderr, fs)
 		return exitError, true
 	}
@@ -201,6 +201,6 @@ func colorFor(w io.Writer) bool {
 
 // errorf prints an error of command name to stderr and returns exitError.
 func (e *env) errorf(name, format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "set %s: %s\n", name, fmt.Sprintf(format, args...))
+	fmt.Fprintf(e.stderr, "setctl %s: %s\n", name, fmt.Sprintf(format, args...))
 	return exitError
 }
