@@ -178,10 +178,17 @@ func (d *decoder) checkRunners() {
 }
 
 // recordPositions keeps the positions of the fields later stages report
-// errors on: the spec list and an explicit plan's changes.
+// errors on: the spec list, the main branch and an explicit plan's changes.
+// The main branch is where set.cue sets it or, when it does not (the
+// schema's default applies), the project itself.
 func (d *decoder) recordPositions() {
 	if pos := d.pos("spec"); pos.IsValid() {
 		d.positions["spec"] = relPos(pos, d.lp.Root)
+	}
+	if pos := d.lp.FieldPos("mainBranch"); pos.IsValid() {
+		d.positions["mainBranch"] = relPos(pos, d.lp.Root)
+	} else if pos := d.lp.FieldPos(); pos.IsValid() {
+		d.positions["mainBranch"] = relPos(pos, d.lp.Root)
 	}
 	if d.p.Plan == nil {
 		return

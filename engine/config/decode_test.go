@@ -58,6 +58,26 @@ func TestLoadGolangProfile(t *testing.T) {
 	}
 }
 
+// The main branch's position is where set.cue sets it, or the project
+// when the schema's default applies.
+func TestMainBranchPos(t *testing.T) {
+	dir := writeProject(t, golangProject)
+	p, _, err := Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	if p.MainBranch != "main" || p.Pos("mainBranch") != "set.cue:5:10" {
+		t.Errorf("default mainBranch = %q at %q, want main at set.cue:5:10", p.MainBranch, p.Pos("mainBranch"))
+	}
+	dir = writeProject(t, strings.Replace(golangProject, "\tname: \"demo\"\n", "\tname: \"demo\"\n\tmainBranch: \"master\"\n", 1))
+	if p, _, err = Load(dir, load.Options{}); err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	if p.MainBranch != "master" || p.Pos("mainBranch") != "set.cue:7:14" {
+		t.Errorf("mainBranch = %q at %q, want master at set.cue:7:14", p.MainBranch, p.Pos("mainBranch"))
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -90,6 +90,43 @@ func BranchExists(ctx context.Context, dir, branch string) bool {
 	return err == nil
 }
 
+// InRepository reports whether dir is inside a git work tree.
+func InRepository(ctx context.Context, dir string) bool {
+	out, err := Run(ctx, dir, "rev-parse", "--is-inside-work-tree")
+	return err == nil && out == "true"
+}
+
+// Branches lists the local branches of the repository at dir, sorted; none
+// before the first commit.
+func Branches(ctx context.Context, dir string) ([]string, error) {
+	out, err := Run(ctx, dir, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return strings.Split(out, "\n"), nil
+}
+
+// RemoteHead is the branch the remote's HEAD names as recorded locally
+// (refs/remotes/<remote>/HEAD, set by clone), or "" when there is none.
+func RemoteHead(ctx context.Context, dir, remote string) string {
+	out, err := Run(ctx, dir, "symbolic-ref", "-q", "--short", "refs/remotes/"+remote+"/HEAD")
+	if err != nil {
+		return ""
+	}
+	branch, _ := strings.CutPrefix(out, remote+"/")
+	return branch
+}
+
+// ConfigValue is the value of a git configuration key as seen from dir
+// (which need not be a repository), or "" when it is unset.
+func ConfigValue(ctx context.Context, dir, key string) string {
+	out, err := Run(ctx, dir, "config", "--get", key)
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
 // CurrentBranch is the branch checked out in dir, or "" on a detached HEAD.
 func CurrentBranch(ctx context.Context, dir string) string {
 	if gd, ok := gitDir(dir); ok {

@@ -275,6 +275,61 @@ func TestBranchExistsAndCurrentBranch(t *testing.T) {
 	}
 }
 
+func TestBranchesAndRepository(t *testing.T) {
+	ctx := context.Background()
+	r := newEmptyRepo(t)
+	if !InRepository(ctx, r.dir) {
+		t.Error("InRepository = false in a new repository")
+	}
+	if b, err := Branches(ctx, r.dir); err != nil || len(b) != 0 {
+		t.Errorf("Branches before the first commit = %v, %v", b, err)
+	}
+	r.write("README.md", "# repo\n")
+	r.commit("initial")
+	r.git("branch", "feature/x")
+	r.git("tag", "v1")
+	if b, err := Branches(ctx, r.dir); err != nil || !slices.Equal(b, []string{"feature/x", "main"}) {
+		t.Errorf("Branches = %v, %v", b, err)
+	}
+	outside := t.TempDir()
+	if InRepository(ctx, outside) {
+		t.Error("InRepository = true outside a repository")
+	}
+	if _, err := Branches(ctx, outside); err == nil {
+		t.Error("Branches outside a repository did not fail")
+	}
+}
+
+func TestRemoteHead(t *testing.T) {
+	ctx := context.Background()
+	origin := newEmptyRepo(t)
+	origin.git("checkout", "-q", "-b", "trunk")
+	origin.write("README.md", "# repo\n")
+	origin.commit("initial")
+	if got := RemoteHead(ctx, origin.dir, "origin"); got != "" {
+		t.Errorf("RemoteHead without a remote = %q", got)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", origin.dir, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	if got := RemoteHead(ctx, clone, "origin"); got != "trunk" {
+		t.Errorf("RemoteHead of a clone = %q, want trunk", got)
+	}
+}
+
+func TestConfigValue(t *testing.T) {
+	ctx := context.Background()
+	r := newEmptyRepo(t)
+	if got := ConfigValue(ctx, t.TempDir(), "init.defaultBranch"); got != "" {
+		t.Errorf("ConfigValue of an unset key = %q", got)
+	}
+	r.git("config", "--global", "init.defaultBranch", "trunk")
+	if got := ConfigValue(ctx, t.TempDir(), "init.defaultBranch"); got != "trunk" {
+		t.Errorf("ConfigValue outside a repository = %q, want trunk", got)
+	}
+}
+
 func TestIsAncestor(t *testing.T) {
 	r := newRepo(t)
 	ctx := context.Background()

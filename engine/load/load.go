@@ -35,6 +35,10 @@ type Options struct {
 	// Env is the environment for CUE_REGISTRY and CUE_CACHE_DIR; nil means
 	// os.Environ().
 	Env []string
+	// Overlay maps absolute file paths to contents that replace (or add
+	// to) what is on disk, so that files can be checked before they are
+	// written.
+	Overlay map[string][]byte
 }
 
 // Project is a loaded, schema-checked project.
@@ -58,27 +62,32 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(root, ConfigFile)); err != nil {
+	if !opts.exists(filepath.Join(root, ConfigFile)) {
 		return nil, fmt.Errorf("no %s in %s (run `setctl init` to create one)", ConfigFile, root)
 	}
-	if _, err := os.Stat(filepath.Join(root, "cue.mod", "module.cue")); err != nil {
+	if !opts.exists(ModuleFilePath(root)) {
 		return nil, fmt.Errorf("no cue.mod/module.cue in %s (run `setctl init` to create one)", root)
 	}
-	env := opts.Env
-	if env == nil {
-		env = os.Environ()
-	}
+	env := opts.environ()
 	reg, err := embeddedRegistry(env)
 	if err != nil {
 		return nil, err
 	}
 	ctx := cuecontext.New()
 
+	var overlay map[string]load.Source
+	for path, data := range opts.Overlay {
+		if overlay == nil {
+			overlay = map[string]load.Source{}
+		}
+		overlay[path] = load.FromBytes(data)
+	}
 	insts := load.Instances([]string{"."}, &load.Config{
 		Dir:        root,
 		ModuleRoot: root,
 		Registry:   reg,
 		Env:        env,
+		Overlay:    overlay,
 	})
 	if len(insts) != 1 {
 		return nil, fmt.Errorf("%s: expected one CUE package, found %d", root, len(insts))
@@ -104,6 +113,15 @@ func Load(dir string, opts Options) (*Project, error) {
 		return nil, err
 	}
 	return &Project{Root: root, Value: project, files: insts[0].Files}, nil
+}
+
+// exists reports whether path is in the overlay or on disk.
+func (o Options) exists(path string) bool {
+	if _, ok := o.Overlay[path]; ok {
+		return true
+	}
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // loadSchema builds the embedded schema package from the extracted module.

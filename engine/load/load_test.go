@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"cuelang.org/go/cue"
 	"cuelang.org/go/mod/module"
 
 	set "github.com/set-engine/set"
@@ -105,9 +106,7 @@ func TestLoadReportsMissingFiles(t *testing.T) {
 func TestLoadWithoutProjectField(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
-	if _, err := EnsureModuleFile(dir, "example.com/x@v0"); err != nil {
-		t.Fatal(err)
-	}
+	writeModuleFile(t, dir, "example.com/x@v0")
 	if err := os.WriteFile(filepath.Join(dir, "set.cue"), []byte("package x\nother: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -117,36 +116,140 @@ func TestLoadWithoutProjectField(t *testing.T) {
 	}
 }
 
-func TestEnsureModuleFile(t *testing.T) {
-	dir := t.TempDir()
-	res, err := EnsureModuleFile(dir, "example.com/app@v0")
-	if err != nil || res != ModuleFileCreated {
-		t.Fatalf("first EnsureModuleFile = %v, %v", res, err)
-	}
-	res, err = EnsureModuleFile(dir, "example.com/ignored@v0")
-	if err != nil || res != ModuleFileUnchanged {
-		t.Fatalf("second EnsureModuleFile = %v, %v", res, err)
-	}
-	path := filepath.Join(dir, "cue.mod", "module.cue")
-	if err := os.WriteFile(path, []byte("module: \"example.com/app@v0\"\nlanguage: version: \"v0.17.0\"\n"), 0o644); err != nil {
+// writeModuleFile writes dir/cue.mod/module.cue as ModuleFile computes it.
+func writeModuleFile(t *testing.T, dir, modulePath string) {
+	t.Helper()
+	data, _, err := ModuleFile(dir, modulePath, nil, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = EnsureModuleFile(dir, "example.com/ignored@v0")
-	if err != nil || res != ModuleFileUpdated {
-		t.Fatalf("EnsureModuleFile on a file without the dependency = %v, %v", res, err)
+	if err := os.MkdirAll(filepath.Join(dir, "cue.mod"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), `"github.com/set-engine/set@v0"`) || !strings.Contains(string(data), `example.com/app@v0`) {
-		t.Errorf("updated module.cue:\n%s", data)
+	if err := os.WriteFile(ModuleFilePath(dir), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestModuleFile(t *testing.T) {
+	dir := t.TempDir()
+	data, res, err := ModuleFile(dir, "example.com/app@v0", map[string]string{"example.com/profiles@v0": "v0.2.0"}, nil)
+	if err != nil || res != ModuleFileCreated {
+		t.Fatalf("ModuleFile on an empty directory = %v, %v", res, err)
+	}
+	if _, err := os.Stat(ModuleFilePath(dir)); !os.IsNotExist(err) {
+		t.Errorf("ModuleFile wrote the file: %v", err)
+	}
+	want := `module: "example.com/app@v0"
+language: {
+	version: "v0.17.0"
+}
+deps: {
+	"example.com/profiles@v0": {
+		v: "v0.2.0"
+	}
+	"github.com/set-engine/set@v0": {
+		v: "v0.1.0"
+	}
+}
+`
+	if string(data) != want {
+		t.Errorf("new module.cue:\n%s\nwant:\n%s", data, want)
+	}
+	writeModuleFile(t, dir, "example.com/app@v0")
+	if _, res, err := ModuleFile(dir, "example.com/ignored@v0", nil, nil); err != nil || res != ModuleFileUnchanged {
+		t.Errorf("ModuleFile on a file with the dependency = %v, %v", res, err)
+	}
+
+	// An existing file keeps what it says and gains what is missing. An
+	// exact dependency gets its version; one needed at least at a version
+	// keeps a higher one; the embedded module is served at this binary's
+	// version only.
+	if err := os.WriteFile(ModuleFilePath(dir), []byte(`module: "example.com/app@v0"
+language: version: "v0.17.0"
+deps: "example.com/profiles@v0": v: "v0.3.0"
+deps: "example.com/base@v0": v: "v0.5.0"
+deps: "github.com/set-engine/set@v0": v: "v0.9.0"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, res, err = ModuleFile(dir, "example.com/ignored@v0",
+		map[string]string{"example.com/profiles@v0": "v0.2.0"},
+		map[string]string{"example.com/base@v0": "v0.4.0", "example.com/more@v1": "v1.0.0"})
+	if err != nil || res != ModuleFileUpdated {
+		t.Fatalf("ModuleFile on a file without every dependency = %v, %v", res, err)
+	}
+	for _, s := range []string{`module: "example.com/app@v0"`, `"example.com/profiles@v0": {
+		v: "v0.2.0"`, `"example.com/base@v0": {
+		v: "v0.5.0"`, `"example.com/more@v1": {
+		v: "v1.0.0"`, `"github.com/set-engine/set@v0": {
+		v: "v0.1.0"`} {
+		if !strings.Contains(string(data), s) {
+			t.Errorf("updated module.cue lacks %s:\n%s", s, data)
+		}
+	}
+}
+
+func TestModuleFileRejectsAnInvalidPath(t *testing.T) {
+	_, _, err := ModuleFile(t.TempDir(), "github.com/Masterminds/semver@v0", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "invalid char 'M'") {
+		t.Errorf("ModuleFile with an upper-case module path = %v", err)
+	}
+}
+
+func TestModulePathFromGo(t *testing.T) {
+	for _, tt := range []struct {
+		goPath, want string
+		ok           bool
+	}{
+		{"github.com/Masterminds/semver/v3", "github.com/masterminds/semver@v0", true},
+		{"github.com/acme/app", "github.com/acme/app@v0", true},
+		{"github.com/acme/app/v1", "github.com/acme/app/v1@v0", true},
+		{"gopkg.in/yaml.v3", "gopkg.in/yaml.v3@v0", true},
+		{"example.com/a~b", "", false},
+		{"myapp", "", false},
+	} {
+		got, ok := ModulePathFromGo(tt.goPath)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ModulePathFromGo(%q) = %q, %v; want %q, %v", tt.goPath, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestLoadOverlay(t *testing.T) {
+	dir := t.TempDir()
+	modData, _, err := ModuleFile(dir, "example.com/x@v0", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := map[string][]byte{
+		ModuleFilePath(dir): modData,
+		filepath.Join(dir, ConfigFile): []byte(`package x
+
+import "github.com/set-engine/set/profiles/golang"
+
+project: golang.#Project & {
+	name: "x"
+	spec: ["s.md"]
+}
+`),
+	}
+	p, err := Load(dir, Options{Env: []string{"CUE_CACHE_DIR=" + t.TempDir(), "CUE_REGISTRY=none"}, Overlay: overlay})
+	if err != nil {
+		t.Fatal(Details(err, dir))
+	}
+	if name, _ := p.Value.LookupPath(cue.ParsePath("name")).String(); name != "x" {
+		t.Errorf("name = %q", name)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("Load with an overlay left files: %v", entries)
 	}
 }
 
 func TestFieldPos(t *testing.T) {
 	dir := t.TempDir()
 	env := []string{"CUE_CACHE_DIR=" + t.TempDir(), "CUE_REGISTRY=none"}
-	if _, err := EnsureModuleFile(dir, "example.com/x@v0"); err != nil {
-		t.Fatal(err)
-	}
+	writeModuleFile(t, dir, "example.com/x@v0")
 	src := `package x
 
 import "github.com/set-engine/set/profiles/golang"
