@@ -75,6 +75,10 @@ func runApply(e *env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The run branches every change from the main branch and moves it.
+	if status, msg := checkMainBranch(ctx, ws); status != statusOK {
+		return e.errorf(c.name, "%s", msg)
+	}
 
 	p, err := ws.makePlan(ctx)
 	if err != nil {

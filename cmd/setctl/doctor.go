@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,10 +24,12 @@ func doctorCommand() command {
 		summary: "check that this machine can run the project",
 		usage: `Usage: setctl doctor [--json]
 
-Doctor checks what a run of this project needs on this machine: git, the
-configured agent's CLI, and every runner the gates use (for dagger: a CLI
-or session, an engine that answers, the base). Each line says ok, warn or
-FAIL and what to do about it.
+Doctor checks what a run of this project needs on this machine: git and
+the main branch set.cue names, the configured agent's CLI, every runner
+the gates use (for dagger: a CLI or session, an engine that answers, the
+base), and the program of every gate that runs on the host (on PATH, or a
+path relative to the project). Each line says ok, warn or FAIL and what
+to do about it.
 
 Exit status: 0 when the project can run here, 1 otherwise.
 
@@ -67,9 +71,12 @@ func runDoctor(e *env, args []string) int {
 	if err != nil {
 		add("project", "fail", "%s", strings.TrimSpace(strings.ReplaceAll(load.Details(err, ws.root), "\n", " ")))
 	} else {
-		add("project", "ok", "%s (%s profile): %d requirements", ws.cfg.Name, ws.cfg.Profile, len(ws.spec.Requirements))
+		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, plural(len(ws.spec.Requirements), "requirement"))
+		status, msg := checkMainBranch(ctx, ws)
+		add("branch", status, "%s", msg)
 		checks = append(checks, agentChecks(ctx, ws)...)
 		checks = append(checks, runnerChecks(ctx, ws)...)
+		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)
 	}
 
 	failed := 0
@@ -175,6 +182,126 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 		}
 	}
 	return out
+}
+
+// doctorGraph is the execution graph of the project's current plan, or
+// nil when no plan can be made here (a planner strategy that needs a model).
+func doctorGraph(ctx context.Context, ws *workspace) *graph.Graph {
+	p, err := ws.makePlan(ctx)
+	if err != nil {
+		return nil
+	}
+	g, err := graph.Build(p, ws.cfg)
+	if err != nil {
+		return nil
+	}
+	return g
+}
+
+// programChecks checks that the program (argv[0]) of every exec gate a
+// stack runs on the host can be started: found on PATH, or, for a path
+// with a slash, an executable file relative to the project. A missing
+// program fails when a change of the current plan (g) runs the gate, or
+// when there is no plan to tell; it warns when only stacks the plan does
+// not use name the gate. Regeneration commands, needed only when a merge
+// conflicts in a generated file, warn.
+func programChecks(ws *workspace, g *graph.Graph) []check {
+	cfg := ws.cfg
+	onHost := func(runner string) bool {
+		return cmp.Or(runner, cfg.Runner.Kind, config.RunnerHost) == config.RunnerHost
+	}
+	usedBy := map[string][]string{} // gate → stacks that run it
+	stacks := sortedNames(cfg.Stacks)
+	for _, name := range append(stacks, "integration") {
+		stack := cfg.Integration
+		if name != "integration" {
+			stack = cfg.Stacks[name]
+		}
+		for _, gate := range sortedNames(stack) {
+			def, ok := cfg.Gates[gate]
+			if !ok || cmp.Or(def.Kind, config.KindExec) != config.KindExec || len(def.Run) == 0 || !onHost(def.Runner) ||
+				cmp.Or(stack[gate].Mode, def.Mode, config.ModeRun) == config.ModeSkip {
+				continue
+			}
+			usedBy[gate] = append(usedBy[gate], name)
+		}
+	}
+	inPlan := map[string]bool{}
+	if g != nil {
+		for _, c := range g.Changes {
+			for _, s := range append(slices.Clone(c.Verify), c.Integration...) {
+				inPlan[s.Gate] = true
+			}
+		}
+	}
+	var out []check
+	found := map[string]bool{}
+	for _, gate := range sortedNames(usedBy) {
+		program := cfg.Gates[gate].Run[0]
+		if err := findProgram(ws.root, program); err != nil {
+			status, note := statusFail, ""
+			if g != nil && !inPlan[gate] {
+				status, note = statusWarn, "; no change of the current plan runs it"
+			}
+			out = append(out, check{"gates", status, fmt.Sprintf("gate %s: %v (used by %s%s)", gate, err, stackList(usedBy[gate]), note)})
+			continue
+		}
+		found[program] = true
+	}
+	for _, path := range sortedNames(cfg.Generated) {
+		gen := cfg.Generated[path]
+		if len(gen.Regenerate) == 0 || !onHost(gen.Runner) {
+			continue
+		}
+		if err := findProgram(ws.root, gen.Regenerate[0]); err != nil {
+			out = append(out, check{"gates", statusWarn, fmt.Sprintf("regenerating %s: %v (a merge that conflicts in %s will stop the run)", path, err, path)})
+			continue
+		}
+		found[gen.Regenerate[0]] = true
+	}
+	if len(out) == 0 && len(found) > 0 {
+		out = append(out, check{"gates", statusOK, "programs found: " + strings.Join(sortedNames(found), ", ")})
+	}
+	return out
+}
+
+// findProgram checks that program can be started as a gate starts it:
+// looked up on PATH, or, when it holds a slash, as a file relative to the
+// project root.
+func findProgram(root, program string) error {
+	if !strings.Contains(program, "/") {
+		if _, err := exec.LookPath(program); err != nil {
+			return fmt.Errorf("%s is not on PATH", program)
+		}
+		return nil
+	}
+	path := program
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	info, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s does not exist", program)
+	case info.IsDir() || info.Mode()&0o111 == 0:
+		return fmt.Errorf("%s is not an executable file", program)
+	}
+	return nil
+}
+
+// stackList is "stacks feature, fix and integration", at most four names.
+func stackList(names []string) string {
+	noun := "stacks "
+	if len(names) == 1 {
+		noun = "stack "
+	}
+	if len(names) > 4 {
+		return noun + strings.Join(names[:3], ", ") + fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	if len(names) == 1 {
+		return noun + names[0]
+	}
+	return noun + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // baseCheck checks the dagger runner's base where the host can see it.

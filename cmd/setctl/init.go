@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/atomicfile"
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
 )
@@ -18,36 +21,42 @@ func initCommand() command {
 	return command{
 		name:    "init",
 		summary: "write set.cue, cue.mod and a spec template for a project",
-		usage: `Usage: setctl init --profile PROFILE [--name NAME] [--force] [DIR]
+		usage: fmt.Sprintf(`Usage: setctl init --profile PROFILE [--name NAME] [--force] [DIR]
 
 Init prepares DIR (default: the current directory) for set:
   set.cue              the project's pipeline, built on the profile
   cue.mod/module.cue   a CUE module depending on github.com/set-engine/set@v0
+                       and on the profile's module
   docs/spec.md         a spec template (left alone if it exists)
   .gitignore           gains a line for .set/, where runs keep their state
 
-An existing cue.mod/module.cue keeps its contents and gains the
-dependency. An existing set.cue is never overwritten without --force.
+PROFILE is a built-in profile (%s) or a CUE package in the
+registry CUE_REGISTRY names, such as a team's shared profile:
+  example.com/acme/profiles/gotools          its module's latest v0 release
+  example.com/acme/profiles/gotools@v1       its module's latest v1 release
+  example.com/acme/profiles/gotools@v0.3.1   that version of its module
 
-Profiles: golang
+set.cue's mainBranch is the repository's default branch: the branch
+origin's HEAD names, else the branch checked out.
+
+Init checks everything it would write (set.cue must load with its
+profile) before it writes anything: an error leaves DIR as it was. An
+existing cue.mod/module.cue keeps its contents and gains the
+dependencies. An existing set.cue is never overwritten without --force.
 
 Examples:
   setctl init --profile golang
   setctl init --profile golang --name payments services/payments
-`,
+  CUE_REGISTRY=registry.acme.com setctl init --profile acme.com/profiles/gotools@v0
+`, strings.Join(load.BuiltinProfiles(), ", ")),
 		run: runInit,
 	}
-}
-
-// profiles are the project types init can write a set.cue for.
-var profiles = map[string]string{
-	"golang": "github.com/set-engine/set/profiles/golang",
 }
 
 func runInit(e *env, args []string) int {
 	c := initCommand()
 	fs := c.flagSet(e)
-	profile := fs.String("profile", "", "project type: golang")
+	profile := fs.String("profile", "", "a built-in profile ("+strings.Join(load.BuiltinProfiles(), ", ")+") or a CUE package path")
 	name := fs.String("name", "", "project name (default: the directory's name, in kebab-case)")
 	force := fs.Bool("force", false, "overwrite an existing set.cue")
 	if code, done := c.parse(e, fs, args); done {
@@ -56,19 +65,13 @@ func runInit(e *env, args []string) int {
 	if fs.NArg() > 1 {
 		return e.errorf(c.name, "expected at most one directory, got %d arguments", fs.NArg())
 	}
-	importPath, ok := profiles[*profile]
-	if !ok {
-		if *profile == "" {
-			return e.errorf(c.name, "--profile is required (available: %s)", strings.Join(sortedNames(profiles), ", "))
-		}
-		return e.errorf(c.name, "unknown profile %q (available: %s)", *profile, strings.Join(sortedNames(profiles), ", "))
+	if *profile == "" {
+		return e.errorf(c.name, "--profile is required (built-in: %s; or a CUE package path such as example.com/acme/profiles/gotools@v0)", strings.Join(load.BuiltinProfiles(), ", "))
 	}
+	ctx := context.Background()
 	dir := e.dir
 	if fs.NArg() == 1 {
 		dir = resolveDir(e.dir, fs.Arg(0))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return e.errorf(c.name, "%v", err)
 	}
 	projectName := *name
 	if projectName == "" {
@@ -77,67 +80,190 @@ func runInit(e *env, args []string) int {
 	if !plan.ValidName(projectName) {
 		return e.errorf(c.name, "project name %q is not kebab-case (want e.g. \"my-app\"); pass --name", projectName)
 	}
-
+	prof, err := load.ResolveProfile(ctx, *profile, load.Options{})
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
 	setCUE := filepath.Join(dir, load.ConfigFile)
 	if _, err := os.Stat(setCUE); err == nil && !*force {
 		return e.errorf(c.name, "%s already exists (use --force to overwrite it)", setCUE)
 	}
-	var done []string
-	if err := atomicfile.Write(setCUE, []byte(setCUETemplate(projectName, *profile, importPath)), 0o644); err != nil {
-		return e.errorf(c.name, "%v", err)
-	}
-	done = append(done, "wrote set.cue")
-
-	res, err := load.EnsureModuleFile(dir, cueModulePath(dir, projectName))
+	branch, source := defaultBranch(ctx, dir)
+	files, err := initFiles(dir, projectName, prof, branch)
 	if err != nil {
-		return e.errorf(c.name, "%v", err)
+		return e.errorf(c.name, "%s\nNothing was written.", strings.TrimRight(err.Error(), "\n"))
 	}
-	switch res {
-	case load.ModuleFileCreated:
-		done = append(done, "wrote cue.mod/module.cue")
-	case load.ModuleFileUpdated:
-		done = append(done, "added github.com/set-engine/set@v0 to cue.mod/module.cue")
+	if err := writeAll(files); err != nil {
+		return e.errorf(c.name, "%v\nNothing was written.", err)
 	}
+	var written []string
+	for _, f := range files {
+		fmt.Fprintf(e.stdout, "setctl init: %s\n", f.done)
+		rel, _ := filepath.Rel(dir, f.path)
+		written = append(written, filepath.ToSlash(rel))
+	}
+	if prof.Module != "" {
+		fmt.Fprintf(e.stdout, "setctl init: profile %s from %s %s\n", prof.ImportPath, prof.Module, prof.Version)
+	}
+	fmt.Fprintf(e.stdout, "setctl init: main branch %s (%s)\n", branch, source)
 
+	fmt.Fprintf(e.stdout, "\nNext: describe the product in docs/spec.md, then run\n")
+	fmt.Fprintf(e.stdout, "  setctl vet     # check set.cue and the spec\n")
+	fmt.Fprintf(e.stdout, "  setctl plan    # see what a run would do\n")
+	if !git.InRepository(ctx, existingDir(dir)) {
+		fmt.Fprintf(e.stdout, "  git init -b %s\n", branch)
+	}
+	if len(written) > 0 {
+		fmt.Fprintf(e.stdout, "  git add %s && git commit -m \"Set up setctl\"\n", strings.Join(written, " "))
+	}
+	fmt.Fprintf(e.stdout, "  setctl apply   # agents implement the plan; %s moves when its gates pass\n", branch)
+	return exitOK
+}
+
+// initFile is one file init writes, computed in full before any is.
+type initFile struct {
+	path string // absolute
+	data []byte
+	done string // what writing it does, as init reports it
+}
+
+// initFiles computes every file init writes into dir. set.cue and
+// cue.mod/module.cue are loaded as they would be written, so a profile
+// that does not load, or a module path CUE refuses, fails here. set.cue
+// names mainBranch only where the profile's value would differ.
+func initFiles(dir, name string, prof *load.Profile, branch string) ([]initFile, error) {
+	setCUE := filepath.Join(dir, load.ConfigFile)
+	var exact map[string]string
+	if prof.Module != "" {
+		exact = map[string]string{prof.Module: prof.Version}
+	}
+	modData, modRes, err := load.ModuleFile(dir, cueModulePath(dir, name), exact, prof.Requires)
+	if err != nil {
+		return nil, err
+	}
+	setData := []byte(setCUETemplate(name, prof, ""))
+	for explicit := false; ; explicit = true {
+		if explicit {
+			setData = []byte(setCUETemplate(name, prof, branch))
+		}
+		cfg, _, err := config.Load(dir, load.Options{Overlay: map[string][]byte{setCUE: setData, load.ModuleFilePath(dir): modData}})
+		if err != nil {
+			return nil, fmt.Errorf("the set.cue it would write does not load:\n%s", load.Details(err, dir))
+		}
+		if cfg.MainBranch == branch {
+			break
+		}
+		if explicit {
+			return nil, fmt.Errorf("set.cue would set mainBranch to %q, but the profile makes it %q", branch, cfg.MainBranch)
+		}
+	}
+	files := []initFile{{setCUE, setData, "wrote set.cue"}}
+	switch modRes {
+	case load.ModuleFileCreated:
+		files = append(files, initFile{load.ModuleFilePath(dir), modData, "wrote cue.mod/module.cue"})
+	case load.ModuleFileUpdated:
+		files = append(files, initFile{load.ModuleFilePath(dir), modData, "added dependencies to cue.mod/module.cue"})
+	}
 	specPath := filepath.Join(dir, "docs", "spec.md")
 	if _, err := os.Stat(specPath); os.IsNotExist(err) {
-		if err := os.MkdirAll(filepath.Dir(specPath), 0o755); err != nil {
-			return e.errorf(c.name, "%v", err)
-		}
-		if err := atomicfile.Write(specPath, []byte(specTemplate), 0o644); err != nil {
-			return e.errorf(c.name, "%v", err)
-		}
-		done = append(done, "wrote docs/spec.md")
+		files = append(files, initFile{specPath, []byte(specTemplate), "wrote docs/spec.md"})
 	}
+	ignore := filepath.Join(dir, ".gitignore")
+	data, err := os.ReadFile(ignore)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	if data, added := withLine(data, ".set/"); added {
+		files = append(files, initFile{ignore, data, "added .set/ to .gitignore"})
+	}
+	return files, nil
+}
 
-	added, err := ensureLine(filepath.Join(dir, ".gitignore"), ".set/")
-	if err != nil {
-		return e.errorf(c.name, "%v", err)
+// writeAll writes files in order. When one cannot be written, those
+// already written get their old content back (or are removed) and the
+// directories it made are removed: the tree is as it was.
+func writeAll(files []initFile) (err error) {
+	type undo struct {
+		path    string
+		old     []byte
+		existed bool
 	}
-	if added {
-		done = append(done, "added .set/ to .gitignore")
+	var undos []undo
+	var madeDirs []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := len(undos) - 1; i >= 0; i-- {
+			if u := undos[i]; u.existed {
+				atomicfile.Write(u.path, u.old, 0o644)
+			} else {
+				os.Remove(u.path)
+			}
+		}
+		for i := len(madeDirs) - 1; i >= 0; i-- {
+			os.Remove(madeDirs[i])
+		}
+	}()
+	for _, f := range files {
+		for _, d := range missingDirs(filepath.Dir(f.path)) {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				return err
+			}
+			madeDirs = append(madeDirs, d)
+		}
+		old, readErr := os.ReadFile(f.path)
+		if readErr != nil && !os.IsNotExist(readErr) {
+			return readErr
+		}
+		if err := atomicfile.Write(f.path, f.data, 0o644); err != nil {
+			return err
+		}
+		undos = append(undos, undo{f.path, old, readErr == nil})
 	}
-	for _, d := range done {
-		fmt.Fprintf(e.stdout, "setctl init: %s\n", d)
+	return nil
+}
+
+// missingDirs are dir and its ancestors that do not exist, outermost first.
+func missingDirs(dir string) []string {
+	var out []string
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			break
+		}
+		out = append([]string{dir}, out...)
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
 	}
-	fmt.Fprintf(e.stdout, "\nNext: describe the product in docs/spec.md, then run\n  setctl vet     # check set.cue and the spec\n  setctl plan    # see what a run would do\n")
-	return exitOK
+	return out
 }
 
 var goModule = regexp.MustCompile(`(?m)^module\s+"?([^\s"]+)"?\s*$`)
 
-// cueModulePath is the CUE module path for a new cue.mod: the Go module's
-// path when dir has a go.mod, otherwise one under example.com.
+// cueModulePath is the CUE module path for a new cue.mod: derived from the
+// Go module's path when dir has a go.mod and that gives a valid CUE module
+// path, otherwise one under example.com.
 func cueModulePath(dir, name string) string {
 	if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
-		if m := goModule.FindSubmatch(data); m != nil && strings.Contains(strings.SplitN(string(m[1]), "/", 2)[0], ".") {
-			return string(m[1]) + "@v0"
+		if m := goModule.FindSubmatch(data); m != nil {
+			if p, ok := load.ModulePathFromGo(string(m[1])); ok {
+				return p
+			}
 		}
 	}
 	return "example.com/" + name + "@v0"
 }
 
-func setCUETemplate(name, profile, importPath string) string {
+// setCUETemplate is a new set.cue on prof; mainBranch is written only when
+// not empty.
+func setCUETemplate(name string, prof *load.Profile, mainBranch string) string {
+	var branch string
+	if mainBranch != "" {
+		branch = fmt.Sprintf("\n\tmainBranch: %q", mainBranch)
+	}
 	return fmt.Sprintf(`package %s
 
 import "%s"
@@ -152,9 +278,9 @@ import "%s"
 // setctl vet checks this file; setctl plan shows what a run would do.
 project: %s.#Project & {
 	name: %q
-	spec: ["docs/spec.md"]
+	spec: ["docs/spec.md"]%s
 }
-`, strings.ReplaceAll(name, "-", "_"), importPath, profile, filepath.Base(importPath), name)
+`, strings.ReplaceAll(name, "-", "_"), prof.ImportPath, prof.Package, prof.Package, name, branch)
 }
 
 const specTemplate = `# Product spec
@@ -180,22 +306,18 @@ Depends on: REQ-GREET-01
 - **THEN** it prints "Hello, world!"
 `
 
-// ensureLine appends line to the file at path unless a line equal to it is
-// there already; it reports whether it appended.
-func ensureLine(path, line string) (bool, error) {
-	data, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return false, err
-	}
+// withLine is data with line appended, unless a line equal to it (or to
+// it without its trailing slash) is there already; added says which.
+func withLine(data []byte, line string) (_ []byte, added bool) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == line || strings.TrimSpace(sc.Text()) == strings.TrimSuffix(line, "/") {
-			return false, nil
+		if t := strings.TrimSpace(sc.Text()); t == line || t == strings.TrimSuffix(line, "/") {
+			return data, false
 		}
 	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data, '\n')
+	out := bytes.Clone(data)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
 	}
-	data = append(data, line+"\n"...)
-	return true, atomicfile.Write(path, data, 0o644)
+	return append(out, line+"\n"...), true
 }

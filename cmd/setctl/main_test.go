@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"cuelang.org/go/mod/modregistrytest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -17,7 +18,11 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs the CLI scripts of testdata/script. Each script gets its
-// own CUE cache, HOME and git identity, and no registry.
+// own CUE cache, HOME and git identity, and no registry; a script whose
+// archive holds a _registry directory gets a registry on 127.0.0.1 serving
+// the modules in it (one directory per module version, named as
+// modregistrytest.New describes: example.com_acme_profiles_v0.1.0) as
+// CUE_REGISTRY.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("..", "..", "testdata", "script"),
@@ -38,6 +43,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GOPROXY", "off")
 			env.Setenv("GOFLAGS", "-buildvcs=false")
 			env.Setenv("GOTOOLCHAIN", "local")
+			if modules := filepath.Join(env.WorkDir, "_registry"); dirExists(modules) {
+				reg, err := modregistrytest.New(os.DirFS(modules), "")
+				if err != nil {
+					return err
+				}
+				env.Defer(reg.Close)
+				env.Setenv("CUE_REGISTRY", reg.Host()+"+insecure")
+			}
 			return os.WriteFile(filepath.Join(env.WorkDir, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n"), 0o644)
 		},
 		RequireExplicitExec: true,
@@ -56,6 +69,11 @@ func TestOwnProjectsVet(t *testing.T) {
 			t.Errorf("setctl -C %s vet exited %d:\n%s", dir, code, stderr.String())
 		}
 	}
+}
+
+func dirExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 // goEnv is a value of `go env`, for the scripts' gates.

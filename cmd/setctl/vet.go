@@ -16,10 +16,12 @@ func vetCommand() command {
 		summary: "check set.cue, the spec and the plan they make",
 		usage: `Usage: setctl vet
 
-Vet loads set.cue with its profile and the embedded schema, parses every
-spec file, makes the plan (static or explicit) and resolves every gate
-stack. It prints nothing but a summary when all is well, and every problem
-with its file:line:col otherwise.
+Vet loads set.cue with its profile and the embedded schema, checks that
+the repository has the main branch set.cue names, parses every spec
+file, makes the plan (static or explicit) and resolves every gate stack.
+It prints nothing but a summary when all is well, and every problem with
+its file:line:col otherwise. A directory that is not a git repository yet,
+or a repository with no commit yet, is vetted with a warning.
 
 Exit status: 0 when the project is valid, 1 otherwise.
 
@@ -45,8 +47,14 @@ func runVet(e *env, args []string) int {
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
-	summary := fmt.Sprintf("set.cue: ok (%s profile, %d gates); spec: %d requirements in %s",
-		ws.cfg.Profile, len(ws.cfg.Gates), len(ws.spec.Requirements), plural(len(ws.specData), "file"))
+	switch status, msg := checkMainBranch(context.Background(), ws); status {
+	case statusFail:
+		return e.errorf(c.name, "%s", msg)
+	case statusWarn:
+		fmt.Fprintf(e.stderr, "setctl %s: warning: %s\n", c.name, msg)
+	}
+	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
+		ws.cfg.Profile, plural(len(ws.cfg.Gates), "gate"), plural(len(ws.spec.Requirements), "requirement"), plural(len(ws.specData), "file"))
 	if ws.cfg.Plan == nil && ws.cfg.Planner.Strategy != config.StrategyStatic {
 		fmt.Fprintf(e.stdout, "%s; plan: made by the %q strategy at apply time\n", summary, ws.cfg.Planner.Strategy)
 		return exitOK
@@ -59,7 +67,7 @@ func runVet(e *env, args []string) int {
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
-	fmt.Fprintf(e.stdout, "%s; plan: %d changes (%s), %d gate runs\n", summary, len(p.Changes), p.Strategy, countGates(g))
+	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, plural(len(p.Changes), "change"), p.Strategy, plural(countGates(g), "gate run"))
 	return exitOK
 }
 

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -19,8 +20,13 @@ import (
 // out of git: main must exist, and a checkout of main must be clean,
 // because the run moves main and keeps that checkout's files in step.
 func prepareRepository(ctx context.Context, root, mainBranch string) error {
-	if _, err := git.RevParse(ctx, root, mainBranch); err != nil {
-		return fmt.Errorf("%s is not a git repository with a %s branch: %w", root, mainBranch, err)
+	if _, err := git.RevParse(ctx, root, "refs/heads/"+mainBranch); err != nil {
+		if !git.InRepository(ctx, root) {
+			return fmt.Errorf("%s is not in a git repository; setctl apply needs one with a commit on %s", root, mainBranch)
+		}
+		branches, _ := git.Branches(ctx, root)
+		return fmt.Errorf("the repository at %s has no branch %s (its branches: %s); set mainBranch in set.cue to the branch changes merge into",
+			root, mainBranch, cmp.Or(strings.Join(branches, ", "), "none, no commit yet"))
 	}
 	if err := git.Exclude(ctx, root, "/.set/"); err != nil {
 		return err

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A write that fails undoes the writes before it: new files and the
+// directories made for them are removed, changed files get their content
+// back.
+func TestWriteAllRollsBack(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, ".gitignore")
+	if err := os.WriteFile(existing, []byte("bin/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A file where a directory must go makes the last write fail.
+	if err := os.WriteFile(filepath.Join(dir, "docs"), []byte("not a directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := writeAll([]initFile{
+		{path: filepath.Join(dir, "set.cue"), data: []byte("package x\n")},
+		{path: filepath.Join(dir, "cue.mod", "module.cue"), data: []byte("module: \"example.com/x@v0\"\n")},
+		{path: existing, data: []byte("bin/\n.set/\n")},
+		{path: filepath.Join(dir, "docs", "spec.md"), data: []byte("# Spec\n")},
+	})
+	if err == nil {
+		t.Fatal("writeAll succeeded with docs/ a file")
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 || names[0] != ".gitignore" || names[1] != "docs" {
+		t.Errorf("after a failed writeAll the directory holds %v, want [.gitignore docs]", names)
+	}
+	if data, _ := os.ReadFile(existing); string(data) != "bin/\n" {
+		t.Errorf(".gitignore = %q, want its old content", data)
+	}
+
+	if err := writeAll([]initFile{
+		{path: filepath.Join(dir, "new", "deep", "file"), data: []byte("x")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "new", "deep", "file")); err != nil || string(data) != "x" {
+		t.Errorf("written file = %q, %v", data, err)
+	}
+}
