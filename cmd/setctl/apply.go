@@ -109,7 +109,7 @@ func runApply(e *env, args []string) int {
 		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: colorFor(e.stdout)}); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
-		if !confirm(e, len(p.Changes)) {
+		if !confirm(e, len(p.Changes), ws.cfg.MainBranch) {
 			return e.errorf(c.name, "not applied (pass --yes to run without asking)")
 		}
 	}
@@ -120,7 +120,7 @@ func runApply(e *env, args []string) int {
 	}
 	defer closeRunners()
 
-	progress := newProgress(e.stdout, p, colorFor(e.stdout))
+	progress := newProgress(e.stdout, p, ws.cfg.MainBranch, colorFor(e.stdout))
 	if st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(ws.root), "events.jsonl")); err == nil {
 		progress.seed(st)
 	}
@@ -136,14 +136,15 @@ func runApply(e *env, args []string) int {
 		}
 		return e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
 	}
-	progress.summary(sum, git.Head(context.Background(), ws.root))
+	head, _ := git.RevParse(context.Background(), ws.root, "refs/heads/"+ws.cfg.MainBranch)
+	progress.summary(sum, head)
 	switch sum.Result {
 	case "success":
 		return exitOK
 	case "interrupted":
 		fmt.Fprintln(e.stdout, "Interrupted. Run `setctl apply` again to continue where this run stopped.")
 	default:
-		fmt.Fprintln(e.stdout, "Some changes did not reach main. See why in .set/logs/ and .set/events.jsonl; a new `setctl apply` retries them.")
+		fmt.Fprintf(e.stdout, "Some changes did not reach %s. See why in .set/logs/ and .set/events.jsonl; a new `setctl apply` retries them.\n", ws.cfg.MainBranch)
 	}
 	return exitError
 }
@@ -264,13 +265,14 @@ func usesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
 	return false
 }
 
-// confirm asks on the terminal whether to run n changes.
-func confirm(e *env, n int) bool {
+// confirm asks on the terminal whether to run n changes that move
+// mainBranch.
+func confirm(e *env, n int, mainBranch string) bool {
 	if !isatty.IsTerminal(os.Stdin.Fd()) {
 		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan -out`")
 		return false
 	}
-	fmt.Fprintf(e.stdout, "\nApply these %d changes? Agents will run and main will move. [y/N] ", n)
+	fmt.Fprintf(e.stdout, "\nApply %s? Agents will run and %s will move. [y/N] ", map[bool]string{true: "this change", false: fmt.Sprintf("these %d changes", n)}[n == 1], mainBranch)
 	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 	answer := strings.ToLower(strings.TrimSpace(line))
 	return answer == "y" || answer == "yes"

@@ -76,16 +76,26 @@ func checkMainBranch(ctx context.Context, ws *workspace) (status, msg string) {
 	if head, err := git.RevParse(ctx, ws.root, "refs/heads/"+branch); err == nil {
 		return statusOK, fmt.Sprintf("%s at %.7s", branch, head)
 	}
-	branches, err := git.Branches(ctx, ws.root)
+	all, err := git.Branches(ctx, ws.root)
 	if err != nil {
 		return statusFail, where + err.Error()
 	}
-	if len(branches) == 0 {
+	if len(all) == 0 {
 		current := git.CurrentBranch(ctx, ws.root)
 		if current == branch || current == "" {
 			return statusWarn, fmt.Sprintf("the repository has no commit yet; setctl apply branches from %s, so commit first", branch)
 		}
 		return statusFail, fmt.Sprintf("%sbranch %q does not exist: the repository has no commit yet and is on %s; set mainBranch: %q in set.cue", where, branch, current, current)
+	}
+	// set/<change> branches are setctl apply's own, never a main branch.
+	var branches []string
+	for _, b := range all {
+		if !strings.HasPrefix(b, "set/") {
+			branches = append(branches, b)
+		}
+	}
+	if len(branches) == 0 {
+		return statusFail, fmt.Sprintf("%sbranch %q does not exist in this repository, which has only setctl's own set/ branches", where, branch)
 	}
 	fix, _ := defaultBranch(ctx, ws.root)
 	if !slices.Contains(branches, fix) {

@@ -80,7 +80,7 @@ func runPlan(e *env, args []string) int {
 		if err := plan.Write(path, p); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
-		fmt.Fprintf(e.stderr, "Saved the plan to %s (%d changes, fingerprint %s).\n", *out, len(p.Changes), p.Fingerprint.Short())
+		fmt.Fprintf(e.stderr, "Saved the plan to %s (%s, fingerprint %s).\n", *out, plural(len(p.Changes), "change"), p.Fingerprint.Short())
 	}
 	if *detailed {
 		pending, err := orchestrator.Pending(ws.root, p)

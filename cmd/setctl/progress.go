@@ -24,6 +24,7 @@ type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	live  bool
+	main  string   // the project's main branch
 	names []string // plan order
 	width int
 	rows  map[string]*row
@@ -44,9 +45,9 @@ type row struct {
 	since   time.Time
 }
 
-func newProgress(w io.Writer, p *plan.Plan, live bool) *progress {
+func newProgress(w io.Writer, p *plan.Plan, mainBranch string, live bool) *progress {
 	pr := &progress{
-		w: w, live: live, rows: map[string]*row{}, start: time.Now(),
+		w: w, live: live, main: mainBranch, rows: map[string]*row{}, start: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{}),
 		red: color.New(color.FgRed), green: color.New(color.FgGreen), yellow: color.New(color.FgYellow), dim: color.New(color.Faint),
 	}
@@ -160,7 +161,7 @@ func (p *progress) describe(e journal.Event, r *row) string {
 		if d.Resumed {
 			verb = "resumed"
 		}
-		return fmt.Sprintf("run %s %s: %d changes, up to %d at once", e.Run, verb, len(d.Changes), d.MaxParallel)
+		return fmt.Sprintf("run %s %s: %s, up to %d at once", e.Run, verb, plural(len(d.Changes), "change"), d.MaxParallel)
 	case journal.StateChange:
 		d, _ := journal.Decode[journal.StateChangeData](e)
 		r.status, r.since = d.To, e.Time
@@ -183,7 +184,7 @@ func (p *progress) describe(e journal.Event, r *row) string {
 	case journal.AgentIteration:
 		d, _ := journal.Decode[journal.AgentIterationData](e)
 		r.tokens += d.Tokens.Total()
-		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %d commits)", d.Iteration, d.Result, ms(d.DurationMS), tokens(d.Tokens.Total()), d.Commits)
+		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), tokens(d.Tokens.Total()), plural(d.Commits, "commit"))
 		if d.Error != "" {
 			msg += ": " + d.Error
 		}
@@ -211,12 +212,12 @@ func (p *progress) describe(e journal.Event, r *row) string {
 	case journal.ChangeIntegrationFailed:
 		d, _ := journal.Decode[journal.ChangeIntegrationFailedData](e)
 		if d.Reason == "conflict" {
-			return p.yellow.Sprintf("merging main conflicts in %s", strings.Join(d.Paths, ", "))
+			return p.yellow.Sprintf("merging %s conflicts in %s", p.main, strings.Join(d.Paths, ", "))
 		}
 		return p.yellow.Sprintf("integration failed: %s", d.Gate)
 	case journal.Merged:
 		d, _ := journal.Decode[journal.MergedData](e)
-		return p.green.Sprintf("merged: main %s → %s", shortSHA(d.Previous), shortSHA(d.Commit))
+		return p.green.Sprintf("merged: %s %s → %s", p.main, shortSHA(d.Previous), shortSHA(d.Commit))
 	case journal.Archived:
 		d, _ := journal.Decode[journal.ArchivedData](e)
 		if d.Skipped != "" {
@@ -282,7 +283,7 @@ func (p *progress) liveLine(name string, r *row) string {
 	return line
 }
 
-// summary prints the end of the run.
+// summary prints the end of the run; head is the main branch's commit.
 func (p *progress) summary(s *orchestrator.Summary, head string) {
 	fmt.Fprintf(p.w, "\nRun %s in %s%s.\n", s.Result, s.Duration.Round(100*time.Millisecond), map[bool]string{true: " (resumed)"}[s.Resumed])
 	for _, name := range p.names {
@@ -297,7 +298,7 @@ func (p *progress) summary(s *orchestrator.Summary, head string) {
 		}
 		fmt.Fprintf(p.w, "  %-*s  %-12s %s\n", p.width, name, status, strings.Join(detail, ", "))
 	}
-	fmt.Fprintf(p.w, "\nmain is at %s. Events: .set/events.jsonl · state: .set/state.json · logs: .set/logs/\n", shortSHA(head))
+	fmt.Fprintf(p.w, "\n%s is at %s. Events: .set/events.jsonl · state: .set/state.json · logs: .set/logs/\n", p.main, shortSHA(head))
 }
 
 func shortSHA(s string) string {

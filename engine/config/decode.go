@@ -179,15 +179,15 @@ func (d *decoder) checkRunners() {
 
 // recordPositions keeps the positions of the fields later stages report
 // errors on: the spec list, the main branch and an explicit plan's changes.
-// The main branch is where set.cue sets it or, when it does not (the
-// schema's default applies), the project itself.
+// The main branch is where the project's files set it or, when they do
+// not (the profile's or the schema's default applies), set.cue's project.
 func (d *decoder) recordPositions() {
 	if pos := d.pos("spec"); pos.IsValid() {
 		d.positions["spec"] = relPos(pos, d.lp.Root)
 	}
 	if pos := d.lp.FieldPos("mainBranch"); pos.IsValid() {
 		d.positions["mainBranch"] = relPos(pos, d.lp.Root)
-	} else if pos := d.lp.FieldPos(); pos.IsValid() {
+	} else if pos := d.lp.ConfigPos(); pos.IsValid() {
 		d.positions["mainBranch"] = relPos(pos, d.lp.Root)
 	}
 	if d.p.Plan == nil {

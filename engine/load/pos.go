@@ -1,6 +1,8 @@
 package load
 
 import (
+	"path/filepath"
+
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
 )
@@ -15,6 +17,19 @@ func (p *Project) FieldPos(path ...string) token.Pos {
 	for _, f := range p.files {
 		if pos := findInDecls(f.Decls, full); pos.IsValid() {
 			return pos
+		}
+	}
+	return token.NoPos
+}
+
+// ConfigPos is where set.cue itself declares the field at path below
+// `project`, or, with no path, the `project` field's value; token.NoPos
+// when set.cue does not declare it.
+func (p *Project) ConfigPos(path ...string) token.Pos {
+	full := append([]string{ProjectField}, path...)
+	for _, f := range p.files {
+		if filepath.Base(f.Filename) == ConfigFile {
+			return findInDecls(f.Decls, full)
 		}
 	}
 	return token.NoPos

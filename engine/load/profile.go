@@ -152,8 +152,11 @@ func ResolveProfile(ctx context.Context, ref string, opts Options) (*Profile, er
 		what = "version " + version
 	}
 	registry := lookupEnv(env, "CUE_REGISTRY")
-	if registry == "" {
-		registry = "the default registry"
+	switch registry {
+	case "none":
+		return nil, fmt.Errorf("profile %q: CUE_REGISTRY is none, so no registry can provide package %s; set CUE_REGISTRY to the registry that holds it", ref, base)
+	case "":
+		registry = "the default registry (CUE_REGISTRY is unset)"
 	}
 	return nil, fmt.Errorf("profile %q: no module in %s provides package %s at %s of major version %s",
 		ref, registry, base, what, major)

@@ -87,7 +87,7 @@ func TestResolveProfile(t *testing.T) {
 
 	// Without a registry, a registry profile cannot be found.
 	_, err = ResolveProfile(ctx, "example.com/acme/profiles/gotools", Options{Env: []string{"CUE_CACHE_DIR=" + t.TempDir(), "CUE_REGISTRY=none"}})
-	if err == nil || !strings.Contains(err.Error(), "no module in none provides package") {
+	if err == nil || !strings.Contains(err.Error(), `CUE_REGISTRY is none, so no registry can provide package example.com/acme/profiles/gotools; set CUE_REGISTRY to the registry that holds it`) {
 		t.Errorf("ResolveProfile with CUE_REGISTRY=none = %v", err)
 	}
 }
