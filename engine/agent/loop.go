@@ -76,9 +76,14 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 	retryContext := in.Prompt.RetryContext
 	for n := in.Done + 1; ; n++ {
 		if n > in.MaxIterations {
-			if stalls > 0 && stalls == n-1-in.Done {
+			switch {
+			case stalls == 1 && stalls == n-1-in.Done:
+				res.Ending, res.Reason = EndStalled, "the agent stalled in its last iteration"
+			case stalls > 0 && stalls == n-1-in.Done:
 				res.Ending, res.Reason = EndStalled, fmt.Sprintf("the agent stalled in each of its last %d iterations", stalls)
-			} else {
+			case in.MaxIterations == 1:
+				res.Ending, res.Reason = EndIterations, "1 iteration without finishing"
+			default:
 				res.Ending, res.Reason = EndIterations, fmt.Sprintf("%d iterations without finishing", in.MaxIterations)
 			}
 			if err := in.Emit(journal.BudgetExceededData{Budget: "iterations", Used: int64(n - 1), Limit: int64(in.MaxIterations)}); err != nil {

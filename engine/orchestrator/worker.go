@@ -146,7 +146,7 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 			if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "verify", Used: int64(used), Limit: int64(budget)}); err != nil {
 				return err
 			}
-			return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed after %d retries", used))
+			return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed with its retry budget spent (budgets.retries.verify: %d)", budget))
 		}
 		// What the gates left (build outputs) must not reach the next
 		// iteration's commit: the tree goes back to what was verified.
@@ -316,7 +316,7 @@ func (r *run) afterMerge(ctx context.Context, m mergeResult) error {
 		if err := r.rec.emit(m.change, journal.BudgetExceededData{Budget: "integration", Used: int64(used), Limit: int64(budget)}); err != nil {
 			return err
 		}
-		return r.fail(m.change, state.FailedRetryBudget, fmt.Sprintf("integration failed after %d retries", used))
+		return r.fail(m.change, state.FailedRetryBudget, fmt.Sprintf("integration failed with its retry budget spent (budgets.retries.integration: %d)", budget))
 	}
 	return r.rec.emit(m.change, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: m.out.Reason, RetryContext: m.out.RetryContext})
 }
