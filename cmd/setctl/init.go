@@ -108,6 +108,9 @@ func runInit(e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "setctl init: main branch %s (%s)\n", branch, source)
 
 	fmt.Fprintf(e.stdout, "\nNext: describe the product in docs/spec.md, then run\n")
+	if rel, err := filepath.Rel(e.dir, dir); err == nil && rel != "." {
+		fmt.Fprintf(e.stdout, "  cd %s\n", filepath.ToSlash(rel))
+	}
 	fmt.Fprintf(e.stdout, "  setctl vet     # check set.cue and the spec\n")
 	fmt.Fprintf(e.stdout, "  setctl plan    # see what a run would do\n")
 	if !git.InRepository(ctx, existingDir(dir)) {
