@@ -97,9 +97,13 @@ func checkMainBranch(ctx context.Context, ws *workspace) (status, msg string) {
 	if len(branches) == 0 {
 		return statusFail, fmt.Sprintf("%sbranch %q does not exist in this repository, which has only setctl's own set/ branches", where, branch)
 	}
-	fix, _ := defaultBranch(ctx, ws.root)
-	if !slices.Contains(branches, fix) {
-		fix = branches[0]
+	// The suggestion is the branch a main branch usually is.
+	fix := branches[0]
+	for _, b := range []string{git.RemoteHead(ctx, ws.root, "origin"), "main", "master", git.CurrentBranch(ctx, ws.root)} {
+		if b != "" && slices.Contains(branches, b) {
+			fix = b
+			break
+		}
 	}
 	listed := branches
 	if len(listed) > 10 {

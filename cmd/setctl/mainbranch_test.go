@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/engine/config"
+)
+
+// gitIn runs git in dir with a hermetic configuration.
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func hermeticGit(t *testing.T) {
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	if err := os.WriteFile(global, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
+		t.Setenv(k, "test")
+	}
+	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(k, "test@example.com")
+	}
+}
+
+func TestCheckMainBranch(t *testing.T) {
+	hermeticGit(t)
+	ctx := context.Background()
+	check := func(dir, branch string) (string, string) {
+		return checkMainBranch(ctx, &workspace{root: dir, cfg: &config.Project{MainBranch: branch}})
+	}
+	expect := func(what, status, msg, wantStatus, wantMsg string) {
+		t.Helper()
+		if status != wantStatus || !strings.Contains(msg, wantMsg) {
+			t.Errorf("%s: %s %q, want %s with %q", what, status, msg, wantStatus, wantMsg)
+		}
+	}
+
+	dir := t.TempDir()
+	status, msg := check(dir, "main")
+	expect("not a repository", status, msg, statusWarn, "not in a git repository yet; setctl apply needs one with a commit on main (git init -b main, then commit)")
+
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	status, msg = check(dir, "main")
+	expect("no commit, on main", status, msg, statusWarn, "the repository has no commit yet; setctl apply branches from main, so commit first")
+	status, msg = check(dir, "develop")
+	expect("no commit, on another branch", status, msg, statusFail, `branch "develop" does not exist: the repository has no commit yet and is on main; set mainBranch: "main" in set.cue`)
+
+	gitIn(t, dir, "commit", "-q", "--allow-empty", "-m", "first")
+	status, msg = check(dir, "main")
+	expect("main exists", status, msg, statusOK, "main at ")
+
+	// On a feature branch, the suggestion is the branch a main branch
+	// usually is, not the one checked out; set's own branches are not listed.
+	gitIn(t, dir, "branch", "-m", "main", "master")
+	gitIn(t, dir, "branch", "set/greet")
+	gitIn(t, dir, "checkout", "-q", "-b", "feature")
+	status, msg = check(dir, "main")
+	expect("main missing", status, msg, statusFail, `project.mainBranch: branch "main" does not exist in this repository (its branches: feature, master); set mainBranch: "master" in set.cue`)
+}
+
+func TestDefaultBranch(t *testing.T) {
+	hermeticGit(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	if b, src := defaultBranch(ctx, filepath.Join(dir, "new", "project")); b != "main" || src != "not a git repository yet" {
+		t.Errorf("outside a repository: %q (%s)", b, src)
+	}
+	gitIn(t, dir, "config", "--global", "init.defaultBranch", "trunk")
+	if b, src := defaultBranch(ctx, dir); b != "trunk" || src != "git's init.defaultBranch; not a git repository yet" {
+		t.Errorf("outside a repository with init.defaultBranch: %q (%s)", b, src)
+	}
+
+	origin := filepath.Join(dir, "origin")
+	gitIn(t, dir, "init", "-q", "-b", "develop", origin)
+	if b, src := defaultBranch(ctx, origin); b != "develop" || src != "the current branch" {
+		t.Errorf("before the first commit: %q (%s)", b, src)
+	}
+	gitIn(t, origin, "commit", "-q", "--allow-empty", "-m", "first")
+	clone := filepath.Join(dir, "clone")
+	gitIn(t, dir, "clone", "-q", origin, clone)
+	gitIn(t, clone, "checkout", "-q", "-b", "feature")
+	if b, src := defaultBranch(ctx, filepath.Join(clone, "services", "new")); b != "develop" || src != "origin's default branch" {
+		t.Errorf("in a clone on a feature branch: %q (%s)", b, src)
+	}
+}
