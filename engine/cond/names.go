@@ -34,7 +34,9 @@ type Example struct {
 // compiler accepts.
 type Environment struct {
 	// Field is where the condition is written in set.cue.
-	Field    string
+	Field string
+	// About says what the condition decides and when it is evaluated.
+	About    string
 	Names    []Name
 	Examples []Example
 }
@@ -43,8 +45,23 @@ type Environment struct {
 // that order.
 func Environments() []Environment {
 	return []Environment{
-		{Field: "gates: NAME: when", Names: envNames(reflect.TypeFor[GateEnv]()), Examples: gateExamples},
-		{Field: "sentinel: rules: NAME: when", Names: envNames(reflect.TypeFor[SentinelEnv]()), Examples: sentinelExamples},
+		{
+			Field: "gates: NAME: when",
+			About: `The gate runs only for the changes where the condition holds. A
+condition over plan-time names is decided when the plan is made (setctl
+plan lists the gate as skipped); one that reads a run-time name is
+decided on the change's diff, before its gates run.`,
+			Names:    envNames(reflect.TypeFor[GateEnv]()),
+			Examples: gateExamples,
+		},
+		{
+			Field: "sentinel: rules: NAME: when",
+			About: `The rule fires for a change while the condition holds on the change's
+live facts, all read at run time. In this build the rules are compiled
+and checked, but only sentinel.stallAfter acts on a change.`,
+			Names:    envNames(reflect.TypeFor[SentinelEnv]()),
+			Examples: sentinelExamples,
+		},
 	}
 }
 
