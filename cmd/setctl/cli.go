@@ -54,6 +54,8 @@ gates passed. The pipeline is configured in set.cue.
 
 Commands:
 %s
+Help topics:
+%s
 Global options:
   -C DIR      run as if setctl was started in DIR
 
@@ -63,7 +65,8 @@ Examples:
   setctl plan                      # show what a run would do
   setctl -C examples/linkshort plan --format dot | dot -Tsvg > plan.svg
 
-Run 'setctl COMMAND --help' for a command's options.
+Run 'setctl COMMAND --help' for a command's options, 'setctl help TOPIC'
+for a topic.
 `
 
 // Main runs set with args (without the program name) and returns the exit
@@ -109,6 +112,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			printMainUsage(stdout)
 			return exitOK
 		}
+		for _, t := range topics() {
+			if t.name == rest[0] {
+				fmt.Fprint(stdout, t.text())
+				return exitOK
+			}
+		}
 		name, rest = rest[0], []string{"--help"}
 	}
 	for _, c := range commands() {
@@ -139,7 +148,11 @@ func printMainUsage(w io.Writer) {
 	for _, c := range cmds {
 		fmt.Fprintf(&b, "  %-10s  %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, mainUsage, b.String())
+	var t strings.Builder
+	for _, topic := range topics() {
+		fmt.Fprintf(&t, "  %-10s  %s\n", topic.name, topic.summary)
+	}
+	fmt.Fprintf(w, mainUsage, b.String(), t.String())
 }
 
 // flagSet is a fresh flag set for one command invocation, printing its

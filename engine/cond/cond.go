@@ -5,13 +5,18 @@
 package cond
 
 import (
-	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
 )
+
+// The environments below are the whole vocabulary of conditions: every
+// field carries its expr name, a field known only at run time is tagged
+// known:"run", and `setctl help conditions` is generated from them (with
+// the docs of names.go), so the help cannot drift from what compiles.
 
 // Change is what a condition knows about a change. Every field is known
 // when the plan is made.
@@ -31,12 +36,8 @@ type GateEnv struct {
 	// Files are the paths the change's diff touches; known only once the
 	// agent has worked, so a condition that reads them is decided at run
 	// time.
-	Files []string `expr:"files"`
+	Files []string `expr:"files" known:"run"`
 }
-
-// runTimeGateNames are the GateEnv names whose values exist only at run
-// time.
-var runTimeGateNames = []string{"files"}
 
 // SentinelEnv is the environment of a sentinel rule's `when`: the live
 // facts of one change.
@@ -56,6 +57,8 @@ type SentinelEnv struct {
 type Condition struct {
 	source  string
 	program *vm.Program
+	// env is the environment type the condition was compiled against.
+	env reflect.Type
 	// runTime is set when the expression reads a name known only at run
 	// time.
 	runTime bool
@@ -63,25 +66,27 @@ type Condition struct {
 
 // CompileGate compiles a gate condition.
 func CompileGate(source string) (*Condition, error) {
-	c, err := compile(source, GateEnv{})
+	c, err := compile[GateEnv](source)
 	if err != nil {
 		return nil, err
 	}
-	c.runTime = readsAny(c.program.Node(), runTimeGateNames)
+	c.runTime = readsAny(c.program.Node(), runTimeNames(c.env))
 	return c, nil
 }
 
 // CompileSentinel compiles a sentinel rule condition.
 func CompileSentinel(source string) (*Condition, error) {
-	return compile(source, SentinelEnv{})
+	return compile[SentinelEnv](source)
 }
 
-func compile(source string, env any) (*Condition, error) {
+func compile[Env any](source string) (*Condition, error) {
+	var env Env
+	t := reflect.TypeFor[Env]()
 	p, err := expr.Compile(source, expr.Env(env), expr.AsBool())
 	if err != nil {
-		return nil, &Error{Source: source, Err: err}
+		return nil, newError(source, err, t)
 	}
-	return &Condition{source: source, program: p}, nil
+	return &Condition{source: source, program: p, env: t}, nil
 }
 
 // Source is the expression as written.
@@ -95,22 +100,10 @@ func (c *Condition) RunTime() bool { return c.runTime }
 func (c *Condition) Eval(env any) (bool, error) {
 	out, err := expr.Run(c.program, env)
 	if err != nil {
-		return false, &Error{Source: c.source, Err: err}
+		return false, newError(c.source, err, c.env)
 	}
 	return out.(bool), nil
 }
-
-// Error is a compile or evaluation error of one condition.
-type Error struct {
-	Source string
-	Err    error
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("condition %q: %v", e.Source, e.Err)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
 
 // readsAny reports whether the expression reads one of names at its top
 // level.

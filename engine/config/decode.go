@@ -73,13 +73,8 @@ func (d *decoder) pos(sels ...string) token.Pos {
 // fail records an error at the value of the given path, naming the path as
 // `cue vet` does.
 func (d *decoder) fail(sels []string, format string, args ...any) {
-	pos := d.pos(sels...)
-	msg := fmt.Sprintf(format, args...)
-	d.errs = errors.Append(d.errs, &pathError{
-		path: append([]string{load.ProjectField}, sels...),
-		pos:  pos,
-		msg:  msg,
-	})
+	path := append([]string{load.ProjectField}, sels...)
+	d.errs = errors.Append(d.errs, load.NewFieldError(path, d.pos(sels...), format, args...))
 }
 
 func (d *decoder) checkStacks() {
@@ -111,8 +106,9 @@ func (d *decoder) checkConditions() {
 	}
 }
 
-// conditionMessage keeps expr's own message, which names the unknown
-// identifier and its column within the expression.
+// conditionMessage is the condition's error as engine/cond words it (the
+// unknown name and the names that exist, line:column in the expression),
+// with expr's source snippet indented below it.
 func conditionMessage(err error) string {
 	if ce, ok := err.(*cond.Error); ok {
 		return strings.ReplaceAll(ce.Err.Error(), "\n", "\n\t")
@@ -213,20 +209,6 @@ func relPos(pos token.Pos, root string) string {
 	}
 	return fmt.Sprintf("%s:%d:%d", file, pos.Line(), pos.Column())
 }
-
-// pathError is a positioned error at a CUE path, shaped like the errors of
-// the CUE evaluator so that load.Details prints both the same way.
-type pathError struct {
-	path []string
-	pos  token.Pos
-	msg  string
-}
-
-func (e *pathError) Position() token.Pos         { return e.pos }
-func (e *pathError) InputPositions() []token.Pos { return nil }
-func (e *pathError) Path() []string              { return e.path }
-func (e *pathError) Error() string               { return e.msg }
-func (e *pathError) Msg() (string, []any)        { return "%s", []any{e.msg} }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -97,7 +98,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	}
 	pkg := ctx.BuildInstance(insts[0])
 	if err := pkg.Err(); err != nil {
-		return nil, err
+		return nil, userErrors(err, insts[0].Files, insts[0])
 	}
 	project := pkg.LookupPath(cue.ParsePath(ProjectField))
 	if !project.Exists() {
@@ -110,7 +111,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	}
 	project = project.Unify(schema.LookupPath(cue.MakePath(cue.Def(ProjectDef))))
 	if err := project.Validate(cue.Concrete(true)); err != nil {
-		return nil, err
+		return nil, userErrors(err, insts[0].Files, insts[0])
 	}
 	return &Project{Root: root, Value: project, files: insts[0].Files}, nil
 }
@@ -178,14 +179,58 @@ func lookupEnv(env []string, key string) string {
 	return ""
 }
 
-// Details formats err for a person: each error with its CUE path and its
-// positions, file names relative to root with forward slashes. It is the one
-// place that prints configuration errors.
+// Details formats err for a person, one error after the other: its CUE
+// path, its message and its position, file names relative to root with
+// forward slashes. An error with one position is one line,
+// `project.gates.fmt.mode: "warning" is not one of "run", "warn", "skip": set.cue:16:20`
+// (a message of several lines, such as a condition's source snippet,
+// continues below it); an error with several positions lists them below
+// it. It is the one place that prints configuration errors.
 // Positions inside the extracted embedded module are shown as
 // github.com/set-engine/set@<version>/<file>, not as cache paths.
 func Details(err error, root string) string {
-	out := errors.Details(err, &errors.Config{Cwd: root, ToSlash: true})
-	return extractedDir.ReplaceAllString(out, set.ModulePath[:len(set.ModulePath)-len("@v0")]+"@"+set.ModuleVersion+"/")
+	if err == nil {
+		return ""
+	}
+	// Sorted by position, duplicates dropped, as cue prints them.
+	var all errors.Error
+	for _, e := range errors.Errors(err) {
+		all = errors.Append(all, e)
+	}
+	list := errors.Errors(errors.Sanitize(all))
+	cfg := &errors.Config{Cwd: root, ToSlash: true}
+	var b strings.Builder
+	for _, e := range list {
+		msg := errors.StringWithConfig(e, cfg)
+		positions := errors.Positions(e)
+		switch len(positions) {
+		case 0:
+			b.WriteString(msg)
+		case 1:
+			first, rest, more := strings.Cut(msg, "\n")
+			fmt.Fprintf(&b, "%s: %s", first, relPosition(positions[0], root))
+			if more {
+				b.WriteString("\n" + rest)
+			}
+		default:
+			b.WriteString(msg + ":")
+			for _, p := range positions {
+				b.WriteString("\n    " + relPosition(p, root))
+			}
+		}
+		b.WriteString("\n")
+	}
+	return extractedDir.ReplaceAllString(b.String(), set.ModulePath[:len(set.ModulePath)-len("@v0")]+"@"+set.ModuleVersion+"/")
+}
+
+// relPosition is file:line:col with the file relative to root when it is
+// inside it, in forward slashes.
+func relPosition(pos token.Pos, root string) string {
+	file := pos.Filename()
+	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
+		file = rel
+	}
+	return fmt.Sprintf("%s:%d:%d", filepath.ToSlash(file), pos.Line(), pos.Column())
 }
 
 // extractedDir matches the directory prefix of a file in an extracted
