@@ -94,9 +94,7 @@ project.gates.fmt.mode: conflicting values "run" and "warn": set.cue:8:20`,
 func writeTestProject(t *testing.T, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := EnsureModuleFile(dir, "example.com/x@v0"); err != nil {
-		t.Fatal(err)
-	}
+	writeModuleFile(t, dir, "example.com/x@v0")
 	src := fmt.Sprintf(`package x
 
 import "github.com/set-engine/set/profiles/golang"
