@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/mattn/go-isatty"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/runner"
@@ -30,7 +30,7 @@ func applyCommand() command {
 	return command{
 		name:    "apply",
 		summary: "run the plan: agents implement, gates check, main moves",
-		usage: `Usage: setctl apply [PLANFILE] [--yes]
+		usage: `Usage: setctl apply [PLANFILE] [--yes] [--json]
 
 Apply runs a plan to the end: every change whose dependencies are merged is
 dispatched into its own worktree (.set/worktrees/<change>, branch
@@ -47,24 +47,69 @@ continues from the journal (.set/events.jsonl): finished work is kept, a
 change already on main is never merged again. One apply runs per project
 at a time.
 
-Exit status: 0 when every change is merged, 1 otherwise.
+Ctrl-C (SIGINT) or SIGTERM stops agents and gates, records the run as
+interrupted and releases the lock; a second Ctrl-C kills agents and gates
+at once instead of giving them time to exit, a third exits without
+waiting. A closed stdout (setctl apply | head) ends the output, not the
+run.
+
+With --json, stdout carries one JSON object per line and nothing else;
+apply never asks then, so it needs --yes or a plan file. Every line has
+"@level" (info, warn, error), "@message" (what the plain view prints),
+"@timestamp" and "type":
+  version     first line: "setctl" (its version), "ui" (this format's
+              version; a new minor version only adds fields or types)
+  diagnostic  an error or warning outside the events, such as a bad
+              set.cue or a stale plan: "diagnostic": {"severity",
+              "summary", "detail"}
+  event       every event of the run as it is journaled: "event" is the
+              line of .set/events.jsonl ("seq", "time", "type", "run",
+              "change", "data")
+  summary     last line of a run: "summary": {"result", "resumed",
+              "durationMs", "changes" (change → status), "main"}
+
+Exit status: 0 when every change is merged, 1 otherwise, 130 when
+interrupted by SIGINT, 143 by SIGTERM.
 
 Examples:
   setctl apply --yes
   setctl plan -out plan.json && setctl apply plan.json
   setctl -C examples/linkshort apply --yes
+  setctl apply --yes --json | jq -r 'select(.type == "summary") | .summary.result'
 `,
 		run: runApply,
 	}
 }
 
-func runApply(e *env, args []string) int {
+func runApply(e *env, args []string) (code int) {
 	c := applyCommand()
 	fs := c.flagSet(e)
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	asJSON := fs.Bool("json", false, "write one JSON object per line to stdout and nothing else (format above)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
+	// SIGINT and SIGTERM stop the run in order and make the exit status
+	// 128+signal; a closed stdout ends the output, never the run.
+	sigs := watchInterrupts(c.name, e.stderr)
+	defer sigs.stop()
+	defer func() {
+		if sc := sigs.exitCode(); sc != 0 {
+			code = sc
+		}
+	}()
+	term := terminalFor(e.stdout)
+	pe := *e
+	pe.stdout = &pipeWriter{w: e.stdout}
+	e = &pe
+	var ui *jsonUI
+	if *asJSON {
+		ui = newJSONUI(e.stdout, time.Now)
+		ui.version()
+		e.diagnose = ui.diagnose
+	}
+	ctx := sigs.ctx
+
 	if fs.NArg() > 1 {
 		return e.errorf(c.name, "expected at most one plan file, got %d arguments", fs.NArg())
 	}
@@ -73,8 +118,6 @@ func runApply(e *env, args []string) int {
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	// The run branches every change from the main branch and moves it.
 	if status, msg := checkMainBranch(ctx, ws); status != statusOK {
 		return e.errorf(c.name, "%s", msg)
@@ -106,10 +149,16 @@ func runApply(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	if !fromFile && !*yes {
-		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: colorFor(e.stdout)}); err != nil {
+		if ui != nil {
+			return e.errorf(c.name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan -out`")
+		}
+		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: term.color}); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
-		if !confirm(e, len(p.Changes), ws.cfg.MainBranch) {
+		if !confirm(ctx, e, len(p.Changes), ws.cfg.MainBranch) {
+			if sigs.interrupted() {
+				return e.errorf(c.name, "interrupted; nothing was run")
+			}
 			return e.errorf(c.name, "not applied (pass --yes to run without asking)")
 		}
 	}
@@ -120,21 +169,48 @@ func runApply(e *env, args []string) int {
 	}
 	defer closeRunners()
 
-	progress := newProgress(e.stdout, p, ws.cfg.MainBranch, colorFor(e.stdout))
-	if st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(ws.root), "events.jsonl")); err == nil {
+	eventsPath := filepath.Join(orchestrator.SetDir(ws.root), journal.EventsFile)
+	out := e.stdout
+	if ui != nil {
+		// The plain view only gives the stream its messages.
+		out, term = io.Discard, terminal{}
+	}
+	progress := newProgress(out, p, ws.cfg.MainBranch, term, time.Now, redrawEvery)
+	if st, err := state.RebuildFromFile(eventsPath); err == nil {
 		progress.seed(st)
 	}
+	onEvent := progress.event
+	if ui != nil {
+		ui.start(progress, eventsPath)
+		onEvent = ui.event
+	}
+	sigs.runStarts()
+	sigs.sayWith(func(line string) { progress.notice(e.stderr, line) })
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
 		Runners: runners,
-		OnEvent: progress.event,
+		OnEvent: onEvent,
 	})
 	progress.close()
+	if ui != nil {
+		ui.end()
+	}
 	if err != nil {
 		if sum == nil {
 			return e.errorf(c.name, "%v", err)
 		}
-		return e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
+		failed := e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
+		if ui != nil {
+			ui.summary(sum, git.Head(context.Background(), ws.root))
+		}
+		return failed
+	}
+	if ui != nil {
+		ui.summary(sum, git.Head(context.Background(), ws.root))
+		if sum.Result == "success" {
+			return exitOK
+		}
+		return exitError
 	}
 	head, _ := git.RevParse(context.Background(), ws.root, "refs/heads/"+ws.cfg.MainBranch)
 	progress.summary(sum, head)
@@ -266,14 +342,24 @@ func usesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
 }
 
 // confirm asks on the terminal whether to run n changes that move
-// mainBranch.
-func confirm(e *env, n int, mainBranch string) bool {
+// mainBranch. An interrupt (ctx ending) is a no.
+func confirm(ctx context.Context, e *env, n int, mainBranch string) bool {
 	if !isatty.IsTerminal(os.Stdin.Fd()) {
 		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan -out`")
 		return false
 	}
 	fmt.Fprintf(e.stdout, "\nApply %s? Agents will run and %s will move. [y/N] ", map[bool]string{true: "this change", false: fmt.Sprintf("these %d changes", n)}[n == 1], mainBranch)
-	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-	answer := strings.ToLower(strings.TrimSpace(line))
-	return answer == "y" || answer == "yes"
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		lines <- line
+	}()
+	select {
+	case line := <-lines:
+		answer := strings.ToLower(strings.TrimSpace(line))
+		return answer == "y" || answer == "yes"
+	case <-ctx.Done():
+		fmt.Fprintln(e.stdout)
+		return false
+	}
 }

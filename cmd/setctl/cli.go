@@ -30,6 +30,10 @@ type env struct {
 	stdout, stderr io.Writer
 	// dir is the directory -C named, or the working directory.
 	dir string
+	// diagnose, when set, takes the errors and warnings the command would
+	// otherwise print to stderr (apply --json writes them to stdout as
+	// JSON). severity is "error" or "warning".
+	diagnose func(severity, msg string)
 }
 
 // command is one subcommand. run gets the arguments after the command
@@ -202,18 +206,41 @@ func (c command) printUsage(w io.Writer, fs *pflag.FlagSet) {
 	}
 }
 
-// colorFor reports whether output to w should be coloured: w is a
-// terminal, NO_COLOR is unset and TERM is not "dumb".
-func colorFor(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	return isatty.IsTerminal(f.Fd())
+// terminal is what output to a writer may use.
+type terminal struct {
+	// live: w is a terminal that can redraw lines (a tty whose TERM is
+	// not "dumb").
+	live bool
+	// color: w is such a terminal and NO_COLOR is unset. NO_COLOR changes
+	// colours only, never which lines are printed.
+	color bool
 }
 
-// errorf prints an error of command name to stderr and returns exitError.
+// terminalFor is what output to w may use.
+func terminalFor(w io.Writer) terminal {
+	f, ok := w.(*os.File)
+	return terminalOf(ok && isatty.IsTerminal(f.Fd()), os.Getenv)
+}
+
+// terminalOf is what output to a tty (or not) may use under the
+// environment getenv reads.
+func terminalOf(tty bool, getenv func(string) string) terminal {
+	live := tty && getenv("TERM") != "dumb"
+	return terminal{live: live, color: live && getenv("NO_COLOR") == ""}
+}
+
+// colorFor reports whether output to w should be coloured: w is a
+// terminal, NO_COLOR is unset and TERM is not "dumb".
+func colorFor(w io.Writer) bool { return terminalFor(w).color }
+
+// errorf reports an error of command name, on stderr or to e.diagnose,
+// and returns exitError.
 func (e *env) errorf(name, format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "setctl %s: %s\n", name, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if e.diagnose != nil {
+		e.diagnose("error", msg)
+		return exitError
+	}
+	fmt.Fprintf(e.stderr, "setctl %s: %s\n", name, msg)
 	return exitError
 }

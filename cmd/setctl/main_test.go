@@ -1,9 +1,11 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,6 +19,11 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// updateScripts rewrites, in the scripts, the files that cmp compares
+// against (goldens such as apply_json's want.jsonl) with what the
+// commands wrote.
+var updateScripts = flag.Bool("update-scripts", false, "update the golden files of testdata/script")
+
 // TestScripts runs the CLI scripts of testdata/script. Each script gets its
 // own CUE cache, HOME and git identity, and no registry; a script whose
 // archive holds a _registry directory gets a registry on 127.0.0.1 serving
@@ -25,7 +32,9 @@ func TestMain(m *testing.M) {
 // CUE_REGISTRY.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("..", "..", "testdata", "script"),
+		Dir:           filepath.Join("..", "..", "testdata", "script"),
+		UpdateScripts: *updateScripts,
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"jsonnorm": jsonNorm},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cue-cache"))
@@ -74,6 +83,39 @@ func TestOwnProjectsVet(t *testing.T) {
 func dirExists(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.IsDir()
+}
+
+// jsonNormalisers replace, in order, what differs from one run to the
+// next in set's JSON output.
+var jsonNormalisers = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`), `"TIME"`},
+	{regexp.MustCompile(`"(pid|durationMs)":\d+`), `"$1":0`},
+	{regexp.MustCompile(`\b[0-9a-f]{64}\b`), `SUM`},
+	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), `SHA`},
+	{regexp.MustCompile(`\b[0-9a-f]{10,12}\b`), `SHA`}, // short hashes in messages
+	{regexp.MustCompile(`\b\d{8}T\d{6}Z\b`), `RUN`},
+	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)\b`), `DUR`},
+}
+
+// jsonNorm is the script command `jsonnorm FILE...`: it rewrites each file
+// with what differs from one run to the next replaced by a placeholder:
+// times ("TIME"), PIDs and durationMs (0), sha256 sums (SUM), git hashes,
+// full and short (SHA), run IDs (RUN) and durations in messages (DUR).
+// What remains is what a golden can pin.
+func jsonNorm(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: jsonnorm FILE...")
+	}
+	for _, name := range args {
+		data := ts.ReadFile(name)
+		for _, n := range jsonNormalisers {
+			data = n.re.ReplaceAllString(data, n.with)
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(name), []byte(data), 0o644))
+	}
 }
 
 // goEnv is a value of `go env`, for the scripts' gates.

@@ -2,19 +2,23 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/state"
 )
 
 func planCommand() command {
 	return command{
 		name:    "plan",
 		summary: "plan the spec into changes and show the execution graph",
-		usage: `Usage: setctl plan [-out FILE] [--format text|dot|mermaid|json] [--detailed-exitcode]
+		usage: `Usage: setctl plan [-out FILE] [--format text|dot|mermaid|json] [--json] [--detailed-exitcode]
 
 Plan loads set.cue and the spec, decomposes the spec into changes with the
 configured planner strategy (or takes the explicit plan of set.cue),
@@ -24,6 +28,10 @@ path. Nothing is run.
 
 With -out the plan is saved as a versioned JSON file carrying a fingerprint
 of its inputs (the configuration, every spec file and git HEAD).
+
+--json is --format json. When .set/ holds a run, every change in the JSON
+has a "status": where the run says it stands (pending, implementing,
+merged, archived, failed:…), pending for a change the run does not know.
 
 Exit status: 0 on success, 1 on error; with --detailed-exitcode, 0 when
 there is nothing to do (every change of this plan is merged), 1 on error,
@@ -35,6 +43,7 @@ Examples:
   setctl plan --format dot | dot -Tsvg > plan.svg
   setctl plan --format mermaid > plan.mmd
   setctl plan --format json | jq '.changes[].name'
+  setctl plan --json | jq -r '.changes[] | .name + " " + .status'
 `,
 		run: runPlan,
 	}
@@ -45,12 +54,19 @@ func runPlan(e *env, args []string) int {
 	fs := c.flagSet(e)
 	out := fs.String("out", "", "save the plan to `FILE` (JSON)")
 	format := fs.String("format", "text", "output `format`: text, dot, mermaid or json")
+	asJSON := fs.Bool("json", false, "same as --format json")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when the plan has changes to run, 0 when it has none")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return e.errorf(c.name, "unexpected argument %q", fs.Arg(0))
+	}
+	if *asJSON {
+		if fs.Changed("format") && *format != "json" {
+			return e.errorf(c.name, "--json and --format %s disagree", *format)
+		}
+		*format = "json"
 	}
 	render, ok := renderers[*format]
 	if !ok {
@@ -68,6 +84,11 @@ func runPlan(e *env, args []string) int {
 	g, err := graph.Build(p, ws.cfg)
 	if err != nil {
 		return ws.report(e, c.name, err)
+	}
+	if *format == "json" {
+		if err := addStatuses(g, ws.root); err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
 	}
 	if err := render(e, g); err != nil {
 		return e.errorf(c.name, "%v", err)
@@ -92,6 +113,26 @@ func runPlan(e *env, args []string) int {
 		}
 	}
 	return exitOK
+}
+
+// addStatuses gives every change of g its status in the project's run,
+// as the projection of .set/events.jsonl says (pending for a change the
+// run does not know). Without a journal it leaves g as it is.
+func addStatuses(g *graph.Graph, root string) error {
+	st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(root), journal.EventsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i, c := range g.Changes {
+		g.Changes[i].Status = string(state.Pending)
+		if sc := st.Changes[c.Name]; sc != nil {
+			g.Changes[i].Status = string(sc.Status)
+		}
+	}
+	return nil
 }
 
 // renderers print a graph to stdout in one format.

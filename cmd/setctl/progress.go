@@ -19,12 +19,15 @@ import (
 // progress shows a run as it happens. On a terminal it keeps a live line
 // per change (status, current gate, retries, tokens, time) under the
 // notable events; elsewhere it prints one timestamped line per notable
-// event. It only reads events: what it shows is what the journal says.
+// event. Colour is separate from the live view: NO_COLOR changes colours,
+// never which lines are printed. It only reads events: what it shows is
+// what the journal says.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
 	live  bool
-	main  string   // the project's main branch
+	main  string // the project's main branch
+	now   func() time.Time
 	names []string // plan order
 	width int
 	rows  map[string]*row
@@ -32,6 +35,8 @@ type progress struct {
 	start time.Time
 	stop  chan struct{}
 	done  chan struct{}
+	// closed: the live block is gone for good (the summary follows).
+	closed bool
 
 	red, green, yellow, dim *color.Color
 }
@@ -45,14 +50,21 @@ type row struct {
 	since   time.Time
 }
 
-func newProgress(w io.Writer, p *plan.Plan, mainBranch string, live bool) *progress {
+// redrawEvery is how often the live block is redrawn, so that elapsed
+// times move.
+const redrawEvery = time.Second
+
+// newProgress shows the run of p, which moves mainBranch, on w as term
+// allows. On a live terminal it redraws every tick (redrawEvery; zero:
+// only on events), with times from now.
+func newProgress(w io.Writer, p *plan.Plan, mainBranch string, term terminal, now func() time.Time, tick time.Duration) *progress {
 	pr := &progress{
-		w: w, live: live, main: mainBranch, rows: map[string]*row{}, start: time.Now(),
+		w: w, live: term.live, main: mainBranch, now: now, rows: map[string]*row{}, start: now(),
 		stop: make(chan struct{}), done: make(chan struct{}),
 		red: color.New(color.FgRed), green: color.New(color.FgGreen), yellow: color.New(color.FgYellow), dim: color.New(color.Faint),
 	}
 	for _, c := range []*color.Color{pr.red, pr.green, pr.yellow, pr.dim} {
-		if live {
+		if term.color {
 			c.EnableColor()
 		} else {
 			c.DisableColor()
@@ -63,7 +75,7 @@ func newProgress(w io.Writer, p *plan.Plan, mainBranch string, live bool) *progr
 		pr.rows[c.Name] = &row{status: "pending"}
 		pr.width = max(pr.width, len(c.Name))
 	}
-	go pr.tick()
+	go pr.tick(tick)
 	return pr
 }
 
@@ -81,14 +93,14 @@ func (p *progress) seed(st *state.State) {
 	}
 }
 
-// tick redraws the live block every second so elapsed times move.
-func (p *progress) tick() {
+// tick redraws the live block every interval so elapsed times move.
+func (p *progress) tick(interval time.Duration) {
 	defer close(p.done)
-	if !p.live {
+	if !p.live || interval <= 0 {
 		<-p.stop
 		return
 	}
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -108,18 +120,14 @@ func (p *progress) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearBlock()
+	p.closed = true
 }
 
 // event takes one journal event.
 func (p *progress) event(e journal.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rows[e.Change]
-	if r == nil && e.Change != "" {
-		r = &row{}
-		p.rows[e.Change] = r
-	}
-	msg := p.describe(e, r)
+	msg := p.take(e)
 	if !p.live {
 		if msg != "" {
 			fmt.Fprintf(p.w, "%s %-*s  %s\n", e.Time.Local().Format("15:04:05"), p.width, e.Change, msg)
@@ -131,6 +139,39 @@ func (p *progress) event(e journal.Event) {
 		lines = append(lines, fmt.Sprintf("%s %-*s  %s", p.dim.Sprint(e.Time.Local().Format("15:04:05")), p.width, e.Change, msg))
 	}
 	p.redraw(lines)
+}
+
+// notice prints line to w (stderr, typically the same terminal), above
+// the live block.
+func (p *progress) notice(w io.Writer, line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.live || p.closed {
+		fmt.Fprintln(w, line)
+		return
+	}
+	p.clearBlock()
+	fmt.Fprintln(w, line)
+	p.redraw(nil)
+}
+
+// message takes one journal event and returns the line the plain view
+// prints for it, without the time ("" for an event it does not print).
+func (p *progress) message(e journal.Event) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.take(e)
+}
+
+// take updates the view from e and returns its line, if any. p.mu is
+// held.
+func (p *progress) take(e journal.Event) string {
+	r := p.rows[e.Change]
+	if r == nil && e.Change != "" {
+		r = &row{}
+		p.rows[e.Change] = r
+	}
+	return p.describe(e, r)
 }
 
 // notable events stay on screen above the live block: progress through
@@ -253,7 +294,8 @@ func (p *progress) clearBlock() {
 	if !p.live || p.drawn == 0 {
 		return
 	}
-	fmt.Fprintf(p.w, "\x1b[%dA\x1b[J", p.drawn)
+	// \r first: a ^C echoed by the terminal leaves the cursor mid-line.
+	fmt.Fprintf(p.w, "\r\x1b[%dA\x1b[J", p.drawn)
 	p.drawn = 0
 }
 
@@ -269,7 +311,7 @@ func (p *progress) liveLine(name string, r *row) string {
 		parts = append(parts, tokens(r.tokens)+" tokens")
 	}
 	if !r.since.IsZero() && r.status != "archived" && !strings.HasPrefix(r.status, "failed") && r.status != "dep-blocked" {
-		parts = append(parts, time.Since(r.since).Round(time.Second).String())
+		parts = append(parts, p.now().Sub(r.since).Round(time.Second).String())
 	}
 	line := fmt.Sprintf("  %-*s  %s", p.width, name, strings.Join(parts, " · "))
 	switch {

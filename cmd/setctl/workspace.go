@@ -94,19 +94,23 @@ func (ws *workspace) makePlan(ctx context.Context) (*plan.Plan, error) {
 	return plan.Make(ws.cfg, ws.spec, fp)
 }
 
-// printWarnings prints the spec's warnings to e.stderr.
+// printWarnings prints the spec's warnings to e.stderr, or hands them to
+// e.diagnose.
 func (ws *workspace) printWarnings(e *env) {
 	if ws.spec == nil {
 		return
 	}
 	for _, w := range ws.spec.Warnings() {
+		if e.diagnose != nil {
+			e.diagnose("warning", w.String())
+			continue
+		}
 		fmt.Fprintln(e.stderr, w.String())
 	}
 }
 
-// report prints err, with CUE positions relative to the project, and
+// report reports err, with CUE positions relative to the project, and
 // returns exitError.
 func (ws *workspace) report(e *env, cmd string, err error) int {
-	fmt.Fprintf(e.stderr, "setctl %s: %s\n", cmd, strings.TrimRight(load.Details(err, ws.root), "\n"))
-	return exitError
+	return e.errorf(cmd, "%s", strings.TrimRight(load.Details(err, ws.root), "\n"))
 }

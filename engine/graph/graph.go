@@ -78,7 +78,12 @@ type Graph struct {
 
 // ChangeGraph is what the graph knows about one change.
 type ChangeGraph struct {
-	Name         string   `json:"name"`
+	Name string `json:"name"`
+	// Status is where the change stands in the project's run (a status of
+	// engine/state: pending, implementing, merged…), for a caller that
+	// knows the run to fill in; Build leaves it empty, and only the JSON
+	// renderer shows it.
+	Status       string   `json:"status,omitempty"`
 	Type         string   `json:"type"`
 	Size         string   `json:"size"`
 	Domain       string   `json:"domain,omitempty"`

@@ -126,10 +126,10 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 			return out, nil
 		case <-canceled:
 			out.Canceled, canceled = true, nil
-			kill(cmd)
+			kill(cmd, killGrace, killNow(ctx))
 		case <-timeout:
 			out.TimedOut, timeout = true, nil
-			kill(cmd)
+			kill(cmd, killGrace, nil)
 		case <-stallCheck:
 			mu.Lock()
 			idle := time.Since(last)
@@ -137,20 +137,26 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 			if idle >= s.StallAfter {
 				out.Stalled = true
 				stallCheck = nil
-				kill(cmd)
+				kill(cmd, killGrace, nil)
 			}
 		}
 	}
 }
 
-// kill ends the child's process group: SIGTERM, then SIGKILL if it is
-// still there after killGrace. The group is signalled by the negative
-// PID, so grandchildren go too.
-func kill(cmd *exec.Cmd) {
+// kill ends the child's process group: SIGTERM, then SIGKILL once grace
+// has passed or now is closed, whichever comes first (a nil now never
+// is). The group is signalled by the negative PID, so grandchildren go
+// too.
+func kill(cmd *exec.Cmd, grace time.Duration, now <-chan struct{}) {
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	go func() {
-		time.Sleep(killGrace)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-now:
+		}
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}()
 }
@@ -184,6 +190,21 @@ type activityWriter struct {
 func (a *activityWriter) Write(p []byte) (int, error) {
 	a.touch()
 	return a.w.Write(p)
+}
+
+type killNowKey struct{}
+
+// WithKillNow returns a context under which a child that Run is stopping
+// because ctx ended is killed with SIGKILL as soon as now is closed,
+// without the grace it otherwise gets after SIGTERM. It serves a second
+// Ctrl-C: the first ends the context, the second should not wait.
+func WithKillNow(ctx context.Context, now <-chan struct{}) context.Context {
+	return context.WithValue(ctx, killNowKey{}, now)
+}
+
+func killNow(ctx context.Context) <-chan struct{} {
+	now, _ := ctx.Value(killNowKey{}).(<-chan struct{})
+	return now
 }
 
 type pidDirKey struct{}

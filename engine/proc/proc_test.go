@@ -1,13 +1,16 @@
 package proc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -106,5 +109,47 @@ func TestKillOrphans(t *testing.T) {
 	killed, err := KillOrphans(dir)
 	if err != nil || len(killed) != 1 || killed[0] != pid {
 		t.Fatalf("KillOrphans = %v, %v; want [%d]", killed, err, pid)
+	}
+}
+
+// TestKillNowSkipsTheGrace: a group that ignores SIGTERM is killed as
+// soon as now is closed, not after the grace (an hour here, so a kill
+// that waited for it would time the test out).
+func TestKillNowSkipsTheGrace(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The trap is set once the child says so.
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	now := make(chan struct{})
+	kill(cmd, time.Hour, now)
+	close(now)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("Wait = %v, want the child killed", err)
+	}
+	if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("child ended with %v, want killed by SIGKILL", ee)
+	}
+}
+
+// TestWithKillNow: the channel stored by WithKillNow is the one Run
+// hands to the kill of a cancelled child.
+func TestWithKillNow(t *testing.T) {
+	now := make(chan struct{})
+	if killNow(WithKillNow(context.Background(), now)) != (<-chan struct{})(now) {
+		t.Error("killNow does not return the channel WithKillNow stored")
+	}
+	if killNow(context.Background()) != nil {
+		t.Error("killNow without WithKillNow is not nil")
 	}
 }

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	set "github.com/set-engine/set"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/orchestrator"
+	"github.com/set-engine/set/engine/state"
+)
+
+// jsonUIVersion is the version of the stream `setctl apply --json`
+// writes. A new minor version only adds fields or line types; anything
+// else makes a new major version.
+const jsonUIVersion = "1.0"
+
+// Line types of the stream.
+const (
+	uiVersion    = "version"
+	uiDiagnostic = "diagnostic"
+	uiEvent      = "event"
+	uiSummary    = "summary"
+)
+
+// uiLine is one line of the stream: the envelope every line has, then the
+// fields of its type.
+type uiLine struct {
+	Level     string    `json:"@level"` // "info", "warn" or "error"
+	Message   string    `json:"@message"`
+	Timestamp time.Time `json:"@timestamp"`
+	Type      string    `json:"type"`
+
+	// version
+	Setctl string `json:"setctl,omitempty"`
+	UI     string `json:"ui,omitempty"`
+
+	Diagnostic *uiDiag        `json:"diagnostic,omitempty"`
+	Event      *journal.Event `json:"event,omitempty"`
+	Summary    *uiRunSummary  `json:"summary,omitempty"`
+}
+
+// uiDiag is an error or warning that is not an event of a run: a bad
+// configuration, a stale plan, a refusal to start, a run error.
+type uiDiag struct {
+	Severity string `json:"severity"` // "error" or "warning"
+	Summary  string `json:"summary"`  // the message's first line
+	Detail   string `json:"detail,omitempty"`
+}
+
+// uiRunSummary is how the run ended.
+type uiRunSummary struct {
+	// Result is "success", "failed" or "interrupted", as in RUN_FINISHED.
+	Result     string `json:"result"`
+	Resumed    bool   `json:"resumed"`
+	DurationMS int64  `json:"durationMs"`
+	// Changes maps every change of the plan to its status.
+	Changes map[string]state.Status `json:"changes"`
+	// Main is the commit main is at after the run.
+	Main string `json:"main"`
+}
+
+// jsonUI writes `setctl apply --json`: one JSON object per line on its
+// writer and nothing else. The first line is the version of the stream;
+// then come diagnostics and every event of the run, each as recorded in
+// .set/events.jsonl, as it happens; the last line of a run is its
+// summary. It is safe for concurrent use.
+//
+// Invariant: once the first event of the run is written, every event of
+// the run is written exactly once, in Seq order: one the journal's
+// subscription dropped (a reader slower than the run) is read back from
+// events.jsonl.
+type jsonUI struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	now func() time.Time
+	// lines gives each event its @message: the plain view's line.
+	lines *progress
+	// eventsPath is the journal that dropped events are read back from.
+	eventsPath string
+	last       int64 // Seq of the last event written; 0 before the first
+	finished   bool  // RUN_FINISHED was written
+}
+
+func newJSONUI(w io.Writer, now func() time.Time) *jsonUI {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &jsonUI{enc: enc, now: now}
+}
+
+// version writes the first line.
+func (u *jsonUI) version() {
+	u.write(uiLine{Level: "info", Message: "setctl " + set.ModuleVersion, Timestamp: u.now(), Type: uiVersion, Setctl: set.ModuleVersion, UI: jsonUIVersion})
+}
+
+// diagnose writes an error or a warning; it is env.diagnose.
+func (u *jsonUI) diagnose(severity, msg string) {
+	summary, detail, _ := strings.Cut(msg, "\n")
+	level := "error"
+	if severity == "warning" {
+		level = "warn"
+	}
+	u.write(uiLine{Level: level, Message: msg, Timestamp: u.now(), Type: uiDiagnostic, Diagnostic: &uiDiag{Severity: severity, Summary: summary, Detail: detail}})
+}
+
+// start makes the stream ready for the events of a run whose journal is
+// eventsPath, with lines giving their messages.
+func (u *jsonUI) start(lines *progress, eventsPath string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.lines, u.eventsPath = lines, eventsPath
+}
+
+// event writes e, after any event before it that the subscription
+// dropped. It is orchestrator.Options.OnEvent.
+func (u *jsonUI) event(e journal.Event) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.last > 0 && e.Seq > u.last+1 {
+		u.readBack(e.Seq)
+	}
+	u.writeEvent(e)
+}
+
+// end writes the events of the run that the subscription dropped at its
+// end, if any: the run is over, so they are all in the journal.
+func (u *jsonUI) end() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.last > 0 && !u.finished {
+		u.readBack(0)
+	}
+}
+
+// readBack writes the events after u.last and before the one of Seq
+// upTo (0: up to this run's RUN_FINISHED, or the end of the journal) from
+// events.jsonl. u.mu is held.
+func (u *jsonUI) readBack(upTo int64) {
+	events, err := journal.ReadFile(u.eventsPath)
+	if err != nil {
+		u.writeLocked(uiLine{Level: "error", Message: err.Error(), Timestamp: u.now(), Type: uiDiagnostic,
+			Diagnostic: &uiDiag{Severity: "error", Summary: "events missing from this stream: " + err.Error()}})
+		return
+	}
+	for _, e := range events {
+		if e.Seq <= u.last || (upTo > 0 && e.Seq >= upTo) || u.finished {
+			continue
+		}
+		u.writeEvent(e)
+	}
+}
+
+// writeEvent writes one event line. u.mu is held.
+func (u *jsonUI) writeEvent(e journal.Event) {
+	msg := ""
+	if u.lines != nil {
+		msg = u.lines.message(e)
+	}
+	if msg == "" {
+		msg = brief(e)
+	}
+	if e.Change != "" {
+		msg = e.Change + ": " + msg
+	}
+	u.writeLocked(uiLine{Level: eventLevel(e), Message: msg, Timestamp: e.Time, Type: uiEvent, Event: &e})
+	u.last = e.Seq
+	if e.Type == journal.RunFinished {
+		u.finished = true
+	}
+}
+
+// summary writes the last line of a run.
+func (u *jsonUI) summary(s *orchestrator.Summary, head string) {
+	level := map[string]string{"success": "info", "interrupted": "warn"}[s.Result]
+	if level == "" {
+		level = "error"
+	}
+	u.write(uiLine{
+		Level: level, Message: fmt.Sprintf("Run %s in %s.", s.Result, s.Duration.Round(100*time.Millisecond)),
+		Timestamp: u.now(), Type: uiSummary,
+		Summary: &uiRunSummary{Result: s.Result, Resumed: s.Resumed, DurationMS: s.Duration.Milliseconds(), Changes: s.Statuses, Main: head},
+	})
+}
+
+func (u *jsonUI) write(l uiLine) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.writeLocked(l)
+}
+
+// writeLocked writes one line. A write error (nobody reads any more) is
+// dropped: the stream's end never ends the run. u.mu is held.
+func (u *jsonUI) writeLocked(l uiLine) {
+	l.Timestamp = l.Timestamp.UTC()
+	_ = u.enc.Encode(l)
+}
+
+// eventLevel is "error" for a failure, "warn" for what goes back to the
+// agent or does not block, "info" for the rest.
+func eventLevel(e journal.Event) string {
+	switch e.Type {
+	case journal.StateChange:
+		d, _ := journal.Decode[journal.StateChangeData](e)
+		if s := state.Status(d.To); s.Failed() || s == state.DepBlocked {
+			return "error"
+		}
+	case journal.VerifyGate:
+		d, _ := journal.Decode[journal.VerifyGateData](e)
+		switch d.Result {
+		case "fail", "error":
+			return "error"
+		case "warn":
+			return "warn"
+		}
+	case journal.AgentIteration:
+		d, _ := journal.Decode[journal.AgentIterationData](e)
+		if d.Result == "stalled" || d.Result == "error" {
+			return "error"
+		}
+	case journal.BudgetExceeded:
+		return "error"
+	case journal.RetryScheduled, journal.ChangeIntegrationFailed:
+		return "warn"
+	case journal.RunFinished:
+		d, _ := journal.Decode[journal.RunFinishedData](e)
+		switch d.Result {
+		case "success":
+		case "interrupted":
+			return "warn"
+		default:
+			return "error"
+		}
+	}
+	return "info"
+}
+
+// brief is a short message for an event the plain view does not print.
+func brief(e journal.Event) string {
+	switch e.Type {
+	case journal.PlanCreated:
+		d, _ := journal.Decode[journal.PlanCreatedData](e)
+		return fmt.Sprintf("plan created (%s): %s, %s", d.Strategy, plural(len(d.Changes), "change"), plural(d.Requirements, "requirement"))
+	case journal.StateChange:
+		d, _ := journal.Decode[journal.StateChangeData](e)
+		msg := d.From + " → " + d.To
+		if d.Reason != "" {
+			msg += ": " + d.Reason
+		}
+		return msg
+	case journal.AgentSessionDecision:
+		d, _ := journal.Decode[journal.AgentSessionDecisionData](e)
+		return fmt.Sprintf("agent session: %s (%s)", d.Decision, d.Reason)
+	case journal.LLMCall:
+		d, _ := journal.Decode[journal.LLMCallData](e)
+		return fmt.Sprintf("%s call to %s: %s tokens", d.Role, d.Model, tokens(d.Tokens.Total()))
+	case journal.MergeQueued:
+		d, _ := journal.Decode[journal.MergeQueuedData](e)
+		return "in the merge queue at " + shortSHA(d.Head)
+	case journal.SentinelAction:
+		d, _ := journal.Decode[journal.SentinelActionData](e)
+		return fmt.Sprintf("sentinel %s: %s: %s", d.Rule, d.Action, d.Reason)
+	case journal.MonitorHeartbeat:
+		d, _ := journal.Decode[journal.MonitorHeartbeatData](e)
+		return fmt.Sprintf("heartbeat: %d active, %d queued", len(d.Active), len(d.Queued))
+	case journal.RunFinished:
+		d, _ := journal.Decode[journal.RunFinishedData](e)
+		return fmt.Sprintf("run finished: %s (%s)", d.Result, ms(d.DurationMS))
+	}
+	return strings.ToLower(string(e.Type))
+}
