@@ -62,6 +62,7 @@ func runApply(e *env, args []string) int {
 	c := applyCommand()
 	fs := c.flagSet(e)
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	acceptBaseline := fs.Bool("accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
@@ -122,7 +123,7 @@ func runApply(e *env, args []string) int {
 	}
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners,
+		Runners: runners, AcceptBaseline: *acceptBaseline,
 		OnEvent: progress.event,
 	})
 	progress.close()

@@ -92,7 +92,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		trailer("could not run: %v", err)
 		return asError(res, fmt.Errorf("gate %q (`%s`): %w", res.Gate, cmdline, err))
 	case er.TimedOut:
-		res.Status = failStatus(res)
+		res.Status, res.TimedOut = failStatus(res), true
 		res.Reason = fmt.Sprintf("timed out after %s", timeout)
 		trailer("%s", res.Reason)
 		res.RetryContext = execRetry(in, fmt.Sprintf("Gate %s (`%s`) timed out after %s.", res.Gate, cmdline, timeout), er.Output)

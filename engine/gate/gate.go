@@ -65,7 +65,8 @@ type Input struct {
 	// Step is the resolved gate: name, kind, mode, runner, run-time
 	// condition, timeout.
 	Step graph.GateStep
-	// Stage is graph.StageVerify or graph.StageIntegration.
+	// Stage is graph.StageVerify or graph.StageIntegration ("baseline"
+	// when main itself is judged before a run).
 	Stage   string
 	Attempt int
 	// Worktree is the absolute path of the tree to check.
@@ -115,8 +116,10 @@ type Result struct {
 	Failures []string
 	// Tail is the last lines of an exec gate's output, as retry context
 	// quotes them; empty for built-ins.
-	Tail   string
-	Cached bool
+	Tail string
+	// TimedOut is set when an exec gate's command ran out of time.
+	TimedOut bool
+	Cached   bool
 	// Err is set exactly when Status is "error".
 	Err error
 	// Expanded is non-nil when a run-time condition was evaluated; the
