@@ -112,9 +112,10 @@ func SetDir(root string) string { return filepath.Join(root, ".set") }
 // lock for its whole duration. The context ending (Ctrl-C) stops agents
 // and gates, records the run as interrupted and returns; a later Apply
 // continues it. Before the first dispatch main itself is judged by the
-// plan's exec gates: a blocking gate red on main ends the run, recorded
-// as failed, with a *baseline.RedError and no Summary, before any agent
-// started.
+// plan's exec gates: a blocking gate red on main (or one that cannot run
+// there) ends the run, recorded as failed, before any agent started; Apply
+// then returns no Summary and a *baseline.RedError (or why the gate could
+// not run).
 func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
