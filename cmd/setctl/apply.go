@@ -85,6 +85,7 @@ func runApply(e *env, args []string) (code int) {
 	c := applyCommand()
 	fs := c.flagSet(e)
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	acceptBaseline := fs.Bool("accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
 	asJSON := fs.Bool("json", false, "write one JSON object per line to stdout and nothing else (format above)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
@@ -188,31 +189,31 @@ func runApply(e *env, args []string) (code int) {
 	sigs.sayWith(func(line string) { progress.notice(e.stderr, line) })
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners,
+		Runners: runners, AcceptBaseline: *acceptBaseline,
 		OnEvent: onEvent,
 	})
 	progress.close()
 	if ui != nil {
 		ui.end()
 	}
+	if err != nil && sum == nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	head, _ := git.RevParse(context.Background(), ws.root, "refs/heads/"+ws.cfg.MainBranch)
 	if err != nil {
-		if sum == nil {
-			return e.errorf(c.name, "%v", err)
-		}
 		failed := e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
 		if ui != nil {
-			ui.summary(sum, git.Head(context.Background(), ws.root))
+			ui.summary(sum, head)
 		}
 		return failed
 	}
 	if ui != nil {
-		ui.summary(sum, git.Head(context.Background(), ws.root))
+		ui.summary(sum, head)
 		if sum.Result == "success" {
 			return exitOK
 		}
 		return exitError
 	}
-	head, _ := git.RevParse(context.Background(), ws.root, "refs/heads/"+ws.cfg.MainBranch)
 	progress.summary(sum, head)
 	switch sum.Result {
 	case "success":

@@ -235,6 +235,9 @@ func (p *progress) describe(e journal.Event, r *row) string {
 		r.gate = d.Stage + " " + d.Gate
 		switch d.Result {
 		case "pass":
+			if d.Reason != "" { // failures main has too, accepted
+				return fmt.Sprintf("%s %s: %s (%s): %s", d.Stage, d.Gate, p.green.Sprint("pass"), ms(d.DurationMS), d.Reason)
+			}
 			return fmt.Sprintf("%s %s: %s (%s)", d.Stage, d.Gate, p.green.Sprint("pass"), ms(d.DurationMS))
 		case "skip":
 			return p.dim.Sprintf("%s %s: skipped, %s", d.Stage, d.Gate, d.Reason)
@@ -272,6 +275,22 @@ func (p *progress) describe(e journal.Event, r *row) string {
 	case journal.BudgetExceeded:
 		d, _ := journal.Decode[journal.BudgetExceededData](e)
 		return p.red.Sprintf("%s budget spent (%d of %d)", d.Budget, d.Used, d.Limit)
+	case journal.BaselineGate:
+		d, _ := journal.Decode[journal.BaselineGateData](e)
+		when := ms(d.DurationMS)
+		if d.Cached {
+			when = "judged before"
+		}
+		switch {
+		case d.Result == "pass":
+			return fmt.Sprintf("baseline %s: %s (%s)", d.Gate, p.green.Sprint("pass"), when)
+		case d.Mode == "warn":
+			return p.yellow.Sprintf("baseline %s: fails on main, not blocking (warn): %s (%s); log %s", d.Gate, d.Reason, when, d.Log)
+		}
+		return fmt.Sprintf("baseline %s: %s on main: %s (%s); log %s", d.Gate, p.red.Sprint("FAIL"), d.Reason, when, d.Log)
+	case journal.BaselineAccepted:
+		d, _ := journal.Decode[journal.BaselineAcceptedData](e)
+		return p.yellow.Sprintf("baseline %s: %s of main accepted; changes fail it only on others", d.Gate, plural(len(d.Failures), "failure"))
 	}
 	return ""
 }

@@ -110,7 +110,7 @@ func TestEveryFieldReachesGo(t *testing.T) {
 	for _, path := range []string{
 		"agent.recordings", "agent.models.review", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
 		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude", "gates.test.export", "generated.go.sum.runner",
-		"gates.test.when", "gates.test.runner", "gates.review.model", "gates.review.prompt",
+		"gates.test.when", "gates.test.runner", "gates.test.failures", "gates.review.model", "gates.review.prompt",
 		"stacks.feature.review.order", "sentinel.rules.slow.grace", "sentinel.rules.slow.ladder",
 		"plan.changes.core.scope", "plan.changes.core.agent", "plan.deferred.REQ-LATER-01",
 		"forbidden.no-sleep.paths", "budgets.gateTimeout", "planner.singleCallMaxInputTokens",

@@ -29,8 +29,8 @@ func Load(dir string, opts load.Options) (*Project, string, error) {
 
 // Decode turns a validated, concrete project value into a Project and
 // checks what the schema cannot express: stacks name known gates, `when`
-// conditions compile against their environment, forbidden patterns are
-// valid regular expressions. All problems are reported together.
+// conditions compile against their environment, forbidden patterns and
+// gates' failures patterns are valid regular expressions. All problems are reported together.
 func Decode(lp *load.Project) (*Project, error) {
 	var p Project
 	if err := lp.Value.Decode(&p); err != nil {
@@ -40,6 +40,7 @@ func Decode(lp *load.Project) (*Project, error) {
 	d.checkStacks()
 	d.checkConditions()
 	d.checkForbidden()
+	d.checkFailures()
 	d.checkRunners()
 	d.recordPositions()
 	if d.errs != nil {
@@ -125,6 +126,17 @@ func (d *decoder) checkForbidden() {
 		for i, g := range f.Paths {
 			if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
 				d.fail([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
+			}
+		}
+	}
+}
+
+// checkFailures checks that every gate's failures pattern compiles.
+func (d *decoder) checkFailures() {
+	for _, name := range sortedKeys(d.p.Gates) {
+		if src := d.p.Gates[name].Failures; src != "" {
+			if _, err := regexp.Compile(src); err != nil {
+				d.fail([]string{"gates", name, "failures"}, "invalid regular expression: %v", err)
 			}
 		}
 	}

@@ -89,6 +89,8 @@ func TestLoadErrors(t *testing.T) {
 		{"misspelled when", "gates: test: when: \"chnage.type == \\\"fix\\\"\"", "project.gates.test.when", "set.cue:8:"},
 		{"unknown gate in stack", "stacks: feature: lint: {}", "project.stacks.feature.lint", "set.cue:8:"},
 		{"bad regexp", "forbidden: x: {pattern: \"(\", message: \"m\"}", "project.forbidden.x.pattern", "set.cue:8:"},
+		{"bad failures pattern", "gates: fmt: failures: \"^(.+\\\\.go$\"", "project.gates.fmt.failures", "set.cue:8:"},
+		{"failures on a built-in", "gates: rules: failures: \"x\"", "project.gates.rules.failures", "set.cue:8:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,6 +86,10 @@ type Gate struct {
 	Description string            `json:"description,omitempty"`
 	Prompt      string            `json:"prompt,omitempty"`
 	Model       string            `json:"model,omitempty"`
+	// Failures is an exec gate's RE2 pattern for the individual failures
+	// its output reports, one per match on a line (see schema/gate.cue);
+	// "" when it has none.
+	Failures string `json:"failures,omitempty"`
 }
 
 // StackEntry places a gate in a stack; empty fields fall back to the gate.

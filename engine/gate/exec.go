@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,7 +23,9 @@ const (
 
 // runExec runs an exec gate's command through its runner. The log holds
 // the command's combined output; when the command timed out or could not
-// run, a last line starting with "[set]" says so.
+// run, or failures were compared with main's accepted ones, a last line
+// starting with "[set]" says so. A command that fails with failures that
+// are all among Input.Accepted passes.
 func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, res Result) Result {
 	if in.Project == nil {
 		return errorResult(in, res, fmt.Errorf("gate %q: no project configuration", res.Gate))
@@ -37,6 +40,14 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	r, ok := runners[res.Runner]
 	if !ok || r == nil {
 		return errorResult(in, res, fmt.Errorf("gate %q: no runner %q is available (have: %s)", res.Gate, res.Runner, runnerNames(runners)))
+	}
+	var scan *failureScanner
+	if g.Failures != "" {
+		re, err := regexp.Compile(g.Failures)
+		if err != nil {
+			return errorResult(in, res, fmt.Errorf("gate %q: failures: %w", res.Gate, err))
+		}
+		scan = newFailureScanner(re)
 	}
 	var log *os.File
 	if in.LogPath != "" {
@@ -59,11 +70,17 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		Export:  g.Export,
 		Timeout: timeout,
 	}
-	if log != nil {
+	switch {
+	case log != nil && scan != nil:
+		e.Log = io.MultiWriter(log, scan)
+	case log != nil:
 		e.Log = log
+	case scan != nil:
+		e.Log = scan
 	}
 	er, err := r.Exec(ctx, e)
 	res.ExitCode, res.Duration, res.Cached, res.Base = er.ExitCode, er.Duration, er.Cached, er.Base
+	res.Tail = outputTail(er.Output)
 	trailer := func(format string, args ...any) {
 		if log != nil {
 			fmt.Fprintf(log, "\n[set] "+format+"\n", args...)
@@ -75,14 +92,33 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		trailer("could not run: %v", err)
 		return asError(res, fmt.Errorf("gate %q (`%s`): %w", res.Gate, cmdline, err))
 	case er.TimedOut:
-		res.Status = failStatus(res)
+		res.Status, res.TimedOut = failStatus(res), true
 		res.Reason = fmt.Sprintf("timed out after %s", timeout)
 		trailer("%s", res.Reason)
 		res.RetryContext = execRetry(in, fmt.Sprintf("Gate %s (`%s`) timed out after %s.", res.Gate, cmdline, timeout), er.Output)
 	case er.ExitCode != 0:
+		headline := fmt.Sprintf("Gate %s (`%s`) failed with exit code %d.", res.Gate, cmdline, er.ExitCode)
 		res.Status = failStatus(res)
 		res.Reason = fmt.Sprintf("exit code %d", er.ExitCode)
-		res.RetryContext = execRetry(in, fmt.Sprintf("Gate %s (`%s`) failed with exit code %d.", res.Gate, cmdline, er.ExitCode), er.Output)
+		if scan != nil {
+			res.Failures = scan.failures()
+		}
+		fresh := NewFailures(res.Failures, in.Accepted)
+		known := len(res.Failures) - len(fresh)
+		switch {
+		case in.Accepted == nil || len(res.Failures) == 0 || known == 0:
+			// Nothing accepted to leave out: the exit code decides and
+			// the output is all the change's.
+			res.RetryContext = execRetry(in, headline, er.Output)
+		case len(fresh) == 0:
+			res.Status = StatusPass
+			res.Reason = fmt.Sprintf("exit code %d: %s also on main, accepted", er.ExitCode, plural(known, "failure", "failures"))
+			trailer("%s", res.Reason)
+		default:
+			res.Reason = fmt.Sprintf("exit code %d: %s not on main (%d also on main, accepted)", er.ExitCode, plural(len(fresh), "failure", "failures"), known)
+			trailer("%s", res.Reason)
+			res.RetryContext = acceptedRetry(in, headline, fresh, known)
+		}
 	default:
 		res.Status = StatusPass
 	}
@@ -194,6 +230,9 @@ func fenceFor(s string) string {
 	}
 	return strings.Repeat("`", max(3, longest+1))
 }
+
+// CommandLine is argv as a shell reader would type it (see quoteArgv).
+func CommandLine(argv []string) string { return quoteArgv(argv) }
 
 // quoteArgv writes argv as a shell reader would type it: arguments that
 // hold anything but safe characters are single-quoted.

@@ -77,8 +77,8 @@ func TestExecTimeout(t *testing.T) {
 		"Gate slow (`sh -c 'echo waiting; sleep 30'`) timed out after 300ms. Last lines of its output:\n"+
 			"```\nwaiting\n```\n"+
 			"Full log: .set/logs/auth-login/verify-slow-1.log")
-	if res.ExitCode != -1 {
-		t.Errorf("exit code %d", res.ExitCode)
+	if res.ExitCode != -1 || !res.TimedOut {
+		t.Errorf("exit code %d, timed out %v", res.ExitCode, res.TimedOut)
 	}
 	if log := readLog(t, res); log != "waiting\n\n[set] timed out after 300ms\n" {
 		t.Errorf("log %q", log)

@@ -65,7 +65,8 @@ type Input struct {
 	// Step is the resolved gate: name, kind, mode, runner, run-time
 	// condition, timeout.
 	Step graph.GateStep
-	// Stage is graph.StageVerify or graph.StageIntegration.
+	// Stage is graph.StageVerify or graph.StageIntegration ("baseline"
+	// when main itself is judged before a run).
 	Stage   string
 	Attempt int
 	// Worktree is the absolute path of the tree to check.
@@ -82,6 +83,12 @@ type Input struct {
 	// Env is the base environment of exec gates; nil means the engine's
 	// own. The gate's env is added on top.
 	Env []string
+	// Accepted are the failures of this gate that main already had and
+	// the run accepted (setctl apply --accept-baseline); nil when none
+	// were. An exec gate with a failures pattern whose command fails with
+	// only accepted failures passes, and a failure's retry context names
+	// only the failures that are not accepted.
+	Accepted []string
 }
 
 // Result is the outcome of one gate run; its fields map one to one onto
@@ -103,7 +110,16 @@ type Result struct {
 	// RetryContext is what the agent needs to fix a failure; empty unless
 	// Status is "fail" or "warn".
 	RetryContext string
-	Cached       bool
+	// Failures are the failures an exec gate's failures pattern found in
+	// the output of a command that failed (exited non-zero without timing
+	// out), sorted; nil otherwise, and for gates without a pattern.
+	Failures []string
+	// Tail is the last lines of an exec gate's output, as retry context
+	// quotes them; empty for built-ins.
+	Tail string
+	// TimedOut is set when an exec gate's command ran out of time.
+	TimedOut bool
+	Cached   bool
 	// Err is set exactly when Status is "error".
 	Err error
 	// Expanded is non-nil when a run-time condition was evaluated; the

@@ -80,6 +80,13 @@ func AddWorktree(ctx context.Context, root, path, branch, base string) error {
 	return err
 }
 
+// AddDetachedWorktree creates a worktree at path with rev checked out and
+// no branch: a clean, throwaway checkout of a commit.
+func AddDetachedWorktree(ctx context.Context, root, path, rev string) error {
+	_, err := Run(ctx, root, "worktree", "add", "-q", "--detach", path, rev)
+	return err
+}
+
 // RemoveWorktree removes the worktree at path, even with local changes.
 // A worktree whose directory is gone already is left to PruneWorktrees.
 func RemoveWorktree(ctx context.Context, root, path string) error {

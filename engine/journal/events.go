@@ -32,6 +32,10 @@ const (
 	MonitorHeartbeat        Type = "MONITOR_HEARTBEAT"
 	BudgetExceeded          Type = "BUDGET_EXCEEDED"
 	RunFinished             Type = "RUN_FINISHED"
+	// BaselineGate and BaselineAccepted record the judgement of main
+	// before the first dispatch (the baseline), beyond DESIGN.md's list.
+	BaselineGate     Type = "BASELINE_GATE"
+	BaselineAccepted Type = "BASELINE_ACCEPTED"
 )
 
 // Event is one line of the journal. Seq is 1 for the first event of a
@@ -231,6 +235,40 @@ type RunFinishedData struct {
 	DurationMS int64          `json:"durationMs"`
 }
 
+// BaselineGateData is one exec gate's verdict on main's tree before the
+// run dispatches anything.
+type BaselineGateData struct {
+	Gate string `json:"gate"`
+	// Tree is the git tree of main the gate judged.
+	Tree string `json:"tree"`
+	// Mode is "run" when some stack of the plan blocks on the gate (a
+	// failure on main then stops the run), else "warn".
+	Mode string `json:"mode"`
+	// Result is "pass" or "fail".
+	Result     string `json:"result"`
+	ExitCode   int    `json:"exitCode"`
+	DurationMS int64  `json:"durationMs"`
+	// Cached is set when the verdict is the one recorded earlier for the
+	// same tree and gate definition (.set/baseline.json): nothing ran.
+	Cached bool   `json:"cached,omitempty"`
+	Log    string `json:"log,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Failures are what the gate's failures pattern found in the output
+	// of a failing run.
+	Failures []string `json:"failures,omitempty"`
+}
+
+// BaselineAcceptedData records that the run accepts the failures a gate
+// has on main (setctl apply --accept-baseline): for the rest of the run,
+// that gate fails a change only on failures not in Failures.
+type BaselineAcceptedData struct {
+	Gate string `json:"gate"`
+	// Tree is the git tree of main the failures were found on.
+	Tree string `json:"tree"`
+	// Failures are every failure of the gate the run accepts, sorted.
+	Failures []string `json:"failures"`
+}
+
 func (RunStartedData) EventType() Type              { return RunStarted }
 func (PlanCreatedData) EventType() Type             { return PlanCreated }
 func (StateChangeData) EventType() Type             { return StateChange }
@@ -249,3 +287,5 @@ func (SentinelActionData) EventType() Type          { return SentinelAction }
 func (MonitorHeartbeatData) EventType() Type        { return MonitorHeartbeat }
 func (BudgetExceededData) EventType() Type          { return BudgetExceeded }
 func (RunFinishedData) EventType() Type             { return RunFinished }
+func (BaselineGateData) EventType() Type            { return BaselineGate }
+func (BaselineAcceptedData) EventType() Type        { return BaselineAccepted }

@@ -38,6 +38,9 @@ type Input struct {
 	Attempt  int // integration attempt, 1-based
 	Env      []string
 	Runners  map[string]runner.Runner
+	// Accepted are main's failures the run accepted, by gate (see
+	// gate.Input.Accepted).
+	Accepted map[string][]string
 	// Emit records an event of the change.
 	Emit func(journal.Payload) error
 	// Now gives the archive date.
@@ -114,6 +117,7 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 			LogPath:  logPath,
 			LogRel:   logRel,
 			Env:      in.Env,
+			Accepted: in.Accepted[step.Gate],
 		}, in.Runners)
 		if err := in.Emit(GateEvent("integration", in.Attempt, r)); err != nil {
 			return Outcome{}, err

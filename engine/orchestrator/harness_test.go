@@ -29,6 +29,8 @@ type fixture struct {
 	project    *config.Project
 	plan       *plan.Plan
 	checkpoint func(point, change string)
+	// acceptBaseline is Options.AcceptBaseline of the next apply.
+	acceptBaseline bool
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -145,7 +147,7 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 	return Apply(ctx, Options{
 		Root: f.root, Project: f.project, Plan: f.plan, Graph: g, Adapter: a,
 		Runners:    map[string]runner.Runner{"host": host.New()},
-		Checkpoint: f.checkpoint,
+		Checkpoint: f.checkpoint, AcceptBaseline: f.acceptBaseline,
 	})
 }
 

@@ -55,6 +55,11 @@ type Options struct {
 	// Heartbeat is the interval of MONITOR_HEARTBEAT events; zero means
 	// 30 seconds.
 	Heartbeat time.Duration
+	// AcceptBaseline accepts the failures that blocking gates have on
+	// main before the first dispatch, instead of stopping the run: the
+	// run then fails a change only on failures main does not have (see
+	// run.checkBaseline).
+	AcceptBaseline bool
 	// Checkpoint, if set, is called at the named points of a change's way
 	// to main ("dispatched", "before-fast-forward", "merged",
 	// "before-archive-fast-forward"), after everything before the point is
@@ -106,7 +111,11 @@ func SetDir(root string) string { return filepath.Join(root, ".set") }
 // the same plan recorded in the project's journal. It holds the project's
 // lock for its whole duration. The context ending (Ctrl-C) stops agents
 // and gates, records the run as interrupted and returns; a later Apply
-// continues it.
+// continues it. Before the first dispatch main itself is judged by the
+// plan's exec gates: a blocking gate red on main (or one that cannot run
+// there) ends the run, recorded as failed, before any agent started; Apply
+// then returns no Summary and a *baseline.RedError (or why the gate could
+// not run).
 func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -186,7 +195,16 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		r.rec.close()
 		return nil, err
 	}
-	result, runErr := r.loop(ctx)
+	result, runErr := "", error(nil)
+	baselineErr := r.checkBaseline(ctx)
+	switch {
+	case baselineErr == nil:
+		result, runErr = r.loop(ctx)
+	case ctx.Err() != nil:
+		result = "interrupted"
+	default:
+		result, runErr = "failed", baselineErr
+	}
 	sum := &Summary{Result: result, Statuses: map[string]state.Status{}, Resumed: resumed, Duration: opts.Now().Sub(start)}
 	counts := map[string]int{}
 	for _, c := range opts.Plan.Changes {
@@ -199,6 +217,9 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	if err := r.rec.close(); err != nil && runErr == nil {
 		runErr = err
+	}
+	if baselineErr != nil && runErr == baselineErr {
+		return nil, runErr
 	}
 	return sum, runErr
 }

@@ -218,7 +218,7 @@ func (r *run) verify(ctx context.Context, c plan.Change, cg *graph.ChangeGraph, 
 		res := gate.Run(ctx, gate.Input{
 			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Step: step, Stage: "verify",
 			Attempt: attempt, Worktree: wt, Base: base,
-			LogPath: logPath, LogRel: logRel, Env: r.env,
+			LogPath: logPath, LogRel: logRel, Env: r.env, Accepted: r.rec.accepted()[step.Gate],
 		}, r.opts.Runners)
 		if ctx.Err() != nil {
 			return false, "", nil
@@ -289,7 +289,7 @@ func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
 	return merge.Input{
 		Project: r.opts.Project, Root: r.opts.Root, SetDir: r.setDir, Change: c, Reqs: r.requirements(c),
 		Steps: cg.Integration, Worktree: r.worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
-		Env: r.env, Runners: r.opts.Runners, Now: r.opts.Now,
+		Env: r.env, Runners: r.opts.Runners, Now: r.opts.Now, Accepted: r.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },
 	}

@@ -49,6 +49,10 @@ type State struct {
 	// Plan identifies the latest PLAN_CREATED: the changes it named and
 	// the fingerprint of the configuration and spec it was made from.
 	Plan PlanIdentity `json:"plan"`
+	// Accepted maps a gate to the failures main had that the run accepts
+	// (BASELINE_ACCEPTED): a change fails that gate only on failures not
+	// among them. A new run (RUN_STARTED, not resumed) accepts nothing.
+	Accepted map[string][]string `json:"accepted,omitempty"`
 }
 
 // PlanIdentity is what tells two plans apart when a run resumes: the same
@@ -155,6 +159,9 @@ func Apply(s *State, e journal.Event) error {
 		}
 		s.Run, s.Fingerprint, s.Started = e.Run, d.Fingerprint, at
 		s.Finished, s.Result = false, ""
+		if !d.Resumed {
+			s.Accepted = nil
+		}
 	case journal.StateChange:
 		d, err := journal.Decode[journal.StateChangeData](e)
 		if err != nil {
@@ -273,6 +280,18 @@ func Apply(s *State, e journal.Event) error {
 			return err
 		}
 		c.ArchiveCommit = d.Commit
+	case journal.BaselineAccepted:
+		d, err := journal.Decode[journal.BaselineAcceptedData](e)
+		if err != nil {
+			return err
+		}
+		if d.Gate == "" {
+			return fmt.Errorf("event %d (%s): names no gate", e.Seq, e.Type)
+		}
+		if s.Accepted == nil {
+			s.Accepted = map[string][]string{}
+		}
+		s.Accepted[d.Gate] = d.Failures
 	case journal.RunFinished:
 		d, err := journal.Decode[journal.RunFinishedData](e)
 		if err != nil {
@@ -281,7 +300,8 @@ func Apply(s *State, e journal.Event) error {
 		s.Finished, s.Result = true, d.Result
 	default:
 		// GATE_SET_EXPANDED, MERGE_QUEUED, SENTINEL_ACTION,
-		// MONITOR_HEARTBEAT, BUDGET_EXCEEDED, and types of a newer set:
+		// MONITOR_HEARTBEAT, BUDGET_EXCEEDED, BASELINE_GATE (main's
+		// verdicts are cached in .set/baseline.json), and types of a newer set:
 		// recorded, but no field of the projection depends on them.
 	}
 

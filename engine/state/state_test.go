@@ -291,6 +291,7 @@ func TestApplyErrors(t *testing.T) {
 		{"unknown status", ev(7, "add-login", to(Pending, "bogus", "")), `event 7 (STATE_CHANGE): unknown status "bogus"`},
 		{"unknown stage", ev(7, "add-login", journal.RetryScheduledData{Stage: "deploy"}), `event 7 (RETRY_SCHEDULED): unknown stage "deploy"`},
 		{"bad payload", journal.Event{Seq: 7, Type: journal.Merged, Change: "add-login", Data: []byte(`{"commit":1}`)}, `event 7 (MERGED)`},
+		{"accepted without a gate", ev(7, "", journal.BaselineAcceptedData{Failures: []string{"x"}}), `event 7 (BASELINE_ACCEPTED): names no gate`},
 		{"duplicate in plan", ev(7, "", journal.PlanCreatedData{Plan: json.RawMessage(`{"changes":[{"name":"a"},{"name":"a"}]}`)}), `event 7 (PLAN_CREATED): plan: change "a" appears twice`},
 	}
 	for _, tt := range tests {
@@ -302,6 +303,47 @@ func TestApplyErrors(t *testing.T) {
 			}
 			assertState(t, "state after a failed Apply", s, base)
 		})
+	}
+}
+
+// TestBaselineAccepted: main's accepted failures hold for the run that
+// accepted them, resumed or not, and a new run starts without them;
+// BASELINE_GATE verdicts change nothing of the projection.
+func TestBaselineAccepted(t *testing.T) {
+	steps := append([]step{}, lifecycle[:2]...)
+	steps = append(steps,
+		step{"", journal.BaselineGateData{Gate: "fmt", Tree: "t1", Mode: "run", Result: "fail", ExitCode: 1, Failures: []string{"a.go"}}},
+		step{"", journal.BaselineAcceptedData{Gate: "fmt", Tree: "t1", Failures: []string{"a.go"}}},
+		step{"", journal.RunStartedData{Fingerprint: "fp-1", Resumed: true}},
+		step{"", journal.BaselineAcceptedData{Gate: "fmt", Tree: "t2", Failures: []string{"a.go", "b.go"}}},
+		step{"", journal.BaselineAcceptedData{Gate: "test", Tree: "t2", Failures: []string{"TestX"}}},
+	)
+	dir, events := writeJournal(t, steps)
+	s, err := Rebuild(events[:3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Accepted != nil {
+		t.Errorf("a verdict alone accepts nothing: %v", s.Accepted)
+	}
+	s, _ = Rebuild(events)
+	want := map[string][]string{"fmt": {"a.go", "b.go"}, "test": {"TestX"}}
+	if !reflect.DeepEqual(s.Accepted, want) {
+		t.Errorf("accepted after a resumed run = %v, want %v", s.Accepted, want)
+	}
+	statePath := filepath.Join(dir, "state.json")
+	if err := Save(statePath, s); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := Load(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertState(t, "Load(Save(s))", saved, s)
+
+	_, more := writeJournal(t, append(steps, step{"", journal.RunStartedData{Fingerprint: "fp-2"}}))
+	if s, _ := Rebuild(more); s.Accepted != nil {
+		t.Errorf("a new run keeps %v", s.Accepted)
 	}
 }
 

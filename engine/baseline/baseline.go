@@ -1,0 +1,260 @@
+// Package baseline judges main before a run dispatches anything: the exec
+// gates of the stacks the plan uses run once on a clean checkout of main's
+// tree, so that a gate already red on main stops the run with the ways on,
+// instead of failing every change and spending every retry budget on it.
+//
+// Invariants:
+//   - Gates run in a detached worktree of main's commit under .set/, never
+//     in the user's checkout; it is removed when Judge returns (and, after
+//     a crash, by the next Judge before it checks out again).
+//   - A verdict is cached in .set/baseline.json by main's tree and the
+//     gate's definition (argv, env, runner, failures pattern, container
+//     base): a tree already judged by the same gate is never judged again.
+//     A timed-out run is not a verdict on the tree and is not cached.
+//   - Each gate's full output is in .set/logs/baseline/<gate>.log from its
+//     last run.
+package baseline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/gate"
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/runner"
+)
+
+// Stage is the gate.Input.Stage of a gate judging main.
+const Stage = "baseline"
+
+// Check is one exec gate of the plan, as the baseline runs it.
+type Check struct {
+	// Step is the gate as the plan's stacks run it (runner, timeout).
+	Step graph.GateStep
+	// Blocking is set when some stack of the plan runs the gate in mode
+	// "run": its failure on main would then fail changes.
+	Blocking bool
+}
+
+// Checks are the distinct exec gates of the verify and integration stacks
+// of changes, each once, in run order (order, then name). Built-in gates
+// judge a change's diff, which main does not have, and are left out; so
+// are gates in mode "skip" (the graph never lists them). A gate whose
+// `when` is decided at run time is in: some change may run it.
+func Checks(changes []*graph.ChangeGraph) []Check {
+	var checks []Check
+	index := map[string]int{}
+	for _, cg := range changes {
+		for _, s := range slices.Concat(cg.Verify, cg.Integration) {
+			if s.Kind != config.KindExec {
+				continue
+			}
+			i, ok := index[s.Gate]
+			if !ok {
+				i = len(checks)
+				index[s.Gate] = i
+				checks = append(checks, Check{Step: s})
+			}
+			if s.Mode == config.ModeRun {
+				checks[i].Blocking = true
+			}
+		}
+	}
+	slices.SortStableFunc(checks, func(a, b Check) int {
+		return cmp.Or(cmp.Compare(a.Step.Order, b.Step.Order), cmp.Compare(a.Step.Gate, b.Step.Gate))
+	})
+	return checks
+}
+
+// Verdict is one gate's judgement of main's tree.
+type Verdict struct {
+	Gate string
+	// Tree is the git tree of main that was judged.
+	Tree string
+	// Command is the gate's argv as a shell reader types it.
+	Command string
+	// Pattern is the gate's failures pattern; "" when it has none.
+	Pattern  string
+	Blocking bool
+	// Result is gate.StatusPass or gate.StatusFail.
+	Result   string
+	ExitCode int
+	TimedOut bool
+	Reason   string
+	// Failures are what Pattern found in the output of a failing run; nil
+	// when the gate passed, timed out or has no pattern.
+	Failures []string
+	// Tail is the end of the gate's output.
+	Tail string
+	// Log is the gate's full output, relative to the project root.
+	Log      string
+	Duration time.Duration
+	// Cached is set when the verdict was recorded earlier for this tree
+	// and gate definition: nothing ran.
+	Cached bool
+}
+
+// Red reports whether the gate fails on main.
+func (v Verdict) Red() bool { return v.Result == gate.StatusFail }
+
+// Comparable reports whether main's failures of the gate can be told
+// apart from a change's: a run that ended and whose failures the gate's
+// pattern named.
+func (v Verdict) Comparable() bool { return v.Why() == "" }
+
+// Why says why a red gate's failures cannot be accepted; "" when they can.
+func (v Verdict) Why() string {
+	switch {
+	case v.TimedOut:
+		return "it timed out on main, so its failures are unknown"
+	case v.Pattern == "":
+		return "it has no failures pattern, so set cannot tell its failures on main from a change's"
+	case len(v.Failures) == 0:
+		return "its failures pattern found nothing in its output on main"
+	}
+	return ""
+}
+
+// Event is the BASELINE_GATE payload of v.
+func (v Verdict) Event() journal.BaselineGateData {
+	mode := config.ModeWarn
+	if v.Blocking {
+		mode = config.ModeRun
+	}
+	return journal.BaselineGateData{
+		Gate: v.Gate, Tree: v.Tree, Mode: mode, Result: v.Result, ExitCode: v.ExitCode,
+		DurationMS: v.Duration.Milliseconds(), Cached: v.Cached, Log: v.Log, Reason: v.Reason,
+		Failures: v.Failures,
+	}
+}
+
+// Input is what Judge needs.
+type Input struct {
+	// Root is the project root; SetDir its run directory (.set).
+	Root, SetDir string
+	MainBranch   string
+	Project      *config.Project
+	Checks       []Check
+	Runners      map[string]runner.Runner
+	// Env is the base environment of the gates (nil: the engine's).
+	Env []string
+	// Now stamps cache entries; nil means time.Now.
+	Now func() time.Time
+	// Emit, if set, records each verdict as soon as it is known.
+	Emit func(Verdict) error
+}
+
+// Judge runs each check on main's tree, or takes its cached verdict, and
+// returns the verdicts in the order of in.Checks. Every check is judged,
+// red or not, so that one stop shows everything red on main. An error is
+// a run error: a gate that could not run (a missing tool, no runner), git,
+// the disk, or ctx ending.
+func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
+	now := in.Now
+	if now == nil {
+		now = time.Now
+	}
+	commit, err := git.RevParse(ctx, in.Root, in.MainBranch)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := git.Run(ctx, in.Root, "rev-parse", "--verify", "-q", commit+"^{tree}")
+	if err != nil {
+		return nil, err
+	}
+	cachePath := filepath.Join(in.SetDir, CacheFile)
+	cache := loadCache(cachePath)
+	wt := filepath.Join(in.SetDir, "baseline")
+	checkedOut := false
+	defer func() {
+		if checkedOut {
+			// Not ctx: the checkout goes even when the run was interrupted.
+			if rerr := git.RemoveWorktree(context.WithoutCancel(ctx), in.Root, wt); rerr != nil && err == nil {
+				err = rerr
+			}
+		}
+	}()
+	for _, c := range in.Checks {
+		g := in.Project.Gates[c.Step.Gate]
+		def := definition(in.Project, c.Step)
+		v, ok := cache.lookup(tree, c.Step.Gate, def)
+		if !ok {
+			if !checkedOut {
+				if err := checkout(ctx, in.Root, wt, commit); err != nil {
+					return verdicts, fmt.Errorf("checking out main for its baseline: %w", err)
+				}
+				checkedOut = true
+			}
+			v, err = run(ctx, in, c, wt, commit)
+			if err != nil {
+				return verdicts, err
+			}
+		}
+		v.Gate, v.Tree, v.Blocking = c.Step.Gate, tree, c.Blocking
+		v.Command, v.Pattern = gate.CommandLine(g.Run), g.Failures
+		if !ok && !v.TimedOut {
+			// Saved at once: a later gate's crash keeps this verdict.
+			cache.put(tree, def, v, now())
+			if err := cache.save(cachePath); err != nil {
+				return verdicts, err
+			}
+		}
+		if in.Emit != nil {
+			if err := in.Emit(v); err != nil {
+				return verdicts, err
+			}
+		}
+		verdicts = append(verdicts, v)
+	}
+	return verdicts, nil
+}
+
+// checkout makes dir a clean detached checkout of commit, replacing
+// whatever an interrupted Judge left there.
+func checkout(ctx context.Context, root, dir, commit string) error {
+	if err := git.RemoveWorktree(ctx, root, dir); err != nil {
+		// Not a worktree (any more): a plain directory to clear.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	if err := git.PruneWorktrees(ctx, root); err != nil {
+		return err
+	}
+	return git.AddDetachedWorktree(ctx, root, dir, commit)
+}
+
+// run runs one check in the checkout wt, blocking, with no condition: on
+// main there is no change whose files a condition could read.
+func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, error) {
+	step := c.Step
+	step.Mode, step.Condition = config.ModeRun, ""
+	logPath := filepath.Join(in.SetDir, "logs", Stage, step.Gate+".log")
+	logRel := logPath
+	if rel, err := filepath.Rel(in.Root, logPath); err == nil {
+		logRel = filepath.ToSlash(rel)
+	}
+	res := gate.Run(ctx, gate.Input{
+		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
+		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env,
+	}, in.Runners)
+	if res.Status == gate.StatusError {
+		if ctx.Err() != nil {
+			return Verdict{}, context.Cause(ctx)
+		}
+		return Verdict{}, fmt.Errorf("gate %s could not run on main: %w", step.Gate, cmp.Or(res.Err, errors.New(res.Reason)))
+	}
+	return Verdict{
+		Result: res.Status, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
+		Reason: res.Reason, Failures: res.Failures, Tail: res.Tail, Log: logRel, Duration: res.Duration,
+	}, nil
+}

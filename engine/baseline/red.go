@@ -1,0 +1,168 @@
+package baseline
+
+import (
+	"fmt"
+	"strings"
+)
+
+// tailLines is how many lines of a red gate's output RedError shows.
+const tailLines = 10
+
+// RedError stops a run whose blocking gates fail on main itself: every
+// change would fail them too and be sent back for what it did not break.
+// Its message shows each gate's command, the end of its output and its
+// log, and the ways on, worded as what to type.
+type RedError struct {
+	// Gates are the blocking gates red on main, in run order.
+	Gates []Verdict
+	// Accepting is set when the run was asked to accept main's failures
+	// (setctl apply --accept-baseline) and some of Gates cannot be
+	// compared (see Verdict.Why): nothing was accepted.
+	Accepting bool
+}
+
+func (e *RedError) Error() string {
+	if e.Accepting {
+		return e.refusal()
+	}
+	var b strings.Builder
+	names := e.names(e.Gates)
+	fmt.Fprintf(&b, "main fails %s %s before any change: every change would be blamed for it, so no agent was started.\n",
+		map[bool]string{true: "gate", false: "gates"}[len(e.Gates) == 1], names)
+	for _, v := range e.Gates {
+		b.WriteString("\n" + block(v))
+	}
+	b.WriteString("\nTo go on, choose one:\n")
+	fmt.Fprintf(&b, "  1. Fix main: make %s pass on main, commit, and run `setctl apply` again.\n", names)
+	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s and run `setctl apply` again; failures are then reported, never sent to an agent.\n",
+		names, warnSettings(e.Gates))
+	var unknown []Verdict
+	for _, v := range e.Gates {
+		if !v.Comparable() {
+			unknown = append(unknown, v)
+		}
+	}
+	if len(unknown) == 0 {
+		what := fmt.Sprintf("the %s %s has on main", plural(len(e.Gates[0].Failures), "failure", "failures"), e.Gates[0].Gate)
+		if len(e.Gates) > 1 {
+			counts := make([]string, len(e.Gates))
+			for i, v := range e.Gates {
+				counts[i] = fmt.Sprintf("%s: %d", v.Gate, len(v.Failures))
+			}
+			what = fmt.Sprintf("the failures these gates have on main (%s)", strings.Join(counts, ", "))
+		}
+		fmt.Fprintf(&b, "  3. Accept main's failures: run `setctl apply --accept-baseline`; it records %s and fails a change only on failures main does not have.\n", what)
+	} else {
+		b.WriteString("  3. Accept main's failures with `setctl apply --accept-baseline`, once set can name each gate's failures:\n")
+		for _, v := range unknown {
+			fmt.Fprintf(&b, "     %s: %s; %s.\n", v.Gate, v.Why(), fixWhy(v))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// refusal is the message of an --accept-baseline that cannot accept.
+func (e *RedError) refusal() string {
+	var unknown []Verdict
+	for _, v := range e.Gates {
+		if !v.Comparable() {
+			unknown = append(unknown, v)
+		}
+	}
+	names := e.names(unknown)
+	var b strings.Builder
+	fmt.Fprintf(&b, "--accept-baseline cannot accept the failures of %s on main, so nothing was accepted and no agent was started.\n", names)
+	for _, v := range unknown {
+		b.WriteString("\n" + block(v))
+		fmt.Fprintf(&b, "  %s.\n", capitalize(v.Why()))
+	}
+	b.WriteString("\nTo go on, choose one:\n")
+	fmt.Fprintf(&b, "  1. Fix main: make %s pass on main, commit, and run `setctl apply` again.\n", names)
+	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s and run `setctl apply` again.\n", names, warnSettings(unknown))
+	b.WriteString("  3. Let set name the failures, then run `setctl apply --accept-baseline` again:\n")
+	for _, v := range unknown {
+		fmt.Fprintf(&b, "     %s: %s.\n", v.Gate, fixWhy(v))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// names is "fmt", "fmt and vet", "build, fmt and vet".
+func (e *RedError) names(vs []Verdict) string {
+	n := make([]string, len(vs))
+	for i, v := range vs {
+		n[i] = v.Gate
+	}
+	return enumerate(n)
+}
+
+// enumerate is "a", "a and b", "a, b and c".
+func enumerate(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// block shows one red gate: its command, how it ended, the end of its
+// output and where the rest is.
+func block(v Verdict) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", v.Gate, v.Command)
+	ending := fmt.Sprintf("failed on main with exit code %d", v.ExitCode)
+	if v.TimedOut {
+		ending = v.Reason + " on main"
+	}
+	lines := strings.Split(strings.TrimRight(v.Tail, "\n"), "\n")
+	if v.Tail == "" {
+		fmt.Fprintf(&b, "  %s; it printed nothing.\n", ending)
+	} else {
+		if len(lines) > tailLines {
+			lines = lines[len(lines)-tailLines:]
+		}
+		fmt.Fprintf(&b, "  %s; the end of its output:\n", ending)
+		for _, l := range lines {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	}
+	if v.Log != "" {
+		fmt.Fprintf(&b, "  Full log: %s\n", v.Log)
+	}
+	if v.Cached {
+		b.WriteString("  (judged before on this tree of main: nothing ran again; delete .set/baseline.json to judge it anew)\n")
+	}
+	return b.String()
+}
+
+// warnSettings is what to write in set.cue to make gates non-blocking.
+func warnSettings(vs []Verdict) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = fmt.Sprintf("`gates: %s: mode: \"warn\"`", v.Gate)
+	}
+	return "add " + enumerate(s) + " to project in set.cue"
+}
+
+// fixWhy says how to make a gate's failures comparable.
+func fixWhy(v Verdict) string {
+	switch {
+	case v.TimedOut:
+		return fmt.Sprintf("give it more time: `gates: %s: timeout: \"30m\"` in set.cue", v.Gate)
+	case v.Pattern != "":
+		return fmt.Sprintf("correct `gates: %s: failures` in set.cue so that it matches the failures in %s", v.Gate, v.Log)
+	}
+	return fmt.Sprintf("add `gates: %s: failures: \"<RE2 pattern>\"` to project in set.cue; every match on a line of its output is one failure, named by the match's capture groups", v.Gate)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,55 @@
+package baseline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hexops/autogold/v2"
+)
+
+var (
+	redFmt = Verdict{Gate: "fmt", Command: `sh -c 'test -z "$(gofmt -l .)" || { gofmt -l .; exit 1; }'`, Pattern: `^(.+\.go)$`,
+		Blocking: true, Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"testdata/old.go"},
+		Tail: "testdata/old.go", Log: ".set/logs/baseline/fmt.log"}
+	redVet = Verdict{Gate: "vet", Command: "go vet ./...", Pattern: `^(\S+\.go):\d+`, Blocking: true, Result: "fail",
+		ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go", "b.go"}, Log: ".set/logs/baseline/vet.log", Cached: true,
+		Tail: strings.Repeat("noise\n", 20) + "a.go:1:1: x\nb.go:2:2: y"}
+	redLint = Verdict{Gate: "lint", Command: "golangci-lint run", Blocking: true, Result: "fail", ExitCode: 3,
+		Reason: "exit code 3", Log: ".set/logs/baseline/lint.log"}
+	redTest = Verdict{Gate: "test", Command: "go test ./...", Pattern: `^--- FAIL: (\S+)`, Blocking: true, Result: "fail",
+		ExitCode: -1, TimedOut: true, Reason: "timed out after 15m0s", Tail: "=== RUN TestSlow", Log: ".set/logs/baseline/test.log"}
+	redBuild = Verdict{Gate: "build", Command: "make", Pattern: `^ERROR (\S+)`, Blocking: true, Result: "fail",
+		ExitCode: 2, Reason: "exit code 2", Tail: "make: *** No rule to make target", Log: ".set/logs/baseline/build.log"}
+)
+
+func TestRedErrorOneGate(t *testing.T) {
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt}}).Error()+"\n"))
+}
+
+func TestRedErrorComparableGates(t *testing.T) {
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt, redVet}}).Error()+"\n"))
+}
+
+func TestRedErrorGatesThatCannotBeAccepted(t *testing.T) {
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}}).Error()+"\n"))
+}
+
+func TestRedErrorRefusal(t *testing.T) {
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}, Accepting: true}).Error()+"\n"))
+}
+
+func TestWhy(t *testing.T) {
+	for _, tt := range []struct {
+		v    Verdict
+		want string
+	}{
+		{redFmt, ""},
+		{redLint, "it has no failures pattern, so set cannot tell its failures on main from a change's"},
+		{redTest, "it timed out on main, so its failures are unknown"},
+		{redBuild, "its failures pattern found nothing in its output on main"},
+	} {
+		if got := tt.v.Why(); got != tt.want || tt.v.Comparable() != (tt.want == "") {
+			t.Errorf("%s: Why = %q, Comparable = %v", tt.v.Gate, got, tt.v.Comparable())
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package gate
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// maxFailureLine bounds the part of one output line the failures pattern
+// sees: a command that prints megabytes without a newline must not make
+// the scanner hold them.
+const maxFailureLine = 64 << 10
+
+// failureScanner is an io.Writer that picks the individual failures out of
+// a gate's output as it streams by: each line (without its line ending and
+// terminal colour codes) is matched against the gate's `failures` pattern,
+// and every match is one failure, named by its non-empty capture groups
+// joined by a space, or by the whole match when it captured nothing. A
+// match that names nothing is ignored. It holds the failures found and at
+// most one partial line, however long the output.
+type failureScanner struct {
+	re    *regexp.Regexp
+	line  []byte
+	found map[string]bool
+}
+
+func newFailureScanner(re *regexp.Regexp) *failureScanner {
+	return &failureScanner{re: re, found: map[string]bool{}}
+}
+
+// Write scans the complete lines of p and keeps the rest for the next
+// call; it never fails.
+func (s *failureScanner) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.keep(p)
+			break
+		}
+		s.keep(p[:i])
+		s.scanLine()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (s *failureScanner) keep(p []byte) {
+	if room := maxFailureLine - len(s.line); room > 0 {
+		s.line = append(s.line, p[:min(len(p), room)]...)
+	}
+}
+
+func (s *failureScanner) scanLine() {
+	line := ansiEscape.ReplaceAllString(strings.TrimRight(string(s.line), "\r"), "")
+	s.line = s.line[:0]
+	for _, m := range s.re.FindAllStringSubmatch(line, -1) {
+		var parts []string
+		for _, g := range m[1:] {
+			if g != "" {
+				parts = append(parts, g)
+			}
+		}
+		name := strings.TrimSpace(strings.Join(parts, " "))
+		if len(m) == 1 {
+			name = strings.TrimSpace(m[0])
+		}
+		if name != "" {
+			s.found[name] = true
+		}
+	}
+}
+
+// failures ends the scan (a last line without a newline counts) and
+// returns the failures found, sorted and without duplicates; never nil.
+func (s *failureScanner) failures() []string {
+	if len(s.line) > 0 {
+		s.scanLine()
+	}
+	out := make([]string, 0, len(s.found))
+	for f := range s.found {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// NewFailures returns the failures that are not accepted, in the order of
+// failures. A gate whose failures are all accepted has none: main had
+// every one of them before the change.
+func NewFailures(failures, accepted []string) []string {
+	var out []string
+	for _, f := range failures {
+		if !slices.Contains(accepted, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// acceptedRetry is the retry context of a gate that failed with failures
+// main does not have: only those, since the accepted ones are not the
+// change's to fix, and where the full output is.
+func acceptedRetry(in Input, headline string, fresh []string, known int) string {
+	var b strings.Builder
+	b.WriteString(headline)
+	fmt.Fprintf(&b, " main fails this gate too: %s already on main %s accepted (setctl apply --accept-baseline) and not yours to fix. ",
+		plural(known, "failure", "failures"), isAre(known))
+	fmt.Fprintf(&b, "Your change adds %s that main does not have:\n", plural(len(fresh), "failure", "failures"))
+	for _, f := range fresh {
+		fmt.Fprintf(&b, "- %s\n", f)
+	}
+	if rel := logRef(in); rel != "" {
+		fmt.Fprintf(&b, "Full log: %s", rel)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
