@@ -30,13 +30,16 @@ func applyCommand() command {
 	return command{
 		name:    "apply",
 		summary: "run the plan: agents implement, gates check, main moves",
-		usage: `Usage: setctl apply [PLANFILE] [--yes]
+		usage: `Usage: setctl apply [PLANFILE] [--yes] [--keep-branches]
 
 Apply runs a plan to the end: every change whose dependencies are merged is
 dispatched into its own worktree (.set/worktrees/<change>, branch
 set/<change>), implemented by the configured agent, checked by its verify
 stack, and integrated through a serial merge queue that fast-forwards main
-only after the integration stack passed on the merged tree.
+only after the integration stack passed on the merged tree. Once a change
+is on main its worktree is removed and its branch deleted (main holds
+exactly the branch's tree); --keep-branches keeps the branches. A branch
+checked out in a worktree, or changed since it merged, is always kept.
 
 With PLANFILE (from setctl plan -out) it runs exactly that plan and refuses
 one whose inputs changed since. Without it, it plans now and asks before
@@ -62,6 +65,7 @@ func runApply(e *env, args []string) int {
 	c := applyCommand()
 	fs := c.flagSet(e)
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	keepBranches := fs.Bool("keep-branches", false, "keep the branch set/<change> of every change that reached main")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
@@ -122,7 +126,7 @@ func runApply(e *env, args []string) int {
 	}
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners,
+		Runners: runners, KeepBranches: *keepBranches,
 		OnEvent: progress.event,
 	})
 	progress.close()

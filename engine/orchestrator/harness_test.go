@@ -29,6 +29,8 @@ type fixture struct {
 	project    *config.Project
 	plan       *plan.Plan
 	checkpoint func(point, change string)
+	// keepBranches is Options.KeepBranches.
+	keepBranches bool
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -144,9 +146,16 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 	}
 	return Apply(ctx, Options{
 		Root: f.root, Project: f.project, Plan: f.plan, Graph: g, Adapter: a,
-		Runners:    map[string]runner.Runner{"host": host.New()},
-		Checkpoint: f.checkpoint,
+		Runners:      map[string]runner.Runner{"host": host.New()},
+		Checkpoint:   f.checkpoint,
+		KeepBranches: f.keepBranches,
 	})
+}
+
+// branches lists the repository's set/* branches.
+func (f *fixture) branches() []string {
+	f.t.Helper()
+	return strings.Fields(f.git("branch", "--list", "--format=%(refname:short)", "set/*"))
 }
 
 // childT is the tb of a crash test's child process: failures end it.
