@@ -30,13 +30,16 @@ func applyCommand() command {
 	return command{
 		name:    "apply",
 		summary: "run the plan: agents implement, gates check, main moves",
-		usage: `Usage: setctl apply [PLANFILE] [--yes] [--json]
+		usage: `Usage: setctl apply [PLANFILE] [--yes] [--json] [--accept-baseline] [--keep-branches]
 
 Apply runs a plan to the end: every change whose dependencies are merged is
 dispatched into its own worktree (.set/worktrees/<change>, branch
 set/<change>), implemented by the configured agent, checked by its verify
 stack, and integrated through a serial merge queue that fast-forwards main
-only after the integration stack passed on the merged tree.
+only after the integration stack passed on the merged tree. Once a change
+is on main its worktree is removed and its branch deleted (main holds
+exactly the branch's tree); --keep-branches keeps the branches. A branch
+checked out in a worktree, or changed since it merged, is always kept.
 
 With PLANFILE (from setctl plan -out) it runs exactly that plan and refuses
 one whose inputs changed since. Without it, it plans now and asks before
@@ -86,6 +89,7 @@ func runApply(e *env, args []string) (code int) {
 	fs := c.flagSet(e)
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
 	acceptBaseline := fs.Bool("accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
+	keepBranches := fs.Bool("keep-branches", false, "keep the branch set/<change> of every change that reached main")
 	asJSON := fs.Bool("json", false, "write one JSON object per line to stdout and nothing else (format above)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
@@ -189,7 +193,7 @@ func runApply(e *env, args []string) (code int) {
 	sigs.sayWith(func(line string) { progress.notice(e.stderr, line) })
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners, AcceptBaseline: *acceptBaseline,
+		Runners: runners, AcceptBaseline: *acceptBaseline, KeepBranches: *keepBranches,
 		OnEvent: onEvent,
 	})
 	progress.close()

@@ -66,6 +66,9 @@ func TestExampleApply(t *testing.T) {
 			t.Errorf("%s is not on main", c)
 		}
 	}
+	if branches := git("branch", "--list", "set/*"); branches != "" {
+		t.Errorf("branches of merged changes left behind:\n%s", branches)
+	}
 	for _, capability := range []string{"links", "stats", "admin"} {
 		if !strings.Contains(git("show", "main:openspec/specs/"+capability+"/spec.md"), "### Requirement:") {
 			t.Errorf("openspec/specs/%s/spec.md has no requirement", capability)

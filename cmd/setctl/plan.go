@@ -18,13 +18,18 @@ func planCommand() command {
 	return command{
 		name:    "plan",
 		summary: "plan the spec into changes and show the execution graph",
-		usage: `Usage: setctl plan [-out FILE] [--format text|dot|mermaid|json] [--json] [--detailed-exitcode]
+		usage: `Usage: setctl plan [-out FILE] [--format text|dot|mermaid|json] [--detail] [--json] [--detailed-exitcode]
 
 Plan loads set.cue and the spec, decomposes the spec into changes with the
 configured planner strategy (or takes the explicit plan of set.cue),
 validates the plan and prints the execution graph: for every change its
 requirements, its verify stack, its integration stack, and the critical
 path. Nothing is run.
+
+The dot and mermaid drawings show a change as three nodes: its agent, its
+verify stack and its integration into main, each stack listing its gates in
+run order. --detail draws every step as its own node instead (dispatch,
+each gate, the merge queue, the fast-forward of main, the archive).
 
 With -out the plan is saved as a versioned JSON file carrying a fingerprint
 of its inputs (the configuration, every spec file and git HEAD).
@@ -42,6 +47,7 @@ Examples:
   setctl plan -out plan.json
   setctl plan --format dot | dot -Tsvg > plan.svg
   setctl plan --format mermaid > plan.mmd
+  setctl plan --format dot --detail | dot -Tsvg > plan-detail.svg
   setctl plan --format json | jq '.changes[].name'
   setctl plan --json | jq -r '.changes[] | .name + " " + .status'
 `,
@@ -55,6 +61,7 @@ func runPlan(e *env, args []string) int {
 	out := fs.String("out", "", "save the plan to `FILE` (JSON)")
 	format := fs.String("format", "text", "output `format`: text, dot, mermaid or json")
 	asJSON := fs.Bool("json", false, "same as --format json")
+	detail := fs.Bool("detail", false, "draw every step of a change as its own node (dot and mermaid)")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when the plan has changes to run, 0 when it has none")
 	if code, done := c.parse(e, fs, args); done {
 		return code
@@ -71,6 +78,9 @@ func runPlan(e *env, args []string) int {
 	render, ok := renderers[*format]
 	if !ok {
 		return e.errorf(c.name, "unknown format %q (want text, dot, mermaid or json)", *format)
+	}
+	if *detail && *format != "dot" && *format != "mermaid" {
+		return e.errorf(c.name, "--detail applies to --format dot and mermaid, not %s", *format)
 	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
@@ -90,7 +100,7 @@ func runPlan(e *env, args []string) int {
 			return e.errorf(c.name, "%v", err)
 		}
 	}
-	if err := render(e, g); err != nil {
+	if err := render(e, g, graph.DrawOptions{Detail: *detail}); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
 	if *out != "" {
@@ -135,12 +145,13 @@ func addStatuses(g *graph.Graph, root string) error {
 	return nil
 }
 
-// renderers print a graph to stdout in one format.
-var renderers = map[string]func(e *env, g *graph.Graph) error{
-	"text": func(e *env, g *graph.Graph) error {
+// renderers print a graph to stdout in one format; only dot and mermaid
+// draw, and read the DrawOptions.
+var renderers = map[string]func(e *env, g *graph.Graph, draw graph.DrawOptions) error{
+	"text": func(e *env, g *graph.Graph, _ graph.DrawOptions) error {
 		return graph.Text(e.stdout, g, graph.TextOptions{Color: colorFor(e.stdout)})
 	},
-	"dot":     func(e *env, g *graph.Graph) error { return graph.DOT(e.stdout, g) },
-	"mermaid": func(e *env, g *graph.Graph) error { return graph.Mermaid(e.stdout, g) },
-	"json":    func(e *env, g *graph.Graph) error { return graph.JSON(e.stdout, g) },
+	"dot":     func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.DOT(e.stdout, g, draw) },
+	"mermaid": func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.Mermaid(e.stdout, g, draw) },
+	"json":    func(e *env, g *graph.Graph, _ graph.DrawOptions) error { return graph.JSON(e.stdout, g) },
 }

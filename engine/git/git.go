@@ -127,6 +127,27 @@ func ConfigValue(ctx context.Context, dir, key string) string {
 	return out
 }
 
+// DeleteBranch deletes refs/heads/<branch>, and its reflog, if it still
+// points at tip (a compare-and-swap, as FastForward moves main). A branch
+// checked out in a worktree of the repository is left alone and reported
+// as not deleted: removing the ref under a checkout would leave that
+// checkout on a branch with no commit.
+func DeleteBranch(ctx context.Context, root, branch, tip string) (bool, error) {
+	worktrees, err := Worktrees(ctx, root)
+	if err != nil {
+		return false, err
+	}
+	for _, w := range worktrees {
+		if w.Branch == branch {
+			return false, nil
+		}
+	}
+	if _, err := Run(ctx, root, "update-ref", "-m", "set: delete", "-d", "refs/heads/"+branch, tip); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // CurrentBranch is the branch checked out in dir, or "" on a detached HEAD.
 func CurrentBranch(ctx context.Context, dir string) string {
 	if gd, ok := gitDir(dir); ok {

@@ -330,6 +330,45 @@ func TestConfigValue(t *testing.T) {
 	}
 }
 
+func TestDeleteBranch(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	r.git("branch", "set/a")
+	tip := r.git("rev-parse", "set/a")
+
+	// Only at the expected tip.
+	r.git("commit", "-q", "--allow-empty", "-m", "moves main")
+	other := r.git("rev-parse", "main")
+	if ok, err := DeleteBranch(ctx, r.dir, "set/a", other); ok || err == nil {
+		t.Errorf("DeleteBranch at a stale tip = %v, %v; want an error", ok, err)
+	}
+	if !BranchExists(ctx, r.dir, "set/a") {
+		t.Fatal("a failed compare-and-swap deleted the branch")
+	}
+
+	// Never under a checkout.
+	wt := filepath.Join(t.TempDir(), "wt")
+	r.git("worktree", "add", "-q", wt, "set/a")
+	if ok, err := DeleteBranch(ctx, r.dir, "set/a", tip); ok || err != nil {
+		t.Errorf("DeleteBranch of a checked-out branch = %v, %v; want false, nil", ok, err)
+	}
+	if !BranchExists(ctx, r.dir, "set/a") {
+		t.Fatal("a checked-out branch was deleted")
+	}
+	r.git("worktree", "remove", wt)
+
+	r.git("reflog", "exists", "refs/heads/set/a")
+	if ok, err := DeleteBranch(ctx, r.dir, "set/a", tip); !ok || err != nil {
+		t.Fatalf("DeleteBranch = %v, %v", ok, err)
+	}
+	if BranchExists(ctx, r.dir, "set/a") {
+		t.Error("the branch is still there")
+	}
+	if _, err := Run(ctx, r.dir, "reflog", "exists", "refs/heads/set/a"); err == nil {
+		t.Error("the branch's reflog is still there")
+	}
+}
+
 func TestIsAncestor(t *testing.T) {
 	r := newRepo(t)
 	ctx := context.Background()

@@ -1,22 +1,20 @@
 package graph
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/set-engine/set/engine/config"
 )
 
 // DOT writes the graph in Graphviz's DOT language: one cluster per change
-// (in dispatch order) holding its steps, chain edges inside the clusters,
-// and bold dependency edges between them. Every ID is quoted and every
-// label escaped, so any change or gate name yields valid DOT. Warn gates
-// are dashed, gates with a run-time condition are drawn as hexagons with
-// the condition in their label, and changes on the critical path have a
-// thick red border.
-func DOT(w io.Writer, g *Graph) error {
+// (in dispatch order) holding its nodes (see DrawOptions), chain edges
+// inside the clusters, and bold dependency edges between them. Every ID is
+// quoted and every label escaped, so any change or gate name yields valid
+// DOT. The node where main moves is bold and changes on the critical path
+// have a thick red border; in the detailed form warn gates are dashed and
+// gates with a run-time condition are drawn as hexagons with the condition
+// in their label.
+func DOT(w io.Writer, g *Graph, opts DrawOptions) error {
 	var b strings.Builder
 	b.WriteString("digraph set {\n")
 	fmt.Fprintf(&b, "  graph [label=%s, labelloc=t, fontname=\"Helvetica\"];\n",
@@ -32,45 +30,38 @@ func DOT(w io.Writer, g *Graph) error {
 		if c.Critical {
 			b.WriteString("    color=\"red\";\n    penwidth=2;\n")
 		}
-		nodes := changeNodes(c)
+		nodes := drawNodes(c, g.Runner, opts)
 		for _, n := range nodes {
-			fmt.Fprintf(&b, "    %s [%s];\n", dotQuote(n.ID), dotAttrs(n, g.Runner))
+			fmt.Fprintf(&b, "    %s [%s];\n", dotQuote(n.id), dotAttrs(n))
 		}
 		for j := 1; j < len(nodes); j++ {
-			fmt.Fprintf(&b, "    %s -> %s;\n", dotQuote(nodes[j-1].ID), dotQuote(nodes[j].ID))
+			fmt.Fprintf(&b, "    %s -> %s;\n", dotQuote(nodes[j-1].id), dotQuote(nodes[j].id))
 		}
 		b.WriteString("  }\n")
 	}
 
-	var deps []Edge
-	for _, e := range g.Edges {
-		if e.Kind == EdgeDependency {
-			deps = append(deps, e)
-		}
-	}
+	deps := dependencyEdges(g, opts)
 	if len(deps) > 0 {
 		b.WriteString("\n")
 	}
 	for _, e := range deps {
-		fmt.Fprintf(&b, "  %s -> %s [style=bold];\n", dotQuote(e.From), dotQuote(e.To))
+		fmt.Fprintf(&b, "  %s -> %s [style=bold];\n", dotQuote(e[0]), dotQuote(e[1]))
 	}
 	b.WriteString("}\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func dotAttrs(n stepNode, defaultRunner string) string {
-	attrs := []string{"label=" + dotLabel(n.label(defaultRunner))}
+func dotAttrs(n drawNode) string {
+	attrs := []string{"label=" + dotLabel(n.label)}
 	var style []string
-	if n.step != nil {
-		if n.step.Condition != "" {
-			attrs = append(attrs, "shape=hexagon")
-		}
-		if n.step.Mode == config.ModeWarn {
-			style = append(style, "dashed")
-		}
+	if n.cond {
+		attrs = append(attrs, "shape=hexagon")
 	}
-	if n.Kind == NodeMerge {
+	if n.warn {
+		style = append(style, "dashed")
+	}
+	if n.moves {
 		style = append(style, "bold")
 	}
 	if len(style) > 0 {
@@ -94,57 +85,4 @@ func dotLabel(lines []string) string {
 		q[i] = strings.TrimSuffix(strings.TrimPrefix(dotQuote(l), `"`), `"`)
 	}
 	return `"` + strings.Join(q, `\n`) + `"`
-}
-
-// label is the lines shown for a node in DOT and Mermaid. Gates running
-// elsewhere than defaultRunner name their runner.
-func (n stepNode) label(defaultRunner string) []string {
-	switch n.Kind {
-	case NodeDispatch:
-		return []string{"dispatch"}
-	case NodeAgent:
-		agent := n.change.Agent
-		if n.change.Model != "" {
-			agent += " (" + n.change.Model + ")"
-		}
-		if agent == "" {
-			return []string{"agent"}
-		}
-		return []string{"agent", agent}
-	case NodeQueue:
-		return []string{"merge queue"}
-	case NodeIntegrate:
-		return []string{"integrate main"}
-	case NodeMerge:
-		return []string{"fast-forward main"}
-	case NodeArchive:
-		return []string{"archive"}
-	}
-	s := n.step
-	first := n.Kind + ": " + s.Gate
-	if s.Mode == config.ModeWarn {
-		first += " (warn)"
-	}
-	lines := []string{first}
-	if s.Runner != "" && s.Runner != cmp.Or(defaultRunner, "host") {
-		lines = append(lines, "["+s.Runner+"]")
-	}
-	if s.Condition != "" {
-		lines = append(lines, "when: "+s.Condition)
-	}
-	return lines
-}
-
-// graphTitle is the caption of a drawn graph.
-func graphTitle(g *Graph) string {
-	t := "Plan for " + g.Project
-	if g.Fingerprint != "" {
-		t += " (" + g.Fingerprint + ")"
-	}
-	return t
-}
-
-// changeTitle is the caption of a change's cluster or subgraph.
-func changeTitle(c *ChangeGraph) string {
-	return fmt.Sprintf("%s · %s · %s", c.Name, c.Type, c.Size)
 }

@@ -5,17 +5,16 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/set-engine/set/engine/config"
 )
 
 // Mermaid writes the graph as a Mermaid flowchart: one subgraph per change
-// (in dispatch order), chain edges inside, thick dependency edges between
-// them. Node and subgraph IDs are sanitised to [A-Za-z0-9_] and are
-// distinct for distinct graph IDs; labels are quoted with inner quotes as
-// #quot;. Warn gates are dashed, run-time conditional gates are hexagons
-// with the condition in their label, and critical changes are outlined.
-func Mermaid(w io.Writer, g *Graph) error {
+// (in dispatch order) holding its nodes (see DrawOptions), chain edges
+// inside, thick dependency edges between them. Node and subgraph IDs are
+// sanitised to [A-Za-z0-9_] and are distinct for distinct graph IDs;
+// labels are quoted with inner quotes as #quot;. Critical changes are
+// outlined; in the detailed form warn gates are dashed and run-time
+// conditional gates are hexagons with the condition in their label.
+func Mermaid(w io.Writer, g *Graph, opts DrawOptions) error {
 	ids := newMermaidIDs()
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
@@ -28,28 +27,26 @@ func Mermaid(w io.Writer, g *Graph) error {
 		}
 		fmt.Fprintf(&b, "  subgraph %s[%s]\n", sub, mermaidLabel([]string{changeTitle(c)}))
 		b.WriteString("    direction TB\n")
-		nodes := changeNodes(c)
+		nodes := drawNodes(c, g.Runner, opts)
 		for _, n := range nodes {
-			id := ids.id(n.ID)
+			id := ids.id(n.id)
 			open, closing := "[", "]"
-			if n.step != nil && n.step.Condition != "" {
+			if n.cond {
 				open, closing = "{{", "}}"
 				conds = append(conds, id)
 			}
-			if n.step != nil && n.step.Mode == config.ModeWarn {
+			if n.warn {
 				warn = append(warn, id)
 			}
-			fmt.Fprintf(&b, "    %s%s%s%s\n", id, open, mermaidLabel(n.label(g.Runner)), closing)
+			fmt.Fprintf(&b, "    %s%s%s%s\n", id, open, mermaidLabel(n.label), closing)
 		}
 		for j := 1; j < len(nodes); j++ {
-			fmt.Fprintf(&b, "    %s --> %s\n", ids.id(nodes[j-1].ID), ids.id(nodes[j].ID))
+			fmt.Fprintf(&b, "    %s --> %s\n", ids.id(nodes[j-1].id), ids.id(nodes[j].id))
 		}
 		b.WriteString("  end\n")
 	}
-	for _, e := range g.Edges {
-		if e.Kind == EdgeDependency {
-			fmt.Fprintf(&b, "  %s ==> %s\n", ids.id(e.From), ids.id(e.To))
-		}
+	for _, e := range dependencyEdges(g, opts) {
+		fmt.Fprintf(&b, "  %s ==> %s\n", ids.id(e[0]), ids.id(e[1]))
 	}
 	b.WriteString("  classDef warn stroke-dasharray: 5 5\n")
 	b.WriteString("  classDef cond stroke-width:2px\n")

@@ -70,12 +70,22 @@ func TestTextColor(t *testing.T) {
 
 func TestDOT(t *testing.T) {
 	g := fixtureGraph(t)
-	autogold.ExpectFile(t, autogold.Raw(render(t, func(b *bytes.Buffer) error { return DOT(b, g) })))
+	autogold.ExpectFile(t, autogold.Raw(render(t, func(b *bytes.Buffer) error { return DOT(b, g, DrawOptions{}) })))
+}
+
+func TestDOTDetail(t *testing.T) {
+	g := fixtureGraph(t)
+	autogold.ExpectFile(t, autogold.Raw(render(t, func(b *bytes.Buffer) error { return DOT(b, g, DrawOptions{Detail: true}) })))
 }
 
 func TestMermaid(t *testing.T) {
 	g := fixtureGraph(t)
-	autogold.ExpectFile(t, autogold.Raw(render(t, func(b *bytes.Buffer) error { return Mermaid(b, g) })))
+	autogold.ExpectFile(t, autogold.Raw(render(t, func(b *bytes.Buffer) error { return Mermaid(b, g, DrawOptions{}) })))
+}
+
+func TestMermaidDetail(t *testing.T) {
+	g := fixtureGraph(t)
+	autogold.ExpectFile(t, autogold.Raw(render(t, func(b *bytes.Buffer) error { return Mermaid(b, g, DrawOptions{Detail: true}) })))
 }
 
 func TestJSON(t *testing.T) {
@@ -96,10 +106,12 @@ func TestJSON(t *testing.T) {
 // order must never leak into the output.
 func TestRenderDeterministic(t *testing.T) {
 	renderers := map[string]func(*bytes.Buffer, *Graph) error{
-		"text":    func(b *bytes.Buffer, g *Graph) error { return Text(b, g, TextOptions{Color: true}) },
-		"dot":     func(b *bytes.Buffer, g *Graph) error { return DOT(b, g) },
-		"mermaid": func(b *bytes.Buffer, g *Graph) error { return Mermaid(b, g) },
-		"json":    func(b *bytes.Buffer, g *Graph) error { return JSON(b, g) },
+		"text":           func(b *bytes.Buffer, g *Graph) error { return Text(b, g, TextOptions{Color: true}) },
+		"dot":            func(b *bytes.Buffer, g *Graph) error { return DOT(b, g, DrawOptions{}) },
+		"dot detail":     func(b *bytes.Buffer, g *Graph) error { return DOT(b, g, DrawOptions{Detail: true}) },
+		"mermaid":        func(b *bytes.Buffer, g *Graph) error { return Mermaid(b, g, DrawOptions{}) },
+		"mermaid detail": func(b *bytes.Buffer, g *Graph) error { return Mermaid(b, g, DrawOptions{Detail: true}) },
+		"json":           func(b *bytes.Buffer, g *Graph) error { return JSON(b, g) },
 	}
 	for name, r := range renderers {
 		first := render(t, func(b *bytes.Buffer) error { return r(b, fixtureGraph(t)) })
@@ -130,7 +142,13 @@ func awkwardGraph(t *testing.T) *Graph {
 }
 
 func TestMermaidIDs(t *testing.T) {
-	got := render(t, func(b *bytes.Buffer) error { return Mermaid(b, awkwardGraph(t)) })
+	for _, opts := range []DrawOptions{{}, {Detail: true}} {
+		testMermaidIDs(t, render(t, func(b *bytes.Buffer) error { return Mermaid(b, awkwardGraph(t), opts) }))
+	}
+}
+
+func testMermaidIDs(t *testing.T, got string) {
+	t.Helper()
 	idRE := regexp.MustCompile(`^\s+(\S+?)(\[|\{\{)"`)
 	seen := map[string]bool{}
 	for _, line := range strings.Split(got, "\n") {
@@ -160,8 +178,18 @@ func TestDOTAcceptedByGraphviz(t *testing.T) {
 	if err != nil {
 		t.Skip("graphviz dot not installed")
 	}
-	for name, g := range map[string]*Graph{"fixture": fixtureGraph(t), "awkward": awkwardGraph(t)} {
-		src := render(t, func(b *bytes.Buffer) error { return DOT(b, g) })
+	for _, tc := range []struct {
+		name string
+		g    *Graph
+		opts DrawOptions
+	}{
+		{"fixture", fixtureGraph(t), DrawOptions{}},
+		{"fixture, detail", fixtureGraph(t), DrawOptions{Detail: true}},
+		{"awkward", awkwardGraph(t), DrawOptions{}},
+		{"awkward, detail", awkwardGraph(t), DrawOptions{Detail: true}},
+	} {
+		name, g := tc.name, tc.g
+		src := render(t, func(b *bytes.Buffer) error { return DOT(b, g, tc.opts) })
 		cmd := exec.Command(dot, "-Tsvg")
 		cmd.Stdin = strings.NewReader(src)
 		var stderr bytes.Buffer

@@ -139,7 +139,8 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 
 	// main gets one commit for the change: the exact tree the integration
 	// stack passed on, with main as its only parent, so main's history
-	// stays linear. The branch keeps the agent's own history.
+	// stays linear. The agent's own history stays on the branch (which the
+	// orchestrator deletes once the change is archived, unless kept).
 	tree, err := git.Run(ctx, in.Worktree, "rev-parse", "--verify", "HEAD^{tree}")
 	if err != nil {
 		return Outcome{}, err

@@ -125,6 +125,7 @@ func TestCrashAndResume(t *testing.T) {
 		{"after the integration stack, before fast-forward", "before-fast-forward", ""},
 		{"after fast-forward, before archive", "merged", ""},
 		{"after the archive commit, before its fast-forward", "before-archive-fast-forward", ""},
+		{"after the archive, before the branch is deleted", "archived", ""},
 	}
 	for _, pt := range points {
 		t.Run(pt.name, func(t *testing.T) {
@@ -162,6 +163,9 @@ func TestCrashAndResume(t *testing.T) {
 				if n := count(ev, journal.Archived, c); n != 1 {
 					t.Errorf("%s archived %d times", c, n)
 				}
+			}
+			if got := f.branches(); len(got) > 0 {
+				t.Errorf("branches left after the resumed run: %v", got)
 			}
 			if n := f.git("rev-list", "--merges", "--first-parent", "main", "--count"); n == "" {
 				t.Error("cannot read main's history")

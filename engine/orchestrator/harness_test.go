@@ -31,6 +31,8 @@ type fixture struct {
 	checkpoint func(point, change string)
 	// acceptBaseline is Options.AcceptBaseline of the next apply.
 	acceptBaseline bool
+	// keepBranches is Options.KeepBranches.
+	keepBranches bool
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -146,9 +148,17 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 	}
 	return Apply(ctx, Options{
 		Root: f.root, Project: f.project, Plan: f.plan, Graph: g, Adapter: a,
-		Runners:    map[string]runner.Runner{"host": host.New()},
-		Checkpoint: f.checkpoint, AcceptBaseline: f.acceptBaseline,
+		Runners:        map[string]runner.Runner{"host": host.New()},
+		Checkpoint:     f.checkpoint,
+		AcceptBaseline: f.acceptBaseline,
+		KeepBranches:   f.keepBranches,
 	})
+}
+
+// branches lists the repository's set/* branches.
+func (f *fixture) branches() []string {
+	f.t.Helper()
+	return strings.Fields(f.git("branch", "--list", "--format=%(refname:short)", "set/*"))
 }
 
 // childT is the tb of a crash test's child process: failures end it.

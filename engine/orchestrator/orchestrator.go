@@ -60,10 +60,13 @@ type Options struct {
 	// run then fails a change only on failures main does not have (see
 	// run.checkBaseline).
 	AcceptBaseline bool
+	// KeepBranches keeps the branch set/<change> of a change that reached
+	// main; by default it is deleted once main holds its work.
+	KeepBranches bool
 	// Checkpoint, if set, is called at the named points of a change's way
 	// to main ("dispatched", "before-fast-forward", "merged",
-	// "before-archive-fast-forward"), after everything before the point is
-	// journaled. Crash tests kill the process there.
+	// "before-archive-fast-forward", "archived"), after everything before
+	// the point is journaled. Crash tests kill the process there.
 	Checkpoint func(point, change string)
 }
 

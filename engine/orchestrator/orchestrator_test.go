@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,6 +157,7 @@ func TestGeneratedConflictRegenerated(t *testing.T) {
 	f.git("commit", "-q", "-m", "deps")
 	f.change("add-zlib")
 	f.change("add-yaml")
+	f.keepBranches = true // to look at the regeneration on the branch
 	a := f.agentScript(`
 name=${change#add-}
 echo "$name" > "deps/$name"
@@ -425,5 +427,72 @@ func TestWallTimeBudget(t *testing.T) {
 	}
 	if spent.Budget != "wallTime" {
 		t.Errorf("budget event = %+v", spent)
+	}
+}
+
+// TestBranchesDeletedOnceOnMain: a change's branch and worktree are gone
+// once main holds its work; resuming the finished run deletes nothing
+// twice and does not fail.
+func TestBranchesDeletedOnceOnMain(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	f.change("beta", "alpha")
+	a := f.agentScript(`echo "good $change" > "$change.txt"` + "\n")
+	for run := 1; run <= 2; run++ {
+		sum, err := f.apply(context.Background(), a)
+		if err != nil || sum.Result != "success" {
+			t.Fatalf("run %d: %v, %+v", run, err, sum)
+		}
+		if got := f.branches(); len(got) > 0 {
+			t.Errorf("run %d left branches %v", run, got)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(f.root, ".set", "worktrees")); len(entries) > 0 {
+			t.Errorf("run %d left worktrees %v", run, entries)
+		}
+	}
+	if got := f.git("show", "main:beta.txt"); got != "good beta" {
+		t.Errorf("main:beta.txt = %q", got)
+	}
+}
+
+// TestKeepBranches: with KeepBranches every branch stays; a later run
+// without it deletes those whose work main holds, and keeps a branch
+// checked out in a worktree and one with work main does not have.
+func TestKeepBranches(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	f.change("beta", "alpha")
+	f.change("gamma")
+	a := f.agentScript(`echo "good $change" > "$change.txt"` + "\n")
+	f.keepBranches = true
+	sum, err := f.apply(context.Background(), a)
+	if err != nil || sum.Result != "success" {
+		t.Fatalf("run: %v, %+v", err, sum)
+	}
+	if got := f.branches(); !slices.Equal(got, []string{"set/alpha", "set/beta", "set/gamma"}) {
+		t.Fatalf("kept branches = %v", got)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(f.root, ".set", "worktrees")); len(entries) > 0 {
+		t.Errorf("worktrees left after the run: %v", entries)
+	}
+
+	// beta is checked out by hand; gamma gets a commit after it merged.
+	f.git("worktree", "add", "-q", filepath.Join(t.TempDir(), "beta"), "set/beta")
+	gamma := filepath.Join(t.TempDir(), "gamma")
+	f.git("worktree", "add", "-q", gamma, "set/gamma")
+	if err := os.WriteFile(filepath.Join(gamma, "more.txt"), []byte("more\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.git("-C", gamma, "add", "more.txt")
+	f.git("-C", gamma, "commit", "-q", "-m", "more work")
+	f.git("worktree", "remove", gamma)
+
+	f.keepBranches = false
+	sum, err = f.apply(context.Background(), a)
+	if err != nil || !sum.Resumed || sum.Result != "success" {
+		t.Fatalf("resumed run: %v, %+v", err, sum)
+	}
+	if got := f.branches(); !slices.Equal(got, []string{"set/beta", "set/gamma"}) {
+		t.Errorf("branches after the resumed run = %v, want set/beta (checked out) and set/gamma (more work)", got)
 	}
 }

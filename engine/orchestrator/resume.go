@@ -49,7 +49,8 @@ func prepareRepository(ctx context.Context, root, mainBranch string) error {
 // reconcile brings a resumed run's recorded state in line with the
 // repository after a crash: orphaned agents and gates are killed, stray
 // worktrees removed, changes that reached main are never merged again,
-// and an interrupted archive is finished.
+// an interrupted archive is finished, and the branches of archived
+// changes are deleted (see deleteBranch).
 func (r *run) reconcile(ctx context.Context) error {
 	if _, err := proc.KillOrphans(filepath.Join(r.setDir, "procs")); err != nil {
 		return err
@@ -82,6 +83,12 @@ func (r *run) reconcile(ctx context.Context) error {
 	for _, name := range r.opts.Graph.Order {
 		c, _ := r.opts.Plan.Change(name)
 		s := r.rec.status(name)
+		if s == state.Archived {
+			// A run that stopped before it deleted the branch.
+			if err := r.deleteBranch(ctx, name); err != nil {
+				return err
+			}
+		}
 		if s == state.Pending || s.Terminal() {
 			continue
 		}
@@ -185,7 +192,7 @@ func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
 	if err := r.rec.transition(c.Name, state.Archived, "archive finished after a restart"); err != nil {
 		return err
 	}
-	return r.removeWorktree(ctx, c.Name)
+	return r.retire(ctx, c.Name)
 }
 
 // Pending counts the changes of p that a run would still work on: all of

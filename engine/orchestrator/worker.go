@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/gate"
@@ -274,8 +275,18 @@ func (r *run) archive(ctx context.Context, c plan.Change) error {
 	if err := r.rec.transition(c.Name, state.Archived, ""); err != nil {
 		return err
 	}
-	// The change is on main; its worktree has served (the branch stays).
-	return r.removeWorktree(ctx, c.Name)
+	return r.retire(ctx, c.Name)
+}
+
+// retire removes what an archived change leaves behind: its worktree and
+// its branch. Both steps are safe to repeat, so a run restarted between
+// them finishes the job.
+func (r *run) retire(ctx context.Context, change string) error {
+	r.checkpoint("archived", change)
+	if err := r.removeWorktree(ctx, change); err != nil {
+		return err
+	}
+	return r.deleteBranch(ctx, change)
 }
 
 // removeWorktree removes a change's worktree (see run.worktrees).
@@ -283,6 +294,39 @@ func (r *run) removeWorktree(ctx context.Context, change string) error {
 	r.worktrees.Lock()
 	defer r.worktrees.Unlock()
 	return git.RemoveWorktree(ctx, r.opts.Root, r.worktree(change))
+}
+
+// deleteBranch deletes the branch set/<change> of a change that is on
+// main, unless the run keeps branches. It deletes only work main holds:
+// main has the change's commit (found by its Set-Change trailer) and that
+// commit's tree is the tree of the branch's tip, the tree the integration
+// stack passed. A branch that is gone already is fine; one that holds
+// other work or is checked out somewhere is kept. Deleting a branch is not
+// a transition of the change, so it is not journaled.
+func (r *run) deleteBranch(ctx context.Context, change string) error {
+	branch := "set/" + change
+	if r.opts.KeepBranches || !git.BranchExists(ctx, r.opts.Root, branch) {
+		return nil
+	}
+	commit, err := r.onMain(ctx, change)
+	if err != nil || commit == "" {
+		return err
+	}
+	tip, err := git.RevParse(ctx, r.opts.Root, "refs/heads/"+branch)
+	if err != nil {
+		return err
+	}
+	trees, err := git.Run(ctx, r.opts.Root, "rev-parse", commit+"^{tree}", tip+"^{tree}")
+	if err != nil {
+		return err
+	}
+	if t := strings.Fields(trees); len(t) != 2 || t[0] != t[1] {
+		return nil
+	}
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	_, err = git.DeleteBranch(ctx, r.opts.Root, branch, tip)
+	return err
 }
 
 func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
