@@ -90,20 +90,6 @@ type rewriter struct {
 	inst  *build.Instance
 }
 
-// valuePos is where the project's files declare the value at path, or
-// token.NoPos.
-func (u rewriter) valuePos(path []string) token.Pos {
-	if len(path) == 0 {
-		return token.NoPos
-	}
-	for _, f := range u.files {
-		if pos := findInDecls(f.Decls, path); pos.IsValid() {
-			return pos
-		}
-	}
-	return token.NoPos
-}
-
 // inUserFiles reports whether pos lies in one of the project's files.
 func (u rewriter) inUserFiles(pos token.Pos) bool {
 	for _, f := range u.files {
@@ -123,7 +109,7 @@ func (u rewriter) rewrite(e errors.Error) errors.Error {
 		// CUE names the schema's field; point at the struct the user
 		// declared that lacks it, the closest one up the path.
 		for n := len(path) - 1; n > 0; n-- {
-			if pos := u.valuePos(path[:n]); pos.IsValid() {
+			if pos := declPos(u.files, path[:n]); pos.IsValid() {
 				msg := msgRequired
 				if doc := u.schemaDoc(positions); doc != "" {
 					msg += " (" + doc + ")"
@@ -152,7 +138,7 @@ func (u rewriter) rewrite(e errors.Error) errors.Error {
 // struct that encloses path.
 func (u rewriter) enclosing(path []string, pos token.Pos) bool {
 	for n := 1; n < len(path); n++ {
-		if u.valuePos(path[:n]) == pos {
+		if declPos(u.files, path[:n]) == pos {
 			return true
 		}
 	}
@@ -274,7 +260,7 @@ func (u rewriter) disjunction(list []errors.Error, path []string) ([]errors.Erro
 			texts[i] = l.disjunct
 		}
 		msg := fmt.Sprintf("%s is not one of %s", value, strings.Join(texts, ", "))
-		if pos := u.valuePos(path); pos.IsValid() {
+		if pos := declPos(u.files, path); pos.IsValid() {
 			return []errors.Error{NewFieldError(path, pos, "%s", msg)}, true
 		}
 		return []errors.Error{&trailError{FieldError: NewFieldError(path, token.NoPos, "%s", msg), trail: shared}}, true

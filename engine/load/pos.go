@@ -13,9 +13,17 @@ import (
 // `&` expressions, parentheses and embeddings, which is how set.cue files
 // are written (`project: golang.#Project & {plan: changes: api: {...}}`).
 func (p *Project) FieldPos(path ...string) token.Pos {
-	full := append([]string{ProjectField}, path...)
-	for _, f := range p.files {
-		if pos := findInDecls(f.Decls, full); pos.IsValid() {
+	return declPos(p.files, append([]string{ProjectField}, path...))
+}
+
+// declPos is where files declare the value at path (from the package
+// root, e.g. project.gates.test), or token.NoPos.
+func declPos(files []*ast.File, path []string) token.Pos {
+	if len(path) == 0 {
+		return token.NoPos
+	}
+	for _, f := range files {
+		if pos := findInDecls(f.Decls, path); pos.IsValid() {
 			return pos
 		}
 	}
