@@ -47,6 +47,10 @@ const (
 // per mistake, at the position in the project's own files where the user
 // can fix it:
 //
+//   - a disjunction of structs told apart by a concrete field (the
+//     agent's adapter) reports only the errors of the disjuncts the
+//     user's value of that field picks, not a conflict on that field with
+//     every other disjunct (see pickBranches);
 //   - a value outside a disjunction of literals (an enum of the schema,
 //     however a profile narrows it), reported by CUE as one "conflicting
 //     values" per literal under "N errors in empty disjunction" headers,
@@ -56,7 +60,9 @@ const (
 //     at the user's struct, with the schema's doc of the field;
 //   - any other error that has positions in the user's files keeps its
 //     message and only those positions, not the trail through the schema
-//     and the enclosing structs.
+//     and the enclosing structs; its path goes down to the field the user
+//     wrote there (project.agent.env.FOO, where CUE names the pattern's
+//     struct project.agent.env).
 //
 // files are the project package's files; inst is the project's instance,
 // whose imports hold the schema's doc comments.
@@ -66,6 +72,7 @@ func userErrors(err error, files []*ast.File, inst *build.Instance) error {
 		return err
 	}
 	u := rewriter{files: files, inst: inst}
+	list = pickBranches(list)
 	var out errors.Error
 	done := map[string]bool{} // paths whose disjunction was rewritten
 	for _, e := range list {
@@ -128,8 +135,19 @@ func (u rewriter) rewrite(e errors.Error) errors.Error {
 			own = append(own, p)
 		}
 	}
-	if len(own) > 0 && len(own) < len(positions) {
-		return &positioned{err: e, pos: own[0], more: own[1:]}
+	if len(own) == 0 {
+		return e
+	}
+	at := path
+	if len(own) == 1 {
+		// A conflict with a pattern constraint (`env: [string]: string`)
+		// names the struct; the user wrote a field of it.
+		if p := declPath(u.files, own[0]); len(p) > len(path) && slices.Equal(p[:len(path)], path) {
+			at = p
+		}
+	}
+	if len(own) < len(positions) || len(at) > len(path) {
+		return &positioned{err: e, path: at, pos: own[0], more: own[1:]}
 	}
 	return e
 }
@@ -145,19 +163,136 @@ func (u rewriter) enclosing(path []string, pos token.Pos) bool {
 	return false
 }
 
-// positioned is an evaluator error shown at the user's positions only.
+// positioned is an evaluator error shown at the user's positions only, at
+// path.
 type positioned struct {
 	err  errors.Error
+	path []string
 	pos  token.Pos
 	more []token.Pos
 }
 
 func (e *positioned) Position() token.Pos         { return e.pos }
 func (e *positioned) InputPositions() []token.Pos { return e.more }
-func (e *positioned) Path() []string              { return e.err.Path() }
+func (e *positioned) Path() []string              { return e.path }
 func (e *positioned) Error() string               { return e.err.Error() }
 func (e *positioned) Msg() (string, []any)        { return e.err.Msg() }
 func (e *positioned) Unwrap() error               { return errors.Unwrap(e.err) }
+
+// pickBranches drops, from each disjunction of structs that a concrete
+// field tells apart (#Agent's by adapter), the errors of the disjuncts
+// whose value of that field is not the user's.
+//
+// CUE reports one error per disjunct, the first it meets, under a header
+// "N errors in empty disjunction:" at the disjunction's path. A disjunct
+// that a field rules out reports a conflict of two literals at that field
+// (`conflicting values "claude" and "exec"`). When other disjuncts report
+// other errors, those are the disjuncts the user meant: only theirs are
+// kept, and the header goes, since blaming the field the user got right
+// would send them to change it. When no disjunct reports anything else, the
+// field's value is the mistake: the header moves to the field, so that its
+// conflicts collapse into `"bogus" is not one of …` like any enum.
+func pickBranches(list []errors.Error) []errors.Error {
+	for i := 0; i < len(list); i++ {
+		if isHeader(list[i]) {
+			if picked, ok := pickBranch(list, i); ok {
+				list = picked
+				i = -1 // start over: indices moved
+			}
+		}
+	}
+	return list
+}
+
+// pickBranch does pickBranches' work for the header list[at]. It reports
+// false when it changes nothing.
+func pickBranch(list []errors.Error, at int) ([]errors.Error, bool) {
+	path := list[at].Path()
+	fields, others := discriminators(list, path)
+	if len(fields) == 0 {
+		return nil, false
+	}
+	isField := func(e errors.Error) bool {
+		p := e.Path()
+		return len(p) == len(path)+1 && slices.Equal(p[:len(path)], path) && fields[p[len(path)]]
+	}
+	switch {
+	case others:
+		out := slices.Clone(list)
+		out = slices.Delete(out, at, at+1)
+		return slices.DeleteFunc(out, isField), true
+	case len(fields) == 1:
+		var field string
+		for f := range fields {
+			field = f
+		}
+		fieldPath := append(slices.Clip(path), field)
+		out := slices.Clone(list)
+		if slices.ContainsFunc(list, func(e errors.Error) bool { return isHeader(e) && slices.Equal(e.Path(), fieldPath) }) {
+			return slices.Delete(out, at, at+1), true
+		}
+		out[at] = &movedHeader{header: list[at], path: fieldPath}
+		return out, true
+	}
+	return nil, false
+}
+
+// discriminators are the fields right below path at which every error of
+// list is a conflict of two literals (or a nested header), with at least
+// one such conflict: the fields that rule disjuncts out. others reports
+// whether list has any other error at or below path, besides its header.
+func discriminators(list []errors.Error, path []string) (fields map[string]bool, others bool) {
+	fields = map[string]bool{}
+	not := map[string]bool{}
+	for _, e := range list {
+		p := e.Path()
+		if len(p) < len(path) || !slices.Equal(p[:len(path)], path) {
+			continue
+		}
+		if len(p) == len(path) {
+			others = others || !isHeader(e)
+			continue
+		}
+		field := p[len(path)]
+		switch {
+		case len(p) == len(path)+1 && isLiteralConflict(e):
+			fields[field] = true
+		case len(p) == len(path)+1 && isHeader(e):
+		default:
+			not[field] = true
+		}
+	}
+	for f := range not {
+		delete(fields, f)
+		others = true
+	}
+	return fields, others
+}
+
+// isHeader reports whether e is CUE's "N errors in empty disjunction:".
+func isHeader(e errors.Error) bool {
+	format, _ := e.Msg()
+	return format == msgEmptyDisjunction
+}
+
+// isLiteralConflict reports whether e is a conflict of two concrete
+// scalars, such as a disjunct's adapter and the user's.
+func isLiteralConflict(e errors.Error) bool {
+	format, args := e.Msg()
+	return format == msgConflict && len(args) == 2 && isLiteral(fmt.Sprint(args[0])) && isLiteral(fmt.Sprint(args[1]))
+}
+
+// movedHeader is a disjunction's header shown at another path.
+type movedHeader struct {
+	header errors.Error
+	path   []string
+}
+
+func (h *movedHeader) Position() token.Pos         { return h.header.Position() }
+func (h *movedHeader) InputPositions() []token.Pos { return h.header.InputPositions() }
+func (h *movedHeader) Path() []string              { return h.path }
+func (h *movedHeader) Error() string               { return h.header.Error() }
+func (h *movedHeader) Msg() (string, []any)        { return h.header.Msg() }
 
 // disjunction rewrites the errors at path when CUE reports an empty
 // disjunction there: a header "N errors in empty disjunction:" and one

@@ -7,7 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 )
 
@@ -47,6 +52,23 @@ func TestUserErrors(t *testing.T) {
 			name:  "exec agent without argv",
 			extra: `agent: adapter: "exec"`,
 			want:  `project.agent.argv: field is required but not present (argv is the command of an exec agent; {prompt_file}, {worktree} and {change} are substituted): set.cue:8:9`,
+		},
+		{
+			// The agent is a disjunction of structs told apart by
+			// adapter: only the exec branch's error, at the user's key.
+			name:  "exec agent with an env value that is not a string",
+			extra: `agent: {adapter: "exec", argv: ["sh", "agent.sh", "{prompt_file}"], env: FOO: 1}`,
+			want:  `project.agent.env.FOO: conflicting values 1 and string (mismatched types int and string): set.cue:8:80`,
+		},
+		{
+			name:  "exec agent with a field agents do not have",
+			extra: `agent: {adapter: "exec", argv: ["sh", "agent.sh", "{prompt_file}"], model: "x"}`,
+			want:  `project.agent.model: field not allowed: set.cue:8:70`,
+		},
+		{
+			name:  "agent adapter that does not exist",
+			extra: `agent: adapter: "bogus"`,
+			want:  `project.agent.adapter: "bogus" is not one of "codex", "exec", "replay", "claude": set.cue:8:18`,
 		},
 		{
 			name:  "bound with a default",
@@ -120,7 +142,7 @@ func TestDetailsLayout(t *testing.T) {
 	var err errors.Error
 	err = errors.Append(err, NewFieldError(path, at(3, 2), "unknown name y (1:1)\n\t | y\n\t | ^"))
 	err = errors.Append(err, NewFieldError([]string{"project", "name"}, at(1, 1), "bad name"))
-	err = errors.Append(err, &positioned{err: NewFieldError([]string{"project", "spec"}, token.NoPos, "twice"), pos: at(5, 1), more: []token.Pos{at(6, 4)}})
+	err = errors.Append(err, &positioned{err: NewFieldError([]string{"project", "spec"}, token.NoPos, "twice"), path: []string{"project", "spec"}, pos: at(5, 1), more: []token.Pos{at(6, 4)}})
 	want := `project.name: bad name: set.cue:1:1
 project.gates.x.when: unknown name y (1:1): set.cue:3:2
 	 | y
@@ -157,5 +179,62 @@ func TestIsLiteralAndSatisfies(t *testing.T) {
 		if got := satisfies(tt.literal, tt.constraint); got != tt.want {
 			t.Errorf("satisfies(%s, %s) = %v", tt.literal, tt.constraint, got)
 		}
+	}
+}
+
+// TestDiscriminatedDisjunction pins that any disjunction of definitions
+// told apart by a concrete field, not only the agent's, reports the errors
+// of the disjunct the user's value of that field picks.
+func TestDiscriminatedDisjunction(t *testing.T) {
+	const defs = `package x
+
+#A: {kind: "a", x?: int, env: [string]: string}
+#B: {kind: "b", y!: string, env: [string]: string}
+#C: {kind: "c", z?: bool}
+#V: #A | #B | #C
+`
+	for _, tt := range []struct{ name, value, want string }{
+		{
+			name:  "wrong type in the picked disjunct",
+			value: `{kind: "b", y: "s", env: FOO: 1}`,
+			want:  `v.env.FOO: conflicting values 1 and string (mismatched types int and string): set.cue:3:39`,
+		},
+		{
+			name:  "field of another disjunct",
+			value: `{kind: "b", y: "s", x: 1}`,
+			want:  `v.x: field not allowed: set.cue:3:29`,
+		},
+		{
+			name:  "no disjunct has the value",
+			value: `{kind: "d"}`,
+			want:  `v.kind: "d" is not one of "a", "b", "c": set.cue:3:16`,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			user, err := parser.ParseFile(filepath.Join(dir, ConfigFile), "package x\n\nv: #V & "+tt.value+"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema, err := parser.ParseFile(filepath.Join(dir, "defs", "defs.cue"), defs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inst := build.NewContext().NewInstance(dir, nil)
+			for _, f := range []*ast.File{user, schema} {
+				if err := inst.AddSyntax(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v := cuecontext.New().BuildInstance(inst)
+			verr := v.Validate(cue.Concrete(true))
+			if verr == nil {
+				t.Fatal("the value is valid")
+			}
+			got := strings.TrimSuffix(Details(userErrors(verr, []*ast.File{user}, inst), dir), "\n")
+			if got != tt.want {
+				t.Errorf("Details:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"path/filepath"
+	"slices"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
@@ -28,6 +29,17 @@ func declPos(files []*ast.File, path []string) token.Pos {
 		}
 	}
 	return token.NoPos
+}
+
+// declPath is the path (from the package root) of the field whose value
+// files declare at pos, or nil: the inverse of declPos.
+func declPath(files []*ast.File, pos token.Pos) []string {
+	for _, f := range files {
+		if path := pathInDecls(f.Decls, nil, pos); path != nil {
+			return path
+		}
+	}
+	return nil
 }
 
 // ConfigPos is where set.cue itself declares the field at path below
@@ -82,4 +94,46 @@ func findInExpr(x ast.Expr, path []string) token.Pos {
 		return findInExpr(x.X, path)
 	}
 	return token.NoPos
+}
+
+func pathInDecls(decls []ast.Decl, prefix []string, pos token.Pos) []string {
+	for _, d := range decls {
+		switch d := d.(type) {
+		case *ast.Field:
+			name, _, err := ast.LabelName(d.Label)
+			if err != nil {
+				continue
+			}
+			path := append(slices.Clip(prefix), name)
+			if d.Value.Pos() == pos {
+				return path
+			}
+			if found := pathInExpr(d.Value, path, pos); found != nil {
+				return found
+			}
+		case *ast.EmbedDecl:
+			if found := pathInExpr(d.Expr, prefix, pos); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
+}
+
+func pathInExpr(x ast.Expr, prefix []string, pos token.Pos) []string {
+	switch x := x.(type) {
+	case *ast.StructLit:
+		return pathInDecls(x.Elts, prefix, pos)
+	case *ast.BinaryExpr:
+		if x.Op != token.AND {
+			return nil
+		}
+		if found := pathInExpr(x.X, prefix, pos); found != nil {
+			return found
+		}
+		return pathInExpr(x.Y, prefix, pos)
+	case *ast.ParenExpr:
+		return pathInExpr(x.X, prefix, pos)
+	}
+	return nil
 }
