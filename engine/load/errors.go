@@ -305,8 +305,38 @@ func (h *movedHeader) Msg() (string, []any)        { return h.header.Msg() }
 // left is either literals only, one error `V is not one of L1, L2, …`;
 // or a single error, shown alone; or several, shown under the header.
 func (u rewriter) disjunction(list []errors.Error, path []string) ([]errors.Error, bool) {
-	var header errors.Error
-	var members []member
+	header, members := disjunctionAt(list, path)
+	if header == nil || len(members) == 0 {
+		return nil, false
+	}
+	value := userValue(members)
+	if value == "" {
+		return nil, false
+	}
+	for i := range members {
+		members[i].setDisjunct(value)
+	}
+	shared := sharedPositions(members)
+	if u.userWroteDisjunct(members, shared, path) {
+		return nil, false
+	}
+	literals, others := splitDisjuncts(members)
+	switch {
+	case len(others) == 0 && len(literals) >= 2:
+		return []errors.Error{u.notOneOf(path, value, literals, shared)}, true
+	case len(others)+len(literals) == 1:
+		return []errors.Error{u.rewrite(append(others, literals...)[0].err)}, true
+	}
+	out := []errors.Error{header}
+	for _, m := range append(literals, others...) {
+		out = append(out, u.rewrite(m.err))
+	}
+	return out, true
+}
+
+// disjunctionAt is the header of the empty disjunction at path, or nil,
+// and the errors at path that follow it, one per disjunct.
+func disjunctionAt(list []errors.Error, path []string) (header errors.Error, members []member) {
 	for _, e := range list {
 		if !slices.Equal(e.Path(), path) {
 			continue
@@ -325,58 +355,60 @@ func (u rewriter) disjunction(list []errors.Error, path []string) ([]errors.Erro
 		}
 		members = append(members, m)
 	}
-	if header == nil || len(members) == 0 {
-		return nil, false
-	}
-	// The user's value is the side every member names.
-	var value string
+	return header, members
+}
+
+// userValue is the side every member names: the user's value, pitted
+// against each disjunct; "" when there is none.
+func userValue(members []member) string {
 	for _, cand := range members[0].sides {
 		if !slices.ContainsFunc(members, func(m member) bool { return !slices.Contains(m.sides, cand) }) {
-			value = cand
-			break
+			return cand
 		}
 	}
-	if value == "" {
-		return nil, false
-	}
-	for i := range members {
-		m := &members[i]
-		if m.disjunct == "" {
-			m.disjunct = m.sides[0]
-			if m.disjunct == value {
-				m.disjunct = m.sides[1]
-			}
-		}
-		m.literal = isLiteral(m.disjunct)
-	}
-	// A member's own position, among those all share (the value's trail),
-	// is its disjunct's declaration.
+	return ""
+}
+
+// sharedPositions are the positions every member has: the trail of the
+// user's value. A member's other position is its disjunct's declaration
+// (ownPos).
+func sharedPositions(members []member) []token.Pos {
 	shared := slices.Clone(members[0].positions)
 	for _, m := range members[1:] {
 		shared = slices.DeleteFunc(shared, func(p token.Pos) bool { return !slices.Contains(m.positions, p) })
 	}
-	own := func(m member) token.Pos {
-		for _, p := range m.positions {
-			if !slices.Contains(shared, p) {
-				return p
-			}
+	return shared
+}
+
+// ownPos is where m's disjunct is declared: its first position not in
+// shared.
+func ownPos(m member, shared []token.Pos) token.Pos {
+	for _, p := range m.positions {
+		if !slices.Contains(shared, p) {
+			return p
 		}
-		return token.NoPos
 	}
-	// A disjunct the user wrote is a conflict between their own values,
-	// not a disjunction of the schema's: leave it to CUE's words.
-	for _, m := range members {
-		if slices.ContainsFunc(m.positions, func(p token.Pos) bool {
+	return token.NoPos
+}
+
+// userWroteDisjunct reports whether a disjunct is one the user wrote: then
+// the error is a conflict between their own values, not a disjunction of
+// the schema's, and is left to CUE's words.
+func (u rewriter) userWroteDisjunct(members []member, shared []token.Pos, path []string) bool {
+	return slices.ContainsFunc(members, func(m member) bool {
+		return slices.ContainsFunc(m.positions, func(p token.Pos) bool {
 			return !slices.Contains(shared, p) && u.inUserFiles(p) && !u.enclosing(path, p)
-		}) {
-			return nil, false
-		}
-	}
-	var literals, others []member
+		})
+	})
+}
+
+// splitDisjuncts parts members into the literal disjuncts, each once and
+// without the defaults of other disjuncts (`int & >=1 | *3`), and the
+// others, each error once (nested disjunctions repeat a disjunct's error).
+func splitDisjuncts(members []member) (literals, others []member) {
 	for _, m := range members {
 		switch {
 		case !m.literal:
-			// Nested disjunctions repeat a disjunct's error.
 			if !slices.ContainsFunc(others, func(o member) bool { return o.err.Error() == m.err.Error() }) {
 				others = append(others, m)
 			}
@@ -386,27 +418,23 @@ func (u rewriter) disjunction(list []errors.Error, path []string) ([]errors.Erro
 			literals = append(literals, m)
 		}
 	}
-	switch {
-	case len(others) == 0 && len(literals) >= 2:
-		// In the order the schema (or a profile) declares them.
-		slices.SortStableFunc(literals, func(x, y member) int { return own(x).Compare(own(y)) })
-		texts := make([]string, len(literals))
-		for i, l := range literals {
-			texts[i] = l.disjunct
-		}
-		msg := fmt.Sprintf("%s is not one of %s", value, strings.Join(texts, ", "))
-		if pos := declPos(u.files, path); pos.IsValid() {
-			return []errors.Error{NewFieldError(path, pos, "%s", msg)}, true
-		}
-		return []errors.Error{&trailError{FieldError: NewFieldError(path, token.NoPos, "%s", msg), trail: shared}}, true
-	case len(others)+len(literals) == 1:
-		return []errors.Error{u.rewrite(append(others, literals...)[0].err)}, true
+	return literals, others
+}
+
+// notOneOf is the error `V is not one of L1, L2, …`, the literals in the
+// order the schema (or a profile) declares them, at the user's value, or
+// with the value's trail when the project's files do not declare it.
+func (u rewriter) notOneOf(path []string, value string, literals []member, shared []token.Pos) errors.Error {
+	slices.SortStableFunc(literals, func(x, y member) int { return ownPos(x, shared).Compare(ownPos(y, shared)) })
+	texts := make([]string, len(literals))
+	for i, l := range literals {
+		texts[i] = l.disjunct
 	}
-	out := []errors.Error{header}
-	for _, m := range append(literals, others...) {
-		out = append(out, u.rewrite(m.err))
+	msg := fmt.Sprintf("%s is not one of %s", value, strings.Join(texts, ", "))
+	if pos := declPos(u.files, path); pos.IsValid() {
+		return NewFieldError(path, pos, "%s", msg)
 	}
-	return out, true
+	return &trailError{FieldError: NewFieldError(path, token.NoPos, "%s", msg), trail: shared}
 }
 
 // member is one disjunct's error in an empty disjunction.
@@ -420,6 +448,18 @@ type member struct {
 	disjunct string
 	// literal is set when disjunct is a concrete scalar.
 	literal bool
+}
+
+// setDisjunct sets m's disjunct, when its message did not name it, to the
+// side that is not the user's value, and whether it is a literal.
+func (m *member) setDisjunct(value string) {
+	if m.disjunct == "" {
+		m.disjunct = m.sides[0]
+		if m.disjunct == value {
+			m.disjunct = m.sides[1]
+		}
+	}
+	m.literal = isLiteral(m.disjunct)
 }
 
 // satisfies reports whether the literal unifies with the constraint, both
