@@ -68,98 +68,142 @@ func BuiltinProfiles() []string {
 // falls back to the latest pre-release.
 func ResolveProfile(ctx context.Context, ref string, opts Options) (*Profile, error) {
 	if !strings.ContainsAny(ref, "./:@") {
-		for _, name := range BuiltinProfiles() {
-			if name == ref {
-				return &Profile{ImportPath: path.Join(set.ModulePath[:len(set.ModulePath)-len("@v0")], ProfilesDir, name), Package: name}, nil
-			}
-		}
-		return nil, fmt.Errorf("unknown profile %q (built-in: %s; or a package path in CUE_REGISTRY such as example.com/acme/profiles/gotools@v0)",
-			ref, strings.Join(BuiltinProfiles(), ", "))
+		return builtinProfile(ref)
 	}
-	pkgPath, qualifier, hasQualifier := strings.Cut(ref, ":")
-	base, version, _ := strings.Cut(pkgPath, "@")
-	major := "v0"
-	switch {
-	case version == "":
-	case semver.Major(version) == version:
-		major, version = version, ""
-	case semver.IsValid(version) && semver.Canonical(version) == version:
-		major = semver.Major(version)
-	default:
-		return nil, fmt.Errorf("profile %q: %q is neither a major version (v0) nor a full version (v0.1.2)", ref, version)
+	r, err := parseProfileRef(ref)
+	if err != nil {
+		return nil, err
 	}
-	if !hasQualifier {
-		qualifier = path.Base(base)
-	}
-	if !ast.IsValidIdent(qualifier) || strings.HasPrefix(qualifier, "#") || strings.HasPrefix(qualifier, "_") {
-		return nil, fmt.Errorf("profile %q: %q is not a valid package name; name the package after a colon (%s:mypkg)", ref, qualifier, pkgPath)
-	}
-	importPath := base + "@" + major
-	if hasQualifier {
-		importPath += ":" + qualifier
-	}
-	if err := module.CheckImportPath(importPath); err != nil {
-		return nil, fmt.Errorf("profile %q: %w", ref, err)
-	}
-
 	env := opts.environ()
 	reg, err := embeddedRegistry(env)
 	if err != nil {
 		return nil, err
 	}
-	elems := strings.Split(base, "/")
+	elems := strings.Split(r.base, "/")
 	for i := len(elems); i >= 1; i-- {
-		mpath := strings.Join(elems[:i], "/")
-		if module.CheckPathWithoutVersion(mpath) != nil {
-			continue
-		}
-		versions, err := reg.ModuleVersions(ctx, mpath+"@"+major)
+		p, err := r.inModule(ctx, reg, strings.Join(elems[:i], "/"), strings.Join(elems[i:], "/"))
 		if err != nil {
 			return nil, fmt.Errorf("profile %q: %w", ref, err)
 		}
-		v := version
-		if v == "" {
-			v = latest(versions)
-		} else if !slices.Contains(versions, v) {
-			v = ""
+		if p != nil {
+			return p, nil
 		}
-		if v == "" {
-			continue
-		}
-		mv, err := module.NewVersion(mpath+"@"+major, v)
-		if err != nil {
-			return nil, fmt.Errorf("profile %q: %w", ref, err)
-		}
-		loc, err := reg.Fetch(ctx, mv)
-		if err != nil {
-			return nil, fmt.Errorf("profile %q: %w", ref, err)
-		}
-		if !hasCUEFiles(loc.FS, path.Join(loc.Dir, strings.Join(elems[i:], "/"))) {
-			continue
-		}
-		mf, err := reg.ModFile(ctx, mv)
-		if err != nil {
-			return nil, fmt.Errorf("profile %q: %w", ref, err)
-		}
-		requires := map[string]string{}
-		for m, d := range mf.Deps {
-			requires[m] = d.Version
-		}
-		return &Profile{ImportPath: importPath, Package: qualifier, Module: mv.Path(), Version: v, Requires: requires}, nil
 	}
+	return nil, r.notFound(lookupEnv(env, "CUE_REGISTRY"))
+}
+
+// builtinProfile is the embedded module's profile called name.
+func builtinProfile(name string) (*Profile, error) {
+	if !slices.Contains(BuiltinProfiles(), name) {
+		return nil, fmt.Errorf("unknown profile %q (built-in: %s; or a package path in CUE_REGISTRY such as example.com/acme/profiles/gotools@v0)",
+			name, strings.Join(BuiltinProfiles(), ", "))
+	}
+	return &Profile{ImportPath: path.Join(set.ModulePath[:len(set.ModulePath)-len("@v0")], ProfilesDir, name), Package: name}, nil
+}
+
+// profileRef is a registry profile reference, parsed.
+type profileRef struct {
+	ref string
+	// base is the package path without version or qualifier.
+	base string
+	// version is the exact version asked for, or "" for the latest of
+	// major.
+	version, major string
+	// qualifier is the package name: the one after the colon, or the
+	// path's last element.
+	qualifier string
+	// importPath is what set.cue imports: base@major, with ":qualifier"
+	// when the reference named one.
+	importPath string
+}
+
+func parseProfileRef(ref string) (profileRef, error) {
+	pkgPath, qualifier, hasQualifier := strings.Cut(ref, ":")
+	base, version, _ := strings.Cut(pkgPath, "@")
+	r := profileRef{ref: ref, base: base, version: version, major: "v0", qualifier: qualifier}
+	switch {
+	case version == "":
+	case semver.Major(version) == version:
+		r.major, r.version = version, ""
+	case semver.IsValid(version) && semver.Canonical(version) == version:
+		r.major = semver.Major(version)
+	default:
+		return r, fmt.Errorf("profile %q: %q is neither a major version (v0) nor a full version (v0.1.2)", ref, version)
+	}
+	if !hasQualifier {
+		r.qualifier = path.Base(base)
+	}
+	if !ast.IsValidIdent(r.qualifier) || strings.HasPrefix(r.qualifier, "#") || strings.HasPrefix(r.qualifier, "_") {
+		return r, fmt.Errorf("profile %q: %q is not a valid package name; name the package after a colon (%s:mypkg)", ref, r.qualifier, pkgPath)
+	}
+	r.importPath = base + "@" + r.major
+	if hasQualifier {
+		r.importPath += ":" + r.qualifier
+	}
+	if err := module.CheckImportPath(r.importPath); err != nil {
+		return r, fmt.Errorf("profile %q: %w", ref, err)
+	}
+	return r, nil
+}
+
+// inModule is the profile when module mpath, at the version r asks for
+// (or its latest of r's major version), holds the package in its
+// directory dir; nil when the registry has no such version or the
+// version has no CUE files there.
+func (r profileRef) inModule(ctx context.Context, reg *Registry, mpath, dir string) (*Profile, error) {
+	if module.CheckPathWithoutVersion(mpath) != nil {
+		return nil, nil
+	}
+	versions, err := reg.ModuleVersions(ctx, mpath+"@"+r.major)
+	if err != nil {
+		return nil, err
+	}
+	v := r.version
+	if v == "" {
+		v = latest(versions)
+	} else if !slices.Contains(versions, v) {
+		v = ""
+	}
+	if v == "" {
+		return nil, nil
+	}
+	mv, err := module.NewVersion(mpath+"@"+r.major, v)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := reg.Fetch(ctx, mv)
+	if err != nil {
+		return nil, err
+	}
+	if !hasCUEFiles(loc.FS, path.Join(loc.Dir, dir)) {
+		return nil, nil
+	}
+	mf, err := reg.ModFile(ctx, mv)
+	if err != nil {
+		return nil, err
+	}
+	requires := map[string]string{}
+	for m, d := range mf.Deps {
+		requires[m] = d.Version
+	}
+	return &Profile{ImportPath: r.importPath, Package: r.qualifier, Module: mv.Path(), Version: v, Requires: requires}, nil
+}
+
+// notFound says that no module in registry (CUE_REGISTRY's value)
+// provides r.
+func (r profileRef) notFound(registry string) error {
 	what := "any version"
-	if version != "" {
-		what = "version " + version
+	if r.version != "" {
+		what = "version " + r.version
 	}
-	registry := lookupEnv(env, "CUE_REGISTRY")
 	switch registry {
 	case "none":
-		return nil, fmt.Errorf("profile %q: CUE_REGISTRY is none, so no registry can provide package %s; set CUE_REGISTRY to the registry that holds it", ref, base)
+		return fmt.Errorf("profile %q: CUE_REGISTRY is none, so no registry can provide package %s; set CUE_REGISTRY to the registry that holds it", r.ref, r.base)
 	case "":
 		registry = "the default registry (CUE_REGISTRY is unset)"
 	}
-	return nil, fmt.Errorf("profile %q: no module in %s provides package %s at %s of major version %s",
-		ref, registry, base, what, major)
+	return fmt.Errorf("profile %q: no module in %s provides package %s at %s of major version %s",
+		r.ref, registry, r.base, what, r.major)
 }
 
 // environ is the environment Load and ResolveProfile read.
