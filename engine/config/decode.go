@@ -2,9 +2,10 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -80,27 +81,27 @@ func (d *decoder) fail(sels []string, format string, args ...any) {
 
 func (d *decoder) checkStacks() {
 	check := func(stack Stack, sels ...string) {
-		for _, name := range sortedKeys(stack) {
+		for _, name := range slices.Sorted(maps.Keys(stack)) {
 			if _, ok := d.p.Gates[name]; !ok {
-				d.fail(append(sels, name), "unknown gate %q (known: %s)", name, strings.Join(sortedKeys(d.p.Gates), ", "))
+				d.fail(append(sels, name), "unknown gate %q (known: %s)", name, strings.Join(slices.Sorted(maps.Keys(d.p.Gates)), ", "))
 			}
 		}
 	}
-	for _, t := range sortedKeys(d.p.Stacks) {
+	for _, t := range slices.Sorted(maps.Keys(d.p.Stacks)) {
 		check(d.p.Stacks[t], "stacks", t)
 	}
 	check(d.p.Integration, "integration")
 }
 
 func (d *decoder) checkConditions() {
-	for _, name := range sortedKeys(d.p.Gates) {
+	for _, name := range slices.Sorted(maps.Keys(d.p.Gates)) {
 		if src := d.p.Gates[name].When; src != "" {
 			if _, err := cond.CompileGate(src); err != nil {
 				d.fail([]string{"gates", name, "when"}, "%v", conditionMessage(err))
 			}
 		}
 	}
-	for _, name := range sortedKeys(d.p.Sentinel.Rules) {
+	for _, name := range slices.Sorted(maps.Keys(d.p.Sentinel.Rules)) {
 		if _, err := cond.CompileSentinel(d.p.Sentinel.Rules[name].When); err != nil {
 			d.fail([]string{"sentinel", "rules", name, "when"}, "%v", conditionMessage(err))
 		}
@@ -118,7 +119,7 @@ func conditionMessage(err error) string {
 }
 
 func (d *decoder) checkForbidden() {
-	for _, name := range sortedKeys(d.p.Forbidden) {
+	for _, name := range slices.Sorted(maps.Keys(d.p.Forbidden)) {
 		f := d.p.Forbidden[name]
 		if _, err := regexp.Compile(f.Pattern); err != nil {
 			d.fail([]string{"forbidden", name, "pattern"}, "invalid regular expression: %v", err)
@@ -133,7 +134,7 @@ func (d *decoder) checkForbidden() {
 
 // checkFailures checks that every gate's failures pattern compiles.
 func (d *decoder) checkFailures() {
-	for _, name := range sortedKeys(d.p.Gates) {
+	for _, name := range slices.Sorted(maps.Keys(d.p.Gates)) {
 		if src := d.p.Gates[name].Failures; src != "" {
 			if _, err := regexp.Compile(src); err != nil {
 				d.fail([]string{"gates", name, "failures"}, "invalid regular expression: %v", err)
@@ -152,12 +153,12 @@ func (d *decoder) checkRunners() {
 		}
 		return runner == RunnerDagger
 	}
-	for _, name := range sortedKeys(d.p.Gates) {
+	for _, name := range slices.Sorted(maps.Keys(d.p.Gates)) {
 		if g := d.p.Gates[name]; g.Kind == KindExec && uses(g.Runner) {
 			users = append(users, "gate "+name)
 		}
 	}
-	for _, path := range sortedKeys(d.p.Generated) {
+	for _, path := range slices.Sorted(maps.Keys(d.p.Generated)) {
 		if uses(d.p.Generated[path].Runner) {
 			users = append(users, "the regeneration of "+path)
 		}
@@ -220,13 +221,4 @@ func relPos(pos token.Pos, root string) string {
 		file = filepath.ToSlash(rel)
 	}
 	return fmt.Sprintf("%s:%d:%d", file, pos.Line(), pos.Column())
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

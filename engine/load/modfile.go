@@ -2,10 +2,11 @@ package load
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/mod/modfile"
@@ -75,7 +76,7 @@ func ModuleFile(dir, modulePath string, exact, atLeast map[string]string) ([]byt
 		f.Deps = map[string]*modfile.Dep{}
 	}
 	changed := res == ModuleFileCreated
-	for _, m := range sortedKeys(want) {
+	for _, m := range slices.Sorted(maps.Keys(want)) {
 		if d := f.Deps[m]; d != nil && (d.Version == want[m] || !isExact(m) && semver.Compare(d.Version, want[m]) > 0) {
 			continue
 		}
@@ -111,13 +112,4 @@ func ModulePathFromGo(goPath string) (string, bool) {
 		return "", false
 	}
 	return p + "@v0", true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -5,7 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
@@ -39,7 +40,7 @@ func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string) (
 func (f Fingerprint) sum() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "config %s\n", f.Config)
-	for _, name := range sortedKeys(f.Specs) {
+	for _, name := range slices.Sorted(maps.Keys(f.Specs)) {
 		fmt.Fprintf(h, "spec %s %s\n", name, f.Specs[name])
 	}
 	fmt.Fprintf(h, "head %s\n", f.Head)
@@ -62,7 +63,7 @@ func (f Fingerprint) Changes(now Fingerprint) []string {
 	if f.Config != now.Config {
 		out = append(out, "the configuration (set.cue and its modules) changed")
 	}
-	for _, name := range sortedKeys(f.Specs) {
+	for _, name := range slices.Sorted(maps.Keys(f.Specs)) {
 		cur, ok := now.Specs[name]
 		switch {
 		case !ok:
@@ -71,7 +72,7 @@ func (f Fingerprint) Changes(now Fingerprint) []string {
 			out = append(out, fmt.Sprintf("spec file %s changed", name))
 		}
 	}
-	for _, name := range sortedKeys(now.Specs) {
+	for _, name := range slices.Sorted(maps.Keys(now.Specs)) {
 		if _, ok := f.Specs[name]; !ok {
 			out = append(out, fmt.Sprintf("spec file %s was added", name))
 		}
@@ -95,13 +96,4 @@ func shortHead(h string) string {
 func hashOf(data []byte) string {
 	s := sha256.Sum256(data)
 	return hex.EncodeToString(s[:])
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -47,7 +48,7 @@ func Make(cfg *config.Project, s *spec.Spec, fp Fingerprint) (*Plan, error) {
 // explicit converts the plan written in set.cue.
 func explicit(cfg *config.Project) ([]Change, []Deferred) {
 	var changes []Change
-	for _, name := range sortedKeys(cfg.Plan.Changes) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plan.Changes)) {
 		c := cfg.Plan.Changes[name]
 		changes = append(changes, Change{
 			Name:         c.Name,
@@ -63,7 +64,7 @@ func explicit(cfg *config.Project) ([]Change, []Deferred) {
 		})
 	}
 	var deferred []Deferred
-	for _, id := range sortedKeys(cfg.Plan.Deferred) {
+	for _, id := range slices.Sorted(maps.Keys(cfg.Plan.Deferred)) {
 		deferred = append(deferred, Deferred{Requirement: id, Reason: cfg.Plan.Deferred[id]})
 	}
 	return changes, deferred
