@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/set-engine/set/engine/cond"
@@ -54,7 +55,7 @@ type SkippedGate struct {
 // decidable at plan time is evaluated now and the gate is skipped when it
 // does not hold. An unknown gate name or a bad condition is an error.
 func ResolveStack(cfg *config.Project, stack config.Stack, change cond.Change) (steps []GateStep, skipped []SkippedGate, err error) {
-	for _, name := range sortedKeys(stack) {
+	for _, name := range slices.Sorted(maps.Keys(stack)) {
 		entry := stack[name]
 		gate, ok := cfg.Gates[name]
 		if !ok {
@@ -110,14 +111,4 @@ func ResolveStack(cfg *config.Project, stack config.Stack, change cond.Change) (
 	})
 	// skipped is already sorted by name: the stack was walked in name order.
 	return steps, skipped, nil
-}
-
-// sortedKeys returns the keys of m in ascending order.
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
