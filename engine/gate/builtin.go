@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -217,7 +218,7 @@ func rules(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	}
 	var rs []rule
 	if in.Project != nil {
-		for _, name := range sortedKeys(in.Project.Forbidden) {
+		for _, name := range slices.Sorted(maps.Keys(in.Project.Forbidden)) {
 			f := in.Project.Forbidden[name]
 			re, err := regexp.Compile(f.Pattern)
 			if err != nil {
@@ -323,13 +324,4 @@ func dedupe(ids []string) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys[M ~map[string]V, V any](m M) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
