@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -192,12 +191,12 @@ func (d *decoder) checkRunners() {
 // not (the profile's or the schema's default applies), set.cue's project.
 func (d *decoder) recordPositions() {
 	if pos := d.pos("spec"); pos.IsValid() {
-		d.positions["spec"] = relPos(pos, d.lp.Root)
+		d.positions["spec"] = load.RelPosition(pos, d.lp.Root)
 	}
 	if pos := d.lp.FieldPos("mainBranch"); pos.IsValid() {
-		d.positions["mainBranch"] = relPos(pos, d.lp.Root)
+		d.positions["mainBranch"] = load.RelPosition(pos, d.lp.Root)
 	} else if pos := d.lp.ConfigPos(); pos.IsValid() {
-		d.positions["mainBranch"] = relPos(pos, d.lp.Root)
+		d.positions["mainBranch"] = load.RelPosition(pos, d.lp.Root)
 	}
 	if d.p.Plan == nil {
 		return
@@ -209,16 +208,8 @@ func (d *decoder) recordPositions() {
 				sels = append(sels, field)
 			}
 			if pos := d.pos(sels...); pos.IsValid() {
-				d.positions[strings.Join(sels, ".")] = relPos(pos, d.lp.Root)
+				d.positions[strings.Join(sels, ".")] = load.RelPosition(pos, d.lp.Root)
 			}
 		}
 	}
-}
-
-func relPos(pos token.Pos, root string) string {
-	file := pos.Filename()
-	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
-		file = filepath.ToSlash(rel)
-	}
-	return fmt.Sprintf("%s:%d:%d", file, pos.Line(), pos.Column())
 }

@@ -208,14 +208,14 @@ func Details(err error, root string) string {
 			b.WriteString(msg)
 		case 1:
 			first, rest, more := strings.Cut(msg, "\n")
-			fmt.Fprintf(&b, "%s: %s", first, relPosition(positions[0], root))
+			fmt.Fprintf(&b, "%s: %s", first, RelPosition(positions[0], root))
 			if more {
 				b.WriteString("\n" + rest)
 			}
 		default:
 			b.WriteString(msg + ":")
 			for _, p := range positions {
-				b.WriteString("\n    " + relPosition(p, root))
+				b.WriteString("\n    " + RelPosition(p, root))
 			}
 		}
 		b.WriteString("\n")
@@ -223,9 +223,9 @@ func Details(err error, root string) string {
 	return extractedDir.ReplaceAllString(b.String(), set.ModulePath[:len(set.ModulePath)-len("@v0")]+"@"+set.ModuleVersion+"/")
 }
 
-// relPosition is file:line:col with the file relative to root when it is
-// inside it, in forward slashes.
-func relPosition(pos token.Pos, root string) string {
+// RelPosition is file:line:col with the file relative to root when it is
+// inside it, in forward slashes: how set names a position in a project.
+func RelPosition(pos token.Pos, root string) string {
 	file := pos.Filename()
 	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
 		file = rel
