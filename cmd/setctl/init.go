@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"golang.org/x/mod/modfile"
 
 	"github.com/set-engine/set/engine/atomicfile"
 	"github.com/set-engine/set/engine/config"
@@ -244,17 +245,13 @@ func missingDirs(dir string) []string {
 	return out
 }
 
-var goModule = regexp.MustCompile(`(?m)^module\s+"?([^\s"]+)"?\s*$`)
-
 // cueModulePath is the CUE module path for a new cue.mod: derived from the
 // Go module's path when dir has a go.mod and that gives a valid CUE module
 // path, otherwise one under example.com.
 func cueModulePath(dir, name string) string {
 	if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
-		if m := goModule.FindSubmatch(data); m != nil {
-			if p, ok := load.ModulePathFromGo(string(m[1])); ok {
-				return p
-			}
+		if p, ok := load.ModulePathFromGo(modfile.ModulePath(data)); ok {
+			return p
 		}
 	}
 	return "example.com/" + name + "@v0"

@@ -49,3 +49,23 @@ func TestWriteAllRollsBack(t *testing.T) {
 		t.Errorf("written file = %q, %v", data, err)
 	}
 }
+
+// cueModulePath reads go.mod as the go command does: comments, quotes and
+// the block form do not hide the module path.
+func TestCUEModulePathFromGoMod(t *testing.T) {
+	for _, tt := range []struct{ gomod, want string }{
+		{"module github.com/acme/app\n\ngo 1.26\n", "github.com/acme/app@v0"},
+		{"module github.com/acme/app // the app\n", "github.com/acme/app@v0"},
+		{"// Deprecated: use v2.\nmodule \"github.com/acme/app\"\n", "github.com/acme/app@v0"},
+		{"module `github.com/Acme/app/v2`\n", "github.com/acme/app@v0"},
+		{"go 1.26\n", "example.com/x@v0"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(tt.gomod), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := cueModulePath(dir, "x"); got != tt.want {
+			t.Errorf("cueModulePath with go.mod %q = %q, want %q", tt.gomod, got, tt.want)
+		}
+	}
+}
