@@ -34,7 +34,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
 		UpdateScripts: *updateScripts,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"jsonnorm": jsonNorm},
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"jsonnorm": jsonNorm, "nostrayset": noStraySet},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cue-cache"))

@@ -12,13 +12,40 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	set "github.com/set-engine/set"
 )
 
-// strayInstruction is an instruction to run the old binary name. `set` is a
-// shell builtin: `set plan` runs the builtin and does nothing. The same
-// pattern guards the CLI's output in testdata/script/no_stray_set.txtar.
-var strayInstruction = regexp.MustCompile(`\bset (init|vet|plan|apply|doctor|status|events|explain|version)\b`)
+// strayInstruction is an instruction to run the old binary name with one
+// of setctl's commands or help topics. `set` is a shell builtin: `set plan`
+// runs the builtin and does nothing. The same pattern guards the CLI's
+// output in testdata/script/no_stray_set.txtar (the nostrayset command).
+var strayInstruction = func() *regexp.Regexp {
+	names := []string{"help"}
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	for _, t := range topics() {
+		names = append(names, t.name)
+	}
+	return regexp.MustCompile(`\bset (` + strings.Join(names, "|") + `)\b`)
+}()
+
+// noStraySet is the script command `nostrayset FILE...`: it fails when a
+// line of a file (or of stdout or stderr) tells the user to type `set …`.
+func noStraySet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: nostrayset FILE...")
+	}
+	for _, name := range args {
+		for i, line := range strings.Split(ts.ReadFile(name), "\n") {
+			if m := strayInstruction.FindString(line); m != "" {
+				ts.Fatalf("%s:%d: %q tells the user to run %q; the binary is setctl", name, i+1, line, m)
+			}
+		}
+	}
+}
 
 // TestNoStraySetInstruction scans every string literal of the Go code in
 // cmd/ and engine/ (tests aside), so that an error message deep in the
@@ -95,6 +122,7 @@ func TestStrayPatternMatches(t *testing.T) {
 		"the set turns a spec into code": false,
 		"a gate set expanded by a when":  false,
 		"sets vet":                       false,
+		"see set help conditions":        true,
 	} {
 		if got := strayInstruction.MatchString(s); got != want {
 			t.Errorf("%q: match = %v, want %v", s, got, want)
