@@ -22,11 +22,16 @@ type workspace struct {
 	specData map[string][]byte // spec file (slash path relative to root) → content
 }
 
-// loadWorkspace loads set.cue and the spec files it names. Configuration
-// errors come back as CUE errors (print them with load.Details); spec
-// errors as one error listing every diagnostic.
+// loadWorkspace loads the project that dir is in (load.FindRoot: dir or
+// the nearest parent with set.cue and cue.mod) and the spec files it
+// names. Configuration errors come back as CUE errors (print them with
+// load.Details); spec errors as one error listing every diagnostic.
 func loadWorkspace(dir string) (*workspace, error) {
-	cfg, root, err := config.Load(dir, load.Options{})
+	root, err := load.FindRoot(dir)
+	if err != nil {
+		return &workspace{root: dir}, err
+	}
+	cfg, root, err := config.Load(root, load.Options{})
 	if err != nil {
 		return &workspace{root: root}, err
 	}
