@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ const (
 	EndIterations  Ending = "iterations"  // the iteration budget is spent
 	EndTokens      Ending = "tokens"      // the token budget is spent
 	EndStalled     Ending = "stalled"     // every remaining iteration stalled
-	EndAgentError  Ending = "agent-error" // the agent failed to run, twice in a row
+	EndAgentError  Ending = "agent-error" // the agent failed to run twice in a row, or failed the same way three times (see sameFailure)
 	EndInterrupted Ending = "interrupted" // the context ended
 )
 
@@ -64,6 +65,17 @@ type LoopResult struct {
 // before the change fails with an agent error.
 const maxConsecutiveErrors = 2
 
+// maxSameFailures is how many iterations in a row may end the same way
+// (the same non-zero exit code, the same last line of output, no commit)
+// before the change fails with an agent error: an agent that fails at once
+// (its script missing, no API key) fails again on every retry, and
+// running out the iteration budget would only bury the reason.
+const maxSameFailures = 3
+
+// maxLastLine bounds the last line of an agent's output that an
+// iteration's event carries.
+const maxLastLine = 200
+
 // Loop runs agent iterations until the change is done or a budget ends it.
 // Every iteration writes its prompt to .set/changes/<change>/prompt-<n>.md
 // and its output to .set/logs/<change>/agent-<n>.log, commits what the
@@ -73,6 +85,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 	change := in.Prompt.Change.Name
 	res := LoopResult{Iterations: in.Done, Tokens: in.TokensUsed, SessionID: in.SessionID}
 	errorsInRow, stalls := 0, 0
+	var same sameFailure
 	retryContext := in.Prompt.RetryContext
 	for n := in.Done + 1; ; n++ {
 		if n > in.MaxIterations {
@@ -119,6 +132,14 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			return res, err
 		}
 
+		before, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
+		if err != nil {
+			log.Close()
+			return res, err
+		}
+		// The tail of the output, for the last line of a failing agent.
+		tail := &tailWriter{max: 4 * maxLastLine}
+
 		decision, why := "new", "first iteration"
 		switch {
 		case res.SessionID != "" && errorsInRow == 0 && stalls == 0:
@@ -139,7 +160,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 
 		out, runErr := in.Adapter.Run(ctx, Request{
 			Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
-			Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: log,
+			Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: io.MultiWriter(log, tail),
 		})
 		log.Close()
 		if ctx.Err() != nil {
@@ -200,6 +221,9 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		default:
 			it.Result = "not-done"
 			errorsInRow, stalls = 0, 0
+			if out.ExitCode != 0 {
+				it.Error = withLine(fmt.Sprintf("exit %d", out.ExitCode), lastLine(tail.String()))
+			}
 			switch {
 			case inMerge:
 				retryContext = fmt.Sprintf("The merge of main into your branch is still in progress: conflict markers remain in %s. Resolve every marker, keeping both sides' intent, and commit.", strings.Join(unresolved, ", "))
@@ -225,7 +249,53 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			res.Ending, res.Reason = EndAgentError, it.Error
 			return res, nil
 		}
+		if same.add(it, commits > before) >= maxSameFailures {
+			res.Ending = EndAgentError
+			res.Reason = withLine(fmt.Sprintf("the agent exited %d in %d iterations in a row without a commit", it.ExitCode, same.count), lastLine(tail.String()))
+			return res, nil
+		}
 	}
+}
+
+// sameFailure counts the iterations in a row that exited non-zero with the
+// same error (exit code and last line) and added no commit.
+type sameFailure struct {
+	err   string
+	count int
+}
+
+// add records it, which added commits when committed is set, and returns
+// the length of the run it continues, 0 when it is no failure of the kind.
+func (s *sameFailure) add(it journal.AgentIterationData, committed bool) int {
+	if it.Result != "not-done" || it.ExitCode == 0 || committed {
+		*s = sameFailure{}
+		return 0
+	}
+	if it.Error != s.err {
+		*s = sameFailure{err: it.Error}
+	}
+	s.count++
+	return s.count
+}
+
+// withLine is msg, followed by ": line" when line is not empty.
+func withLine(msg, line string) string {
+	if line == "" {
+		return msg
+	}
+	return msg + ": " + line
+}
+
+// lastLine is the last line of output that is not blank, trimmed and cut
+// to maxLastLine bytes.
+func lastLine(output string) string {
+	lines := strings.FieldsFunc(output, func(r rune) bool { return r == '\n' || r == '\r' })
+	for i := len(lines) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(lines[i]); line != "" {
+			return truncate(line, maxLastLine)
+		}
+	}
+	return ""
 }
 
 // syncMain merges main into the branch at an iteration boundary when main

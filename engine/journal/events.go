@@ -136,7 +136,11 @@ type AgentIterationData struct {
 	SessionID string `json:"sessionId,omitempty"`
 	Prompt    string `json:"prompt"` // path of the prompt file, relative to the project
 	Log       string `json:"log"`    // path of the iteration's log, relative to the project
-	Error     string `json:"error,omitempty"`
+	// Error is why the iteration failed: the adapter's error when the
+	// agent could not run ("error"), or, when it exited non-zero, "exit N"
+	// and the last line of its output, at most 200 bytes
+	// ("exit 2: sh: 0: cannot open agent.sh: No such file").
+	Error string `json:"error,omitempty"`
 }
 
 type LLMCallData struct {

@@ -1,0 +1,90 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
+)
+
+// loopWith runs Loop for change x on a branch of a fresh repository with
+// an exec agent running script in sh, at most max iterations, and returns
+// the result and the AGENT_ITERATION events.
+func loopWith(t *testing.T, script string, max int) (LoopResult, []journal.AgentIterationData) {
+	t.Helper()
+	repo, _ := replayRepo(t)
+	gitT(t, repo, "checkout", "-q", "-b", "set/x")
+	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", script}}, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var its []journal.AgentIterationData
+	res, err := Loop(context.Background(), LoopInput{
+		Adapter:  a,
+		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
+		Root:     t.TempDir(),
+		Worktree: repo, MainBranch: "main", MaxIterations: max,
+		Emit: func(p journal.Payload) error {
+			if it, ok := p.(journal.AgentIterationData); ok {
+				its = append(its, it)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, its
+}
+
+// An agent that fails at once, the same way each time, ends the change
+// after three iterations with its exit code and its last words, not after
+// the whole iteration budget with "not finishing".
+func TestLoopStopsOnTheSameFailure(t *testing.T) {
+	res, its := loopWith(t, `echo starting; echo "sh: 0: cannot open agent.sh: No such file" >&2; echo; exit 2`, 10)
+	if res.Ending != EndAgentError || res.Iterations != 3 {
+		t.Errorf("ending %s after %d iterations, want %s after 3", res.Ending, res.Iterations, EndAgentError)
+	}
+	if want := "the agent exited 2 in 3 iterations in a row without a commit: sh: 0: cannot open agent.sh: No such file"; res.Reason != want {
+		t.Errorf("reason %q\nwant   %q", res.Reason, want)
+	}
+	if len(its) != 3 {
+		t.Fatalf("%d AGENT_ITERATION events, want 3", len(its))
+	}
+	for _, it := range its {
+		if it.Result != "not-done" || it.ExitCode != 2 || it.Error != "exit 2: sh: 0: cannot open agent.sh: No such file" {
+			t.Errorf("iteration %d: result %q, exit %d, error %q", it.Iteration, it.Result, it.ExitCode, it.Error)
+		}
+	}
+}
+
+// The last line is bounded.
+func TestLoopBoundsTheLastLine(t *testing.T) {
+	_, its := loopWith(t, `printf '%0300d\n' 0; exit 1`, 1)
+	if len(its) != 1 {
+		t.Fatalf("%d AGENT_ITERATION events, want 1", len(its))
+	}
+	if want := "exit 1: " + strings.Repeat("0", maxLastLine-len("…")) + "…"; its[0].Error != want {
+		t.Errorf("error %q\nwant  %q", its[0].Error, want)
+	}
+}
+
+// Failures that differ, or that leave commits, are the agent at work: the
+// iteration budget decides.
+func TestLoopRetriesFailuresThatChange(t *testing.T) {
+	for name, script := range map[string]string{
+		"another line each time": `echo "attempt {iteration} failed"; exit 1`,
+		"a commit each time":     `echo more >> greet.txt; echo "tests fail"; exit 1`,
+		"finishing cleanly":      `exit 0`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, its := loopWith(t, script, 4)
+			if res.Ending != EndIterations || len(its) != 4 {
+				t.Errorf("ending %s after %d iterations (%s), want %s after 4", res.Ending, len(its), res.Reason, EndIterations)
+			}
+		})
+	}
+}
