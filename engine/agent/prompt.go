@@ -18,8 +18,13 @@ type PromptInput struct {
 	Iteration    int
 	Gates        []string // the verify stack, in order
 	RetryContext string   // the last failure, if any
-	Attempt      int      // retries used so far
-	Budget       int      // retries allowed
+	// RetryStage is the stage whose failure RetryContext reports ("verify"
+	// or "integration"); Attempt is that stage's retries so far, this one
+	// included, and Budget the retries its budget allows. Attempt 0: the
+	// retry context is where the last iteration stopped, no failure.
+	RetryStage string
+	Attempt    int
+	Budget     int
 }
 
 // Prompt renders the prompt of one iteration: the change's scope, its
@@ -80,7 +85,7 @@ func Prompt(in PromptInput) string {
 	switch {
 	case in.RetryContext == "":
 	case in.Attempt > 0:
-		fmt.Fprintf(&b, "\n## The last attempt failed (retry %d of %d)\n\n%s\n", in.Attempt, in.Budget, strings.TrimSpace(in.RetryContext))
+		fmt.Fprintf(&b, "\n## The last attempt failed: retry %d of %d (%s)\n\n%s\n", in.Attempt, in.Budget, in.RetryStage, strings.TrimSpace(in.RetryContext))
 	default:
 		fmt.Fprintf(&b, "\n## Where the last iteration stopped\n\n%s\n", strings.TrimSpace(in.RetryContext))
 	}

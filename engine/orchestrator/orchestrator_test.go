@@ -90,6 +90,11 @@ if [ "$change" = broken ]; then echo "bad $iteration" > broken.txt; else echo go
 	if n := count(f.events(), journal.RetryScheduled, "broken"); n != 2 {
 		t.Errorf("broken retries = %d, want the budget of 2", n)
 	}
+	// The retry's prompt counts the verify retries against their budget,
+	// as the console does.
+	if prompt := readFile(t, f.root, ".set/changes/broken/prompt-2.md"); !strings.Contains(prompt, "\n## The last attempt failed: retry 1 of 2 (verify)\n") {
+		t.Errorf("prompt-2 of broken does not count the verify retry:\n%s", prompt)
+	}
 }
 
 // TestConflictResolvedByAgent: two independent changes edit the same line;
@@ -140,6 +145,9 @@ sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 	prompt := readFile(t, f.root, ".set/changes/"+second+"/prompt-2.md")
 	if !strings.Contains(prompt, "Merging main into your branch conflicts in 1 file(s): notes.txt") {
 		t.Errorf("prompt-2 of %s lacks the conflict:\n%s", second, prompt)
+	}
+	if !strings.Contains(prompt, "\n## The last attempt failed: retry 1 of 2 (integration)\n") {
+		t.Errorf("prompt-2 of %s does not count the integration retry:\n%s", second, prompt)
 	}
 }
 

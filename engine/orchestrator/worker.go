@@ -75,9 +75,14 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 			return err
 		}
 	}
-	retryContext := ""
-	if s := r.rec.status(name); s == state.VerifyFailed || s == state.IntegrationFailed {
-		retryContext = r.rec.change(name).RetryContext
+	// retryContext is the last failure sent back to the agent, and
+	// retryStage the stage it failed.
+	retryContext, retryStage := "", ""
+	switch r.rec.status(name) {
+	case state.VerifyFailed:
+		retryContext, retryStage = r.rec.change(name).RetryContext, state.StageVerify
+	case state.IntegrationFailed:
+		retryContext, retryStage = r.rec.change(name).RetryContext, state.StageIntegration
 	}
 	cg, _ := r.opts.Graph.Change(name)
 	gates := make([]string, 0, len(cg.Verify))
@@ -94,12 +99,15 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 				return err
 			}
 			st := r.rec.change(name)
+			attempt, retryBudget := st.VerifyAttempts, budget
+			if retryStage == state.StageIntegration {
+				attempt, retryBudget = st.IntegrationAttempts, r.opts.Project.Budgets.Retries.Integration
+			}
 			res, err := agent.Loop(ctx, agent.LoopInput{
 				Adapter: adapter,
 				Prompt: agent.PromptInput{
 					Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.worktree(name),
-					Gates: gates, RetryContext: retryContext,
-					Attempt: st.VerifyAttempts + st.IntegrationAttempts, Budget: budget + r.opts.Project.Budgets.Retries.Integration,
+					Gates: gates, RetryContext: retryContext, RetryStage: retryStage, Attempt: attempt, Budget: retryBudget,
 				},
 				Root: r.opts.Root, SetDir: r.setDir, Worktree: r.worktree(name), MainBranch: r.opts.Project.MainBranch,
 				Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
@@ -161,7 +169,7 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 		if err := r.rec.emit(name, journal.RetryScheduledData{Stage: "verify", Attempt: used + 1, Budget: budget, Reason: "a blocking gate failed", RetryContext: rc}); err != nil {
 			return err
 		}
-		retryContext = rc
+		retryContext, retryStage = rc, state.StageVerify
 	}
 }
 

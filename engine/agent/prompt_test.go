@@ -1,0 +1,30 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/plan"
+)
+
+// A retry's prompt counts the retries of the stage that failed, against
+// that stage's budget, as the console's "retry 1/3 (verify)" does.
+func TestPromptRetryCountsTheStage(t *testing.T) {
+	for _, tt := range []struct {
+		stage           string
+		attempt, budget int
+		want            string
+	}{
+		{"verify", 1, 3, "\n## The last attempt failed: retry 1 of 3 (verify)\n\nGate test failed.\n"},
+		{"integration", 2, 2, "\n## The last attempt failed: retry 2 of 2 (integration)\n\nGate test failed.\n"},
+	} {
+		got := Prompt(PromptInput{
+			Project: &config.Project{Name: "p"}, Change: plan.Change{Name: "x"},
+			RetryContext: "Gate test failed.", RetryStage: tt.stage, Attempt: tt.attempt, Budget: tt.budget,
+		})
+		if !strings.HasSuffix(got, tt.want) {
+			t.Errorf("prompt ends:\n%s\nwant:\n%s", got[strings.LastIndex(got, "\n## "):], tt.want)
+		}
+	}
+}
