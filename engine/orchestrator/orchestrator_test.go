@@ -504,3 +504,43 @@ func TestKeepBranches(t *testing.T) {
 		t.Errorf("branches after the resumed run = %v, want set/beta (checked out) and set/gamma (more work)", got)
 	}
 }
+
+// TestBranchDeletionIsBestEffort: a branch git cannot delete (a lock file
+// left by a killed git) is kept, and neither the archive nor a later run's
+// reconcile fails for it; once the lock is gone, a later run deletes it.
+func TestBranchDeletionIsBestEffort(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	f.change("beta", "alpha")
+	a := f.agentScript(`echo "good $change" > "$change.txt"` + "\n")
+	lock := filepath.Join(f.root, ".git", "refs", "heads", "set", "alpha.lock")
+	f.checkpoint = func(point, change string) {
+		if point == "archived" && change == "alpha" {
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	sum, err := f.apply(context.Background(), a)
+	if err != nil || sum.Result != "success" {
+		t.Fatalf("run with a stale lock: %v, %+v", err, sum)
+	}
+	if got := f.branches(); !slices.Equal(got, []string{"set/alpha"}) {
+		t.Errorf("branches = %v, want set/alpha kept", got)
+	}
+	f.checkpoint = nil
+	sum, err = f.apply(context.Background(), a)
+	if err != nil || sum.Result != "success" {
+		t.Fatalf("resumed run with the lock still there: %v, %+v", err, sum)
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = f.apply(context.Background(), a)
+	if err != nil || sum.Result != "success" {
+		t.Fatalf("resumed run without the lock: %v, %+v", err, sum)
+	}
+	if got := f.branches(); len(got) > 0 {
+		t.Errorf("branches after the lock went = %v, want none", got)
+	}
+}

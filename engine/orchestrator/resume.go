@@ -85,9 +85,7 @@ func (r *run) reconcile(ctx context.Context) error {
 		s := r.rec.status(name)
 		if s == state.Archived {
 			// A run that stopped before it deleted the branch.
-			if err := r.deleteBranch(ctx, name); err != nil {
-				return err
-			}
+			r.deleteBranch(ctx, name)
 		}
 		if s == state.Pending || s.Terminal() {
 			continue

@@ -294,7 +294,8 @@ func (r *run) retire(ctx context.Context, change string) error {
 	if err := r.removeWorktree(ctx, change); err != nil {
 		return err
 	}
-	return r.deleteBranch(ctx, change)
+	r.deleteBranch(ctx, change)
+	return nil
 }
 
 // removeWorktree removes a change's worktree (see run.worktrees).
@@ -309,32 +310,34 @@ func (r *run) removeWorktree(ctx context.Context, change string) error {
 // main has the change's commit (found by its Set-Change trailer) and that
 // commit's tree is the tree of the branch's tip, the tree the integration
 // stack passed. A branch that is gone already is fine; one that holds
-// other work or is checked out somewhere is kept. Deleting a branch is not
-// a transition of the change, so it is not journaled.
-func (r *run) deleteBranch(ctx context.Context, change string) error {
+// other work or is checked out somewhere is kept.
+//
+// Deleting is tidying, never a step a change needs: when git cannot look
+// or delete (a refs/heads/set/<change>.lock left by a killed git), the
+// branch is kept, as a branch with other work is, and the run carries on;
+// the next run tries again. It is not reported: a kept branch is what the
+// user sees either way, and the orchestrator has no channel for a warning
+// that is no event of a change.
+func (r *run) deleteBranch(ctx context.Context, change string) {
 	branch := "set/" + change
 	if r.opts.KeepBranches || !git.BranchExists(ctx, r.opts.Root, branch) {
-		return nil
+		return
 	}
 	commit, err := r.onMain(ctx, change)
 	if err != nil || commit == "" {
-		return err
+		return
 	}
 	tip, err := git.RevParse(ctx, r.opts.Root, "refs/heads/"+branch)
 	if err != nil {
-		return err
+		return
 	}
 	trees, err := git.Run(ctx, r.opts.Root, "rev-parse", commit+"^{tree}", tip+"^{tree}")
-	if err != nil {
-		return err
-	}
-	if t := strings.Fields(trees); len(t) != 2 || t[0] != t[1] {
-		return nil
+	if t := strings.Fields(trees); err != nil || len(t) != 2 || t[0] != t[1] {
+		return
 	}
 	r.worktrees.Lock()
 	defer r.worktrees.Unlock()
-	_, err = git.DeleteBranch(ctx, r.opts.Root, branch, tip)
-	return err
+	_, _ = git.DeleteBranch(ctx, r.opts.Root, branch, tip)
 }
 
 func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
