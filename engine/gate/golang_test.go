@@ -1,0 +1,102 @@
+package gate
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/load"
+)
+
+// These tests run the exec gates of the embedded golang profile
+// (profiles/golang) as a project gets them, on real Go modules, and match
+// their failures patterns against output the go command really printed
+// (testdata/golang, from go1.26).
+
+// golangProfile is the configuration of a project that uses the golang
+// profile unchanged.
+func golangProfile(t *testing.T) *config.Project {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("CUE_CACHE_DIR", filepath.Join(t.TempDir(), "cue-cache"))
+	t.Setenv("CUE_REGISTRY", "none")
+	files := map[string]string{
+		"cue.mod/module.cue": "module: \"example.com/demo@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
+		"set.cue": "package demo\n\nimport \"github.com/set-engine/set/profiles/golang\"\n\n" +
+			"project: golang.#Project & {\n\tname: \"demo\"\n\tspec: [\"docs/spec.md\"]\n}\n",
+	}
+	for name, content := range files {
+		writeTestFile(t, filepath.Join(dir, name), content)
+	}
+	p, _, err := config.Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	return p
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// goEnv makes the go command local and quiet: no toolchain download, no
+// module proxy, no workspace or flags from the developer's environment.
+func goEnv(t *testing.T) {
+	t.Setenv("GOTOOLCHAIN", "local")
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOFLAGS", "")
+	t.Setenv("GOWORK", "off")
+}
+
+// runProfileGate runs the profile's gate name in dir.
+func runProfileGate(t *testing.T, p *config.Project, name, dir string) Result {
+	t.Helper()
+	in := Input{
+		Project:  p,
+		Step:     graph.GateStep{Gate: name, Kind: config.KindExec, Mode: config.ModeRun, Runner: "host", Timeout: config.Duration(2 * time.Minute)},
+		Stage:    graph.StageVerify,
+		Attempt:  1,
+		Worktree: dir,
+		LogPath:  filepath.Join(t.TempDir(), name+".log"),
+	}
+	return runGate(t, in)
+}
+
+// TestGolangGatesOnModuleWithoutPackages: a new module with only its
+// go.mod passes every gate (there is nothing to build, format, vet or
+// test); a directory without a go.mod is no module, and fails.
+func TestGolangGatesOnModuleWithoutPackages(t *testing.T) {
+	goEnv(t)
+	p := golangProfile(t)
+	empty := t.TempDir()
+	writeTestFile(t, filepath.Join(empty, "go.mod"), "module example.com/empty\n\ngo 1.26\n")
+	writeTestFile(t, filepath.Join(empty, "docs", "spec.md"), "# Spec\n")
+	for _, g := range []string{"build", "fmt", "vet", "test"} {
+		if res := runProfileGate(t, p, g, empty); res.Status != StatusPass {
+			t.Errorf("%s on a module without packages: %s (%s)\n%s", g, res.Status, res.Reason, res.Tail)
+		}
+	}
+	noModule := t.TempDir()
+	writeTestFile(t, filepath.Join(noModule, "main.go"), "package main\n\nfunc main() {}\n")
+	for _, g := range []string{"build", "vet", "test"} {
+		if res := runProfileGate(t, p, g, noModule); res.Status != StatusFail || res.ExitCode != 1 {
+			t.Errorf("%s without go.mod: %s (exit code %d), want fail\n%s", g, res.Status, res.ExitCode, res.Tail)
+		}
+	}
+	// With packages, vet and test run: a vet finding fails.
+	writeTestFile(t, filepath.Join(empty, "a.go"), "package empty\n\nimport \"fmt\"\n\nfunc F() { fmt.Printf(\"%d\\n\", \"x\") }\n")
+	res := runProfileGate(t, p, "vet", empty)
+	if res.Status != StatusFail || !slices.Equal(res.Failures, []string{`a.go fmt.Printf format %d has arg "x" of wrong type string`}) {
+		t.Errorf("vet on a finding: %s %q\n%s", res.Status, res.Failures, res.Tail)
+	}
+}
