@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +99,38 @@ func TestGolangGatesOnModuleWithoutPackages(t *testing.T) {
 	res := runProfileGate(t, p, "vet", empty)
 	if res.Status != StatusFail || !slices.Equal(res.Failures, []string{`a.go fmt.Printf format %d has arg "x" of wrong type string`}) {
 		t.Errorf("vet on a finding: %s %q\n%s", res.Status, res.Failures, res.Tail)
+	}
+}
+
+// TestGolangFmtLeavesOutWhatGoIgnores: fmt reports the files go build,
+// vet and test compile, not those under testdata/ or vendor/ (golden and
+// vendored files) or in directories the go command ignores (".x", "_x"),
+// at any depth.
+func TestGolangFmtLeavesOutWhatGoIgnores(t *testing.T) {
+	goEnv(t)
+	p := golangProfile(t)
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.26\n")
+	unformatted := "package x\nfunc  F( ) {}\n"
+	for _, f := range []string{"testdata/a.go", "sub/testdata/golden/b.go", "vendor/example.com/v/v.go", "sub/vendor/v.go", "_examples/e.go", ".hidden/h.go", "sub/.cache/c.go"} {
+		writeTestFile(t, filepath.Join(dir, f), unformatted)
+	}
+	writeTestFile(t, filepath.Join(dir, "m.go"), "package m\n")
+	if res := runProfileGate(t, p, "fmt", dir); res.Status != StatusPass {
+		t.Errorf("fmt with unformatted files only where go does not look: %s (%s)\n%s", res.Status, res.Reason, res.Tail)
+	}
+	writeTestFile(t, filepath.Join(dir, "sub", "pkg", "with space.go"), unformatted)
+	writeTestFile(t, filepath.Join(dir, "top.go"), unformatted)
+	res := runProfileGate(t, p, "fmt", dir)
+	if res.Status != StatusFail || !slices.Equal(res.Failures, []string{"sub/pkg/with space.go", "top.go"}) {
+		t.Errorf("fmt: %s, failures %q\n%s", res.Status, res.Failures, res.Tail)
+	}
+	// A file gofmt cannot parse is not formatted either.
+	for _, f := range []string{"sub/pkg/with space.go", "top.go"} {
+		writeTestFile(t, filepath.Join(dir, f), "package x\n")
+	}
+	writeTestFile(t, filepath.Join(dir, "broken.go"), "package x\nfunc (\n")
+	if res := runProfileGate(t, p, "fmt", dir); res.Status != StatusFail || !strings.Contains(res.Tail, "broken.go:2:8: expected") {
+		t.Errorf("fmt on a file gofmt cannot parse: %s\n%s", res.Status, res.Tail)
 	}
 }
