@@ -134,3 +134,96 @@ func TestGolangFmtLeavesOutWhatGoIgnores(t *testing.T) {
 		t.Errorf("fmt on a file gofmt cannot parse: %s\n%s", res.Status, res.Tail)
 	}
 }
+
+// TestGolangFailurePatterns: each pattern names, in real go output, every
+// test and package that failed, every compiler and vet finding, and the go
+// command's own errors, but not its progress lines.
+func TestGolangFailurePatterns(t *testing.T) {
+	p := golangProfile(t)
+	mainTest := []string{"TestFails", "TestFails/sub", "example.com/gs/failing"}
+	finding := `a/a.go fmt.Printf format %d has arg "x" of wrong type string`
+	typeError := `b/b.go cannot use "x" (untyped string constant) as int value in return statement`
+	goError := "go.mod requires go >= 1.99 (running go 1.26.8; GOTOOLCHAIN=local)"
+	tests := []struct {
+		gate, sample string
+		want         []string
+	}{
+		{"test", "test-main.out", mainTest},
+		{"test", "test-timeout.out", append(slices.Clone(mainTest), "example.com/gs/timeout")},
+		{"test", "test-init-panic.out", append(slices.Clone(mainTest), "example.com/gs/initpanic")},
+		{"test", "test-testmain-exit.out", append(slices.Clone(mainTest), "example.com/gs/mainexit")},
+		{"test", "test-build-failed.out", append(slices.Clone(mainTest), "example.com/gs/broken")},
+		{"test", "vet-go-error.out", []string{goError}},
+		{"vet", "vet-main.out", []string{finding}},
+		{"vet", "vet-type-error.out", []string{finding, typeError}},
+		{"vet", "vet-go-error.out", []string{goError}},
+		{"build", "build-main.out", []string{typeError}},
+		{"build", "build-go-error.out", []string{goError}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gate+"/"+tt.sample, func(t *testing.T) {
+			out, err := os.ReadFile(filepath.Join("testdata", "golang", tt.sample))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := scan(t, p.Gates[tt.gate].Failures, string(out))
+			slices.Sort(tt.want)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("failures = %q\nwant       %q", got, tt.want)
+			}
+		})
+	}
+	// The go command's progress and warnings are no failures.
+	progress := "go: downloading github.com/google/go-cmp v0.7.0\ngo: finding module for package example.com/x\n" +
+		"go: found example.com/x in example.com/x v1.0.0\ngo: warning: \"./...\" matched no packages\n"
+	for _, g := range []string{"build", "vet", "test"} {
+		if got := scan(t, p.Gates[g].Failures, progress); len(got) != 0 {
+			t.Errorf("%s names progress lines: %q", g, got)
+		}
+	}
+}
+
+// TestGolangAcceptedTestFailures: with main's failing test accepted, a
+// change that makes another package time out, panic in init or exit from
+// TestMain fails the test gate, naming that package; main's own failures
+// alone pass.
+func TestGolangAcceptedTestFailures(t *testing.T) {
+	p := golangProfile(t)
+	mainOut, err := filepath.Abs(filepath.Join("testdata", "golang", "test-main.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := func(sample string) Input {
+		in, _ := execInput(t, "test", "sh", "-c", `cat "$0"; exit 1`, filepath.Join(filepath.Dir(mainOut), sample))
+		g := in.Project.Gates["test"]
+		g.Failures = p.Gates["test"].Failures
+		in.Project.Gates["test"] = g
+		in.Accepted = scan(t, g.Failures, readFile(t, mainOut))
+		return in
+	}
+	res := runGate(t, replay("test-main.out"))
+	if res.Status != StatusPass || res.Reason != "exit code 1: 3 failures also on main, accepted" {
+		t.Errorf("main's own failures: %s (%s)", res.Status, res.Reason)
+	}
+	for sample, pkg := range map[string]string{
+		"test-timeout.out":       "example.com/gs/timeout",
+		"test-init-panic.out":    "example.com/gs/initpanic",
+		"test-testmain-exit.out": "example.com/gs/mainexit",
+		"test-build-failed.out":  "example.com/gs/broken",
+	} {
+		res := runGate(t, replay(sample))
+		if res.Status != StatusFail || res.Reason != "exit code 1: 1 failure not on main (3 also on main, accepted)" ||
+			!strings.Contains(res.RetryContext, "does not have:\n- "+pkg+"\n") {
+			t.Errorf("%s: %s (%s)\n%s", sample, res.Status, res.Reason, res.RetryContext)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
