@@ -3,6 +3,8 @@ package baseline
 import (
 	"fmt"
 	"strings"
+
+	"github.com/set-engine/set/engine/gate"
 )
 
 // tailLines is how many lines of a red gate's output RedError shows.
@@ -43,7 +45,7 @@ func (e *RedError) Error() string {
 		}
 	}
 	if len(unknown) == 0 {
-		what := fmt.Sprintf("the %s %s has on main", plural(len(e.Gates[0].Failures), "failure", "failures"), e.Gates[0].Gate)
+		what := fmt.Sprintf("the %s %s has on main", gate.Plural(len(e.Gates[0].Failures), "failure", "failures"), e.Gates[0].Gate)
 		if len(e.Gates) > 1 {
 			counts := make([]string, len(e.Gates))
 			for i, v := range e.Gates {
@@ -158,11 +160,4 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -154,9 +154,9 @@ func judgeFailure(in Input, res Result, cmdline string, output []byte) (_ Result
 		return res, false
 	case len(fresh) == 0:
 		res.Status = StatusPass
-		res.Reason = fmt.Sprintf("exit code %d: %s also on main, accepted", res.ExitCode, plural(known, "failure", "failures"))
+		res.Reason = fmt.Sprintf("exit code %d: %s also on main, accepted", res.ExitCode, Plural(known, "failure", "failures"))
 	default:
-		res.Reason = fmt.Sprintf("exit code %d: %s not on main (%d also on main, accepted)", res.ExitCode, plural(len(fresh), "failure", "failures"), known)
+		res.Reason = fmt.Sprintf("exit code %d: %s not on main (%d also on main, accepted)", res.ExitCode, Plural(len(fresh), "failure", "failures"), known)
 		res.RetryContext = acceptedRetry(in, headline, fresh, known)
 	}
 	return res, true

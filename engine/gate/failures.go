@@ -107,8 +107,8 @@ func acceptedRetry(in Input, headline string, fresh []string, known int) string 
 	var b strings.Builder
 	b.WriteString(headline)
 	fmt.Fprintf(&b, " main fails this gate too: %s already on main %s accepted (setctl apply --accept-baseline) and not yours to fix. ",
-		plural(known, "failure", "failures"), isAre(known))
-	fmt.Fprintf(&b, "Your change adds %s that main does not have:\n", plural(len(fresh), "failure", "failures"))
+		Plural(known, "failure", "failures"), isAre(known))
+	fmt.Fprintf(&b, "Your change adds %s that main does not have:\n", Plural(len(fresh), "failure", "failures"))
 	for _, f := range fresh {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}
