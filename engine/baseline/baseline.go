@@ -78,7 +78,10 @@ func Checks(changes []*graph.ChangeGraph) []Check {
 // Verdict is one gate's judgement of main's tree.
 type Verdict struct {
 	Gate string
-	// Tree is the git tree of main that was judged.
+	// Branch is the project's main branch, whose tip was judged; messages
+	// name it.
+	Branch string
+	// Tree is the git tree of Branch that was judged.
 	Tree string
 	// Command is the gate's argv as a shell reader types it.
 	Command string
@@ -103,23 +106,23 @@ type Verdict struct {
 	Cached bool
 }
 
-// Red reports whether the gate fails on main.
+// Red reports whether the gate fails on the main branch.
 func (v Verdict) Red() bool { return v.Result == gate.StatusFail }
 
-// Comparable reports whether main's failures of the gate can be told
-// apart from a change's: a run that ended and whose failures the gate's
-// pattern named.
+// Comparable reports whether the main branch's failures of the gate can
+// be told apart from a change's: a run that ended and whose failures the
+// gate's pattern named.
 func (v Verdict) Comparable() bool { return v.Why() == "" }
 
 // Why says why a red gate's failures cannot be accepted; "" when they can.
 func (v Verdict) Why() string {
 	switch {
 	case v.TimedOut:
-		return "it timed out on main, so its failures are unknown"
+		return fmt.Sprintf("it timed out on %s, so its failures are unknown", v.Branch)
 	case v.Pattern == "":
-		return "it has no failures pattern, so set cannot tell its failures on main from a change's"
+		return fmt.Sprintf("it has no failures pattern, so set cannot tell its failures on %s from a change's", v.Branch)
 	case len(v.Failures) == 0:
-		return "its failures pattern found nothing in its output on main"
+		return fmt.Sprintf("its failures pattern found nothing in its output on %s", v.Branch)
 	}
 	return ""
 }
@@ -190,7 +193,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 		if !ok {
 			if !checkedOut {
 				if err := checkout(ctx, in.Root, wt, commit); err != nil {
-					return verdicts, fmt.Errorf("checking out main for its baseline: %w", err)
+					return verdicts, fmt.Errorf("checking out %s for its baseline: %w", in.MainBranch, err)
 				}
 				checkedOut = true
 			}
@@ -199,7 +202,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 				return verdicts, err
 			}
 		}
-		v.Gate, v.Tree, v.Blocking = c.Step.Gate, tree, c.Blocking
+		v.Gate, v.Branch, v.Tree, v.Blocking = c.Step.Gate, in.MainBranch, tree, c.Blocking
 		v.Command, v.Pattern = gate.CommandLine(g.Run), g.Failures
 		if !ok && !v.TimedOut {
 			// Saved at once: a later gate's crash keeps this verdict.
@@ -251,7 +254,7 @@ func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, er
 		if ctx.Err() != nil {
 			return Verdict{}, context.Cause(ctx)
 		}
-		return Verdict{}, fmt.Errorf("gate %s could not run on main: %w", step.Gate, cmp.Or(res.Err, errors.New(res.Reason)))
+		return Verdict{}, fmt.Errorf("gate %s could not run on %s: %w", step.Gate, in.MainBranch, cmp.Or(res.Err, errors.New(res.Reason)))
 	}
 	return Verdict{
 		Result: res.Status, ExitCode: res.ExitCode, TimedOut: res.TimedOut,

@@ -15,7 +15,8 @@ const tailLines = 10
 // Its message shows each gate's command, the end of its output and its
 // log, and the ways on, worded as what to type.
 type RedError struct {
-	// Gates are the blocking gates red on main, in run order.
+	// Gates are the blocking gates red on the main branch, in run order;
+	// never empty. Messages name the branch as Verdict.Branch does.
 	Gates []Verdict
 	// Accepting is set when the run was asked to accept main's failures
 	// (setctl apply --accept-baseline) and some of Gates cannot be
@@ -29,13 +30,14 @@ func (e *RedError) Error() string {
 	}
 	var b strings.Builder
 	names := e.names(e.Gates)
-	fmt.Fprintf(&b, "main fails %s %s before any change: every change would be blamed for it, so no agent was started.\n",
-		map[bool]string{true: "gate", false: "gates"}[len(e.Gates) == 1], names)
+	main := e.branch()
+	fmt.Fprintf(&b, "%s fails %s %s before any change: every change would be blamed for it, so no agent was started.\n",
+		main, map[bool]string{true: "gate", false: "gates"}[len(e.Gates) == 1], names)
 	for _, v := range e.Gates {
 		b.WriteString("\n" + block(v))
 	}
 	b.WriteString("\nTo go on, choose one:\n")
-	fmt.Fprintf(&b, "  1. Fix main: make %s pass on main, commit, and run `setctl apply` again.\n", names)
+	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `setctl apply` again.\n", main, names, main)
 	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s and run `setctl apply` again; failures are then reported, never sent to an agent.\n",
 		names, warnSettings(e.Gates))
 	var unknown []Verdict
@@ -45,17 +47,17 @@ func (e *RedError) Error() string {
 		}
 	}
 	if len(unknown) == 0 {
-		what := fmt.Sprintf("the %s %s has on main", gate.Plural(len(e.Gates[0].Failures), "failure", "failures"), e.Gates[0].Gate)
+		what := fmt.Sprintf("the %s %s has on %s", gate.Plural(len(e.Gates[0].Failures), "failure", "failures"), e.Gates[0].Gate, main)
 		if len(e.Gates) > 1 {
 			counts := make([]string, len(e.Gates))
 			for i, v := range e.Gates {
 				counts[i] = fmt.Sprintf("%s: %d", v.Gate, len(v.Failures))
 			}
-			what = fmt.Sprintf("the failures these gates have on main (%s)", strings.Join(counts, ", "))
+			what = fmt.Sprintf("the failures these gates have on %s (%s)", main, strings.Join(counts, ", "))
 		}
-		fmt.Fprintf(&b, "  3. Accept main's failures: run `setctl apply --accept-baseline`; it records %s and fails a change only on failures main does not have.\n", what)
+		fmt.Fprintf(&b, "  3. Accept %s's failures: run `setctl apply --accept-baseline`; it records %s and fails a change only on failures %s does not have.\n", main, what, main)
 	} else {
-		b.WriteString("  3. Accept main's failures with `setctl apply --accept-baseline`, once set can name each gate's failures:\n")
+		fmt.Fprintf(&b, "  3. Accept %s's failures with `setctl apply --accept-baseline`, once set can name each gate's failures:\n", main)
 		for _, v := range unknown {
 			fmt.Fprintf(&b, "     %s: %s; %s.\n", v.Gate, v.Why(), fixWhy(v))
 		}
@@ -72,14 +74,15 @@ func (e *RedError) refusal() string {
 		}
 	}
 	names := e.names(unknown)
+	main := e.branch()
 	var b strings.Builder
-	fmt.Fprintf(&b, "--accept-baseline cannot accept the failures of %s on main, so nothing was accepted and no agent was started.\n", names)
+	fmt.Fprintf(&b, "--accept-baseline cannot accept the failures of %s on %s, so nothing was accepted and no agent was started.\n", names, main)
 	for _, v := range unknown {
 		b.WriteString("\n" + block(v))
 		fmt.Fprintf(&b, "  %s.\n", capitalize(v.Why()))
 	}
 	b.WriteString("\nTo go on, choose one:\n")
-	fmt.Fprintf(&b, "  1. Fix main: make %s pass on main, commit, and run `setctl apply` again.\n", names)
+	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `setctl apply` again.\n", main, names, main)
 	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s and run `setctl apply` again.\n", names, warnSettings(unknown))
 	b.WriteString("  3. Let set name the failures, then run `setctl apply --accept-baseline` again:\n")
 	for _, v := range unknown {
@@ -87,6 +90,9 @@ func (e *RedError) refusal() string {
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
+
+// branch is the main branch the gates were judged on.
+func (e *RedError) branch() string { return e.Gates[0].Branch }
 
 // names is "fmt", "fmt and vet", "build, fmt and vet".
 func (e *RedError) names(vs []Verdict) string {
@@ -110,9 +116,9 @@ func enumerate(items []string) string {
 func block(v Verdict) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", v.Gate, v.Command)
-	ending := fmt.Sprintf("failed on main with exit code %d", v.ExitCode)
+	ending := fmt.Sprintf("failed on %s with exit code %d", v.Branch, v.ExitCode)
 	if v.TimedOut {
-		ending = v.Reason + " on main"
+		ending = v.Reason + " on " + v.Branch
 	}
 	lines := strings.Split(strings.TrimRight(v.Tail, "\n"), "\n")
 	if v.Tail == "" {
@@ -130,7 +136,7 @@ func block(v Verdict) string {
 		fmt.Fprintf(&b, "  Full log: %s\n", v.Log)
 	}
 	if v.Cached {
-		b.WriteString("  (judged before on this tree of main: nothing ran again; delete .set/baseline.json to judge it anew)\n")
+		fmt.Fprintf(&b, "  (judged before on this tree of %s: nothing ran again; delete .set/baseline.json to judge it anew)\n", v.Branch)
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -8,17 +9,17 @@ import (
 )
 
 var (
-	redFmt = Verdict{Gate: "fmt", Command: `sh -c 'test -z "$(gofmt -l .)" || { gofmt -l .; exit 1; }'`, Pattern: `^(.+\.go)$`,
+	redFmt = Verdict{Branch: "main", Gate: "fmt", Command: `sh -c 'test -z "$(gofmt -l .)" || { gofmt -l .; exit 1; }'`, Pattern: `^(.+\.go)$`,
 		Blocking: true, Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"testdata/old.go"},
 		Tail: "testdata/old.go", Log: ".set/logs/baseline/fmt.log"}
-	redVet = Verdict{Gate: "vet", Command: "go vet ./...", Pattern: `^(\S+\.go):\d+`, Blocking: true, Result: "fail",
+	redVet = Verdict{Branch: "main", Gate: "vet", Command: "go vet ./...", Pattern: `^(\S+\.go):\d+`, Blocking: true, Result: "fail",
 		ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go", "b.go"}, Log: ".set/logs/baseline/vet.log", Cached: true,
 		Tail: strings.Repeat("noise\n", 20) + "a.go:1:1: x\nb.go:2:2: y"}
-	redLint = Verdict{Gate: "lint", Command: "golangci-lint run", Blocking: true, Result: "fail", ExitCode: 3,
+	redLint = Verdict{Branch: "main", Gate: "lint", Command: "golangci-lint run", Blocking: true, Result: "fail", ExitCode: 3,
 		Reason: "exit code 3", Log: ".set/logs/baseline/lint.log"}
-	redTest = Verdict{Gate: "test", Command: "go test ./...", Pattern: `^--- FAIL: (\S+)`, Blocking: true, Result: "fail",
+	redTest = Verdict{Branch: "main", Gate: "test", Command: "go test ./...", Pattern: `^--- FAIL: (\S+)`, Blocking: true, Result: "fail",
 		ExitCode: -1, TimedOut: true, Reason: "timed out after 15m0s", Tail: "=== RUN TestSlow", Log: ".set/logs/baseline/test.log"}
-	redBuild = Verdict{Gate: "build", Command: "make", Pattern: `^ERROR (\S+)`, Blocking: true, Result: "fail",
+	redBuild = Verdict{Branch: "main", Gate: "build", Command: "make", Pattern: `^ERROR (\S+)`, Blocking: true, Result: "fail",
 		ExitCode: 2, Reason: "exit code 2", Tail: "make: *** No rule to make target", Log: ".set/logs/baseline/build.log"}
 )
 
@@ -36,6 +37,22 @@ func TestRedErrorGatesThatCannotBeAccepted(t *testing.T) {
 
 func TestRedErrorRefusal(t *testing.T) {
 	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}, Accepting: true}).Error()+"\n"))
+}
+
+// TestRedErrorNamesTheMainBranch: a project whose main branch is master
+// reads master wherever the message speaks of it, never main.
+func TestRedErrorNamesTheMainBranch(t *testing.T) {
+	var gates []Verdict
+	for _, v := range []Verdict{redBuild, redFmt, redLint, redTest} {
+		v.Branch = "master"
+		gates = append(gates, v)
+	}
+	for _, e := range []*RedError{{Gates: gates[1:2]}, {Gates: gates}, {Gates: gates, Accepting: true}} {
+		msg := e.Error()
+		if regexp.MustCompile(`\bmain\b`).MatchString(msg) || !strings.Contains(msg, " on master") {
+			t.Errorf("the message does not name master alone:\n%s", msg)
+		}
+	}
 }
 
 func TestWhy(t *testing.T) {

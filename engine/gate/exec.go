@@ -154,9 +154,10 @@ func judgeFailure(in Input, res Result, cmdline string, output []byte) (_ Result
 		return res, false
 	case len(fresh) == 0:
 		res.Status = StatusPass
-		res.Reason = fmt.Sprintf("exit code %d: %s also on main, accepted", res.ExitCode, Plural(known, "failure", "failures"))
+		res.Reason = fmt.Sprintf("exit code %d: %s also on %s, accepted", res.ExitCode, Plural(known, "failure", "failures"), in.Project.MainBranch)
 	default:
-		res.Reason = fmt.Sprintf("exit code %d: %s not on main (%d also on main, accepted)", res.ExitCode, Plural(len(fresh), "failure", "failures"), known)
+		res.Reason = fmt.Sprintf("exit code %d: %s not on %s (%d also on %[3]s, accepted)",
+			res.ExitCode, Plural(len(fresh), "failure", "failures"), in.Project.MainBranch, known)
 		res.RetryContext = acceptedRetry(in, headline, fresh, known)
 	}
 	return res, true
