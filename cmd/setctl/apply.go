@@ -14,6 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
@@ -205,7 +206,11 @@ func runApply(e *env, args []string) (code int) {
 	}
 	head, _ := git.RevParse(context.Background(), ws.root, "refs/heads/"+ws.cfg.MainBranch)
 	if err != nil {
-		failed := e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
+		msg := "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue."
+		if errors.As(err, new(*baseline.RedError)) {
+			msg = "%v" // it says how to go on
+		}
+		failed := e.errorf(c.name, msg, err)
 		if ui != nil {
 			ui.summary(sum, head)
 		}

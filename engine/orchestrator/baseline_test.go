@@ -67,8 +67,8 @@ func TestBaselineRedStopsBeforeDispatch(t *testing.T) {
 	for attempt := 1; attempt <= 2; attempt++ {
 		sum, err := f.apply(context.Background(), a)
 		var red *baseline.RedError
-		if !errors.As(err, &red) || sum != nil {
-			t.Fatalf("apply %d: summary %+v, error %v; want a *baseline.RedError and no summary", attempt, sum, err)
+		if !errors.As(err, &red) || sum == nil || sum.Result != "failed" || sum.Statuses["alpha"] != state.Pending {
+			t.Fatalf("apply %d: summary %+v, error %v; want a *baseline.RedError and the failed run's summary", attempt, sum, err)
 		}
 		if len(red.Gates) != 1 || red.Gates[0].Gate != "check" || red.Gates[0].Comparable() {
 			t.Errorf("apply %d: red gates %+v", attempt, red.Gates)

@@ -117,8 +117,8 @@ func SetDir(root string) string { return filepath.Join(root, ".set") }
 // continues it. Before the first dispatch main itself is judged by the
 // plan's exec gates: a blocking gate red on main (or one that cannot run
 // there) ends the run, recorded as failed, before any agent started; Apply
-// then returns no Summary and a *baseline.RedError (or why the gate could
-// not run).
+// then returns the failed run's Summary with a *baseline.RedError (or why
+// the gate could not run).
 func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -220,9 +220,6 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	if err := r.rec.close(); err != nil && runErr == nil {
 		runErr = err
-	}
-	if baselineErr != nil && runErr == baselineErr {
-		return nil, runErr
 	}
 	return sum, runErr
 }
