@@ -22,6 +22,32 @@ type RedError struct {
 	// (setctl apply --accept-baseline) and some of Gates cannot be
 	// compared (see Verdict.Why): nothing was accepted.
 	Accepting bool
+	// Apply is how the user ran setctl apply: the ways on repeat it.
+	Apply Invocation
+}
+
+// Invocation is how the user ran setctl apply, so that a message can say
+// what to type next in the same form.
+type Invocation struct {
+	// Flags are the flags given to apply, as typed, without
+	// --accept-baseline ("--yes", "--json").
+	Flags []string
+	// PlanFile is the plan file given to apply, as typed; "" when apply
+	// made the plan itself.
+	PlanFile string
+}
+
+// Command is the apply command line, with --accept-baseline when accept
+// is set.
+func (in Invocation) Command(accept bool) string {
+	parts := append([]string{"setctl", "apply"}, in.Flags...)
+	if accept {
+		parts = append(parts, "--accept-baseline")
+	}
+	if in.PlanFile != "" {
+		parts = append(parts, in.PlanFile)
+	}
+	return strings.Join(parts, " ")
 }
 
 func (e *RedError) Error() string {
@@ -37,9 +63,9 @@ func (e *RedError) Error() string {
 		b.WriteString("\n" + block(v))
 	}
 	b.WriteString("\nTo go on, choose one:\n")
-	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `setctl apply` again.\n", main, names, main)
-	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s and run `setctl apply` again; failures are then reported, never sent to an agent.\n",
-		names, warnSettings(e.Gates))
+	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
+	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s; failures are then reported, never sent to an agent.\n",
+		names, warnSettings(e.Gates), e.afterEdit(false))
 	var unknown []Verdict
 	for _, v := range e.Gates {
 		if !v.Comparable() {
@@ -55,9 +81,10 @@ func (e *RedError) Error() string {
 			}
 			what = fmt.Sprintf("the failures these gates have on %s (%s)", main, strings.Join(counts, ", "))
 		}
-		fmt.Fprintf(&b, "  3. Accept %s's failures: run `setctl apply --accept-baseline`; it records %s and fails a change only on failures %s does not have.\n", main, what, main)
+		fmt.Fprintf(&b, "  3. Accept %s's failures: run `%s`; it records %s and fails a change only on failures %s does not have.\n",
+			main, e.Apply.Command(true), what, main)
 	} else {
-		fmt.Fprintf(&b, "  3. Accept %s's failures with `setctl apply --accept-baseline`, once set can name each gate's failures:\n", main)
+		fmt.Fprintf(&b, "  3. Accept %s's failures, once set can name each gate's failures: change set.cue as below, then %s:\n", main, e.afterEdit(true))
 		for _, v := range unknown {
 			fmt.Fprintf(&b, "     %s: %s; %s.\n", v.Gate, v.Why(), fixWhy(v))
 		}
@@ -82,13 +109,24 @@ func (e *RedError) refusal() string {
 		fmt.Fprintf(&b, "  %s.\n", capitalize(v.Why()))
 	}
 	b.WriteString("\nTo go on, choose one:\n")
-	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `setctl apply` again.\n", main, names, main)
-	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s and run `setctl apply` again.\n", names, warnSettings(unknown))
-	b.WriteString("  3. Let set name the failures, then run `setctl apply --accept-baseline` again:\n")
+	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
+	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s.\n", names, warnSettings(unknown), e.afterEdit(false))
+	fmt.Fprintf(&b, "  3. Let set name the failures: change set.cue as below, then %s:\n", e.afterEdit(true))
 	for _, v := range unknown {
 		fmt.Fprintf(&b, "     %s: %s.\n", v.Gate, fixWhy(v))
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// afterEdit is what to do once set.cue is edited: apply refuses a main
+// checkout with uncommitted changes, and a plan file made from the old
+// set.cue is stale.
+func (e *RedError) afterEdit(accept bool) string {
+	commit := fmt.Sprintf("commit set.cue (setctl apply needs a clean checkout of %s)", e.branch())
+	if e.Apply.PlanFile == "" {
+		return fmt.Sprintf("%s and run `%s` again", commit, e.Apply.Command(accept))
+	}
+	return fmt.Sprintf("%s, make a new plan with `setctl plan -out %s` and run `%s`", commit, e.Apply.PlanFile, e.Apply.Command(accept))
 }
 
 // branch is the main branch the gates were judged on.
@@ -156,7 +194,7 @@ func fixWhy(v Verdict) string {
 	case v.TimedOut:
 		return fmt.Sprintf("give it more time: `gates: %s: timeout: \"30m\"` in set.cue", v.Gate)
 	case v.Pattern != "":
-		return fmt.Sprintf("correct `gates: %s: failures` in set.cue so that it matches the failures in %s", v.Gate, v.Log)
+		return fmt.Sprintf("if %s shows failures the pattern misses, correct `gates: %s: failures` in set.cue to name them; if the gate fails there without failures a change could also have, only choices 1 and 2 help", v.Log, v.Gate)
 	}
 	return fmt.Sprintf("add `gates: %s: failures: \"<RE2 pattern>\"` to project in set.cue; every match on a line of its output is one failure, named by the match's capture groups", v.Gate)
 }

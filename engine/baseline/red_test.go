@@ -23,20 +23,48 @@ var (
 		ExitCode: 2, Reason: "exit code 2", Tail: "make: *** No rule to make target", Log: ".set/logs/baseline/build.log"}
 )
 
+// yes is `setctl apply --yes`.
+var yes = Invocation{Flags: []string{"--yes"}}
+
 func TestRedErrorOneGate(t *testing.T) {
-	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt}}).Error()+"\n"))
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt}, Apply: yes}).Error()+"\n"))
+}
+
+// TestRedErrorPlanFile: the ways on of `setctl apply --json plan.json`
+// keep the plan file and its flags, and say to plan again after set.cue
+// changed (the plan file is stale then).
+func TestRedErrorPlanFile(t *testing.T) {
+	plan := Invocation{Flags: []string{"--json"}, PlanFile: "plan.json"}
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt, redLint}, Apply: plan}).Error()+"\n"))
+}
+
+func TestInvocationCommand(t *testing.T) {
+	for _, tt := range []struct {
+		in     Invocation
+		accept bool
+		want   string
+	}{
+		{Invocation{}, false, "setctl apply"},
+		{Invocation{}, true, "setctl apply --accept-baseline"},
+		{yes, true, "setctl apply --yes --accept-baseline"},
+		{Invocation{Flags: []string{"--json", "--keep-branches"}, PlanFile: "out/plan.json"}, true, "setctl apply --json --keep-branches --accept-baseline out/plan.json"},
+	} {
+		if got := tt.in.Command(tt.accept); got != tt.want {
+			t.Errorf("%+v.Command(%v) = %q, want %q", tt.in, tt.accept, got, tt.want)
+		}
+	}
 }
 
 func TestRedErrorComparableGates(t *testing.T) {
-	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt, redVet}}).Error()+"\n"))
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt, redVet}, Apply: yes}).Error()+"\n"))
 }
 
 func TestRedErrorGatesThatCannotBeAccepted(t *testing.T) {
-	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}}).Error()+"\n"))
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}, Apply: yes}).Error()+"\n"))
 }
 
 func TestRedErrorRefusal(t *testing.T) {
-	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}, Accepting: true}).Error()+"\n"))
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}, Accepting: true, Apply: yes}).Error()+"\n"))
 }
 
 // TestRedErrorNamesTheMainBranch: a project whose main branch is master

@@ -25,6 +25,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -60,6 +61,9 @@ type Options struct {
 	// run then fails a change only on failures main does not have (see
 	// run.checkBaseline).
 	AcceptBaseline bool
+	// Invocation is how the user ran setctl apply: a run stopped by the
+	// baseline says what to type next in the same form.
+	Invocation baseline.Invocation
 	// KeepBranches keeps the branch set/<change> of a change that reached
 	// main; by default it is deleted once main holds its work.
 	KeepBranches bool
