@@ -11,16 +11,16 @@ import (
 var (
 	redFmt = Verdict{Branch: "main", Gate: "fmt", Command: `sh -c 'test -z "$(gofmt -l .)" || { gofmt -l .; exit 1; }'`, Pattern: `^(.+\.go)$`,
 		Blocking: true, Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"testdata/old.go"},
-		Tail: "testdata/old.go", Log: ".set/logs/baseline/fmt.log"}
+		Tail: "testdata/old.go", Log: ".set/logs/_baseline/fmt.log"}
 	redVet = Verdict{Branch: "main", Gate: "vet", Command: "go vet ./...", Pattern: `^(\S+\.go):\d+`, Blocking: true, Result: "fail",
-		ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go", "b.go"}, Log: ".set/logs/baseline/vet.log", Cached: true,
+		ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go", "b.go"}, Log: ".set/logs/_baseline/vet.log", Cached: true,
 		Tail: strings.Repeat("noise\n", 20) + "a.go:1:1: x\nb.go:2:2: y"}
 	redLint = Verdict{Branch: "main", Gate: "lint", Command: "golangci-lint run", Blocking: true, Result: "fail", ExitCode: 3,
-		Reason: "exit code 3", Log: ".set/logs/baseline/lint.log"}
+		Reason: "exit code 3", Log: ".set/logs/_baseline/lint.log"}
 	redTest = Verdict{Branch: "main", Gate: "test", Command: "go test ./...", Pattern: `^--- FAIL: (\S+)`, Blocking: true, Result: "fail",
-		ExitCode: -1, TimedOut: true, Reason: "timed out after 15m0s", Tail: "=== RUN TestSlow", Log: ".set/logs/baseline/test.log"}
+		ExitCode: -1, TimedOut: true, Reason: "timed out after 15m0s", Tail: "=== RUN TestSlow", Log: ".set/logs/_baseline/test.log"}
 	redBuild = Verdict{Branch: "main", Gate: "build", Command: "make", Pattern: `^ERROR (\S+)`, Blocking: true, Result: "fail",
-		ExitCode: 2, Reason: "exit code 2", Tail: "make: *** No rule to make target", Log: ".set/logs/baseline/build.log"}
+		ExitCode: 2, Reason: "exit code 2", Tail: "make: *** No rule to make target", Log: ".set/logs/_baseline/build.log"}
 )
 
 // yes is `setctl apply --yes`.

@@ -70,7 +70,9 @@ type Options struct {
 	// Checkpoint, if set, is called at the named points of a change's way
 	// to main ("dispatched", "before-fast-forward", "merged",
 	// "before-archive-fast-forward", "archived"), after everything before
-	// the point is journaled. Crash tests kill the process there.
+	// the point is journaled, and with no change at "baseline-judged" (main
+	// judged, its checkout not yet removed). Crash tests kill the process
+	// there.
 	Checkpoint func(point, change string)
 }
 
