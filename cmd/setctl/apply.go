@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/spf13/pflag"
 
 	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
@@ -194,7 +196,7 @@ func runApply(e *env, args []string) (code int) {
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
 		Runners: runners, AcceptBaseline: *acceptBaseline, KeepBranches: *keepBranches,
-		OnEvent: onEvent,
+		Invocation: invocation(fs), OnEvent: onEvent,
 	})
 	progress.close()
 	if ui != nil {
@@ -205,7 +207,11 @@ func runApply(e *env, args []string) (code int) {
 	}
 	head, _ := git.RevParse(context.Background(), ws.root, "refs/heads/"+ws.cfg.MainBranch)
 	if err != nil {
-		failed := e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
+		msg := "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue."
+		if errors.As(err, new(*baseline.RedError)) {
+			msg = "%v" // it says how to go on
+		}
+		failed := e.errorf(c.name, msg, err)
 		if ui != nil {
 			ui.summary(sum, head)
 		}
@@ -228,6 +234,23 @@ func runApply(e *env, args []string) (code int) {
 		fmt.Fprintf(e.stdout, "Some changes did not reach %s. See why in .set/logs/ and .set/events.jsonl; a new `setctl apply` retries them.\n", ws.cfg.MainBranch)
 	}
 	return exitError
+}
+
+// invocation is how the user ran apply, for messages that say what to
+// type next: the flags given (without --accept-baseline, which the
+// message adds where it helps) and the plan file, as typed.
+func invocation(fs *pflag.FlagSet) baseline.Invocation {
+	in := baseline.Invocation{PlanFile: fs.Arg(0)}
+	fs.Visit(func(f *pflag.Flag) {
+		switch {
+		case f.Name == "accept-baseline":
+		case f.Value.Type() != "bool":
+			in.Flags = append(in.Flags, "--"+f.Name+"="+f.Value.String())
+		case f.Value.String() == "true":
+			in.Flags = append(in.Flags, "--"+f.Name)
+		}
+	})
+	return in
 }
 
 // planFromFile reads a saved plan and refuses it when its inputs changed,

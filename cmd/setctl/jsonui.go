@@ -100,6 +100,7 @@ func (u *jsonUI) version() {
 // diagnose writes an error or a warning; it is env.diagnose.
 func (u *jsonUI) diagnose(severity, msg string) {
 	summary, detail, _ := strings.Cut(msg, "\n")
+	detail = strings.Trim(detail, "\n") // a blank line may part it from the summary
 	level := "error"
 	if severity == "warning" {
 		level = "warn"

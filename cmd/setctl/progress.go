@@ -285,12 +285,12 @@ func (p *progress) describe(e journal.Event, r *row) string {
 		case d.Result == "pass":
 			return fmt.Sprintf("baseline %s: %s (%s)", d.Gate, p.green.Sprint("pass"), when)
 		case d.Mode == "warn":
-			return p.yellow.Sprintf("baseline %s: fails on main, not blocking (warn): %s (%s); log %s", d.Gate, d.Reason, when, d.Log)
+			return p.yellow.Sprintf("baseline %s: fails on %s, not blocking (warn): %s (%s); log %s", d.Gate, p.main, d.Reason, when, d.Log)
 		}
-		return fmt.Sprintf("baseline %s: %s on main: %s (%s); log %s", d.Gate, p.red.Sprint("FAIL"), d.Reason, when, d.Log)
+		return fmt.Sprintf("baseline %s: %s on %s: %s (%s); log %s", d.Gate, p.red.Sprint("FAIL"), p.main, d.Reason, when, d.Log)
 	case journal.BaselineAccepted:
 		d, _ := journal.Decode[journal.BaselineAcceptedData](e)
-		return p.yellow.Sprintf("baseline %s: %s of main accepted; changes fail it only on others", d.Gate, plural(len(d.Failures), "failure"))
+		return p.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, plural(len(d.Failures), "failure"), p.main)
 	}
 	return ""
 }

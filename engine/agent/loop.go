@@ -226,7 +226,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			}
 			switch {
 			case inMerge:
-				retryContext = fmt.Sprintf("The merge of main into your branch is still in progress: conflict markers remain in %s. Resolve every marker, keeping both sides' intent, and commit.", strings.Join(unresolved, ", "))
+				retryContext = fmt.Sprintf("The merge of %s into your branch is still in progress: conflict markers remain in %s. Resolve every marker, keeping both sides' intent, and commit.", in.MainBranch, strings.Join(unresolved, ", "))
 			case commits == 0:
 				retryContext = "The previous iteration ended without any change on the branch: implement the requirements and commit."
 			default:

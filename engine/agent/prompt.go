@@ -75,7 +75,7 @@ func Prompt(in PromptInput) string {
 	b.WriteString("\n## OpenSpec\n")
 	fmt.Fprintf(&b, "Describe what the change adds to the product in openspec/changes/%s/specs/<capability>/spec.md, ", c.Name)
 	b.WriteString("under `## ADDED Requirements` (or MODIFIED/REMOVED/RENAMED), one `### Requirement: <title>` per requirement ")
-	b.WriteString("with its `#### Scenario:` blocks and `- **WHEN**` / `- **THEN**` steps. When the change reaches main, set folds it into openspec/specs/.\n")
+	fmt.Fprintf(&b, "with its `#### Scenario:` blocks and `- **WHEN**` / `- **THEN**` steps. When the change reaches %s, set folds it into openspec/specs/.\n", in.Project.MainBranch)
 	b.WriteString("\n## Done means\n")
 	b.WriteString("- The requirements above are implemented and covered by tests; each test names the requirement ID it covers.\n")
 	b.WriteString("- Your work is committed on the branch (set commits what you leave uncommitted).\n")

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -26,5 +27,19 @@ func TestPromptRetryCountsTheStage(t *testing.T) {
 		if !strings.HasSuffix(got, tt.want) {
 			t.Errorf("prompt ends:\n%s\nwant:\n%s", got[strings.LastIndex(got, "\n## "):], tt.want)
 		}
+	}
+}
+
+// TestPromptNamesTheMainBranch: the prompt speaks of the project's main
+// branch by its name.
+func TestPromptNamesTheMainBranch(t *testing.T) {
+	got := Prompt(PromptInput{
+		Project:   &config.Project{Name: "shop", MainBranch: "master"},
+		Change:    plan.Change{Name: "cart", Type: "feature", Size: "S"},
+		Worktree:  "/repo/.set/worktrees/cart",
+		Iteration: 1,
+	})
+	if !strings.Contains(got, "When the change reaches master, set folds it into openspec/specs/.") || regexp.MustCompile(`\bmain\b`).MatchString(got) {
+		t.Errorf("prompt:\n%s", got)
 	}
 }

@@ -4,15 +4,17 @@
 // instead of failing every change and spending every retry budget on it.
 //
 // Invariants:
-//   - Gates run in a detached worktree of main's commit under .set/, never
-//     in the user's checkout; it is removed when Judge returns (and, after
-//     a crash, by the next Judge before it checks out again).
+//   - Gates run in a detached worktree of main's commit, .set/baseline,
+//     never in the user's checkout; it is removed when Judge returns, and
+//     one a crash left behind is removed when the next Judge starts, even
+//     when every verdict comes from the cache.
 //   - A verdict is cached in .set/baseline.json by main's tree and the
 //     gate's definition (argv, env, runner, failures pattern, container
 //     base): a tree already judged by the same gate is never judged again.
 //     A timed-out run is not a verdict on the tree and is not cached.
-//   - Each gate's full output is in .set/logs/baseline/<gate>.log from its
-//     last run.
+//   - Each gate's full output is in .set/logs/_baseline/<gate>.log from
+//     its last run. No change can have that folder: a change's name is
+//     kebab-case, never "_baseline".
 package baseline
 
 import (
@@ -35,6 +37,14 @@ import (
 
 // Stage is the gate.Input.Stage of a gate judging main.
 const Stage = "baseline"
+
+// LogDir is the folder, under .set/logs, of the gates' logs: a name no
+// change can have, so that its logs never mix with a change's.
+const LogDir = "_baseline"
+
+// checkoutDir is the folder, under .set, of the checkout of main the gates
+// run in.
+const checkoutDir = "baseline"
 
 // Check is one exec gate of the plan, as the baseline runs it.
 type Check struct {
@@ -78,7 +88,10 @@ func Checks(changes []*graph.ChangeGraph) []Check {
 // Verdict is one gate's judgement of main's tree.
 type Verdict struct {
 	Gate string
-	// Tree is the git tree of main that was judged.
+	// Branch is the project's main branch, whose tip was judged; messages
+	// name it.
+	Branch string
+	// Tree is the git tree of Branch that was judged.
 	Tree string
 	// Command is the gate's argv as a shell reader types it.
 	Command string
@@ -103,23 +116,23 @@ type Verdict struct {
 	Cached bool
 }
 
-// Red reports whether the gate fails on main.
+// Red reports whether the gate fails on the main branch.
 func (v Verdict) Red() bool { return v.Result == gate.StatusFail }
 
-// Comparable reports whether main's failures of the gate can be told
-// apart from a change's: a run that ended and whose failures the gate's
-// pattern named.
+// Comparable reports whether the main branch's failures of the gate can
+// be told apart from a change's: a run that ended and whose failures the
+// gate's pattern named.
 func (v Verdict) Comparable() bool { return v.Why() == "" }
 
 // Why says why a red gate's failures cannot be accepted; "" when they can.
 func (v Verdict) Why() string {
 	switch {
 	case v.TimedOut:
-		return "it timed out on main, so its failures are unknown"
+		return fmt.Sprintf("it timed out on %s, so its failures are unknown", v.Branch)
 	case v.Pattern == "":
-		return "it has no failures pattern, so set cannot tell its failures on main from a change's"
+		return fmt.Sprintf("it has no failures pattern, so set cannot tell its failures on %s from a change's", v.Branch)
 	case len(v.Failures) == 0:
-		return "its failures pattern found nothing in its output on main"
+		return fmt.Sprintf("its failures pattern found nothing in its output on %s", v.Branch)
 	}
 	return ""
 }
@@ -151,6 +164,10 @@ type Input struct {
 	Now func() time.Time
 	// Emit, if set, records each verdict as soon as it is known.
 	Emit func(Verdict) error
+	// Judged, if set, is called once every verdict is known, recorded and
+	// saved, before the checkout is removed. Crash tests kill the process
+	// there.
+	Judged func()
 }
 
 // Judge runs each check on main's tree, or takes its cached verdict, and
@@ -173,12 +190,17 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 	}
 	cachePath := filepath.Join(in.SetDir, CacheFile)
 	cache := loadCache(cachePath)
-	wt := filepath.Join(in.SetDir, "baseline")
+	wt := filepath.Join(in.SetDir, checkoutDir)
+	// A crash after the last verdict was saved, before the checkout went,
+	// leaves it behind; the next judgement may need none.
+	if err := removeCheckout(ctx, in.Root, wt); err != nil {
+		return nil, fmt.Errorf("removing the baseline checkout %s an earlier run left: %w", wt, err)
+	}
 	checkedOut := false
 	defer func() {
 		if checkedOut {
 			// Not ctx: the checkout goes even when the run was interrupted.
-			if rerr := git.RemoveWorktree(context.WithoutCancel(ctx), in.Root, wt); rerr != nil && err == nil {
+			if rerr := removeCheckout(context.WithoutCancel(ctx), in.Root, wt); rerr != nil && err == nil {
 				err = rerr
 			}
 		}
@@ -190,7 +212,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 		if !ok {
 			if !checkedOut {
 				if err := checkout(ctx, in.Root, wt, commit); err != nil {
-					return verdicts, fmt.Errorf("checking out main for its baseline: %w", err)
+					return verdicts, fmt.Errorf("checking out %s for its baseline: %w", in.MainBranch, err)
 				}
 				checkedOut = true
 			}
@@ -199,7 +221,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 				return verdicts, err
 			}
 		}
-		v.Gate, v.Tree, v.Blocking = c.Step.Gate, tree, c.Blocking
+		v.Gate, v.Branch, v.Tree, v.Blocking = c.Step.Gate, in.MainBranch, tree, c.Blocking
 		v.Command, v.Pattern = gate.CommandLine(g.Run), g.Failures
 		if !ok && !v.TimedOut {
 			// Saved at once: a later gate's crash keeps this verdict.
@@ -215,22 +237,35 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 		}
 		verdicts = append(verdicts, v)
 	}
+	if in.Judged != nil {
+		in.Judged()
+	}
 	return verdicts, nil
 }
 
-// checkout makes dir a clean detached checkout of commit, replacing
-// whatever an interrupted Judge left there.
+// checkout makes dir, which is not there, a detached checkout of commit.
 func checkout(ctx context.Context, root, dir, commit string) error {
-	if err := git.RemoveWorktree(ctx, root, dir); err != nil {
-		// Not a worktree (any more): a plain directory to clear.
-		if err := os.RemoveAll(dir); err != nil {
-			return err
-		}
-	}
+	// git may still record a checkout whose folder was deleted by hand.
 	if err := git.PruneWorktrees(ctx, root); err != nil {
 		return err
 	}
 	return git.AddDetachedWorktree(ctx, root, dir, commit)
+}
+
+// removeCheckout removes the checkout dir, if it is there: a worktree, or
+// a plain folder (what a crash in the middle of adding it leaves), and
+// git's record of it.
+func removeCheckout(ctx context.Context, root, dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := git.RemoveWorktree(ctx, root, dir); err != nil {
+		// Not a worktree (any more): a plain folder to clear.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	return git.PruneWorktrees(ctx, root)
 }
 
 // run runs one check in the checkout wt, blocking, with no condition: on
@@ -238,7 +273,7 @@ func checkout(ctx context.Context, root, dir, commit string) error {
 func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, error) {
 	step := c.Step
 	step.Mode, step.Condition = config.ModeRun, ""
-	logPath := filepath.Join(in.SetDir, "logs", Stage, step.Gate+".log")
+	logPath := filepath.Join(in.SetDir, "logs", LogDir, step.Gate+".log")
 	logRel := logPath
 	if rel, err := filepath.Rel(in.Root, logPath); err == nil {
 		logRel = filepath.ToSlash(rel)
@@ -251,7 +286,7 @@ func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, er
 		if ctx.Err() != nil {
 			return Verdict{}, context.Cause(ctx)
 		}
-		return Verdict{}, fmt.Errorf("gate %s could not run on main: %w", step.Gate, cmp.Or(res.Err, errors.New(res.Reason)))
+		return Verdict{}, fmt.Errorf("gate %s could not run on %s: %w", step.Gate, in.MainBranch, cmp.Or(res.Err, errors.New(res.Reason)))
 	}
 	return Verdict{
 		Result: res.Status, ExitCode: res.ExitCode, TimedOut: res.TimedOut,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 )
@@ -101,7 +102,7 @@ func TestCache(t *testing.T) {
 	path := filepath.Join(t.TempDir(), CacheFile)
 	c := loadCache(path) // no file: empty
 	t0 := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	v := Verdict{Gate: "fmt", Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go"}, Tail: "a.go", Log: ".set/logs/baseline/fmt.log", Duration: 1500 * time.Millisecond}
+	v := Verdict{Gate: "fmt", Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go"}, Tail: "a.go", Log: ".set/logs/_baseline/fmt.log", Duration: 1500 * time.Millisecond}
 	c.put("tree1", "def1", v, t0)
 	if err := c.save(path); err != nil {
 		t.Fatal(err)
@@ -227,7 +228,7 @@ func TestJudge(t *testing.T) {
 	check := verdicts[0]
 	if check.Gate != "check" || !check.Red() || !check.Blocking || check.Cached || check.Tree != tree ||
 		!slices.Equal(check.Failures, []string{"a.txt"}) || check.Tail != "a.txt" || check.ExitCode != 1 ||
-		check.Log != ".set/logs/baseline/check.log" || check.Command != "sh -c 'pwd >> "+runs+"; grep -l bad *.txt && exit 1; exit 0'" {
+		check.Log != ".set/logs/_baseline/check.log" || check.Command != "sh -c 'pwd >> "+runs+"; grep -l bad *.txt && exit 1; exit 0'" {
 		t.Errorf("check verdict %+v", check)
 	}
 	if ok := verdicts[1]; ok.Red() || ok.Blocking || ok.Result != "pass" {
@@ -243,7 +244,7 @@ func TestJudge(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, ".set", "baseline")); !os.IsNotExist(err) {
 		t.Errorf("the checkout is left: %v", err)
 	}
-	if log, _ := os.ReadFile(filepath.Join(root, ".set", "logs", "baseline", "check.log")); string(log) != "a.txt\n" {
+	if log, _ := os.ReadFile(filepath.Join(root, ".set", "logs", "_baseline", "check.log")); string(log) != "a.txt\n" {
 		t.Errorf("log %q", log)
 	}
 
@@ -274,7 +275,8 @@ func TestJudge(t *testing.T) {
 }
 
 // TestJudgeReplacesAStaleCheckout: a checkout an interrupted judgement
-// left behind (a worktree, or a plain directory) does not stop the next.
+// left behind (a worktree, or a plain directory) does not stop the next,
+// and is gone after it, even when the next ran nothing.
 func TestJudgeReplacesAStaleCheckout(t *testing.T) {
 	root := repo(t, map[string]string{"a.txt": "x\n"})
 	in := judgeInput(t, root, map[string]config.Gate{"ok": {Kind: config.KindExec, Run: []string{"true"}}}, "ok")
@@ -298,6 +300,30 @@ func TestJudgeReplacesAStaleCheckout(t *testing.T) {
 	}
 	if out := runGit(t, root, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
 		t.Errorf("worktrees left:\n%s", out)
+	}
+
+	// Left behind after the last verdict was cached (a crash before the
+	// deferred removal): the next judgement, which runs nothing, removes
+	// it all the same, a worktree or a plain folder.
+	for _, leave := range []func(){
+		func() { runGit(t, root, "worktree", "add", "-q", "--detach", wt, "main") },
+		func() {
+			if err := os.MkdirAll(filepath.Join(wt, "half"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		leave()
+		verdicts, err := Judge(context.Background(), in)
+		if err != nil || !verdicts[0].Cached {
+			t.Fatalf("cached judgement: %+v, %v", verdicts, err)
+		}
+		if _, err := os.Stat(wt); !os.IsNotExist(err) {
+			t.Errorf("the stale checkout is still there: %v", err)
+		}
+		if out := runGit(t, root, "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+			t.Errorf("worktrees left:\n%s", out)
+		}
 	}
 }
 
@@ -328,5 +354,13 @@ func TestJudgeGateThatCannotRun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, ".set", "baseline")); !os.IsNotExist(err) {
 		t.Errorf("the checkout is left: %v", err)
+	}
+}
+
+// TestLogDirIsNoChangeName: the baseline's logs cannot share a folder
+// with a change's, whatever the plan names its changes.
+func TestLogDirIsNoChangeName(t *testing.T) {
+	if plan.ValidName(LogDir) {
+		t.Errorf("%q is a valid change name", LogDir)
 	}
 }

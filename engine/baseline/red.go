@@ -3,6 +3,8 @@ package baseline
 import (
 	"fmt"
 	"strings"
+
+	"github.com/set-engine/set/engine/gate"
 )
 
 // tailLines is how many lines of a red gate's output RedError shows.
@@ -13,12 +15,39 @@ const tailLines = 10
 // Its message shows each gate's command, the end of its output and its
 // log, and the ways on, worded as what to type.
 type RedError struct {
-	// Gates are the blocking gates red on main, in run order.
+	// Gates are the blocking gates red on the main branch, in run order;
+	// never empty. Messages name the branch as Verdict.Branch does.
 	Gates []Verdict
 	// Accepting is set when the run was asked to accept main's failures
 	// (setctl apply --accept-baseline) and some of Gates cannot be
 	// compared (see Verdict.Why): nothing was accepted.
 	Accepting bool
+	// Apply is how the user ran setctl apply: the ways on repeat it.
+	Apply Invocation
+}
+
+// Invocation is how the user ran setctl apply, so that a message can say
+// what to type next in the same form.
+type Invocation struct {
+	// Flags are the flags given to apply, as typed, without
+	// --accept-baseline ("--yes", "--json").
+	Flags []string
+	// PlanFile is the plan file given to apply, as typed; "" when apply
+	// made the plan itself.
+	PlanFile string
+}
+
+// Command is the apply command line, with --accept-baseline when accept
+// is set.
+func (in Invocation) Command(accept bool) string {
+	parts := append([]string{"setctl", "apply"}, in.Flags...)
+	if accept {
+		parts = append(parts, "--accept-baseline")
+	}
+	if in.PlanFile != "" {
+		parts = append(parts, in.PlanFile)
+	}
+	return strings.Join(parts, " ")
 }
 
 func (e *RedError) Error() string {
@@ -27,15 +56,16 @@ func (e *RedError) Error() string {
 	}
 	var b strings.Builder
 	names := e.names(e.Gates)
-	fmt.Fprintf(&b, "main fails %s %s before any change: every change would be blamed for it, so no agent was started.\n",
-		map[bool]string{true: "gate", false: "gates"}[len(e.Gates) == 1], names)
+	main := e.branch()
+	fmt.Fprintf(&b, "%s fails %s %s before any change: every change would be blamed for it, so no agent was started.\n",
+		main, map[bool]string{true: "gate", false: "gates"}[len(e.Gates) == 1], names)
 	for _, v := range e.Gates {
 		b.WriteString("\n" + block(v))
 	}
 	b.WriteString("\nTo go on, choose one:\n")
-	fmt.Fprintf(&b, "  1. Fix main: make %s pass on main, commit, and run `setctl apply` again.\n", names)
-	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s and run `setctl apply` again; failures are then reported, never sent to an agent.\n",
-		names, warnSettings(e.Gates))
+	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
+	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s; failures are then reported, never sent to an agent.\n",
+		names, warnSettings(e.Gates), e.afterEdit(false))
 	var unknown []Verdict
 	for _, v := range e.Gates {
 		if !v.Comparable() {
@@ -43,17 +73,18 @@ func (e *RedError) Error() string {
 		}
 	}
 	if len(unknown) == 0 {
-		what := fmt.Sprintf("the %s %s has on main", plural(len(e.Gates[0].Failures), "failure", "failures"), e.Gates[0].Gate)
+		what := fmt.Sprintf("the %s %s has on %s", gate.Plural(len(e.Gates[0].Failures), "failure", "failures"), e.Gates[0].Gate, main)
 		if len(e.Gates) > 1 {
 			counts := make([]string, len(e.Gates))
 			for i, v := range e.Gates {
 				counts[i] = fmt.Sprintf("%s: %d", v.Gate, len(v.Failures))
 			}
-			what = fmt.Sprintf("the failures these gates have on main (%s)", strings.Join(counts, ", "))
+			what = fmt.Sprintf("the failures these gates have on %s (%s)", main, strings.Join(counts, ", "))
 		}
-		fmt.Fprintf(&b, "  3. Accept main's failures: run `setctl apply --accept-baseline`; it records %s and fails a change only on failures main does not have.\n", what)
+		fmt.Fprintf(&b, "  3. Accept %s's failures: run `%s`; it records %s and fails a change only on failures %s does not have.\n",
+			main, e.Apply.Command(true), what, main)
 	} else {
-		b.WriteString("  3. Accept main's failures with `setctl apply --accept-baseline`, once set can name each gate's failures:\n")
+		fmt.Fprintf(&b, "  3. Accept %s's failures, once set can name each gate's failures: change set.cue as below, then %s:\n", main, e.afterEdit(true))
 		for _, v := range unknown {
 			fmt.Fprintf(&b, "     %s: %s; %s.\n", v.Gate, v.Why(), fixWhy(v))
 		}
@@ -70,21 +101,36 @@ func (e *RedError) refusal() string {
 		}
 	}
 	names := e.names(unknown)
+	main := e.branch()
 	var b strings.Builder
-	fmt.Fprintf(&b, "--accept-baseline cannot accept the failures of %s on main, so nothing was accepted and no agent was started.\n", names)
+	fmt.Fprintf(&b, "--accept-baseline cannot accept the failures of %s on %s, so nothing was accepted and no agent was started.\n", names, main)
 	for _, v := range unknown {
 		b.WriteString("\n" + block(v))
 		fmt.Fprintf(&b, "  %s.\n", capitalize(v.Why()))
 	}
 	b.WriteString("\nTo go on, choose one:\n")
-	fmt.Fprintf(&b, "  1. Fix main: make %s pass on main, commit, and run `setctl apply` again.\n", names)
-	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s and run `setctl apply` again.\n", names, warnSettings(unknown))
-	b.WriteString("  3. Let set name the failures, then run `setctl apply --accept-baseline` again:\n")
+	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
+	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s.\n", names, warnSettings(unknown), e.afterEdit(false))
+	fmt.Fprintf(&b, "  3. Let set name the failures: change set.cue as below, then %s:\n", e.afterEdit(true))
 	for _, v := range unknown {
 		fmt.Fprintf(&b, "     %s: %s.\n", v.Gate, fixWhy(v))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
+
+// afterEdit is what to do once set.cue is edited: apply refuses a main
+// checkout with uncommitted changes, and a plan file made from the old
+// set.cue is stale.
+func (e *RedError) afterEdit(accept bool) string {
+	commit := fmt.Sprintf("commit set.cue (setctl apply needs a clean checkout of %s)", e.branch())
+	if e.Apply.PlanFile == "" {
+		return fmt.Sprintf("%s and run `%s` again", commit, e.Apply.Command(accept))
+	}
+	return fmt.Sprintf("%s, make a new plan with `setctl plan -out %s` and run `%s`", commit, e.Apply.PlanFile, e.Apply.Command(accept))
+}
+
+// branch is the main branch the gates were judged on.
+func (e *RedError) branch() string { return e.Gates[0].Branch }
 
 // names is "fmt", "fmt and vet", "build, fmt and vet".
 func (e *RedError) names(vs []Verdict) string {
@@ -108,9 +154,9 @@ func enumerate(items []string) string {
 func block(v Verdict) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", v.Gate, v.Command)
-	ending := fmt.Sprintf("failed on main with exit code %d", v.ExitCode)
+	ending := fmt.Sprintf("failed on %s with exit code %d", v.Branch, v.ExitCode)
 	if v.TimedOut {
-		ending = v.Reason + " on main"
+		ending = v.Reason + " on " + v.Branch
 	}
 	lines := strings.Split(strings.TrimRight(v.Tail, "\n"), "\n")
 	if v.Tail == "" {
@@ -128,7 +174,7 @@ func block(v Verdict) string {
 		fmt.Fprintf(&b, "  Full log: %s\n", v.Log)
 	}
 	if v.Cached {
-		b.WriteString("  (judged before on this tree of main: nothing ran again; delete .set/baseline.json to judge it anew)\n")
+		fmt.Fprintf(&b, "  (judged before on this tree of %s: nothing ran again; delete .set/baseline.json to judge it anew)\n", v.Branch)
 	}
 	return b.String()
 }
@@ -148,7 +194,7 @@ func fixWhy(v Verdict) string {
 	case v.TimedOut:
 		return fmt.Sprintf("give it more time: `gates: %s: timeout: \"30m\"` in set.cue", v.Gate)
 	case v.Pattern != "":
-		return fmt.Sprintf("correct `gates: %s: failures` in set.cue so that it matches the failures in %s", v.Gate, v.Log)
+		return fmt.Sprintf("if %s shows failures the pattern misses, correct `gates: %s: failures` in set.cue to name them; if the gate fails there without failures a change could also have, only choices 1 and 2 help", v.Log, v.Gate)
 	}
 	return fmt.Sprintf("add `gates: %s: failures: \"<RE2 pattern>\"` to project in set.cue; every match on a line of its output is one failure, named by the match's capture groups", v.Gate)
 }
@@ -158,11 +204,4 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -8,34 +9,78 @@ import (
 )
 
 var (
-	redFmt = Verdict{Gate: "fmt", Command: `sh -c 'test -z "$(gofmt -l .)" || { gofmt -l .; exit 1; }'`, Pattern: `^(.+\.go)$`,
+	redFmt = Verdict{Branch: "main", Gate: "fmt", Command: `sh -c 'test -z "$(gofmt -l .)" || { gofmt -l .; exit 1; }'`, Pattern: `^(.+\.go)$`,
 		Blocking: true, Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"testdata/old.go"},
-		Tail: "testdata/old.go", Log: ".set/logs/baseline/fmt.log"}
-	redVet = Verdict{Gate: "vet", Command: "go vet ./...", Pattern: `^(\S+\.go):\d+`, Blocking: true, Result: "fail",
-		ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go", "b.go"}, Log: ".set/logs/baseline/vet.log", Cached: true,
+		Tail: "testdata/old.go", Log: ".set/logs/_baseline/fmt.log"}
+	redVet = Verdict{Branch: "main", Gate: "vet", Command: "go vet ./...", Pattern: `^(\S+\.go):\d+`, Blocking: true, Result: "fail",
+		ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go", "b.go"}, Log: ".set/logs/_baseline/vet.log", Cached: true,
 		Tail: strings.Repeat("noise\n", 20) + "a.go:1:1: x\nb.go:2:2: y"}
-	redLint = Verdict{Gate: "lint", Command: "golangci-lint run", Blocking: true, Result: "fail", ExitCode: 3,
-		Reason: "exit code 3", Log: ".set/logs/baseline/lint.log"}
-	redTest = Verdict{Gate: "test", Command: "go test ./...", Pattern: `^--- FAIL: (\S+)`, Blocking: true, Result: "fail",
-		ExitCode: -1, TimedOut: true, Reason: "timed out after 15m0s", Tail: "=== RUN TestSlow", Log: ".set/logs/baseline/test.log"}
-	redBuild = Verdict{Gate: "build", Command: "make", Pattern: `^ERROR (\S+)`, Blocking: true, Result: "fail",
-		ExitCode: 2, Reason: "exit code 2", Tail: "make: *** No rule to make target", Log: ".set/logs/baseline/build.log"}
+	redLint = Verdict{Branch: "main", Gate: "lint", Command: "golangci-lint run", Blocking: true, Result: "fail", ExitCode: 3,
+		Reason: "exit code 3", Log: ".set/logs/_baseline/lint.log"}
+	redTest = Verdict{Branch: "main", Gate: "test", Command: "go test ./...", Pattern: `^--- FAIL: (\S+)`, Blocking: true, Result: "fail",
+		ExitCode: -1, TimedOut: true, Reason: "timed out after 15m0s", Tail: "=== RUN TestSlow", Log: ".set/logs/_baseline/test.log"}
+	redBuild = Verdict{Branch: "main", Gate: "build", Command: "make", Pattern: `^ERROR (\S+)`, Blocking: true, Result: "fail",
+		ExitCode: 2, Reason: "exit code 2", Tail: "make: *** No rule to make target", Log: ".set/logs/_baseline/build.log"}
 )
 
+// yes is `setctl apply --yes`.
+var yes = Invocation{Flags: []string{"--yes"}}
+
 func TestRedErrorOneGate(t *testing.T) {
-	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt}}).Error()+"\n"))
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt}, Apply: yes}).Error()+"\n"))
+}
+
+// TestRedErrorPlanFile: the ways on of `setctl apply --json plan.json`
+// keep the plan file and its flags, and say to plan again after set.cue
+// changed (the plan file is stale then).
+func TestRedErrorPlanFile(t *testing.T) {
+	plan := Invocation{Flags: []string{"--json"}, PlanFile: "plan.json"}
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt, redLint}, Apply: plan}).Error()+"\n"))
+}
+
+func TestInvocationCommand(t *testing.T) {
+	for _, tt := range []struct {
+		in     Invocation
+		accept bool
+		want   string
+	}{
+		{Invocation{}, false, "setctl apply"},
+		{Invocation{}, true, "setctl apply --accept-baseline"},
+		{yes, true, "setctl apply --yes --accept-baseline"},
+		{Invocation{Flags: []string{"--json", "--keep-branches"}, PlanFile: "out/plan.json"}, true, "setctl apply --json --keep-branches --accept-baseline out/plan.json"},
+	} {
+		if got := tt.in.Command(tt.accept); got != tt.want {
+			t.Errorf("%+v.Command(%v) = %q, want %q", tt.in, tt.accept, got, tt.want)
+		}
+	}
 }
 
 func TestRedErrorComparableGates(t *testing.T) {
-	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt, redVet}}).Error()+"\n"))
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redFmt, redVet}, Apply: yes}).Error()+"\n"))
 }
 
 func TestRedErrorGatesThatCannotBeAccepted(t *testing.T) {
-	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}}).Error()+"\n"))
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}, Apply: yes}).Error()+"\n"))
 }
 
 func TestRedErrorRefusal(t *testing.T) {
-	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}, Accepting: true}).Error()+"\n"))
+	autogold.ExpectFile(t, autogold.Raw((&RedError{Gates: []Verdict{redBuild, redFmt, redLint, redTest}, Accepting: true, Apply: yes}).Error()+"\n"))
+}
+
+// TestRedErrorNamesTheMainBranch: a project whose main branch is master
+// reads master wherever the message speaks of it, never main.
+func TestRedErrorNamesTheMainBranch(t *testing.T) {
+	var gates []Verdict
+	for _, v := range []Verdict{redBuild, redFmt, redLint, redTest} {
+		v.Branch = "master"
+		gates = append(gates, v)
+	}
+	for _, e := range []*RedError{{Gates: gates[1:2]}, {Gates: gates}, {Gates: gates, Accepting: true}} {
+		msg := e.Error()
+		if regexp.MustCompile(`\bmain\b`).MatchString(msg) || !strings.Contains(msg, " on master") {
+			t.Errorf("the message does not name master alone:\n%s", msg)
+		}
+	}
 }
 
 func TestWhy(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/runner"
 )
 
@@ -24,30 +25,12 @@ const (
 // runExec runs an exec gate's command through its runner. The log holds
 // the command's combined output; when the command timed out or could not
 // run, or failures were compared with main's accepted ones, a last line
-// starting with "[set]" says so. A command that fails with failures that
-// are all among Input.Accepted passes.
+// starting with "[set]" says so. A command that fails is judged by
+// judgeFailure.
 func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, res Result) Result {
-	if in.Project == nil {
-		return errorResult(in, res, fmt.Errorf("gate %q: no project configuration", res.Gate))
-	}
-	g, ok := in.Project.Gates[res.Gate]
-	if !ok {
-		return errorResult(in, res, fmt.Errorf("gate %q is not defined in the project", res.Gate))
-	}
-	if len(g.Run) == 0 {
-		return errorResult(in, res, fmt.Errorf("exec gate %q has no command (run is empty)", res.Gate))
-	}
-	r, ok := runners[res.Runner]
-	if !ok || r == nil {
-		return errorResult(in, res, fmt.Errorf("gate %q: no runner %q is available (have: %s)", res.Gate, res.Runner, runnerNames(runners)))
-	}
-	var scan *failureScanner
-	if g.Failures != "" {
-		re, err := regexp.Compile(g.Failures)
-		if err != nil {
-			return errorResult(in, res, fmt.Errorf("gate %q: failures: %w", res.Gate, err))
-		}
-		scan = newFailureScanner(re)
+	g, r, scan, err := execSetup(in, runners, res)
+	if err != nil {
+		return errorResult(in, res, err)
 	}
 	var log *os.File
 	if in.LogPath != "" {
@@ -97,27 +80,13 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		trailer("%s", res.Reason)
 		res.RetryContext = execRetry(in, fmt.Sprintf("Gate %s (`%s`) timed out after %s.", res.Gate, cmdline, timeout), er.Output)
 	case er.ExitCode != 0:
-		headline := fmt.Sprintf("Gate %s (`%s`) failed with exit code %d.", res.Gate, cmdline, er.ExitCode)
-		res.Status = failStatus(res)
-		res.Reason = fmt.Sprintf("exit code %d", er.ExitCode)
 		if scan != nil {
 			res.Failures = scan.failures()
 		}
-		fresh := NewFailures(res.Failures, in.Accepted)
-		known := len(res.Failures) - len(fresh)
-		switch {
-		case in.Accepted == nil || len(res.Failures) == 0 || known == 0:
-			// Nothing accepted to leave out: the exit code decides and
-			// the output is all the change's.
-			res.RetryContext = execRetry(in, headline, er.Output)
-		case len(fresh) == 0:
-			res.Status = StatusPass
-			res.Reason = fmt.Sprintf("exit code %d: %s also on main, accepted", er.ExitCode, plural(known, "failure", "failures"))
+		var compared bool
+		res, compared = judgeFailure(in, res, cmdline, er.Output)
+		if compared {
 			trailer("%s", res.Reason)
-		default:
-			res.Reason = fmt.Sprintf("exit code %d: %s not on main (%d also on main, accepted)", er.ExitCode, plural(len(fresh), "failure", "failures"), known)
-			trailer("%s", res.Reason)
-			res.RetryContext = acceptedRetry(in, headline, fresh, known)
 		}
 	default:
 		res.Status = StatusPass
@@ -128,6 +97,70 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		}
 	}
 	return res
+}
+
+// execSetup finds what running res's exec gate needs: its definition, its
+// runner and, when it has a failures pattern, a scanner for it. An error
+// is the configuration's, never the change's.
+func execSetup(in Input, runners map[string]runner.Runner, res Result) (config.Gate, runner.Runner, *failureScanner, error) {
+	if in.Project == nil {
+		return config.Gate{}, nil, nil, fmt.Errorf("gate %q: no project configuration", res.Gate)
+	}
+	g, ok := in.Project.Gates[res.Gate]
+	if !ok {
+		return g, nil, nil, fmt.Errorf("gate %q is not defined in the project", res.Gate)
+	}
+	if len(g.Run) == 0 {
+		return g, nil, nil, fmt.Errorf("exec gate %q has no command (run is empty)", res.Gate)
+	}
+	r, ok := runners[res.Runner]
+	if !ok || r == nil {
+		return g, nil, nil, fmt.Errorf("gate %q: no runner %q is available (have: %s)", res.Gate, res.Runner, runnerNames(runners))
+	}
+	if g.Failures == "" {
+		return g, r, nil, nil
+	}
+	re, err := regexp.Compile(g.Failures)
+	if err != nil {
+		return g, r, nil, fmt.Errorf("gate %q: failures: %w", res.Gate, err)
+	}
+	return g, r, newFailureScanner(re), nil
+}
+
+// judgeFailure judges a command that exited non-zero (res.ExitCode) and
+// printed output, whose failures pattern found res.Failures. Without
+// accepted failures of main, the exit code decides. With them (the run
+// accepted main's failures):
+//   - a failure not accepted fails the gate, and the retry context names
+//     only such failures when some accepted ones are there too;
+//   - output that names no failure fails the gate on its exit code: set
+//     cannot tell what failed, so it cannot be main's;
+//   - output whose failures are all accepted passes: main had every one
+//     of them. Output the pattern does not name cannot fail the gate then.
+//
+// compared reports whether the failures were compared with the accepted
+// ones (the result then says how, and the log should too).
+func judgeFailure(in Input, res Result, cmdline string, output []byte) (_ Result, compared bool) {
+	headline := fmt.Sprintf("Gate %s (`%s`) failed with exit code %d.", res.Gate, cmdline, res.ExitCode)
+	res.Status = failStatus(res)
+	res.Reason = fmt.Sprintf("exit code %d", res.ExitCode)
+	fresh := NewFailures(res.Failures, in.Accepted)
+	known := len(res.Failures) - len(fresh)
+	switch {
+	case in.Accepted == nil || len(res.Failures) == 0 || known == 0:
+		// Nothing accepted to leave out: the exit code decides and the
+		// output is all the change's.
+		res.RetryContext = execRetry(in, headline, output)
+		return res, false
+	case len(fresh) == 0:
+		res.Status = StatusPass
+		res.Reason = fmt.Sprintf("exit code %d: %s also on %s, accepted", res.ExitCode, Plural(known, "failure", "failures"), in.Project.MainBranch)
+	default:
+		res.Reason = fmt.Sprintf("exit code %d: %s not on %s (%d also on %[3]s, accepted)",
+			res.ExitCode, Plural(len(fresh), "failure", "failures"), in.Project.MainBranch, known)
+		res.RetryContext = acceptedRetry(in, headline, fresh, known)
+	}
+	return res, true
 }
 
 // execEnv is base (nil: the engine's environment) followed by the gate's

@@ -101,14 +101,15 @@ func NewFailures(failures, accepted []string) []string {
 }
 
 // acceptedRetry is the retry context of a gate that failed with failures
-// main does not have: only those, since the accepted ones are not the
-// change's to fix, and where the full output is.
+// the main branch does not have: only those, since the accepted ones are
+// not the change's to fix, and where the full output is.
 func acceptedRetry(in Input, headline string, fresh []string, known int) string {
+	main := in.Project.MainBranch
 	var b strings.Builder
 	b.WriteString(headline)
-	fmt.Fprintf(&b, " main fails this gate too: %s already on main %s accepted (setctl apply --accept-baseline) and not yours to fix. ",
-		plural(known, "failure", "failures"), isAre(known))
-	fmt.Fprintf(&b, "Your change adds %s that main does not have:\n", plural(len(fresh), "failure", "failures"))
+	fmt.Fprintf(&b, " %s fails this gate too: %s already on %s %s accepted (setctl apply --accept-baseline) and not yours to fix. ",
+		main, Plural(known, "failure", "failures"), main, isAre(known))
+	fmt.Fprintf(&b, "Your change adds %s that %s does not have:\n", Plural(len(fresh), "failure", "failures"), main)
 	for _, f := range fresh {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}

@@ -120,6 +120,23 @@ func TestExecNewFailureBeyondAccepted(t *testing.T) {
 	}
 }
 
+// TestExecAcceptedNamesTheMainBranch: the reason and the retry context
+// name the project's main branch.
+func TestExecAcceptedNamesTheMainBranch(t *testing.T) {
+	in := acceptedInput(t, []string{"a"})
+	in.Project.MainBranch = "master"
+	res := runGate(t, in)
+	if res.Reason != "exit code 1: 1 failure not on master (1 also on master, accepted)" ||
+		!strings.Contains(res.RetryContext, " master fails this gate too: 1 failure already on master is accepted ") ||
+		!strings.Contains(res.RetryContext, "Your change adds 1 failure that master does not have:") {
+		t.Errorf("reason %q, retry context:\n%s", res.Reason, res.RetryContext)
+	}
+	in.Accepted = []string{"a", "b"}
+	if res := runGate(t, in); res.Reason != "exit code 1: 2 failures also on master, accepted" {
+		t.Errorf("reason %q", res.Reason)
+	}
+}
+
 // TestExecAcceptedButNothingToCompare: a failure the pattern cannot name,
 // or one with nothing accepted in it, is judged by the exit code alone.
 func TestExecAcceptedButNothingToCompare(t *testing.T) {

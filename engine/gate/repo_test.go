@@ -81,6 +81,7 @@ func (r *repo) commit() {
 // testProject is a Go-like project.
 func testProject() *config.Project {
 	return &config.Project{
+		MainBranch:   "main",
 		TestPatterns: []string{"**/*_test.go"},
 		Generated:    map[string]config.Generated{"go.sum": {Regenerate: []string{"go", "mod", "tidy"}}},
 		Forbidden: map[string]config.Forbidden{

@@ -30,7 +30,7 @@ func DOT(w io.Writer, g *Graph, opts DrawOptions) error {
 		if c.Critical {
 			b.WriteString("    color=\"red\";\n    penwidth=2;\n")
 		}
-		nodes := drawNodes(c, g.Runner, opts)
+		nodes := drawNodes(g, c, opts)
 		for _, n := range nodes {
 			fmt.Fprintf(&b, "    %s [%s];\n", dotQuote(n.id), dotAttrs(n))
 		}

@@ -28,22 +28,23 @@ type drawNode struct {
 	moves bool // main moves here
 }
 
-// drawNodes lists the nodes of a change in run order, in the form opts
-// asks for. The first node is where dependency edges arrive and the node
-// with ID NodeID(change, NodeMerge, "") is where they leave, in both forms.
-func drawNodes(c *ChangeGraph, defaultRunner string, opts DrawOptions) []drawNode {
+// drawNodes lists the nodes of a change of g in run order, in the form
+// opts asks for. The first node is where dependency edges arrive and the
+// node with ID NodeID(change, NodeMerge, "") is where they leave, in both
+// forms.
+func drawNodes(g *Graph, c *ChangeGraph, opts DrawOptions) []drawNode {
 	if !opts.Detail {
 		return []drawNode{
 			{id: NodeID(c.Name, NodeAgent, ""), label: agentLabel(c)},
-			{id: NodeID(c.Name, NodeVerify, ""), label: stackLabel("verify", c.Verify, defaultRunner)},
-			{id: NodeID(c.Name, NodeMerge, ""), label: stackLabel("integration → main", c.Integration, defaultRunner), moves: true},
+			{id: NodeID(c.Name, NodeVerify, ""), label: stackLabel("verify", c.Verify, g.Runner)},
+			{id: NodeID(c.Name, NodeMerge, ""), label: stackLabel("integration → "+g.MainBranch, c.Integration, g.Runner), moves: true},
 		}
 	}
 	var out []drawNode
 	for _, n := range changeNodes(c) {
 		out = append(out, drawNode{
 			id:    n.ID,
-			label: n.label(defaultRunner),
+			label: n.label(g),
 			cond:  n.step != nil && n.step.Condition != "",
 			warn:  n.step != nil && n.step.Mode == config.ModeWarn,
 			moves: n.Kind == NodeMerge,
@@ -109,9 +110,9 @@ func agentLabel(c *ChangeGraph) []string {
 	return []string{"agent", agent}
 }
 
-// label is the lines shown for a node in the detailed drawing. Gates
-// running elsewhere than defaultRunner name their runner.
-func (n stepNode) label(defaultRunner string) []string {
+// label is the lines shown for a node of g in the detailed drawing. Gates
+// running elsewhere than g's default runner name their runner.
+func (n stepNode) label(g *Graph) []string {
 	switch n.Kind {
 	case NodeDispatch:
 		return []string{"dispatch"}
@@ -120,9 +121,9 @@ func (n stepNode) label(defaultRunner string) []string {
 	case NodeQueue:
 		return []string{"merge queue"}
 	case NodeIntegrate:
-		return []string{"integrate main"}
+		return []string{"integrate " + g.MainBranch}
 	case NodeMerge:
-		return []string{"fast-forward main"}
+		return []string{"fast-forward " + g.MainBranch}
 	case NodeArchive:
 		return []string{"archive"}
 	}
@@ -132,7 +133,7 @@ func (n stepNode) label(defaultRunner string) []string {
 		first += " (warn)"
 	}
 	lines := []string{first}
-	if s.Runner != "" && s.Runner != cmp.Or(defaultRunner, config.RunnerHost) {
+	if s.Runner != "" && s.Runner != cmp.Or(g.Runner, config.RunnerHost) {
 		lines = append(lines, "["+s.Runner+"]")
 	}
 	if s.Condition != "" {
@@ -162,7 +163,7 @@ func dependencyEdges(g *Graph, opts DrawOptions) [][2]string {
 	var out [][2]string
 	for i := range g.Changes {
 		c := &g.Changes[i]
-		to := drawNodes(c, g.Runner, opts)[0].id
+		to := drawNodes(g, c, opts)[0].id
 		for _, d := range c.DependsOn {
 			out = append(out, [2]string{NodeID(d, NodeMerge, ""), to})
 		}

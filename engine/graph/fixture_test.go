@@ -61,9 +61,10 @@ func fixtureConfig() *config.Project {
 	docs := config.Stack{"scope_check": {}, "rules": {Order: intp(1)}, "build": {}}
 
 	cfg := &config.Project{
-		Name:    "linkshort",
-		Profile: "golang",
-		Gates:   gates,
+		Name:       "linkshort",
+		Profile:    "golang",
+		MainBranch: "main",
+		Gates:      gates,
 		Stacks: map[string]config.Stack{
 			"feature":        feature,
 			"fix":            code(),

@@ -66,6 +66,9 @@ type Graph struct {
 	RunnerBase string `json:"runnerBase,omitempty"`
 	// MaxParallel bounds how many changes are worked on at once.
 	MaxParallel int `json:"maxParallel,omitempty"`
+	// MainBranch is the branch changes start from and integrate into;
+	// drawings name it.
+	MainBranch string `json:"mainBranch,omitempty"`
 
 	Order   []string      `json:"order"`
 	Changes []ChangeGraph `json:"changes"`
@@ -206,6 +209,7 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		Runner:         cfg.Runner.Kind,
 		RunnerBase:     runnerBase(cfg),
 		MaxParallel:    cfg.MaxParallel,
+		MainBranch:     cfg.MainBranch,
 		Order:          nonNil(d.order),
 		Changes:        []ChangeGraph{},
 		Nodes:          []Node{},

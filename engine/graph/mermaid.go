@@ -27,7 +27,7 @@ func Mermaid(w io.Writer, g *Graph, opts DrawOptions) error {
 		}
 		fmt.Fprintf(&b, "  subgraph %s[%s]\n", sub, mermaidLabel([]string{changeTitle(c)}))
 		b.WriteString("    direction TB\n")
-		nodes := drawNodes(c, g.Runner, opts)
+		nodes := drawNodes(g, c, opts)
 		for _, n := range nodes {
 			id := ids.id(n.id)
 			open, closing := "[", "]"

@@ -102,6 +102,38 @@ func TestJSON(t *testing.T) {
 	autogold.ExpectFile(t, autogold.Raw(got))
 }
 
+// TestDrawNamesTheMainBranch: the drawings name the project's main branch
+// where main moves, in both forms.
+func TestDrawNamesTheMainBranch(t *testing.T) {
+	cfg := fixtureConfig()
+	cfg.MainBranch = "master"
+	g, err := Build(fixturePlan(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mainWord := regexp.MustCompile(`\bmain\b`)
+	for name, draw := range map[string]func(*bytes.Buffer) error{
+		"dot":            func(b *bytes.Buffer) error { return DOT(b, g, DrawOptions{}) },
+		"mermaid":        func(b *bytes.Buffer) error { return Mermaid(b, g, DrawOptions{}) },
+		"dot detail":     func(b *bytes.Buffer) error { return DOT(b, g, DrawOptions{Detail: true}) },
+		"mermaid detail": func(b *bytes.Buffer) error { return Mermaid(b, g, DrawOptions{Detail: true}) },
+	} {
+		got := render(t, draw)
+		want := []string{"integration → master"}
+		if strings.HasSuffix(name, "detail") {
+			want = []string{"integrate master", "fast-forward master"}
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q", name, w)
+			}
+		}
+		if mainWord.MatchString(got) {
+			t.Errorf("%s names main:\n%s", name, got)
+		}
+	}
+}
+
 // TestRenderDeterministic renders every format many times: map iteration
 // order must never leak into the output.
 func TestRenderDeterministic(t *testing.T) {

@@ -297,7 +297,7 @@ func conflictContext(worktree, mainBranch string, paths []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Merging %s into your branch conflicts in %d file(s): %s.\n", mainBranch, len(paths), strings.Join(paths, ", "))
 	b.WriteString("The merge is in progress in your worktree. Resolve every conflict marker (<<<<<<<, =======, >>>>>>>) ")
-	b.WriteString("so that both your change and the work already on main are kept, make the tests pass, and commit (or leave the files for set to commit). Do not abort the merge.\n")
+	fmt.Fprintf(&b, "so that both your change and the work already on %s are kept, make the tests pass, and commit (or leave the files for set to commit). Do not abort the merge.\n", mainBranch)
 	const maxBytes = 12 << 10
 	for _, p := range paths {
 		data, err := os.ReadFile(filepath.Join(worktree, filepath.FromSlash(p)))

@@ -885,6 +885,9 @@ func TestConflictContext(t *testing.T) {
 		if want := "\na/x.txt:2:\n```\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> trunk\n```\n"; !strings.Contains(got, want) {
 			t.Errorf("context lacks %q:\n%s", want, got)
 		}
+		if !strings.Contains(got, " the work already on trunk are kept") || strings.Contains(got, "main") {
+			t.Errorf("context does not name trunk alone:\n%s", got)
+		}
 		if !strings.Contains(got, "\ngone.txt: open ") {
 			t.Errorf("context does not name the unreadable file:\n%s", got)
 		}

@@ -17,9 +17,9 @@ import (
 // (or their cached verdicts are taken; see package baseline), each
 // recorded as BASELINE_GATE. A blocking gate red on main stops the run
 // with a *baseline.RedError, unless the run accepted those very failures
-// already, or accepts them now (Options.AcceptBaseline), recorded as
-// BASELINE_ACCEPTED. A gate every stack runs in mode "warn" is reported
-// and never stops the run.
+// already, or accepts them now (Options.AcceptBaseline); either way the
+// failures the run goes on with are recorded as BASELINE_ACCEPTED. A gate
+// every stack runs in mode "warn" is reported and never stops the run.
 //
 // The accepted failures are the ones main had when they were accepted,
 // and they hold for the rest of the run (a resumed run included): main is
@@ -44,36 +44,40 @@ func (r *run) checkBaseline(ctx context.Context) error {
 	verdicts, err := baseline.Judge(ctx, baseline.Input{
 		Root: r.opts.Root, SetDir: r.setDir, MainBranch: r.opts.Project.MainBranch,
 		Project: r.opts.Project, Checks: checks, Runners: r.opts.Runners, Env: r.env, Now: r.opts.Now,
-		Emit: func(v baseline.Verdict) error { return r.rec.emit("", v.Event()) },
+		Emit:   func(v baseline.Verdict) error { return r.rec.emit("", v.Event()) },
+		Judged: func() { r.checkpoint("baseline-judged", "") },
 	})
 	if err != nil {
 		return err
 	}
 	accepted := r.rec.accepted()
 	var red []baseline.Verdict
+	// Each red blocking gate the run goes on with is recorded as
+	// accepted, also when an earlier apply of the run accepted its
+	// failures already: that is why the run goes on.
+	var accepts []journal.BaselineAcceptedData
 	for _, v := range verdicts {
 		if !v.Red() || !v.Blocking {
 			continue
 		}
 		if acc, ok := accepted[v.Gate]; ok && len(v.Failures) > 0 && len(gate.NewFailures(v.Failures, acc)) == 0 {
-			continue // the run accepted these failures of main already
+			accepts = append(accepts, journal.BaselineAcceptedData{Gate: v.Gate, Tree: v.Tree, Failures: acc})
+			continue
 		}
 		red = append(red, v)
 	}
-	if len(red) == 0 {
-		return nil
-	}
-	if !r.opts.AcceptBaseline {
-		return &baseline.RedError{Gates: red}
+	if len(red) > 0 && !r.opts.AcceptBaseline {
+		return &baseline.RedError{Gates: red, Apply: r.opts.Invocation}
 	}
 	for _, v := range red {
 		if !v.Comparable() {
-			return &baseline.RedError{Gates: red, Accepting: true}
+			return &baseline.RedError{Gates: red, Accepting: true, Apply: r.opts.Invocation}
 		}
-	}
-	for _, v := range red {
 		all := slices.Compact(slices.Sorted(slices.Values(slices.Concat(accepted[v.Gate], v.Failures))))
-		if err := r.rec.emit("", journal.BaselineAcceptedData{Gate: v.Gate, Tree: v.Tree, Failures: all}); err != nil {
+		accepts = append(accepts, journal.BaselineAcceptedData{Gate: v.Gate, Tree: v.Tree, Failures: all})
+	}
+	for _, a := range accepts {
+		if err := r.rec.emit("", a); err != nil {
 			return err
 		}
 	}

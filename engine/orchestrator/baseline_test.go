@@ -67,8 +67,8 @@ func TestBaselineRedStopsBeforeDispatch(t *testing.T) {
 	for attempt := 1; attempt <= 2; attempt++ {
 		sum, err := f.apply(context.Background(), a)
 		var red *baseline.RedError
-		if !errors.As(err, &red) || sum != nil {
-			t.Fatalf("apply %d: summary %+v, error %v; want a *baseline.RedError and no summary", attempt, sum, err)
+		if !errors.As(err, &red) || sum == nil || sum.Result != "failed" || sum.Statuses["alpha"] != state.Pending {
+			t.Fatalf("apply %d: summary %+v, error %v; want a *baseline.RedError and the failed run's summary", attempt, sum, err)
 		}
 		if len(red.Gates) != 1 || red.Gates[0].Gate != "check" || red.Gates[0].Comparable() {
 			t.Errorf("apply %d: red gates %+v", attempt, red.Gates)
@@ -194,11 +194,21 @@ if [ "$change" = beta ] && [ ! -f "` + fixed + `" ]; then echo bad > beta.txt; e
 		t.Fatalf("resumed run: %+v, %v", sum, err)
 	}
 	ev = f.events()
-	if n := count(ev, journal.BaselineAccepted, ""); n != 1 {
-		t.Errorf("%d BASELINE_ACCEPTED events, want the first run's only", n)
-	}
-	if b := baselineEvents(t, ev); len(b) != 2 || b[1].Cached || b[1].Tree == b[0].Tree {
+	b := baselineEvents(t, ev)
+	if len(b) != 2 || b[1].Cached || b[1].Tree == b[0].Tree {
 		t.Errorf("main was not judged again on its new tree: %+v", b)
+	}
+	// The resumed run says why it goes on with check red on main: the
+	// failures accepted before, on the tree judged now.
+	accepted = nil
+	for _, e := range ev {
+		if e.Type == journal.BaselineAccepted {
+			d, _ := journal.Decode[journal.BaselineAcceptedData](e)
+			accepted = append(accepted, d)
+		}
+	}
+	if len(accepted) != 2 || accepted[1].Gate != "check" || !slices.Equal(accepted[1].Failures, []string{"bad.txt"}) || len(b) == 2 && accepted[1].Tree != b[1].Tree {
+		t.Errorf("BASELINE_ACCEPTED events %+v, want the first run's and the same failures again on the new tree", accepted)
 	}
 	if st := f.state(); !slices.Equal(st.Accepted["check"], []string{"bad.txt"}) {
 		t.Errorf("state accepts %v", st.Accepted)

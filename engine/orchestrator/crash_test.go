@@ -88,7 +88,7 @@ func crashChild(root, point, agentPoint string) int {
 	a := f.agentScript(crashAgent)
 	if point != "" {
 		f.checkpoint = func(p, change string) {
-			if p == point && change == "beta" {
+			if p == point && (change == "beta" || change == "" && strings.HasPrefix(p, "baseline-")) {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			}
 		}
@@ -119,6 +119,7 @@ func TestCrashAndResume(t *testing.T) {
 	}
 
 	points := []struct{ name, checkpoint, marker string }{
+		{"after main's baseline is saved, before its checkout is removed", "baseline-judged", ""},
 		{"after dispatch", "dispatched", ""},
 		{"mid-iteration", "", "kill-in-agent"},
 		{"mid-gate", "", "kill-in-gate"},
@@ -169,6 +170,12 @@ func TestCrashAndResume(t *testing.T) {
 			}
 			if n := f.git("rev-list", "--merges", "--first-parent", "main", "--count"); n == "" {
 				t.Error("cannot read main's history")
+			}
+			if _, err := os.Stat(filepath.Join(f.root, ".set", "baseline")); !os.IsNotExist(err) {
+				t.Errorf("the baseline checkout is left: %v", err)
+			}
+			if out := f.git("worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+				t.Errorf("worktrees left after the resumed run:\n%s", out)
 			}
 			if leftovers, _ := filepath.Glob(filepath.Join(f.root, ".set", "procs", "*")); len(leftovers) > 0 {
 				t.Errorf("process files left: %v", leftovers)

@@ -25,6 +25,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -60,13 +61,18 @@ type Options struct {
 	// run then fails a change only on failures main does not have (see
 	// run.checkBaseline).
 	AcceptBaseline bool
+	// Invocation is how the user ran setctl apply: a run stopped by the
+	// baseline says what to type next in the same form.
+	Invocation baseline.Invocation
 	// KeepBranches keeps the branch set/<change> of a change that reached
 	// main; by default it is deleted once main holds its work.
 	KeepBranches bool
 	// Checkpoint, if set, is called at the named points of a change's way
 	// to main ("dispatched", "before-fast-forward", "merged",
 	// "before-archive-fast-forward", "archived"), after everything before
-	// the point is journaled. Crash tests kill the process there.
+	// the point is journaled, and with no change at "baseline-judged" (main
+	// judged, its checkout not yet removed). Crash tests kill the process
+	// there.
 	Checkpoint func(point, change string)
 }
 
@@ -117,8 +123,8 @@ func SetDir(root string) string { return filepath.Join(root, ".set") }
 // continues it. Before the first dispatch main itself is judged by the
 // plan's exec gates: a blocking gate red on main (or one that cannot run
 // there) ends the run, recorded as failed, before any agent started; Apply
-// then returns no Summary and a *baseline.RedError (or why the gate could
-// not run).
+// then returns the failed run's Summary with a *baseline.RedError (or why
+// the gate could not run).
 func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -146,26 +152,44 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err := prepareRepository(ctx, opts.Root, opts.Project.MainBranch); err != nil {
 		return nil, err
 	}
+	r, resumed, closeJournal, err := openRun(opts, setDir)
+	if err != nil {
+		return nil, err
+	}
+	defer closeJournal()
+	start := opts.Now()
+	if err := r.begin(ctx, resumed); err != nil {
+		r.rec.close()
+		return nil, err
+	}
+	result, runErr := r.execute(ctx)
+	return r.finish(result, runErr, resumed, opts.Now().Sub(start))
+}
 
+// openRun rebuilds the state from the journal, decides whether the plan
+// continues the journal's run (resumed) or starts a new one, and opens the
+// journal for it, with opts.OnEvent subscribed. closeJournal ends the
+// subscription, once OnEvent has seen every event, and closes the journal.
+func openRun(opts Options, setDir string) (r *run, resumed bool, closeJournal func(), err error) {
 	eventsPath := filepath.Join(setDir, "events.jsonl")
 	events, err := journal.ReadFile(eventsPath)
 	if err != nil && !os.IsNotExist(err) {
-		return nil, err
+		return nil, false, nil, err
 	}
 	st, err := state.Rebuild(events)
 	if err != nil {
-		return nil, fmt.Errorf("rebuilding the state from %s: %w", eventsPath, err)
+		return nil, false, nil, fmt.Errorf("rebuilding the state from %s: %w", eventsPath, err)
 	}
-	resumed := samePlan(st, opts.Plan)
+	resumed = samePlan(st, opts.Plan)
 	runID := st.Run
 	if !resumed || runID == "" {
 		runID = opts.Now().UTC().Format("20060102T150405Z")
 	}
 	w, err := journal.Open(setDir, runID)
 	if err != nil {
-		return nil, err
+		return nil, false, nil, err
 	}
-	defer w.Close()
+	closeJournal = func() { w.Close() }
 	if opts.OnEvent != nil {
 		ch, stop := w.Subscribe()
 		done := make(chan struct{})
@@ -175,10 +199,13 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 				opts.OnEvent(e)
 			}
 		}()
-		defer func() { stop(); <-done }()
+		closeJournal = func() {
+			stop()
+			<-done
+			w.Close()
+		}
 	}
-
-	r := &run{
+	r = &run{
 		opts:   opts,
 		setDir: setDir,
 		rec:    newRecorder(w, st, filepath.Join(setDir, "state.json")),
@@ -193,36 +220,39 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	for _, req := range opts.Plan.Requirements {
 		r.reqs[req.ID] = req
 	}
-	start := opts.Now()
-	if err := r.begin(ctx, resumed); err != nil {
-		r.rec.close()
-		return nil, err
-	}
-	result, runErr := "", error(nil)
-	baselineErr := r.checkBaseline(ctx)
+	return r, resumed, closeJournal, nil
+}
+
+// execute judges main, then, unless main stops the run, runs the event
+// loop; it returns the run's result ("success", "failed" or
+// "interrupted") and the run error, if any.
+func (r *run) execute(ctx context.Context) (string, error) {
+	err := r.checkBaseline(ctx)
 	switch {
-	case baselineErr == nil:
-		result, runErr = r.loop(ctx)
+	case err == nil:
+		return r.loop(ctx)
 	case ctx.Err() != nil:
-		result = "interrupted"
-	default:
-		result, runErr = "failed", baselineErr
+		return "interrupted", nil
 	}
-	sum := &Summary{Result: result, Statuses: map[string]state.Status{}, Resumed: resumed, Duration: opts.Now().Sub(start)}
+	return "failed", err
+}
+
+// finish records the end of the run (RUN_FINISHED, then the state's last
+// snapshot) and returns its summary with runErr, or with the error that
+// kept the end from being recorded.
+func (r *run) finish(result string, runErr error, resumed bool, took time.Duration) (*Summary, error) {
+	sum := &Summary{Result: result, Statuses: map[string]state.Status{}, Resumed: resumed, Duration: took}
 	counts := map[string]int{}
-	for _, c := range opts.Plan.Changes {
+	for _, c := range r.opts.Plan.Changes {
 		s := r.rec.status(c.Name)
 		sum.Statuses[c.Name] = s
 		counts[string(s)]++
 	}
-	if err := r.rec.emit("", journal.RunFinishedData{Result: result, Statuses: counts, DurationMS: sum.Duration.Milliseconds()}); err != nil && runErr == nil {
+	if err := r.rec.emit("", journal.RunFinishedData{Result: result, Statuses: counts, DurationMS: took.Milliseconds()}); err != nil && runErr == nil {
 		runErr = err
 	}
 	if err := r.rec.close(); err != nil && runErr == nil {
 		runErr = err
-	}
-	if baselineErr != nil && runErr == baselineErr {
-		return nil, runErr
 	}
 	return sum, runErr
 }

@@ -114,7 +114,7 @@ func (r *run) reconcile(ctx context.Context) error {
 						return err
 					}
 				}
-				if err := r.rec.transition(name, state.Merged, "found on main after a restart"); err != nil {
+				if err := r.rec.transition(name, state.Merged, "found on "+r.opts.Project.MainBranch+" after a restart"); err != nil {
 					return err
 				}
 				if err := r.finishArchive(ctx, *c); err != nil {
