@@ -36,7 +36,7 @@ func Decode(lp *load.Project) (*Project, error) {
 	if err := lp.Value.Decode(&p); err != nil {
 		return nil, err
 	}
-	d := decoder{lp: lp, p: &p, positions: map[string]string{}}
+	d := decoder{lp: lp, p: &p, positions: map[string]token.Pos{}}
 	d.checkStacks()
 	d.checkConditions()
 	d.checkForbidden()
@@ -46,7 +46,7 @@ func Decode(lp *load.Project) (*Project, error) {
 	if d.errs != nil {
 		return nil, d.errs
 	}
-	p.positions = d.positions
+	p.positions, p.root = d.positions, lp.Root
 	return &p, nil
 }
 
@@ -54,7 +54,7 @@ type decoder struct {
 	lp        *load.Project
 	p         *Project
 	errs      errors.Error
-	positions map[string]string
+	positions map[string]token.Pos
 }
 
 // pos is where the path below `project` is declared: in the project's own
@@ -186,31 +186,40 @@ func (d *decoder) checkRunners() {
 }
 
 // recordPositions keeps the positions of the fields later stages report
-// errors on: the spec list, the main branch and an explicit plan's changes.
-// The main branch is where the project's files set it or, when they do
-// not (the profile's or the schema's default applies), set.cue's project.
+// errors on: the spec list, the main branch, every gate and stack entry,
+// and an explicit plan's changes. The main branch is where the project's
+// files set it or, when they do not (the profile's or the schema's default
+// applies), set.cue's project.
 func (d *decoder) recordPositions() {
-	if pos := d.pos("spec"); pos.IsValid() {
-		d.positions["spec"] = relPos(pos, d.lp.Root)
+	record := func(sels ...string) {
+		if pos := d.pos(sels...); pos.IsValid() {
+			d.positions[strings.Join(sels, ".")] = pos
+		}
 	}
+	record("spec")
 	if pos := d.lp.FieldPos("mainBranch"); pos.IsValid() {
-		d.positions["mainBranch"] = relPos(pos, d.lp.Root)
+		d.positions["mainBranch"] = pos
 	} else if pos := d.lp.ConfigPos(); pos.IsValid() {
-		d.positions["mainBranch"] = relPos(pos, d.lp.Root)
+		d.positions["mainBranch"] = pos
+	}
+	for _, name := range sortedKeys(d.p.Gates) {
+		record("gates", name)
+	}
+	for _, t := range sortedKeys(d.p.Stacks) {
+		for _, name := range sortedKeys(d.p.Stacks[t]) {
+			record("stacks", t, name)
+		}
+	}
+	for _, name := range sortedKeys(d.p.Integration) {
+		record("integration", name)
 	}
 	if d.p.Plan == nil {
 		return
 	}
 	for name := range d.p.Plan.Changes {
-		for _, field := range []string{"", "dependsOn", "requirements"} {
-			sels := []string{"plan", "changes", name}
-			if field != "" {
-				sels = append(sels, field)
-			}
-			if pos := d.pos(sels...); pos.IsValid() {
-				d.positions[strings.Join(sels, ".")] = relPos(pos, d.lp.Root)
-			}
-		}
+		record("plan", "changes", name)
+		record("plan", "changes", name, "dependsOn")
+		record("plan", "changes", name, "requirements")
 	}
 }
 
