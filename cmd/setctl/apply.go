@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -120,6 +119,9 @@ func runApply(e *env, args []string) (code int) {
 	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
+	if err == nil {
+		err = runnable(ws.cfg)
+	}
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
@@ -141,9 +143,6 @@ func runApply(e *env, args []string) (code int) {
 	g, err := graph.Build(p, ws.cfg)
 	if err != nil {
 		return ws.report(e, c.name, err)
-	}
-	if err := runnable(ws.cfg, g); err != nil {
-		return e.errorf(c.name, "%v", err)
 	}
 	adapter, err := agent.New(ws.cfg.Agent, ws.root)
 	if err != nil {
@@ -253,28 +252,6 @@ func planFromFile(ctx context.Context, ws *workspace, path, shown string, now *p
 		return nil, err
 	}
 	return saved, nil
-}
-
-// runnable refuses, before anything runs, gates this build cannot run.
-func runnable(cfg *config.Project, g *graph.Graph) error {
-	var problems []string
-	seen := map[string]bool{}
-	for _, c := range g.Changes {
-		for _, s := range append(append([]graph.GateStep{}, c.Verify...), c.Integration...) {
-			key := s.Gate + "/" + s.Runner
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			if s.Kind == config.KindReview {
-				problems = append(problems, fmt.Sprintf("gate %s is an LLM review, which is not available in this build; set its mode to \"skip\" in the stacks that use it", s.Gate))
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "\n"))
-	}
-	return nil
 }
 
 // changeAdapters makes the agents that plan changes ask for instead of the

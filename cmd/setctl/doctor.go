@@ -172,13 +172,9 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 		}
 		out = append(out, baseCheck(ws))
 	}
-	if p, err := ws.makePlan(ctx); err == nil {
-		if g, err := graph.Build(p, ws.cfg); err == nil {
-			if err := runnable(ws.cfg, g); err != nil {
-				for _, line := range strings.Split(err.Error(), "\n") {
-					out = append(out, check{"gates", "fail", line})
-				}
-			}
+	if err := runnable(ws.cfg); err != nil {
+		for _, line := range strings.Split(strings.TrimSpace(load.Details(err, ws.root)), "\n") {
+			out = append(out, check{"gates", "fail", line})
 		}
 	}
 	return out

@@ -61,7 +61,7 @@ func (p *Project) Pos(path string) string {
 // (stacks.TYPE.GATE, integration.GATE) and an explicit plan's changes. It
 // is a load.FieldError, which load.Details prints as the evaluator's own
 // errors: `project.stacks.feature.review: MESSAGE: set.cue:9:27`.
-func (p *Project) FieldError(path []string, format string, args ...any) error {
+func (p *Project) FieldError(path []string, format string, args ...any) *load.FieldError {
 	full := append([]string{load.ProjectField}, path...)
 	return load.NewFieldError(full, p.positions[strings.Join(path, ".")], format, args...)
 }
