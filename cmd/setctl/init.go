@@ -275,7 +275,7 @@ import "%s"
 // budgets, customised by unification. For example:
 //
 //	gates: test: run: ["go", "test", "-race", "./..."]
-//	stacks: feature: review: mode: "warn"
+//	stacks: feature: fmt: mode: "warn"
 //	budgets: retries: verify: 4
 //
 // setctl vet checks this file; setctl plan shows what a run would do.
