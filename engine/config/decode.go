@@ -36,7 +36,7 @@ func Decode(lp *load.Project) (*Project, error) {
 	if err := lp.Value.Decode(&p); err != nil {
 		return nil, err
 	}
-	d := decoder{lp: lp, p: &p, positions: map[string]token.Pos{}}
+	d := decoder{lp: lp, p: &p, positions: map[string]token.Pos{}, declared: map[string]bool{}}
 	d.checkStacks()
 	d.checkConditions()
 	d.checkForbidden()
@@ -46,7 +46,7 @@ func Decode(lp *load.Project) (*Project, error) {
 	if d.errs != nil {
 		return nil, d.errs
 	}
-	p.positions, p.root = d.positions, lp.Root
+	p.positions, p.root, p.declared = d.positions, lp.Root, d.declared
 	return &p, nil
 }
 
@@ -55,6 +55,7 @@ type decoder struct {
 	p         *Project
 	errs      errors.Error
 	positions map[string]token.Pos
+	declared  map[string]bool
 }
 
 // pos is where the path below `project` is declared: in the project's own
@@ -192,8 +193,11 @@ func (d *decoder) checkRunners() {
 // applies), set.cue's project.
 func (d *decoder) recordPositions() {
 	record := func(sels ...string) {
-		if pos := d.pos(sels...); pos.IsValid() {
-			d.positions[strings.Join(sels, ".")] = pos
+		key := strings.Join(sels, ".")
+		if pos := d.lp.FieldPos(sels...); pos.IsValid() {
+			d.positions[key], d.declared[key] = pos, true
+		} else if pos := d.pos(sels...); pos.IsValid() {
+			d.positions[key] = pos
 		}
 	}
 	record("spec")

@@ -132,4 +132,10 @@ func TestFieldError(t *testing.T) {
 			t.Errorf("FieldError(%v) prints %q, want it to start with %q", tt.path, got, tt.want)
 		}
 	}
+	if !p.Declares("gates", "lint") || !p.Declares("stacks", "feature", "review") {
+		t.Error("Declares misses a field set.cue declares")
+	}
+	if p.Declares("gates", "test") || p.Declares("integration", "test") {
+		t.Error("Declares claims a field of the profile")
+	}
 }

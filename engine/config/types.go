@@ -42,6 +42,9 @@ type Project struct {
 	// Pos makes them relative to.
 	positions map[string]token.Pos
 	root      string
+	// declared holds the paths of positions that the project's own files
+	// declare (rather than its profile or the schema).
+	declared map[string]bool
 }
 
 // Pos returns the position of the CUE path below `project` that the
@@ -54,6 +57,11 @@ func (p *Project) Pos(path string) string {
 	}
 	return relPos(pos, p.root)
 }
+
+// Declares reports whether the project's own files (set.cue and the rest
+// of its package), rather than its profile or the schema, declare the
+// field at path below `project`, for the paths FieldError knows.
+func (p *Project) Declares(path ...string) bool { return p.declared[strings.Join(path, ".")] }
 
 // FieldError is an error about the field at path below `project` (e.g.
 // "stacks", "feature", "review"), at the position the decoder recorded for
