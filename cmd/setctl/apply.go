@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -199,10 +200,14 @@ func runApply(e *env, args []string) (code int) {
 	if ui != nil {
 		ui.end()
 	}
+	if nb := (*git.NoBranchError)(nil); errors.As(err, &nb) {
+		// The branch went away since checkMainBranch looked.
+		return ws.report(e, c.name, noBranchError(ctx, ws, nb))
+	}
 	if err != nil && sum == nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	head, _ := git.RevParse(context.Background(), ws.root, "refs/heads/"+ws.cfg.MainBranch)
+	head, _ := git.BranchHead(context.Background(), ws.root, ws.cfg.MainBranch)
 	if err != nil {
 		failed := e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
 		if ui != nil {

@@ -112,5 +112,11 @@ func (ws *workspace) printWarnings(e *env) {
 // report reports err, with CUE positions relative to the project, and
 // returns exitError.
 func (ws *workspace) report(e *env, cmd string, err error) int {
-	return e.errorf(cmd, "%s", strings.TrimRight(load.Details(err, ws.root), "\n"))
+	return e.errorf(cmd, "%s", ws.details(err))
+}
+
+// details is err as load.Details prints it, positions relative to the
+// project, without the final newline.
+func (ws *workspace) details(err error) string {
+	return strings.TrimRight(load.Details(err, ws.root), "\n")
 }
