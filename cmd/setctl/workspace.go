@@ -38,7 +38,7 @@ func loadWorkspace(dir string) (*workspace, error) {
 	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
-			return ws, fmt.Errorf("%s: spec file %s: %w", cfg.Pos("spec"), name, errNotExist(err))
+			return ws, cfg.FieldError([]string{"spec"}, "spec file %s: %v", name, errNotExist(err))
 		}
 		ws.specData[name] = data
 	}
@@ -57,10 +57,10 @@ func expandSpecs(root string, cfg *config.Project) ([]string, error) {
 			var err error
 			matches, err = filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
 			if err != nil {
-				return nil, fmt.Errorf("%s: spec pattern %q: %w", cfg.Pos("spec"), pattern, err)
+				return nil, cfg.FieldError([]string{"spec"}, "spec pattern %q: %v", pattern, err)
 			}
 			if len(matches) == 0 {
-				return nil, fmt.Errorf("%s: spec pattern %q matches no file", cfg.Pos("spec"), pattern)
+				return nil, cfg.FieldError([]string{"spec"}, "spec pattern %q matches no file", pattern)
 			}
 			for i, m := range matches {
 				rel, _ := filepath.Rel(root, m)
