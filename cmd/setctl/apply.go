@@ -186,7 +186,7 @@ func runApply(e *env, args []string) (code int) {
 	}
 	onEvent := progress.event
 	if ui != nil {
-		ui.start(progress, eventsPath)
+		ui.start(ws.cfg.MainBranch, eventsPath)
 		onEvent = ui.event
 	}
 	sigs.runStarts()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
-	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -51,8 +50,7 @@ func TestJSONUIReadsBackDroppedEvents(t *testing.T) {
 	now := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	ui := newJSONUI(&out, now)
 	ui.version()
-	p := &plan.Plan{Changes: []plan.Change{{Name: "greet"}}}
-	ui.start(newProgress(&bytes.Buffer{}, p, "main", terminal{}, now, 0), filepath.Join(setDir, journal.EventsFile))
+	ui.start("main", filepath.Join(setDir, journal.EventsFile))
 	// The subscription delivers 1 and 3, then nothing: 2 is read back
 	// before 3, and 4 to 6 at the end.
 	ui.event(events[0])
