@@ -63,8 +63,8 @@ apply never asks then, so it needs --yes or a plan file. Every line has
   version     first line: "setctl" (its version), "ui" (this format's
               version; a new minor version only adds fields or types)
   diagnostic  an error or warning outside the events, such as a bad
-              set.cue or a stale plan: "diagnostic": {"severity",
-              "summary", "detail"}
+              set.cue, a stale plan or the notice of a Ctrl-C:
+              "diagnostic": {"severity", "summary", "detail"}
   event       every event of the run as it is journaled: "event" is the
               line of .set/events.jsonl ("seq", "time", "type", "run",
               "change", "data")
@@ -112,6 +112,7 @@ func runApply(e *env, args []string) (code int) {
 		ui = newJSONUI(e.stdout, time.Now)
 		ui.version()
 		e.diagnose = ui.diagnose
+		sigs.sayWith(func(msg string) { ui.diagnose("warning", msg) })
 	}
 	ctx := sigs.ctx
 
@@ -190,7 +191,9 @@ func runApply(e *env, args []string) (code int) {
 		onEvent = ui.event
 	}
 	sigs.runStarts()
-	sigs.sayWith(func(line string) { progress.notice(e.stderr, line) })
+	if ui == nil {
+		sigs.sayWith(func(msg string) { progress.notice(e.stderr, "setctl "+c.name+": "+msg) })
+	}
 	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
 		Runners: runners, AcceptBaseline: *acceptBaseline, KeepBranches: *keepBranches,
