@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -37,6 +38,10 @@ of its inputs (the configuration, every spec file and git HEAD).
 --json is --format json. When .set/ holds a run, every change in the JSON
 has a "status": where the run says it stands (pending, implementing,
 merged, archived, failed:…), pending for a change the run does not know.
+An error is then a diagnostic object on stdout instead of the graph, as
+apply --json writes it ({"@level": "error", "type": "diagnostic",
+"diagnostic": {"severity", "summary", "detail"}}); warnings stay on
+stderr.
 
 Exit status: 0 on success, 1 on error; with --detailed-exitcode, 0 when
 there is nothing to do (every change of this plan is merged), 1 on error,
@@ -65,6 +70,9 @@ func runPlan(e *env, args []string) int {
 	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when the plan has changes to run, 0 when it has none")
 	if code, done := c.parse(e, fs, args); done {
 		return code
+	}
+	if *asJSON || *format == "json" {
+		e = jsonErrors(e)
 	}
 	if fs.NArg() > 0 {
 		return e.errorf(c.name, "unexpected argument %q", fs.Arg(0))
@@ -126,6 +134,22 @@ func runPlan(e *env, args []string) int {
 		}
 	}
 	return exitOK
+}
+
+// jsonErrors is e for a command whose stdout is one JSON document: an
+// error is written there instead, as the diagnostic object apply --json
+// writes; warnings stay on stderr, so that the document stays whole.
+func jsonErrors(e *env) *env {
+	ui := newJSONUI(e.stdout, time.Now)
+	je := *e
+	je.diagnose = func(severity, msg string) {
+		if severity == "warning" {
+			fmt.Fprintln(e.stderr, msg)
+			return
+		}
+		ui.diagnose(severity, msg)
+	}
+	return &je
 }
 
 // addStatuses gives every change of g its status in the project's run,
