@@ -182,7 +182,7 @@ func runApply(e *env, args []string) (code int) {
 		out, term = io.Discard, terminal{}
 	}
 	progress := newProgress(out, p, ws.cfg.MainBranch, term, time.Now, redrawEvery)
-	if st, err := state.RebuildFromFile(eventsPath); err == nil {
+	if st, err := state.Read(orchestrator.SetDir(ws.root)); err == nil {
 		progress.seed(st)
 	}
 	onEvent := progress.event
@@ -247,7 +247,7 @@ func planFromFile(ctx context.Context, ws *workspace, path, shown string, now *p
 	}
 	changed := saved.Fingerprint.Changes(now.Fingerprint)
 	if len(changed) == 1 && strings.HasPrefix(changed[0], "git HEAD moved") {
-		st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(ws.root), "events.jsonl"))
+		st, err := state.Read(orchestrator.SetDir(ws.root))
 		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {
 			changed = nil
 		}

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/state"
@@ -156,11 +153,8 @@ func jsonErrors(e *env) *env {
 // as the projection of .set/events.jsonl says (pending for a change the
 // run does not know). Without a journal it leaves g as it is.
 func addStatuses(g *graph.Graph, root string) error {
-	st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(root), journal.EventsFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	st, err := state.Read(orchestrator.SetDir(root))
+	if err != nil || st.LastSeq == 0 {
 		return err
 	}
 	for i, c := range g.Changes {

@@ -147,14 +147,9 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 
-	eventsPath := filepath.Join(setDir, "events.jsonl")
-	events, err := journal.ReadFile(eventsPath)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, err
-	}
-	st, err := state.Rebuild(events)
+	st, err := state.Read(setDir)
 	if err != nil {
-		return nil, fmt.Errorf("rebuilding the state from %s: %w", eventsPath, err)
+		return nil, fmt.Errorf("rebuilding the state of the last run: %w", err)
 	}
 	resumed := samePlan(st, opts.Plan)
 	runID := st.Run

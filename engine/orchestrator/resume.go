@@ -199,14 +199,7 @@ func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
 // which case the changes not yet archived (failed ones included, since a
 // later run may retry them).
 func Pending(root string, p *plan.Plan) (int, error) {
-	events, err := journal.ReadFile(filepath.Join(SetDir(root), "events.jsonl"))
-	if os.IsNotExist(err) {
-		return len(p.Changes), nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	st, err := state.Rebuild(events)
+	st, err := state.Read(SetDir(root))
 	if err != nil {
 		return 0, err
 	}
