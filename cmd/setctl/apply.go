@@ -30,6 +30,7 @@ func applyCommand() command {
 	return command{
 		name:    "apply",
 		summary: "run the plan: agents implement, gates check, main moves",
+		arg:     "plan file",
 		usage: `Usage: setctl apply [PLANFILE] [--yes] [--json] [--accept-baseline] [--keep-branches]
 
 Apply runs a plan to the end: every change whose dependencies are merged is
@@ -41,7 +42,7 @@ is on main its worktree is removed and its branch deleted (main holds
 exactly the branch's tree); --keep-branches keeps the branches. A branch
 checked out in a worktree, or changed since it merged, is always kept.
 
-With PLANFILE (from setctl plan -out) it runs exactly that plan and refuses
+With PLANFILE (from setctl plan --out) it runs exactly that plan and refuses
 one whose inputs changed since. Without it, it plans now and asks before
 running, unless --yes is given.
 
@@ -76,7 +77,7 @@ interrupted by SIGINT, 143 by SIGTERM.
 
 Examples:
   setctl apply --yes
-  setctl plan -out plan.json && setctl apply plan.json
+  setctl plan --out plan.json && setctl apply plan.json
   setctl -C examples/linkshort apply --yes
   setctl apply --yes --json | jq -r 'select(.type == "summary") | .summary.result'
 `,
@@ -116,9 +117,6 @@ func runApply(e *env, args []string) (code int) {
 	}
 	ctx := sigs.ctx
 
-	if fs.NArg() > 1 {
-		return e.errorf(c.name, "expected at most one plan file, got %d arguments", fs.NArg())
-	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
 	if err == nil {
@@ -156,7 +154,7 @@ func runApply(e *env, args []string) (code int) {
 	}
 	if !fromFile && !*yes {
 		if ui != nil {
-			return e.errorf(c.name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan -out`")
+			return e.errorf(c.name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan --out`")
 		}
 		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: term.color}); err != nil {
 			return e.errorf(c.name, "%v", err)
@@ -253,7 +251,7 @@ func planFromFile(ctx context.Context, ws *workspace, path, shown string, now *p
 		}
 	}
 	if len(changed) > 0 {
-		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `setctl plan -out %s` again",
+		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `setctl plan --out %s` again",
 			shown, strings.Join(changed, "; "), shown)
 	}
 	if err := plan.Validate(saved, plan.Limits{MaxRequirementsPerChange: ws.cfg.Planner.MaxRequirementsPerChange}); err != nil {
@@ -335,7 +333,7 @@ func usesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
 // mainBranch. An interrupt (ctx ending) is a no.
 func confirm(ctx context.Context, e *env, n int, mainBranch string) bool {
 	if !isatty.IsTerminal(os.Stdin.Fd()) {
-		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan -out`")
+		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan --out`")
 		return false
 	}
 	fmt.Fprintf(e.stdout, "\nApply %s? Agents will run and %s will move. [y/N] ", map[bool]string{true: "this change", false: fmt.Sprintf("these %d changes", n)}[n == 1], mainBranch)

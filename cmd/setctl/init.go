@@ -21,6 +21,7 @@ func initCommand() command {
 	return command{
 		name:    "init",
 		summary: "write set.cue, cue.mod and a spec template for a project",
+		arg:     "directory",
 		usage: fmt.Sprintf(`Usage: setctl init --profile PROFILE [--name NAME] [--force] [DIR]
 
 Init prepares DIR (default: the current directory) for set:
@@ -62,11 +63,8 @@ func runInit(e *env, args []string) int {
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	if fs.NArg() > 1 {
-		return e.errorf(c.name, "expected at most one directory, got %d arguments", fs.NArg())
-	}
 	if *profile == "" {
-		return e.errorf(c.name, "--profile is required (built-in: %s; or a CUE package path such as example.com/acme/profiles/gotools@v0)", strings.Join(load.BuiltinProfiles(), ", "))
+		return c.usageError(e, "--profile is required (built-in: %s; or a CUE package path such as example.com/acme/profiles/gotools@v0)", strings.Join(load.BuiltinProfiles(), ", "))
 	}
 	ctx := context.Background()
 	dir := e.dir

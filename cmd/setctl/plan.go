@@ -16,7 +16,7 @@ func planCommand() command {
 	return command{
 		name:    "plan",
 		summary: "plan the spec into changes and show the execution graph",
-		usage: `Usage: setctl plan [-out FILE] [--format text|dot|mermaid|json] [--detail] [--json] [--detailed-exitcode]
+		usage: `Usage: setctl plan [--out FILE] [--format text|dot|mermaid|json] [--detail] [--json] [--detailed-exitcode]
 
 Plan loads set.cue and the spec, decomposes the spec into changes with the
 configured planner strategy (or takes the explicit plan of set.cue),
@@ -29,7 +29,7 @@ verify stack and its integration into main, each stack listing its gates in
 run order. --detail draws every step as its own node instead (dispatch,
 each gate, the merge queue, the fast-forward of main, the archive).
 
-With -out the plan is saved as a versioned JSON file carrying a fingerprint
+With --out (or -out) the plan is saved as a versioned JSON file carrying a fingerprint
 of its inputs (the configuration, every spec file and git HEAD).
 
 --json is --format json. When .set/ holds a run, every change in the JSON
@@ -46,7 +46,7 @@ there is nothing to do (every change of this plan is merged), 1 on error,
 
 Examples:
   setctl plan
-  setctl plan -out plan.json
+  setctl plan --out plan.json
   setctl plan --format dot | dot -Tsvg > plan.svg
   setctl plan --format mermaid > plan.mmd
   setctl plan --format dot --detail | dot -Tsvg > plan-detail.svg
@@ -71,21 +71,18 @@ func runPlan(e *env, args []string) int {
 	if *asJSON || *format == "json" {
 		e = jsonErrors(e)
 	}
-	if fs.NArg() > 0 {
-		return e.errorf(c.name, "unexpected argument %q", fs.Arg(0))
-	}
 	if *asJSON {
 		if fs.Changed("format") && *format != "json" {
-			return e.errorf(c.name, "--json and --format %s disagree", *format)
+			return c.usageError(e, "--json and --format %s disagree", *format)
 		}
 		*format = "json"
 	}
 	render, ok := renderers[*format]
 	if !ok {
-		return e.errorf(c.name, "unknown format %q (want text, dot, mermaid or json)", *format)
+		return c.usageError(e, "unknown format %q (want text, dot, mermaid or json)", *format)
 	}
 	if *detail && *format != "dot" && *format != "mermaid" {
-		return e.errorf(c.name, "--detail applies to --format dot and mermaid, not %s", *format)
+		return c.usageError(e, "--detail applies to --format dot and mermaid, not %s", *format)
 	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
@@ -170,7 +167,7 @@ func addStatuses(g *graph.Graph, root string) error {
 // draw, and read the DrawOptions.
 var renderers = map[string]func(e *env, g *graph.Graph, draw graph.DrawOptions) error{
 	"text": func(e *env, g *graph.Graph, _ graph.DrawOptions) error {
-		return graph.Text(e.stdout, g, graph.TextOptions{Color: colorFor(e.stdout)})
+		return graph.Text(e.stdout, g, graph.TextOptions{Color: terminalFor(e.stdout).color})
 	},
 	"dot":     func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.DOT(e.stdout, g, draw) },
 	"mermaid": func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.Mermaid(e.stdout, g, draw) },

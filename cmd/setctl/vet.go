@@ -42,9 +42,6 @@ func runVet(e *env, args []string) int {
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return e.errorf(c.name, "unexpected argument %q", fs.Arg(0))
-	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
 	if err == nil {
