@@ -85,16 +85,25 @@ Examples:
 	}
 }
 
+// applyFlags are the options of one setctl apply.
+type applyFlags struct {
+	yes, acceptBaseline, keepBranches, json bool
+	// planFile is the PLANFILE argument as given; "" to plan now.
+	planFile string
+}
+
 func runApply(e *env, args []string) (code int) {
 	c := applyCommand()
 	fs := c.flagSet(e)
-	yes := fs.Bool("yes", false, "do not ask for confirmation")
-	acceptBaseline := fs.Bool("accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
-	keepBranches := fs.Bool("keep-branches", false, "keep the branch set/<change> of every change that reached main")
-	asJSON := fs.Bool("json", false, "write one JSON object per line to stdout and nothing else (format above)")
+	var f applyFlags
+	fs.BoolVar(&f.yes, "yes", false, "do not ask for confirmation")
+	fs.BoolVar(&f.acceptBaseline, "accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
+	fs.BoolVar(&f.keepBranches, "keep-branches", false, "keep the branch set/<change> of every change that reached main")
+	fs.BoolVar(&f.json, "json", false, "write one JSON object per line to stdout and nothing else (format above)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
+	f.planFile = fs.Arg(0)
 	// SIGINT and SIGTERM stop the run in order and make the exit status
 	// 128+signal; a closed stdout ends the output, never the run.
 	sigs := watchInterrupts(c.name, e.stderr)
@@ -104,16 +113,50 @@ func runApply(e *env, args []string) (code int) {
 			code = sc
 		}
 	}()
-	term := terminalFor(e.stdout)
+	r, code := prepareApply(e, c.name, f, sigs)
+	if r == nil {
+		return code
+	}
+	defer r.closeRunners()
+	sum, err := r.run()
+	return r.report(sum, err)
+}
+
+// applyRun is one setctl apply, ready to run: the project, the plan and
+// its graph, the agents and the gate runners, and the view of the run.
+type applyRun struct {
+	e    *env
+	name string // the command's
+	sigs *interrupts
+	// term is what the plain view may use; ui is the --json stream, nil
+	// for the plain view.
+	term terminal
+	ui   *jsonUI
+	ws   *workspace
+	opts orchestrator.Options
+	// closeRunners releases the gate runners once the run is over.
+	closeRunners func()
+	// progress is the plain view (on io.Discard with --json).
+	progress *progress
+}
+
+// prepareApply gets an apply ready: its output (plain or --json), the
+// project, a runnable configuration and an existing main branch, the plan
+// (made now or read from f.planFile, and refused when stale), the agents,
+// the user's go-ahead unless --yes or a plan file gave it, and the gate
+// runners. Nothing has run or been recorded yet. On a problem it reports
+// it and returns a nil run with the exit code.
+func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRun, int) {
+	r := &applyRun{name: name, sigs: sigs, term: terminalFor(e.stdout)}
 	pe := *e
 	pe.stdout = &pipeWriter{w: e.stdout}
 	e = &pe
-	var ui *jsonUI
-	if *asJSON {
-		ui = newJSONUI(e.stdout, time.Now)
-		ui.version()
-		e.diagnose = ui.diagnose
-		sigs.sayWith(func(msg string) { ui.diagnose("warning", msg) })
+	r.e = e
+	if f.json {
+		r.ui = newJSONUI(e.stdout, time.Now)
+		r.ui.version()
+		e.diagnose = r.ui.diagnose
+		sigs.sayWith(func(msg string) { r.ui.diagnose("warning", msg) })
 	}
 	ctx := sigs.ctx
 
@@ -123,94 +166,103 @@ func runApply(e *env, args []string) (code int) {
 		err = runnable(ws.cfg)
 	}
 	if err != nil {
-		return ws.report(e, c.name, err)
+		return nil, ws.report(e, name, err)
 	}
+	r.ws = ws
 	// The run branches every change from the main branch and moves it.
 	if status, msg := checkMainBranch(ctx, ws); status != statusOK {
-		return e.errorf(c.name, "%s", msg)
+		return nil, e.errorf(name, "%s", msg)
 	}
-
 	p, err := ws.makePlan(ctx)
 	if err != nil {
-		return ws.report(e, c.name, err)
+		return nil, ws.report(e, name, err)
 	}
-	fromFile := fs.NArg() == 1
-	if fromFile {
-		if p, err = planFromFile(ctx, ws, resolveDir(e.dir, fs.Arg(0)), fs.Arg(0), p); err != nil {
-			return e.errorf(c.name, "%v", err)
+	if f.planFile != "" {
+		if p, err = planFromFile(ctx, ws, resolveDir(e.dir, f.planFile), f.planFile, p); err != nil {
+			return nil, e.errorf(name, "%v", err)
 		}
 	}
 	g, err := graph.Build(p, ws.cfg)
 	if err != nil {
-		return ws.report(e, c.name, err)
+		return nil, ws.report(e, name, err)
 	}
 	adapter, err := agent.New(ws.cfg.Agent, ws.root)
 	if err != nil {
-		return e.errorf(c.name, "%v", err)
+		return nil, e.errorf(name, "%v", err)
 	}
 	adapters, err := changeAdapters(ws, p)
 	if err != nil {
-		return e.errorf(c.name, "%v", err)
+		return nil, e.errorf(name, "%v", err)
 	}
-	if !fromFile && !*yes {
-		if ui != nil {
-			return e.errorf(c.name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan --out`")
+	if f.planFile == "" && !f.yes {
+		if r.ui != nil {
+			return nil, e.errorf(name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan --out`")
 		}
-		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: term.color}); err != nil {
-			return e.errorf(c.name, "%v", err)
+		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: r.term.color}); err != nil {
+			return nil, e.errorf(name, "%v", err)
 		}
 		if !confirm(ctx, e, len(p.Changes), ws.cfg.MainBranch) {
 			if sigs.interrupted() {
-				return e.errorf(c.name, "interrupted; nothing was run")
+				return nil, e.errorf(name, "interrupted; nothing was run")
 			}
-			return e.errorf(c.name, "not applied (pass --yes to run without asking)")
+			return nil, e.errorf(name, "not applied (pass --yes to run without asking)")
 		}
 	}
-
 	runners, closeRunners, err := gateRunners(ctx, ws, g)
 	if err != nil {
-		return e.errorf(c.name, "%v", err)
+		return nil, e.errorf(name, "%v", err)
 	}
-	defer closeRunners()
+	r.closeRunners = closeRunners
+	r.opts = orchestrator.Options{
+		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
+		Runners: runners, AcceptBaseline: f.acceptBaseline, KeepBranches: f.keepBranches,
+	}
+	return r, exitOK
+}
 
-	eventsPath := filepath.Join(orchestrator.SetDir(ws.root), journal.EventsFile)
-	out := e.stdout
-	if ui != nil {
-		// The plain view only gives the stream its messages.
+// run runs the plan, showing its events as they are journaled: in the
+// plain view (a live block on a terminal), or as the --json stream.
+func (r *applyRun) run() (*orchestrator.Summary, error) {
+	setDir := orchestrator.SetDir(r.ws.root)
+	out, term := r.e.stdout, r.term
+	if r.ui != nil {
 		out, term = io.Discard, terminal{}
 	}
-	progress := newProgress(out, p, ws.cfg.MainBranch, term, time.Now, redrawEvery)
-	if st, err := state.Read(orchestrator.SetDir(ws.root)); err == nil {
-		progress.seed(st)
+	r.progress = newProgress(out, r.opts.Plan, r.ws.cfg.MainBranch, term, time.Now, redrawEvery)
+	if st, err := state.Read(setDir); err == nil {
+		r.progress.seed(st)
 	}
-	onEvent := progress.event
-	if ui != nil {
-		ui.start(ws.cfg.MainBranch, eventsPath)
-		onEvent = ui.event
+	r.opts.OnEvent = r.progress.event
+	if r.ui != nil {
+		r.ui.start(r.ws.cfg.MainBranch, filepath.Join(setDir, journal.EventsFile))
+		r.opts.OnEvent = r.ui.event
 	}
-	sigs.runStarts()
-	if ui == nil {
-		sigs.sayWith(func(msg string) { progress.notice(e.stderr, "setctl "+c.name+": "+msg) })
+	r.sigs.runStarts()
+	if r.ui == nil {
+		r.sigs.sayWith(func(msg string) { r.progress.notice(r.e.stderr, "setctl "+r.name+": "+msg) })
 	}
-	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
-		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners, AcceptBaseline: *acceptBaseline, KeepBranches: *keepBranches,
-		OnEvent: onEvent,
-	})
-	progress.close()
-	if ui != nil {
-		ui.end()
+	sum, err := orchestrator.Apply(r.sigs.ctx, r.opts)
+	r.progress.close()
+	if r.ui != nil {
+		r.ui.end()
 	}
+	return sum, err
+}
+
+// report ends the output of the run with its summary (or its error) and
+// returns the exit code: 0 when every change reached main.
+func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
+	e, ws, ui := r.e, r.ws, r.ui
 	if nb := (*git.NoBranchError)(nil); errors.As(err, &nb) {
 		// The branch went away since checkMainBranch looked.
-		return ws.report(e, c.name, noBranchError(ctx, ws, nb))
+		return ws.report(e, r.name, noBranchError(r.sigs.ctx, ws, nb))
 	}
 	if err != nil && sum == nil {
-		return e.errorf(c.name, "%v", err)
+		return e.errorf(r.name, "%v", err)
 	}
 	head, _ := git.BranchHead(context.Background(), ws.root, ws.cfg.MainBranch)
 	if err != nil {
-		failed := e.errorf(c.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
+		failed := e.errorf(r.name, "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue.", err)
 		if ui != nil {
 			ui.summary(sum, head)
 		}
@@ -223,7 +275,7 @@ func runApply(e *env, args []string) (code int) {
 		}
 		return exitError
 	}
-	progress.summary(sum, head)
+	r.progress.summary(sum, head)
 	switch sum.Result {
 	case "success":
 		return exitOK
