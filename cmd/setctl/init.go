@@ -37,8 +37,9 @@ registry CUE_REGISTRY names, such as a team's shared profile:
   example.com/acme/profiles/gotools@v1       its module's latest v1 release
   example.com/acme/profiles/gotools@v0.3.1   that version of its module
 
-set.cue's mainBranch is the repository's default branch: the branch
-origin's HEAD names, else the branch checked out.
+set.cue's mainBranch is the repository's likely main branch: the branch
+origin's HEAD names, git's init.defaultBranch, main or master, whichever
+the repository has; else the branch checked out.
 
 Init checks everything it would write (set.cue must load with its
 profile) before it writes anything: an error leaves DIR as it was. An

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
 	"github.com/set-engine/set/engine/load"
 )
 
@@ -82,6 +84,41 @@ func TestREADMESetCUE(t *testing.T) {
 		var stdout, stderr strings.Builder
 		if code := Main([]string{"-C", dir, "vet"}, &stdout, &stderr); code != exitOK {
 			t.Errorf("%s: setctl vet exited %d:\n%s\nset.cue:\n%s", s.where, code, stderr.String(), s.setCUE)
+		}
+	}
+}
+
+// TestREADMEExecAgent: the README's exec agent example (its set.cue and
+// scripts/agent.sh) is the one testdata/script/agent_exec.txtar runs.
+func TestREADMEExecAgent(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## An `exec` agent\n")
+	if !ok {
+		t.Fatal("README.md has no section \"An `exec` agent\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	block := func(lang string) string {
+		_, rest, ok := strings.Cut(section, "```"+lang+"\n")
+		if !ok {
+			t.Fatalf("the section has no %s block", lang)
+		}
+		text, _, _ := strings.Cut(rest, "```")
+		return text
+	}
+	ar, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "script", "agent_exec.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, f := range ar.Files {
+		files[f.Name] = string(f.Data)
+	}
+	for name, want := range map[string]string{"set.cue": block("cue"), "scripts/agent.sh": block("sh")} {
+		if files[name] != want {
+			t.Errorf("agent_exec.txtar's %s differs from the README's:\n%s\nREADME:\n%s", name, files[name], want)
 		}
 	}
 }
