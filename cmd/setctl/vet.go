@@ -19,9 +19,11 @@ func vetCommand() command {
 		summary: "check set.cue, the spec and the plan they make",
 		usage: `Usage: setctl vet
 
-Vet loads set.cue with its profile and the embedded schema, checks that
-the repository has the main branch set.cue names, parses every spec
-file, makes the plan (static or explicit) and resolves every gate stack.
+Vet loads set.cue with its profile and the embedded schema, refuses a
+stack that runs what this build cannot run (an LLM-graded review gate),
+warns about a gate set.cue declares that no stack runs, checks that the
+repository has the main branch set.cue names, parses every spec file,
+makes the plan (static or explicit) and resolves every gate stack.
 It prints nothing but a summary when all is well, and every problem with
 its file:line:col otherwise. A directory that is not a git repository yet,
 or a repository with no commit yet, is vetted with a warning.
