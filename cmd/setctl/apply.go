@@ -32,6 +32,7 @@ func applyCommand() command {
 	return command{
 		name:    "apply",
 		summary: "run the plan: agents implement, gates check, main moves",
+		arg:     "plan file",
 		usage: `Usage: setctl apply [PLANFILE] [--yes] [--json] [--accept-baseline] [--keep-branches]
 
 Apply runs a plan to the end: every change whose dependencies are merged is
@@ -43,7 +44,7 @@ is on main its worktree is removed and its branch deleted (main holds
 exactly the branch's tree); --keep-branches keeps the branches. A branch
 checked out in a worktree, or changed since it merged, is always kept.
 
-With PLANFILE (from setctl plan -out) it runs exactly that plan and refuses
+With PLANFILE (from setctl plan --out) it runs exactly that plan and refuses
 one whose inputs changed since. Without it, it plans now and asks before
 running, unless --yes is given.
 
@@ -65,8 +66,8 @@ apply never asks then, so it needs --yes or a plan file. Every line has
   version     first line: "setctl" (its version), "ui" (this format's
               version; a new minor version only adds fields or types)
   diagnostic  an error or warning outside the events, such as a bad
-              set.cue or a stale plan: "diagnostic": {"severity",
-              "summary", "detail"}
+              set.cue, a stale plan or the notice of a Ctrl-C:
+              "diagnostic": {"severity", "summary", "detail"}
   event       every event of the run as it is journaled: "event" is the
               line of .set/events.jsonl ("seq", "time", "type", "run",
               "change", "data")
@@ -78,7 +79,7 @@ interrupted by SIGINT, 143 by SIGTERM.
 
 Examples:
   setctl apply --yes
-  setctl plan -out plan.json && setctl apply plan.json
+  setctl plan --out plan.json && setctl apply plan.json
   setctl -C examples/linkshort apply --yes
   setctl apply --yes --json | jq -r 'select(.type == "summary") | .summary.result'
 `,
@@ -86,16 +87,29 @@ Examples:
 	}
 }
 
+// applyFlags are the options of one setctl apply.
+type applyFlags struct {
+	yes, acceptBaseline, keepBranches, json bool
+	// planFile is the PLANFILE argument as given; "" to plan now.
+	planFile string
+	// invocation is how the user ran apply, for messages that tell them
+	// what to run next.
+	invocation baseline.Invocation
+}
+
 func runApply(e *env, args []string) (code int) {
 	c := applyCommand()
 	fs := c.flagSet(e)
-	yes := fs.Bool("yes", false, "do not ask for confirmation")
-	acceptBaseline := fs.Bool("accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
-	keepBranches := fs.Bool("keep-branches", false, "keep the branch set/<change> of every change that reached main")
-	asJSON := fs.Bool("json", false, "write one JSON object per line to stdout and nothing else (format above)")
+	var f applyFlags
+	fs.BoolVar(&f.yes, "yes", false, "do not ask for confirmation")
+	fs.BoolVar(&f.acceptBaseline, "accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
+	fs.BoolVar(&f.keepBranches, "keep-branches", false, "keep the branch set/<change> of every change that reached main")
+	fs.BoolVar(&f.json, "json", false, "write one JSON object per line to stdout and nothing else (format above)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
+	f.planFile = fs.Arg(0)
+	f.invocation = invocation(fs)
 	// SIGINT and SIGTERM stop the run in order and make the exit status
 	// 128+signal; a closed stdout ends the output, never the run.
 	sigs := watchInterrupts(c.name, e.stderr)
@@ -105,113 +119,161 @@ func runApply(e *env, args []string) (code int) {
 			code = sc
 		}
 	}()
-	term := terminalFor(e.stdout)
+	r, code := prepareApply(e, c.name, f, sigs)
+	if r == nil {
+		return code
+	}
+	defer r.closeRunners()
+	sum, err := r.run()
+	return r.report(sum, err)
+}
+
+// applyRun is one setctl apply, ready to run: the project, the plan and
+// its graph, the agents and the gate runners, and the view of the run.
+type applyRun struct {
+	e    *env
+	name string // the command's
+	sigs *interrupts
+	// term is what the plain view may use; ui is the --json stream, nil
+	// for the plain view.
+	term terminal
+	ui   *jsonUI
+	ws   *workspace
+	opts orchestrator.Options
+	// closeRunners releases the gate runners once the run is over.
+	closeRunners func()
+	// progress is the plain view (on io.Discard with --json).
+	progress *progress
+}
+
+// prepareApply gets an apply ready: its output (plain or --json), the
+// project, a runnable configuration and an existing main branch, the plan
+// (made now or read from f.planFile, and refused when stale), the agents,
+// the user's go-ahead unless --yes or a plan file gave it, and the gate
+// runners. Nothing has run or been recorded yet. On a problem it reports
+// it and returns a nil run with the exit code.
+func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRun, int) {
+	r := &applyRun{name: name, sigs: sigs, term: terminalFor(e.stdout)}
 	pe := *e
 	pe.stdout = &pipeWriter{w: e.stdout}
 	e = &pe
-	var ui *jsonUI
-	if *asJSON {
-		ui = newJSONUI(e.stdout, time.Now)
-		ui.version()
-		e.diagnose = ui.diagnose
+	r.e = e
+	if f.json {
+		r.ui = newJSONUI(e.stdout, time.Now)
+		r.ui.version()
+		e.diagnose = r.ui.diagnose
+		sigs.sayWith(func(msg string) { r.ui.diagnose("warning", msg) })
 	}
 	ctx := sigs.ctx
 
-	if fs.NArg() > 1 {
-		return e.errorf(c.name, "expected at most one plan file, got %d arguments", fs.NArg())
-	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
-	if err != nil {
-		return ws.report(e, c.name, err)
+	if err == nil {
+		err = runnable(ws.cfg)
 	}
+	if err != nil {
+		return nil, ws.report(e, name, err)
+	}
+	r.ws = ws
 	// The run branches every change from the main branch and moves it.
 	if status, msg := checkMainBranch(ctx, ws); status != statusOK {
-		return e.errorf(c.name, "%s", msg)
+		return nil, e.errorf(name, "%s", msg)
 	}
-
 	p, err := ws.makePlan(ctx)
 	if err != nil {
-		return ws.report(e, c.name, err)
+		return nil, ws.report(e, name, err)
 	}
-	fromFile := fs.NArg() == 1
-	if fromFile {
-		if p, err = planFromFile(ctx, ws, resolveDir(e.dir, fs.Arg(0)), fs.Arg(0), p); err != nil {
-			return e.errorf(c.name, "%v", err)
+	if f.planFile != "" {
+		if p, err = planFromFile(ctx, ws, resolveDir(e.dir, f.planFile), f.planFile, p); err != nil {
+			return nil, e.errorf(name, "%v", err)
 		}
 	}
 	g, err := graph.Build(p, ws.cfg)
 	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	if err := runnable(ws.cfg, g); err != nil {
-		return e.errorf(c.name, "%v", err)
+		return nil, ws.report(e, name, err)
 	}
 	adapter, err := agent.New(ws.cfg.Agent, ws.root)
 	if err != nil {
-		return e.errorf(c.name, "%v", err)
+		return nil, e.errorf(name, "%v", err)
 	}
 	adapters, err := changeAdapters(ws, p)
 	if err != nil {
-		return e.errorf(c.name, "%v", err)
+		return nil, e.errorf(name, "%v", err)
 	}
-	if !fromFile && !*yes {
-		if ui != nil {
-			return e.errorf(c.name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan -out`")
+	if f.planFile == "" && !f.yes {
+		if r.ui != nil {
+			return nil, e.errorf(name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan --out`")
 		}
-		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: term.color}); err != nil {
-			return e.errorf(c.name, "%v", err)
+		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: r.term.color}); err != nil {
+			return nil, e.errorf(name, "%v", err)
 		}
 		if !confirm(ctx, e, len(p.Changes), ws.cfg.MainBranch) {
 			if sigs.interrupted() {
-				return e.errorf(c.name, "interrupted; nothing was run")
+				return nil, e.errorf(name, "interrupted; nothing was run")
 			}
-			return e.errorf(c.name, "not applied (pass --yes to run without asking)")
+			return nil, e.errorf(name, "not applied (pass --yes to run without asking)")
 		}
 	}
-
 	runners, closeRunners, err := gateRunners(ctx, ws, g)
 	if err != nil {
-		return e.errorf(c.name, "%v", err)
+		return nil, e.errorf(name, "%v", err)
 	}
-	defer closeRunners()
+	r.closeRunners = closeRunners
+	r.opts = orchestrator.Options{
+		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
+		Runners: runners, AcceptBaseline: f.acceptBaseline, KeepBranches: f.keepBranches,
+		Invocation: f.invocation,
+	}
+	return r, exitOK
+}
 
-	eventsPath := filepath.Join(orchestrator.SetDir(ws.root), journal.EventsFile)
-	out := e.stdout
-	if ui != nil {
-		// The plain view only gives the stream its messages.
+// run runs the plan, showing its events as they are journaled: in the
+// plain view (a live block on a terminal), or as the --json stream.
+func (r *applyRun) run() (*orchestrator.Summary, error) {
+	setDir := orchestrator.SetDir(r.ws.root)
+	out, term := r.e.stdout, r.term
+	if r.ui != nil {
 		out, term = io.Discard, terminal{}
 	}
-	progress := newProgress(out, p, ws.cfg.MainBranch, term, time.Now, redrawEvery)
-	if st, err := state.RebuildFromFile(eventsPath); err == nil {
-		progress.seed(st)
+	r.progress = newProgress(out, r.opts.Plan, r.ws.cfg.MainBranch, term, time.Now, redrawEvery)
+	if st, err := state.Read(setDir); err == nil {
+		r.progress.seed(st)
 	}
-	onEvent := progress.event
-	if ui != nil {
-		ui.start(progress, eventsPath)
-		onEvent = ui.event
+	r.opts.OnEvent = r.progress.event
+	if r.ui != nil {
+		r.ui.start(r.ws.cfg.MainBranch, filepath.Join(setDir, journal.EventsFile))
+		r.opts.OnEvent = r.ui.event
 	}
-	sigs.runStarts()
-	sigs.sayWith(func(line string) { progress.notice(e.stderr, line) })
-	sum, err := orchestrator.Apply(ctx, orchestrator.Options{
-		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners, AcceptBaseline: *acceptBaseline, KeepBranches: *keepBranches,
-		Invocation: invocation(fs), OnEvent: onEvent,
-	})
-	progress.close()
-	if ui != nil {
-		ui.end()
+	r.sigs.runStarts()
+	if r.ui == nil {
+		r.sigs.sayWith(func(msg string) { r.progress.notice(r.e.stderr, "setctl "+r.name+": "+msg) })
+	}
+	sum, err := orchestrator.Apply(r.sigs.ctx, r.opts)
+	r.progress.close()
+	if r.ui != nil {
+		r.ui.end()
+	}
+	return sum, err
+}
+
+// report ends the output of the run with its summary (or its error) and
+// returns the exit code: 0 when every change reached main.
+func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
+	e, ws, ui := r.e, r.ws, r.ui
+	if nb := (*git.NoBranchError)(nil); errors.As(err, &nb) {
+		// The branch went away since checkMainBranch looked.
+		return ws.report(e, r.name, noBranchError(r.sigs.ctx, ws, nb))
 	}
 	if err != nil && sum == nil {
-		return e.errorf(c.name, "%v", err)
+		return e.errorf(r.name, "%v", err)
 	}
-	head, _ := git.RevParse(context.Background(), ws.root, "refs/heads/"+ws.cfg.MainBranch)
+	head, _ := git.BranchHead(context.Background(), ws.root, ws.cfg.MainBranch)
 	if err != nil {
 		msg := "%v\nThe run stopped; its state is in .set/. Fix the cause and run `setctl apply` again to continue."
 		if errors.As(err, new(*baseline.RedError)) {
 			msg = "%v" // it says how to go on
 		}
-		failed := e.errorf(c.name, msg, err)
+		failed := e.errorf(r.name, msg, err)
 		if ui != nil {
 			ui.summary(sum, head)
 		}
@@ -224,7 +286,7 @@ func runApply(e *env, args []string) (code int) {
 		}
 		return exitError
 	}
-	progress.summary(sum, head)
+	r.progress.summary(sum, head)
 	switch sum.Result {
 	case "success":
 		return exitOK
@@ -263,41 +325,19 @@ func planFromFile(ctx context.Context, ws *workspace, path, shown string, now *p
 	}
 	changed := saved.Fingerprint.Changes(now.Fingerprint)
 	if len(changed) == 1 && strings.HasPrefix(changed[0], "git HEAD moved") {
-		st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(ws.root), "events.jsonl"))
+		st, err := state.Read(orchestrator.SetDir(ws.root))
 		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {
 			changed = nil
 		}
 	}
 	if len(changed) > 0 {
-		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `setctl plan -out %s` again",
+		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `setctl plan --out %s` again",
 			shown, strings.Join(changed, "; "), shown)
 	}
 	if err := plan.Validate(saved, plan.Limits{MaxRequirementsPerChange: ws.cfg.Planner.MaxRequirementsPerChange}); err != nil {
 		return nil, err
 	}
 	return saved, nil
-}
-
-// runnable refuses, before anything runs, gates this build cannot run.
-func runnable(cfg *config.Project, g *graph.Graph) error {
-	var problems []string
-	seen := map[string]bool{}
-	for _, c := range g.Changes {
-		for _, s := range append(append([]graph.GateStep{}, c.Verify...), c.Integration...) {
-			key := s.Gate + "/" + s.Runner
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			if s.Kind == config.KindReview {
-				problems = append(problems, fmt.Sprintf("gate %s is an LLM review, which is not available in this build; set its mode to \"skip\" in the stacks that use it", s.Gate))
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "\n"))
-	}
-	return nil
 }
 
 // changeAdapters makes the agents that plan changes ask for instead of the
@@ -373,7 +413,7 @@ func usesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
 // mainBranch. An interrupt (ctx ending) is a no.
 func confirm(ctx context.Context, e *env, n int, mainBranch string) bool {
 	if !isatty.IsTerminal(os.Stdin.Fd()) {
-		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan -out`")
+		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan --out`")
 		return false
 	}
 	fmt.Fprintf(e.stdout, "\nApply %s? Agents will run and %s will move. [y/N] ", map[bool]string{true: "this change", false: fmt.Sprintf("these %d changes", n)}[n == 1], mainBranch)

@@ -32,7 +32,7 @@ project: golang.#Project & {
 	name: "bench"
 	spec: ["docs/spec.md"]
 	gates: test: run: ["go", "test", "-race", "./..."]
-	stacks: feature: review: mode: "warn"
+	stacks: feature: fmt: mode: "warn"
 }
 `,
 	}

@@ -42,7 +42,10 @@ type command struct {
 	name    string
 	summary string
 	usage   string // the full --help text after the usage line
-	run     func(e *env, args []string) int
+	// arg names the one optional argument the command takes ("plan
+	// file"); "" when it takes none.
+	arg string
+	run func(e *env, args []string) int
 }
 
 func commands() []command {
@@ -101,8 +104,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		case a == "--version":
 			args = []string{"version"}
 		default:
-			fmt.Fprintf(stderr, "setctl: unknown option %s\n\n", a)
-			printMainUsage(stderr)
+			fmt.Fprintf(stderr, "setctl: unknown option %s\nRun 'setctl --help' for usage.\n", a)
 			return exitError
 		}
 	}
@@ -133,8 +135,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return c.run(e, rest)
 		}
 	}
-	fmt.Fprintf(stderr, "setctl: unknown command %q\n\n", name)
-	printMainUsage(stderr)
+	fmt.Fprintf(stderr, "setctl: unknown command %q\nRun 'setctl --help' for usage.\n", name)
 	return exitError
 }
 
@@ -172,7 +173,7 @@ func (c command) flagSet(e *env) *pflag.FlagSet {
 // parse parses args into fs. It accepts Go-style single-dash long flags
 // (-out FILE) as well as --out FILE. On --help it prints the command's
 // usage to stdout and returns done; on a bad flag it prints the error and
-// the usage to stderr.
+// where the usage is (usageError) to stderr.
 func (c command) parse(e *env, fs *pflag.FlagSet, args []string) (code int, done bool) {
 	args = slices.Clone(args)
 	for i, a := range args {
@@ -192,11 +193,23 @@ func (c command) parse(e *env, fs *pflag.FlagSet, args []string) (code int, done
 		c.printUsage(e.stdout, fs)
 		return exitOK, true
 	case err != nil:
-		fmt.Fprintf(e.stderr, "setctl %s: %v\n", c.name, err)
-		c.printUsage(e.stderr, fs)
-		return exitError, true
+		return c.usageError(e, "%v", err), true
+	case fs.NArg() > 0 && c.arg == "":
+		return c.usageError(e, "unexpected argument %q", fs.Arg(0)), true
+	case fs.NArg() > 1:
+		return c.usageError(e, "expected at most one %s, got %d arguments", c.arg, fs.NArg()), true
 	}
 	return exitOK, false
+}
+
+// usageError reports a bad flag or argument of the command: the error,
+// then one line saying where its usage is. It returns exitError.
+func (c command) usageError(e *env, format string, args ...any) int {
+	code := e.errorf(c.name, format, args...)
+	if e.diagnose == nil {
+		fmt.Fprintf(e.stderr, "Run 'setctl %s --help' for usage.\n", c.name)
+	}
+	return code
 }
 
 func (c command) printUsage(w io.Writer, fs *pflag.FlagSet) {
@@ -228,10 +241,6 @@ func terminalOf(tty bool, getenv func(string) string) terminal {
 	live := tty && getenv("TERM") != "dumb"
 	return terminal{live: live, color: live && getenv("NO_COLOR") == ""}
 }
-
-// colorFor reports whether output to w should be coloured: w is a
-// terminal, NO_COLOR is unset and TERM is not "dumb".
-func colorFor(w io.Writer) bool { return terminalFor(w).color }
 
 // errorf reports an error of command name, on stderr or to e.diagnose,
 // and returns exitError.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
@@ -172,13 +173,9 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 		}
 		out = append(out, baseCheck(ws))
 	}
-	if p, err := ws.makePlan(ctx); err == nil {
-		if g, err := graph.Build(p, ws.cfg); err == nil {
-			if err := runnable(ws.cfg, g); err != nil {
-				for _, line := range strings.Split(err.Error(), "\n") {
-					out = append(out, check{"gates", "fail", line})
-				}
-			}
+	if err := runnable(ws.cfg); err != nil {
+		for _, line := range strings.Split(strings.TrimSpace(load.Details(err, ws.root)), "\n") {
+			out = append(out, check{"gates", "fail", line})
 		}
 	}
 	return out
@@ -200,43 +197,53 @@ func doctorGraph(ctx context.Context, ws *workspace) *graph.Graph {
 
 // programChecks checks that the program (argv[0]) of every exec gate a
 // stack runs on the host can be started: found on PATH, or, for a path
-// with a slash, an executable file relative to the project. A missing
-// program fails when a change of the current plan (g) runs the gate, or
-// when there is no plan to tell; it warns when only stacks the plan does
-// not use name the gate. Regeneration commands, needed only when a merge
-// conflicts in a generated file, warn.
+// with a slash, an executable file relative to the project. Which gates a
+// stack runs is graph.ResolveStack's answer, `when` conditions included:
+// for the current plan (g), the gates its changes run; for every stack,
+// the gates it runs for a change of its type. A missing program fails
+// when a change of the plan runs the gate, or when there is no plan to
+// tell; it warns when only stacks the plan does not use run it.
+// Regeneration commands, needed only when a merge conflicts in a
+// generated file, warn.
 func programChecks(ws *workspace, g *graph.Graph) []check {
 	cfg := ws.cfg
 	onHost := func(runner string) bool {
 		return cmp.Or(runner, cfg.Runner.Kind, config.RunnerHost) == config.RunnerHost
 	}
 	usedBy := map[string][]string{} // gate → stacks that run it
-	stacks := sortedNames(cfg.Stacks)
-	for _, name := range append(stacks, "integration") {
-		stack := cfg.Integration
-		if name != "integration" {
-			stack = cfg.Stacks[name]
-		}
-		for _, gate := range sortedNames(stack) {
-			def, ok := cfg.Gates[gate]
-			if !ok || cmp.Or(def.Kind, config.KindExec) != config.KindExec || len(def.Run) == 0 || !onHost(def.Runner) ||
-				cmp.Or(stack[gate].Mode, def.Mode, config.ModeRun) == config.ModeSkip {
+	inPlan := map[string]bool{}
+	use := func(stack string, steps []graph.GateStep, planned bool) {
+		for _, s := range steps {
+			if s.Kind != config.KindExec || !onHost(s.Runner) || len(cfg.Gates[s.Gate].Run) == 0 {
 				continue
 			}
-			usedBy[gate] = append(usedBy[gate], name)
+			if !slices.Contains(usedBy[s.Gate], stack) {
+				usedBy[s.Gate] = append(usedBy[s.Gate], stack)
+			}
+			inPlan[s.Gate] = inPlan[s.Gate] || planned
 		}
 	}
-	inPlan := map[string]bool{}
+	for _, t := range sortedNames(cfg.Stacks) {
+		if steps, _, err := graph.ResolveStack(cfg, cfg.Stacks[t], cond.Change{Type: t}); err == nil {
+			use(t, steps, false)
+		}
+		if steps, _, err := graph.ResolveStack(cfg, cfg.Integration, cond.Change{Type: t}); err == nil {
+			use("integration", steps, false)
+		}
+	}
 	if g != nil {
 		for _, c := range g.Changes {
-			for _, s := range append(slices.Clone(c.Verify), c.Integration...) {
-				inPlan[s.Gate] = true
-			}
+			use(c.Type, c.Verify, true)
+			use("integration", c.Integration, true)
 		}
 	}
 	var out []check
 	found := map[string]bool{}
 	for _, gate := range sortedNames(usedBy) {
+		slices.SortFunc(usedBy[gate], func(a, b string) int { // the integration stack last
+			last := func(s string) int { return map[bool]int{true: 1}[s == "integration"] }
+			return cmp.Or(cmp.Compare(last(a), last(b)), cmp.Compare(a, b))
+		})
 		program := cfg.Gates[gate].Run[0]
 		if err := findProgram(ws.root, program); err != nil {
 			status, note := statusFail, ""

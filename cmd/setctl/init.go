@@ -22,6 +22,7 @@ func initCommand() command {
 	return command{
 		name:    "init",
 		summary: "write set.cue, cue.mod and a spec template for a project",
+		arg:     "directory",
 		usage: fmt.Sprintf(`Usage: setctl init --profile PROFILE [--name NAME] [--force] [DIR]
 
 Init prepares DIR (default: the current directory) for set:
@@ -37,8 +38,9 @@ registry CUE_REGISTRY names, such as a team's shared profile:
   example.com/acme/profiles/gotools@v1       its module's latest v1 release
   example.com/acme/profiles/gotools@v0.3.1   that version of its module
 
-set.cue's mainBranch is the repository's default branch: the branch
-origin's HEAD names, else the branch checked out.
+set.cue's mainBranch is the repository's likely main branch: the branch
+origin's HEAD names, git's init.defaultBranch, main or master, whichever
+the repository has; else the branch checked out.
 
 Init checks everything it would write (set.cue must load with its
 profile) before it writes anything: an error leaves DIR as it was. An
@@ -63,11 +65,8 @@ func runInit(e *env, args []string) int {
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	if fs.NArg() > 1 {
-		return e.errorf(c.name, "expected at most one directory, got %d arguments", fs.NArg())
-	}
 	if *profile == "" {
-		return e.errorf(c.name, "--profile is required (built-in: %s; or a CUE package path such as example.com/acme/profiles/gotools@v0)", strings.Join(load.BuiltinProfiles(), ", "))
+		return c.usageError(e, "--profile is required (built-in: %s; or a CUE package path such as example.com/acme/profiles/gotools@v0)", strings.Join(load.BuiltinProfiles(), ", "))
 	}
 	ctx := context.Background()
 	dir := e.dir
@@ -272,7 +271,7 @@ import "%s"
 // budgets, customised by unification. For example:
 //
 //	gates: test: run: ["go", "test", "-race", "./..."]
-//	stacks: feature: review: mode: "warn"
+//	stacks: feature: fmt: mode: "warn"
 //	budgets: retries: verify: 4
 //
 // setctl vet checks this file; setctl plan shows what a run would do.

@@ -78,8 +78,8 @@ type jsonUI struct {
 	mu  sync.Mutex
 	enc *json.Encoder
 	now func() time.Time
-	// lines gives each event its @message: the plain view's line.
-	lines *progress
+	// main is the project's main branch, which event lines name.
+	main string
 	// eventsPath is the journal that dropped events are read back from.
 	eventsPath string
 	last       int64 // Seq of the last event written; 0 before the first
@@ -109,11 +109,11 @@ func (u *jsonUI) diagnose(severity, msg string) {
 }
 
 // start makes the stream ready for the events of a run whose journal is
-// eventsPath, with lines giving their messages.
-func (u *jsonUI) start(lines *progress, eventsPath string) {
+// eventsPath and whose main branch is mainBranch.
+func (u *jsonUI) start(mainBranch, eventsPath string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.lines, u.eventsPath = lines, eventsPath
+	u.main, u.eventsPath = mainBranch, eventsPath
 }
 
 // event writes e, after any event before it that the subscription
@@ -155,19 +155,15 @@ func (u *jsonUI) readBack(upTo int64) {
 	}
 }
 
-// writeEvent writes one event line. u.mu is held.
+// writeEvent writes one event line: its @message and @level are the
+// plain view's (describeEvent). u.mu is held.
 func (u *jsonUI) writeEvent(e journal.Event) {
-	msg := ""
-	if u.lines != nil {
-		msg = u.lines.message(e)
-	}
-	if msg == "" {
-		msg = brief(e)
-	}
+	l := describeEvent(e, u.main, noColors)
+	msg := l.text
 	if e.Change != "" {
 		msg = e.Change + ": " + msg
 	}
-	u.writeLocked(uiLine{Level: eventLevel(e), Message: msg, Timestamp: e.Time, Type: uiEvent, Event: &e})
+	u.writeLocked(uiLine{Level: l.level, Message: msg, Timestamp: e.Time, Type: uiEvent, Event: &e})
 	u.last = e.Seq
 	if e.Type == journal.RunFinished {
 		u.finished = true
@@ -198,78 +194,4 @@ func (u *jsonUI) write(l uiLine) {
 func (u *jsonUI) writeLocked(l uiLine) {
 	l.Timestamp = l.Timestamp.UTC()
 	_ = u.enc.Encode(l)
-}
-
-// eventLevel is "error" for a failure, "warn" for what goes back to the
-// agent or does not block, "info" for the rest.
-func eventLevel(e journal.Event) string {
-	switch e.Type {
-	case journal.StateChange:
-		d, _ := journal.Decode[journal.StateChangeData](e)
-		if s := state.Status(d.To); s.Failed() || s == state.DepBlocked {
-			return "error"
-		}
-	case journal.VerifyGate:
-		d, _ := journal.Decode[journal.VerifyGateData](e)
-		switch d.Result {
-		case "fail", "error":
-			return "error"
-		case "warn":
-			return "warn"
-		}
-	case journal.AgentIteration:
-		d, _ := journal.Decode[journal.AgentIterationData](e)
-		if d.Result == "stalled" || d.Result == "error" {
-			return "error"
-		}
-	case journal.BudgetExceeded:
-		return "error"
-	case journal.RetryScheduled, journal.ChangeIntegrationFailed:
-		return "warn"
-	case journal.RunFinished:
-		d, _ := journal.Decode[journal.RunFinishedData](e)
-		switch d.Result {
-		case "success":
-		case "interrupted":
-			return "warn"
-		default:
-			return "error"
-		}
-	}
-	return "info"
-}
-
-// brief is a short message for an event the plain view does not print.
-func brief(e journal.Event) string {
-	switch e.Type {
-	case journal.PlanCreated:
-		d, _ := journal.Decode[journal.PlanCreatedData](e)
-		return fmt.Sprintf("plan created (%s): %s, %s", d.Strategy, plural(len(d.Changes), "change"), plural(d.Requirements, "requirement"))
-	case journal.StateChange:
-		d, _ := journal.Decode[journal.StateChangeData](e)
-		msg := d.From + " → " + d.To
-		if d.Reason != "" {
-			msg += ": " + d.Reason
-		}
-		return msg
-	case journal.AgentSessionDecision:
-		d, _ := journal.Decode[journal.AgentSessionDecisionData](e)
-		return fmt.Sprintf("agent session: %s (%s)", d.Decision, d.Reason)
-	case journal.LLMCall:
-		d, _ := journal.Decode[journal.LLMCallData](e)
-		return fmt.Sprintf("%s call to %s: %s tokens", d.Role, d.Model, tokens(d.Tokens.Total()))
-	case journal.MergeQueued:
-		d, _ := journal.Decode[journal.MergeQueuedData](e)
-		return "in the merge queue at " + shortSHA(d.Head)
-	case journal.SentinelAction:
-		d, _ := journal.Decode[journal.SentinelActionData](e)
-		return fmt.Sprintf("sentinel %s: %s: %s", d.Rule, d.Action, d.Reason)
-	case journal.MonitorHeartbeat:
-		d, _ := journal.Decode[journal.MonitorHeartbeatData](e)
-		return fmt.Sprintf("heartbeat: %d active, %d queued", len(d.Active), len(d.Queued))
-	case journal.RunFinished:
-		d, _ := journal.Decode[journal.RunFinishedData](e)
-		return fmt.Sprintf("run finished: %s (%s)", d.Result, ms(d.DurationMS))
-	}
-	return strings.ToLower(string(e.Type))
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
-	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -51,8 +50,7 @@ func TestJSONUIReadsBackDroppedEvents(t *testing.T) {
 	now := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	ui := newJSONUI(&out, now)
 	ui.version()
-	p := &plan.Plan{Changes: []plan.Change{{Name: "greet"}}}
-	ui.start(newProgress(&bytes.Buffer{}, p, "main", terminal{}, now, 0), filepath.Join(setDir, journal.EventsFile))
+	ui.start("main", filepath.Join(setDir, journal.EventsFile))
 	// The subscription delivers 1 and 3, then nothing: 2 is read back
 	// before 3, and 4 to 6 at the end.
 	ui.event(events[0])
@@ -90,9 +88,9 @@ func TestJSONUIDiagnostic(t *testing.T) {
 	var out bytes.Buffer
 	ui := newJSONUI(&out, func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) })
 	ui.diagnose("warning", "docs/spec.md:3: REQ-A-01 has no scenario\nadd one")
-	ui.diagnose("error", "set.cue:7:8: spec file docs/missing.md: no such file")
+	ui.diagnose("error", "project.spec: spec file docs/missing.md: no such file: set.cue:7:8")
 	want := `{"@level":"warn","@message":"docs/spec.md:3: REQ-A-01 has no scenario\nadd one","@timestamp":"2026-01-02T03:04:05Z","type":"diagnostic","diagnostic":{"severity":"warning","summary":"docs/spec.md:3: REQ-A-01 has no scenario","detail":"add one"}}
-{"@level":"error","@message":"set.cue:7:8: spec file docs/missing.md: no such file","@timestamp":"2026-01-02T03:04:05Z","type":"diagnostic","diagnostic":{"severity":"error","summary":"set.cue:7:8: spec file docs/missing.md: no such file"}}
+{"@level":"error","@message":"project.spec: spec file docs/missing.md: no such file: set.cue:7:8","@timestamp":"2026-01-02T03:04:05Z","type":"diagnostic","diagnostic":{"severity":"error","summary":"project.spec: spec file docs/missing.md: no such file: set.cue:7:8"}}
 `
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)

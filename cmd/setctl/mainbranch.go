@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,13 +10,12 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/load"
 )
 
 // defaultBranch is the branch a new project's mainBranch names, and where
-// it comes from: the branch origin's HEAD names when it exists locally (a
-// clone's default branch), else the branch checked out, even one with no
-// commit yet; outside a git repository, git's init.defaultBranch (what
-// `git init` will create), else "main".
+// it comes from: in a git repository, likelyMainBranch; outside one, git's
+// init.defaultBranch (what `git init` will create), else "main".
 func defaultBranch(ctx context.Context, dir string) (branch, source string) {
 	dir = existingDir(dir)
 	if !git.InRepository(ctx, dir) {
@@ -24,18 +24,57 @@ func defaultBranch(ctx context.Context, dir string) (branch, source string) {
 		}
 		return "main", "not a git repository yet"
 	}
-	if b := git.RemoteHead(ctx, dir, "origin"); b != "" && git.BranchExists(ctx, dir, b) {
-		return b, "origin's default branch"
+	if b, why := likelyMainBranch(ctx, dir); b != "" {
+		return b, why
 	}
-	if b := git.CurrentBranch(ctx, dir); b != "" {
-		return b, "the current branch"
+	return "main", "HEAD is detached and the repository has no branch yet"
+}
+
+// likelyMainBranch is the branch of the repository at dir that its main
+// branch most likely is, and why. In order: the branch origin's HEAD names
+// (a clone's default branch), git's init.defaultBranch, main and master,
+// whichever the repository has; only when it has none of them, the branch
+// checked out (even one with no commit yet); else, on a detached HEAD,
+// its first branch. setctl's own set/ branches never count. "" when the
+// repository has no branch at all.
+func likelyMainBranch(ctx context.Context, dir string) (branch, why string) {
+	current := git.CurrentBranch(ctx, dir)
+	if strings.HasPrefix(current, "set/") {
+		current = ""
 	}
-	for _, b := range []string{"main", "master"} {
-		if git.BranchExists(ctx, dir, b) {
-			return b, "HEAD is detached; the repository has this branch"
+	because := func(b, source string) (string, string) {
+		switch {
+		case b == current:
+			return b, "the current branch"
+		case source != "":
+			return b, source
+		case current != "":
+			return b, "the current branch is " + current
+		}
+		return b, "HEAD is detached"
+	}
+	for _, c := range []struct{ branch, source string }{
+		{git.RemoteHead(ctx, dir, "origin"), "origin's default branch"},
+		{git.ConfigValue(ctx, dir, "init.defaultBranch"), "git's init.defaultBranch"},
+		{"main", ""},
+		{"master", ""},
+	} {
+		if c.branch != "" && !strings.HasPrefix(c.branch, "set/") && git.BranchExists(ctx, dir, c.branch) {
+			return because(c.branch, c.source)
 		}
 	}
-	return "main", "HEAD is detached"
+	if current != "" {
+		return current, "the current branch"
+	}
+	all, _ := git.Branches(ctx, dir)
+	others := slices.DeleteFunc(all, func(b string) bool { return strings.HasPrefix(b, "set/") })
+	switch len(others) {
+	case 0:
+		return "", ""
+	case 1:
+		return others[0], "the only branch that is not setctl's own"
+	}
+	return others[0], "the first of the repository's branches; none is checked out"
 }
 
 // existingDir is dir or its nearest existing ancestor, for asking git
@@ -66,49 +105,48 @@ const (
 // the directory is not a git repository yet, or the repository has no
 // commit yet and is on that branch (both are fixed by committing);
 // fail when the repository has other branches than the configured one.
-// A failing message names the position of mainBranch and the fix.
+// A failing message is printed as every configuration error is (see
+// noBranchError).
 func checkMainBranch(ctx context.Context, ws *workspace) (status, msg string) {
 	branch := ws.cfg.MainBranch
-	where := ws.cfg.Pos("mainBranch") + ": project.mainBranch: "
 	if !git.InRepository(ctx, ws.root) {
 		return statusWarn, fmt.Sprintf("the project is not in a git repository yet; setctl apply needs one with a commit on %s (git init -b %s, then commit)", branch, branch)
 	}
-	if head, err := git.RevParse(ctx, ws.root, "refs/heads/"+branch); err == nil {
+	head, err := git.BranchHead(ctx, ws.root, branch)
+	var nb *git.NoBranchError
+	switch {
+	case err == nil:
 		return statusOK, fmt.Sprintf("%s at %.7s", branch, head)
-	}
-	all, err := git.Branches(ctx, ws.root)
-	if err != nil {
-		return statusFail, where + err.Error()
-	}
-	if len(all) == 0 {
-		current := git.CurrentBranch(ctx, ws.root)
-		if current == branch || current == "" {
+	case !errors.As(err, &nb):
+		return statusFail, ws.details(ws.cfg.FieldError([]string{"mainBranch"}, "%v", err))
+	case len(nb.Branches) == 0:
+		if current := git.CurrentBranch(ctx, ws.root); current == branch || current == "" {
 			return statusWarn, fmt.Sprintf("the repository has no commit yet; setctl apply branches from %s, so commit first", branch)
 		}
-		return statusFail, fmt.Sprintf("%sbranch %q does not exist: the repository has no commit yet and is on %s; set mainBranch: %q in set.cue", where, branch, current, current)
+	}
+	return statusFail, ws.details(noBranchError(ctx, ws, nb))
+}
+
+// noBranchError words a repository without the project's main branch as
+// an error at set.cue's mainBranch, with the branch to name there
+// instead. checkMainBranch and a run that finds the branch gone both
+// report it so.
+func noBranchError(ctx context.Context, ws *workspace, nb *git.NoBranchError) *load.FieldError {
+	at := []string{"mainBranch"}
+	if len(nb.Branches) == 0 {
+		current := git.CurrentBranch(ctx, ws.root)
+		return ws.cfg.FieldError(at, "branch %q does not exist: the repository has no commit yet and is on %s; set mainBranch: %q in set.cue", nb.Branch, current, current)
 	}
 	// set/<change> branches are setctl apply's own, never a main branch.
-	var branches []string
-	for _, b := range all {
-		if !strings.HasPrefix(b, "set/") {
-			branches = append(branches, b)
-		}
-	}
+	branches := slices.DeleteFunc(slices.Clone(nb.Branches), func(b string) bool { return strings.HasPrefix(b, "set/") })
 	if len(branches) == 0 {
-		return statusFail, fmt.Sprintf("%sbranch %q does not exist in this repository, which has only setctl's own set/ branches", where, branch)
+		return ws.cfg.FieldError(at, "branch %q does not exist in this repository, which has only setctl's own set/ branches", nb.Branch)
 	}
-	// The suggestion is the branch a main branch usually is.
-	fix := branches[0]
-	for _, b := range []string{git.RemoteHead(ctx, ws.root, "origin"), "main", "master", git.CurrentBranch(ctx, ws.root)} {
-		if b != "" && slices.Contains(branches, b) {
-			fix = b
-			break
-		}
-	}
+	fix, _ := likelyMainBranch(ctx, ws.root)
 	listed := branches
 	if len(listed) > 10 {
 		listed = append(slices.Clone(listed[:10]), fmt.Sprintf("… %d more", len(branches)-10))
 	}
-	return statusFail, fmt.Sprintf("%sbranch %q does not exist in this repository (its branches: %s); set mainBranch: %q in set.cue",
-		where, branch, strings.Join(listed, ", "), fix)
+	return ws.cfg.FieldError(at, "branch %q does not exist in this repository (its branches: %s); set mainBranch: %q in set.cue",
+		nb.Branch, strings.Join(listed, ", "), fix)
 }

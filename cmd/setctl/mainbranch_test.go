@@ -55,7 +55,7 @@ func TestCheckMainBranch(t *testing.T) {
 	status, msg = check(dir, "main")
 	expect("no commit, on main", status, msg, statusWarn, "the repository has no commit yet; setctl apply branches from main, so commit first")
 	status, msg = check(dir, "develop")
-	expect("no commit, on another branch", status, msg, statusFail, `branch "develop" does not exist: the repository has no commit yet and is on main; set mainBranch: "main" in set.cue`)
+	expect("no commit, on another branch", status, msg, statusFail, `project.mainBranch: branch "develop" does not exist: the repository has no commit yet and is on main; set mainBranch: "main" in set.cue`)
 
 	gitIn(t, dir, "commit", "-q", "--allow-empty", "-m", "first")
 	status, msg = check(dir, "main")
@@ -68,6 +68,40 @@ func TestCheckMainBranch(t *testing.T) {
 	gitIn(t, dir, "checkout", "-q", "-b", "feature")
 	status, msg = check(dir, "main")
 	expect("main missing", status, msg, statusFail, `project.mainBranch: branch "main" does not exist in this repository (its branches: feature, master); set mainBranch: "master" in set.cue`)
+}
+
+// The likely main branch is origin's default branch, git's
+// init.defaultBranch, main or master when the repository has one; the
+// branch checked out only when it has none of them.
+func TestLikelyMainBranch(t *testing.T) {
+	hermeticGit(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "feature/x")
+	gitIn(t, dir, "commit", "-q", "--allow-empty", "-m", "first")
+	if b, why := likelyMainBranch(ctx, dir); b != "feature/x" || why != "the current branch" {
+		t.Errorf("with only feature/x: %q (%s)", b, why)
+	}
+	gitIn(t, dir, "branch", "main")
+	if b, why := likelyMainBranch(ctx, dir); b != "main" || why != "the current branch is feature/x" {
+		t.Errorf("on feature/x with main: %q (%s)", b, why)
+	}
+	if b, src := defaultBranch(ctx, dir); b != "main" {
+		t.Errorf("init on feature/x with main: mainBranch %q (%s), want main", b, src)
+	}
+	gitIn(t, dir, "branch", "trunk")
+	gitIn(t, dir, "config", "--global", "init.defaultBranch", "trunk")
+	if b, why := likelyMainBranch(ctx, dir); b != "trunk" || why != "git's init.defaultBranch" {
+		t.Errorf("with init.defaultBranch trunk: %q (%s)", b, why)
+	}
+	// setctl's own branches are never a main branch.
+	other := t.TempDir()
+	gitIn(t, other, "init", "-q", "-b", "set/greet")
+	gitIn(t, other, "commit", "-q", "--allow-empty", "-m", "first")
+	gitIn(t, other, "branch", "develop")
+	if b, why := likelyMainBranch(ctx, other); b != "develop" || why != "the only branch that is not setctl's own" {
+		t.Errorf("on set/greet with develop: %q (%s)", b, why)
+	}
 }
 
 func TestDefaultBranch(t *testing.T) {

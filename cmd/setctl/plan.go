@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/state"
@@ -18,7 +16,7 @@ func planCommand() command {
 	return command{
 		name:    "plan",
 		summary: "plan the spec into changes and show the execution graph",
-		usage: `Usage: setctl plan [-out FILE] [--format text|dot|mermaid|json] [--detail] [--json] [--detailed-exitcode]
+		usage: `Usage: setctl plan [--out FILE] [--format text|dot|mermaid|json] [--detail] [--json] [--detailed-exitcode]
 
 Plan loads set.cue and the spec, decomposes the spec into changes with the
 configured planner strategy (or takes the explicit plan of set.cue),
@@ -31,12 +29,16 @@ verify stack and its integration into main, each stack listing its gates in
 run order. --detail draws every step as its own node instead (dispatch,
 each gate, the merge queue, the fast-forward of main, the archive).
 
-With -out the plan is saved as a versioned JSON file carrying a fingerprint
+With --out (or -out) the plan is saved as a versioned JSON file carrying a fingerprint
 of its inputs (the configuration, every spec file and git HEAD).
 
 --json is --format json. When .set/ holds a run, every change in the JSON
 has a "status": where the run says it stands (pending, implementing,
 merged, archived, failed:…), pending for a change the run does not know.
+An error is then a diagnostic object on stdout instead of the graph, as
+apply --json writes it ({"@level": "error", "type": "diagnostic",
+"diagnostic": {"severity", "summary", "detail"}}); warnings stay on
+stderr.
 
 Exit status: 0 on success, 1 on error; with --detailed-exitcode, 0 when
 there is nothing to do (every change of this plan is merged), 1 on error,
@@ -44,7 +46,7 @@ there is nothing to do (every change of this plan is merged), 1 on error,
 
 Examples:
   setctl plan
-  setctl plan -out plan.json
+  setctl plan --out plan.json
   setctl plan --format dot | dot -Tsvg > plan.svg
   setctl plan --format mermaid > plan.mmd
   setctl plan --format dot --detail | dot -Tsvg > plan-detail.svg
@@ -66,24 +68,27 @@ func runPlan(e *env, args []string) int {
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return e.errorf(c.name, "unexpected argument %q", fs.Arg(0))
+	if *asJSON || *format == "json" {
+		e = jsonErrors(e)
 	}
 	if *asJSON {
 		if fs.Changed("format") && *format != "json" {
-			return e.errorf(c.name, "--json and --format %s disagree", *format)
+			return c.usageError(e, "--json and --format %s disagree", *format)
 		}
 		*format = "json"
 	}
 	render, ok := renderers[*format]
 	if !ok {
-		return e.errorf(c.name, "unknown format %q (want text, dot, mermaid or json)", *format)
+		return c.usageError(e, "unknown format %q (want text, dot, mermaid or json)", *format)
 	}
 	if *detail && *format != "dot" && *format != "mermaid" {
-		return e.errorf(c.name, "--detail applies to --format dot and mermaid, not %s", *format)
+		return c.usageError(e, "--detail applies to --format dot and mermaid, not %s", *format)
 	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
+	if err == nil {
+		err = runnable(ws.cfg)
+	}
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
@@ -125,15 +130,28 @@ func runPlan(e *env, args []string) int {
 	return exitOK
 }
 
+// jsonErrors is e for a command whose stdout is one JSON document: an
+// error is written there instead, as the diagnostic object apply --json
+// writes; warnings stay on stderr, so that the document stays whole.
+func jsonErrors(e *env) *env {
+	ui := newJSONUI(e.stdout, time.Now)
+	je := *e
+	je.diagnose = func(severity, msg string) {
+		if severity == "warning" {
+			fmt.Fprintln(e.stderr, msg)
+			return
+		}
+		ui.diagnose(severity, msg)
+	}
+	return &je
+}
+
 // addStatuses gives every change of g its status in the project's run,
 // as the projection of .set/events.jsonl says (pending for a change the
 // run does not know). Without a journal it leaves g as it is.
 func addStatuses(g *graph.Graph, root string) error {
-	st, err := state.RebuildFromFile(filepath.Join(orchestrator.SetDir(root), journal.EventsFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	st, err := state.Read(orchestrator.SetDir(root))
+	if err != nil || st.LastSeq == 0 {
 		return err
 	}
 	for i, c := range g.Changes {
@@ -149,7 +167,7 @@ func addStatuses(g *graph.Graph, root string) error {
 // draw, and read the DrawOptions.
 var renderers = map[string]func(e *env, g *graph.Graph, draw graph.DrawOptions) error{
 	"text": func(e *env, g *graph.Graph, _ graph.DrawOptions) error {
-		return graph.Text(e.stdout, g, graph.TextOptions{Color: colorFor(e.stdout)})
+		return graph.Text(e.stdout, g, graph.TextOptions{Color: terminalFor(e.stdout).color})
 	},
 	"dot":     func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.DOT(e.stdout, g, draw) },
 	"mermaid": func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.Mermaid(e.stdout, g, draw) },

@@ -3,12 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"path"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/fatih/color"
 
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
@@ -38,7 +35,7 @@ type progress struct {
 	// closed: the live block is gone for good (the summary follows).
 	closed bool
 
-	red, green, yellow, dim *color.Color
+	palette
 }
 
 // row is the live view of one change.
@@ -60,15 +57,7 @@ const redrawEvery = time.Second
 func newProgress(w io.Writer, p *plan.Plan, mainBranch string, term terminal, now func() time.Time, tick time.Duration) *progress {
 	pr := &progress{
 		w: w, live: term.live, main: mainBranch, now: now, rows: map[string]*row{}, start: now(),
-		stop: make(chan struct{}), done: make(chan struct{}),
-		red: color.New(color.FgRed), green: color.New(color.FgGreen), yellow: color.New(color.FgYellow), dim: color.New(color.Faint),
-	}
-	for _, c := range []*color.Color{pr.red, pr.green, pr.yellow, pr.dim} {
-		if term.color {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
-		}
+		stop: make(chan struct{}), done: make(chan struct{}), palette: newPalette(term.color),
 	}
 	for _, c := range p.Changes {
 		pr.names = append(pr.names, c.Name)
@@ -127,16 +116,17 @@ func (p *progress) close() {
 func (p *progress) event(e journal.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	msg := p.take(e)
+	p.update(e)
+	l := describeEvent(e, p.main, p.palette)
 	if !p.live {
-		if msg != "" {
-			fmt.Fprintf(p.w, "%s %-*s  %s\n", e.Time.Local().Format("15:04:05"), p.width, e.Change, msg)
+		if l.shown {
+			fmt.Fprintf(p.w, "%s %-*s  %s\n", e.Time.Local().Format("15:04:05"), p.width, e.Change, l.text)
 		}
 		return
 	}
 	var lines []string
-	if msg != "" && p.notable(e) {
-		lines = append(lines, fmt.Sprintf("%s %-*s  %s", p.dim.Sprint(e.Time.Local().Format("15:04:05")), p.width, e.Change, msg))
+	if l.shown && l.notable {
+		lines = append(lines, fmt.Sprintf("%s %-*s  %s", p.dim.Sprint(e.Time.Local().Format("15:04:05")), p.width, e.Change, l.text))
 	}
 	p.redraw(lines)
 }
@@ -155,144 +145,32 @@ func (p *progress) notice(w io.Writer, line string) {
 	p.redraw(nil)
 }
 
-// message takes one journal event and returns the line the plain view
-// prints for it, without the time ("" for an event it does not print).
-func (p *progress) message(e journal.Event) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.take(e)
-}
-
-// take updates the view from e and returns its line, if any. p.mu is
-// held.
-func (p *progress) take(e journal.Event) string {
+// update keeps the change's live row in step with e. p.mu is held.
+func (p *progress) update(e journal.Event) {
+	if e.Change == "" {
+		return
+	}
 	r := p.rows[e.Change]
-	if r == nil && e.Change != "" {
+	if r == nil {
 		r = &row{}
 		p.rows[e.Change] = r
 	}
-	return p.describe(e, r)
-}
-
-// notable events stay on screen above the live block: progress through
-// main, and every failure.
-func (p *progress) notable(e journal.Event) bool {
 	switch e.Type {
-	case journal.StateChange:
-		d, _ := journal.Decode[journal.StateChangeData](e)
-		return state.Status(d.To).Failed() || state.Status(d.To) == state.DepBlocked
-	case journal.VerifyGate:
-		d, _ := journal.Decode[journal.VerifyGateData](e)
-		return d.Result == "fail" || d.Result == "error" || d.Result == "warn"
-	case journal.AgentIteration:
-		d, _ := journal.Decode[journal.AgentIterationData](e)
-		return d.Result == "stalled" || d.Result == "error"
-	case journal.AgentSessionDecision, journal.LLMCall, journal.MonitorHeartbeat, journal.MergeQueued:
-		return false
-	}
-	return true
-}
-
-// describe updates r from e and returns the line to print for it, if any.
-func (p *progress) describe(e journal.Event, r *row) string {
-	switch e.Type {
-	case journal.RunStarted:
-		d, _ := journal.Decode[journal.RunStartedData](e)
-		verb := "started"
-		if d.Resumed {
-			verb = "resumed"
-		}
-		return fmt.Sprintf("run %s %s: %s, up to %d at once", e.Run, verb, plural(len(d.Changes), "change"), d.MaxParallel)
 	case journal.StateChange:
 		d, _ := journal.Decode[journal.StateChangeData](e)
 		r.status, r.since = d.To, e.Time
 		if d.To != "implementing" && d.To != "verifying" {
 			r.gate = ""
 		}
-		switch {
-		case strings.HasPrefix(d.To, "failed"), d.To == "dep-blocked":
-			return p.red.Sprintf("%s: %s", d.To, d.Reason)
-		case d.To == "queued", d.To == "integrating":
-			return d.To
-		}
-	case journal.Dispatch:
-		d, _ := journal.Decode[journal.DispatchData](e)
-		verb := "dispatched to"
-		if d.Reused {
-			verb = "resumed in"
-		}
-		return fmt.Sprintf("%s %s (branch %s from %s)", verb, d.Worktree, d.Branch, shortSHA(d.Base))
 	case journal.AgentIteration:
 		d, _ := journal.Decode[journal.AgentIterationData](e)
 		r.tokens += d.Tokens.Total()
-		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), tokens(d.Tokens.Total()), plural(d.Commits, "commit"))
-		if d.Error != "" {
-			msg += ": " + d.Error
-		}
-		return msg
 	case journal.VerifyGate:
 		d, _ := journal.Decode[journal.VerifyGateData](e)
 		r.gate = d.Stage + " " + d.Gate
-		switch d.Result {
-		case "pass":
-			if d.Reason != "" { // failures main has too, accepted
-				return fmt.Sprintf("%s %s: %s (%s): %s", d.Stage, d.Gate, p.green.Sprint("pass"), ms(d.DurationMS), d.Reason)
-			}
-			return fmt.Sprintf("%s %s: %s (%s)", d.Stage, d.Gate, p.green.Sprint("pass"), ms(d.DurationMS))
-		case "skip":
-			return p.dim.Sprintf("%s %s: skipped, %s", d.Stage, d.Gate, d.Reason)
-		case "warn":
-			return p.yellow.Sprintf("%s %s: failed, not blocking (warn): %s", d.Stage, d.Gate, d.Reason)
-		default:
-			return fmt.Sprintf("%s %s: %s (%s): %s; log %s", d.Stage, d.Gate, p.red.Sprint(strings.ToUpper(d.Result)), ms(d.DurationMS), d.Reason, d.Log)
-		}
-	case journal.GateSetExpanded:
-		d, _ := journal.Decode[journal.GateSetExpandedData](e)
-		return fmt.Sprintf("%s %s added: %s", d.Stage, d.Gate, d.Condition)
 	case journal.RetryScheduled:
-		d, _ := journal.Decode[journal.RetryScheduledData](e)
 		r.retries++
-		return p.yellow.Sprintf("retry %d/%d (%s): back to the agent", d.Attempt, d.Budget, d.Stage)
-	case journal.ChangeIntegrationFailed:
-		d, _ := journal.Decode[journal.ChangeIntegrationFailedData](e)
-		if d.Reason == "conflict" {
-			return p.yellow.Sprintf("merging %s conflicts in %s", p.main, strings.Join(d.Paths, ", "))
-		}
-		return p.yellow.Sprintf("integration failed: %s", d.Gate)
-	case journal.Merged:
-		d, _ := journal.Decode[journal.MergedData](e)
-		return p.green.Sprintf("merged: %s %s → %s", p.main, shortSHA(d.Previous), shortSHA(d.Commit))
-	case journal.Archived:
-		d, _ := journal.Decode[journal.ArchivedData](e)
-		if d.Skipped != "" {
-			return "archived: nothing to fold, " + d.Skipped
-		}
-		specs := make([]string, len(d.Capabilities))
-		for i, c := range d.Capabilities {
-			specs[i] = path.Join("openspec/specs", c)
-		}
-		return fmt.Sprintf("archived: %s updated, change folder in %s", strings.Join(specs, ", "), d.ArchiveDir)
-	case journal.BudgetExceeded:
-		d, _ := journal.Decode[journal.BudgetExceededData](e)
-		return p.red.Sprintf("%s budget spent (%d of %d)", d.Budget, d.Used, d.Limit)
-	case journal.BaselineGate:
-		d, _ := journal.Decode[journal.BaselineGateData](e)
-		when := ms(d.DurationMS)
-		if d.Cached {
-			when = "judged before"
-		}
-		switch {
-		case d.Result == "pass":
-			return fmt.Sprintf("baseline %s: %s (%s)", d.Gate, p.green.Sprint("pass"), when)
-		case d.Mode == "warn":
-			return p.yellow.Sprintf("baseline %s: fails on %s, not blocking (warn): %s (%s); log %s", d.Gate, p.main, d.Reason, when, d.Log)
-		}
-		return fmt.Sprintf("baseline %s: %s on %s: %s (%s); log %s", d.Gate, p.red.Sprint("FAIL"), p.main, d.Reason, when, d.Log)
-	case journal.BaselineAccepted:
-		d, _ := journal.Decode[journal.BaselineAcceptedData](e)
-		return p.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, plural(len(d.Failures), "failure"), p.main)
 	}
-	return ""
 }
 
 // redraw replaces the live block, printing lines above it first.

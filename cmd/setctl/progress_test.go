@@ -88,3 +88,50 @@ func testEvent(t *testing.T, seq int64, at time.Time, change string, p journal.P
 	}
 	return journal.Event{Seq: seq, Time: at, Type: p.EventType(), Run: "20260102T030405Z", Change: change, Data: data}
 }
+
+// TestDescribeEveryEvent: every event type of engine/journal has its own
+// line, which the plain view and the JSON stream share.
+func TestDescribeEveryEvent(t *testing.T) {
+	for _, typ := range journal.Types() {
+		e := journal.Event{Seq: 1, Type: typ, Data: []byte("{}")}
+		l := describeEvent(e, "main", noColors)
+		if l.text == "" || l.text == strings.ToLower(string(typ)) {
+			t.Errorf("%s has no description (%q)", typ, l.text)
+		}
+		if l.level != "info" && l.level != "warn" && l.level != "error" {
+			t.Errorf("%s: level %q", typ, l.level)
+		}
+	}
+}
+
+// TestEventLevels: a failure is an error, what does not block or goes
+// back to the agent a warning, in the JSON stream as in the plain view.
+func TestEventLevels(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		p     journal.Payload
+		level string
+	}{
+		{journal.BaselineGateData{Gate: "test", Mode: "run", Result: "fail"}, "error"},
+		{journal.BaselineGateData{Gate: "test", Mode: "warn", Result: "fail"}, "warn"},
+		{journal.BaselineGateData{Gate: "test", Mode: "run", Result: "pass"}, "info"},
+		{journal.BaselineAcceptedData{Gate: "test", Failures: []string{"TestA"}}, "warn"},
+		{journal.VerifyGateData{Gate: "vet", Result: "fail"}, "error"},
+		{journal.VerifyGateData{Gate: "vet", Result: "warn"}, "warn"},
+		{journal.VerifyGateData{Gate: "vet", Result: "pass"}, "info"},
+		{journal.StateChangeData{From: "verifying", To: "failed:retry_budget_exhausted"}, "error"},
+		{journal.StateChangeData{From: "pending", To: "dispatched"}, "info"},
+		{journal.AgentIterationData{Result: "stalled"}, "error"},
+		{journal.RetryScheduledData{Stage: "verify"}, "warn"},
+		{journal.SentinelActionData{Rule: "stalled", Action: "restart"}, "warn"},
+		{journal.BudgetExceededData{Budget: "tokens"}, "error"},
+		{journal.RunFinishedData{Result: "interrupted"}, "warn"},
+		{journal.RunFinishedData{Result: "failed"}, "error"},
+		{journal.RunFinishedData{Result: "success"}, "info"},
+	} {
+		e := testEvent(t, 1, t0, "greet", tc.p)
+		if got := describeEvent(e, "main", noColors); got.level != tc.level {
+			t.Errorf("%s %s: level %q (%s), want %q", e.Type, e.Data, got.level, got.text, tc.level)
+		}
+	}
+}

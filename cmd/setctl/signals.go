@@ -43,9 +43,8 @@ type interrupts struct {
 	first   syscall.Signal // 0 until a signal came
 	count   int
 	running bool // the run has started: a signal stops it
-	// say prints a message line, if set (see sayWith); else it goes to
-	// stderr.
-	say func(line string)
+	// say takes a notice, if set (see sayWith); else it goes to stderr.
+	say func(msg string)
 }
 
 // watchInterrupts starts answering signals for the command name until
@@ -102,33 +101,39 @@ func (in *interrupts) handle(name string, sig syscall.Signal) {
 			in.cancel()
 			return
 		}
-		in.tell("setctl %s: %s: stopping; agents and gates are ended and the run recorded as interrupted (interrupt again to kill them at once)", name, what)
+		in.tell(name, "%s: stopping; agents and gates are ended and the run recorded as interrupted (interrupt again to kill them at once)", what)
 		in.cancel()
 	case 2:
-		in.tell("setctl %s: killing agents and gates now; interrupt once more to exit without waiting", name)
+		if in.isRunning() {
+			in.tell(name, "killing agents and gates now; interrupt once more to exit without waiting")
+		} else {
+			in.tell(name, "stopping before any agent or gate started; interrupt once more to exit without waiting")
+		}
 		close(in.killNow)
 	default:
-		in.tell("setctl %s: exiting without waiting; every event recorded so far is kept: run `setctl %s` to continue", name, name)
+		in.tell(name, "exiting without waiting; every event recorded so far is kept: run `setctl %s` to continue", name)
 		in.exit(code)
 	}
 }
 
-// tell prints one message line.
-func (in *interrupts) tell(format string, args ...any) {
+// tell gives one notice of the command name to say, or else prints it to
+// stderr as "setctl NAME: MESSAGE".
+func (in *interrupts) tell(name, format string, args ...any) {
 	in.mu.Lock()
 	say := in.say
 	in.mu.Unlock()
-	line := fmt.Sprintf(format, args...)
+	msg := fmt.Sprintf(format, args...)
 	if say == nil {
-		fmt.Fprintln(in.stderr, line)
+		fmt.Fprintf(in.stderr, "setctl %s: %s\n", name, msg)
 		return
 	}
-	say(line)
+	say(msg)
 }
 
-// sayWith makes say print in's messages (a live view keeps its block
-// below them).
-func (in *interrupts) sayWith(say func(line string)) {
+// sayWith makes say take in's notices, each one message without the
+// command's name: a live view prints them above its block, apply --json
+// writes them as diagnostics.
+func (in *interrupts) sayWith(say func(msg string)) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.say = say

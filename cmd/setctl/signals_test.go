@@ -110,4 +110,29 @@ func TestInterruptBeforeTheRun(t *testing.T) {
 	if stderr.Len() > 0 {
 		t.Errorf("stderr = %q, want nothing", stderr.String())
 	}
+	// A second one: no agent or gate runs, so none is killed.
+	in.handle("apply", syscall.SIGINT)
+	if want := "setctl apply: stopping before any agent or gate started; interrupt once more to exit without waiting\n"; stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+// TestInterruptNoticesGoToSay: once a command names where its notices go
+// (apply --json: diagnostics on stdout), none reaches stderr.
+func TestInterruptNoticesGoToSay(t *testing.T) {
+	var stderr bytes.Buffer
+	var said []string
+	in := &interrupts{stderr: &stderr, killNow: make(chan struct{}), exit: func(int) {}}
+	in.ctx, in.cancel = context.WithCancel(context.Background())
+	in.sayWith(func(msg string) { said = append(said, msg) })
+	in.runStarts()
+	in.handle("apply", syscall.SIGTERM)
+	in.handle("apply", syscall.SIGINT)
+	want := []string{
+		"terminated: stopping; agents and gates are ended and the run recorded as interrupted (interrupt again to kill them at once)",
+		"killing agents and gates now; interrupt once more to exit without waiting",
+	}
+	if strings.Join(said, "\n") != strings.Join(want, "\n") || stderr.Len() > 0 {
+		t.Errorf("said %q, stderr %q; want %q and nothing on stderr", said, stderr.String(), want)
+	}
 }

@@ -6,8 +6,11 @@ import (
 	"sort"
 	"strings"
 
+	cueerrors "cuelang.org/go/cue/errors"
+
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/load"
 )
 
 func vetCommand() command {
@@ -16,9 +19,11 @@ func vetCommand() command {
 		summary: "check set.cue, the spec and the plan they make",
 		usage: `Usage: setctl vet
 
-Vet loads set.cue with its profile and the embedded schema, checks that
-the repository has the main branch set.cue names, parses every spec
-file, makes the plan (static or explicit) and resolves every gate stack.
+Vet loads set.cue with its profile and the embedded schema, refuses a
+stack that runs what this build cannot run (an LLM-graded review gate),
+warns about a gate set.cue declares that no stack runs, checks that the
+repository has the main branch set.cue names, parses every spec file,
+makes the plan (static or explicit) and resolves every gate stack.
 It prints nothing but a summary when all is well, and every problem with
 its file:line:col otherwise. A directory that is not a git repository yet,
 or a repository with no commit yet, is vetted with a warning.
@@ -39,13 +44,18 @@ func runVet(e *env, args []string) int {
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return e.errorf(c.name, "unexpected argument %q", fs.Arg(0))
-	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
+	if err == nil {
+		err = runnable(ws.cfg)
+	}
 	if err != nil {
 		return ws.report(e, c.name, err)
+	}
+	if err := unusedGates(ws.cfg); err != nil {
+		for _, line := range strings.Split(strings.TrimRight(load.Details(err, ws.root), "\n"), "\n") {
+			fmt.Fprintf(e.stderr, "setctl %s: warning: %s\n", c.name, line)
+		}
 	}
 	switch status, msg := checkMainBranch(context.Background(), ws); status {
 	case statusFail:
@@ -69,6 +79,32 @@ func runVet(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, plural(len(p.Changes), "change"), p.Strategy, plural(countGates(g), "gate run"))
 	return exitOK
+}
+
+// unusedGates is a warning for every gate set.cue declares that no stack
+// names: it never runs, which is rarely what was meant. Gates that only
+// the profile declares (the stdlib's review) are left alone.
+func unusedGates(cfg *config.Project) error {
+	used := map[string]bool{}
+	for _, stack := range cfg.Stacks {
+		for name := range stack {
+			used[name] = true
+		}
+	}
+	for name := range cfg.Integration {
+		used[name] = true
+	}
+	var errs cueerrors.Error
+	for _, name := range sortedNames(cfg.Gates) {
+		if !used[name] && cfg.Declares("gates", name) {
+			errs = cueerrors.Append(errs, cfg.FieldError([]string{"gates", name},
+				"no stack runs this gate; add it to a stack, e.g. stacks: feature: %s: {}", name))
+		}
+	}
+	if errs == nil {
+		return nil
+	}
+	return errs
 }
 
 // countGates is the number of gate runs the graph schedules.

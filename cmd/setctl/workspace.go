@@ -43,7 +43,7 @@ func loadWorkspace(dir string) (*workspace, error) {
 	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
-			return ws, fmt.Errorf("%s: spec file %s: %w", cfg.Pos("spec"), name, errNotExist(err))
+			return ws, cfg.FieldError([]string{"spec"}, "spec file %s: %v", name, errNotExist(err))
 		}
 		ws.specData[name] = data
 	}
@@ -62,10 +62,10 @@ func expandSpecs(root string, cfg *config.Project) ([]string, error) {
 			var err error
 			matches, err = filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
 			if err != nil {
-				return nil, fmt.Errorf("%s: spec pattern %q: %w", cfg.Pos("spec"), pattern, err)
+				return nil, cfg.FieldError([]string{"spec"}, "spec pattern %q: %v", pattern, err)
 			}
 			if len(matches) == 0 {
-				return nil, fmt.Errorf("%s: spec pattern %q matches no file", cfg.Pos("spec"), pattern)
+				return nil, cfg.FieldError([]string{"spec"}, "spec pattern %q matches no file", pattern)
 			}
 			for i, m := range matches {
 				rel, _ := filepath.Rel(root, m)
@@ -117,5 +117,11 @@ func (ws *workspace) printWarnings(e *env) {
 // report reports err, with CUE positions relative to the project, and
 // returns exitError.
 func (ws *workspace) report(e *env, cmd string, err error) int {
-	return e.errorf(cmd, "%s", strings.TrimRight(load.Details(err, ws.root), "\n"))
+	return e.errorf(cmd, "%s", ws.details(err))
+}
+
+// details is err as load.Details prints it, positions relative to the
+// project, without the final newline.
+func (ws *workspace) details(err error) string {
+	return strings.TrimRight(load.Details(err, ws.root), "\n")
 }

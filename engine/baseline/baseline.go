@@ -180,7 +180,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 	if now == nil {
 		now = time.Now
 	}
-	commit, err := git.RevParse(ctx, in.Root, in.MainBranch)
+	commit, err := git.BranchHead(ctx, in.Root, in.MainBranch)
 	if err != nil {
 		return nil, err
 	}

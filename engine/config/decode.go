@@ -36,7 +36,7 @@ func Decode(lp *load.Project) (*Project, error) {
 	if err := lp.Value.Decode(&p); err != nil {
 		return nil, err
 	}
-	d := decoder{lp: lp, p: &p, positions: map[string]string{}}
+	d := decoder{lp: lp, p: &p, positions: map[string]token.Pos{}, declared: map[string]bool{}}
 	d.checkStacks()
 	d.checkConditions()
 	d.checkForbidden()
@@ -46,7 +46,7 @@ func Decode(lp *load.Project) (*Project, error) {
 	if d.errs != nil {
 		return nil, d.errs
 	}
-	p.positions = d.positions
+	p.positions, p.root, p.declared = d.positions, lp.Root, d.declared
 	return &p, nil
 }
 
@@ -54,7 +54,8 @@ type decoder struct {
 	lp        *load.Project
 	p         *Project
 	errs      errors.Error
-	positions map[string]string
+	positions map[string]token.Pos
+	declared  map[string]bool
 }
 
 // pos is where the path below `project` is declared: in the project's own
@@ -186,30 +187,42 @@ func (d *decoder) checkRunners() {
 }
 
 // recordPositions keeps the positions of the fields later stages report
-// errors on: the spec list, the main branch and an explicit plan's changes.
-// The main branch is where the project's files set it or, when they do
-// not (the profile's or the schema's default applies), set.cue's project.
+// errors on: the spec list, the main branch, every gate and stack entry,
+// and an explicit plan's changes. The main branch is where the project's
+// files set it or, when they do not (the profile's or the schema's default
+// applies), set.cue's project.
 func (d *decoder) recordPositions() {
-	if pos := d.pos("spec"); pos.IsValid() {
-		d.positions["spec"] = load.RelPosition(pos, d.lp.Root)
+	record := func(sels ...string) {
+		key := strings.Join(sels, ".")
+		if pos := d.lp.FieldPos(sels...); pos.IsValid() {
+			d.positions[key], d.declared[key] = pos, true
+		} else if pos := d.pos(sels...); pos.IsValid() {
+			d.positions[key] = pos
+		}
 	}
+	record("spec")
 	if pos := d.lp.FieldPos("mainBranch"); pos.IsValid() {
-		d.positions["mainBranch"] = load.RelPosition(pos, d.lp.Root)
+		d.positions["mainBranch"] = pos
 	} else if pos := d.lp.ConfigPos(); pos.IsValid() {
-		d.positions["mainBranch"] = load.RelPosition(pos, d.lp.Root)
+		d.positions["mainBranch"] = pos
+	}
+	for name := range d.p.Gates {
+		record("gates", name)
+	}
+	for t := range d.p.Stacks {
+		for name := range d.p.Stacks[t] {
+			record("stacks", t, name)
+		}
+	}
+	for name := range d.p.Integration {
+		record("integration", name)
 	}
 	if d.p.Plan == nil {
 		return
 	}
 	for name := range d.p.Plan.Changes {
-		for _, field := range []string{"", "dependsOn", "requirements"} {
-			sels := []string{"plan", "changes", name}
-			if field != "" {
-				sels = append(sels, field)
-			}
-			if pos := d.pos(sels...); pos.IsValid() {
-				d.positions[strings.Join(sels, ".")] = load.RelPosition(pos, d.lp.Root)
-			}
-		}
+		record("plan", "changes", name)
+		record("plan", "changes", name, "dependsOn")
+		record("plan", "changes", name, "requirements")
 	}
 }

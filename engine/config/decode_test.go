@@ -108,3 +108,34 @@ func TestLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+// FieldError is positioned where set.cue declares the field, for every
+// gate and stack entry, and at the profile's declaration otherwise; it
+// prints as the evaluator's errors do, the position last.
+func TestFieldError(t *testing.T) {
+	dir := writeProject(t, strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n",
+		"\tspec: [\"docs/spec.md\"]\n\tgates: lint: run: [\"golangci-lint\", \"run\"]\n\tstacks: feature: review: mode: \"warn\"\n", 1))
+	p, _, err := Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	for _, tt := range []struct {
+		path []string
+		want string
+	}{
+		{[]string{"gates", "lint"}, "project.gates.lint: no: set.cue:8:15\n"},
+		{[]string{"stacks", "feature", "review"}, "project.stacks.feature.review: no: set.cue:9:27\n"},
+		{[]string{"integration", "test"}, "project.integration.test: no: github.com/set-engine/set@v0.1.0/"},
+		{[]string{"stacks", "nope"}, "project.stacks.nope: no\n"},
+	} {
+		if got := load.Details(p.FieldError(tt.path, "no"), dir); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("FieldError(%v) prints %q, want it to start with %q", tt.path, got, tt.want)
+		}
+	}
+	if !p.Declares("gates", "lint") || !p.Declares("stacks", "feature", "review") {
+		t.Error("Declares misses a field set.cue declares")
+	}
+	if p.Declares("gates", "test") || p.Declares("integration", "test") {
+		t.Error("Declares claims a field of the profile")
+	}
+}

@@ -6,7 +6,12 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"cuelang.org/go/cue/token"
+
+	"github.com/set-engine/set/engine/load"
 )
 
 // Project is the decoded `project` of set.cue.
@@ -32,14 +37,42 @@ type Project struct {
 	Plan         *Plan                `json:"plan,omitempty"`
 
 	// positions maps a dotted CUE path below `project` (e.g.
-	// "plan.changes.api.dependsOn") to "file:line:col" relative to the
-	// project root, for the paths later stages report errors on.
-	positions map[string]string
+	// "plan.changes.api.dependsOn") to where it is declared, for the paths
+	// later stages report errors on; root is the project root, which
+	// Pos makes them relative to.
+	positions map[string]token.Pos
+	root      string
+	// declared holds the paths of positions that the project's own files
+	// declare (rather than its profile or the schema).
+	declared map[string]bool
 }
 
 // Pos returns the position of the CUE path below `project` that the
-// decoder recorded ("" when unknown).
-func (p *Project) Pos(path string) string { return p.positions[path] }
+// decoder recorded, as "file:line:col" relative to the project root (""
+// when unknown).
+func (p *Project) Pos(path string) string {
+	pos, ok := p.positions[path]
+	if !ok {
+		return ""
+	}
+	return load.RelPosition(pos, p.root)
+}
+
+// Declares reports whether the project's own files (set.cue and the rest
+// of its package), rather than its profile or the schema, declare the
+// field at path below `project`, for the paths FieldError knows.
+func (p *Project) Declares(path ...string) bool { return p.declared[strings.Join(path, ".")] }
+
+// FieldError is an error about the field at path below `project` (e.g.
+// "stacks", "feature", "review"), at the position the decoder recorded for
+// it: the spec list, the main branch, every gate, every stack entry
+// (stacks.TYPE.GATE, integration.GATE) and an explicit plan's changes. It
+// is a load.FieldError, which load.Details prints as the evaluator's own
+// errors: `project.stacks.feature.review: MESSAGE: set.cue:9:27`.
+func (p *Project) FieldError(path []string, format string, args ...any) *load.FieldError {
+	full := append([]string{load.ProjectField}, path...)
+	return load.NewFieldError(full, p.positions[strings.Join(path, ".")], format, args...)
+}
 
 // Generated is a generated file and how to rebuild it.
 type Generated struct {

@@ -84,6 +84,40 @@ func RevParse(ctx context.Context, dir, rev string) (string, error) {
 	return Run(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{commit}")
 }
 
+// BranchHead is the commit refs/heads/<branch> points at. Only the branch
+// counts: a tag or a remote-tracking ref of the same name, which git's
+// own lookup of the short name may prefer, never does. A repository
+// without that branch gives a *NoBranchError.
+func BranchHead(ctx context.Context, dir, branch string) (string, error) {
+	head, err := RevParse(ctx, dir, "refs/heads/"+branch)
+	if err == nil {
+		return head, nil
+	}
+	if exitCode(err) != 1 { // not a repository, or git failed
+		return "", err
+	}
+	branches, lerr := Branches(ctx, dir)
+	if lerr != nil {
+		return "", lerr
+	}
+	return "", &NoBranchError{Branch: branch, Branches: branches}
+}
+
+// NoBranchError is a branch the repository does not have.
+type NoBranchError struct {
+	Branch string
+	// Branches are the repository's local branches, sorted; none before
+	// the first commit.
+	Branches []string
+}
+
+func (e *NoBranchError) Error() string {
+	if len(e.Branches) == 0 {
+		return fmt.Sprintf("the repository has no branch %s (no commit yet)", e.Branch)
+	}
+	return fmt.Sprintf("the repository has no branch %s (its branches: %s)", e.Branch, strings.Join(e.Branches, ", "))
+}
+
 // BranchExists reports whether refs/heads/<branch> exists.
 func BranchExists(ctx context.Context, dir, branch string) bool {
 	_, err := Run(ctx, dir, "show-ref", "--verify", "-q", "refs/heads/"+branch)
@@ -97,9 +131,10 @@ func InRepository(ctx context.Context, dir string) bool {
 }
 
 // Branches lists the local branches of the repository at dir, sorted; none
-// before the first commit.
+// before the first commit. Names are the full branch names, even where a
+// tag of the same name makes git shorten them to "heads/NAME".
 func Branches(ctx context.Context, dir string) ([]string, error) {
-	out, err := Run(ctx, dir, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+	out, err := Run(ctx, dir, "for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads/")
 	if err != nil || out == "" {
 		return nil, err
 	}

@@ -251,6 +251,39 @@ func TestHeadAndRevParse(t *testing.T) {
 	}
 }
 
+// BranchHead resolves the branch and nothing else: a tag of the same name,
+// which `git rev-parse main` would prefer, does not win; a missing branch
+// is a *NoBranchError listing the branches there are.
+func TestBranchHead(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	first := r.git("rev-parse", "HEAD")
+	r.write("a.txt", "a\n")
+	second := r.commit("second")
+	r.git("tag", "main", first)
+	r.git("branch", "feature/x", first)
+	if got, err := BranchHead(ctx, r.dir, "main"); err != nil || got != second {
+		t.Errorf("BranchHead(main) = %q, %v; want %s, the branch's commit, not the tag's", got, err, second)
+	}
+	_, err := BranchHead(ctx, r.dir, "develop")
+	var nb *NoBranchError
+	if !errors.As(err, &nb) || nb.Branch != "develop" || !slices.Equal(nb.Branches, []string{"feature/x", "main"}) {
+		t.Fatalf("BranchHead(develop) = %v, want a *NoBranchError listing feature/x and main", err)
+	}
+	if want := "the repository has no branch develop (its branches: feature/x, main)"; err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+
+	empty := newEmptyRepo(t)
+	_, err = BranchHead(ctx, empty.dir, "main")
+	if !errors.As(err, &nb) || len(nb.Branches) != 0 || err.Error() != "the repository has no branch main (no commit yet)" {
+		t.Errorf("BranchHead in a repository with no commit = %v", err)
+	}
+	if _, err := BranchHead(ctx, t.TempDir(), "main"); err == nil || errors.As(err, &nb) {
+		t.Errorf("BranchHead outside a repository = %v, want git's error", err)
+	}
+}
+
 func TestBranchExistsAndCurrentBranch(t *testing.T) {
 	r := newRepo(t)
 	ctx := context.Background()

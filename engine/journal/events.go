@@ -38,6 +38,16 @@ const (
 	BaselineAccepted Type = "BASELINE_ACCEPTED"
 )
 
+// Types lists every event type, in the order declared above, for readers
+// that must handle each one (a test keeps it complete).
+func Types() []Type {
+	return []Type{
+		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
+		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
+		Archived, SentinelAction, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted,
+	}
+}
+
 // Event is one line of the journal. Seq is 1 for the first event of a
 // project and grows by one per event, across runs.
 type Event struct {

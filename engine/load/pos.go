@@ -42,14 +42,12 @@ func declPath(files []*ast.File, pos token.Pos) []string {
 	return nil
 }
 
-// ConfigPos is where set.cue itself declares the field at path below
-// `project`, or, with no path, the `project` field's value; token.NoPos
-// when set.cue does not declare it.
-func (p *Project) ConfigPos(path ...string) token.Pos {
-	full := append([]string{ProjectField}, path...)
+// ConfigPos is where set.cue itself declares the `project` field's value,
+// or token.NoPos when it does not.
+func (p *Project) ConfigPos() token.Pos {
 	for _, f := range p.files {
 		if filepath.Base(f.Filename) == ConfigFile {
-			return findInDecls(f.Decls, full)
+			return findInDecls(f.Decls, []string{ProjectField})
 		}
 	}
 	return token.NoPos

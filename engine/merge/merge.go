@@ -74,7 +74,7 @@ type Outcome struct {
 // is a run error (git or the disk failed), never the change's fault.
 func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	mainBranch := in.Project.MainBranch
-	oldMain, err := git.RevParse(ctx, in.Root, mainBranch)
+	oldMain, err := git.BranchHead(ctx, in.Root, mainBranch)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -359,7 +359,7 @@ func GateEvent(stage string, attempt int, r gate.Result) journal.VerifyGateData 
 // recorded as archived with the reason.
 func Archive(ctx context.Context, in Input) error {
 	mainBranch := in.Project.MainBranch
-	old, err := git.RevParse(ctx, in.Root, mainBranch)
+	old, err := git.BranchHead(ctx, in.Root, mainBranch)
 	if err != nil {
 		return err
 	}

@@ -171,14 +171,9 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 // journal for it, with opts.OnEvent subscribed. closeJournal ends the
 // subscription, once OnEvent has seen every event, and closes the journal.
 func openRun(opts Options, setDir string) (r *run, resumed bool, closeJournal func(), err error) {
-	eventsPath := filepath.Join(setDir, "events.jsonl")
-	events, err := journal.ReadFile(eventsPath)
-	if err != nil && !os.IsNotExist(err) {
-		return nil, false, nil, err
-	}
-	st, err := state.Rebuild(events)
+	st, err := state.Read(setDir)
 	if err != nil {
-		return nil, false, nil, fmt.Errorf("rebuilding the state from %s: %w", eventsPath, err)
+		return nil, false, nil, fmt.Errorf("rebuilding the state of the last run: %w", err)
 	}
 	resumed = samePlan(st, opts.Plan)
 	runID := st.Run

@@ -14,6 +14,7 @@ import (
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/state"
 )
@@ -222,6 +223,21 @@ func TestDirtyMainRefused(t *testing.T) {
 	_, err := f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
 	if err == nil || !strings.Contains(err.Error(), "uncommitted changes (notes.txt)") {
 		t.Fatalf("apply on a dirty main = %v", err)
+	}
+}
+
+// TestMissingMainBranchRefused: a repository without the main branch is a
+// *git.NoBranchError listing its branches, for the CLI to word; a tag of
+// the main branch's name does not stand in for it.
+func TestMissingMainBranchRefused(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	f.git("branch", "-m", "main", "master")
+	f.git("tag", "main")
+	_, err := f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
+	var nb *git.NoBranchError
+	if !errors.As(err, &nb) || nb.Branch != "main" || !slices.Equal(nb.Branches, []string{"master"}) {
+		t.Fatalf("apply without a main branch = %v, want a *git.NoBranchError", err)
 	}
 }
 

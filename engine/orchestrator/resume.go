@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -18,15 +17,15 @@ import (
 
 // prepareRepository checks that the project can be run and keeps .set/
 // out of git: main must exist, and a checkout of main must be clean,
-// because the run moves main and keeps that checkout's files in step.
+// because the run moves main and keeps that checkout's files in step. A
+// repository without the main branch is a *git.NoBranchError, for the
+// caller to word in terms of its configuration.
 func prepareRepository(ctx context.Context, root, mainBranch string) error {
-	if _, err := git.RevParse(ctx, root, "refs/heads/"+mainBranch); err != nil {
+	if _, err := git.BranchHead(ctx, root, mainBranch); err != nil {
 		if !git.InRepository(ctx, root) {
 			return fmt.Errorf("%s is not in a git repository; setctl apply needs one with a commit on %s", root, mainBranch)
 		}
-		branches, _ := git.Branches(ctx, root)
-		return fmt.Errorf("the repository at %s has no branch %s (its branches: %s); set mainBranch in set.cue to the branch changes merge into",
-			root, mainBranch, cmp.Or(strings.Join(branches, ", "), "none, no commit yet"))
+		return err
 	}
 	if err := git.Exclude(ctx, root, "/.set/"); err != nil {
 		return err
@@ -148,7 +147,7 @@ func (r *run) onMain(ctx context.Context, name string) (string, error) {
 }
 
 func (r *run) findOnMain(ctx context.Context, name, trailer string) (string, error) {
-	rev := r.opts.Project.MainBranch
+	rev := "refs/heads/" + r.opts.Project.MainBranch // the branch, never a tag of its name
 	if base := r.rec.change(name).Base; base != "" {
 		rev = base + ".." + rev
 	}
@@ -169,7 +168,7 @@ func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
 			return r.archive(ctx, c)
 		}
 		mainBranch := r.opts.Project.MainBranch
-		old, err := git.RevParse(ctx, r.opts.Root, mainBranch)
+		old, err := git.BranchHead(ctx, r.opts.Root, mainBranch)
 		if err != nil {
 			return err
 		}
@@ -198,14 +197,7 @@ func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
 // which case the changes not yet archived (failed ones included, since a
 // later run may retry them).
 func Pending(root string, p *plan.Plan) (int, error) {
-	events, err := journal.ReadFile(filepath.Join(SetDir(root), "events.jsonl"))
-	if os.IsNotExist(err) {
-		return len(p.Changes), nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	st, err := state.Rebuild(events)
+	st, err := state.Read(SetDir(root))
 	if err != nil {
 		return 0, err
 	}

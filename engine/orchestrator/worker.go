@@ -177,7 +177,7 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 // main, or takes over the one an interrupted run left.
 func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 	wt, branch := r.worktree(c.Name), "set/"+c.Name
-	base, err := git.RevParse(ctx, r.opts.Root, r.opts.Project.MainBranch)
+	base, err := git.BranchHead(ctx, r.opts.Root, r.opts.Project.MainBranch)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func Decode(data []byte) (*Plan, error) {
 		return nil, fmt.Errorf("not a plan file: %w", err)
 	}
 	if head.Version != FormatVersion {
-		return nil, fmt.Errorf("plan file version %d is not supported by this set (it reads version %d); run `setctl plan -out FILE` again", head.Version, FormatVersion)
+		return nil, fmt.Errorf("plan file version %d is not supported by this set (it reads version %d); run `setctl plan --out FILE` again", head.Version, FormatVersion)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

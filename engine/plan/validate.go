@@ -16,7 +16,8 @@ var namePattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 // that it is safe as a path element, a git ref component and an argv item.
 func ValidName(name string) bool { return len(name) <= 64 && namePattern.MatchString(name) }
 
-// Problem is one reason a plan is invalid.
+// Problem is one reason a plan is invalid. It prints as configuration
+// errors do, the position last: "MESSAGE: set.cue:30:5".
 type Problem struct {
 	// Pos is where the problem was declared ("set.cue:30:5"), if known.
 	Pos     string
@@ -27,7 +28,7 @@ func (p Problem) String() string {
 	if p.Pos == "" {
 		return p.Message
 	}
-	return p.Pos + ": " + p.Message
+	return p.Message + ": " + p.Pos
 }
 
 // InvalidError lists every problem of an invalid plan.

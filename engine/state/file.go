@@ -11,7 +11,7 @@ import (
 
 // Save writes s to path (state.json) atomically, as indented JSON: a reader
 // sees the previous snapshot or this one, never a mix. The snapshot is a
-// cache of the journal; deleting it loses nothing (RebuildFromFile).
+// cache of the journal; deleting it loses nothing (Read).
 func Save(path string, s *State) error {
 	data, err := Encode(s)
 	if err != nil {

@@ -11,7 +11,10 @@ package state
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
@@ -382,10 +385,16 @@ func Rebuild(events []journal.Event) (*State, error) {
 	return s, nil
 }
 
-// RebuildFromFile rebuilds the state from the journal file at path
-// (events.jsonl).
-func RebuildFromFile(path string) (*State, error) {
+// Read rebuilds the state of a project from the journal in its run
+// directory setDir (.set/events.jsonl). It is how every reader of a
+// project's run learns where it stands. A project that never ran (no
+// journal) is at the state before any event, New().
+func Read(setDir string) (*State, error) {
+	path := filepath.Join(setDir, journal.EventsFile)
 	events, err := journal.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return New(), nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -225,11 +225,29 @@ func TestRebuildFromJournal(t *testing.T) {
 	if _, err := Load(statePath); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Load of a deleted state.json = %v, want ErrNotExist", err)
 	}
-	fromFile, err := RebuildFromFile(filepath.Join(dir, journal.EventsFile))
+	fromFile, err := Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertState(t, "RebuildFromFile after deleting state.json", fromFile, saved)
+	assertState(t, "Read after deleting state.json", fromFile, saved)
+}
+
+// Read of a run directory without a journal (a project that never ran) is
+// the state before any event; a damaged journal is an error naming it.
+func TestReadWithoutJournal(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertState(t, "Read without a journal", st, New())
+	path := filepath.Join(dir, journal.EventsFile)
+	if err := os.WriteFile(path, []byte("not json\n{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("Read of a damaged journal = %v, want an error naming %s", err, path)
+	}
 }
 
 // A snapshot taken at any point, plus the whole journal replayed over it,

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/set-engine/set/engine/load"
+)
+
+// A fenced CUE block of the README, and a field path in backquotes that a
+// set.cue could hold (`gates: fmt: mode: "warn"`).
+var (
+	readmeCUEBlock = regexp.MustCompile("(?s)```cue\n(.*?)```")
+	readmeCUESpan  = regexp.MustCompile("`((?:gates|stacks|integration|budgets|agent|runner|sentinel|planner): [^`]+)`")
+)
+
+// TestREADMESetCUE: every set.cue the README shows, whole or as a field to
+// add, passes `setctl vet`, which loads it, checks that this build can run
+// it (runnable) and makes its plan; so do the examples in the comment of
+// the set.cue that `setctl init` writes.
+func TestREADMESetCUE(t *testing.T) {
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := load.ResolveProfile(context.Background(), "golang", load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := setCUETemplate("myapp", prof, "")
+	type snippet struct{ where, setCUE string }
+	var snippets []snippet
+	withField := func(field string) string {
+		return strings.Replace(base, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+field+"\n", 1)
+	}
+	line := func(offset int) int { return 1 + strings.Count(string(readme[:offset]), "\n") }
+	for _, m := range readmeCUEBlock.FindAllSubmatchIndex(readme, -1) {
+		block := string(readme[m[2]:m[3]])
+		if !strings.Contains(block, "project:") {
+			continue
+		}
+		where := fmt.Sprintf("README.md:%d", line(m[2]))
+		if !strings.HasPrefix(block, "package ") {
+			t.Errorf("%s: the block declares project but is not a whole set.cue (it lacks its package clause)", where)
+			continue
+		}
+		snippets = append(snippets, snippet{where, block})
+	}
+	for _, m := range readmeCUESpan.FindAllSubmatchIndex(readme, -1) {
+		snippets = append(snippets, snippet{fmt.Sprintf("README.md:%d: `%s`", line(m[2]), readme[m[2]:m[3]]), withField(string(readme[m[2]:m[3]]))})
+	}
+	for _, l := range strings.Split(base, "\n") {
+		if field, ok := strings.CutPrefix(l, "//\t"); ok {
+			snippets = append(snippets, snippet{"set.cue of setctl init: " + field, withField(field)})
+		}
+	}
+	if len(snippets) < 4 {
+		t.Fatalf("found %d set.cue snippets; the patterns no longer match the README", len(snippets))
+	}
+	for _, s := range snippets {
+		dir := t.TempDir()
+		for name, data := range map[string]string{
+			"set.cue":            s.setCUE,
+			"cue.mod/module.cue": "module: \"example.com/myapp@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
+			"docs/spec.md":       specTemplate,
+		} {
+			path := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var stdout, stderr strings.Builder
+		if code := Main([]string{"-C", dir, "vet"}, &stdout, &stderr); code != exitOK {
+			t.Errorf("%s: setctl vet exited %d:\n%s\nset.cue:\n%s", s.where, code, stderr.String(), s.setCUE)
+		}
+	}
+}
+
+// TestREADMEExecAgent: the README's exec agent example (its set.cue and
+// scripts/agent.sh) is the one testdata/script/agent_exec.txtar runs.
+func TestREADMEExecAgent(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## An `exec` agent\n")
+	if !ok {
+		t.Fatal("README.md has no section \"An `exec` agent\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	block := func(lang string) string {
+		_, rest, ok := strings.Cut(section, "```"+lang+"\n")
+		if !ok {
+			t.Fatalf("the section has no %s block", lang)
+		}
+		text, _, _ := strings.Cut(rest, "```")
+		return text
+	}
+	ar, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "script", "agent_exec.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, f := range ar.Files {
+		files[f.Name] = string(f.Data)
+	}
+	for name, want := range map[string]string{"set.cue": block("cue"), "scripts/agent.sh": block("sh")} {
+		if files[name] != want {
+			t.Errorf("agent_exec.txtar's %s differs from the README's:\n%s\nREADME:\n%s", name, files[name], want)
+		}
+	}
+}
