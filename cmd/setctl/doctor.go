@@ -14,6 +14,7 @@ import (
 
 	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/runner/dagger"
@@ -72,7 +73,7 @@ func runDoctor(e *env, args []string) int {
 	if err != nil {
 		add("project", "fail", "%s", strings.TrimSpace(strings.ReplaceAll(load.Details(err, ws.root), "\n", " ")))
 	} else {
-		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, plural(len(ws.spec.Requirements), "requirement"))
+		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
 		status, msg := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", msg)
 		checks = append(checks, agentChecks(ctx, ws)...)
@@ -99,7 +100,7 @@ func runDoctor(e *env, args []string) int {
 		if failed == 0 {
 			fmt.Fprintln(e.stdout, "\nThis project can run here.")
 		} else {
-			fmt.Fprintf(e.stdout, "\nThis project cannot run here: %s.\n", plural(failed, "problem"))
+			fmt.Fprintf(e.stdout, "\nThis project cannot run here: %s.\n", english.Plural(failed, "problem"))
 		}
 	}
 	if failed > 0 {
@@ -303,12 +304,9 @@ func stackList(names []string) string {
 		noun = "stack "
 	}
 	if len(names) > 4 {
-		return noun + strings.Join(names[:3], ", ") + fmt.Sprintf(" and %d more", len(names)-3)
+		names = append(names[:3:3], fmt.Sprintf("%d more", len(names)-3))
 	}
-	if len(names) == 1 {
-		return noun + names[0]
-	}
-	return noun + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return noun + english.List(names)
 }
 
 // baseCheck checks the dagger runner's base where the host can see it.

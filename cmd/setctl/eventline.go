@@ -7,6 +7,7 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/state"
 )
@@ -67,10 +68,10 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		if d.Resumed {
 			verb = "resumed"
 		}
-		return info(fmt.Sprintf("run %s %s: %s, up to %d at once", e.Run, verb, plural(len(d.Changes), "change"), d.MaxParallel))
+		return info(fmt.Sprintf("run %s %s: %s, up to %d at once", e.Run, verb, english.Plural(len(d.Changes), "change"), d.MaxParallel))
 	case journal.PlanCreated:
 		d, _ := journal.Decode[journal.PlanCreatedData](e)
-		return hidden(fmt.Sprintf("plan created (%s): %s, %s", d.Strategy, plural(len(d.Changes), "change"), plural(d.Requirements, "requirement")))
+		return hidden(fmt.Sprintf("plan created (%s): %s, %s", d.Strategy, english.Plural(len(d.Changes), "change"), english.Plural(d.Requirements, "requirement")))
 	case journal.StateChange:
 		d, _ := journal.Decode[journal.StateChangeData](e)
 		switch s := state.Status(d.To); {
@@ -96,7 +97,7 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return hidden(fmt.Sprintf("agent session: %s (%s)", d.Decision, d.Reason))
 	case journal.AgentIteration:
 		d, _ := journal.Decode[journal.AgentIterationData](e)
-		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), tokens(d.Tokens.Total()), plural(d.Commits, "commit"))
+		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), tokens(d.Tokens.Total()), english.Plural(d.Commits, "commit"))
 		if d.Error != "" {
 			msg += ": " + d.Error
 		}
@@ -184,7 +185,7 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return failure(fmt.Sprintf("baseline %s: %s on %s: %s (%s); log %s", d.Gate, pal.red.Sprint("FAIL"), mainBranch, d.Reason, when, d.Log))
 	case journal.BaselineAccepted:
 		d, _ := journal.Decode[journal.BaselineAcceptedData](e)
-		return warn(pal.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, plural(len(d.Failures), "failure"), mainBranch))
+		return warn(pal.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, english.Plural(len(d.Failures), "failure"), mainBranch))
 	}
 	return hidden(strings.ToLower(string(e.Type)))
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
@@ -116,7 +117,7 @@ func runPlan(e *env, args []string) int {
 		if err := plan.Write(path, p); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
-		fmt.Fprintf(e.stderr, "Saved the plan to %s (%s, fingerprint %s).\n", *out, plural(len(p.Changes), "change"), p.Fingerprint.Short())
+		fmt.Fprintf(e.stderr, "Saved the plan to %s (%s, fingerprint %s).\n", *out, english.Plural(len(p.Changes), "change"), p.Fingerprint.Short())
 	}
 	if *detailed {
 		pending, err := orchestrator.Pending(ws.root, p)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
@@ -202,7 +203,7 @@ func (p *progress) liveLine(name string, r *row) string {
 		parts = append(parts, r.gate)
 	}
 	if r.retries > 0 {
-		parts = append(parts, plural(r.retries, "retry"))
+		parts = append(parts, english.Plural(r.retries, "retry"))
 	}
 	if r.tokens > 0 {
 		parts = append(parts, tokens(r.tokens)+" tokens")
@@ -230,7 +231,7 @@ func (p *progress) summary(s *orchestrator.Summary, head string) {
 		status := string(s.Statuses[name])
 		detail := []string{}
 		if r.retries > 0 {
-			detail = append(detail, plural(r.retries, "retry"))
+			detail = append(detail, english.Plural(r.retries, "retry"))
 		}
 		if r.tokens > 0 {
 			detail = append(detail, tokens(r.tokens)+" tokens")

@@ -9,6 +9,7 @@ import (
 	cueerrors "cuelang.org/go/cue/errors"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 )
@@ -64,7 +65,7 @@ func runVet(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "setctl %s: warning: %s\n", c.name, msg)
 	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
-		ws.cfg.Profile, plural(len(ws.cfg.Gates), "gate"), plural(len(ws.spec.Requirements), "requirement"), plural(len(ws.specData), "file"))
+		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
 	if ws.cfg.Plan == nil && ws.cfg.Planner.Strategy != config.StrategyStatic {
 		fmt.Fprintf(e.stdout, "%s; plan: made by the %q strategy at apply time\n", summary, ws.cfg.Planner.Strategy)
 		return exitOK
@@ -77,7 +78,7 @@ func runVet(e *env, args []string) int {
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
-	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, plural(len(p.Changes), "change"), p.Strategy, plural(countGates(g), "gate run"))
+	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, english.Plural(len(p.Changes), "change"), p.Strategy, english.Plural(countGates(g), "gate run"))
 	return exitOK
 }
 
@@ -124,15 +125,4 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// plural is "1 file", "2 files"; "1 retry", "2 retries".
-func plural(n int, noun string) string {
-	switch {
-	case n == 1:
-		return fmt.Sprintf("%d %s", n, noun)
-	case strings.HasSuffix(noun, "y"):
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

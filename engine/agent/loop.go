@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 )
@@ -94,10 +95,8 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 				res.Ending, res.Reason = EndStalled, "the agent stalled in its last iteration"
 			case stalls > 0 && stalls == n-1-in.Done:
 				res.Ending, res.Reason = EndStalled, fmt.Sprintf("the agent stalled in each of its last %d iterations", stalls)
-			case in.MaxIterations == 1:
-				res.Ending, res.Reason = EndIterations, "1 iteration without finishing"
 			default:
-				res.Ending, res.Reason = EndIterations, fmt.Sprintf("%d iterations without finishing", in.MaxIterations)
+				res.Ending, res.Reason = EndIterations, english.Plural(in.MaxIterations, "iteration")+" without finishing"
 			}
 			if err := in.Emit(journal.BudgetExceededData{Budget: "iterations", Used: int64(n - 1), Limit: int64(in.MaxIterations)}); err != nil {
 				return res, err

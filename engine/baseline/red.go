@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/set-engine/set/engine/gate"
+	"github.com/set-engine/set/engine/english"
 )
 
 // tailLines is how many lines of a red gate's output RedError shows.
@@ -73,7 +73,7 @@ func (e *RedError) Error() string {
 		}
 	}
 	if len(unknown) == 0 {
-		what := fmt.Sprintf("the %s %s has on %s", gate.Plural(len(e.Gates[0].Failures), "failure", "failures"), e.Gates[0].Gate, main)
+		what := fmt.Sprintf("the %s %s has on %s", english.Plural(len(e.Gates[0].Failures), "failure"), e.Gates[0].Gate, main)
 		if len(e.Gates) > 1 {
 			counts := make([]string, len(e.Gates))
 			for i, v := range e.Gates {
@@ -138,15 +138,7 @@ func (e *RedError) names(vs []Verdict) string {
 	for i, v := range vs {
 		n[i] = v.Gate
 	}
-	return enumerate(n)
-}
-
-// enumerate is "a", "a and b", "a, b and c".
-func enumerate(items []string) string {
-	if len(items) < 2 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+	return english.List(n)
 }
 
 // block shows one red gate: its command, how it ended, the end of its
@@ -185,7 +177,7 @@ func warnSettings(vs []Verdict) string {
 	for i, v := range vs {
 		s[i] = fmt.Sprintf("`gates: %s: mode: \"warn\"`", v.Gate)
 	}
-	return "add " + enumerate(s) + " to project in set.cue"
+	return "add " + english.List(s) + " to project in set.cue"
 }
 
 // fixWhy says how to make a gate's failures comparable.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/set-engine/set/engine/english"
 )
 
 // listCap bounds every list of paths or findings in a retry context.
@@ -67,12 +69,12 @@ func scopeCheck(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	}
 	return verdict{
 		fail:   true,
-		reason: fmt.Sprintf("%s outside the scope: %s", Plural(len(outside), "file", "files"), preview(outside, 3)),
+		reason: fmt.Sprintf("%s outside the scope: %s", english.Plural(len(outside), "file"), preview(outside, 3)),
 		retry: fmt.Sprintf("Gate %s failed: the change touches %s outside its scope.\n"+
 			"Outside the scope:\n%s"+
 			"The change may only touch paths matching:\n%s"+
 			"Undo the changes to the files outside the scope (restore edited or deleted files as they are at %s, remove added ones), "+
-			"or move that work inside the scope.", in.Step.Gate, Plural(len(outside), "file", "files"), bullets(outside), bullets(scope), short(in.Base)),
+			"or move that work inside the scope.", in.Step.Gate, english.Plural(len(outside), "file"), bullets(outside), bullets(scope), short(in.Base)),
 	}, nil
 }
 
@@ -251,11 +253,11 @@ func rules(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 		}
 	}
 	if len(hits) == 0 {
-		return verdict{detail: fmt.Sprintf("%s checked against %d added files", Plural(len(rs), "rule", "rules"), len(files))}, nil
+		return verdict{detail: fmt.Sprintf("%s checked against %d added files", english.Plural(len(rs), "rule"), len(files))}, nil
 	}
 	return verdict{
 		fail:   true,
-		reason: fmt.Sprintf("%s of forbidden patterns in added lines (first: %s)", Plural(len(hits), "match", "matches"), first),
+		reason: fmt.Sprintf("%s of forbidden patterns in added lines (first: %s)", english.Plural(len(hits), "match"), first),
 		retry: fmt.Sprintf("Gate %s failed: lines this change adds match forbidden patterns:\n%s"+
 			"Remove or rewrite these lines.", in.Step.Gate, bullets(hits)),
 	}, nil
@@ -286,14 +288,6 @@ func preview(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:n], ", ") + ", …"
-}
-
-// Plural is n with the noun that fits it: "1 failure", "2 failures".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func isAre(n int) string {

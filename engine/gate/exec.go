@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/runner"
 )
 
@@ -154,10 +155,10 @@ func judgeFailure(in Input, res Result, cmdline string, output []byte) (_ Result
 		return res, false
 	case len(fresh) == 0:
 		res.Status = StatusPass
-		res.Reason = fmt.Sprintf("exit code %d: %s also on %s, accepted", res.ExitCode, Plural(known, "failure", "failures"), in.Project.MainBranch)
+		res.Reason = fmt.Sprintf("exit code %d: %s also on %s, accepted", res.ExitCode, english.Plural(known, "failure"), in.Project.MainBranch)
 	default:
 		res.Reason = fmt.Sprintf("exit code %d: %s not on %s (%d also on %[3]s, accepted)",
-			res.ExitCode, Plural(len(fresh), "failure", "failures"), in.Project.MainBranch, known)
+			res.ExitCode, english.Plural(len(fresh), "failure"), in.Project.MainBranch, known)
 		res.RetryContext = acceptedRetry(in, headline, fresh, known)
 	}
 	return res, true

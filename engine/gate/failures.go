@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/set-engine/set/engine/english"
 )
 
 // maxFailureLine bounds the part of one output line the failures pattern
@@ -108,8 +110,8 @@ func acceptedRetry(in Input, headline string, fresh []string, known int) string 
 	var b strings.Builder
 	b.WriteString(headline)
 	fmt.Fprintf(&b, " %s fails this gate too: %s already on %s %s accepted (setctl apply --accept-baseline) and not yours to fix. ",
-		main, Plural(known, "failure", "failures"), main, isAre(known))
-	fmt.Fprintf(&b, "Your change adds %s that %s does not have:\n", Plural(len(fresh), "failure", "failures"), main)
+		main, english.Plural(known, "failure"), main, isAre(known))
+	fmt.Fprintf(&b, "Your change adds %s that %s does not have:\n", english.Plural(len(fresh), "failure"), main)
 	for _, f := range fresh {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
 )
 
 // TextOptions configure Text.
@@ -96,7 +97,7 @@ func (t *textWriter) line(parts ...string) {
 
 func (t *textWriter) render() {
 	g, p := t.g, t.p
-	head := fmt.Sprintf("Plan for %s: %s, %s", g.Project, plural(len(g.Changes), "change"), plural(g.Requirements, "requirement"))
+	head := fmt.Sprintf("Plan for %s: %s, %s", g.Project, english.Plural(len(g.Changes), "change"), english.Plural(g.Requirements, "requirement"))
 	if g.Deferred > 0 {
 		head += fmt.Sprintf(", %d deferred", g.Deferred)
 	}
@@ -174,7 +175,7 @@ func (t *textWriter) render() {
 // change writes one change: a summary line and one row per non-empty list.
 func (t *textWriter) change(c *ChangeGraph, nameWidth int) {
 	p := t.p
-	meta := []string{c.Type, c.Size, plural(len(c.Requirements), "requirement")}
+	meta := []string{c.Type, c.Size, english.Plural(len(c.Requirements), "requirement")}
 	agent := c.Agent
 	if c.Model != "" {
 		agent += " (" + c.Model + ")"
@@ -351,11 +352,4 @@ func pad(s string, w int) string {
 		return s + strings.Repeat(" ", w-n)
 	}
 	return s
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,0 +1,41 @@
+// Package english words counts and lists the way set's messages say them:
+// "1 change", "2 retries", "a, b and c". Every message that counts or
+// lists goes through it, so no message says "1 changes".
+package english
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Plural is n followed by noun, in the plural unless n is 1: "1 change",
+// "2 changes", "2 retries", "3 matches". noun is a regular English noun in
+// the singular; a noun phrase ("gate run") is pluralised on its last word.
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %s", n, pluralOf(noun))
+}
+
+// pluralOf is the plural of a regular noun: -y after a consonant becomes
+// -ies, -s, -x, -z, -ch and -sh take -es, everything else takes -s.
+func pluralOf(noun string) string {
+	switch {
+	case strings.HasSuffix(noun, "y") && len(noun) > 1 && !strings.ContainsRune("aeiou", rune(noun[len(noun)-2])):
+		return noun[:len(noun)-1] + "ies"
+	case strings.HasSuffix(noun, "s"), strings.HasSuffix(noun, "x"), strings.HasSuffix(noun, "z"),
+		strings.HasSuffix(noun, "ch"), strings.HasSuffix(noun, "sh"):
+		return noun + "es"
+	}
+	return noun + "s"
+}
+
+// List joins items as a sentence does: "a", "a and b", "a, b and c"; ""
+// for none.
+func List(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
