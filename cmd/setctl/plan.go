@@ -33,9 +33,10 @@ each gate, the merge queue, the fast-forward of main, the archive).
 With --out (or -out) the plan is saved as a versioned JSON file carrying a fingerprint
 of its inputs (the configuration, every spec file and git HEAD).
 
---json is --format json. When .set/ holds a run, every change in the JSON
-has a "status": where the run says it stands (pending, implementing,
-merged, archived, failed:…), pending for a change the run does not know.
+When .set/ holds a run, the text shows after each change where the run
+says it stands (pending, implementing, merged, archived, failed:…;
+pending for a change the run does not know), and so does its "status" in
+the JSON. --json is --format json.
 An error is then a diagnostic object on stdout instead of the graph, as
 apply --json writes it ({"@level": "error", "type": "diagnostic",
 "diagnostic": {"severity", "summary", "detail"}}); warnings stay on
@@ -101,7 +102,7 @@ func runPlan(e *env, args []string) int {
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
-	if *format == "json" {
+	if *format == "json" || *format == "text" {
 		if err := addStatuses(g, ws.root); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}

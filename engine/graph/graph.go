@@ -84,8 +84,8 @@ type ChangeGraph struct {
 	Name string `json:"name"`
 	// Status is where the change stands in the project's run (a status of
 	// engine/state: pending, implementing, merged…), for a caller that
-	// knows the run to fill in; Build leaves it empty, and only the JSON
-	// renderer shows it.
+	// knows the run to fill in; Build leaves it empty. The text and JSON
+	// renderers show it.
 	Status       string   `json:"status,omitempty"`
 	Type         string   `json:"type"`
 	Size         string   `json:"size"`

@@ -183,6 +183,9 @@ func (t *textWriter) change(c *ChangeGraph, nameWidth int) {
 	if agent != "" {
 		meta = append(meta, agent)
 	}
+	if c.Status != "" {
+		meta = append(meta, c.Status)
+	}
 	summary := strings.Join(meta, " · ")
 	if len(c.DependsOn) > 0 {
 		summary += "   after " + strings.Join(c.DependsOn, ", ")
