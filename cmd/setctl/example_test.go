@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // TestExampleApply runs the bundled example as `make demo` does: a copy of
@@ -19,12 +21,7 @@ func TestExampleApply(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "gitconfig"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_AUTHOR_NAME", "test")
-	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-	t.Setenv("GIT_COMMITTER_NAME", "test")
-	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+	gittest.Hermetic(t, "")
 	t.Setenv("GOFLAGS", "-buildvcs=false")
 	t.Setenv("GOPROXY", "off")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "linkshort"))); err != nil {

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
+
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // gitIn runs git in dir with a hermetic configuration.
@@ -20,18 +21,7 @@ func gitIn(t *testing.T, dir string, args ...string) {
 }
 
 func hermeticGit(t *testing.T) {
-	global := filepath.Join(t.TempDir(), "gitconfig")
-	if err := os.WriteFile(global, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", global)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"} {
-		t.Setenv(k, "test")
-	}
-	for _, k := range []string{"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"} {
-		t.Setenv(k, "test@example.com")
-	}
+	gittest.Hermetic(t, "")
 }
 
 func TestCheckMainBranch(t *testing.T) {

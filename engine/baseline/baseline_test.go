@@ -16,6 +16,7 @@ import (
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
+	"github.com/set-engine/set/internal/gittest"
 )
 
 func step(gate, kind, mode string, order int) graph.GateStep {
@@ -154,12 +155,7 @@ func TestCache(t *testing.T) {
 // repo is a git repository with one commit on main, in a temp dir.
 func repo(t *testing.T, files map[string]string) string {
 	t.Helper()
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_AUTHOR_NAME", "set")
-	t.Setenv("GIT_AUTHOR_EMAIL", "set@localhost")
-	t.Setenv("GIT_COMMITTER_NAME", "set")
-	t.Setenv("GIT_COMMITTER_EMAIL", "set@localhost")
+	gittest.Hermetic(t, "")
 	root := t.TempDir()
 	for name, content := range files {
 		p := filepath.Join(root, name)

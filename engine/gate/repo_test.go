@@ -13,6 +13,7 @@ import (
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // repo is a git repository in a temp dir whose first commit is the base
@@ -26,12 +27,7 @@ type repo struct {
 // newRepo commits files as the base. Git reads no user or system config.
 func newRepo(t *testing.T, files map[string]string) *repo {
 	t.Helper()
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_AUTHOR_NAME", "set")
-	t.Setenv("GIT_AUTHOR_EMAIL", "set@localhost")
-	t.Setenv("GIT_COMMITTER_NAME", "set")
-	t.Setenv("GIT_COMMITTER_EMAIL", "set@localhost")
+	gittest.Hermetic(t, "")
 	r := &repo{t: t, dir: t.TempDir()}
 	r.git("init", "-q", "-b", "main")
 	for name, content := range files {

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // repo is a real git repository in a temp dir. Git reads no system config
@@ -28,17 +30,7 @@ type repo struct {
 // system config, and a fixed identity. It returns the global config path.
 func hermetic(t *testing.T) string {
 	t.Helper()
-	global := filepath.Join(t.TempDir(), "gitconfig")
-	if err := os.WriteFile(global, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", global)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_AUTHOR_NAME", "test")
-	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-	t.Setenv("GIT_COMMITTER_NAME", "test")
-	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
-	return global
+	return gittest.Hermetic(t, "")
 }
 
 // newEmptyRepo is `git init -b main` with no commit.

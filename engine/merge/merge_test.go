@@ -23,6 +23,7 @@ import (
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // archiveDate is the Now of every Input.
@@ -49,16 +50,7 @@ type fixture struct {
 // diff3 conflict markers, which set must not use.
 func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
-	global := filepath.Join(t.TempDir(), "gitconfig")
-	if err := os.WriteFile(global, []byte("[merge]\n\tconflictStyle = diff3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", global)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_AUTHOR_NAME", "test")
-	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-	t.Setenv("GIT_COMMITTER_NAME", "test")
-	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+	gittest.Hermetic(t, "[merge]\n\tconflictStyle = diff3\n")
 
 	root := t.TempDir()
 	f := &fixture{t: t, root: root, setDir: filepath.Join(root, ".set")}

@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/engine/state"
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // fixture is a project in a real git repository in a temp dir, with a
@@ -51,12 +52,7 @@ type gateConfig = config.Gate
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	root := t.TempDir()
-	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(t.TempDir(), "gitconfig"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_AUTHOR_NAME", "test")
-	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-	t.Setenv("GIT_COMMITTER_NAME", "test")
-	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+	gittest.Hermetic(t, "")
 	f := fixtureAt(t, root)
 	f.git("init", "-q", "-b", "main")
 	f.write("README.md", "# fixture\n")
