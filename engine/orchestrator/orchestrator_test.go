@@ -304,6 +304,29 @@ func TestStalledAgentFails(t *testing.T) {
 	}
 }
 
+// TestIterationBudget: an agent that never finishes (no commits) fails
+// its change with the iteration budget exhausted, its own status, once
+// budgets.iterations are spent.
+func TestIterationBudget(t *testing.T) {
+	f := newFixture(t)
+	f.project.Budgets.Iterations = 2
+	f.change("idle")
+	sum, err := f.apply(context.Background(), f.agentScript("true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Statuses["idle"] != state.FailedIterationBudget {
+		t.Fatalf("idle = %s", sum.Statuses["idle"])
+	}
+	st, err := state.Read(SetDir(f.root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := st.Changes["idle"]; c.Iteration != 2 || c.Error != "2 iterations without finishing" {
+		t.Errorf("idle: iteration %d, error %q", c.Iteration, c.Error)
+	}
+}
+
 // TestTokenBudget: a change whose agent spends more tokens than its size
 // allows fails with its token budget exhausted.
 func TestTokenBudget(t *testing.T) {
@@ -440,7 +463,7 @@ func TestWallTimeBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Statuses["slow"] != state.FailedRetryBudget {
+	if sum.Statuses["slow"] != state.FailedWallTime {
 		t.Fatalf("slow = %s", sum.Statuses["slow"])
 	}
 	var spent journal.BudgetExceededData

@@ -91,11 +91,16 @@ func (r *recorder) emit(change string, p journal.Payload) error {
 }
 
 // transition moves change to status to, recording why. Moving to the
-// status it already has records nothing.
+// status it already has records nothing. A move the change lifecycle does
+// not allow is an error, and is not recorded: the journal holds only
+// transitions its projection accepts.
 func (r *recorder) transition(change string, to state.Status, reason string) error {
 	from := r.status(change)
 	if from == to {
 		return nil
+	}
+	if err := state.CheckTransition(from, to); err != nil {
+		return fmt.Errorf("change %s: %w", change, err)
 	}
 	return r.emit(change, journal.StateChangeData{From: string(from), To: string(to), Reason: reason})
 }

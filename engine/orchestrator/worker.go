@@ -40,13 +40,17 @@ func (r *run) work(ctx context.Context, c plan.Change) error {
 		defer cancel()
 	}
 	err := r.implementAndVerify(ctx, c)
-	if err == nil && context.Cause(ctx) == errWallTime {
-		if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "wallTime", Used: wall.Milliseconds(), Limit: wall.Milliseconds()}); err != nil {
-			return err
-		}
-		return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("the wall-time budget of %s is spent", wall))
+	if err != nil || context.Cause(ctx) != errWallTime {
+		return err
 	}
-	return err
+	if s := r.rec.status(name); s == state.Queued || s.Terminal() {
+		// It reached the merge queue, or failed, as the budget ran out.
+		return nil
+	}
+	if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "wallTime", Used: wall.Milliseconds(), Limit: wall.Milliseconds()}); err != nil {
+		return err
+	}
+	return r.fail(name, state.FailedWallTime, fmt.Sprintf("the wall-time budget of %s is spent", wall))
 }
 
 // errWallTime ends a worker whose change spent its wall-time budget.
@@ -129,7 +133,7 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 			case agent.EndAgentError:
 				return r.fail(name, state.FailedAgentError, res.Reason)
 			case agent.EndIterations:
-				return r.fail(name, state.FailedRetryBudget, res.Reason)
+				return r.fail(name, state.FailedIterationBudget, res.Reason)
 			}
 			if err := r.rec.transition(name, state.Verifying, ""); err != nil {
 				return err

@@ -125,196 +125,209 @@ type planChange struct {
 // Apply applies e to s. Events must come in Seq order: one with a Seq at or
 // below s.LastSeq was applied already and is ignored, so replaying a journal
 // over a snapshot is harmless; a gap in Seq is fine. An event that names a
-// change s does not know, or whose payload does not decode, is an error
-// naming its Seq, and leaves s unchanged.
+// change s does not know, whose payload does not decode, or a STATE_CHANGE
+// that does not start from the change's status or is no transition of the
+// lifecycle (see CanBecome), is an error naming its Seq, and leaves s
+// unchanged.
 func Apply(s *State, e journal.Event) error {
 	if e.Seq <= s.LastSeq {
 		return nil
 	}
-	at := e.Time.UTC()
 	var c *Change
 	if e.Change != "" {
 		if c = s.Changes[e.Change]; c == nil {
 			return fmt.Errorf("event %d (%s): unknown change %q", e.Seq, e.Type, e.Change)
 		}
 	}
-	needChange := func() error {
-		if c == nil {
+	// GATE_SET_EXPANDED, MERGE_QUEUED, SENTINEL_ACTION, MONITOR_HEARTBEAT,
+	// BUDGET_EXCEEDED, BASELINE_GATE (main's verdicts are cached in
+	// .set/baseline.json), and types of a newer set have no handler: they
+	// are recorded, but no field of the projection depends on them.
+	if h, ok := handlers[e.Type]; ok {
+		if h.ofChange && c == nil {
 			return fmt.Errorf("event %d (%s): names no change", e.Seq, e.Type)
 		}
-		return nil
+		if err := h.apply(s, c, e); err != nil {
+			return err
+		}
 	}
-
-	// Each case decodes and checks everything before it changes s.
-	switch e.Type {
-	case journal.PlanCreated:
-		d, err := journal.Decode[journal.PlanCreatedData](e)
-		if err != nil {
-			return err
-		}
-		if err := applyPlan(s, d, at); err != nil {
-			return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
-		}
-	case journal.RunStarted:
-		d, err := journal.Decode[journal.RunStartedData](e)
-		if err != nil {
-			return err
-		}
-		s.Run, s.Fingerprint, s.Started = e.Run, d.Fingerprint, at
-		s.Finished, s.Result = false, ""
-		if !d.Resumed {
-			s.Accepted = nil
-		}
-	case journal.StateChange:
-		d, err := journal.Decode[journal.StateChangeData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		to := Status(d.To)
-		if !to.Valid() {
-			return fmt.Errorf("event %d (%s): unknown status %q", e.Seq, e.Type, d.To)
-		}
-		if to == Pending && (c.Status.Failed() || c.Status == DepBlocked) {
-			// A retry of a failed change: its budgets start again.
-			c.IterationBase = c.Iteration
-			c.VerifyAttempts, c.IntegrationAttempts = 0, 0
-			c.RetryContext = ""
-		}
-		c.Status, c.Error = to, ""
-		if to.Failed() || to == DepBlocked {
-			c.Error = d.Reason
-		}
-	case journal.Dispatch:
-		d, err := journal.Decode[journal.DispatchData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		c.Worktree, c.Branch, c.Base = d.Worktree, d.Branch, d.Base
-	case journal.AgentSessionDecision:
-		d, err := journal.Decode[journal.AgentSessionDecisionData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		c.SessionID = d.SessionID
-	case journal.AgentIteration:
-		d, err := journal.Decode[journal.AgentIterationData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		c.Iteration = d.Iteration
-		if d.SessionID != "" {
-			c.SessionID = d.SessionID
-		}
-	case journal.LLMCall:
-		d, err := journal.Decode[journal.LLMCallData](e)
-		if err != nil {
-			return err
-		}
-		// A call of no change (the planner's) counts against no change.
-		if c != nil {
-			c.Tokens = c.Tokens.Add(d.Tokens)
-			c.CostUSD += d.CostUSD
-		}
-	case journal.VerifyGate:
-		d, err := journal.Decode[journal.VerifyGateData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		c.LastGate, c.LastResult = d.Stage+"/"+d.Gate, d.Result
-		if d.Result == "fail" {
-			c.RetryContext = d.RetryContext
-		}
-	case journal.RetryScheduled:
-		d, err := journal.Decode[journal.RetryScheduledData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		switch d.Stage {
-		case StageVerify:
-			c.VerifyAttempts++
-		case StageIntegration:
-			c.IntegrationAttempts++
-		default:
-			return fmt.Errorf("event %d (%s): unknown stage %q", e.Seq, e.Type, d.Stage)
-		}
-		c.RetryContext = d.RetryContext
-	case journal.ChangeIntegrationFailed:
-		d, err := journal.Decode[journal.ChangeIntegrationFailedData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		c.RetryContext = d.RetryContext
-	case journal.Merged:
-		d, err := journal.Decode[journal.MergedData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		c.MergedCommit = d.Commit
-	case journal.Archived:
-		d, err := journal.Decode[journal.ArchivedData](e)
-		if err != nil {
-			return err
-		}
-		if err := needChange(); err != nil {
-			return err
-		}
-		c.ArchiveCommit = d.Commit
-	case journal.BaselineAccepted:
-		d, err := journal.Decode[journal.BaselineAcceptedData](e)
-		if err != nil {
-			return err
-		}
-		if d.Gate == "" {
-			return fmt.Errorf("event %d (%s): names no gate", e.Seq, e.Type)
-		}
-		if s.Accepted == nil {
-			s.Accepted = map[string][]string{}
-		}
-		s.Accepted[d.Gate] = d.Failures
-	case journal.RunFinished:
-		d, err := journal.Decode[journal.RunFinishedData](e)
-		if err != nil {
-			return err
-		}
-		s.Finished, s.Result = true, d.Result
-	default:
-		// GATE_SET_EXPANDED, MERGE_QUEUED, SENTINEL_ACTION,
-		// MONITOR_HEARTBEAT, BUDGET_EXCEEDED, BASELINE_GATE (main's
-		// verdicts are cached in .set/baseline.json), and types of a newer set:
-		// recorded, but no field of the projection depends on them.
-	}
-
 	if s.Version == 0 {
 		s.Version = FormatVersion
 	}
+	at := e.Time.UTC()
 	s.LastSeq, s.Updated = e.Seq, at
 	if c != nil {
 		c.UpdatedAt = at
 	}
+	return nil
+}
+
+// handler applies the events of one type. Each decodes and checks
+// everything before it changes the state.
+type handler struct {
+	// ofChange: the event must name a change, and apply is given it.
+	ofChange bool
+	apply    func(s *State, c *Change, e journal.Event) error
+}
+
+// handlers are the projection: what each event type does to the state.
+var handlers = map[journal.Type]handler{
+	journal.PlanCreated:      runHandler(applyPlanCreated),
+	journal.RunStarted:       runHandler(applyRunStarted),
+	journal.BaselineAccepted: runHandler(applyBaselineAccepted),
+	journal.RunFinished:      runHandler(applyRunFinished),
+	// LLM_CALL of no change (the planner's) counts against no change.
+	journal.LLMCall: runHandler(applyLLMCall),
+
+	journal.StateChange:             changeHandler(applyStateChange),
+	journal.Dispatch:                changeHandler(applyDispatch),
+	journal.AgentSessionDecision:    changeHandler(applySessionDecision),
+	journal.AgentIteration:          changeHandler(applyIteration),
+	journal.VerifyGate:              changeHandler(applyVerifyGate),
+	journal.RetryScheduled:          changeHandler(applyRetryScheduled),
+	journal.ChangeIntegrationFailed: changeHandler(applyIntegrationFailed),
+	journal.Merged:                  changeHandler(applyMerged),
+	journal.Archived:                changeHandler(applyArchived),
+}
+
+// runHandler handles events of payload T that may or may not name a
+// change (c is nil when they do not). An error of apply is named by the
+// event.
+func runHandler[T journal.Payload](apply func(s *State, c *Change, e journal.Event, d T) error) handler {
+	return handler{apply: func(s *State, c *Change, e journal.Event) error {
+		d, err := journal.Decode[T](e)
+		if err != nil {
+			return err
+		}
+		if err := apply(s, c, e, d); err != nil {
+			return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
+		}
+		return nil
+	}}
+}
+
+// changeHandler handles events of payload T that must name a change.
+func changeHandler[T journal.Payload](apply func(c *Change, d T) error) handler {
+	h := runHandler(func(_ *State, c *Change, _ journal.Event, d T) error { return apply(c, d) })
+	h.ofChange = true
+	return h
+}
+
+func applyPlanCreated(s *State, _ *Change, e journal.Event, d journal.PlanCreatedData) error {
+	return applyPlan(s, d, e.Time.UTC())
+}
+
+func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedData) error {
+	s.Run, s.Fingerprint, s.Started = e.Run, d.Fingerprint, e.Time.UTC()
+	s.Finished, s.Result = false, ""
+	if !d.Resumed {
+		s.Accepted = nil
+	}
+	return nil
+}
+
+func applyBaselineAccepted(s *State, _ *Change, _ journal.Event, d journal.BaselineAcceptedData) error {
+	if d.Gate == "" {
+		return errors.New("names no gate")
+	}
+	if s.Accepted == nil {
+		s.Accepted = map[string][]string{}
+	}
+	s.Accepted[d.Gate] = d.Failures
+	return nil
+}
+
+func applyRunFinished(s *State, _ *Change, _ journal.Event, d journal.RunFinishedData) error {
+	s.Finished, s.Result = true, d.Result
+	return nil
+}
+
+func applyLLMCall(_ *State, c *Change, _ journal.Event, d journal.LLMCallData) error {
+	if c != nil {
+		c.Tokens = c.Tokens.Add(d.Tokens)
+		c.CostUSD += d.CostUSD
+	}
+	return nil
+}
+
+// applyStateChange moves the change along the lifecycle. The event's From
+// must be the change's status: a journal whose STATE_CHANGEs do not chain
+// was not written by one engine.
+func applyStateChange(c *Change, d journal.StateChangeData) error {
+	from, to := Status(d.From), Status(d.To)
+	if !to.Valid() {
+		return fmt.Errorf("unknown status %q", d.To)
+	}
+	if from != c.Status {
+		return fmt.Errorf("change %s: from %q, but it is %s", c.Name, d.From, c.Status)
+	}
+	if err := CheckTransition(from, to); err != nil {
+		return fmt.Errorf("change %s: %w", c.Name, err)
+	}
+	if to == Pending {
+		// A retry of a failed or blocked change: its budgets start again.
+		c.IterationBase = c.Iteration
+		c.VerifyAttempts, c.IntegrationAttempts = 0, 0
+		c.RetryContext = ""
+	}
+	c.Status, c.Error = to, ""
+	if to.Failed() || to == DepBlocked {
+		c.Error = d.Reason
+	}
+	return nil
+}
+
+func applyDispatch(c *Change, d journal.DispatchData) error {
+	c.Worktree, c.Branch, c.Base = d.Worktree, d.Branch, d.Base
+	return nil
+}
+
+func applySessionDecision(c *Change, d journal.AgentSessionDecisionData) error {
+	c.SessionID = d.SessionID
+	return nil
+}
+
+func applyIteration(c *Change, d journal.AgentIterationData) error {
+	c.Iteration = d.Iteration
+	if d.SessionID != "" {
+		c.SessionID = d.SessionID
+	}
+	return nil
+}
+
+func applyVerifyGate(c *Change, d journal.VerifyGateData) error {
+	c.LastGate, c.LastResult = d.Stage+"/"+d.Gate, d.Result
+	if d.Result == "fail" {
+		c.RetryContext = d.RetryContext
+	}
+	return nil
+}
+
+func applyRetryScheduled(c *Change, d journal.RetryScheduledData) error {
+	switch d.Stage {
+	case StageVerify:
+		c.VerifyAttempts++
+	case StageIntegration:
+		c.IntegrationAttempts++
+	default:
+		return fmt.Errorf("unknown stage %q", d.Stage)
+	}
+	c.RetryContext = d.RetryContext
+	return nil
+}
+
+func applyIntegrationFailed(c *Change, d journal.ChangeIntegrationFailedData) error {
+	c.RetryContext = d.RetryContext
+	return nil
+}
+
+func applyMerged(c *Change, d journal.MergedData) error {
+	c.MergedCommit = d.Commit
+	return nil
+}
+
+func applyArchived(c *Change, d journal.ArchivedData) error {
+	c.ArchiveCommit = d.Commit
 	return nil
 }
 

@@ -22,10 +22,19 @@ const (
 	// DepBlocked: a change it depends on failed.
 	DepBlocked Status = "dep-blocked"
 
+	// FailedRetryBudget: a blocking gate failed with the stage's retry
+	// budget (budgets.retries.verify or .integration) spent.
 	FailedRetryBudget Status = "failed:retry_budget_exhausted"
+	// FailedIterationBudget: the agent used budgets.iterations without
+	// finishing.
+	FailedIterationBudget Status = "failed:iteration_budget_exhausted"
+	// FailedTokenBudget: the change used its size's budgets.tokens.
 	FailedTokenBudget Status = "failed:token_budget_exhausted"
-	FailedStalled     Status = "failed:stalled"
-	FailedAgentError  Status = "failed:agent_error"
+	// FailedWallTime: the change was still at work when budgets.wallTime
+	// was spent.
+	FailedWallTime   Status = "failed:wall_time_exhausted"
+	FailedStalled    Status = "failed:stalled"
+	FailedAgentError Status = "failed:agent_error"
 )
 
 // failedPrefix starts every failed status.
@@ -36,7 +45,8 @@ func Statuses() []Status {
 	return []Status{
 		Pending, Dispatched, Implementing, Verifying, VerifyFailed, Queued,
 		Integrating, IntegrationFailed, Merged, Archived, Paused, DepBlocked,
-		FailedRetryBudget, FailedTokenBudget, FailedStalled, FailedAgentError,
+		FailedRetryBudget, FailedIterationBudget, FailedTokenBudget, FailedWallTime,
+		FailedStalled, FailedAgentError,
 	}
 }
 

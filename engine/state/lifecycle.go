@@ -1,0 +1,92 @@
+package state
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// transitions is the change lifecycle: for every status, the statuses a
+// change in it may go to. A STATE_CHANGE not in it is a bug of the engine
+// (Apply refuses it); a status absent from it goes nowhere.
+//
+// The way to main is pending → dispatched → implementing → verifying →
+// queued → integrating → merged → archived. A blocking gate failure goes
+// back to the agent (verify-failed or integration-failed → implementing)
+// while the stage's retry budget lasts. A worker's change (dispatched to
+// integration-failed) may fail at any point for a panic or for wall time
+// spent; the agent loop ends implementing on its iteration and token
+// budgets, a stall or an agent error. A change restarted after a crash may
+// be found on main while queued or integrating (→ merged). A pending
+// change whose dependency failed is dep-blocked. Failed and dep-blocked
+// changes go back to pending when a new `setctl apply` retries them.
+// Archived is final. Nothing in the engine pauses a change yet, so paused
+// has no way in or out.
+var transitions = map[Status][]Status{
+	Pending:           {Dispatched, DepBlocked, FailedAgentError},
+	Dispatched:        {Implementing, FailedWallTime, FailedAgentError},
+	Implementing:      {Verifying, FailedIterationBudget, FailedTokenBudget, FailedWallTime, FailedStalled, FailedAgentError},
+	Verifying:         {Queued, VerifyFailed, FailedRetryBudget, FailedWallTime, FailedAgentError},
+	VerifyFailed:      {Implementing, FailedWallTime, FailedAgentError},
+	Queued:            {Integrating, Merged},
+	Integrating:       {Merged, IntegrationFailed},
+	IntegrationFailed: {Implementing, FailedRetryBudget, FailedWallTime, FailedAgentError},
+	Merged:            {Archived},
+	DepBlocked:        {Pending},
+
+	FailedRetryBudget:     {Pending},
+	FailedIterationBudget: {Pending},
+	FailedTokenBudget:     {Pending},
+	FailedWallTime:        {Pending},
+	FailedStalled:         {Pending},
+	FailedAgentError:      {Pending},
+}
+
+// CanBecome reports whether a change in status s may go to status to: the
+// transition is in the lifecycle.
+func (s Status) CanBecome(to Status) bool {
+	return slices.Contains(transitions[s], to)
+}
+
+// CheckTransition returns an error unless a change in status from may go
+// to status to. Writers check a transition with it before they record it.
+func CheckTransition(from, to Status) error {
+	if !to.Valid() {
+		return fmt.Errorf("unknown status %q", to)
+	}
+	if !from.CanBecome(to) {
+		return fmt.Errorf("%s → %s is not a transition of the change lifecycle", from, to)
+	}
+	return nil
+}
+
+// Lifecycle renders the lifecycle, one line per status in Statuses order:
+// "<status> → <status>, <status>"; a status that goes nowhere is
+// "<status> (final)", or "<status> (unreachable)" when nothing goes to it
+// either.
+func Lifecycle() string {
+	reachable := map[Status]bool{Pending: true} // where a change starts
+	for _, next := range transitions {
+		for _, n := range next {
+			reachable[n] = true
+		}
+	}
+	var b strings.Builder
+	for _, s := range Statuses() {
+		next := transitions[s]
+		if len(next) == 0 {
+			end := "final"
+			if !reachable[s] {
+				end = "unreachable"
+			}
+			fmt.Fprintf(&b, "%s (%s)\n", s, end)
+			continue
+		}
+		names := make([]string, len(next))
+		for i, n := range next {
+			names[i] = string(n)
+		}
+		fmt.Fprintf(&b, "%s → %s\n", s, strings.Join(names, ", "))
+	}
+	return b.String()
+}
