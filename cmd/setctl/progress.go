@@ -19,7 +19,9 @@ import (
 // notable events; elsewhere it prints one timestamped line per notable
 // event. Colour is separate from the live view: NO_COLOR changes colours,
 // never which lines are printed. It only reads events: what it shows is
-// what the journal says.
+// what the journal says. Where each change stands (status, retries,
+// tokens) is the run's projection, st, kept with the same state.Apply
+// that rebuilds state.json from the journal.
 type progress struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -28,6 +30,10 @@ type progress struct {
 	now   func() time.Time
 	names []string // plan order
 	width int
+	st    *state.State
+	// stErr is why st stopped following the run (an event it refused);
+	// the rows then show where it stood before that event.
+	stErr error
 	rows  map[string]*row
 	drawn int // lines of the live block on screen
 	start time.Time
@@ -39,13 +45,11 @@ type progress struct {
 	palette
 }
 
-// row is the live view of one change.
+// row is what the live view of one change adds to the projection: when
+// it took its status, and the gate that ended last in that status.
 type row struct {
-	status  string
-	gate    string
-	retries int
-	tokens  int64
-	since   time.Time
+	gate  string
+	since time.Time
 }
 
 // redrawEvery is how often the live block is redrawn, so that elapsed
@@ -57,30 +61,25 @@ const redrawEvery = time.Second
 // only on events), with times from now.
 func newProgress(w io.Writer, p *plan.Plan, mainBranch string, term terminal, now func() time.Time, tick time.Duration) *progress {
 	pr := &progress{
-		w: w, live: term.live, main: mainBranch, now: now, rows: map[string]*row{}, start: now(),
+		w: w, live: term.live, main: mainBranch, now: now, st: state.New(), rows: map[string]*row{}, start: now(),
 		stop: make(chan struct{}), done: make(chan struct{}), palette: newPalette(term.color),
 	}
 	for _, c := range p.Changes {
 		pr.names = append(pr.names, c.Name)
-		pr.rows[c.Name] = &row{status: "pending"}
+		pr.rows[c.Name] = &row{}
 		pr.width = max(pr.width, len(c.Name))
 	}
 	go pr.tick(tick)
 	return pr
 }
 
-// seed starts the rows from the state a previous run left, so that a
-// resumed run shows where each change already stands.
+// seed starts the projection from the state the journal holds before the
+// run (state.Read), so that a resumed run shows where each change already
+// stands and the run's events apply on top of it.
 func (p *progress) seed(st *state.State) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for name, r := range p.rows {
-		if c := st.Changes[name]; c != nil {
-			r.status = string(c.Status)
-			r.tokens = c.Tokens.Total()
-			r.retries = c.VerifyAttempts + c.IntegrationAttempts
-		}
-	}
+	p.st = st
 }
 
 // tick redraws the live block every interval so elapsed times move.
@@ -146,8 +145,19 @@ func (p *progress) notice(w io.Writer, line string) {
 	p.redraw(nil)
 }
 
-// update keeps the change's live row in step with e. p.mu is held.
+// update applies e to the projection and keeps the change's row in step
+// with it. p.mu is held.
 func (p *progress) update(e journal.Event) {
+	if p.stErr != nil {
+		return
+	}
+	before := p.change(e.Change).Status
+	if err := state.Apply(p.st, e); err != nil {
+		// The engine applied this very event to the same projection, so
+		// this is a bug; the rows keep where the run stood before it.
+		p.stErr = err
+		return
+	}
 	if e.Change == "" {
 		return
 	}
@@ -156,23 +166,27 @@ func (p *progress) update(e journal.Event) {
 		r = &row{}
 		p.rows[e.Change] = r
 	}
-	switch e.Type {
-	case journal.StateChange:
-		d, _ := journal.Decode[journal.StateChangeData](e)
-		r.status, r.since = d.To, e.Time
-		if d.To != "implementing" && d.To != "verifying" {
-			r.gate = ""
-		}
-	case journal.AgentIteration:
-		d, _ := journal.Decode[journal.AgentIterationData](e)
-		r.tokens += d.Tokens.Total()
-	case journal.VerifyGate:
-		d, _ := journal.Decode[journal.VerifyGateData](e)
-		r.gate = d.Stage + " " + d.Gate
-	case journal.RetryScheduled:
-		r.retries++
+	c := p.change(e.Change)
+	if c.Status != before {
+		r.since, r.gate = e.Time, ""
+	}
+	if e.Type == journal.VerifyGate {
+		stage, gate, _ := strings.Cut(c.LastGate, "/")
+		r.gate = stage + " " + gate
 	}
 }
+
+// change is where the projection says change name stands: pending until
+// its plan is applied.
+func (p *progress) change(name string) state.Change {
+	if c := p.st.Changes[name]; c != nil {
+		return *c
+	}
+	return state.Change{Name: name, Status: state.Pending}
+}
+
+// retries counts the retries change c used, in both stages.
+func retries(c state.Change) int { return c.VerifyAttempts + c.IntegrationAttempts }
 
 // redraw replaces the live block, printing lines above it first.
 func (p *progress) redraw(lines []string) {
@@ -182,8 +196,7 @@ func (p *progress) redraw(lines []string) {
 	}
 	p.drawn = 0
 	for _, name := range p.names {
-		r := p.rows[name]
-		fmt.Fprintln(p.w, p.liveLine(name, r))
+		fmt.Fprintln(p.w, p.liveLine(p.change(name), p.rows[name]))
 		p.drawn++
 	}
 }
@@ -197,27 +210,27 @@ func (p *progress) clearBlock() {
 	p.drawn = 0
 }
 
-func (p *progress) liveLine(name string, r *row) string {
-	parts := []string{r.status}
-	if r.gate != "" && (r.status == "verifying" || r.status == "integrating") {
+func (p *progress) liveLine(c state.Change, r *row) string {
+	parts := []string{string(c.Status)}
+	if r.gate != "" && (c.Status == state.Verifying || c.Status == state.Integrating) {
 		parts = append(parts, r.gate)
 	}
-	if r.retries > 0 {
-		parts = append(parts, english.Plural(r.retries, "retry"))
+	if n := retries(c); n > 0 {
+		parts = append(parts, english.Plural(n, "retry"))
 	}
-	if r.tokens > 0 {
-		parts = append(parts, tokens(r.tokens)+" tokens")
+	if n := c.Tokens.Total(); n > 0 {
+		parts = append(parts, tokens(n)+" tokens")
 	}
-	if !r.since.IsZero() && r.status != "archived" && !strings.HasPrefix(r.status, "failed") && r.status != "dep-blocked" {
+	if !r.since.IsZero() && !c.Status.Terminal() {
 		parts = append(parts, p.now().Sub(r.since).Round(time.Second).String())
 	}
-	line := fmt.Sprintf("  %-*s  %s", p.width, name, strings.Join(parts, " · "))
+	line := fmt.Sprintf("  %-*s  %s", p.width, c.Name, strings.Join(parts, " · "))
 	switch {
-	case r.status == "archived":
+	case c.Status == state.Archived:
 		return p.green.Sprint(line)
-	case strings.HasPrefix(r.status, "failed"), r.status == "dep-blocked":
+	case c.Status.Terminal():
 		return p.red.Sprint(line)
-	case r.status == "pending":
+	case c.Status == state.Pending:
 		return p.dim.Sprint(line)
 	}
 	return line
@@ -226,15 +239,18 @@ func (p *progress) liveLine(name string, r *row) string {
 // summary prints the end of the run; head is the main branch's commit.
 func (p *progress) summary(s *orchestrator.Summary, head string) {
 	fmt.Fprintf(p.w, "\nRun %s in %s%s.\n", s.Result, s.Duration.Round(100*time.Millisecond), map[bool]string{true: " (resumed)"}[s.Resumed])
+	if p.stErr != nil {
+		fmt.Fprintf(p.w, "The view lost track of the run (%v): the retries and tokens below stop there; .set/events.jsonl has the whole run.\n", p.stErr)
+	}
 	for _, name := range p.names {
-		r := p.rows[name]
+		c := p.change(name)
 		status := string(s.Statuses[name])
 		detail := []string{}
-		if r.retries > 0 {
-			detail = append(detail, english.Plural(r.retries, "retry"))
+		if n := retries(c); n > 0 {
+			detail = append(detail, english.Plural(n, "retry"))
 		}
-		if r.tokens > 0 {
-			detail = append(detail, tokens(r.tokens)+" tokens")
+		if n := c.Tokens.Total(); n > 0 {
+			detail = append(detail, tokens(n)+" tokens")
 		}
 		fmt.Fprintf(p.w, "  %-*s  %-12s %s\n", p.width, name, status, strings.Join(detail, ", "))
 	}

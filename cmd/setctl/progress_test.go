@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/state"
 )
 
 func TestTerminalOf(t *testing.T) {
@@ -44,17 +47,7 @@ func TestProgressNoColorSameLines(t *testing.T) {
 	p := &plan.Plan{Changes: []plan.Change{{Name: "greet"}, {Name: "bye"}}}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	clock := func() time.Time { return t0.Add(90 * time.Second) }
-	events := []journal.Event{
-		testEvent(t, 1, t0, "", journal.RunStartedData{Changes: []string{"greet", "bye"}, MaxParallel: 2}),
-		testEvent(t, 2, t0, "greet", journal.StateChangeData{From: "pending", To: "verifying"}),
-		testEvent(t, 3, t0, "greet", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", DurationMS: 1200}),
-		testEvent(t, 4, t0, "bye", journal.StateChangeData{From: "pending", To: "verifying"}),
-		testEvent(t, 5, t0, "bye", journal.VerifyGateData{Stage: "verify", Gate: "vet", Result: "fail", Reason: "exit status 1", Log: ".set/logs/bye/verify-vet-1.log"}),
-		testEvent(t, 6, t0, "bye", journal.RetryScheduledData{Stage: "verify", Attempt: 1, Budget: 3}),
-		testEvent(t, 7, t0, "greet", journal.MergedData{Commit: "0123456789abcdef", Previous: "fedcba9876543210"}),
-		testEvent(t, 8, t0, "greet", journal.StateChangeData{From: "merged", To: "archived"}),
-		testEvent(t, 9, t0, "bye", journal.StateChangeData{From: "verifying", To: "failed:retry_budget_exhausted", Reason: "3 retries"}),
-	}
+	events := progressRun(t, t0)
 	show := func(term terminal) string {
 		var out bytes.Buffer
 		pr := newProgress(&out, p, "main", term, clock, 0)
@@ -77,6 +70,125 @@ func TestProgressNoColorSameLines(t *testing.T) {
 	}
 	if got := sgr.ReplaceAllString(colored, ""); got != plain {
 		t.Errorf("NO_COLOR changed the lines:\nwith colour (escapes removed):\n%s\nwith NO_COLOR:\n%s", got, plain)
+	}
+}
+
+// progressRun is a run of greet (archived) and bye (out of verify
+// retries), as the engine journals it.
+func progressRun(t *testing.T, t0 time.Time) []journal.Event {
+	steps := []struct {
+		change string
+		p      journal.Payload
+	}{
+		{"", journal.RunStartedData{Changes: []string{"greet", "bye"}, MaxParallel: 2}},
+		{"", journal.PlanCreatedData{Changes: []string{"greet", "bye"}}},
+		{"greet", journal.StateChangeData{From: "pending", To: "dispatched"}},
+		{"greet", journal.StateChangeData{From: "dispatched", To: "implementing"}},
+		{"greet", journal.LLMCallData{Role: "implement", Iteration: 1, Tokens: journal.Tokens{Input: 1000, Output: 500}}},
+		{"greet", journal.AgentIterationData{Iteration: 1, Result: "done", Tokens: journal.Tokens{Input: 1000, Output: 500}}},
+		{"greet", journal.StateChangeData{From: "implementing", To: "verifying"}},
+		{"greet", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", DurationMS: 1200}},
+		{"bye", journal.StateChangeData{From: "pending", To: "dispatched"}},
+		{"bye", journal.StateChangeData{From: "dispatched", To: "implementing"}},
+		{"bye", journal.StateChangeData{From: "implementing", To: "verifying"}},
+		{"bye", journal.VerifyGateData{Stage: "verify", Gate: "vet", Result: "fail", Reason: "exit status 1", Log: ".set/logs/bye/verify-vet-1.log"}},
+		{"bye", journal.StateChangeData{From: "verifying", To: "verify-failed"}},
+		{"bye", journal.RetryScheduledData{Stage: "verify", Attempt: 1, Budget: 1}},
+		{"greet", journal.StateChangeData{From: "verifying", To: "queued"}},
+		{"greet", journal.StateChangeData{From: "queued", To: "integrating"}},
+		{"greet", journal.MergedData{Commit: "0123456789abcdef", Previous: "fedcba9876543210"}},
+		{"greet", journal.StateChangeData{From: "integrating", To: "merged"}},
+		{"greet", journal.StateChangeData{From: "merged", To: "archived"}},
+		{"bye", journal.StateChangeData{From: "verify-failed", To: "implementing"}},
+		{"bye", journal.StateChangeData{From: "implementing", To: "verifying"}},
+		{"bye", journal.VerifyGateData{Stage: "verify", Gate: "vet", Result: "fail", Reason: "exit status 1", Attempt: 2}},
+		{"bye", journal.StateChangeData{From: "verifying", To: "failed:retry_budget_exhausted", Reason: "1 retry"}},
+	}
+	events := make([]journal.Event, len(steps))
+	for i, s := range steps {
+		events[i] = testEvent(t, int64(i+1), t0, s.change, s.p)
+	}
+	return events
+}
+
+// TestProgressRowsAreTheProjection: the live rows and the summary show
+// the projected status, retries and tokens of each change, applied with
+// state.Apply on top of the state the run started from.
+func TestProgressRowsAreTheProjection(t *testing.T) {
+	p := &plan.Plan{Changes: []plan.Change{{Name: "greet"}, {Name: "bye"}}}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	events := progressRun(t, t0)
+	var out bytes.Buffer
+	pr := newProgress(&out, p, "main", terminal{live: true}, func() time.Time { return t0.Add(time.Minute) }, 0)
+	for _, e := range events[:8] {
+		pr.event(e)
+	}
+	if got, want := pr.liveLine(pr.change("greet"), pr.rows["greet"]), "  greet  verifying · verify test · 1.5k tokens · 1m0s"; got != want {
+		t.Errorf("greet, verifying:\n%q\nwant\n%q", got, want)
+	}
+	for _, e := range events[8:] {
+		pr.event(e)
+	}
+	pr.close()
+	if pr.stErr != nil {
+		t.Fatal(pr.stErr)
+	}
+	for name, want := range map[string]string{
+		"greet": "  greet  archived · 1.5k tokens",
+		"bye":   "  bye    failed:retry_budget_exhausted · 1 retry",
+	} {
+		if got := pr.liveLine(pr.change(name), pr.rows[name]); got != want {
+			t.Errorf("%s at the end:\n%q\nwant\n%q", name, got, want)
+		}
+	}
+	out.Reset()
+	pr.summary(&orchestrator.Summary{Result: "failed", Statuses: map[string]state.Status{"greet": state.Archived, "bye": state.FailedRetryBudget}}, "0123456789abcdef")
+	want := `
+Run failed in 0s.
+  greet  archived     1.5k tokens
+  bye    failed:retry_budget_exhausted 1 retry
+
+main is at 0123456789. Events: .set/events.jsonl · state: .set/state.json · logs: .set/logs/
+`
+	if out.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", out.String(), want)
+	}
+
+	// A resumed run starts from the journal's state: its retries and
+	// tokens count on from there.
+	seeded, err := state.Rebuild(events[:14])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := newProgress(io.Discard, p, "main", terminal{}, time.Now, 0)
+	resumed.seed(seeded)
+	for _, e := range events[10:] { // replayed events are ignored
+		resumed.event(e)
+	}
+	resumed.close()
+	if got := resumed.change("bye"); retries(got) != 1 || got.Status != state.FailedRetryBudget {
+		t.Errorf("bye after a resumed run: %+v", got)
+	}
+}
+
+// TestProgressLostTrack: an event the projection refuses (a bug) freezes
+// the rows where they stood, and the summary says so.
+func TestProgressLostTrack(t *testing.T) {
+	p := &plan.Plan{Changes: []plan.Change{{Name: "greet"}}}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var out bytes.Buffer
+	pr := newProgress(&out, p, "main", terminal{}, time.Now, 0)
+	pr.event(testEvent(t, 1, t0, "", journal.PlanCreatedData{Changes: []string{"greet"}}))
+	pr.event(testEvent(t, 2, t0, "greet", journal.StateChangeData{From: "pending", To: "merged"}))
+	pr.event(testEvent(t, 3, t0, "greet", journal.StateChangeData{From: "pending", To: "dispatched"}))
+	pr.close()
+	if got := pr.change("greet").Status; got != state.Pending {
+		t.Errorf("greet = %s after the refused event, want pending", got)
+	}
+	out.Reset()
+	pr.summary(&orchestrator.Summary{Result: "failed", Statuses: map[string]state.Status{"greet": state.Pending}}, "abc")
+	if want := "The view lost track of the run (event 2 (STATE_CHANGE): change greet: pending → merged is not a transition of the change lifecycle)"; !strings.Contains(out.String(), want) {
+		t.Errorf("summary:\n%s\nwant it to contain\n%s", out.String(), want)
 	}
 }
 
