@@ -25,7 +25,7 @@ echo "== go test ./... on main"
 go test ./...
 echo
 echo "Look around: cd $demo"
-echo "  git log --stat main          the merged changes and archive commits"
-echo "  ls openspec/specs            the living specs the archive folded"
+echo "  git log --stat main          one commit per change, its OpenSpec fold included"
+echo "  ls openspec/specs            the living specs the changes folded"
 echo "  less .set/events.jsonl       every event of the run"
 echo "  ls .set/logs/*               agent and gate logs per change"

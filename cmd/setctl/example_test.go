@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,8 +14,8 @@ import (
 
 // TestExampleApply runs the bundled example as `make demo` does: a copy of
 // examples/linkshort in a fresh git repository, `setctl apply --yes` with the
-// replay agent. Every change must reach main, on a straight line, with the
-// living specs folded, and main's tests green.
+// replay agent. Every change must reach main as one commit, on a straight
+// line, with the living specs folded, and main's tests green.
 func TestExampleApply(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the example's gates (go build, vet, test -race)")
@@ -58,9 +60,20 @@ func TestExampleApply(t *testing.T) {
 	if merges := git("rev-list", "--merges", "main"); merges != "" {
 		t.Errorf("main is not linear: merge commits %s", merges)
 	}
-	for _, c := range []string{"create-links", "resolve-links", "custom-alias", "click-stats", "admin-api"} {
-		if git("log", "--format=%H", "--grep=Set-Change: "+c, "main") == "" {
+	// One commit per change, each holding its folded delta; no archive
+	// commit of its own.
+	changes := []string{"create-links", "resolve-links", "custom-alias", "click-stats", "admin-api"}
+	if n := git("rev-list", "--count", "main"); n != strconv.Itoa(1+len(changes)) {
+		t.Errorf("main has %s commits, want the skeleton and one per change:\n%s", n, git("log", "--oneline", "main"))
+	}
+	for _, c := range changes {
+		commit := git("log", "--format=%H", "--grep=^Set-Change: "+c+"$", "main")
+		if commit == "" {
 			t.Errorf("%s is not on main", c)
+			continue
+		}
+		if files := git("ls-tree", "-r", "--name-only", commit, "openspec/changes/"); !regexp.MustCompile(`(?m)^openspec/changes/archive/\d{4}-\d\d-\d\d-` + c + `/`).MatchString(files) {
+			t.Errorf("%s's commit on main does not hold its archived change folder:\n%s", c, files)
 		}
 	}
 	if branches := git("branch", "--list", "set/*"); branches != "" {

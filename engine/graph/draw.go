@@ -11,8 +11,8 @@ import (
 // DrawOptions configure the drawn renderers, DOT and Mermaid.
 type DrawOptions struct {
 	// Detail draws every step of a change as its own node: dispatch, the
-	// agent, each verify gate, the merge queue, integrate main, each
-	// integration gate, fast-forward main and archive. Without it a change
+	// agent, each verify gate, the merge queue, integrate main, archive,
+	// each integration gate and fast-forward main. Without it a change
 	// is three nodes, its agent, its verify stack and its integration into
 	// main, each stack node listing its gates in run order, so that a plan
 	// of ten changes fits a screen.

@@ -1,9 +1,9 @@
 // Package graph is the execution graph of a plan: for every change the
 // chain of steps it goes through (dispatch, agent, the gates of its verify
-// stack, the merge queue, the integration stack, the fast-forward of main,
-// the archive), the dependency edges between changes, the dispatch order
-// and the critical path; and the renderers that show it as text, Graphviz
-// DOT, Mermaid and JSON.
+// stack, the merge queue, merging main in, the archive of its OpenSpec
+// delta, the integration stack, the fast-forward of main), the dependency
+// edges between changes, the dispatch order and the critical path; and the
+// renderers that show it as text, Graphviz DOT, Mermaid and JSON.
 //
 // A Graph is a plain value computed once from a validated plan and its
 // project config; nothing in it refers back to CUE, and rendering it twice
@@ -324,11 +324,13 @@ func changeNodes(c *ChangeGraph) []stepNode {
 	for i := range c.Verify {
 		out = append(out, n(NodeVerify, &c.Verify[i]))
 	}
-	out = append(out, n(NodeQueue, nil), n(NodeIntegrate, nil))
+	// The archive (the OpenSpec fold) is part of the tree the integration
+	// stack checks, so it comes before the stack; the fast-forward is last.
+	out = append(out, n(NodeQueue, nil), n(NodeIntegrate, nil), n(NodeArchive, nil))
 	for i := range c.Integration {
 		out = append(out, n(NodeIntegration, &c.Integration[i]))
 	}
-	return append(out, n(NodeMerge, nil), n(NodeArchive, nil))
+	return append(out, n(NodeMerge, nil))
 }
 
 func nonNil[S ~[]E, E any](s S) S {

@@ -38,7 +38,7 @@ func TestBuildChain(t *testing.T) {
 	}
 	wantNodes := []string{
 		"a/dispatch", "a/agent", "a/verify/build", "a/queue", "a/integrate",
-		"a/integration/test", "a/merge", "a/archive",
+		"a/archive", "a/integration/test", "a/merge",
 	}
 	var nodes []string
 	for _, n := range g.Nodes {

@@ -211,16 +211,23 @@ type ChangeIntegrationFailedData struct {
 }
 
 type MergedData struct {
-	// Commit is main after the fast-forward; Previous is main before.
+	// Commit is main after the fast-forward, the change's one commit;
+	// Previous is main before.
 	Commit   string `json:"commit"`
 	Previous string `json:"previous"`
 }
 
+// ArchivedData is the OpenSpec fold of a merged change. The fold is part
+// of the change's one commit on main, so ARCHIVED follows MERGED and names
+// the same commit.
 type ArchivedData struct {
-	Commit       string   `json:"commit,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// Capabilities are those whose living spec openspec/specs/<capability>
+	// the fold updated, and ArchiveDir where the change folder went.
 	Capabilities []string `json:"capabilities,omitempty"`
 	ArchiveDir   string   `json:"archiveDir,omitempty"`
-	// Skipped says why nothing was archived (no OpenSpec delta).
+	// Skipped says why nothing was folded (no OpenSpec delta, or one that
+	// does not fold and stays in openspec/changes/).
 	Skipped string `json:"skipped,omitempty"`
 }
 

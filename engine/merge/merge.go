@@ -1,7 +1,8 @@
 // Package merge integrates one verified change into main. The queue that
 // calls it runs one change at a time; within one call, main moves only by
-// fast-forward and only after the integration stack passed on the exact
-// tree main moves to.
+// fast-forward, by exactly one commit per change, and only after the
+// integration stack passed on the exact tree main moves to: the merged
+// change with its OpenSpec delta folded into openspec/specs.
 package merge
 
 import (
@@ -45,8 +46,9 @@ type Input struct {
 	Emit func(journal.Payload) error
 	// Now gives the archive date.
 	Now func() time.Time
-	// Checkpoint, if set, is called before main moves
-	// ("before-fast-forward", "before-archive-fast-forward").
+	// Checkpoint, if set, is called just before main moves
+	// ("before-fast-forward") and just after, before MERGED and ARCHIVED
+	// are journaled ("fast-forwarded").
 	Checkpoint func(point string)
 }
 
@@ -69,9 +71,12 @@ type Outcome struct {
 }
 
 // Integrate merges main into the change's branch, resolves conflicts
-// confined to generated files by regenerating them, runs the integration
-// stack on the merged tree, and fast-forwards main to it. A returned error
-// is a run error (git or the disk failed), never the change's fault.
+// confined to generated files by regenerating them, folds the change's
+// OpenSpec delta into the merged tree (see fold), runs the integration
+// stack on that tree, and fast-forwards main to one commit holding exactly
+// it. MERGED and ARCHIVED are journaled together once main moved; both name
+// that commit. A returned error is a run error (git or the disk failed),
+// never the change's fault.
 func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	mainBranch := in.Project.MainBranch
 	oldMain, err := git.BranchHead(ctx, in.Root, mainBranch)
@@ -89,6 +94,11 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	if err := git.Clean(ctx, in.Worktree); err != nil {
 		return Outcome{}, err
 	}
+	// A fold committed by an integration that stopped before main moved is
+	// not the change's work: it is made again on the fresh merge.
+	if err := dropFold(ctx, in); err != nil {
+		return Outcome{}, err
+	}
 	// Merge the branch by name, not by commit: conflict markers then read
 	// ">>>>>>> main", the same in every run. The queue is the only mover
 	// of main, so the name still means oldMain.
@@ -101,6 +111,14 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		if err != nil || out.Failed {
 			return out, err
 		}
+	}
+	merged, err := git.RevParse(ctx, in.Worktree, "HEAD")
+	if err != nil {
+		return Outcome{}, err
+	}
+	archived, err := fold(ctx, in)
+	if err != nil {
+		return Outcome{}, err
 	}
 
 	for _, step := range in.Steps {
@@ -126,21 +144,22 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		case "error":
 			return Outcome{}, fmt.Errorf("integration gate %s of %s could not run: %w", r.Gate, in.Change.Name, r.Err)
 		case "fail":
-			return gateFailed(in, r.Gate, fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, r.Gate, r.RetryContext))
+			return gateFailed(ctx, in, merged, r.Gate, fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, r.Gate, r.RetryContext))
 		}
 		// main gets the committed tree; a gate that edited it would have
 		// tested something else.
 		if changed, err := git.Dirty(ctx, in.Worktree); err != nil {
 			return Outcome{}, err
 		} else if len(changed) > 0 {
-			return gateFailed(in, r.Gate, fmt.Sprintf("The integration gate %s changed files of the tree it checks (%s); gates must leave the tree as committed. Commit what it would change.", r.Gate, strings.Join(changed, ", ")))
+			return gateFailed(ctx, in, merged, r.Gate, fmt.Sprintf("The integration gate %s changed files of the tree it checks (%s); gates must leave the tree as committed. Commit what it would change.", r.Gate, strings.Join(changed, ", ")))
 		}
 	}
 
 	// main gets one commit for the change: the exact tree the integration
-	// stack passed on, with main as its only parent, so main's history
-	// stays linear. The agent's own history stays on the branch (which the
-	// orchestrator deletes once the change is archived, unless kept).
+	// stack passed on, fold included, with main as its only parent, so
+	// main's history stays linear. The agent's own history stays on the
+	// branch (which the orchestrator deletes once the change is archived,
+	// unless kept).
 	tree, err := git.Run(ctx, in.Worktree, "rev-parse", "--verify", "HEAD^{tree}")
 	if err != nil {
 		return Outcome{}, err
@@ -153,27 +172,173 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	if err := git.FastForward(ctx, in.Root, mainBranch, oldMain, commit); err != nil {
 		return Outcome{}, err
 	}
+	in.checkpoint("fast-forwarded")
 	if err := in.Emit(journal.MergedData{Commit: commit, Previous: oldMain}); err != nil {
+		return Outcome{}, err
+	}
+	archived.Commit = commit
+	if err := in.Emit(archived); err != nil {
 		return Outcome{}, err
 	}
 	return Outcome{Merged: true, Commit: commit}, nil
 }
 
 // gateFailed sends the change back to its agent after a failed
-// integration gate, recording why.
-func gateFailed(in Input, gate, rc string) (Outcome, error) {
+// integration gate, recording why. The branch goes back to the merge
+// (commit merged) first, without the fold, so that the agent works on its
+// change and its delta, never on an archive; the merge stays for the
+// agent to build on.
+func gateFailed(ctx context.Context, in Input, merged, gate, rc string) (Outcome, error) {
+	if err := resetKeep(ctx, in.Worktree, merged); err != nil {
+		return Outcome{}, err
+	}
 	if err := in.Emit(journal.ChangeIntegrationFailedData{Reason: "gate", Gate: gate, RetryContext: rc, Attempt: in.Attempt}); err != nil {
 		return Outcome{}, err
 	}
 	return Outcome{Failed: true, Reason: "gate", RetryContext: rc}, nil
 }
 
-// Trailers that identify set's commits on main, so that a restarted run
-// recognises work that reached main before it could be journaled.
+// resetKeep moves the worktree's branch to commit, keeping uncommitted
+// edits where the move does not touch them (git reset --keep), and
+// discarding them where it does.
+func resetKeep(ctx context.Context, worktree, commit string) error {
+	if _, err := git.Run(ctx, worktree, "reset", "-q", "--keep", commit); err == nil {
+		return nil
+	}
+	_, err := git.Run(ctx, worktree, "reset", "-q", "--hard", commit)
+	return err
+}
+
+// Trailers that identify set's commits, so that a restarted run recognises
+// work that got further than its journal says.
 const (
-	ChangeTrailer  = "Set-Change"
+	// ChangeTrailer ("Set-Change: <change>") ends the change's one commit
+	// on main.
+	ChangeTrailer = "Set-Change"
+	// ArchiveTrailer ("Set-Archive: <change>") ends the fold commit on the
+	// change's branch; it never reaches main's history, only main's tree.
 	ArchiveTrailer = "Set-Archive"
 )
+
+// fold folds the change's OpenSpec delta into the merged tree in the
+// worktree (openspec/changes/<change> folded into openspec/specs/ and
+// moved under openspec/changes/archive/, see spec.ArchiveChange) and
+// commits that on the branch with the ArchiveTrailer, so that the
+// integration stack runs on the tree main gets. It returns the ARCHIVED
+// record (without its commit, which main does not have yet). A change
+// without a delta, or whose delta does not fold onto main's specs, is
+// integrated as it is, and the record says why nothing was folded: its
+// code is good, and a delta left in openspec/changes/ is for a person to
+// fix.
+func fold(ctx context.Context, in Input) (journal.ArchivedData, error) {
+	res, err := spec.ArchiveChange(in.Worktree, in.Change.Name, in.Now())
+	if errors.Is(err, spec.ErrNoDelta) {
+		return journal.ArchivedData{Skipped: noDelta(in.Change.Name)}, nil
+	}
+	if err != nil {
+		// ArchiveChange undid its writes; Clean makes sure of it.
+		if cerr := git.Clean(ctx, in.Worktree); cerr != nil {
+			return journal.ArchivedData{}, cerr
+		}
+		return journal.ArchivedData{Skipped: notFolded(in.Change.Name) + ": " + err.Error()}, nil
+	}
+	subject := fmt.Sprintf("update openspec/specs (%s)", strings.Join(res.Capabilities, ", "))
+	if len(res.Capabilities) == 0 {
+		subject = "move the change folder to " + res.ArchiveDir
+	}
+	msg := fmt.Sprintf("Archive %s: %s\n\n%s: %s\n", in.Change.Name, subject, ArchiveTrailer, in.Change.Name)
+	if _, err := git.CommitAll(ctx, in.Worktree, msg); err != nil {
+		return journal.ArchivedData{}, err
+	}
+	return journal.ArchivedData{Capabilities: res.Capabilities, ArchiveDir: res.ArchiveDir}, nil
+}
+
+// dropFold removes the fold commit an interrupted integration left at the
+// tip of the change's branch.
+func dropFold(ctx context.Context, in Input) error {
+	msg, err := git.Run(ctx, in.Worktree, "log", "-1", "--format=%(trailers:key="+ArchiveTrailer+",valueonly)", "HEAD")
+	if err != nil || strings.TrimSpace(msg) != in.Change.Name {
+		return err
+	}
+	_, err = git.Run(ctx, in.Worktree, "reset", "-q", "--hard", "HEAD^")
+	return err
+}
+
+// The reasons an ARCHIVED record gives for folding nothing.
+func noDelta(change string) string {
+	return "no OpenSpec delta (openspec/changes/" + change + ")"
+}
+
+func notFolded(change string) string {
+	return "the OpenSpec delta does not fold, left in openspec/changes/" + change
+}
+
+// Archived reads the ARCHIVED record of a change back from its commit on
+// main, for a run that stopped after main moved but before it journaled
+// it: the capabilities whose living spec the commit changed and whose
+// delta it archived, and the archive directory it added. The reason a
+// delta did not fold is not in the commit; the record says only that it
+// did not.
+func Archived(ctx context.Context, root, change, commit string) (journal.ArchivedData, error) {
+	out, err := git.Run(ctx, root, "diff-tree", "-r", "--no-renames", "--name-status", commit+"^", commit, "--", "openspec/")
+	if err != nil {
+		return journal.ArchivedData{}, err
+	}
+	type entry struct{ status, path string }
+	var entries []entry
+	archiveDir := ""
+	for _, line := range strings.Split(out, "\n") {
+		status, p, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		entries = append(entries, entry{status, p})
+		rest, ok := strings.CutPrefix(p, archiveRoot)
+		if dir, _, _ := strings.Cut(rest, "/"); ok && status == "A" && archivedAs(dir, change) {
+			archiveDir = archiveRoot + dir
+		}
+	}
+	if archiveDir == "" {
+		left, err := git.Run(ctx, root, "ls-tree", "--name-only", commit, "--", "openspec/changes/"+change)
+		if err != nil {
+			return journal.ArchivedData{}, err
+		}
+		if left != "" {
+			return journal.ArchivedData{Commit: commit, Skipped: notFolded(change)}, nil
+		}
+		return journal.ArchivedData{Commit: commit, Skipped: noDelta(change)}, nil
+	}
+	added := map[string]bool{}
+	for _, e := range entries {
+		if e.status == "A" {
+			added[e.path] = true
+		}
+	}
+	d := journal.ArchivedData{Commit: commit, ArchiveDir: archiveDir}
+	for _, e := range entries { // sorted by path, so by capability
+		rest, ok := strings.CutPrefix(e.path, "openspec/specs/")
+		capability, file, _ := strings.Cut(rest, "/")
+		if ok && file == "spec.md" && e.status != "D" && added[archiveDir+"/specs/"+capability+"/spec.md"] {
+			d.Capabilities = append(d.Capabilities, capability)
+		}
+	}
+	return d, nil
+}
+
+// archiveRoot holds the archived change folders, each named
+// <yyyy-mm-dd>-<change>.
+const archiveRoot = "openspec/changes/archive/"
+
+// archivedAs reports whether dir is the name spec.ArchiveChange gives the
+// archived folder of change.
+func archivedAs(dir, change string) bool {
+	date, ok := strings.CutSuffix(dir, "-"+change)
+	if !ok {
+		return false
+	}
+	_, err := time.Parse("2006-01-02", date)
+	return err == nil
+}
 
 // squashMessage is the message of a change's commit on main.
 func squashMessage(in Input) string {
@@ -350,57 +515,4 @@ func GateEvent(stage string, attempt int, r gate.Result) journal.VerifyGateData 
 		Result: r.Status, ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(), Cached: r.Cached,
 		Log: cmp.Or(r.LogRel, r.Log), Reason: r.Reason, RetryContext: r.RetryContext, Attempt: attempt,
 	}
-}
-
-// Archive folds the change's OpenSpec delta into openspec/specs/ and moves
-// the change folder under openspec/changes/archive/, as one commit on the
-// change's branch that main then fast-forwards to. The worktree must be at
-// main's commit (Integrate just made it so). A change without a delta is
-// recorded as archived with the reason.
-func Archive(ctx context.Context, in Input) error {
-	mainBranch := in.Project.MainBranch
-	old, err := git.BranchHead(ctx, in.Root, mainBranch)
-	if err != nil {
-		return err
-	}
-	listed, err := git.Run(ctx, in.Root, "ls-tree", "--name-only", old, "--", "openspec/changes/"+in.Change.Name)
-	if err != nil {
-		return err
-	}
-	if listed == "" {
-		return in.Emit(journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/" + in.Change.Name + ")"})
-	}
-	// Start from main's exact commit, discarding whatever an interrupted
-	// archive left behind.
-	for _, args := range [][]string{{"checkout", "-q", "--detach", old}, {"reset", "-q", "--hard", old}, {"clean", "-q", "-fd"}} {
-		if _, err := git.Run(ctx, in.Worktree, args...); err != nil {
-			return err
-		}
-	}
-	res, err := spec.ArchiveChange(in.Worktree, in.Change.Name, in.Now())
-	if errors.Is(err, spec.ErrNoDelta) {
-		return in.Emit(journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/" + in.Change.Name + ")"})
-	}
-	if err != nil {
-		// The change's code is on main; a delta that does not fold stays
-		// in openspec/changes/ for a person to fix, and the run goes on.
-		if _, cerr := git.Run(ctx, in.Worktree, "reset", "-q", "--hard", old); cerr != nil {
-			return cerr
-		}
-		return in.Emit(journal.ArchivedData{Skipped: "the OpenSpec delta does not fold, left in openspec/changes/" + in.Change.Name + ": " + err.Error()})
-	}
-	msg := fmt.Sprintf("Archive %s: update openspec/specs (%s)\n\n%s: %s\n",
-		in.Change.Name, strings.Join(res.Capabilities, ", "), ArchiveTrailer, in.Change.Name)
-	if _, err := git.CommitAll(ctx, in.Worktree, msg); err != nil {
-		return err
-	}
-	head, err := git.RevParse(ctx, in.Worktree, "HEAD")
-	if err != nil {
-		return err
-	}
-	in.checkpoint("before-archive-fast-forward")
-	if err := git.FastForward(ctx, in.Root, mainBranch, old, head); err != nil {
-		return err
-	}
-	return in.Emit(journal.ArchivedData{Commit: head, Capabilities: res.Capabilities, ArchiveDir: res.ArchiveDir})
 }

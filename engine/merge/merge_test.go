@@ -38,10 +38,9 @@ type fixture struct {
 	setDir  string
 	wt      string
 	project *config.Project
-	// events are the payloads Integrate and Archive emitted, in order.
+	// events are the payloads Integrate emitted, in order.
 	events []journal.Payload
-	// checkpoints are the points Integrate and Archive passed, with main
-	// at each.
+	// checkpoints are the points Integrate passed, with main at each.
 	checkpoints []string
 }
 
@@ -266,18 +265,25 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 	if diff := cmp.Diff(wantGates, f.gateEvents()); diff != "" {
 		t.Errorf("gate events (-want +got):\n%s", diff)
 	}
-	if n := len(f.events); n != 3 {
-		t.Fatalf("%d events, want 2 gates and MERGED: %#v", n, f.events)
+	if n := len(f.events); n != 4 {
+		t.Fatalf("%d events, want 2 gates, MERGED and ARCHIVED: %#v", n, f.events)
 	}
-	if diff := cmp.Diff(journal.MergedData{Commit: newMain, Previous: oldMain}, f.events[2]); diff != "" {
-		t.Errorf("last event (-want +got):\n%s", diff)
+	wantLanded := []journal.Payload{
+		journal.MergedData{Commit: newMain, Previous: oldMain},
+		journal.ArchivedData{Commit: newMain, Skipped: "no OpenSpec delta (openspec/changes/feat)"},
+	}
+	if diff := cmp.Diff(wantLanded, f.events[2:]); diff != "" {
+		t.Errorf("MERGED and ARCHIVED (-want +got):\n%s", diff)
+	}
+	if got, err := Archived(ctx, f.root, "feat", newMain); err != nil || !cmp.Equal(got, wantLanded[1]) {
+		t.Errorf("Archived read back = %+v, %v; want %+v", got, err, wantLanded[1])
 	}
 	for _, e := range wantGates {
 		if _, err := os.Stat(filepath.Join(f.root, e.Log)); err != nil {
 			t.Errorf("gate log: %v", err)
 		}
 	}
-	if diff := cmp.Diff([]string{"before-fast-forward " + oldMain}, f.checkpoints); diff != "" {
+	if diff := cmp.Diff([]string{"before-fast-forward " + oldMain, "fast-forwarded " + newMain}, f.checkpoints); diff != "" {
 		t.Errorf("checkpoints (-want +got):\n%s", diff)
 	}
 }
@@ -624,8 +630,8 @@ func TestIntegrateRegeneratesGeneratedFileConflicts(t *testing.T) {
 	if f.hasEvent(func(p journal.Payload) bool { _, ok := p.(journal.ChangeIntegrationFailedData); return ok }) {
 		t.Error("CHANGE_INTEGRATION_FAILED emitted for a regenerated conflict")
 	}
-	if _, ok := f.events[len(f.events)-1].(journal.MergedData); !ok {
-		t.Errorf("last event = %#v, want MERGED", f.events[len(f.events)-1])
+	if _, ok := f.events[len(f.events)-2].(journal.MergedData); !ok {
+		t.Errorf("event before last = %#v, want MERGED", f.events[len(f.events)-2])
 	}
 }
 
@@ -687,58 +693,55 @@ func TestIntegrateRegenerationFailureIsARunError(t *testing.T) {
 	}
 }
 
-func TestArchiveWithoutDelta(t *testing.T) {
-	f := newFixture(t, nil)
-	oldMain := f.mainAt()
-	if err := Archive(context.Background(), f.input()); err != nil {
-		t.Fatal(err)
-	}
-	want := []journal.Payload{journal.ArchivedData{Skipped: "no OpenSpec delta (openspec/changes/feat)"}}
-	if diff := cmp.Diff(want, f.events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-	if got := f.mainAt(); got != oldMain {
-		t.Errorf("main = %s, want unchanged %s", got, oldMain)
-	}
-	if len(f.checkpoints) != 0 {
-		t.Errorf("checkpoints = %q, want none", f.checkpoints)
-	}
-}
-
-func TestArchiveAfterIntegrate(t *testing.T) {
+// deltaFixture is a project whose living spec auth has Login v1, and a
+// change feat that adds feat.txt with an OpenSpec delta modifying Login
+// and adding billing's Invoice, while main gains main.txt. It returns
+// main's commit.
+func deltaFixture(t *testing.T) (*fixture, string) {
 	f := newFixture(t, map[string]string{
 		"openspec/specs/auth/spec.md": "# auth Specification\n\n## Purpose\nP.\n\n## Requirements\n\n### Requirement: Login\nv1\n",
 	})
-	ctx := context.Background()
 	f.write(f.wt, "feat.txt", "feat\n")
 	f.write(f.wt, "openspec/changes/feat/proposal.md", "## Why\nFeat.\n")
 	f.write(f.wt, "openspec/changes/feat/specs/auth/spec.md", "## MODIFIED Requirements\n### Requirement: Login\nv2\n")
 	f.write(f.wt, "openspec/changes/feat/specs/billing/spec.md", "## ADDED Requirements\n### Requirement: Invoice\nx\n")
 	f.commit(f.wt, "feat with a delta")
-	start := f.mainAt()
+	f.write(f.root, "main.txt", "main\n")
+	return f, f.commit(f.root, "main work")
+}
 
-	if out, err := Integrate(ctx, f.input("ok")); err != nil || !out.Merged {
+// archivedFeat lists openspec/changes on main once feat's delta folded.
+var archivedFeat = strings.Join([]string{
+	"openspec/changes/archive/2026-03-04-feat/proposal.md",
+	"openspec/changes/archive/2026-03-04-feat/specs/auth/spec.md",
+	"openspec/changes/archive/2026-03-04-feat/specs/billing/spec.md",
+}, "\n")
+
+// TestIntegrateFoldsTheDelta: main moves by one commit, whose tree is the
+// merge with the delta folded, the very tree the integration stack ran on.
+func TestIntegrateFoldsTheDelta(t *testing.T) {
+	f, oldMain := deltaFixture(t)
+	ctx := context.Background()
+	treeOut := filepath.Join(t.TempDir(), "tree")
+	t.Setenv("TREE_OUT", treeOut)
+
+	out, err := Integrate(ctx, f.input("ok", "tree"))
+	if err != nil || !out.Merged {
 		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
 	}
-	merged := f.mainAt()
-	// An interrupted earlier archive left junk in the worktree.
-	f.write(f.wt, "feat.txt", "half archived\n")
-	f.write(f.wt, "junk.txt", "junk\n")
-	f.events, f.checkpoints = nil, nil
-
-	if err := Archive(ctx, f.input()); err != nil {
+	newMain := f.mainAt()
+	if got := f.git(f.root, "rev-list", "--parents", oldMain+"..main"); got != newMain+" "+oldMain {
+		t.Errorf("new commits on main with parents = %q, want one on %s", got, oldMain)
+	}
+	if got := f.git(f.root, "log", "--format=%(trailers:only,unfold)", oldMain+"..main"); got != "Set-Change: feat" {
+		t.Errorf("trailers on main = %q, want only Set-Change: feat", got)
+	}
+	gateTree, err := os.ReadFile(treeOut)
+	if err != nil {
 		t.Fatal(err)
 	}
-	archived := f.mainAt()
-	if got := f.git(f.root, "rev-list", "--parents", merged+"..main"); got != archived+" "+merged {
-		t.Errorf("new commits on main with parents = %q, want one on %s", got, merged)
-	}
-	wantMsg := "Archive feat: update openspec/specs (auth, billing)\n\nSet-Archive: feat"
-	if got := f.git(f.root, "log", "-1", "--format=%B", "main"); got != wantMsg {
-		t.Errorf("archive message = %q, want %q", got, wantMsg)
-	}
-	if got := f.git(f.root, "log", "--format=%(trailers:only,unfold)", start+"..main"); got != "Set-Archive: feat\n\nSet-Change: feat" {
-		t.Errorf("trailers on main since start = %q", got)
+	if got, want := strings.TrimSpace(string(gateTree)), f.git(f.root, "rev-parse", "main^{tree}"); got != want {
+		t.Errorf("the gate ran on tree %s, main moved to %s", got, want)
 	}
 
 	if got, ok := f.onMain("openspec/specs/auth/spec.md"); !ok || !strings.Contains(got, "### Requirement: Login\nv2\n") {
@@ -747,18 +750,13 @@ func TestArchiveAfterIntegrate(t *testing.T) {
 	if got, ok := f.onMain("openspec/specs/billing/spec.md"); !ok || !strings.Contains(got, "### Requirement: Invoice\nx\n") {
 		t.Errorf("billing spec on main = %q, want Invoice", got)
 	}
-	if files := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/changes/"); files != strings.Join([]string{
-		"openspec/changes/archive/2026-03-04-feat/proposal.md",
-		"openspec/changes/archive/2026-03-04-feat/specs/auth/spec.md",
-		"openspec/changes/archive/2026-03-04-feat/specs/billing/spec.md",
-	}, "\n") {
+	if files := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/changes/"); files != archivedFeat {
 		t.Errorf("openspec/changes on main:\n%s", files)
 	}
-	if got, _ := f.onMain("feat.txt"); got != "feat\n" {
-		t.Errorf("feat.txt on main = %q, want the merged content", got)
-	}
-	if _, ok := f.onMain("junk.txt"); ok {
-		t.Error("junk from the worktree reached main")
+	for name, want := range map[string]string{"feat.txt": "feat\n", "main.txt": "main\n"} {
+		if got, _ := f.onMain(name); got != want {
+			t.Errorf("%s on main = %q, want %q", name, got, want)
+		}
 	}
 	// main is checked out in root: the files followed.
 	if _, err := os.Stat(filepath.Join(f.root, "openspec", "changes", "archive", "2026-03-04-feat", "proposal.md")); err != nil {
@@ -768,40 +766,150 @@ func TestArchiveAfterIntegrate(t *testing.T) {
 		t.Errorf("root still has openspec/changes/feat: %v", err)
 	}
 
-	want := []journal.Payload{journal.ArchivedData{
-		Commit: archived, Capabilities: []string{"auth", "billing"}, ArchiveDir: "openspec/changes/archive/2026-03-04-feat",
-	}}
-	if diff := cmp.Diff(want, f.events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	// The branch holds the fold as its own commit on the merge, marked
+	// with the archive trailer, and ends at main's tree.
+	wantFold := "Archive feat: update openspec/specs (auth, billing)\n\nSet-Archive: feat"
+	if got := f.git(f.wt, "log", "-1", "--format=%B"); got != wantFold {
+		t.Errorf("branch tip message = %q, want %q", got, wantFold)
 	}
-	if diff := cmp.Diff([]string{"before-archive-fast-forward " + merged}, f.checkpoints); diff != "" {
-		t.Errorf("checkpoints (-want +got):\n%s", diff)
+	if got := f.git(f.wt, "rev-parse", "HEAD^^2"); got != oldMain {
+		t.Errorf("the fold's parent does not merge main: HEAD^^2 = %s", got)
 	}
-	if got, err := git.FindTrailer(ctx, f.root, "main", ArchiveTrailer, "feat"); err != nil || got != archived {
-		t.Errorf("FindTrailer(Set-Archive: feat) = %q, %v; want %s", got, err, archived)
+	if got, want := f.git(f.wt, "rev-parse", "HEAD^{tree}"), f.git(f.root, "rev-parse", "main^{tree}"); got != want {
+		t.Errorf("branch tip tree = %s, main's = %s", got, want)
+	}
+
+	archived := journal.ArchivedData{Commit: newMain, Capabilities: []string{"auth", "billing"}, ArchiveDir: "openspec/changes/archive/2026-03-04-feat"}
+	if diff := cmp.Diff([]journal.Payload{journal.MergedData{Commit: newMain, Previous: oldMain}, archived}, f.events[len(f.events)-2:]); diff != "" {
+		t.Errorf("MERGED and ARCHIVED (-want +got):\n%s", diff)
+	}
+	if got, err := Archived(ctx, f.root, "feat", newMain); err != nil || !cmp.Equal(got, archived) {
+		t.Errorf("Archived read back = %+v, %v; want %+v", got, err, archived)
 	}
 }
 
-// TestArchiveBadDeltaIsRecorded: a delta that does not fold does not stop
-// the run; it is recorded as skipped with the reason, main does not move,
-// and the delta stays for a person to fix.
-func TestArchiveBadDeltaIsRecorded(t *testing.T) {
-	f := newFixture(t, map[string]string{
-		"openspec/changes/feat/specs/auth/spec.md": "## CHANGED\n### Requirement: Login\nv2\n",
-	})
-	oldMain := f.mainAt()
-	if err := Archive(context.Background(), f.input()); err != nil {
-		t.Fatalf("Archive of a bad delta: %v", err)
+// TestIntegrateBadDeltaIsRecorded: a delta that does not fold does not
+// keep the change off main; main gets the change without a fold, the
+// delta stays in openspec/changes/ for a person to fix, and ARCHIVED says
+// why.
+func TestIntegrateBadDeltaIsRecorded(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	f.write(f.wt, "openspec/changes/feat/specs/auth/spec.md", "## CHANGED\n### Requirement: Login\nv2\n")
+	f.commit(f.wt, "feat with a bad delta")
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil || !out.Merged {
+		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
+	}
+	if _, ok := f.onMain("openspec/changes/feat/specs/auth/spec.md"); !ok {
+		t.Error("the delta is not left in openspec/changes/feat on main")
+	}
+	if files := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/"); files != "openspec/changes/feat/specs/auth/spec.md" {
+		t.Errorf("openspec on main:\n%s", files)
+	}
+	d, ok := f.events[len(f.events)-1].(journal.ArchivedData)
+	if !ok || d.Commit != out.Commit || !strings.HasPrefix(d.Skipped, "the OpenSpec delta does not fold, left in openspec/changes/feat: ") ||
+		!strings.Contains(d.Skipped, "openspec/changes/feat/specs/auth/spec.md") {
+		t.Errorf("last event = %#v", f.events[len(f.events)-1])
+	}
+	want := journal.ArchivedData{Commit: out.Commit, Skipped: "the OpenSpec delta does not fold, left in openspec/changes/feat"}
+	if got, err := Archived(ctx, f.root, "feat", out.Commit); err != nil || !cmp.Equal(got, want) {
+		t.Errorf("Archived read back = %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// TestIntegrateFailingGateDropsTheFold: a change sent back to its agent
+// keeps the merge but not the fold: the agent works on its delta, and
+// the next integration folds it again.
+func TestIntegrateFailingGateDropsTheFold(t *testing.T) {
+	f, oldMain := deltaFixture(t)
+	ctx := context.Background()
+	out, err := Integrate(ctx, f.input("ok", "broken"))
+	if err != nil || out.Reason != "gate" {
+		t.Fatalf("Integrate = %+v, %v; want a failed gate", out, err)
 	}
 	if got := f.mainAt(); got != oldMain {
 		t.Errorf("main = %s, want unchanged %s", got, oldMain)
 	}
-	if len(f.events) != 1 {
-		t.Fatalf("events = %#v, want one", f.events)
+	if got := f.git(f.wt, "rev-parse", "HEAD^2"); got != oldMain {
+		t.Errorf("worktree HEAD^2 = %s, want the merge of main %s", got, oldMain)
 	}
-	d, ok := f.events[0].(journal.ArchivedData)
-	if !ok || !strings.Contains(d.Skipped, "the OpenSpec delta does not fold") || !strings.Contains(d.Skipped, "openspec/changes/feat/specs/auth/spec.md") {
-		t.Errorf("event = %#v", f.events[0])
+	if got := f.read(f.wt, "openspec/changes/feat/specs/auth/spec.md"); !strings.Contains(got, "## MODIFIED") {
+		t.Errorf("the delta is not back in the worktree: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(f.wt, "openspec", "changes", "archive")); !os.IsNotExist(err) {
+		t.Errorf("the archive is left in the worktree: %v", err)
+	}
+	if got := f.git(f.wt, "status", "--porcelain"); got != "" {
+		t.Errorf("worktree status:\n%s", got)
+	}
+
+	out, err = Integrate(ctx, f.input("ok"))
+	if err != nil || !out.Merged {
+		t.Fatalf("second Integrate = %+v, %v; want merged", out, err)
+	}
+	if files := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/changes/"); files != archivedFeat {
+		t.Errorf("openspec/changes on main:\n%s", files)
+	}
+}
+
+// TestIntegrateDropsAnInterruptedFold: a fold committed by an integration
+// that stopped before main moved (a crash) is made again on a fresh merge,
+// never folded twice or kept from the earlier day.
+func TestIntegrateDropsAnInterruptedFold(t *testing.T) {
+	f, oldMain := deltaFixture(t)
+	ctx := context.Background()
+	in := f.input("ok")
+	in.Now = func() time.Time { return archiveDate.AddDate(0, 0, -1) }
+	in.Checkpoint = func(point string) {
+		if point == "before-fast-forward" {
+			panic(point) // the crash
+		}
+	}
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = Integrate(ctx, in)
+	}()
+	if got := f.git(f.wt, "log", "-1", "--format=%s"); got != "Archive feat: update openspec/specs (auth, billing)" {
+		t.Fatalf("the interrupted integration left %q at the branch tip, want its fold", got)
+	}
+	f.write(f.wt, "openspec/specs/auth/spec.md", "half written\n")
+	f.events = nil
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil || !out.Merged {
+		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
+	}
+	if got := f.git(f.root, "rev-list", "--count", oldMain+"..main"); got != "1" {
+		t.Errorf("main moved by %s commits, want 1", got)
+	}
+	if files := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/changes/"); files != archivedFeat {
+		t.Errorf("openspec/changes on main:\n%s", files)
+	}
+	if got, _ := f.onMain("openspec/specs/auth/spec.md"); !strings.Contains(got, "### Requirement: Login\nv2\n") {
+		t.Errorf("auth spec on main = %q, want Login v2", got)
+	}
+	if got := f.git(f.wt, "rev-list", "--count", "--grep=^Set-Archive: feat$", "HEAD"); got != "1" {
+		t.Errorf("the branch has %s fold commits, want 1", got)
+	}
+}
+
+func TestArchivedNames(t *testing.T) {
+	for dir, want := range map[string]bool{
+		"2026-03-04-feat":    true,
+		"2026-03-04-03":      false, // the change "03" is below
+		"2026-03-04-x-feat":  false,
+		"2026-3-4-feat":      false,
+		"feat":               false,
+		"2026-03-04-feature": false,
+	} {
+		if got := archivedAs(dir, "feat"); got != want {
+			t.Errorf("archivedAs(%q, feat) = %v, want %v", dir, got, want)
+		}
+	}
+	if !archivedAs("2026-03-04-03", "03") {
+		t.Error(`archivedAs("2026-03-04-03", "03") = false`)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,9 +116,7 @@ func TestCrashAndResume(t *testing.T) {
 		t.Fatalf("reference run: %v, %+v", err, sum)
 	}
 	want := ref.git("rev-parse", "main^{tree}")
-	if got := ref.git("show", "main:openspec/specs/beta/spec.md"); !strings.Contains(got, "### Requirement: beta works") {
-		t.Fatalf("the reference run did not archive beta's delta:\n%s", got)
-	}
+	checkOneCommitPerChange(t, ref, ref.events(), "alpha", "beta", "gamma")
 
 	points := []struct{ name, checkpoint, marker string }{
 		{"after main's baseline is saved, before its checkout is removed", "baseline-judged", ""},
@@ -124,8 +124,8 @@ func TestCrashAndResume(t *testing.T) {
 		{"mid-iteration", "", "kill-in-agent"},
 		{"mid-gate", "", "kill-in-gate"},
 		{"after the integration stack, before fast-forward", "before-fast-forward", ""},
-		{"after fast-forward, before archive", "merged", ""},
-		{"after the archive commit, before its fast-forward", "before-archive-fast-forward", ""},
+		{"after fast-forward, before it is journaled", "fast-forwarded", ""},
+		{"after fast-forward, merged but not archived", "merged", ""},
 		{"after the archive, before the branch is deleted", "archived", ""},
 	}
 	for _, pt := range points {
@@ -165,11 +165,9 @@ func TestCrashAndResume(t *testing.T) {
 					t.Errorf("%s archived %d times", c, n)
 				}
 			}
+			checkOneCommitPerChange(t, f, ev, "alpha", "beta", "gamma")
 			if got := f.branches(); len(got) > 0 {
 				t.Errorf("branches left after the resumed run: %v", got)
-			}
-			if n := f.git("rev-list", "--merges", "--first-parent", "main", "--count"); n == "" {
-				t.Error("cannot read main's history")
 			}
 			if _, err := os.Stat(filepath.Join(f.root, ".set", "baseline")); !os.IsNotExist(err) {
 				t.Errorf("the baseline checkout is left: %v", err)
@@ -188,6 +186,55 @@ func TestCrashAndResume(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkOneCommitPerChange checks main's history after a run of the crash
+// scenario: no merge commit, the initial commit and then exactly one
+// commit per change, each found by its Set-Change trailer, holding the
+// change's folded delta, and named by the change's MERGED and ARCHIVED
+// events.
+func checkOneCommitPerChange(t *testing.T, f *fixture, ev []journal.Event, changes ...string) {
+	t.Helper()
+	if n := f.git("rev-list", "--merges", "--count", "main"); n != "0" {
+		t.Errorf("main has %s merge commits, want 0", n)
+	}
+	if n := f.git("rev-list", "--count", "main"); n != strconv.Itoa(1+len(changes)) {
+		t.Errorf("main has %s commits, want the initial one and one per change:\n%s", n, f.git("log", "--oneline", "main"))
+	}
+	for _, c := range changes {
+		commits := strings.Fields(f.git("log", "--format=%H", "--grep=^Set-Change: "+c+"$", "main"))
+		if len(commits) != 1 {
+			t.Errorf("%s has %d commits on main, want 1", c, len(commits))
+			continue
+		}
+		commit := commits[0]
+		if got := f.git("show", commit+":openspec/specs/"+c+"/spec.md"); !strings.Contains(got, "### Requirement: "+c+" works") {
+			t.Errorf("%s's commit does not fold its delta into openspec/specs:\n%s", c, got)
+		}
+		archived := f.git("ls-tree", "-r", "--name-only", commit, "openspec/changes/")
+		m := regexp.MustCompile(`(?m)^(openspec/changes/archive/\d{4}-\d\d-\d\d-` + c + `)/specs/` + c + `/spec\.md$`).FindStringSubmatch(archived)
+		if m == nil || strings.Contains(archived, "openspec/changes/"+c+"/") {
+			t.Errorf("%s's commit does not hold its change folder archived:\n%s", c, archived)
+			continue
+		}
+		wantDir := m[1]
+		for _, e := range ev {
+			if e.Change != c {
+				continue
+			}
+			switch e.Type {
+			case journal.Merged:
+				if d, _ := journal.Decode[journal.MergedData](e); d.Commit != commit {
+					t.Errorf("%s's MERGED names %s, main has it as %s", c, d.Commit, commit)
+				}
+			case journal.Archived:
+				want := journal.ArchivedData{Commit: commit, Capabilities: []string{c}, ArchiveDir: wantDir}
+				if d, _ := journal.Decode[journal.ArchivedData](e); !reflect.DeepEqual(d, want) {
+					t.Errorf("%s's ARCHIVED = %+v, want %+v", c, d, want)
+				}
+			}
+		}
 	}
 }
 

@@ -68,11 +68,12 @@ type Options struct {
 	// main; by default it is deleted once main holds its work.
 	KeepBranches bool
 	// Checkpoint, if set, is called at the named points of a change's way
-	// to main ("dispatched", "before-fast-forward", "merged",
-	// "before-archive-fast-forward", "archived"), after everything before
-	// the point is journaled, and with no change at "baseline-judged" (main
-	// judged, its checkout not yet removed). Crash tests kill the process
-	// there.
+	// to main ("dispatched", "before-fast-forward", "fast-forwarded",
+	// "merged", "archived"), after everything before the point is
+	// journaled (except at "fast-forwarded": main moved, MERGED and
+	// ARCHIVED are not journaled yet), and with no change at
+	// "baseline-judged" (main judged, its checkout not yet removed). Crash
+	// tests kill the process there.
 	Checkpoint func(point, change string)
 }
 

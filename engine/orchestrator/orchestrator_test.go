@@ -43,12 +43,12 @@ echo "test for REQ" > "${change}_test.txt"
 	if n := count(ev, journal.Merged, "alpha") + count(ev, journal.Merged, "beta"); n != 2 {
 		t.Errorf("merges = %d, want 2", n)
 	}
-	// main's history is linear: one commit per change and one per archive.
+	// main's history is linear: one commit per change.
 	if merges := f.git("rev-list", "--merges", "main"); merges != "" {
 		t.Errorf("main has merge commits: %s", merges)
 	}
 	if n := f.git("rev-list", "--count", "main"); n != "3" {
-		t.Errorf("main has %s commits, want 3 (initial, then one per change; no delta, so no archive commit)", n)
+		t.Errorf("main has %s commits, want 3 (initial, then one per change)", n)
 	}
 	for _, file := range []string{"alpha.txt", "beta.txt"} {
 		if out := f.git("show", "main:"+file); !strings.HasPrefix(out, "good") {

@@ -47,9 +47,9 @@ func prepareRepository(ctx context.Context, root, mainBranch string) error {
 
 // reconcile brings a resumed run's recorded state in line with the
 // repository after a crash: orphaned agents and gates are killed, stray
-// worktrees removed, changes that reached main are never merged again,
-// an interrupted archive is finished, and the branches of archived
-// changes are deleted (see deleteBranch).
+// worktrees removed, changes that reached main are never merged again
+// (their journal is completed from their commit on main), and the
+// branches of archived changes are deleted (see deleteBranch).
 func (r *run) reconcile(ctx context.Context) error {
 	if _, err := proc.KillOrphans(filepath.Join(r.setDir, "procs")); err != nil {
 		return err
@@ -93,38 +93,52 @@ func (r *run) reconcile(ctx context.Context) error {
 			return err
 		}
 		switch s {
-		case state.Merged:
-			if err := r.finishArchive(ctx, *c); err != nil {
-				return err
-			}
-		case state.Queued, state.Integrating:
-			head, err := r.onMain(ctx, name)
+		case state.Queued, state.Integrating, state.Merged:
+			commit, err := r.onMain(ctx, name)
 			if err != nil {
 				return err
 			}
-			if head != "" {
-				// Merged before the crash; MERGED may not be recorded yet.
-				if r.rec.change(name).MergedCommit == "" {
-					parent, err := git.RevParse(ctx, r.opts.Root, head+"^")
-					if err != nil {
-						return err
-					}
-					if err := r.rec.emit(name, journal.MergedData{Commit: head, Previous: parent}); err != nil {
-						return err
-					}
+			if commit == "" {
+				if s == state.Merged {
+					return fmt.Errorf("%s is recorded as merged, but no commit of %s since it was dispatched has the trailer %s: %s", name, r.opts.Project.MainBranch, merge.ChangeTrailer, name)
 				}
-				if err := r.rec.transition(name, state.Merged, "found on "+r.opts.Project.MainBranch+" after a restart"); err != nil {
-					return err
-				}
-				if err := r.finishArchive(ctx, *c); err != nil {
-					return err
-				}
+				r.queue = append(r.queue, name)
 				continue
 			}
-			r.queue = append(r.queue, name)
+			// On main before the crash; MERGED and ARCHIVED may not be
+			// journaled yet.
+			if err := r.recordLanded(ctx, name, commit); err != nil {
+				return err
+			}
+			if err := r.land(ctx, name, "found on "+r.opts.Project.MainBranch+" after a restart"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// recordLanded journals what the journal lacks of a change whose commit
+// reached main: MERGED, and ARCHIVED read back from the commit.
+func (r *run) recordLanded(ctx context.Context, name, commit string) error {
+	st := r.rec.change(name)
+	if st.MergedCommit == "" {
+		parent, err := git.RevParse(ctx, r.opts.Root, commit+"^")
+		if err != nil {
+			return err
+		}
+		if err := r.rec.emit(name, journal.MergedData{Commit: commit, Previous: parent}); err != nil {
+			return err
+		}
+	}
+	if st.ArchiveCommit != "" {
+		return nil
+	}
+	archived, err := merge.Archived(ctx, r.opts.Root, name, commit)
+	if err != nil {
+		return err
+	}
+	return r.rec.emit(name, archived)
 }
 
 // restoreWorktree recreates a change's worktree from its branch when an
@@ -143,53 +157,11 @@ func (r *run) restoreWorktree(ctx context.Context, c plan.Change) error {
 // onMain finds the commit that put the change on main since it was
 // dispatched (by its Set-Change trailer), or "" when it is not there.
 func (r *run) onMain(ctx context.Context, name string) (string, error) {
-	return r.findOnMain(ctx, name, merge.ChangeTrailer)
-}
-
-func (r *run) findOnMain(ctx context.Context, name, trailer string) (string, error) {
 	rev := "refs/heads/" + r.opts.Project.MainBranch // the branch, never a tag of its name
 	if base := r.rec.change(name).Base; base != "" {
 		rev = base + ".." + rev
 	}
-	return git.FindTrailer(ctx, r.opts.Root, rev, trailer, name)
-}
-
-// finishArchive completes the archive of a merged change: an archive
-// commit already on main is recorded; one made but not yet on main is
-// fast-forwarded; otherwise the archive runs (again) from main.
-func (r *run) finishArchive(ctx context.Context, c plan.Change) error {
-	wt := r.worktree(c.Name)
-	done, err := r.findOnMain(ctx, c.Name, merge.ArchiveTrailer)
-	if err != nil {
-		return err
-	}
-	if done == "" {
-		if _, err := os.Stat(wt); err != nil {
-			return r.archive(ctx, c)
-		}
-		mainBranch := r.opts.Project.MainBranch
-		old, err := git.BranchHead(ctx, r.opts.Root, mainBranch)
-		if err != nil {
-			return err
-		}
-		head, _ := git.RevParse(ctx, wt, "HEAD")
-		parent, _ := git.RevParse(ctx, wt, "HEAD^")
-		msg, _ := git.Run(ctx, wt, "log", "-1", "--format=%B", "HEAD")
-		if parent != old || !strings.Contains(msg, merge.ArchiveTrailer+": "+c.Name) {
-			return r.archive(ctx, c)
-		}
-		if err := git.FastForward(ctx, r.opts.Root, mainBranch, old, head); err != nil {
-			return err
-		}
-		done = head
-	}
-	if err := r.rec.emit(c.Name, journal.ArchivedData{Commit: done}); err != nil {
-		return err
-	}
-	if err := r.rec.transition(c.Name, state.Archived, "archive finished after a restart"); err != nil {
-		return err
-	}
-	return r.retire(ctx, c.Name)
+	return git.FindTrailer(ctx, r.opts.Root, rev, merge.ChangeTrailer, name)
 }
 
 // Pending counts the changes of p that a run would still work on: all of

@@ -271,23 +271,23 @@ func (r *run) integrate(ctx context.Context, c plan.Change) (merge.Outcome, erro
 	if err != nil || !out.Merged {
 		return out, err
 	}
-	if err := r.rec.transition(name, state.Merged, ""); err != nil {
-		return out, err
-	}
-	r.checkpoint("merged", name)
-	return out, r.archive(ctx, c)
+	return out, r.land(ctx, name, "")
 }
 
-// archive records the change's OpenSpec delta on main and ends the change.
-func (r *run) archive(ctx context.Context, c plan.Change) error {
-	cg, _ := r.opts.Graph.Change(c.Name)
-	if err := merge.Archive(ctx, r.mergeInput(c, cg)); err != nil {
+// land ends a change whose one commit is on main, its MERGED and ARCHIVED
+// journaled: merged, then archived (the fold is in that same commit), then
+// retired. reason explains the transitions (a restart found the commit).
+func (r *run) land(ctx context.Context, name, reason string) error {
+	if r.rec.status(name) != state.Merged {
+		if err := r.rec.transition(name, state.Merged, reason); err != nil {
+			return err
+		}
+	}
+	r.checkpoint("merged", name)
+	if err := r.rec.transition(name, state.Archived, reason); err != nil {
 		return err
 	}
-	if err := r.rec.transition(c.Name, state.Archived, ""); err != nil {
-		return err
-	}
-	return r.retire(ctx, c.Name)
+	return r.retire(ctx, name)
 }
 
 // retire removes what an archived change leaves behind: its worktree and
