@@ -20,6 +20,7 @@ import (
 
 	set "github.com/set-engine/set"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/proc"
 )
 
 // Paths the engine reads from a project's package, named once.
@@ -161,7 +162,7 @@ func embeddedRegistry(env []string) (*Registry, error) {
 // CacheDir is $CUE_CACHE_DIR from env, or the cue directory below the user
 // cache directory, as the cue tool chooses it.
 func CacheDir(env []string) (string, error) {
-	if d := lookupEnv(env, "CUE_CACHE_DIR"); d != "" {
+	if d := proc.Getenv(env, "CUE_CACHE_DIR"); d != "" {
 		return d, nil
 	}
 	d, err := os.UserCacheDir()
@@ -169,15 +170,6 @@ func CacheDir(env []string) (string, error) {
 		return "", fmt.Errorf("no cache directory: set CUE_CACHE_DIR (%w)", err)
 	}
 	return filepath.Join(d, "cue"), nil
-}
-
-func lookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if len(env[i]) > len(key) && env[i][len(key)] == '=' && env[i][:len(key)] == key {
-			return env[i][len(key)+1:]
-		}
-	}
-	return ""
 }
 
 // Details formats err for a person, one error after the other: its CUE
