@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 )
@@ -100,7 +100,7 @@ func BenchmarkLoadConfig(b *testing.B) {
 	dir := benchProject(b, 1)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := config.Load(dir, load.Options{}); err != nil {
+		if _, _, err := decode.Load(dir, load.Options{}); err != nil {
 			b.Fatal(load.Details(err, dir))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
@@ -142,7 +143,11 @@ func agentChecks(ctx context.Context, ws *workspace) []check {
 		return []check{{"agent", "fail", fmt.Sprintf("%s: %s --version failed: %v", a.Adapter, path, err)}}
 	}
 	out := []check{{"agent", "ok", fmt.Sprintf("%s %s (%s)", a.Adapter, version, path)}}
-	if a.Adapter == "claude" && os.Geteuid() == 0 && a.Env["IS_SANDBOX"] == "" && os.Getenv("IS_SANDBOX") == "" {
+	childEnv := os.Environ() // then the agent's env, as setctl apply gives it
+	for k, v := range a.Env {
+		childEnv = append(childEnv, k+"="+v)
+	}
+	if a.Adapter == "claude" && agent.ClaudeAcceptsEdits(os.Geteuid(), childEnv) {
 		out = append(out, check{"agent", "warn", "running as root without IS_SANDBOX=1: claude runs with --permission-mode acceptEdits, which denies most shell commands; set agent: env: IS_SANDBOX: \"1\" in a sandbox"})
 	}
 	return out

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/set-engine/set/engine/atomicfile"
-	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
@@ -149,7 +149,7 @@ func initFiles(dir, name string, prof *load.Profile, branch string) ([]initFile,
 		if explicit {
 			setData = []byte(setCUETemplate(name, prof, branch))
 		}
-		cfg, _, err := config.Load(dir, load.Options{Overlay: map[string][]byte{setCUE: setData, load.ModuleFilePath(dir): modData}})
+		cfg, _, err := decode.Load(dir, load.Options{Overlay: map[string][]byte{setCUE: setData, load.ModuleFilePath(dir): modData}})
 		if err != nil {
 			return nil, fmt.Errorf("the set.cue it would write does not load:\n%s", load.Details(err, dir))
 		}

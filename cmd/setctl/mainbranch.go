@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
-	"github.com/set-engine/set/engine/load"
 )
 
 // defaultBranch is the branch a new project's mainBranch names, and where
@@ -131,7 +131,7 @@ func checkMainBranch(ctx context.Context, ws *workspace) (status, msg string) {
 // an error at set.cue's mainBranch, with the branch to name there
 // instead. checkMainBranch and a run that finds the branch gone both
 // report it so.
-func noBranchError(ctx context.Context, ws *workspace, nb *git.NoBranchError) *load.FieldError {
+func noBranchError(ctx context.Context, ws *workspace, nb *git.NoBranchError) *config.FieldError {
 	at := []string{"mainBranch"}
 	if len(nb.Branches) == 0 {
 		current := git.CurrentBranch(ctx, ws.root)

@@ -2,9 +2,8 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"slices"
-
-	cueerrors "cuelang.org/go/cue/errors"
 
 	"github.com/set-engine/set/engine/config"
 )
@@ -17,14 +16,14 @@ import (
 // verdict holds for any plan the spec makes. Each problem is positioned
 // at its stack entry; print them with load.Details.
 func runnable(cfg *config.Project) error {
-	var errs cueerrors.Error
+	var errs []error
 	check := func(stack config.Stack, path ...string) {
 		for _, name := range sortedNames(stack) {
 			gate, ok := cfg.Gates[name]
 			if !ok || gate.Kind != config.KindReview || cmp.Or(stack[name].Mode, gate.Mode, config.ModeRun) == config.ModeSkip {
 				continue
 			}
-			errs = cueerrors.Append(errs, cfg.FieldError(slices.Concat(path, []string{name}),
+			errs = append(errs, cfg.FieldError(slices.Concat(path, []string{name}),
 				"gate %s is an LLM-graded review, which this build cannot run; set its mode to \"skip\" here or remove it from the stack", name))
 		}
 	}
@@ -32,8 +31,5 @@ func runnable(cfg *config.Project) error {
 		check(cfg.Stacks[t], "stacks", t)
 	}
 	check(cfg.Integration, "integration")
-	if errs == nil {
-		return nil
-	}
-	return errs
+	return errors.Join(errs...)
 }

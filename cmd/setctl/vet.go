@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
-
-	cueerrors "cuelang.org/go/cue/errors"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
@@ -95,17 +94,14 @@ func unusedGates(cfg *config.Project) error {
 	for name := range cfg.Integration {
 		used[name] = true
 	}
-	var errs cueerrors.Error
+	var errs []error
 	for _, name := range sortedNames(cfg.Gates) {
 		if !used[name] && cfg.Declares("gates", name) {
-			errs = cueerrors.Append(errs, cfg.FieldError([]string{"gates", name},
+			errs = append(errs, cfg.FieldError([]string{"gates", name},
 				"no stack runs this gate; add it to a stack, e.g. stacks: feature: %s: {}", name))
 		}
 	}
-	if errs == nil {
-		return nil
-	}
-	return errs
+	return errors.Join(errs...)
 }
 
 // countGates is the number of gate runs the graph schedules.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
@@ -31,7 +32,7 @@ func loadWorkspace(dir string) (*workspace, error) {
 	if err != nil {
 		return &workspace{root: dir}, err
 	}
-	cfg, root, err := config.Load(root, load.Options{})
+	cfg, root, err := decode.Load(root, load.Options{})
 	if err != nil {
 		return &workspace{root: root}, err
 	}

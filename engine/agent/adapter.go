@@ -180,18 +180,6 @@ func env(reqEnv []string, extra ...string) []string {
 	return append(append([]string(nil), base...), extra...)
 }
 
-// lookupEnv is the value of key in an environment list as exec would see
-// it (the last entry wins).
-func lookupEnv(envList []string, key string) string {
-	v := ""
-	for _, kv := range envList {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
-}
-
 // syncWriter serialises writes from the stdout and stderr copiers.
 type syncWriter struct {
 	mu sync.Mutex

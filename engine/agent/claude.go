@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/proc"
 )
 
 // Claude runs Claude Code headless:
@@ -76,12 +77,21 @@ func (c *Claude) argv(req Request, envList []string) ([]string, error) {
 	if c.Euid != nil {
 		euid = c.Euid
 	}
-	if euid() == 0 && lookupEnv(envList, "IS_SANDBOX") != "1" {
+	if ClaudeAcceptsEdits(euid(), envList) {
 		a = append(a, "--permission-mode", "acceptEdits")
 	} else {
 		a = append(a, "--dangerously-skip-permissions")
 	}
 	return a, nil
+}
+
+// ClaudeAcceptsEdits reports whether claude runs with --permission-mode
+// acceptEdits rather than --dangerously-skip-permissions, as effective
+// user euid with the child environment env: as root, Claude Code refuses
+// --dangerously-skip-permissions unless IS_SANDBOX=1. setctl doctor warns
+// by the same rule.
+func ClaudeAcceptsEdits(euid int, env []string) bool {
+	return euid == 0 && proc.Getenv(env, "IS_SANDBOX") != "1"
 }
 
 // Run runs one iteration. See Claude for the stream it expects and

@@ -1,5 +1,7 @@
 // Package atomicfile replaces files atomically: a reader sees either the
-// old content or the new, never a mix, even across a crash.
+// old content or the new, never a mix, even across a crash. SyncDir makes
+// a new name in a directory durable, for files written otherwise (the
+// journals).
 package atomicfile
 
 import (
@@ -38,10 +40,12 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-func syncDir(dir string) error {
+// SyncDir syncs directory dir, so that the names created, renamed or
+// removed in it survive a crash.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)

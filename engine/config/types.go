@@ -1,17 +1,16 @@
-// Package config holds the plain Go form of a project's set.cue. It is
-// decoded from the CUE value that engine/load produced; no cue.Value leaves
-// this package. The field set mirrors schema/ one to one: every field the
-// schema allows has a home here (a test proves it).
+// Package config holds the plain Go form of a project's set.cue, which
+// engine/config/decode decodes from the CUE value that engine/load
+// produced. It imports no CUE package, so the stages that run a plan
+// (gate, agent, merge, orchestrator) do not link CUE (a test proves it).
+// The field set mirrors schema/ one to one: every field the schema allows
+// has a home here (a test proves it).
 package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
-
-	"cuelang.org/go/cue/token"
-
-	"github.com/set-engine/set/engine/load"
 )
 
 // Project is the decoded `project` of set.cue.
@@ -36,42 +35,39 @@ type Project struct {
 	Runner       Runner               `json:"runner"`
 	Plan         *Plan                `json:"plan,omitempty"`
 
-	// positions maps a dotted CUE path below `project` (e.g.
-	// "plan.changes.api.dependsOn") to where it is declared, for the paths
-	// later stages report errors on; root is the project root, which
-	// Pos makes them relative to.
-	positions map[string]token.Pos
-	root      string
-	// declared holds the paths of positions that the project's own files
-	// declare (rather than its profile or the schema).
-	declared map[string]bool
+	// Positions is where the fields later stages report errors on are
+	// declared; the decoder records them.
+	Positions Positions `json:"-"`
 }
 
 // Pos returns the position of the CUE path below `project` that the
 // decoder recorded, as "file:line:col" relative to the project root (""
 // when unknown).
 func (p *Project) Pos(path string) string {
-	pos, ok := p.positions[path]
+	pos, ok := p.Positions.At[path]
 	if !ok {
 		return ""
 	}
-	return load.RelPosition(pos, p.root)
+	return pos.Rel(p.Positions.Root)
 }
 
 // Declares reports whether the project's own files (set.cue and the rest
 // of its package), rather than its profile or the schema, declare the
 // field at path below `project`, for the paths FieldError knows.
-func (p *Project) Declares(path ...string) bool { return p.declared[strings.Join(path, ".")] }
+func (p *Project) Declares(path ...string) bool { return p.Positions.Declared[strings.Join(path, ".")] }
 
 // FieldError is an error about the field at path below `project` (e.g.
 // "stacks", "feature", "review"), at the position the decoder recorded for
 // it: the spec list, the main branch, every gate, every stack entry
-// (stacks.TYPE.GATE, integration.GATE) and an explicit plan's changes. It
-// is a load.FieldError, which load.Details prints as the evaluator's own
-// errors: `project.stacks.feature.review: MESSAGE: set.cue:9:27`.
-func (p *Project) FieldError(path []string, format string, args ...any) *load.FieldError {
-	full := append([]string{load.ProjectField}, path...)
-	return load.NewFieldError(full, p.positions[strings.Join(path, ".")], format, args...)
+// (stacks.TYPE.GATE, integration.GATE) and an explicit plan's changes.
+// load.Details prints it as the evaluator's own errors:
+// `project.stacks.feature.review: MESSAGE: set.cue:9:27`.
+func (p *Project) FieldError(path []string, format string, args ...any) *FieldError {
+	return &FieldError{
+		Path: slices.Clone(path),
+		Pos:  p.Positions.At[strings.Join(path, ".")],
+		Msg:  fmt.Sprintf(format, args...),
+	}
 }
 
 // Generated is a generated file and how to rebuild it.

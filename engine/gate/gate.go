@@ -262,7 +262,7 @@ func errorResult(in Input, res Result, err error) Result {
 // asError makes res an error result without touching its log.
 func asError(res Result, err error) Result {
 	res.Status, res.Err = StatusError, err
-	res.Reason = firstLine(err.Error())
+	res.Reason, _, _ = strings.Cut(err.Error(), "\n")
 	res.RetryContext = ""
 	return res
 }
@@ -307,11 +307,6 @@ func writeFile(name string, data []byte) error {
 		return fmt.Errorf("gate log: %w", err)
 	}
 	return nil
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // LogPaths names the log of one gate run: .set/logs/<change>/<stage>-<gate>-<attempt>.log,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 )
@@ -33,7 +34,7 @@ func golangProfile(t *testing.T) *config.Project {
 	for name, content := range files {
 		writeTestFile(t, filepath.Join(dir, name), content)
 	}
-	p, _, err := config.Load(dir, load.Options{})
+	p, _, err := decode.Load(dir, load.Options{})
 	if err != nil {
 		t.Fatal(load.Details(err, dir))
 	}

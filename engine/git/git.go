@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/set-engine/set/engine/proc"
 )
 
 // Error is a failed git command.
@@ -46,11 +48,7 @@ func run(ctx context.Context, dir string, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
+		code := proc.ExitCode(err)
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" && code == -1 {
 			msg = err.Error()

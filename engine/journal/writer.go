@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/set-engine/set/engine/atomicfile"
 )
 
 // File names inside the run directory (.set).
@@ -99,7 +101,7 @@ func Open(setDir, run string, opts ...Option) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Join(setDir, JournalsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if err := syncDir(setDir); err != nil {
+	if err := atomicfile.SyncDir(setDir); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	if err := w.open(); err != nil {
@@ -177,7 +179,7 @@ func openAppend(path string) (*os.File, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 		if err == nil {
-			err = syncDir(filepath.Dir(path))
+			err = atomicfile.SyncDir(filepath.Dir(path))
 			if err != nil {
 				f.Close()
 			}
@@ -187,15 +189,6 @@ func openAppend(path string) (*os.File, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	return f, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // recoverFile reads the journal file f from its start, calling fn for each

@@ -19,6 +19,8 @@ import (
 	"cuelang.org/go/cue/token"
 
 	set "github.com/set-engine/set"
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/proc"
 )
 
 // Paths the engine reads from a project's package, named once.
@@ -160,7 +162,7 @@ func embeddedRegistry(env []string) (*Registry, error) {
 // CacheDir is $CUE_CACHE_DIR from env, or the cue directory below the user
 // cache directory, as the cue tool chooses it.
 func CacheDir(env []string) (string, error) {
-	if d := lookupEnv(env, "CUE_CACHE_DIR"); d != "" {
+	if d := proc.Getenv(env, "CUE_CACHE_DIR"); d != "" {
 		return d, nil
 	}
 	d, err := os.UserCacheDir()
@@ -168,15 +170,6 @@ func CacheDir(env []string) (string, error) {
 		return "", fmt.Errorf("no cache directory: set CUE_CACHE_DIR (%w)", err)
 	}
 	return filepath.Join(d, "cue"), nil
-}
-
-func lookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if len(env[i]) > len(key) && env[i][len(key)] == '=' && env[i][:len(key)] == key {
-			return env[i][len(key)+1:]
-		}
-	}
-	return ""
 }
 
 // Details formats err for a person, one error after the other: its CUE
@@ -194,7 +187,7 @@ func Details(err error, root string) string {
 	}
 	// Sorted by position, duplicates dropped, as cue prints them.
 	var all errors.Error
-	for _, e := range errors.Errors(err) {
+	for _, e := range cueErrors(err, map[config.Pos]token.Pos{}) {
 		all = errors.Append(all, e)
 	}
 	list := errors.Errors(errors.Sanitize(all))
@@ -208,14 +201,14 @@ func Details(err error, root string) string {
 			b.WriteString(msg)
 		case 1:
 			first, rest, more := strings.Cut(msg, "\n")
-			fmt.Fprintf(&b, "%s: %s", first, RelPosition(positions[0], root))
+			fmt.Fprintf(&b, "%s: %s", first, Position(positions[0]).Rel(root))
 			if more {
 				b.WriteString("\n" + rest)
 			}
 		default:
 			b.WriteString(msg + ":")
 			for _, p := range positions {
-				b.WriteString("\n    " + RelPosition(p, root))
+				b.WriteString("\n    " + Position(p).Rel(root))
 			}
 		}
 		b.WriteString("\n")
@@ -223,14 +216,32 @@ func Details(err error, root string) string {
 	return extractedDir.ReplaceAllString(b.String(), set.ModulePath[:len(set.ModulePath)-len("@v0")]+"@"+set.ModuleVersion+"/")
 }
 
-// RelPosition is file:line:col with the file relative to root when it is
-// inside it, in forward slashes: how set names a position in a project.
-func RelPosition(pos token.Pos, root string) string {
-	file := pos.Filename()
-	if rel, err := filepath.Rel(root, file); err == nil && !strings.HasPrefix(rel, "..") {
-		file = rel
+// cueErrors lists the errors in err as CUE errors: the members of a CUE
+// error list or of an errors.Join, and each config.FieldError as a
+// FieldError at its path below `project`. positions keeps one token.Pos
+// per config.Pos, so that errors at one place compare equal as CUE's own
+// do.
+func cueErrors(err error, positions map[config.Pos]token.Pos) []errors.Error {
+	if _, ok := err.(errors.Error); !ok {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			var out []errors.Error
+			for _, e := range joined.Unwrap() {
+				out = append(out, cueErrors(e, positions)...)
+			}
+			return out
+		}
+		var fe *config.FieldError
+		if errors.As(err, &fe) {
+			pos, ok := positions[fe.Pos]
+			if !ok {
+				pos = tokenPos(fe.Pos)
+				positions[fe.Pos] = pos
+			}
+			path := append([]string{ProjectField}, fe.Path...)
+			return []errors.Error{NewFieldError(path, pos, "%s", fe.Msg)}
+		}
 	}
-	return fmt.Sprintf("%s:%d:%d", filepath.ToSlash(file), pos.Line(), pos.Column())
+	return errors.Errors(err)
 }
 
 // extractedDir matches the directory prefix of a file in an extracted

@@ -6,7 +6,40 @@ import (
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
+
+	"github.com/set-engine/set/engine/config"
 )
+
+// Position is pos as plain values, the zero config.Pos for token.NoPos:
+// the form in which config.Project keeps the positions of its fields.
+func Position(pos token.Pos) config.Pos {
+	if !pos.IsValid() || pos.File() == nil {
+		return config.Pos{}
+	}
+	return config.Pos{File: pos.Filename(), Offset: pos.Offset(), Line: pos.Line(), Column: pos.Column()}
+}
+
+// tokenPos is p as a token.Pos, token.NoPos for the zero Pos: a position
+// in a file of p's name at p's offset, line and column, which is all that
+// CUE's errors read of a position to sort and print them. For p as
+// Position made it, Position(tokenPos(p)) == p.
+func tokenPos(p config.Pos) token.Pos {
+	if !p.IsValid() {
+		return token.NoPos
+	}
+	// Lines 1 … Line-1 one byte long, then Line starting Column-1 bytes
+	// before Offset; a line starts no earlier than the lines before it
+	// allow, should p not come from a file.
+	lines := make([]int, p.Line)
+	for i := range p.Line - 1 {
+		lines[i] = i
+	}
+	lines[p.Line-1] = max(p.Offset-(p.Column-1), p.Line-1)
+	offset := lines[p.Line-1] + max(p.Column, 1) - 1
+	f := token.NewFile(p.File, -1, offset+1)
+	f.SetLines(lines)
+	return f.Pos(offset, token.NoRelPos)
+}
 
 // FieldPos is the position where the project's own files declare the
 // field at path below `project` (e.g. "plan", "changes", "api"), or

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	set "github.com/set-engine/set"
+	"github.com/set-engine/set/engine/proc"
 )
 
 // ProfilesDir is the directory of the embedded module that holds the
@@ -89,7 +90,7 @@ func ResolveProfile(ctx context.Context, ref string, opts Options) (*Profile, er
 			return p, nil
 		}
 	}
-	return nil, r.notFound(lookupEnv(env, "CUE_REGISTRY"))
+	return nil, r.notFound(proc.Getenv(env, "CUE_REGISTRY"))
 }
 
 // builtinProfile is the embedded module's profile called name.

@@ -119,7 +119,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		select {
 		case err := <-done:
 			out.Duration = time.Since(start)
-			out.ExitCode = exitCode(err)
+			out.ExitCode = ExitCode(err)
 			if out.TimedOut || out.Stalled || out.Canceled {
 				out.ExitCode = -1
 			}
@@ -161,7 +161,22 @@ func kill(cmd *exec.Cmd, grace time.Duration, now <-chan struct{}) {
 	}()
 }
 
-func exitCode(err error) int {
+// Getenv is the value of key in the environment list env (KEY=VALUE
+// entries, as Spec.Env) as a child started with it sees it: the last
+// entry wins; "" when env has none.
+func Getenv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// ExitCode is the exit status of a command whose Run or Wait returned
+// err: 0 for nil, -1 when it did not exit by itself (a signal killed it,
+// or it never started).
+func ExitCode(err error) int {
 	if err == nil {
 		return 0
 	}

@@ -153,3 +153,12 @@ func TestWithKillNow(t *testing.T) {
 		t.Error("killNow without WithKillNow is not nil")
 	}
 }
+
+func TestGetenv(t *testing.T) {
+	env := []string{"A=1", "B=x=y", "A=2", "EMPTY=", "NOEQUALS", "AB=3"}
+	for key, want := range map[string]string{"A": "2", "B": "x=y", "EMPTY": "", "NOEQUALS": "", "AB": "3", "MISSING": ""} {
+		if got := Getenv(env, key); got != want {
+			t.Errorf("Getenv(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

@@ -160,18 +160,12 @@ func checkCommand(ctx context.Context, name string, args []string, tried, fix st
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("%s %s did not answer within %s", name, strings.Join(args, " "), PreflightTimeout)
 		} else if msg := strings.TrimSpace(string(out)); msg != "" {
-			err = fmt.Errorf("%s %s: %s", name, strings.Join(args, " "), firstLine(msg))
+			first, _, _ := strings.Cut(msg, "\n")
+			err = fmt.Errorf("%s %s: %s", name, strings.Join(args, " "), first)
 		}
 		return &PreflightError{Tried: tried, Fix: fix, Err: err}
 	}
 	return nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // Connector returns the connect function of New for engine e: it opens

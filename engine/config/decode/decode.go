@@ -1,4 +1,8 @@
-package config
+// Package decode turns the CUE value of a project that engine/load
+// produced into its plain Go form, config.Project, and checks what the
+// schema cannot express. It and engine/load are the CLI's front: the
+// stages that run a plan take a config.Project and link no CUE.
+package decode
 
 import (
 	"maps"
@@ -12,31 +16,32 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/set-engine/set/engine/cond"
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/load"
 )
 
 // Load loads the project in dir and decodes it. Errors carry CUE paths and
 // positions; print them with load.Details.
-func Load(dir string, opts load.Options) (*Project, string, error) {
+func Load(dir string, opts load.Options) (*config.Project, string, error) {
 	lp, err := load.Load(dir, opts)
 	if err != nil {
 		root, _ := filepath.Abs(dir)
 		return nil, root, err
 	}
-	p, err := Decode(lp)
+	p, err := Project(lp)
 	return p, lp.Root, err
 }
 
-// Decode turns a validated, concrete project value into a Project and
+// Project turns a validated, concrete project value into a Project and
 // checks what the schema cannot express: stacks name known gates, `when`
 // conditions compile against their environment, forbidden patterns and
 // gates' failures patterns are valid regular expressions. All problems are reported together.
-func Decode(lp *load.Project) (*Project, error) {
-	var p Project
+func Project(lp *load.Project) (*config.Project, error) {
+	var p config.Project
 	if err := lp.Value.Decode(&p); err != nil {
 		return nil, err
 	}
-	d := decoder{lp: lp, p: &p, positions: map[string]token.Pos{}, declared: map[string]bool{}}
+	d := decoder{lp: lp, p: &p, positions: map[string]config.Pos{}, declared: map[string]bool{}}
 	d.checkStacks()
 	d.checkConditions()
 	d.checkForbidden()
@@ -46,15 +51,15 @@ func Decode(lp *load.Project) (*Project, error) {
 	if d.errs != nil {
 		return nil, d.errs
 	}
-	p.positions, p.root, p.declared = d.positions, lp.Root, d.declared
+	p.Positions = config.Positions{Root: lp.Root, At: d.positions, Declared: d.declared}
 	return &p, nil
 }
 
 type decoder struct {
 	lp        *load.Project
-	p         *Project
+	p         *config.Project
 	errs      errors.Error
-	positions map[string]token.Pos
+	positions map[string]config.Pos
 	declared  map[string]bool
 }
 
@@ -80,7 +85,7 @@ func (d *decoder) fail(sels []string, format string, args ...any) {
 }
 
 func (d *decoder) checkStacks() {
-	check := func(stack Stack, sels ...string) {
+	check := func(stack config.Stack, sels ...string) {
 		for _, name := range slices.Sorted(maps.Keys(stack)) {
 			if _, ok := d.p.Gates[name]; !ok {
 				d.fail(append(sels, name), "unknown gate %q (known: %s)", name, strings.Join(slices.Sorted(maps.Keys(d.p.Gates)), ", "))
@@ -151,10 +156,10 @@ func (d *decoder) checkRunners() {
 		if runner == "" {
 			runner = d.p.Runner.Kind
 		}
-		return runner == RunnerDagger
+		return runner == config.RunnerDagger
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.p.Gates)) {
-		if g := d.p.Gates[name]; g.Kind == KindExec && uses(g.Runner) {
+		if g := d.p.Gates[name]; g.Kind == config.KindExec && uses(g.Runner) {
 			users = append(users, "gate "+name)
 		}
 	}
@@ -195,16 +200,16 @@ func (d *decoder) recordPositions() {
 	record := func(sels ...string) {
 		key := strings.Join(sels, ".")
 		if pos := d.lp.FieldPos(sels...); pos.IsValid() {
-			d.positions[key], d.declared[key] = pos, true
+			d.positions[key], d.declared[key] = load.Position(pos), true
 		} else if pos := d.pos(sels...); pos.IsValid() {
-			d.positions[key] = pos
+			d.positions[key] = load.Position(pos)
 		}
 	}
 	record("spec")
 	if pos := d.lp.FieldPos("mainBranch"); pos.IsValid() {
-		d.positions["mainBranch"] = pos
+		d.positions["mainBranch"] = load.Position(pos)
 	} else if pos := d.lp.ConfigPos(); pos.IsValid() {
-		d.positions["mainBranch"] = pos
+		d.positions["mainBranch"] = load.Position(pos)
 	}
 	for name := range d.p.Gates {
 		record("gates", name)

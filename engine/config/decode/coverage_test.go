@@ -1,4 +1,4 @@
-package config
+package decode
 
 import (
 	"encoding/json"
@@ -82,7 +82,7 @@ func TestEveryFieldReachesGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(load.Details(err, dir))
 	}
-	p, err := Decode(lp)
+	p, err := Project(lp)
 	if err != nil {
 		t.Fatal(load.Details(err, dir))
 	}
