@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/agent"
-	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/runner/dagger"
 )
 
@@ -230,10 +230,10 @@ func programChecks(ws *workspace, g *graph.Graph) []check {
 		}
 	}
 	for _, t := range sortedNames(cfg.Stacks) {
-		if steps, _, err := graph.ResolveStack(cfg, cfg.Stacks[t], cond.Change{Type: t}); err == nil {
+		if steps, _, err := graph.ResolveStack(cfg, cfg.Stacks[t], &plan.Change{Type: t}); err == nil {
 			use(t, steps, false)
 		}
-		if steps, _, err := graph.ResolveStack(cfg, cfg.Integration, cond.Change{Type: t}); err == nil {
+		if steps, _, err := graph.ResolveStack(cfg, cfg.Integration, &plan.Change{Type: t}); err == nil {
 			use("integration", steps, false)
 		}
 	}

@@ -11,28 +11,20 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/set-engine/set/engine/config"
 )
 
 // The environments below are the whole vocabulary of conditions: every
 // field carries its expr name, a field known only at run time is tagged
 // known:"run", and `setctl help conditions` is generated from them (with
-// the docs of names.go), so the help cannot drift from what compiles.
-
-// Change is what a condition knows about a change. Every field is known
-// when the plan is made.
-type Change struct {
-	Name         string   `expr:"name"`
-	Type         string   `expr:"type"`
-	Size         string   `expr:"size"`
-	Domain       string   `expr:"domain"`
-	Requirements []string `expr:"requirements"`
-	DependsOn    []string `expr:"dependsOn"`
-	Scope        []string `expr:"scope"`
-}
+// the docs of names.go), so the help cannot drift from what compiles. A
+// condition sees a change as config.Change, the engine's one change type,
+// through its expr tags; every field of it is known when the plan is made.
 
 // GateEnv is the environment of a gate's `when`.
 type GateEnv struct {
-	Change Change `expr:"change"`
+	Change config.Change `expr:"change"`
 	// Files are the paths the change's diff touches; known only once the
 	// agent has worked, so a condition that reads them is decided at run
 	// time.
@@ -42,14 +34,14 @@ type GateEnv struct {
 // SentinelEnv is the environment of a sentinel rule's `when`: the live
 // facts of one change.
 type SentinelEnv struct {
-	Change             Change  `expr:"change"`
-	SecondsSinceOutput float64 `expr:"secondsSinceOutput"`
-	StallAfterSeconds  float64 `expr:"stallAfterSeconds"`
-	Activity           string  `expr:"activity"`
-	TokensUsed         int     `expr:"tokensUsed"`
-	TokenBudget        int     `expr:"tokenBudget"`
-	Retries            int     `expr:"retries"`
-	Iteration          int     `expr:"iteration"`
+	Change             config.Change `expr:"change"`
+	SecondsSinceOutput float64       `expr:"secondsSinceOutput"`
+	StallAfterSeconds  float64       `expr:"stallAfterSeconds"`
+	Activity           string        `expr:"activity"`
+	TokensUsed         int           `expr:"tokensUsed"`
+	TokenBudget        int           `expr:"tokenBudget"`
+	Retries            int           `expr:"retries"`
+	Iteration          int           `expr:"iteration"`
 }
 
 // Condition is a compiled boolean expression. It is immutable and safe for

@@ -3,6 +3,8 @@ package cond
 import (
 	"strings"
 	"testing"
+
+	"github.com/set-engine/set/engine/config"
 )
 
 func TestCompileGate(t *testing.T) {
@@ -44,12 +46,12 @@ func TestEvalGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		change Change
+		change config.Change
 		want   bool
 	}{
-		{Change{Type: "feature", Requirements: []string{"A", "B"}}, true},
-		{Change{Type: "feature", Requirements: []string{"A"}}, false},
-		{Change{Type: "docs", Requirements: []string{"A", "B"}}, false},
+		{config.Change{Type: "feature", Requirements: []string{"A", "B"}}, true},
+		{config.Change{Type: "feature", Requirements: []string{"A"}}, false},
+		{config.Change{Type: "docs", Requirements: []string{"A", "B"}}, false},
 	} {
 		got, err := c.Eval(GateEnv{Change: tt.change})
 		if err != nil {

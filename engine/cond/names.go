@@ -1,6 +1,7 @@
 package cond
 
 import (
+	"iter"
 	"reflect"
 	"sort"
 	"strings"
@@ -106,7 +107,7 @@ func envNames(t reflect.Type) []Name {
 	var out []Name
 	var walk func(t reflect.Type, prefix string, runTime bool)
 	walk = func(t reflect.Type, prefix string, runTime bool) {
-		for f := range t.Fields() {
+		for f := range exprFields(t) {
 			name := prefix + f.Tag.Get("expr")
 			rt := runTime || f.Tag.Get("known") == "run"
 			if f.Type.Kind() == reflect.Struct {
@@ -118,6 +119,18 @@ func envNames(t reflect.Type) []Name {
 	}
 	walk(t, "", false)
 	return out
+}
+
+// exprFields are the fields of struct t a condition can read: all but
+// those tagged expr:"-".
+func exprFields(t reflect.Type) iter.Seq[reflect.StructField] {
+	return func(yield func(reflect.StructField) bool) {
+		for f := range t.Fields() {
+			if f.Tag.Get("expr") != "-" && !yield(f) {
+				return
+			}
+		}
+	}
 }
 
 // runTimeNames are the top-level names of an environment whose values
@@ -135,7 +148,7 @@ func runTimeNames(t reflect.Type) []string {
 // fieldNames are the expr names of struct t's fields, sorted.
 func fieldNames(t reflect.Type) []string {
 	var out []string
-	for f := range t.Fields() {
+	for f := range exprFields(t) {
 		out = append(out, f.Tag.Get("expr"))
 	}
 	sort.Strings(out)
@@ -162,7 +175,7 @@ func userType(t reflect.Type) string {
 }
 
 // vocabulary translates the Go type names expr prints in its messages
-// ("[]string", "cond.Change", "float64") into user terms, for every type an
+// ("[]string", "config.Change", "float64") into user terms, for every type an
 // environment reaches.
 type vocabulary struct {
 	// words maps a Go type name to its user term.
@@ -176,7 +189,7 @@ func newVocabulary(env reflect.Type) vocabulary {
 	v := vocabulary{words: map[string]string{}, fields: map[string][]string{}}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
-		for f := range t.Fields() {
+		for f := range exprFields(t) {
 			if f.Type.Kind() == reflect.Struct {
 				v.words[f.Type.String()] = f.Tag.Get("expr")
 				v.fields[f.Type.String()] = fieldNames(f.Type)

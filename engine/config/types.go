@@ -236,23 +236,40 @@ type Mount struct {
 	ReadOnly bool   `json:"readOnly"`
 }
 
-// Plan is an explicit plan written in set.cue.
+// Plan is an explicit plan written in set.cue (schema.#Plan): changes by
+// name, deferred requirements with their reasons.
 type Plan struct {
 	Changes  map[string]Change `json:"changes"`
 	Deferred map[string]string `json:"deferred"`
 }
 
-// Change is one change of an explicit plan.
+// Change is one unit of work, implemented by one agent in one worktree. It
+// is the one change type of the engine: an explicit plan in set.cue
+// decodes into it (schema.#Change), a planner makes it, a plan file stores
+// it (plan.Change is this type), and gate and sentinel conditions read it
+// as `change`. The json tags are the plan file's and the schema's names
+// (a test in engine/config/decode checks the schema has no field Go lacks
+// and the reverse); the expr tags are the names conditions use, and
+// expr:"-" keeps a field out of their vocabulary.
 type Change struct {
-	Name         string   `json:"name"`
-	Type         string   `json:"type"`
-	Size         string   `json:"size"`
-	Description  string   `json:"description"`
-	Requirements []string `json:"requirements"`
-	DependsOn    []string `json:"dependsOn"`
-	Scope        []string `json:"scope"`
-	Agent        string   `json:"agent,omitempty"`
-	Model        string   `json:"model,omitempty"`
+	Name        string `json:"name" expr:"name"`
+	Type        string `json:"type" expr:"type"`
+	Size        string `json:"size" expr:"size"`
+	Description string `json:"description,omitempty" expr:"-"`
+	// Domain is the spec domain of the change's requirements. The engine
+	// sets it (the static planner does); set.cue cannot.
+	Domain       string   `json:"domain,omitempty" expr:"domain"`
+	Requirements []string `json:"requirements" expr:"requirements"`
+	DependsOn    []string `json:"dependsOn" expr:"dependsOn"`
+	// Scope lists the path globs the change may touch; empty means
+	// anywhere.
+	Scope []string `json:"scope,omitempty" expr:"scope"`
+	// Agent and Model override the project's agent for this change.
+	Agent string `json:"agent,omitempty" expr:"-"`
+	Model string `json:"model,omitempty" expr:"-"`
+	// Pos is where an explicit plan declared the change ("set.cue:30:3").
+	// The engine sets it; set.cue cannot.
+	Pos string `json:"pos,omitempty" expr:"-"`
 }
 
 // Duration is a time.Duration written as a Go duration string.

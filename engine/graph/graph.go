@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/plan"
 )
@@ -79,31 +78,22 @@ type Graph struct {
 	CriticalWeight int      `json:"criticalWeight"`
 }
 
-// ChangeGraph is what the graph knows about one change.
+// ChangeGraph is what the graph knows about one change: the plan's change
+// and where it stands in the graph.
 type ChangeGraph struct {
-	Name string `json:"name"`
+	// Change is the plan's change with its agent resolved: Agent is the
+	// change's own adapter, else the project's; Model the change's own,
+	// else the project's agent.models.implement ("" lets the adapter
+	// choose). DependsOn is sorted by name and Requirements and DependsOn
+	// are never nil.
+	plan.Change
 	// Status is where the change stands in the project's run (a status of
 	// engine/state: pending, implementing, merged…), for a caller that
 	// knows the run to fill in; Build leaves it empty. The text and JSON
 	// renderers show it.
-	Status       string   `json:"status,omitempty"`
-	Type         string   `json:"type"`
-	Size         string   `json:"size"`
-	Domain       string   `json:"domain,omitempty"`
-	Description  string   `json:"description,omitempty"`
-	Requirements []string `json:"requirements"`
-	// Scope lists the path globs the change may touch; empty means anywhere.
-	Scope []string `json:"scope,omitempty"`
-	// DependsOn and Dependents are sorted by name.
-	DependsOn  []string `json:"dependsOn"`
+	Status string `json:"status,omitempty"`
+	// Dependents are the changes that depend on this one, sorted by name.
 	Dependents []string `json:"dependents"`
-
-	// Agent is the adapter that implements the change: the change's own,
-	// else the project's.
-	Agent string `json:"agent"`
-	// Model is the implementing model: the change's own, else the
-	// project's agent.models.implement ("" lets the adapter choose).
-	Model string `json:"model,omitempty"`
 
 	// Weight is plan.SizeWeight(Size).
 	Weight int `json:"weight"`
@@ -161,19 +151,6 @@ func (g *Graph) Change(name string) (*ChangeGraph, bool) {
 		}
 	}
 	return nil, false
-}
-
-// CondChange is what a gate condition sees of a plan change.
-func CondChange(c *plan.Change) cond.Change {
-	return cond.Change{
-		Name:         c.Name,
-		Type:         c.Type,
-		Size:         c.Size,
-		Domain:       c.Domain,
-		Requirements: c.Requirements,
-		DependsOn:    c.DependsOn,
-		Scope:        c.Scope,
-	}
 }
 
 // Build turns a validated plan and its project config into the execution
@@ -237,16 +214,15 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 }
 
 func changeGraph(cfg *config.Project, c *plan.Change, d *dag) (ChangeGraph, error) {
-	cc := CondChange(c)
 	stack, ok := cfg.Stacks[c.Type]
 	if !ok {
 		return ChangeGraph{}, fmt.Errorf("no stack for change type %q", c.Type)
 	}
-	verify, skippedVerify, err := ResolveStack(cfg, stack, cc)
+	verify, skippedVerify, err := ResolveStack(cfg, stack, c)
 	if err != nil {
 		return ChangeGraph{}, fmt.Errorf("verify stack %q: %w", c.Type, err)
 	}
-	integration, skippedIntegration, err := ResolveStack(cfg, cfg.Integration, cc)
+	integration, skippedIntegration, err := ResolveStack(cfg, cfg.Integration, c)
 	if err != nil {
 		return ChangeGraph{}, fmt.Errorf("integration stack: %w", err)
 	}
@@ -260,25 +236,22 @@ func changeGraph(cfg *config.Project, c *plan.Change, d *dag) (ChangeGraph, erro
 		skipped = append(skipped, s)
 	}
 	deps := slices.Sorted(slices.Values(c.DependsOn)) // a copy
+	rc := *c
+	rc.Requirements = nonNil(slices.Clone(c.Requirements))
+	rc.Scope = slices.Clone(c.Scope)
+	rc.DependsOn = nonNil(slices.Compact(deps))
+	rc.Agent = cmp.Or(c.Agent, cfg.Agent.Adapter)
+	rc.Model = cmp.Or(c.Model, cfg.Agent.Models.Implement)
 	return ChangeGraph{
-		Name:         c.Name,
-		Type:         c.Type,
-		Size:         c.Size,
-		Domain:       c.Domain,
-		Description:  c.Description,
-		Requirements: nonNil(slices.Clone(c.Requirements)),
-		Scope:        slices.Clone(c.Scope),
-		DependsOn:    nonNil(slices.Compact(deps)),
-		Dependents:   nonNil(slices.Clone(d.dependents[c.Name])),
-		Agent:        cmp.Or(c.Agent, cfg.Agent.Adapter),
-		Model:        cmp.Or(c.Model, cfg.Agent.Models.Implement),
-		Weight:       plan.SizeWeight(c.Size),
-		Level:        d.level[c.Name],
-		Priority:     d.priority[c.Name],
-		Critical:     slices.Contains(d.critical, c.Name),
-		Verify:       nonNil(verify),
-		Integration:  nonNil(integration),
-		Skipped:      skipped,
+		Change:      rc,
+		Dependents:  nonNil(slices.Clone(d.dependents[c.Name])),
+		Weight:      plan.SizeWeight(c.Size),
+		Level:       d.level[c.Name],
+		Priority:    d.priority[c.Name],
+		Critical:    slices.Contains(d.critical, c.Name),
+		Verify:      nonNil(verify),
+		Integration: nonNil(integration),
+		Skipped:     skipped,
 	}, nil
 }
 

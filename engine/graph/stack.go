@@ -8,6 +8,7 @@ import (
 
 	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/plan"
 )
 
 // Stages of a change that run gate stacks.
@@ -54,7 +55,7 @@ type SkippedGate struct {
 // `when` reads run-time facts is included with its Condition set; a `when`
 // decidable at plan time is evaluated now and the gate is skipped when it
 // does not hold. An unknown gate name or a bad condition is an error.
-func ResolveStack(cfg *config.Project, stack config.Stack, change cond.Change) (steps []GateStep, skipped []SkippedGate, err error) {
+func ResolveStack(cfg *config.Project, stack config.Stack, change *plan.Change) (steps []GateStep, skipped []SkippedGate, err error) {
 	for _, name := range slices.Sorted(maps.Keys(stack)) {
 		entry := stack[name]
 		gate, ok := cfg.Gates[name]
@@ -91,7 +92,7 @@ func ResolveStack(cfg *config.Project, stack config.Stack, change cond.Change) (
 			if c.RunTime() {
 				step.Condition = gate.When
 			} else {
-				hold, err := c.Eval(cond.GateEnv{Change: change})
+				hold, err := c.Eval(cond.GateEnv{Change: *change})
 				if err != nil {
 					return nil, nil, fmt.Errorf("gate %q: %w", name, err)
 				}

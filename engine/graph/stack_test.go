@@ -6,18 +6,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/plan"
 )
 
 func TestResolveStack(t *testing.T) {
-	featureM := cond.Change{Name: "links", Type: "feature", Size: "M"}
-	featureS := cond.Change{Name: "stats", Type: "feature", Size: "S"}
+	featureM := &plan.Change{Name: "links", Type: "feature", Size: "M"}
+	featureS := &plan.Change{Name: "stats", Type: "feature", Size: "S"}
 
 	tests := []struct {
 		name        string
 		stack       config.Stack
-		change      cond.Change
+		change      *plan.Change
 		wantSteps   []GateStep
 		wantSkipped []SkippedGate
 	}{{
@@ -105,7 +105,7 @@ func TestResolveStackProjectRunner(t *testing.T) {
 	g := cfg.Gates["build"]
 	g.Runner = "host"
 	cfg.Gates["build"] = g
-	steps, _, err := ResolveStack(cfg, config.Stack{"build": {}, "vet": {}}, cond.Change{Name: "x", Type: "fix", Size: "S"})
+	steps, _, err := ResolveStack(cfg, config.Stack{"build": {}, "vet": {}}, &plan.Change{Name: "x", Type: "fix", Size: "S"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestResolveStackErrors(t *testing.T) {
 		{config.Stack{"nope": {}}, `unknown gate "nope"`},
 		{config.Stack{"bad": {}}, `gate "bad": condition`},
 	} {
-		_, _, err := ResolveStack(cfg, tt.stack, cond.Change{Name: "x"})
+		_, _, err := ResolveStack(cfg, tt.stack, &plan.Change{Name: "x"})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ResolveStack(%v) error = %v, want it to contain %q", tt.stack, err, tt.want)
 		}

@@ -6,6 +6,7 @@
 package plan
 
 import (
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/spec"
 )
 
@@ -34,20 +35,9 @@ type Plan struct {
 }
 
 // Change is one unit of work, implemented by one agent in one worktree.
-type Change struct {
-	Name         string   `json:"name"`
-	Type         string   `json:"type"`
-	Size         string   `json:"size"`
-	Description  string   `json:"description,omitempty"`
-	Domain       string   `json:"domain,omitempty"`
-	Requirements []string `json:"requirements"`
-	DependsOn    []string `json:"dependsOn"`
-	Scope        []string `json:"scope,omitempty"`
-	Agent        string   `json:"agent,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	// Pos is where an explicit plan declared the change ("set.cue:30:3").
-	Pos string `json:"pos,omitempty"`
-}
+// It is the engine's one change type, declared in engine/config so that an
+// explicit plan in set.cue decodes straight into it.
+type Change = config.Change
 
 // Deferred is a requirement left out of this plan on purpose.
 type Deferred struct {

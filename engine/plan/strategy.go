@@ -50,18 +50,9 @@ func explicit(cfg *config.Project) ([]Change, []Deferred) {
 	var changes []Change
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plan.Changes)) {
 		c := cfg.Plan.Changes[name]
-		changes = append(changes, Change{
-			Name:         c.Name,
-			Type:         c.Type,
-			Size:         c.Size,
-			Description:  c.Description,
-			Requirements: c.Requirements,
-			DependsOn:    sortedUnique(c.DependsOn),
-			Scope:        c.Scope,
-			Agent:        c.Agent,
-			Model:        c.Model,
-			Pos:          cfg.Pos("plan.changes." + name),
-		})
+		c.DependsOn = sortedUnique(c.DependsOn)
+		c.Pos = cfg.Pos("plan.changes." + name)
+		changes = append(changes, c)
 	}
 	var deferred []Deferred
 	for _, id := range slices.Sorted(maps.Keys(cfg.Plan.Deferred)) {

@@ -10,7 +10,6 @@
 package state
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
 )
 
 // FormatVersion is the version of state.json this build writes and reads.
@@ -106,20 +106,6 @@ type Change struct {
 // New returns the state before any event.
 func New() *State {
 	return &State{Version: FormatVersion, Changes: map[string]*Change{}}
-}
-
-// planChanges is the part of a plan file the projection needs.
-type planChanges struct {
-	Changes     []planChange `json:"changes"`
-	Fingerprint struct {
-		Config string            `json:"config"`
-		Specs  map[string]string `json:"specs"`
-	} `json:"fingerprint"`
-}
-
-type planChange struct {
-	Name      string   `json:"name"`
-	DependsOn []string `json:"dependsOn"`
 }
 
 // Apply applies e to s. Events must come in Seq order: one with a Seq at or
@@ -336,15 +322,16 @@ func applyArchived(c *Change, d journal.ArchivedData) error {
 // ones start pending; changes it no longer names are kept, after it in
 // Order.
 func applyPlan(s *State, d journal.PlanCreatedData, at time.Time) error {
-	var p planChanges
+	p := &plan.Plan{}
 	if len(d.Plan) > 0 && string(d.Plan) != "null" {
-		if err := json.Unmarshal(d.Plan, &p); err != nil {
-			return fmt.Errorf("plan: %w", err)
+		var err error
+		if p, err = plan.Decode(d.Plan); err != nil {
+			return err
 		}
 	} else {
 		// No plan file: the names alone, without dependencies.
 		for _, name := range d.Changes {
-			p.Changes = append(p.Changes, planChange{Name: name})
+			p.Changes = append(p.Changes, plan.Change{Name: name})
 		}
 	}
 	seen := map[string]bool{}

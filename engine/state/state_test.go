@@ -313,7 +313,8 @@ func TestApplyErrors(t *testing.T) {
 		{"unknown stage", ev(7, "add-login", journal.RetryScheduledData{Stage: "deploy"}), `event 7 (RETRY_SCHEDULED): unknown stage "deploy"`},
 		{"bad payload", journal.Event{Seq: 7, Type: journal.Merged, Change: "add-login", Data: []byte(`{"commit":1}`)}, `event 7 (MERGED)`},
 		{"accepted without a gate", ev(7, "", journal.BaselineAcceptedData{Failures: []string{"x"}}), `event 7 (BASELINE_ACCEPTED): names no gate`},
-		{"duplicate in plan", ev(7, "", journal.PlanCreatedData{Plan: json.RawMessage(`{"changes":[{"name":"a"},{"name":"a"}]}`)}), `event 7 (PLAN_CREATED): plan: change "a" appears twice`},
+		{"duplicate in plan", ev(7, "", journal.PlanCreatedData{Plan: json.RawMessage(`{"version":1,"changes":[{"name":"a"},{"name":"a"}]}`)}), `event 7 (PLAN_CREATED): plan: change "a" appears twice`},
+		{"plan of another version", ev(7, "", journal.PlanCreatedData{Plan: json.RawMessage(`{"version":2,"changes":[]}`)}), `event 7 (PLAN_CREATED): plan file version 2 is not supported`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,7 +390,7 @@ func TestRebuildRefusesDisorder(t *testing.T) {
 }
 
 func TestReplanKeepsProgress(t *testing.T) {
-	replan := `{"changes": [
+	replan := `{"version": 1, "changes": [
 		{"name": "add-login", "dependsOn": []},
 		{"name": "add-signup", "dependsOn": ["add-login"]}
 	]}`

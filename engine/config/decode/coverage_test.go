@@ -67,7 +67,9 @@ project: golang.#Project & {
 			agent: "codex"
 			model: "gpt-5.5"
 		}
-		changes: api: {requirements: ["REQ-API-01"], dependsOn: ["core"]}
+		// description and scope are set: config.Change, the plan file's
+		// change type too, omits them from JSON when empty.
+		changes: api: {requirements: ["REQ-API-01"], dependsOn: ["core"], description: "the api", scope: ["api/**"]}
 		deferred: "REQ-LATER-01": "needs a product decision"
 	}
 }
