@@ -187,7 +187,7 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		RunnerBase:     runnerBase(cfg),
 		MaxParallel:    cfg.MaxParallel,
 		MainBranch:     cfg.MainBranch,
-		Order:          nonNil(d.order),
+		Order:          nonNil(d.Order),
 		Changes:        []ChangeGraph{},
 		Nodes:          []Node{},
 		Edges:          []Edge{},
@@ -195,7 +195,7 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		CriticalWeight: d.criticalWeight,
 	}
 	covered := map[string]bool{}
-	for _, name := range d.order {
+	for _, name := range d.Order {
 		c := byName[name]
 		for _, r := range c.Requirements {
 			covered[r] = true
@@ -244,10 +244,10 @@ func changeGraph(cfg *config.Project, c *plan.Change, d *dag) (ChangeGraph, erro
 	rc.Model = cmp.Or(c.Model, cfg.Agent.Models.Implement)
 	return ChangeGraph{
 		Change:      rc,
-		Dependents:  nonNil(slices.Clone(d.dependents[c.Name])),
+		Dependents:  nonNil(slices.Clone(d.Dependents[c.Name])),
 		Weight:      plan.SizeWeight(c.Size),
 		Level:       d.level[c.Name],
-		Priority:    d.priority[c.Name],
+		Priority:    d.Priority[c.Name],
 		Critical:    slices.Contains(d.critical, c.Name),
 		Verify:      nonNil(verify),
 		Integration: nonNil(integration),

@@ -134,7 +134,11 @@ func (f *fixture) agentScript(body string) agent.Adapter {
 // apply runs the plan and returns the summary.
 func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) {
 	f.t.Helper()
-	f.plan.Changes = plan.TopoSort(f.plan.Changes)
+	changes, err := plan.TopoSort(f.plan.Changes)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.plan.Changes = changes
 	if err := plan.Validate(f.plan, plan.Limits{}); err != nil {
 		f.t.Fatal(err)
 	}

@@ -27,8 +27,9 @@ type Plan struct {
 	Project     string      `json:"project"`
 	Strategy    string      `json:"strategy"`
 	Fingerprint Fingerprint `json:"fingerprint"`
-	// Changes are in a topological order: every change comes after the
-	// changes it depends on; ties are broken by name.
+	// Changes are in the order of their DAG: every change comes after the
+	// changes it depends on; ties go to the higher priority (the critical
+	// path first), then to the smaller name.
 	Changes      []Change           `json:"changes"`
 	Deferred     []Deferred         `json:"deferred,omitempty"`
 	Requirements []spec.Requirement `json:"requirements"`

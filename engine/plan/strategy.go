@@ -41,7 +41,11 @@ func Make(cfg *config.Project, s *spec.Spec, fp Fingerprint) (*Plan, error) {
 	if err := Validate(p, Limits{MaxRequirementsPerChange: cfg.Planner.MaxRequirementsPerChange}); err != nil {
 		return nil, err
 	}
-	p.Changes = TopoSort(p.Changes)
+	changes, err := TopoSort(p.Changes)
+	if err != nil {
+		return nil, err
+	}
+	p.Changes = changes
 	return p, nil
 }
 

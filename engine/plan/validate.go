@@ -2,9 +2,7 @@ package plan
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -197,67 +195,6 @@ func (v *validator) requirementOrder() {
 	}
 }
 
-// FindCycle returns a dependency cycle as a path that starts and ends with
-// the same change (a → b → a, or a → a for a change that depends on
-// itself), starting at the cycle's smallest name, or nil when the changes
-// form a DAG. Unknown dependencies are ignored. Changes are peeled off
-// leaves first (Kahn's algorithm, no recursion); every change left over
-// has a dependency left over, so walking those from the smallest name must
-// close a loop.
-func FindCycle(p *Plan) []string {
-	deps := map[string][]string{}
-	for _, c := range p.Changes {
-		deps[c.Name] = append(deps[c.Name], c.DependsOn...)
-	}
-	left := map[string]int{}
-	dependents := map[string][]string{}
-	var free []string
-	for _, n := range slices.Sorted(maps.Keys(deps)) {
-		ds := slices.Compact(slices.Sorted(slices.Values(deps[n])))
-		ds = slices.DeleteFunc(ds, func(d string) bool { _, known := deps[d]; return !known })
-		deps[n] = ds
-		left[n] = len(ds)
-		for _, d := range ds {
-			dependents[d] = append(dependents[d], n)
-		}
-		if left[n] == 0 {
-			free = append(free, n)
-		}
-	}
-	for len(free) > 0 {
-		n := free[len(free)-1]
-		free = free[:len(free)-1]
-		delete(left, n)
-		for _, m := range dependents[n] {
-			if left[m]--; left[m] == 0 {
-				free = append(free, m)
-			}
-		}
-	}
-	if len(left) == 0 {
-		return nil
-	}
-	n := slices.Min(slices.Collect(maps.Keys(left)))
-	var path []string
-	seen := map[string]int{}
-	for {
-		if i, ok := seen[n]; ok {
-			cycle := path[i:]
-			start := slices.Index(cycle, slices.Min(cycle))
-			cycle = append(slices.Clone(cycle[start:]), cycle[:start]...)
-			return append(cycle, cycle[0])
-		}
-		seen[n] = len(path)
-		path = append(path, n)
-		for _, d := range deps[n] { // sorted
-			if _, ok := left[d]; ok {
-				n = d
-				break
-			}
-		}
-	}
-}
-
 // Ancestors maps each change to the set of changes it depends on,
 // directly or transitively. The plan must be acyclic.
 func Ancestors(p *Plan) map[string]map[string]bool {
@@ -283,42 +220,6 @@ func Ancestors(p *Plan) map[string]map[string]bool {
 	}
 	for n := range deps {
 		walk(n)
-	}
-	return out
-}
-
-// TopoSort orders the changes so that each comes after its dependencies,
-// breaking ties by name. The plan must be acyclic.
-func TopoSort(changes []Change) []Change {
-	byName := map[string]Change{}
-	indegree := map[string]int{}
-	dependents := map[string][]string{}
-	for _, c := range changes {
-		byName[c.Name] = c
-		indegree[c.Name] += 0
-		for _, d := range c.DependsOn {
-			indegree[c.Name]++
-			dependents[d] = append(dependents[d], c.Name)
-		}
-	}
-	var ready []string
-	for n, deg := range indegree {
-		if deg == 0 {
-			ready = append(ready, n)
-		}
-	}
-	out := make([]Change, 0, len(changes))
-	for len(ready) > 0 {
-		sort.Strings(ready)
-		n := ready[0]
-		ready = ready[1:]
-		out = append(out, byName[n])
-		for _, m := range dependents[n] {
-			indegree[m]--
-			if indegree[m] == 0 {
-				ready = append(ready, m)
-			}
-		}
 	}
 	return out
 }
