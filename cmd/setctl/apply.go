@@ -17,6 +17,7 @@ import (
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -161,13 +162,13 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 	if f.json {
 		r.ui = newJSONUI(e.stdout, time.Now)
 		r.ui.version()
-		e.diagnose = r.ui.diagnose
-		sigs.sayWith(func(msg string) { r.ui.diagnose("warning", msg) })
+		e.diagnose = r.ui.diagnostic
+		sigs.sayWith(func(msg string) { r.ui.diagnose(diag.Warning, msg) })
 	}
 	ctx := sigs.ctx
 
 	ws, err := loadWorkspace(e.dir)
-	ws.printWarnings(e)
+	ws.printWarnings(e, name)
 	if err == nil {
 		err = runnable(ws.cfg)
 	}

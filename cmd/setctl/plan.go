@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
@@ -71,7 +72,7 @@ func runPlan(e *env, args []string) int {
 		return code
 	}
 	if *asJSON || *format == "json" {
-		e = jsonErrors(e)
+		e = jsonErrors(e, c.name)
 	}
 	if *asJSON {
 		if fs.Changed("format") && *format != "json" {
@@ -87,7 +88,7 @@ func runPlan(e *env, args []string) int {
 		return c.usageError(e, "--detail applies to --format dot and mermaid, not %s", *format)
 	}
 	ws, err := loadWorkspace(e.dir)
-	ws.printWarnings(e)
+	ws.printWarnings(e, c.name)
 	if err == nil {
 		err = runnable(ws.cfg)
 	}
@@ -132,18 +133,19 @@ func runPlan(e *env, args []string) int {
 	return exitOK
 }
 
-// jsonErrors is e for a command whose stdout is one JSON document: an
+// jsonErrors is e for command name whose stdout is one JSON document: an
 // error is written there instead, as the diagnostic object apply --json
-// writes; warnings stay on stderr, so that the document stays whole.
-func jsonErrors(e *env) *env {
+// writes; warnings stay on stderr, as e presents them, so that the
+// document stays whole.
+func jsonErrors(e *env, name string) *env {
 	ui := newJSONUI(e.stdout, time.Now)
 	je := *e
-	je.diagnose = func(severity, msg string) {
-		if severity == "warning" {
-			fmt.Fprintln(e.stderr, msg)
+	je.diagnose = func(d diag.Diagnostic, root string) {
+		if d.Severity == diag.Warning {
+			e.present(name, diag.List{d}, root)
 			return
 		}
-		ui.diagnose(severity, msg)
+		ui.diagnostic(d, root)
 	}
 	return &je
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
-	"strings"
+	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
@@ -17,7 +19,7 @@ func vetCommand() command {
 	return command{
 		name:    "vet",
 		summary: "check set.cue, the spec and the plan they make",
-		usage: `Usage: setctl vet
+		usage: `Usage: setctl vet [--json]
 
 Vet loads set.cue with its profile and the embedded schema, refuses a
 stack that runs what this build cannot run (an LLM-graded review gate),
@@ -25,13 +27,21 @@ warns about a gate set.cue declares that no stack runs, checks that the
 repository has the main branch set.cue names, parses every spec file,
 makes the plan (static or explicit) and resolves every gate stack.
 It prints nothing but a summary when all is well, and every problem with
-its file:line:col otherwise. A directory that is not a git repository yet,
-or a repository with no commit yet, is vetted with a warning.
+its field path and file:line:col otherwise. A directory that is not a git
+repository yet, or a repository with no commit yet, is vetted with a
+warning.
+
+With --json, stdout carries one JSON object per line for every error and
+warning, as apply --json writes them ({"@level", "@message", "@timestamp",
+"type": "diagnostic", "diagnostic": {"severity", "summary", "detail",
+"path", "range": {"filename", "start": {"line", "column"}}}}), and
+nothing else: no summary.
 
 Exit status: 0 when the project is valid, 1 otherwise.
 
 Examples:
   setctl vet
+  setctl vet --json | jq -r '.diagnostic.path'
   setctl -C examples/linkshort vet
 `,
 		run: runVet,
@@ -41,27 +51,34 @@ Examples:
 func runVet(e *env, args []string) int {
 	c := vetCommand()
 	fs := c.flagSet(e)
+	asJSON := fs.Bool("json", false, "write every error and warning as a JSON object on a line of stdout, and nothing else")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
+	if *asJSON {
+		je := *e
+		je.diagnose = newJSONUI(e.stdout, time.Now).diagnostic
+		je.stdout = io.Discard
+		e = &je
+	}
 	ws, err := loadWorkspace(e.dir)
-	ws.printWarnings(e)
+	ws.printWarnings(e, c.name)
 	if err == nil {
 		err = runnable(ws.cfg)
 	}
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
-	if err := unusedGates(ws.cfg); err != nil {
-		for _, line := range strings.Split(strings.TrimRight(load.Details(err, ws.root), "\n"), "\n") {
-			fmt.Fprintf(e.stderr, "setctl %s: warning: %s\n", c.name, line)
-		}
+	warnings := load.Diagnostics(unusedGates(ws.cfg))
+	for i := range warnings {
+		warnings[i].Severity = diag.Warning
 	}
+	e.present(c.name, warnings, ws.root)
 	switch status, msg := checkMainBranch(context.Background(), ws); status {
 	case statusFail:
 		return e.errorf(c.name, "%s", msg)
 	case statusWarn:
-		fmt.Fprintf(e.stderr, "setctl %s: warning: %s\n", c.name, msg)
+		e.present(c.name, diag.List{{Severity: diag.Warning, Summary: msg}}, ws.root)
 	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
 		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))

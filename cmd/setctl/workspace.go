@@ -9,6 +9,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/config/decode"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
@@ -100,25 +101,23 @@ func (ws *workspace) makePlan(ctx context.Context) (*plan.Plan, error) {
 	return plan.Make(ws.cfg, ws.spec, fp)
 }
 
-// printWarnings prints the spec's warnings to e.stderr, or hands them to
-// e.diagnose.
-func (ws *workspace) printWarnings(e *env) {
+// printWarnings presents the spec's warnings.
+func (ws *workspace) printWarnings(e *env, cmd string) {
 	if ws.spec == nil {
 		return
 	}
+	var list diag.List
 	for _, w := range ws.spec.Warnings() {
-		if e.diagnose != nil {
-			e.diagnose("warning", w.String())
-			continue
-		}
-		fmt.Fprintln(e.stderr, w.String())
+		list = append(list, w.Diagnostics()...)
 	}
+	e.present(cmd, list, ws.root)
 }
 
-// report reports err, with CUE positions relative to the project, and
-// returns exitError.
+// report presents err (load.Diagnostics lists it), with positions
+// relative to the project, and returns exitError.
 func (ws *workspace) report(e *env, cmd string, err error) int {
-	return e.errorf(cmd, "%s", ws.details(err))
+	e.present(cmd, load.Diagnostics(err), ws.root)
+	return exitError
 }
 
 // details is err as load.Details prints it, positions relative to the
