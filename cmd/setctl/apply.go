@@ -177,8 +177,9 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 	}
 	r.ws = ws
 	// The run branches every change from the main branch and moves it.
-	if status, msg := checkMainBranch(ctx, ws); status != statusOK {
-		return nil, e.errorf(name, "%s", msg)
+	if status, d := checkMainBranch(ctx, ws); status != statusOK {
+		d.Severity = diag.Error
+		return nil, e.present(name, diag.List{d}, ws.root)
 	}
 	p, err := ws.makePlan(ctx)
 	if err != nil {
@@ -414,7 +415,7 @@ func usesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
 // mainBranch. An interrupt (ctx ending) is a no.
 func confirm(ctx context.Context, e *env, n int, mainBranch string) bool {
 	if !isatty.IsTerminal(os.Stdin.Fd()) {
-		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan --out`")
+		e.present("apply", diag.List{{Severity: diag.Warning, Summary: "stdin is not a terminal, so setctl cannot ask before running; pass --yes, or a plan file from `setctl plan --out`"}}, "")
 		return false
 	}
 	fmt.Fprintf(e.stdout, "\nApply %s? Agents will run and %s will move. [y/N] ", map[bool]string{true: "this change", false: fmt.Sprintf("these %d changes", n)}[n == 1], mainBranch)

@@ -75,8 +75,8 @@ func runDoctor(e *env, args []string) int {
 		add("project", "fail", "%s", strings.TrimSpace(strings.ReplaceAll(load.Details(err, ws.root), "\n", " ")))
 	} else {
 		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
-		status, msg := checkMainBranch(ctx, ws)
-		add("branch", status, "%s", msg)
+		status, d := checkMainBranch(ctx, ws)
+		add("branch", status, "%s", d.Text(ws.root))
 		checks = append(checks, agentChecks(ctx, ws)...)
 		checks = append(checks, runnerChecks(ctx, ws)...)
 		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)

@@ -74,11 +74,10 @@ func runVet(e *env, args []string) int {
 		warnings[i].Severity = diag.Warning
 	}
 	e.present(c.name, warnings, ws.root)
-	switch status, msg := checkMainBranch(context.Background(), ws); status {
-	case statusFail:
-		return e.errorf(c.name, "%s", msg)
-	case statusWarn:
-		e.present(c.name, diag.List{{Severity: diag.Warning, Summary: msg}}, ws.root)
+	if status, d := checkMainBranch(context.Background(), ws); status != statusOK {
+		if code := e.present(c.name, diag.List{d}, ws.root); code != exitOK {
+			return code
+		}
 	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
 		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))

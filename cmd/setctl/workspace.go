@@ -119,9 +119,3 @@ func (ws *workspace) report(e *env, cmd string, err error) int {
 	e.present(cmd, load.Diagnostics(err), ws.root)
 	return exitError
 }
-
-// details is err as load.Details prints it, positions relative to the
-// project, without the final newline.
-func (ws *workspace) details(err error) string {
-	return strings.TrimRight(load.Details(err, ws.root), "\n")
-}
