@@ -11,6 +11,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -87,22 +88,11 @@ func runPlan(e *env, args []string) int {
 	if *detail && *format != "dot" && *format != "mermaid" {
 		return c.usageError(e, "--detail applies to --format dot and mermaid, not %s", *format)
 	}
-	ws, err := loadWorkspace(e.dir)
-	ws.printWarnings(e, c.name)
-	if err == nil {
-		err = runnable(ws.cfg)
+	pr, ds := project.Prepare(context.Background(), e.dir, project.Options{})
+	if code := e.present(c.name, ds, pr.Root); code != exitOK {
+		return code
 	}
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	p, err := ws.makePlan(context.Background())
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	g, err := graph.Build(p, ws.cfg)
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
+	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	if *format == "json" || *format == "text" {
 		if err := addStatuses(g, ws.root); err != nil {
 			return e.errorf(c.name, "%v", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/project"
 )
 
 func vetCommand() command {
@@ -61,39 +62,29 @@ func runVet(e *env, args []string) int {
 		je.stdout = io.Discard
 		e = &je
 	}
-	ws, err := loadWorkspace(e.dir)
-	ws.printWarnings(e, c.name)
-	if err == nil {
-		err = runnable(ws.cfg)
+	ctx := context.Background()
+	pr, ds := project.Prepare(ctx, e.dir, project.Options{PlanLater: true})
+	if code := e.present(c.name, ds, pr.Root); code != exitOK {
+		return code
 	}
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
+	ws := workspaceOf(pr.Project)
 	warnings := load.Diagnostics(unusedGates(ws.cfg))
 	for i := range warnings {
 		warnings[i].Severity = diag.Warning
 	}
 	e.present(c.name, warnings, ws.root)
-	if status, d := checkMainBranch(context.Background(), ws); status != statusOK {
+	if status, d := checkMainBranch(ctx, ws); status != statusOK {
 		if code := e.present(c.name, diag.List{d}, ws.root); code != exitOK {
 			return code
 		}
 	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
 		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
-	if ws.cfg.Plan == nil && ws.cfg.Planner.Strategy != config.StrategyStatic {
+	if pr.Plan == nil {
 		fmt.Fprintf(e.stdout, "%s; plan: made by the %q strategy at apply time\n", summary, ws.cfg.Planner.Strategy)
 		return exitOK
 	}
-	p, err := ws.makePlan(context.Background())
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	g, err := graph.Build(p, ws.cfg)
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, english.Plural(len(p.Changes), "change"), p.Strategy, english.Plural(countGates(g), "gate run"))
+	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, english.Plural(len(pr.Plan.Changes), "change"), pr.Plan.Strategy, english.Plural(countGates(pr.Graph), "gate run"))
 	return exitOK
 }
 
