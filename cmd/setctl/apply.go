@@ -14,17 +14,13 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
-	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/baseline"
-	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
-	"github.com/set-engine/set/engine/plan"
-	"github.com/set-engine/set/engine/runner"
-	"github.com/set-engine/set/engine/runner/dagger"
-	"github.com/set-engine/set/engine/runner/host"
+	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -161,42 +157,27 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 	if f.json {
 		r.ui = newJSONUI(e.stdout, time.Now)
 		r.ui.version()
-		e.diagnose = r.ui.diagnose
-		sigs.sayWith(func(msg string) { r.ui.diagnose("warning", msg) })
+		e.diagnose = r.ui.diagnostic
+		sigs.sayWith(func(msg string) { r.ui.diagnose(diag.Warning, msg) })
 	}
 	ctx := sigs.ctx
 
-	ws, err := loadWorkspace(e.dir)
-	ws.printWarnings(e)
-	if err == nil {
-		err = runnable(ws.cfg)
+	opts := project.Options{PlanFileShown: f.planFile}
+	if f.planFile != "" {
+		opts.PlanFile = resolveDir(e.dir, f.planFile)
 	}
-	if err != nil {
-		return nil, ws.report(e, name, err)
+	pr, ds := project.Prepare(ctx, e.dir, opts)
+	if code := e.present(name, ds, pr.Root); code != exitOK {
+		return nil, code
 	}
+	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	r.ws = ws
 	// The run branches every change from the main branch and moves it.
-	if status, msg := checkMainBranch(ctx, ws); status != statusOK {
-		return nil, e.errorf(name, "%s", msg)
+	if status, d := checkMainBranch(ctx, ws); status != statusOK {
+		d.Severity = diag.Error
+		return nil, e.present(name, diag.List{d}, ws.root)
 	}
-	p, err := ws.makePlan(ctx)
-	if err != nil {
-		return nil, ws.report(e, name, err)
-	}
-	if f.planFile != "" {
-		if p, err = planFromFile(ctx, ws, resolveDir(e.dir, f.planFile), f.planFile, p); err != nil {
-			return nil, e.errorf(name, "%v", err)
-		}
-	}
-	g, err := graph.Build(p, ws.cfg)
-	if err != nil {
-		return nil, ws.report(e, name, err)
-	}
-	adapter, err := agent.New(ws.cfg.Agent, ws.root)
-	if err != nil {
-		return nil, e.errorf(name, "%v", err)
-	}
-	adapters, err := changeAdapters(ws, p)
+	adapter, adapters, err := pr.Agents(p)
 	if err != nil {
 		return nil, e.errorf(name, "%v", err)
 	}
@@ -214,7 +195,7 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 			return nil, e.errorf(name, "not applied (pass --yes to run without asking)")
 		}
 	}
-	runners, closeRunners, err := gateRunners(ctx, ws, g)
+	runners, closeRunners, err := pr.Runners(ctx, g, os.Getenv)
 	if err != nil {
 		return nil, e.errorf(name, "%v", err)
 	}
@@ -315,105 +296,11 @@ func invocation(fs *pflag.FlagSet) baseline.Invocation {
 	return in
 }
 
-// planFromFile reads a saved plan and refuses it when its inputs changed,
-// unless the journal shows a run of exactly that plan to continue (that
-// run moved git HEAD itself).
-func planFromFile(ctx context.Context, ws *workspace, path, shown string, now *plan.Plan) (*plan.Plan, error) {
-	saved, err := plan.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	changed := saved.Fingerprint.Changes(now.Fingerprint)
-	if len(changed) == 1 && strings.HasPrefix(changed[0], "git HEAD moved") {
-		st, err := state.Read(orchestrator.SetDir(ws.root))
-		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {
-			changed = nil
-		}
-	}
-	if len(changed) > 0 {
-		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `setctl plan --out %s` again",
-			shown, strings.Join(changed, "; "), shown)
-	}
-	if err := plan.Validate(saved, plan.Limits{MaxRequirementsPerChange: ws.cfg.Planner.MaxRequirementsPerChange}); err != nil {
-		return nil, err
-	}
-	return saved, nil
-}
-
-// changeAdapters makes the agents that plan changes ask for instead of the
-// project's (plan.changes.X.agent), with the project agent's env and
-// models. An exec or replay agent needs its argv or recordings, which only
-// the project's agent configures.
-func changeAdapters(ws *workspace, p *plan.Plan) (map[string]agent.Adapter, error) {
-	out := map[string]agent.Adapter{}
-	for _, c := range p.Changes {
-		if c.Agent == "" || c.Agent == ws.cfg.Agent.Adapter || out[c.Agent] != nil {
-			continue
-		}
-		a, err := agent.New(config.Agent{Adapter: c.Agent, Env: ws.cfg.Agent.Env, Models: ws.cfg.Agent.Models}, ws.root)
-		if err != nil {
-			return nil, fmt.Errorf("change %s asks for the %s agent: %w", c.Name, c.Agent, err)
-		}
-		out[c.Agent] = a
-	}
-	return out, nil
-}
-
-// gateRunners makes the runners the plan's gates and regenerations use.
-// For dagger it first checks, within seconds, that an engine answers and a
-// CLI can reach it: no engine is a run error before anything starts, never
-// a gate failure sent to an agent.
-func gateRunners(ctx context.Context, ws *workspace, g *graph.Graph) (map[string]runner.Runner, func(), error) {
-	runners := map[string]runner.Runner{config.RunnerHost: host.New()}
-	closeAll := func() {}
-	if !usesRunner(ws.cfg, g, config.RunnerDagger) {
-		return runners, closeAll, nil
-	}
-	eng, err := dagger.Preflight(ctx, os.Getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	logPath := filepath.Join(orchestrator.SetDir(ws.root), "logs", "dagger.log")
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return nil, nil, err
-	}
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := dagger.New(ws.cfg.Runner.Dagger, ws.root, dagger.Connector(eng, log))
-	runners[config.RunnerDagger] = r
-	return runners, func() {
-		if c, ok := r.(io.Closer); ok {
-			c.Close()
-		}
-		log.Close()
-	}, nil
-}
-
-// usesRunner reports whether a gate of the graph, or a regeneration of a
-// generated file, runs on the named runner.
-func usesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
-	for _, c := range g.Changes {
-		for _, s := range append(append([]graph.GateStep{}, c.Verify...), c.Integration...) {
-			if s.Kind == config.KindExec && s.Runner == name {
-				return true
-			}
-		}
-	}
-	for _, gen := range cfg.Generated {
-		if r := gen.Runner; r == name || (r == "" && cfg.Runner.Kind == name) {
-			return true
-		}
-	}
-	return false
-}
-
 // confirm asks on the terminal whether to run n changes that move
 // mainBranch. An interrupt (ctx ending) is a no.
 func confirm(ctx context.Context, e *env, n int, mainBranch string) bool {
 	if !isatty.IsTerminal(os.Stdin.Fd()) {
-		fmt.Fprintln(e.stderr, "setctl apply: stdin is not a terminal, so set cannot ask before running; pass --yes, or a plan file from `setctl plan --out`")
+		e.present("apply", diag.List{{Severity: diag.Warning, Summary: "stdin is not a terminal, so setctl cannot ask before running; pass --yes, or a plan file from `setctl plan --out`"}}, "")
 		return false
 	}
 	fmt.Fprintf(e.stdout, "\nApply %s? Agents will run and %s will move. [y/N] ", map[bool]string{true: "this change", false: fmt.Sprintf("these %d changes", n)}[n == 1], mainBranch)

@@ -80,7 +80,7 @@ func BenchmarkPlan500(b *testing.B) {
 		if err != nil {
 			b.Fatal(load.Details(err, dir))
 		}
-		p, err := ws.makePlan(context.Background())
+		p, err := ws.proj.MakePlan(context.Background())
 		if err != nil {
 			b.Fatal(load.Details(err, dir))
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // Exit codes, as in Terraform: 0 success, 1 error, 2 work pending (only
@@ -31,9 +33,9 @@ type env struct {
 	// dir is the directory -C named, or the working directory.
 	dir string
 	// diagnose, when set, takes the errors and warnings the command would
-	// otherwise print to stderr (apply --json writes them to stdout as
-	// JSON). severity is "error" or "warning".
-	diagnose func(severity, msg string)
+	// otherwise print to stderr (--json writes them to stdout as JSON),
+	// positions relative to root.
+	diagnose func(d diag.Diagnostic, root string)
 }
 
 // command is one subcommand. run gets the arguments after the command
@@ -242,14 +244,32 @@ func terminalOf(tty bool, getenv func(string) string) terminal {
 	return terminal{live: live, color: live && getenv("NO_COLOR") == ""}
 }
 
-// errorf reports an error of command name, on stderr or to e.diagnose,
-// and returns exitError.
+// errorf reports an error of command name without a position, as
+// present does, and returns exitError.
 func (e *env) errorf(name, format string, args ...any) int {
-	msg := fmt.Sprintf(format, args...)
-	if e.diagnose != nil {
-		e.diagnose("error", msg)
+	return e.present(name, diag.From(fmt.Errorf(format, args...)), "")
+}
+
+// present is the one place a command shows its problems to the user: each
+// diagnostic of list in its text form (diag.Diagnostic.Text), positions
+// relative to root in forward slashes, after "setctl NAME: " and, for a
+// warning, "warning: ", on stderr; or, when e.diagnose is set (--json),
+// each as a JSON diagnostic. It returns exitError when list holds an
+// error, exitOK otherwise.
+func (e *env) present(name string, list diag.List, root string) int {
+	for _, d := range list {
+		if e.diagnose != nil {
+			e.diagnose(d, root)
+			continue
+		}
+		prefix := "setctl " + name + ": "
+		if d.Severity == diag.Warning {
+			prefix += "warning: "
+		}
+		fmt.Fprintln(e.stderr, prefix+d.Text(root))
+	}
+	if list.HasErrors() {
 		return exitError
 	}
-	fmt.Fprintf(e.stderr, "setctl %s: %s\n", name, msg)
-	return exitError
+	return exitOK
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/runner/dagger"
 )
 
@@ -75,8 +76,8 @@ func runDoctor(e *env, args []string) int {
 		add("project", "fail", "%s", strings.TrimSpace(strings.ReplaceAll(load.Details(err, ws.root), "\n", " ")))
 	} else {
 		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
-		status, msg := checkMainBranch(ctx, ws)
-		add("branch", status, "%s", msg)
+		status, d := checkMainBranch(ctx, ws)
+		add("branch", status, "%s", d.Text(ws.root))
 		checks = append(checks, agentChecks(ctx, ws)...)
 		checks = append(checks, runnerChecks(ctx, ws)...)
 		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)
@@ -179,7 +180,7 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 		}
 		out = append(out, baseCheck(ws))
 	}
-	if err := runnable(ws.cfg); err != nil {
+	if err := project.Runnable(ws.cfg); err != nil {
 		for _, line := range strings.Split(strings.TrimSpace(load.Details(err, ws.root)), "\n") {
 			out = append(out, check{"gates", "fail", line})
 		}
@@ -190,7 +191,7 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 // doctorGraph is the execution graph of the project's current plan, or
 // nil when no plan can be made here (a planner strategy that needs a model).
 func doctorGraph(ctx context.Context, ws *workspace) *graph.Graph {
-	p, err := ws.makePlan(ctx)
+	p, err := ws.proj.MakePlan(ctx)
 	if err != nil {
 		return nil
 	}

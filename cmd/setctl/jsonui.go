@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	set "github.com/set-engine/set"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/state"
@@ -17,7 +19,7 @@ import (
 // jsonUIVersion is the version of the stream `setctl apply --json`
 // writes. A new minor version only adds fields or line types; anything
 // else makes a new major version.
-const jsonUIVersion = "1.0"
+const jsonUIVersion = "1.1"
 
 // Line types of the stream.
 const (
@@ -45,11 +47,29 @@ type uiLine struct {
 }
 
 // uiDiag is an error or warning that is not an event of a run: a bad
-// configuration, a stale plan, a refusal to start, a run error.
+// configuration, a stale plan, a refusal to start, a run error. It is a
+// diag.Diagnostic as JSON; since ui 1.1 it has its path and range.
 type uiDiag struct {
 	Severity string `json:"severity"` // "error" or "warning"
-	Summary  string `json:"summary"`  // the message's first line
+	Summary  string `json:"summary"`  // the first line of the text form
 	Detail   string `json:"detail,omitempty"`
+	// Path is the CUE path of the field at fault (project.gates.fmt.mode).
+	Path string `json:"path,omitempty"`
+	// Range is where the problem is, the file relative to the project.
+	Range *uiRange `json:"range,omitempty"`
+}
+
+// uiRange is a position as Terraform's JSON diagnostics give it: line and
+// column count from 1; column is 0 for a whole line, line 0 for a whole
+// file.
+type uiRange struct {
+	Filename string `json:"filename"`
+	Start    uiPos  `json:"start"`
+}
+
+type uiPos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
 }
 
 // uiRunSummary is how the run ended.
@@ -97,15 +117,27 @@ func (u *jsonUI) version() {
 	u.write(uiLine{Level: "info", Message: "setctl " + set.ModuleVersion, Timestamp: u.now(), Type: uiVersion, Setctl: set.ModuleVersion, UI: jsonUIVersion})
 }
 
-// diagnose writes an error or a warning; it is env.diagnose.
-func (u *jsonUI) diagnose(severity, msg string) {
+// diagnose writes an error or a warning given as its message alone.
+func (u *jsonUI) diagnose(severity diag.Severity, msg string) {
+	d := diag.From(errors.New(msg))[0]
+	d.Severity = severity
+	u.diagnostic(d, "")
+}
+
+// diagnostic writes d, positions relative to root; it is env.diagnose.
+func (u *jsonUI) diagnostic(d diag.Diagnostic, root string) {
+	msg := d.Text(root)
 	summary, detail, _ := strings.Cut(msg, "\n")
 	detail = strings.Trim(detail, "\n") // a blank line may part it from the summary
 	level := "error"
-	if severity == "warning" {
+	if d.Severity == diag.Warning {
 		level = "warn"
 	}
-	u.write(uiLine{Level: level, Message: msg, Timestamp: u.now(), Type: uiDiagnostic, Diagnostic: &uiDiag{Severity: severity, Summary: summary, Detail: detail}})
+	jd := &uiDiag{Severity: string(d.Severity), Summary: summary, Detail: detail, Path: strings.Join(d.Path, ".")}
+	if d.Pos.File != "" {
+		jd.Range = &uiRange{Filename: diag.RelFile(d.Pos.File, root), Start: uiPos{Line: d.Pos.Line, Column: d.Pos.Column}}
+	}
+	u.write(uiLine{Level: level, Message: msg, Timestamp: u.now(), Type: uiDiagnostic, Diagnostic: jd})
 }
 
 // start makes the stream ready for the events of a run whose journal is

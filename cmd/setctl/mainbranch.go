@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/load"
 )
 
 // defaultBranch is the branch a new project's mainBranch names, and where
@@ -105,26 +107,30 @@ const (
 // the directory is not a git repository yet, or the repository has no
 // commit yet and is on that branch (both are fixed by committing);
 // fail when the repository has other branches than the configured one.
-// A failing message is printed as every configuration error is (see
-// noBranchError).
-func checkMainBranch(ctx context.Context, ws *workspace) (status, msg string) {
+// The verdict comes with a diagnostic saying it: a warning for warn, an
+// error at set.cue's mainBranch for fail (see noBranchError), and for ok
+// one whose summary names the branch's commit.
+func checkMainBranch(ctx context.Context, ws *workspace) (status string, d diag.Diagnostic) {
 	branch := ws.cfg.MainBranch
+	warn := func(format string, args ...any) (string, diag.Diagnostic) {
+		return statusWarn, diag.Diagnostic{Severity: diag.Warning, Summary: fmt.Sprintf(format, args...)}
+	}
 	if !git.InRepository(ctx, ws.root) {
-		return statusWarn, fmt.Sprintf("the project is not in a git repository yet; setctl apply needs one with a commit on %s (git init -b %s, then commit)", branch, branch)
+		return warn("the project is not in a git repository yet; setctl apply needs one with a commit on %s (git init -b %s, then commit)", branch, branch)
 	}
 	head, err := git.BranchHead(ctx, ws.root, branch)
 	var nb *git.NoBranchError
 	switch {
 	case err == nil:
-		return statusOK, fmt.Sprintf("%s at %.7s", branch, head)
+		return statusOK, diag.Diagnostic{Summary: fmt.Sprintf("%s at %.7s", branch, head)}
 	case !errors.As(err, &nb):
-		return statusFail, ws.details(ws.cfg.FieldError([]string{"mainBranch"}, "%v", err))
+		return statusFail, load.Diagnostics(ws.cfg.FieldError([]string{"mainBranch"}, "%v", err))[0]
 	case len(nb.Branches) == 0:
 		if current := git.CurrentBranch(ctx, ws.root); current == branch || current == "" {
-			return statusWarn, fmt.Sprintf("the repository has no commit yet; setctl apply branches from %s, so commit first", branch)
+			return warn("the repository has no commit yet; setctl apply branches from %s, so commit first", branch)
 		}
 	}
-	return statusFail, ws.details(noBranchError(ctx, ws, nb))
+	return statusFail, load.Diagnostics(noBranchError(ctx, ws, nb))[0]
 }
 
 // noBranchError words a repository without the project's main branch as

@@ -28,7 +28,8 @@ func TestCheckMainBranch(t *testing.T) {
 	hermeticGit(t)
 	ctx := context.Background()
 	check := func(dir, branch string) (string, string) {
-		return checkMainBranch(ctx, &workspace{root: dir, cfg: &config.Project{MainBranch: branch}})
+		status, d := checkMainBranch(ctx, &workspace{root: dir, cfg: &config.Project{MainBranch: branch}})
+		return status, d.Text(dir)
 	}
 	expect := func(what, status, msg, wantStatus, wantMsg string) {
 		t.Helper()

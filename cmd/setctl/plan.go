@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -71,7 +73,7 @@ func runPlan(e *env, args []string) int {
 		return code
 	}
 	if *asJSON || *format == "json" {
-		e = jsonErrors(e)
+		e = jsonErrors(e, c.name)
 	}
 	if *asJSON {
 		if fs.Changed("format") && *format != "json" {
@@ -86,22 +88,11 @@ func runPlan(e *env, args []string) int {
 	if *detail && *format != "dot" && *format != "mermaid" {
 		return c.usageError(e, "--detail applies to --format dot and mermaid, not %s", *format)
 	}
-	ws, err := loadWorkspace(e.dir)
-	ws.printWarnings(e)
-	if err == nil {
-		err = runnable(ws.cfg)
+	pr, ds := project.Prepare(context.Background(), e.dir, project.Options{})
+	if code := e.present(c.name, ds, pr.Root); code != exitOK {
+		return code
 	}
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	p, err := ws.makePlan(context.Background())
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	g, err := graph.Build(p, ws.cfg)
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
+	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	if *format == "json" || *format == "text" {
 		if err := addStatuses(g, ws.root); err != nil {
 			return e.errorf(c.name, "%v", err)
@@ -132,18 +123,19 @@ func runPlan(e *env, args []string) int {
 	return exitOK
 }
 
-// jsonErrors is e for a command whose stdout is one JSON document: an
+// jsonErrors is e for command name whose stdout is one JSON document: an
 // error is written there instead, as the diagnostic object apply --json
-// writes; warnings stay on stderr, so that the document stays whole.
-func jsonErrors(e *env) *env {
+// writes; warnings stay on stderr, as e presents them, so that the
+// document stays whole.
+func jsonErrors(e *env, name string) *env {
 	ui := newJSONUI(e.stdout, time.Now)
 	je := *e
-	je.diagnose = func(severity, msg string) {
-		if severity == "warning" {
-			fmt.Fprintln(e.stderr, msg)
+	je.diagnose = func(d diag.Diagnostic, root string) {
+		if d.Severity == diag.Warning {
+			e.present(name, diag.List{d}, root)
 			return
 		}
-		ui.diagnose(severity, msg)
+		ui.diagnostic(d, root)
 	}
 	return &je
 }

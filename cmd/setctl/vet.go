@@ -4,20 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
-	"strings"
+	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/project"
 )
 
 func vetCommand() command {
 	return command{
 		name:    "vet",
 		summary: "check set.cue, the spec and the plan they make",
-		usage: `Usage: setctl vet
+		usage: `Usage: setctl vet [--json]
 
 Vet loads set.cue with its profile and the embedded schema, refuses a
 stack that runs what this build cannot run (an LLM-graded review gate),
@@ -25,13 +28,21 @@ warns about a gate set.cue declares that no stack runs, checks that the
 repository has the main branch set.cue names, parses every spec file,
 makes the plan (static or explicit) and resolves every gate stack.
 It prints nothing but a summary when all is well, and every problem with
-its file:line:col otherwise. A directory that is not a git repository yet,
-or a repository with no commit yet, is vetted with a warning.
+its field path and file:line:col otherwise. A directory that is not a git
+repository yet, or a repository with no commit yet, is vetted with a
+warning.
+
+With --json, stdout carries one JSON object per line for every error and
+warning, as apply --json writes them ({"@level", "@message", "@timestamp",
+"type": "diagnostic", "diagnostic": {"severity", "summary", "detail",
+"path", "range": {"filename", "start": {"line", "column"}}}}), and
+nothing else: no summary.
 
 Exit status: 0 when the project is valid, 1 otherwise.
 
 Examples:
   setctl vet
+  setctl vet --json | jq -r '.diagnostic.path'
   setctl -C examples/linkshort vet
 `,
 		run: runVet,
@@ -41,43 +52,39 @@ Examples:
 func runVet(e *env, args []string) int {
 	c := vetCommand()
 	fs := c.flagSet(e)
+	asJSON := fs.Bool("json", false, "write every error and warning as a JSON object on a line of stdout, and nothing else")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	ws, err := loadWorkspace(e.dir)
-	ws.printWarnings(e)
-	if err == nil {
-		err = runnable(ws.cfg)
+	if *asJSON {
+		je := *e
+		je.diagnose = newJSONUI(e.stdout, time.Now).diagnostic
+		je.stdout = io.Discard
+		e = &je
 	}
-	if err != nil {
-		return ws.report(e, c.name, err)
+	ctx := context.Background()
+	pr, ds := project.Prepare(ctx, e.dir, project.Options{PlanLater: true})
+	if code := e.present(c.name, ds, pr.Root); code != exitOK {
+		return code
 	}
-	if err := unusedGates(ws.cfg); err != nil {
-		for _, line := range strings.Split(strings.TrimRight(load.Details(err, ws.root), "\n"), "\n") {
-			fmt.Fprintf(e.stderr, "setctl %s: warning: %s\n", c.name, line)
+	ws := workspaceOf(pr.Project)
+	warnings := load.Diagnostics(unusedGates(ws.cfg))
+	for i := range warnings {
+		warnings[i].Severity = diag.Warning
+	}
+	e.present(c.name, warnings, ws.root)
+	if status, d := checkMainBranch(ctx, ws); status != statusOK {
+		if code := e.present(c.name, diag.List{d}, ws.root); code != exitOK {
+			return code
 		}
-	}
-	switch status, msg := checkMainBranch(context.Background(), ws); status {
-	case statusFail:
-		return e.errorf(c.name, "%s", msg)
-	case statusWarn:
-		fmt.Fprintf(e.stderr, "setctl %s: warning: %s\n", c.name, msg)
 	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
 		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
-	if ws.cfg.Plan == nil && ws.cfg.Planner.Strategy != config.StrategyStatic {
+	if pr.Plan == nil {
 		fmt.Fprintf(e.stdout, "%s; plan: made by the %q strategy at apply time\n", summary, ws.cfg.Planner.Strategy)
 		return exitOK
 	}
-	p, err := ws.makePlan(context.Background())
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	g, err := graph.Build(p, ws.cfg)
-	if err != nil {
-		return ws.report(e, c.name, err)
-	}
-	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, english.Plural(len(p.Changes), "change"), p.Strategy, english.Plural(countGates(g), "gate run"))
+	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, english.Plural(len(pr.Plan.Changes), "change"), pr.Plan.Strategy, english.Plural(countGates(pr.Graph), "gate run"))
 	return exitOK
 }
 

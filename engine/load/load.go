@@ -20,6 +20,7 @@ import (
 
 	set "github.com/set-engine/set"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/proc"
 )
 
@@ -172,48 +173,100 @@ func CacheDir(env []string) (string, error) {
 	return filepath.Join(d, "cue"), nil
 }
 
-// Details formats err for a person, one error after the other: its CUE
-// path, its message and its position, file names relative to root with
-// forward slashes. An error with one position is one line,
-// `project.gates.fmt.mode: "warning" is not one of "run", "warn", "skip": set.cue:16:20`
-// (a message of several lines, such as a condition's source snippet,
-// continues below it); an error with several positions lists them below
-// it. It is the one place that prints configuration errors.
-// Positions inside the extracted embedded module are shown as
-// github.com/set-engine/set@<version>/<file>, not as cache paths.
+// Details is err's Diagnostics in their text form (diag.Diagnostic.Text),
+// one after the other, each ending in a newline, positions relative to
+// root: `project.gates.fmt.mode: "warning" is not one of "run", "warn",
+// "skip": set.cue:16:20`. Tests and messages that embed a configuration
+// error use it; the CLI prints diagnostics through its one presenter.
 func Details(err error, root string) string {
 	if err == nil {
 		return ""
 	}
-	// Sorted by position, duplicates dropped, as cue prints them.
-	var all errors.Error
-	for _, e := range cueErrors(err, map[config.Pos]token.Pos{}) {
-		all = errors.Append(all, e)
-	}
-	list := errors.Errors(errors.Sanitize(all))
-	cfg := &errors.Config{Cwd: root, ToSlash: true}
 	var b strings.Builder
-	for _, e := range list {
-		msg := errors.StringWithConfig(e, cfg)
-		positions := errors.Positions(e)
-		switch len(positions) {
-		case 0:
-			b.WriteString(msg)
-		case 1:
-			first, rest, more := strings.Cut(msg, "\n")
-			fmt.Fprintf(&b, "%s: %s", first, Position(positions[0]).Rel(root))
-			if more {
-				b.WriteString("\n" + rest)
-			}
-		default:
-			b.WriteString(msg + ":")
-			for _, p := range positions {
-				b.WriteString("\n    " + Position(p).Rel(root))
-			}
-		}
-		b.WriteString("\n")
+	for _, d := range Diagnostics(err) {
+		b.WriteString(d.Text(root) + "\n")
 	}
-	return extractedDir.ReplaceAllString(b.String(), set.ModulePath[:len(set.ModulePath)-len("@v0")]+"@"+set.ModuleVersion+"/")
+	return b.String()
+}
+
+// Diagnostics is err as the diagnostics set shows the user: the errors of
+// the CUE evaluator and every config.FieldError sorted by position with
+// duplicates dropped, as cue prints them, then any other error (a spec's
+// diagnostics, an invalid plan's problems) as diag.From lists it. It is
+// the one place that turns CUE errors into diagnostics. Positions inside
+// the extracted embedded module are shown as
+// github.com/set-engine/set@<version>/<file>, not as cache paths.
+func Diagnostics(err error) diag.List {
+	if err == nil {
+		return nil
+	}
+	var all errors.Error
+	var others diag.List
+	positions := map[config.Pos]token.Pos{}
+	for _, e := range leaves(err) {
+		if isCUE(e) {
+			for _, ce := range cueErrors(e, positions) {
+				all = errors.Append(all, ce)
+			}
+			continue
+		}
+		others = append(others, diag.From(e)...)
+	}
+	var out diag.List
+	for _, e := range errors.Errors(errors.Sanitize(all)) {
+		out = append(out, cueDiagnostic(e))
+	}
+	return append(out, others...)
+}
+
+// leaves are the members of err when it is an errors.Join (of joins),
+// or err itself.
+func leaves(err error) []error {
+	if _, ok := err.(errors.Error); !ok {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			var out []error
+			for _, e := range joined.Unwrap() {
+				out = append(out, leaves(e)...)
+			}
+			return out
+		}
+	}
+	return []error{err}
+}
+
+// isCUE reports whether err is an error of the CUE evaluator or a
+// config.FieldError, which Diagnostics sorts among them.
+func isCUE(err error) bool {
+	if _, ok := err.(errors.Error); ok {
+		return true
+	}
+	var fe *config.FieldError
+	return errors.As(err, &fe)
+}
+
+// moduleDir is how a file of the extracted embedded module is shown.
+var moduleDir = set.ModulePath[:len(set.ModulePath)-len("@v0")] + "@" + set.ModuleVersion + "/"
+
+// cueDiagnostic is one CUE error as a diagnostic.
+func cueDiagnostic(e errors.Error) diag.Diagnostic {
+	format, args := e.Msg()
+	msg := extractedDir.ReplaceAllString(fmt.Sprintf(format, args...), moduleDir)
+	summary, detail, _ := strings.Cut(msg, "\n")
+	d := diag.Diagnostic{Severity: diag.Error, Summary: summary, Detail: detail, Path: e.Path()}
+	var ps []config.Pos
+	for _, p := range errors.Positions(e) {
+		pos := Position(p)
+		pos.File = extractedDir.ReplaceAllString(pos.File, moduleDir)
+		ps = append(ps, pos)
+	}
+	switch len(ps) {
+	case 0:
+	case 1:
+		d.Pos = ps[0]
+	default:
+		d.More = ps
+	}
+	return d
 }
 
 // cueErrors lists the errors in err as CUE errors: the members of a CUE

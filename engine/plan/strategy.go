@@ -39,6 +39,9 @@ func Make(cfg *config.Project, s *spec.Spec, fp Fingerprint) (*Plan, error) {
 			cfg.Planner.Strategy, config.StrategyStatic, config.StrategyStatic)
 	}
 	if err := Validate(p, Limits{MaxRequirementsPerChange: cfg.Planner.MaxRequirementsPerChange}); err != nil {
+		if inv, ok := err.(*InvalidError); ok && p.Strategy == StrategyExplicit {
+			inv.locate(cfg)
+		}
 		return nil, err
 	}
 	changes, err := TopoSort(p.Changes)

@@ -3,8 +3,12 @@ package plan
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 )
 
 // namePattern is the kebab-case form of a change name (schema.#Name).
@@ -20,6 +24,15 @@ type Problem struct {
 	// Pos is where the problem was declared ("set.cue:30:5"), if known.
 	Pos     string
 	Message string
+	// Change is the change at fault and Deferred the deferred requirement
+	// at fault, or "".
+	Change, Deferred string
+	// Path is the field at fault below `project` (plan.changes.api) and At
+	// its position, when the plan is the project's explicit one (see
+	// Make); At is the requirement's place in the spec for one that no
+	// change covers.
+	Path []string
+	At   config.Pos
 }
 
 func (p Problem) String() string {
@@ -32,6 +45,38 @@ func (p Problem) String() string {
 // InvalidError lists every problem of an invalid plan.
 type InvalidError struct {
 	Problems []Problem
+}
+
+// Diagnostics lists the problems as diagnostics, in the order Validate
+// found them.
+func (e *InvalidError) Diagnostics() diag.List {
+	out := make(diag.List, len(e.Problems))
+	for i, p := range e.Problems {
+		out[i] = diag.Diagnostic{Severity: diag.Error, Summary: p.Message, Pos: p.At}
+		if len(p.Path) > 0 {
+			out[i].Path = append([]string{"project"}, p.Path...)
+		}
+	}
+	return out
+}
+
+// locate gives every problem about a change or a deferred requirement of
+// the explicit plan of cfg its field path and position.
+func (e *InvalidError) locate(cfg *config.Project) {
+	for i := range e.Problems {
+		p := &e.Problems[i]
+		switch {
+		case p.Change != "":
+			p.Path = []string{"plan", "changes", p.Change}
+		case p.Deferred != "":
+			p.Path = []string{"plan", "deferred", p.Deferred}
+		default:
+			continue
+		}
+		if pos, ok := cfg.Positions.At[strings.Join(p.Path, ".")]; ok {
+			p.At = pos
+		}
+	}
 }
 
 func (e *InvalidError) Error() string {
@@ -63,7 +108,7 @@ func Validate(p *Plan, limits Limits) error {
 	// A change that depends on itself is reported by dependencies().
 	if cycle := FindCycle(p); len(cycle) > 2 {
 		c, _ := p.Change(cycle[0])
-		v.add(c.Pos, "dependency cycle: %s", strings.Join(cycle, " → "))
+		v.add(c, "dependency cycle: %s", strings.Join(cycle, " → "))
 	}
 	v.coverage(limits)
 	if len(v.problems) == 0 {
@@ -81,18 +126,29 @@ type validator struct {
 	problems []Problem
 }
 
-func (v *validator) add(pos, format string, args ...any) {
-	v.problems = append(v.problems, Problem{Pos: pos, Message: fmt.Sprintf(format, args...)})
+// add records a problem of change c (nil for none).
+func (v *validator) add(c *Change, format string, args ...any) {
+	p := Problem{Message: fmt.Sprintf(format, args...)}
+	if c != nil {
+		p.Pos, p.Change = c.Pos, c.Name
+	}
+	v.problems = append(v.problems, p)
+}
+
+// addProblem records a problem that is not about one change.
+func (v *validator) addProblem(p Problem, format string, args ...any) {
+	p.Message = fmt.Sprintf(format, args...)
+	v.problems = append(v.problems, p)
 }
 
 func (v *validator) names() {
 	for i := range v.p.Changes {
 		c := &v.p.Changes[i]
 		if !ValidName(c.Name) {
-			v.add(c.Pos, "change name %q is not kebab-case (want e.g. \"user-login\")", c.Name)
+			v.add(c, "change name %q is not kebab-case (want e.g. \"user-login\")", c.Name)
 		}
 		if prev, dup := v.byName[c.Name]; dup {
-			v.add(c.Pos, "change %q is declared twice (first at %s)", c.Name, orUnknown(prev.Pos))
+			v.add(c, "change %q is declared twice (first at %s)", c.Name, orUnknown(prev.Pos))
 			continue
 		}
 		v.byName[c.Name] = c
@@ -100,13 +156,14 @@ func (v *validator) names() {
 }
 
 func (v *validator) dependencies() {
-	for _, c := range v.p.Changes {
+	for i := range v.p.Changes {
+		c := &v.p.Changes[i]
 		for _, d := range c.DependsOn {
 			switch {
 			case d == c.Name:
-				v.add(c.Pos, "change %q depends on itself", c.Name)
+				v.add(c, "change %q depends on itself", c.Name)
 			case v.byName[d] == nil:
-				v.add(c.Pos, "change %q depends on unknown change %q%s", c.Name, d, suggest(d, v.changeNames()))
+				v.add(c, "change %q depends on unknown change %q%s", c.Name, d, suggest(d, slices.DeleteFunc(v.changeNames(), func(n string) bool { return n == c.Name })))
 			}
 		}
 	}
@@ -127,18 +184,19 @@ func (v *validator) coverage(limits Limits) {
 		known[r.ID] = true
 	}
 	coveredBy := map[string]string{}
-	for _, c := range v.p.Changes {
+	for i := range v.p.Changes {
+		c := &v.p.Changes[i]
 		if limits.MaxRequirementsPerChange > 0 && len(c.Requirements) > limits.MaxRequirementsPerChange {
-			v.add(c.Pos, "change %q has %d requirements, more than the limit of %d (planner.maxRequirementsPerChange)",
+			v.add(c, "change %q has %d requirements, more than the limit of %d (planner.maxRequirementsPerChange)",
 				c.Name, len(c.Requirements), limits.MaxRequirementsPerChange)
 		}
 		for _, id := range c.Requirements {
 			if !known[id] {
-				v.add(c.Pos, "change %q covers %s, which no spec file defines", c.Name, id)
+				v.add(c, "change %q covers %s, which no spec file defines", c.Name, id)
 				continue
 			}
 			if first, dup := coveredBy[id]; dup {
-				v.add(c.Pos, "%s is covered by both %q and %q", id, first, c.Name)
+				v.add(c, "%s is covered by both %q and %q", id, first, c.Name)
 				continue
 			}
 			coveredBy[id] = c.Name
@@ -148,17 +206,17 @@ func (v *validator) coverage(limits Limits) {
 	for _, d := range v.p.Deferred {
 		switch {
 		case !known[d.Requirement]:
-			v.add("", "deferred %s is not a requirement of the spec", d.Requirement)
+			v.addProblem(Problem{Deferred: d.Requirement}, "deferred %s is not a requirement of the spec", d.Requirement)
 		case strings.TrimSpace(d.Reason) == "":
-			v.add("", "deferred %s needs a reason", d.Requirement)
+			v.addProblem(Problem{Deferred: d.Requirement}, "deferred %s needs a reason", d.Requirement)
 		case coveredBy[d.Requirement] != "":
-			v.add("", "%s is both deferred and covered by %q", d.Requirement, coveredBy[d.Requirement])
+			v.addProblem(Problem{Deferred: d.Requirement}, "%s is both deferred and covered by %q", d.Requirement, coveredBy[d.Requirement])
 		}
 		deferred[d.Requirement] = true
 	}
 	for _, r := range v.p.Requirements {
 		if coveredBy[r.ID] == "" && !deferred[r.ID] {
-			v.add("", "%s (%s:%d) is not covered by any change: add it to a change, or defer it with a reason", r.ID, r.File, r.Line)
+			v.addProblem(Problem{At: config.Pos{File: r.File, Line: r.Line}}, "%s is not covered by any change: add it to a change, or defer it with a reason", r.ID)
 		}
 	}
 }
@@ -186,9 +244,9 @@ func (v *validator) requirementOrder() {
 		for _, dep := range r.DependsOn {
 			switch target := changeOf[dep]; {
 			case deferred[dep]:
-				v.add(v.byName[owner].Pos, "%s in change %q depends on %s, which is deferred", r.ID, owner, dep)
+				v.add(v.byName[owner], "%s in change %q depends on %s, which is deferred", r.ID, owner, dep)
 			case target != "" && target != owner && !ancestors[owner][target]:
-				v.add(v.byName[owner].Pos, "%s in change %q depends on %s in change %q, but %q does not depend on %q",
+				v.add(v.byName[owner], "%s in change %q depends on %s in change %q, but %q does not depend on %q",
 					r.ID, owner, dep, target, owner, target)
 			}
 		}

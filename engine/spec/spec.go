@@ -27,6 +27,9 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 )
 
 // IDPattern is the regexp of a well-formed requirement ID. It is never
@@ -121,6 +124,16 @@ func (d Diagnostic) String() string {
 
 // Error returns d.String(), making a Diagnostic usable as an error.
 func (d Diagnostic) Error() string { return d.String() }
+
+// Diagnostics is d as the diagnostic set shows the user: its message at
+// File:Line (File alone when Line is 0).
+func (d Diagnostic) Diagnostics() diag.List {
+	sev := diag.Error
+	if d.Severity == Warning {
+		sev = diag.Warning
+	}
+	return diag.List{{Severity: sev, Summary: d.Message, Pos: config.Pos{File: d.File, Line: d.Line}}}
+}
 
 // Options tune how strictly a spec is checked.
 type Options struct {

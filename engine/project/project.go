@@ -1,0 +1,197 @@
+// Package project prepares a project for the commands that read it: it
+// loads set.cue and the spec, refuses what this build cannot run, makes
+// (or reads, and refuses when stale) the plan, builds its execution graph,
+// chooses the agents and checks that the gate runners answer. vet, plan,
+// apply and doctor all go through Prepare, so that what vet accepts apply
+// runs; the CLI keeps only its flags, its questions and its views.
+package project
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/config/decode"
+	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/spec"
+)
+
+// Project is a loaded project: its configuration and its spec.
+type Project struct {
+	// Root is the project directory, which diagnostics are shown relative
+	// to. It is set even when loading fails (to the directory asked for
+	// when no project was found).
+	Root   string
+	Config *config.Project
+	Spec   *spec.Spec
+	// SpecData maps every spec file (slash path relative to Root) to its
+	// content.
+	SpecData map[string][]byte
+}
+
+// Load loads the project that dir is in (load.FindRoot: dir or the
+// nearest parent with set.cue and cue.mod) and the spec files it names.
+// Configuration errors come back as CUE errors, spec errors as the
+// errors.Join of their diagnostics; load.Diagnostics lists both. The
+// Project is never nil; its Spec is set once the spec files were read,
+// with its warnings, even when it has errors.
+func Load(dir string) (*Project, error) {
+	root, err := load.FindRoot(dir)
+	if err != nil {
+		return &Project{Root: dir}, err
+	}
+	cfg, root, err := decode.Load(root, load.Options{})
+	if err != nil {
+		return &Project{Root: root}, err
+	}
+	p := &Project{Root: root, Config: cfg, SpecData: map[string][]byte{}}
+	names, err := expandSpecs(root, cfg)
+	if err != nil {
+		return p, err
+	}
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			return p, cfg.FieldError([]string{"spec"}, "spec file %s: %v", name, errNotExist(err))
+		}
+		p.SpecData[name] = data
+	}
+	p.Spec = spec.ParseAll(names, p.SpecData, spec.Options{Strict: cfg.Strict})
+	return p, p.Spec.Err()
+}
+
+// expandSpecs resolves the spec entries of set.cue (paths or globs,
+// relative to the root) to a sorted, duplicate-free list of files.
+func expandSpecs(root string, cfg *config.Project) ([]string, error) {
+	seen := map[string]bool{}
+	var names []string
+	for _, pattern := range cfg.Spec {
+		matches := []string{pattern}
+		if strings.ContainsAny(pattern, "*?[") {
+			var err error
+			matches, err = filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
+			if err != nil {
+				return nil, cfg.FieldError([]string{"spec"}, "spec pattern %q: %v", pattern, err)
+			}
+			if len(matches) == 0 {
+				return nil, cfg.FieldError([]string{"spec"}, "spec pattern %q matches no file", pattern)
+			}
+			for i, m := range matches {
+				rel, _ := filepath.Rel(root, m)
+				matches[i] = filepath.ToSlash(rel)
+			}
+		}
+		for _, m := range matches {
+			if !seen[m] {
+				seen[m] = true
+				names = append(names, m)
+			}
+		}
+	}
+	return names, nil
+}
+
+func errNotExist(err error) error {
+	if os.IsNotExist(err) {
+		return fmt.Errorf("no such file")
+	}
+	return err
+}
+
+// Warnings are the spec's warnings, as diagnostics.
+func (p *Project) Warnings() diag.List {
+	if p.Spec == nil {
+		return nil
+	}
+	var out diag.List
+	for _, w := range p.Spec.Warnings() {
+		out = append(out, w.Diagnostics()...)
+	}
+	return out
+}
+
+// MakePlan plans the project with its configured strategy (or takes its
+// explicit plan) and fingerprints the inputs.
+func (p *Project) MakePlan(ctx context.Context) (*plan.Plan, error) {
+	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root))
+	if err != nil {
+		return nil, err
+	}
+	return plan.Make(p.Config, p.Spec, fp)
+}
+
+// PlansAtApply reports whether the plan is made only when apply runs: a
+// planner strategy that needs a model, and no explicit plan.
+func (p *Project) PlansAtApply() bool {
+	return p.Config.Plan == nil && p.Config.Planner.Strategy != config.StrategyStatic
+}
+
+// Options say how far Prepare goes.
+type Options struct {
+	// PlanFile, when set, is a plan saved by `setctl plan --out` to use
+	// instead of planning now; it is refused when its inputs changed.
+	// PlanFileShown is how to name it in messages (as the user typed it).
+	PlanFile, PlanFileShown string
+	// PlanLater stops before planning when the plan is made only at apply
+	// time (PlansAtApply); Prepared.Plan is then nil.
+	PlanLater bool
+}
+
+// Prepared is a project ready to show or run: loaded, runnable by this
+// build, planned, and its execution graph built.
+type Prepared struct {
+	*Project
+	// Plan and Graph are nil when Options.PlanLater stopped before
+	// planning, or when a step before them failed.
+	Plan  *plan.Plan
+	Graph *graph.Graph
+}
+
+// Prepare loads the project dir is in and prepares it (see
+// Project.Prepare). The Prepared is never nil; its Root is where to show
+// the diagnostics relative to.
+func Prepare(ctx context.Context, dir string, opts Options) (*Prepared, diag.List) {
+	p, err := Load(dir)
+	ds := p.Warnings()
+	if err != nil {
+		return &Prepared{Project: p}, append(ds, load.Diagnostics(err)...)
+	}
+	pr, more := p.Prepare(ctx, opts)
+	return pr, append(ds, more...)
+}
+
+// Prepare checks that this build can run what the project asks for
+// (Runnable), makes its plan, or reads and checks the saved one, and
+// builds the execution graph. It stops at the first step that fails and
+// returns its diagnostics; the spec's warnings are Warnings'.
+func (p *Project) Prepare(ctx context.Context, opts Options) (*Prepared, diag.List) {
+	pr := &Prepared{Project: p}
+	if err := Runnable(p.Config); err != nil {
+		return pr, load.Diagnostics(err)
+	}
+	if opts.PlanLater && p.PlansAtApply() {
+		return pr, nil
+	}
+	pl, err := p.MakePlan(ctx)
+	if err != nil {
+		return pr, load.Diagnostics(err)
+	}
+	if opts.PlanFile != "" {
+		if pl, err = p.SavedPlan(ctx, opts.PlanFile, opts.PlanFileShown, pl); err != nil {
+			return pr, load.Diagnostics(err)
+		}
+	}
+	g, err := graph.Build(pl, p.Config)
+	if err != nil {
+		return pr, load.Diagnostics(err)
+	}
+	pr.Plan, pr.Graph = pl, g
+	return pr, nil
+}

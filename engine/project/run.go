@@ -1,0 +1,158 @@
+package project
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/orchestrator"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/runner/dagger"
+	"github.com/set-engine/set/engine/runner/host"
+	"github.com/set-engine/set/engine/state"
+)
+
+// Runnable refuses what set.cue asks for that this build cannot run: an
+// LLM-graded review gate in a stack that does not skip it. Prepare asks it
+// right after loading, so that what vet accepts apply runs. It looks at
+// every stack, not only those the current plan's changes use, and whatever
+// a gate's `when` says: its verdict holds for any plan the spec makes.
+// Each problem is positioned at its stack entry (a config.FieldError).
+func Runnable(cfg *config.Project) error {
+	var errs []error
+	check := func(stack config.Stack, path ...string) {
+		for _, name := range sortedKeys(stack) {
+			gate, ok := cfg.Gates[name]
+			if !ok || gate.Kind != config.KindReview || cmp.Or(stack[name].Mode, gate.Mode, config.ModeRun) == config.ModeSkip {
+				continue
+			}
+			errs = append(errs, cfg.FieldError(slices.Concat(path, []string{name}),
+				"gate %s is an LLM-graded review, which this build cannot run; set its mode to \"skip\" here or remove it from the stack", name))
+		}
+	}
+	for _, t := range sortedKeys(cfg.Stacks) {
+		check(cfg.Stacks[t], "stacks", t)
+	}
+	check(cfg.Integration, "integration")
+	return errors.Join(errs...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SavedPlan reads the plan saved at path (shown names it in messages) and
+// refuses it when its inputs changed since, compared with now, the plan
+// made of the current inputs; unless the journal shows a run of exactly
+// that plan to continue (that run moved git HEAD itself).
+func (p *Project) SavedPlan(ctx context.Context, path, shown string, now *plan.Plan) (*plan.Plan, error) {
+	saved, err := plan.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	changed := saved.Fingerprint.Changes(now.Fingerprint)
+	if len(changed) == 1 && strings.HasPrefix(changed[0], "git HEAD moved") {
+		st, err := state.Read(orchestrator.SetDir(p.Root))
+		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {
+			changed = nil
+		}
+	}
+	if len(changed) > 0 {
+		return nil, fmt.Errorf("the plan in %s is stale: %s since it was made; run `setctl plan --out %s` again",
+			shown, strings.Join(changed, "; "), shown)
+	}
+	if err := plan.Validate(saved, plan.Limits{MaxRequirementsPerChange: p.Config.Planner.MaxRequirementsPerChange}); err != nil {
+		return nil, err
+	}
+	return saved, nil
+}
+
+// Agents makes the project's agent and the agents that changes of pl ask
+// for instead (plan.changes.X.agent), keyed by adapter, with the project
+// agent's env and models. An exec or replay agent needs its argv or
+// recordings, which only the project's agent configures.
+func (p *Project) Agents(pl *plan.Plan) (agent.Adapter, map[string]agent.Adapter, error) {
+	adapter, err := agent.New(p.Config.Agent, p.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := map[string]agent.Adapter{}
+	for _, c := range pl.Changes {
+		if c.Agent == "" || c.Agent == p.Config.Agent.Adapter || out[c.Agent] != nil {
+			continue
+		}
+		a, err := agent.New(config.Agent{Adapter: c.Agent, Env: p.Config.Agent.Env, Models: p.Config.Agent.Models}, p.Root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("change %s asks for the %s agent: %w", c.Name, c.Agent, err)
+		}
+		out[c.Agent] = a
+	}
+	return adapter, out, nil
+}
+
+// Runners makes the runners the gates and regenerations of g use, and a
+// function that releases them. For dagger it first checks, within
+// seconds, that an engine answers and a CLI can reach it: no engine is a
+// run error before anything starts, never a gate failure sent to an agent.
+// getenv reads the Dagger variables.
+func (p *Project) Runners(ctx context.Context, g *graph.Graph, getenv func(string) string) (map[string]runner.Runner, func(), error) {
+	runners := map[string]runner.Runner{config.RunnerHost: host.New()}
+	closeAll := func() {}
+	if !UsesRunner(p.Config, g, config.RunnerDagger) {
+		return runners, closeAll, nil
+	}
+	eng, err := dagger.Preflight(ctx, getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	logPath := filepath.Join(orchestrator.SetDir(p.Root), "logs", "dagger.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, nil, err
+	}
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := dagger.New(p.Config.Runner.Dagger, p.Root, dagger.Connector(eng, log))
+	runners[config.RunnerDagger] = r
+	return runners, func() {
+		if c, ok := r.(io.Closer); ok {
+			c.Close()
+		}
+		log.Close()
+	}, nil
+}
+
+// UsesRunner reports whether a gate of the graph, or a regeneration of a
+// generated file, runs on the named runner.
+func UsesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
+	for _, c := range g.Changes {
+		for _, s := range append(append([]graph.GateStep{}, c.Verify...), c.Integration...) {
+			if s.Kind == config.KindExec && s.Runner == name {
+				return true
+			}
+		}
+	}
+	for _, gen := range cfg.Generated {
+		if r := gen.Runner; r == name || (r == "" && cfg.Runner.Kind == name) {
+			return true
+		}
+	}
+	return false
+}
