@@ -37,6 +37,12 @@ type LoopInput struct {
 	Env           []string
 	// Emit records an event of the change.
 	Emit func(journal.Payload) error
+	// Budget, derived from Loop's context, ends the agent's work (the
+	// change's wall-time budget): the agent is stopped and the loop ends
+	// as interrupted. Git and the journal run on Loop's context, so a
+	// budget ending mid-call never turns into a run error. Nil means
+	// Loop's context.
+	Budget context.Context
 }
 
 // Ending says how the loop ended.
@@ -83,6 +89,10 @@ const maxLastLine = 200
 // agent left uncommitted, and records AGENT_ITERATION and LLM_CALL events.
 // A run error (the journal or git failing) is returned as an error.
 func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
+	budget := in.Budget
+	if budget == nil {
+		budget = ctx
+	}
 	change := in.Prompt.Change.Name
 	res := LoopResult{Iterations: in.Done, Tokens: in.TokensUsed, SessionID: in.SessionID}
 	errorsInRow, stalls := 0, 0
@@ -103,7 +113,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			}
 			return res, nil
 		}
-		if ctx.Err() != nil {
+		if budget.Err() != nil {
 			res.Ending = EndInterrupted
 			return res, nil
 		}
@@ -157,12 +167,12 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			return res, err
 		}
 
-		out, runErr := in.Adapter.Run(ctx, Request{
+		out, runErr := in.Adapter.Run(budget, Request{
 			Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
 			Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: io.MultiWriter(log, tail),
 		})
 		log.Close()
-		if ctx.Err() != nil {
+		if budget.Err() != nil {
 			// The iteration is not recorded: a resumed run does it again.
 			res.Ending = EndInterrupted
 			return res, nil

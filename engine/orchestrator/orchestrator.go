@@ -75,6 +75,10 @@ type Options struct {
 	// "baseline-judged" (main judged, its checkout not yet removed). Crash
 	// tests kill the process there.
 	Checkpoint func(point, change string)
+	// wallBudget, if set, replaces the wall-time budget's timer (see
+	// run.wallBudget): tests end a change's budget at the moment they
+	// choose.
+	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
 }
 
 // Summary is how a run ended.
