@@ -6,7 +6,6 @@
 package merge
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -121,38 +120,29 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, err
 	}
 
-	for _, step := range in.Steps {
-		logPath, logRel := gate.LogPaths(in.Root, in.Change.Name, "integration", step.Gate, in.Attempt)
-		r := gate.Run(ctx, gate.Input{
-			Project:  in.Project,
-			Change:   in.Change,
-			Reqs:     in.Reqs,
-			Step:     step,
-			Stage:    "integration",
-			Attempt:  in.Attempt,
-			Worktree: in.Worktree,
-			Base:     oldMain,
-			LogPath:  logPath,
-			LogRel:   logRel,
-			Env:      in.Env,
-			Accepted: in.Accepted[step.Gate],
-		}, in.Runners)
-		if err := in.Emit(GateEvent("integration", in.Attempt, r)); err != nil {
-			return Outcome{}, err
-		}
-		switch r.Status {
-		case "error":
-			return Outcome{}, fmt.Errorf("integration gate %s of %s could not run: %w", r.Gate, in.Change.Name, r.Err)
-		case "fail":
-			return gateFailed(ctx, in, merged, r.Gate, fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, r.Gate, r.RetryContext))
-		}
-		// main gets the committed tree; a gate that edited it would have
-		// tested something else.
-		if changed, err := git.Dirty(ctx, in.Worktree); err != nil {
-			return Outcome{}, err
-		} else if len(changed) > 0 {
-			return gateFailed(ctx, in, merged, r.Gate, fmt.Sprintf("The integration gate %s changed files of the tree it checks (%s); gates must leave the tree as committed. Commit what it would change.", r.Gate, strings.Join(changed, ", ")))
-		}
+	stack, err := gate.RunStack(ctx, gate.StackInput{
+		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Stage: graph.StageIntegration, Attempt: in.Attempt,
+		Root: in.Root, Worktree: in.Worktree, Base: oldMain, Env: in.Env,
+		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners,
+		AfterGate: func(ctx context.Context, r gate.Result) (string, error) {
+			// main gets the committed tree; a gate that edited it would
+			// have tested something else.
+			changed, err := git.Dirty(ctx, in.Worktree)
+			if err != nil || len(changed) == 0 {
+				return "", err
+			}
+			return fmt.Sprintf("The integration gate %s changed files of the tree it checks (%s); gates must leave the tree as committed. Commit what it would change.", r.Gate, strings.Join(changed, ", ")), nil
+		},
+	}, in.Emit)
+	switch {
+	case err != nil:
+		return Outcome{}, err
+	case stack.Interrupted:
+		return Outcome{}, context.Cause(ctx)
+	case stack.Rejection != "":
+		return gateFailed(ctx, in, merged, stack.Blocking.Gate, stack.Rejection)
+	case stack.Blocking != nil:
+		return gateFailed(ctx, in, merged, stack.Blocking.Gate, fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, stack.Blocking.Gate, stack.Blocking.RetryContext))
 	}
 
 	// main gets one commit for the change: the exact tree the integration
@@ -506,13 +496,4 @@ func conflictHunks(content string) []hunk {
 		}
 	}
 	return out
-}
-
-// GateEvent is the VERIFY_GATE payload of a gate result.
-func GateEvent(stage string, attempt int, r gate.Result) journal.VerifyGateData {
-	return journal.VerifyGateData{
-		Stage: stage, Gate: r.Gate, Kind: r.Kind, Mode: r.Mode, Runner: r.Runner, Base: r.Base,
-		Result: r.Status, ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(), Cached: r.Cached,
-		Log: cmp.Or(r.LogRel, r.Log), Reason: r.Reason, RetryContext: r.RetryContext, Attempt: attempt,
-	}
 }

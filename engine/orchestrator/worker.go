@@ -232,46 +232,23 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 // skipped are recorded as skipped, with the reason. The gates run on
 // budget, git on ctx; a gate cut short by budget ending is not recorded.
 func (r *run) verify(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, attempt int) (bool, string, error) {
-	name := c.Name
+	var skipped []graph.SkippedGate
 	for _, sk := range cg.Skipped {
-		if sk.Stage != graph.StageVerify {
-			continue
-		}
-		if err := r.rec.emit(name, journal.VerifyGateData{Stage: "verify", Gate: sk.Gate, Result: "skip", Reason: sk.Reason, Attempt: attempt}); err != nil {
-			return false, "", err
+		if sk.Stage == graph.StageVerify {
+			skipped = append(skipped, sk)
 		}
 	}
-	wt := r.worktree(name)
+	wt := r.worktree(c.Name)
 	base, err := git.MergeBase(ctx, wt, r.opts.Project.MainBranch, "HEAD")
 	if err != nil {
 		return false, "", err
 	}
-	for _, step := range cg.Verify {
-		logPath, logRel := gate.LogPaths(r.opts.Root, name, "verify", step.Gate, attempt)
-		res := gate.Run(budget, gate.Input{
-			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Step: step, Stage: "verify",
-			Attempt: attempt, Worktree: wt, Base: base,
-			LogPath: logPath, LogRel: logRel, Env: r.env, Accepted: r.rec.accepted()[step.Gate],
-		}, r.opts.Runners)
-		if budget.Err() != nil {
-			return false, "", nil
-		}
-		if res.Expanded != nil && res.Expanded.Held {
-			if err := r.rec.emit(name, journal.GateSetExpandedData{Stage: "verify", Gate: res.Gate, Condition: res.Expanded.Condition, Files: res.Expanded.Files}); err != nil {
-				return false, "", err
-			}
-		}
-		if err := r.rec.emit(name, merge.GateEvent("verify", attempt, res)); err != nil {
-			return false, "", err
-		}
-		switch res.Status {
-		case "error":
-			return false, "", fmt.Errorf("gate %s could not run: %w", res.Gate, res.Err)
-		case "fail":
-			return false, res.RetryContext, nil
-		}
-	}
-	return true, "", nil
+	res, err := gate.RunStack(budget, gate.StackInput{
+		Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
+		Root: r.opts.Root, Worktree: wt, Base: base, Env: r.env,
+		Steps: cg.Verify, Skipped: skipped, Accepted: r.rec.accepted(), Runners: r.opts.Runners,
+	}, func(p journal.Payload) error { return r.rec.emit(c.Name, p) })
+	return res.Passed, res.RetryContext(), err
 }
 
 // integrate runs the merge queue's step for one change.
