@@ -19,9 +19,9 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/dagger"
 	"github.com/set-engine/set/engine/runner/host"
@@ -230,18 +230,18 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 // run runs the plan, showing its events as they are journaled: in the
 // plain view (a live block on a terminal), or as the --json stream.
 func (r *applyRun) run() (*orchestrator.Summary, error) {
-	setDir := orchestrator.SetDir(r.ws.root)
+	layout := rundir.New(r.ws.root)
 	out, term := r.e.stdout, r.term
 	if r.ui != nil {
 		out, term = io.Discard, terminal{}
 	}
 	r.progress = newProgress(out, r.opts.Plan, r.ws.cfg.MainBranch, term, time.Now, redrawEvery)
-	if st, err := state.Read(setDir); err == nil {
+	if st, err := state.Read(layout.Dir()); err == nil {
 		r.progress.seed(st)
 	}
 	r.opts.OnEvent = r.progress.event
 	if r.ui != nil {
-		r.ui.start(r.ws.cfg.MainBranch, filepath.Join(setDir, journal.EventsFile))
+		r.ui.start(r.ws.cfg.MainBranch, layout.Events())
 		r.opts.OnEvent = r.ui.event
 	}
 	r.sigs.runStarts()
@@ -325,7 +325,7 @@ func planFromFile(ctx context.Context, ws *workspace, path, shown string, now *p
 	}
 	changed := saved.Fingerprint.Changes(now.Fingerprint)
 	if len(changed) == 1 && strings.HasPrefix(changed[0], "git HEAD moved") {
-		st, err := state.Read(orchestrator.SetDir(ws.root))
+		st, err := state.Read(rundir.New(ws.root).Dir())
 		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {
 			changed = nil
 		}
@@ -373,7 +373,7 @@ func gateRunners(ctx context.Context, ws *workspace, g *graph.Graph) (map[string
 	if err != nil {
 		return nil, nil, err
 	}
-	logPath := filepath.Join(orchestrator.SetDir(ws.root), "logs", "dagger.log")
+	logPath := rundir.New(ws.root).DaggerLog()
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return nil, nil, err
 	}

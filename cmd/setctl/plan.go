@@ -10,6 +10,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -152,7 +153,7 @@ func jsonErrors(e *env) *env {
 // as the projection of .set/events.jsonl says (pending for a change the
 // run does not know). Without a journal it leaves g as it is.
 func addStatuses(g *graph.Graph, root string) error {
-	st, err := state.Read(orchestrator.SetDir(root))
+	st, err := state.Read(rundir.New(root).Dir())
 	if err != nil || st.LastSeq == 0 {
 		return err
 	}

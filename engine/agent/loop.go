@@ -12,14 +12,14 @@ import (
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // LoopInput configures the iterations of one change until it is done.
 type LoopInput struct {
 	Adapter  Adapter
-	Prompt   PromptInput // Iteration is set per iteration
-	Root     string      // project root
-	SetDir   string      // <root>/.set
+	Prompt   PromptInput   // Iteration is set per iteration
+	Layout   rundir.Layout // the run directory: prompts and logs
 	Worktree string
 	// MainBranch is merged into the branch at each iteration boundary when
 	// it moved and merges cleanly.
@@ -125,9 +125,8 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		pin.Iteration = n
 		pin.RetryContext = retryContext
 		text := Prompt(pin)
-		promptRel := filepath.Join(".set", "changes", change, fmt.Sprintf("prompt-%d.md", n))
-		logRel := filepath.Join(".set", "logs", change, fmt.Sprintf("agent-%d.log", n))
-		promptPath, logPath := filepath.Join(in.Root, promptRel), filepath.Join(in.Root, logRel)
+		promptPath, promptRel := in.Layout.Prompt(change, n)
+		logPath, logRel := in.Layout.AgentLog(change, n)
 		for _, dir := range []string{filepath.Dir(promptPath), filepath.Dir(logPath)} {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return res, err
@@ -212,7 +211,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		}
 		it := journal.AgentIterationData{
 			Iteration: n, ExitCode: out.ExitCode, DurationMS: out.Duration.Milliseconds(), Commits: commits,
-			Tokens: tokens, SessionID: out.SessionID, Prompt: filepath.ToSlash(promptRel), Log: filepath.ToSlash(logRel),
+			Tokens: tokens, SessionID: out.SessionID, Prompt: promptRel, Log: logRel,
 		}
 		switch {
 		case runErr != nil:

@@ -8,6 +8,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // loopWith runs Loop for change x on a branch of a fresh repository with
@@ -25,7 +26,7 @@ func loopWith(t *testing.T, script string, max int) (LoopResult, []journal.Agent
 	res, err := Loop(context.Background(), LoopInput{
 		Adapter:  a,
 		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
-		Root:     t.TempDir(),
+		Layout:   rundir.New(t.TempDir()),
 		Worktree: repo, MainBranch: "main", MaxIterations: max,
 		Emit: func(p journal.Payload) error {
 			if it, ok := p.(journal.AgentIterationData); ok {

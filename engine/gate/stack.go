@@ -9,6 +9,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
 )
@@ -22,8 +23,8 @@ type StackInput struct {
 	// Stage is graph.StageVerify or graph.StageIntegration.
 	Stage   string
 	Attempt int
-	// Root is the project root; each gate's log goes to LogPaths below it.
-	Root string
+	// Layout is the run directory; each gate's log goes to its GateLog.
+	Layout rundir.Layout
 	// Worktree is the tree the gates check; Base the commit they diff
 	// against (see Input).
 	Worktree, Base string
@@ -70,7 +71,7 @@ func (s StackResult) RetryContext() string {
 }
 
 // RunStack runs in's gates in order and stops at the first blocking one.
-// Each gate's log goes to LogPaths; emit records, for each gate, a
+// Each gate's log goes to in.Layout.GateLog; emit records, for each gate, a
 // GATE_SET_EXPANDED when its run-time condition held, then its VERIFY_GATE
 // (see Event). A gate that could not run (status "error") is a run error,
 // returned after its event is recorded, as is emit failing.
@@ -81,7 +82,7 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 		}
 	}
 	for _, step := range in.Steps {
-		logPath, logRel := LogPaths(in.Root, in.Change.Name, in.Stage, step.Gate, in.Attempt)
+		logPath, logRel := in.Layout.GateLog(in.Change.Name, in.Stage, step.Gate, in.Attempt)
 		res := Run(ctx, Input{
 			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Step: step, Stage: in.Stage,
 			Attempt: in.Attempt, Worktree: in.Worktree, Base: in.Base,

@@ -13,6 +13,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 )
@@ -27,7 +28,7 @@ func stackFixture(t *testing.T, gates ...[]string) (StackInput, *repo) {
 	p := testProject()
 	in := StackInput{
 		Project: p, Change: featureChange, Stage: graph.StageVerify, Attempt: 2,
-		Root: t.TempDir(), Worktree: r.dir, Base: r.base,
+		Layout: rundir.New(t.TempDir()), Worktree: r.dir, Base: r.base,
 		Runners: map[string]runner.Runner{"host": host.New()},
 	}
 	for i, argv := range gates {
@@ -84,12 +85,12 @@ func TestRunStackStopsAtFirstBlockingGate(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.dir, "ran-c")); err == nil {
 		t.Error("the gate after the blocking one ran")
 	}
-	// The logs are where LogPaths puts them, and the events name them so.
+	// The logs are where the layout puts them, and the events name them so.
 	vg := events[2].(journal.VerifyGateData)
 	if vg.Log != ".set/logs/auth-login/verify-b-2.log" || vg.Attempt != 2 || vg.ExitCode != 3 {
 		t.Errorf("b's event = %+v", vg)
 	}
-	if _, err := os.Stat(filepath.Join(in.Root, ".set", "logs", "auth-login", "verify-b-2.log")); err != nil {
+	if _, err := os.Stat(filepath.Join(in.Layout.Root(), ".set", "logs", "auth-login", "verify-b-2.log")); err != nil {
 		t.Error(err)
 	}
 }

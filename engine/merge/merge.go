@@ -22,15 +22,17 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
 )
 
 // Input is one change to integrate.
 type Input struct {
-	Project  *config.Project
-	Root     string // the project root (the user's checkout)
-	SetDir   string // <root>/.set
+	Project *config.Project
+	// Layout is the run directory of the project (the user's checkout,
+	// Layout.Root(), is where main moves).
+	Layout   rundir.Layout
 	Change   plan.Change
 	Reqs     []spec.Requirement
 	Steps    []graph.GateStep // the integration stack
@@ -78,7 +80,7 @@ type Outcome struct {
 // never the change's fault.
 func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	mainBranch := in.Project.MainBranch
-	oldMain, err := git.BranchHead(ctx, in.Root, mainBranch)
+	oldMain, err := git.BranchHead(ctx, in.Layout.Root(), mainBranch)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -122,7 +124,7 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 
 	stack, err := gate.RunStack(ctx, gate.StackInput{
 		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Stage: graph.StageIntegration, Attempt: in.Attempt,
-		Root: in.Root, Worktree: in.Worktree, Base: oldMain, Env: in.Env,
+		Layout: in.Layout, Worktree: in.Worktree, Base: oldMain, Env: in.Env,
 		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners,
 		AfterGate: func(ctx context.Context, r gate.Result) (string, error) {
 			// main gets the committed tree; a gate that edited it would
@@ -159,7 +161,7 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, err
 	}
 	in.checkpoint("before-fast-forward")
-	if err := git.FastForward(ctx, in.Root, mainBranch, oldMain, commit); err != nil {
+	if err := git.FastForward(ctx, in.Layout.Root(), mainBranch, oldMain, commit); err != nil {
 		return Outcome{}, err
 	}
 	in.checkpoint("fast-forwarded")
@@ -418,7 +420,7 @@ func regenerate(ctx context.Context, in Input, regen map[string]config.Generated
 		}
 		byKey[key].paths = append(byKey[key].paths, path)
 	}
-	logPath := filepath.Join(in.SetDir, "logs", in.Change.Name, fmt.Sprintf("regenerate-%d.log", in.Attempt))
+	logPath := in.Layout.RegenerateLog(in.Change.Name, in.Attempt)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return err
 	}

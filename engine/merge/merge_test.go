@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/engine/spec"
@@ -95,8 +96,7 @@ func (f *fixture) input(gates ...string) Input {
 	}
 	return Input{
 		Project: f.project,
-		Root:    f.root,
-		SetDir:  f.setDir,
+		Layout:  rundir.New(f.root),
 		Change: plan.Change{Name: "feat", Type: "feature", Size: "S", Description: "add the feature",
 			Requirements: []string{"REQ-FEAT-01"}},
 		Reqs:     []spec.Requirement{{ID: "REQ-FEAT-01", Title: "Feature works", Domain: "feat"}},

@@ -17,6 +17,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -319,7 +320,7 @@ func TestIterationBudget(t *testing.T) {
 	if sum.Statuses["idle"] != state.FailedIterationBudget {
 		t.Fatalf("idle = %s", sum.Statuses["idle"])
 	}
-	st, err := state.Read(SetDir(f.root))
+	st, err := state.Read(rundir.New(f.root).Dir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,11 +21,6 @@ import (
 	"github.com/set-engine/set/engine/state"
 )
 
-// worktree is the path of a change's worktree.
-func (r *run) worktree(change string) string {
-	return filepath.Join(r.setDir, "worktrees", change)
-}
-
 // work takes one change from where it stands to the merge queue: dispatch
 // (a worktree on its own branch), agent iterations, the verify stack, and
 // back to the agent on a blocking failure while the verify budget lasts.
@@ -128,10 +123,10 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 			res, err := agent.Loop(ctx, agent.LoopInput{
 				Adapter: adapter,
 				Prompt: agent.PromptInput{
-					Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.worktree(name),
+					Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.layout.Worktree(name),
 					Gates: gates, RetryContext: retryContext, RetryStage: retryStage, Attempt: attempt, Budget: retryBudget,
 				},
-				Root: r.opts.Root, SetDir: r.setDir, Worktree: r.worktree(name), MainBranch: r.opts.Project.MainBranch,
+				Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
 				Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
 				Model: r.model(c), SessionID: st.SessionID,
 				TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
@@ -167,7 +162,7 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 			if err := r.rec.transition(name, state.Queued, ""); err != nil {
 				return err
 			}
-			head, err := git.RevParse(ctx, r.worktree(name), "HEAD")
+			head, err := git.RevParse(ctx, r.layout.Worktree(name), "HEAD")
 			if err != nil {
 				return err
 			}
@@ -183,7 +178,7 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 		// What the gates left (build outputs) must not reach the next
 		// iteration's commit: the tree goes back to what was verified.
 		// (A verified change is cleaned by the merge queue.)
-		if err := git.Clean(ctx, r.worktree(name)); err != nil {
+		if err := git.Clean(ctx, r.layout.Worktree(name)); err != nil {
 			return err
 		}
 		if err := r.rec.transition(name, state.VerifyFailed, ""); err != nil {
@@ -199,7 +194,7 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 // dispatchChange creates the change's worktree on branch set/<change> from
 // main, or takes over the one an interrupted run left.
 func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
-	wt, branch := r.worktree(c.Name), "set/"+c.Name
+	wt, branch := r.layout.Worktree(c.Name), "set/"+c.Name
 	base, err := git.BranchHead(ctx, r.opts.Root, r.opts.Project.MainBranch)
 	if err != nil {
 		return err
@@ -238,14 +233,14 @@ func (r *run) verify(ctx, budget context.Context, c plan.Change, cg *graph.Chang
 			skipped = append(skipped, sk)
 		}
 	}
-	wt := r.worktree(c.Name)
+	wt := r.layout.Worktree(c.Name)
 	base, err := git.MergeBase(ctx, wt, r.opts.Project.MainBranch, "HEAD")
 	if err != nil {
 		return false, "", err
 	}
 	res, err := gate.RunStack(budget, gate.StackInput{
 		Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
-		Root: r.opts.Root, Worktree: wt, Base: base, Env: r.env,
+		Layout: r.layout, Worktree: wt, Base: base, Env: r.env,
 		Steps: cg.Verify, Skipped: skipped, Accepted: r.rec.accepted(), Runners: r.opts.Runners,
 	}, func(p journal.Payload) error { return r.rec.emit(c.Name, p) })
 	return res.Passed, res.RetryContext(), err
@@ -303,7 +298,7 @@ func (r *run) retire(ctx context.Context, change string) error {
 func (r *run) removeWorktree(ctx context.Context, change string) error {
 	r.worktrees.Lock()
 	defer r.worktrees.Unlock()
-	return git.RemoveWorktree(ctx, r.opts.Root, r.worktree(change))
+	return git.RemoveWorktree(ctx, r.opts.Root, r.layout.Worktree(change))
 }
 
 // deleteBranch deletes the branch set/<change> of a change that is on
@@ -343,8 +338,8 @@ func (r *run) deleteBranch(ctx context.Context, change string) {
 
 func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
 	return merge.Input{
-		Project: r.opts.Project, Root: r.opts.Root, SetDir: r.setDir, Change: c, Reqs: r.requirements(c),
-		Steps: cg.Integration, Worktree: r.worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
+		Project: r.opts.Project, Layout: r.layout, Change: c, Reqs: r.requirements(c),
+		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
 		Env: r.env, Runners: r.opts.Runners, Now: r.opts.Now, Accepted: r.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },
