@@ -37,7 +37,7 @@ func (r *run) work(ctx context.Context, c plan.Change) error {
 	budget, cancel := r.wallBudget(ctx, name)
 	defer cancel()
 	err := r.implementAndVerify(ctx, budget, c)
-	if err != nil || ctx.Err() != nil || context.Cause(budget) != errWallTime {
+	if err != nil || context.Cause(budget) != errWallTime {
 		return err
 	}
 	if s := r.rec.status(name); s == state.Queued || s.Terminal() {
