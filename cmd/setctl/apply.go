@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,9 +17,9 @@ import (
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/project"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -211,18 +210,18 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 // run runs the plan, showing its events as they are journaled: in the
 // plain view (a live block on a terminal), or as the --json stream.
 func (r *applyRun) run() (*orchestrator.Summary, error) {
-	setDir := orchestrator.SetDir(r.ws.root)
+	layout := rundir.New(r.ws.root)
 	out, term := r.e.stdout, r.term
 	if r.ui != nil {
 		out, term = io.Discard, terminal{}
 	}
 	r.progress = newProgress(out, r.opts.Plan, r.ws.cfg.MainBranch, term, time.Now, redrawEvery)
-	if st, err := state.Read(setDir); err == nil {
+	if st, err := state.Read(layout.Dir()); err == nil {
 		r.progress.seed(st)
 	}
 	r.opts.OnEvent = r.progress.event
 	if r.ui != nil {
-		r.ui.start(r.ws.cfg.MainBranch, filepath.Join(setDir, journal.EventsFile))
+		r.ui.start(r.ws.cfg.MainBranch, layout.Events())
 		r.opts.OnEvent = r.ui.event
 	}
 	r.sigs.runStarts()

@@ -12,6 +12,7 @@ import (
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/project"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -144,7 +145,7 @@ func jsonErrors(e *env, name string) *env {
 // as the projection of .set/events.jsonl says (pending for a change the
 // run does not know). Without a journal it leaves g as it is.
 func addStatuses(g *graph.Graph, root string) error {
-	st, err := state.Read(orchestrator.SetDir(root))
+	st, err := state.Read(rundir.New(root).Dir())
 	if err != nil || st.LastSeq == 0 {
 		return err
 	}

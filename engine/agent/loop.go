@@ -12,14 +12,14 @@ import (
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // LoopInput configures the iterations of one change until it is done.
 type LoopInput struct {
 	Adapter  Adapter
-	Prompt   PromptInput // Iteration is set per iteration
-	Root     string      // project root
-	SetDir   string      // <root>/.set
+	Prompt   PromptInput   // Iteration is set per iteration
+	Layout   rundir.Layout // the run directory: prompts and logs
 	Worktree string
 	// MainBranch is merged into the branch at each iteration boundary when
 	// it moved and merges cleanly.
@@ -37,6 +37,12 @@ type LoopInput struct {
 	Env           []string
 	// Emit records an event of the change.
 	Emit func(journal.Payload) error
+	// Budget, derived from Loop's context, ends the agent's work (the
+	// change's wall-time budget): the agent is stopped and the loop ends
+	// as interrupted. Git and the journal run on Loop's context, so a
+	// budget ending mid-call never turns into a run error. Nil means
+	// Loop's context.
+	Budget context.Context
 }
 
 // Ending says how the loop ended.
@@ -83,6 +89,10 @@ const maxLastLine = 200
 // agent left uncommitted, and records AGENT_ITERATION and LLM_CALL events.
 // A run error (the journal or git failing) is returned as an error.
 func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
+	budget := in.Budget
+	if budget == nil {
+		budget = ctx
+	}
 	change := in.Prompt.Change.Name
 	res := LoopResult{Iterations: in.Done, Tokens: in.TokensUsed, SessionID: in.SessionID}
 	errorsInRow, stalls := 0, 0
@@ -103,7 +113,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			}
 			return res, nil
 		}
-		if ctx.Err() != nil {
+		if budget.Err() != nil {
 			res.Ending = EndInterrupted
 			return res, nil
 		}
@@ -115,9 +125,8 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		pin.Iteration = n
 		pin.RetryContext = retryContext
 		text := Prompt(pin)
-		promptRel := filepath.Join(".set", "changes", change, fmt.Sprintf("prompt-%d.md", n))
-		logRel := filepath.Join(".set", "logs", change, fmt.Sprintf("agent-%d.log", n))
-		promptPath, logPath := filepath.Join(in.Root, promptRel), filepath.Join(in.Root, logRel)
+		promptPath, promptRel := in.Layout.Prompt(change, n)
+		logPath, logRel := in.Layout.AgentLog(change, n)
 		for _, dir := range []string{filepath.Dir(promptPath), filepath.Dir(logPath)} {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return res, err
@@ -157,12 +166,12 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			return res, err
 		}
 
-		out, runErr := in.Adapter.Run(ctx, Request{
+		out, runErr := in.Adapter.Run(budget, Request{
 			Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
 			Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: io.MultiWriter(log, tail),
 		})
 		log.Close()
-		if ctx.Err() != nil {
+		if budget.Err() != nil {
 			// The iteration is not recorded: a resumed run does it again.
 			res.Ending = EndInterrupted
 			return res, nil
@@ -202,7 +211,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		}
 		it := journal.AgentIterationData{
 			Iteration: n, ExitCode: out.ExitCode, DurationMS: out.Duration.Milliseconds(), Commits: commits,
-			Tokens: tokens, SessionID: out.SessionID, Prompt: filepath.ToSlash(promptRel), Log: filepath.ToSlash(logRel),
+			Tokens: tokens, SessionID: out.SessionID, Prompt: promptRel, Log: logRel,
 		}
 		switch {
 		case runErr != nil:

@@ -2,12 +2,15 @@ package agent
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // loopWith runs Loop for change x on a branch of a fresh repository with
@@ -25,7 +28,7 @@ func loopWith(t *testing.T, script string, max int) (LoopResult, []journal.Agent
 	res, err := Loop(context.Background(), LoopInput{
 		Adapter:  a,
 		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
-		Root:     t.TempDir(),
+		Layout:   rundir.New(t.TempDir()),
 		Worktree: repo, MainBranch: "main", MaxIterations: max,
 		Emit: func(p journal.Payload) error {
 			if it, ok := p.(journal.AgentIterationData); ok {
@@ -86,5 +89,43 @@ func TestLoopRetriesFailuresThatChange(t *testing.T) {
 				t.Errorf("ending %s after %d iterations (%s), want %s after 4", res.Ending, len(its), res.Reason, EndIterations)
 			}
 		})
+	}
+}
+
+// A budget that ends while the agent runs stops it and ends the loop as
+// interrupted, without a run error and without recording the iteration;
+// the loop's own context (git, the journal) is untouched.
+func TestLoopBudgetEnds(t *testing.T) {
+	repo, _ := replayRepo(t)
+	gitT(t, repo, "checkout", "-q", "-b", "set/x")
+	ran := filepath.Join(t.TempDir(), "ran")
+	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", "sleep 2; touch " + ran}}, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget, spend := context.WithCancel(context.Background())
+	defer spend()
+	var its int
+	res, err := Loop(context.Background(), LoopInput{
+		Adapter:  a,
+		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
+		Layout:   rundir.New(t.TempDir()),
+		Worktree: repo, MainBranch: "main", MaxIterations: 3,
+		Emit: func(p journal.Payload) error {
+			switch p.(type) {
+			case journal.AgentSessionDecisionData:
+				spend() // the agent starts next
+			case journal.AgentIterationData:
+				its++
+			}
+			return nil
+		},
+		Budget: budget,
+	})
+	if err != nil || res.Ending != EndInterrupted || its != 0 {
+		t.Errorf("Loop = %+v, %v; %d iterations recorded", res, err, its)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the agent ran to its end after the budget ended")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/set-engine/set/engine/atomicfile"
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // sessionStore remembers, per agent session, the running totals a CLI
@@ -99,5 +100,5 @@ func sessionsDir(root string) string {
 	if root == "" {
 		return ""
 	}
-	return filepath.Join(root, ".set", "sessions")
+	return rundir.New(root).Sessions()
 }

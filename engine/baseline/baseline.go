@@ -4,17 +4,16 @@
 // instead of failing every change and spending every retry budget on it.
 //
 // Invariants:
-//   - Gates run in a detached worktree of main's commit, .set/baseline,
+//   - Gates run in a detached worktree of main's commit (Layout.Baseline),
 //     never in the user's checkout; it is removed when Judge returns, and
 //     one a crash left behind is removed when the next Judge starts, even
 //     when every verdict comes from the cache.
-//   - A verdict is cached in .set/baseline.json by main's tree and the
+//   - A verdict is cached in Layout.BaselineCache by main's tree and the
 //     gate's definition (argv, env, runner, failures pattern, container
 //     base): a tree already judged by the same gate is never judged again.
 //     A timed-out run is not a verdict on the tree and is not cached.
-//   - Each gate's full output is in .set/logs/_baseline/<gate>.log from
-//     its last run. No change can have that folder: a change's name is
-//     kebab-case, never "_baseline".
+//   - Each gate's full output is in its Layout.BaselineLog from its last
+//     run, a folder no change can have.
 package baseline
 
 import (
@@ -23,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -32,19 +30,12 @@ import (
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 )
 
 // Stage is the gate.Input.Stage of a gate judging main.
 const Stage = "baseline"
-
-// LogDir is the folder, under .set/logs, of the gates' logs: a name no
-// change can have, so that its logs never mix with a change's.
-const LogDir = "_baseline"
-
-// checkoutDir is the folder, under .set, of the checkout of main the gates
-// run in.
-const checkoutDir = "baseline"
 
 // Check is one exec gate of the plan, as the baseline runs it.
 type Check struct {
@@ -152,12 +143,12 @@ func (v Verdict) Event() journal.BaselineGateData {
 
 // Input is what Judge needs.
 type Input struct {
-	// Root is the project root; SetDir its run directory (.set).
-	Root, SetDir string
-	MainBranch   string
-	Project      *config.Project
-	Checks       []Check
-	Runners      map[string]runner.Runner
+	// Layout is the run directory of the project at Layout.Root().
+	Layout     rundir.Layout
+	MainBranch string
+	Project    *config.Project
+	Checks     []Check
+	Runners    map[string]runner.Runner
 	// Env is the base environment of the gates (nil: the engine's).
 	Env []string
 	// Now stamps cache entries; nil means time.Now.
@@ -180,27 +171,27 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 	if now == nil {
 		now = time.Now
 	}
-	commit, err := git.BranchHead(ctx, in.Root, in.MainBranch)
+	commit, err := git.BranchHead(ctx, in.Layout.Root(), in.MainBranch)
 	if err != nil {
 		return nil, err
 	}
-	tree, err := git.Run(ctx, in.Root, "rev-parse", "--verify", "-q", commit+"^{tree}")
+	tree, err := git.Run(ctx, in.Layout.Root(), "rev-parse", "--verify", "-q", commit+"^{tree}")
 	if err != nil {
 		return nil, err
 	}
-	cachePath := filepath.Join(in.SetDir, CacheFile)
+	cachePath := in.Layout.BaselineCache()
 	cache := loadCache(cachePath)
-	wt := filepath.Join(in.SetDir, checkoutDir)
+	root, wt := in.Layout.Root(), in.Layout.Baseline()
 	// A crash after the last verdict was saved, before the checkout went,
 	// leaves it behind; the next judgement may need none.
-	if err := removeCheckout(ctx, in.Root, wt); err != nil {
+	if err := removeCheckout(ctx, root, wt); err != nil {
 		return nil, fmt.Errorf("removing the baseline checkout %s an earlier run left: %w", wt, err)
 	}
 	checkedOut := false
 	defer func() {
 		if checkedOut {
 			// Not ctx: the checkout goes even when the run was interrupted.
-			if rerr := removeCheckout(context.WithoutCancel(ctx), in.Root, wt); rerr != nil && err == nil {
+			if rerr := removeCheckout(context.WithoutCancel(ctx), root, wt); rerr != nil && err == nil {
 				err = rerr
 			}
 		}
@@ -211,7 +202,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 		v, ok := cache.lookup(tree, c.Step.Gate, def)
 		if !ok {
 			if !checkedOut {
-				if err := checkout(ctx, in.Root, wt, commit); err != nil {
+				if err := checkout(ctx, root, wt, commit); err != nil {
 					return verdicts, fmt.Errorf("checking out %s for its baseline: %w", in.MainBranch, err)
 				}
 				checkedOut = true
@@ -273,11 +264,7 @@ func removeCheckout(ctx context.Context, root, dir string) error {
 func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, error) {
 	step := c.Step
 	step.Mode, step.Condition = config.ModeRun, ""
-	logPath := filepath.Join(in.SetDir, "logs", LogDir, step.Gate+".log")
-	logRel := logPath
-	if rel, err := filepath.Rel(in.Root, logPath); err == nil {
-		logRel = filepath.ToSlash(rel)
-	}
+	logPath, logRel := in.Layout.BaselineLog(step.Gate)
 	res := gate.Run(ctx, gate.Input{
 		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
 		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/internal/gittest"
@@ -100,7 +100,7 @@ func TestDefinition(t *testing.T) {
 }
 
 func TestCache(t *testing.T) {
-	path := filepath.Join(t.TempDir(), CacheFile)
+	path := filepath.Join(t.TempDir(), "baseline.json")
 	c := loadCache(path) // no file: empty
 	t0 := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	v := Verdict{Gate: "fmt", Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go"}, Tail: "a.go", Log: ".set/logs/_baseline/fmt.log", Duration: 1500 * time.Millisecond}
@@ -192,7 +192,7 @@ func judgeInput(t *testing.T, root string, gates map[string]config.Gate, blockin
 	}
 	slices.SortFunc(checks, func(a, b Check) int { return strings.Compare(a.Step.Gate, b.Step.Gate) })
 	return Input{
-		Root: root, SetDir: filepath.Join(root, ".set"), MainBranch: "main", Project: cfg, Checks: checks,
+		Layout: rundir.New(root), MainBranch: "main", Project: cfg, Checks: checks,
 		Runners: map[string]runner.Runner{"host": host.New()},
 	}
 }
@@ -288,7 +288,7 @@ func TestJudgeReplacesAStaleCheckout(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Without the cache, the next judgement checks out again.
-	if err := os.Remove(filepath.Join(in.SetDir, CacheFile)); err != nil {
+	if err := os.Remove(filepath.Join(root, ".set", "baseline.json")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Judge(context.Background(), in); err != nil {
@@ -345,18 +345,10 @@ func TestJudgeGateThatCannotRun(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "gate tool could not run on main") {
 		t.Fatalf("error %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(root, ".set", CacheFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(root, ".set", "baseline.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a gate that could not run was cached: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root, ".set", "baseline")); !os.IsNotExist(err) {
 		t.Errorf("the checkout is left: %v", err)
-	}
-}
-
-// TestLogDirIsNoChangeName: the baseline's logs cannot share a folder
-// with a change's, whatever the plan names its changes.
-func TestLogDirIsNoChangeName(t *testing.T) {
-	if plan.ValidName(LogDir) {
-		t.Errorf("%q is a valid change name", LogDir)
 	}
 }

@@ -13,10 +13,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 )
 
-// CacheFile is the name, in the run directory, of the verdicts on main.
-const CacheFile = "baseline.json"
-
-// cacheVersion is the version of CacheFile this build reads and writes; a
+// cacheVersion is the version of the cache file this build reads and writes; a
 // file of another version is ignored (and replaced on the next write).
 const cacheVersion = 1
 

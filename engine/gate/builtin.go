@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // listCap bounds every list of paths or findings in a retry context.
@@ -22,7 +23,7 @@ const docsType = "docs"
 // isArtifact reports whether a path is a description of work rather than
 // the work: specs under openspec/, run state under .set/, markdown files.
 func isArtifact(name string) bool {
-	return strings.HasPrefix(name, "openspec/") || strings.HasPrefix(name, ".set/") ||
+	return strings.HasPrefix(name, "openspec/") || strings.HasPrefix(name, rundir.Name+"/") ||
 		strings.HasSuffix(strings.ToLower(name), ".md")
 }
 

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -307,12 +306,4 @@ func writeFile(name string, data []byte) error {
 		return fmt.Errorf("gate log: %w", err)
 	}
 	return nil
-}
-
-// LogPaths names the log of one gate run: .set/logs/<change>/<stage>-<gate>-<attempt>.log,
-// as an absolute path below root and as the slash path relative to root
-// that the journal records.
-func LogPaths(root, change, stage, gate string, attempt int) (abs, rel string) {
-	rel = path.Join(".set", "logs", change, fmt.Sprintf("%s-%s-%d.log", stage, gate, attempt))
-	return filepath.Join(root, filepath.FromSlash(rel)), rel
 }

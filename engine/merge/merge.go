@@ -6,7 +6,6 @@
 package merge
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,15 +22,17 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
 )
 
 // Input is one change to integrate.
 type Input struct {
-	Project  *config.Project
-	Root     string // the project root (the user's checkout)
-	SetDir   string // <root>/.set
+	Project *config.Project
+	// Layout is the run directory of the project (the user's checkout,
+	// Layout.Root(), is where main moves).
+	Layout   rundir.Layout
 	Change   plan.Change
 	Reqs     []spec.Requirement
 	Steps    []graph.GateStep // the integration stack
@@ -79,7 +80,7 @@ type Outcome struct {
 // never the change's fault.
 func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	mainBranch := in.Project.MainBranch
-	oldMain, err := git.BranchHead(ctx, in.Root, mainBranch)
+	oldMain, err := git.BranchHead(ctx, in.Layout.Root(), mainBranch)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -121,38 +122,29 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, err
 	}
 
-	for _, step := range in.Steps {
-		logPath, logRel := gate.LogPaths(in.Root, in.Change.Name, "integration", step.Gate, in.Attempt)
-		r := gate.Run(ctx, gate.Input{
-			Project:  in.Project,
-			Change:   in.Change,
-			Reqs:     in.Reqs,
-			Step:     step,
-			Stage:    "integration",
-			Attempt:  in.Attempt,
-			Worktree: in.Worktree,
-			Base:     oldMain,
-			LogPath:  logPath,
-			LogRel:   logRel,
-			Env:      in.Env,
-			Accepted: in.Accepted[step.Gate],
-		}, in.Runners)
-		if err := in.Emit(GateEvent("integration", in.Attempt, r)); err != nil {
-			return Outcome{}, err
-		}
-		switch r.Status {
-		case "error":
-			return Outcome{}, fmt.Errorf("integration gate %s of %s could not run: %w", r.Gate, in.Change.Name, r.Err)
-		case "fail":
-			return gateFailed(ctx, in, merged, r.Gate, fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, r.Gate, r.RetryContext))
-		}
-		// main gets the committed tree; a gate that edited it would have
-		// tested something else.
-		if changed, err := git.Dirty(ctx, in.Worktree); err != nil {
-			return Outcome{}, err
-		} else if len(changed) > 0 {
-			return gateFailed(ctx, in, merged, r.Gate, fmt.Sprintf("The integration gate %s changed files of the tree it checks (%s); gates must leave the tree as committed. Commit what it would change.", r.Gate, strings.Join(changed, ", ")))
-		}
+	stack, err := gate.RunStack(ctx, gate.StackInput{
+		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Stage: graph.StageIntegration, Attempt: in.Attempt,
+		Layout: in.Layout, Worktree: in.Worktree, Base: oldMain, Env: in.Env,
+		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners,
+		AfterGate: func(ctx context.Context, r gate.Result) (string, error) {
+			// main gets the committed tree; a gate that edited it would
+			// have tested something else.
+			changed, err := git.Dirty(ctx, in.Worktree)
+			if err != nil || len(changed) == 0 {
+				return "", err
+			}
+			return fmt.Sprintf("The integration gate %s changed files of the tree it checks (%s); gates must leave the tree as committed. Commit what it would change.", r.Gate, strings.Join(changed, ", ")), nil
+		},
+	}, in.Emit)
+	switch {
+	case err != nil:
+		return Outcome{}, err
+	case stack.Interrupted:
+		return Outcome{}, context.Cause(ctx)
+	case stack.Rejection != "":
+		return gateFailed(ctx, in, merged, stack.Blocking.Gate, stack.Rejection)
+	case stack.Blocking != nil:
+		return gateFailed(ctx, in, merged, stack.Blocking.Gate, fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, stack.Blocking.Gate, stack.Blocking.RetryContext))
 	}
 
 	// main gets one commit for the change: the exact tree the integration
@@ -169,7 +161,7 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, err
 	}
 	in.checkpoint("before-fast-forward")
-	if err := git.FastForward(ctx, in.Root, mainBranch, oldMain, commit); err != nil {
+	if err := git.FastForward(ctx, in.Layout.Root(), mainBranch, oldMain, commit); err != nil {
 		return Outcome{}, err
 	}
 	in.checkpoint("fast-forwarded")
@@ -428,7 +420,7 @@ func regenerate(ctx context.Context, in Input, regen map[string]config.Generated
 		}
 		byKey[key].paths = append(byKey[key].paths, path)
 	}
-	logPath := filepath.Join(in.SetDir, "logs", in.Change.Name, fmt.Sprintf("regenerate-%d.log", in.Attempt))
+	logPath := in.Layout.RegenerateLog(in.Change.Name, in.Attempt)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return err
 	}
@@ -506,13 +498,4 @@ func conflictHunks(content string) []hunk {
 		}
 	}
 	return out
-}
-
-// GateEvent is the VERIFY_GATE payload of a gate result.
-func GateEvent(stage string, attempt int, r gate.Result) journal.VerifyGateData {
-	return journal.VerifyGateData{
-		Stage: stage, Gate: r.Gate, Kind: r.Kind, Mode: r.Mode, Runner: r.Runner, Base: r.Base,
-		Result: r.Status, ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(), Cached: r.Cached,
-		Log: cmp.Or(r.LogRel, r.Log), Reason: r.Reason, RetryContext: r.RetryContext, Attempt: attempt,
-	}
 }

@@ -15,11 +15,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/engine/spec"
@@ -96,8 +96,7 @@ func (f *fixture) input(gates ...string) Input {
 	}
 	return Input{
 		Project: f.project,
-		Root:    f.root,
-		SetDir:  f.setDir,
+		Layout:  rundir.New(f.root),
 		Change: plan.Change{Name: "feat", Type: "feature", Size: "S", Description: "add the feature",
 			Requirements: []string{"REQ-FEAT-01"}},
 		Reqs:     []spec.Requirement{{ID: "REQ-FEAT-01", Title: "Feature works", Domain: "feat"}},
@@ -1050,22 +1049,6 @@ func TestSquashMessage(t *testing.T) {
 				t.Errorf("squashMessage (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestGateEvent(t *testing.T) {
-	r := gate.Result{
-		Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Status: gate.StatusFail,
-		ExitCode: 2, Duration: 1500 * time.Millisecond, Log: "/l.log", Reason: "exit code 2",
-		RetryContext: "fix it", Cached: true,
-	}
-	want := journal.VerifyGateData{
-		Stage: "integration", Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Base: "host",
-		Result: "fail", ExitCode: 2, DurationMS: 1500, Cached: true, Log: "/l.log", Reason: "exit code 2",
-		RetryContext: "fix it", Attempt: 3,
-	}
-	if diff := cmp.Diff(want, GateEvent("integration", 3, r)); diff != "" {
-		t.Errorf("GateEvent (-want +got):\n%s", diff)
 	}
 }
 

@@ -42,7 +42,7 @@ func (r *run) checkBaseline(ctx context.Context) error {
 		return nil
 	}
 	verdicts, err := baseline.Judge(ctx, baseline.Input{
-		Root: r.opts.Root, SetDir: r.setDir, MainBranch: r.opts.Project.MainBranch,
+		Layout: r.layout, MainBranch: r.opts.Project.MainBranch,
 		Project: r.opts.Project, Checks: checks, Runners: r.opts.Runners, Env: r.env, Now: r.opts.Now,
 		Emit:   func(v baseline.Verdict) error { return r.rec.emit("", v.Event()) },
 		Judged: func() { r.checkpoint("baseline-judged", "") },

@@ -34,6 +34,8 @@ type fixture struct {
 	acceptBaseline bool
 	// keepBranches is Options.KeepBranches.
 	keepBranches bool
+	// wallBudget is Options.wallBudget.
+	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -152,6 +154,7 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 		Checkpoint:     f.checkpoint,
 		AcceptBaseline: f.acceptBaseline,
 		KeepBranches:   f.keepBranches,
+		wallBudget:     f.wallBudget,
 	})
 }
 

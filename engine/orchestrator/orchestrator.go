@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -32,6 +31,7 @@ import (
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/proc"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/engine/state"
@@ -75,6 +75,10 @@ type Options struct {
 	// "baseline-judged" (main judged, its checkout not yet removed). Crash
 	// tests kill the process there.
 	Checkpoint func(point, change string)
+	// wallBudget, if set, replaces the wall-time budget's timer (see
+	// run.wallBudget): tests end a change's budget at the moment they
+	// choose.
+	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
 }
 
 // Summary is how a run ended.
@@ -87,8 +91,9 @@ type Summary struct {
 
 // run is one Apply in progress.
 type run struct {
-	opts   Options
-	setDir string
+	opts Options
+	// layout is the run directory, the one place its paths come from.
+	layout rundir.Layout
 	rec    *recorder
 	reqs   map[string]spec.Requirement
 	env    []string
@@ -114,9 +119,6 @@ type mergeResult struct {
 	err    error
 }
 
-// SetDir is the directory of a project's run state.
-func SetDir(root string) string { return filepath.Join(root, ".set") }
-
 // Apply runs the plan to completion, or continues the unfinished run of
 // the same plan recorded in the project's journal. It holds the project's
 // lock for its whole duration. The context ending (Ctrl-C) stops agents
@@ -133,18 +135,18 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Heartbeat == 0 {
 		opts.Heartbeat = 30 * time.Second
 	}
-	setDir := SetDir(opts.Root)
-	if err := os.MkdirAll(setDir, 0o755); err != nil {
+	layout := rundir.New(opts.Root)
+	if err := os.MkdirAll(layout.Dir(), 0o755); err != nil {
 		return nil, err
 	}
-	lock, err := state.AcquireLock(setDir)
+	lock, err := state.AcquireLock(layout.Dir())
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
 	// Every agent and gate leaves a PID file under .set/procs while it
 	// runs, so that a run restarted after a SIGKILL can end them.
-	procs := filepath.Join(setDir, "procs")
+	procs := layout.Procs()
 	if err := os.MkdirAll(procs, 0o755); err != nil {
 		return nil, err
 	}
@@ -153,7 +155,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err := prepareRepository(ctx, opts.Root, opts.Project.MainBranch); err != nil {
 		return nil, err
 	}
-	r, resumed, closeJournal, err := openRun(opts, setDir)
+	r, resumed, closeJournal, err := openRun(opts, layout)
 	if err != nil {
 		return nil, err
 	}
@@ -171,8 +173,8 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 // continues the journal's run (resumed) or starts a new one, and opens the
 // journal for it, with opts.OnEvent subscribed. closeJournal ends the
 // subscription, once OnEvent has seen every event, and closes the journal.
-func openRun(opts Options, setDir string) (r *run, resumed bool, closeJournal func(), err error) {
-	st, err := state.Read(setDir)
+func openRun(opts Options, layout rundir.Layout) (r *run, resumed bool, closeJournal func(), err error) {
+	st, err := state.Read(layout.Dir())
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("rebuilding the state of the last run: %w", err)
 	}
@@ -181,7 +183,7 @@ func openRun(opts Options, setDir string) (r *run, resumed bool, closeJournal fu
 	if !resumed || runID == "" {
 		runID = opts.Now().UTC().Format("20060102T150405Z")
 	}
-	w, err := journal.Open(setDir, runID)
+	w, err := journal.Open(layout.Dir(), runID)
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -203,8 +205,8 @@ func openRun(opts Options, setDir string) (r *run, resumed bool, closeJournal fu
 	}
 	r = &run{
 		opts:   opts,
-		setDir: setDir,
-		rec:    newRecorder(w, st, filepath.Join(setDir, "state.json")),
+		layout: layout,
+		rec:    newRecorder(w, st, layout.State()),
 		reqs:   map[string]spec.Requirement{},
 		env:    os.Environ(),
 		// Buffered so that a worker or the queue can always report, even
@@ -286,7 +288,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		if err != nil {
 			return err
 		}
-		if err := plan.Write(filepath.Join(r.setDir, "plan.json"), p); err != nil {
+		if err := plan.Write(r.layout.Plan(), p); err != nil {
 			return err
 		}
 		if err := r.rec.emit("", journal.PlanCreatedData{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -318,7 +320,7 @@ func TestIterationBudget(t *testing.T) {
 	if sum.Statuses["idle"] != state.FailedIterationBudget {
 		t.Fatalf("idle = %s", sum.Statuses["idle"])
 	}
-	st, err := state.Read(SetDir(f.root))
+	st, err := state.Read(rundir.New(f.root).Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,6 +476,88 @@ func TestWallTimeBudget(t *testing.T) {
 	}
 	if spent.Budget != "wallTime" {
 		t.Errorf("budget event = %+v", spent)
+	}
+}
+
+// TestWallTimeSpentDuringGit: a wall-time budget that ends while git
+// works for the change (here: adding its worktree) lets the git call
+// finish and fails only that change, with failed:wall_time_exhausted; the
+// run goes on and merges the other change.
+func TestWallTimeSpentDuringGit(t *testing.T) {
+	f := newFixture(t)
+	f.project.Budgets.WallTime = config.Duration(time.Hour)
+	f.change("fine")
+	f.change("slow")
+	// git, for `worktree add` of set/slow, says it started and waits to be
+	// released; the slow change's budget ends in between.
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, marks := t.TempDir(), t.TempDir()
+	started, release := filepath.Join(marks, "started"), filepath.Join(marks, "release")
+	script := fmt.Sprintf(`#!/bin/sh
+case " $* " in
+*" worktree add "*" set/slow "*)
+	: > %q
+	while [ ! -e %q ]; do sleep 0.01; done ;;
+esac
+exec %q "$@"
+`, started, release, realGit)
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	f.wallBudget = func(ctx context.Context, change string) (context.Context, context.CancelFunc) {
+		if change != "slow" {
+			return context.WithCancel(ctx)
+		}
+		budget, cancel := context.WithCancelCause(ctx)
+		go func() {
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if _, err := os.Stat(started); err == nil {
+					cancel(errWallTime)
+					_ = os.WriteFile(release, nil, 0o644)
+					return
+				}
+				select {
+				case <-budget.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		return budget, func() { cancel(context.Canceled) }
+	}
+	sum, err := f.apply(context.Background(), f.agentScript(`echo "good $change" > "$change.txt"`+"\n"))
+	if err != nil {
+		t.Fatalf("run error: %v", err)
+	}
+	if sum.Statuses["slow"] != state.FailedWallTime || sum.Statuses["fine"] != state.Archived {
+		t.Fatalf("statuses = %v", sum.Statuses)
+	}
+	if _, err := os.Stat(release); err != nil {
+		t.Fatal("the budget did not end during git worktree add")
+	}
+	var dispatched, spent bool
+	for _, e := range f.events() {
+		if e.Change != "slow" {
+			continue
+		}
+		switch e.Type {
+		case journal.Dispatch:
+			dispatched = true
+		case journal.BudgetExceeded:
+			d, _ := journal.Decode[journal.BudgetExceededData](e)
+			spent = d.Budget == "wallTime"
+		case journal.AgentIteration:
+			t.Errorf("slow ran its agent after its budget ended")
+		}
+	}
+	if !dispatched || !spent {
+		t.Errorf("slow: dispatched %v, wall-time budget recorded %v", dispatched, spent)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/proc"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -27,7 +28,7 @@ func prepareRepository(ctx context.Context, root, mainBranch string) error {
 		}
 		return err
 	}
-	if err := git.Exclude(ctx, root, "/.set/"); err != nil {
+	if err := git.Exclude(ctx, root, "/"+rundir.Name+"/"); err != nil {
 		return err
 	}
 	if git.CurrentBranch(ctx, root) == mainBranch {
@@ -51,7 +52,7 @@ func prepareRepository(ctx context.Context, root, mainBranch string) error {
 // (their journal is completed from their commit on main), and the
 // branches of archived changes are deleted (see deleteBranch).
 func (r *run) reconcile(ctx context.Context) error {
-	if _, err := proc.KillOrphans(filepath.Join(r.setDir, "procs")); err != nil {
+	if _, err := proc.KillOrphans(r.layout.Procs()); err != nil {
 		return err
 	}
 	// A git command killed with the run may have left its index lock in a
@@ -66,11 +67,11 @@ func (r *run) reconcile(ctx context.Context) error {
 	for _, c := range r.opts.Plan.Changes {
 		inPlan[c.Name] = true
 	}
-	entries, _ := os.ReadDir(filepath.Join(r.setDir, "worktrees"))
+	entries, _ := os.ReadDir(r.layout.Worktrees())
 	for _, e := range entries {
 		s := r.rec.status(e.Name())
 		if !inPlan[e.Name()] || s.Terminal() || s == state.Pending {
-			if err := git.RemoveWorktree(ctx, r.opts.Root, filepath.Join(r.setDir, "worktrees", e.Name())); err != nil {
+			if err := git.RemoveWorktree(ctx, r.opts.Root, r.layout.Worktree(e.Name())); err != nil {
 				return err
 			}
 		}
@@ -144,7 +145,7 @@ func (r *run) recordLanded(ctx context.Context, name, commit string) error {
 // restoreWorktree recreates a change's worktree from its branch when an
 // interrupted run left the branch but not the worktree.
 func (r *run) restoreWorktree(ctx context.Context, c plan.Change) error {
-	wt := r.worktree(c.Name)
+	wt := r.layout.Worktree(c.Name)
 	if _, err := os.Stat(wt); err == nil {
 		return nil
 	}
@@ -169,7 +170,7 @@ func (r *run) onMain(ctx context.Context, name string) (string, error) {
 // which case the changes not yet archived (failed ones included, since a
 // later run may retry them).
 func Pending(root string, p *plan.Plan) (int, error) {
-	st, err := state.Read(SetDir(root))
+	st, err := state.Read(rundir.New(root).Dir())
 	if err != nil {
 		return 0, err
 	}

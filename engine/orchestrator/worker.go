@@ -21,36 +21,47 @@ import (
 	"github.com/set-engine/set/engine/state"
 )
 
-// worktree is the path of a change's worktree.
-func (r *run) worktree(change string) string {
-	return filepath.Join(r.setDir, "worktrees", change)
-}
-
 // work takes one change from where it stands to the merge queue: dispatch
 // (a worktree on its own branch), agent iterations, the verify stack, and
 // back to the agent on a blocking failure while the verify budget lasts.
 // It returns when the change is queued, has failed, or the run stops; a
 // returned error is a run error.
+//
+// The change's wall-time budget is an outcome of the change, never a run
+// error: it ends the agent and the gates (they run on the budget's
+// context), while git, the journal and the state run on the run's context
+// ctx, so a budget that ends in the middle of a git call lets the call
+// finish and the change then fails with failed:wall_time_exhausted.
 func (r *run) work(ctx context.Context, c plan.Change) error {
 	name := c.Name
-	wall := r.opts.Project.Budgets.WallTime.D()
-	if wall > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, wall, errWallTime)
-		defer cancel()
-	}
-	err := r.implementAndVerify(ctx, c)
-	if err != nil || context.Cause(ctx) != errWallTime {
+	budget, cancel := r.wallBudget(ctx, name)
+	defer cancel()
+	err := r.implementAndVerify(ctx, budget, c)
+	if err != nil || context.Cause(budget) != errWallTime {
 		return err
 	}
 	if s := r.rec.status(name); s == state.Queued || s.Terminal() {
 		// It reached the merge queue, or failed, as the budget ran out.
 		return nil
 	}
+	wall := r.opts.Project.Budgets.WallTime.D()
 	if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "wallTime", Used: wall.Milliseconds(), Limit: wall.Milliseconds()}); err != nil {
 		return err
 	}
 	return r.fail(name, state.FailedWallTime, fmt.Sprintf("the wall-time budget of %s is spent", wall))
+}
+
+// wallBudget is the context of a change's agent and gates: ctx, ended
+// with the cause errWallTime once the project's wall-time budget is spent
+// (never, when it has none).
+func (r *run) wallBudget(ctx context.Context, change string) (context.Context, context.CancelFunc) {
+	if r.opts.wallBudget != nil {
+		return r.opts.wallBudget(ctx, change)
+	}
+	if wall := r.opts.Project.Budgets.WallTime.D(); wall > 0 {
+		return context.WithTimeoutCause(ctx, wall, errWallTime)
+	}
+	return context.WithCancel(ctx)
 }
 
 // errWallTime ends a worker whose change spent its wall-time budget.
@@ -67,8 +78,10 @@ func (r *run) adapter(c plan.Change) (agent.Adapter, error) {
 	return nil, fmt.Errorf("change %s asks for the %s agent, which this run was not given", c.Name, c.Agent)
 }
 
-// implementAndVerify is work without the wall-time budget.
-func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
+// implementAndVerify is work before the wall-time budget is accounted:
+// the agent and the gates run on budget, the rest on ctx; it returns nil
+// as soon as budget ends.
+func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) error {
 	name := c.Name
 	adapter, err := r.adapter(c)
 	if err != nil {
@@ -93,9 +106,9 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 	for _, s := range cg.Verify {
 		gates = append(gates, s.Gate)
 	}
-	budget := r.opts.Project.Budgets.Retries.Verify
+	retries := r.opts.Project.Budgets.Retries.Verify
 	for {
-		if ctx.Err() != nil {
+		if budget.Err() != nil {
 			return nil
 		}
 		if s := r.rec.status(name); s != state.Verifying {
@@ -103,22 +116,23 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 				return err
 			}
 			st := r.rec.change(name)
-			attempt, retryBudget := st.VerifyAttempts, budget
+			attempt, retryBudget := st.VerifyAttempts, retries
 			if retryStage == state.StageIntegration {
 				attempt, retryBudget = st.IntegrationAttempts, r.opts.Project.Budgets.Retries.Integration
 			}
 			res, err := agent.Loop(ctx, agent.LoopInput{
 				Adapter: adapter,
 				Prompt: agent.PromptInput{
-					Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.worktree(name),
+					Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.layout.Worktree(name),
 					Gates: gates, RetryContext: retryContext, RetryStage: retryStage, Attempt: attempt, Budget: retryBudget,
 				},
-				Root: r.opts.Root, SetDir: r.setDir, Worktree: r.worktree(name), MainBranch: r.opts.Project.MainBranch,
+				Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
 				Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
 				Model: r.model(c), SessionID: st.SessionID,
 				TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
 				StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(),
-				Emit: func(p journal.Payload) error { return r.rec.emit(name, p) },
+				Emit:   func(p journal.Payload) error { return r.rec.emit(name, p) },
+				Budget: budget,
 			})
 			if err != nil {
 				return err
@@ -140,37 +154,37 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 			}
 		}
 		attempt := r.rec.change(name).VerifyAttempts + 1
-		passed, rc, err := r.verify(ctx, c, cg, attempt)
-		if err != nil || ctx.Err() != nil {
+		passed, rc, err := r.verify(ctx, budget, c, cg, attempt)
+		if err != nil || budget.Err() != nil {
 			return err
 		}
 		if passed {
 			if err := r.rec.transition(name, state.Queued, ""); err != nil {
 				return err
 			}
-			head, err := git.RevParse(ctx, r.worktree(name), "HEAD")
+			head, err := git.RevParse(ctx, r.layout.Worktree(name), "HEAD")
 			if err != nil {
 				return err
 			}
 			return r.rec.emit(name, journal.MergeQueuedData{Head: head})
 		}
 		used := r.rec.change(name).VerifyAttempts
-		if used >= budget {
-			if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "verify", Used: int64(used), Limit: int64(budget)}); err != nil {
+		if used >= retries {
+			if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "verify", Used: int64(used), Limit: int64(retries)}); err != nil {
 				return err
 			}
-			return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed with its retry budget spent (budgets.retries.verify: %d)", budget))
+			return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed with its retry budget spent (budgets.retries.verify: %d)", retries))
 		}
 		// What the gates left (build outputs) must not reach the next
 		// iteration's commit: the tree goes back to what was verified.
 		// (A verified change is cleaned by the merge queue.)
-		if err := git.Clean(ctx, r.worktree(name)); err != nil {
+		if err := git.Clean(ctx, r.layout.Worktree(name)); err != nil {
 			return err
 		}
 		if err := r.rec.transition(name, state.VerifyFailed, ""); err != nil {
 			return err
 		}
-		if err := r.rec.emit(name, journal.RetryScheduledData{Stage: "verify", Attempt: used + 1, Budget: budget, Reason: "a blocking gate failed", RetryContext: rc}); err != nil {
+		if err := r.rec.emit(name, journal.RetryScheduledData{Stage: "verify", Attempt: used + 1, Budget: retries, Reason: "a blocking gate failed", RetryContext: rc}); err != nil {
 			return err
 		}
 		retryContext, retryStage = rc, state.StageVerify
@@ -180,7 +194,7 @@ func (r *run) implementAndVerify(ctx context.Context, c plan.Change) error {
 // dispatchChange creates the change's worktree on branch set/<change> from
 // main, or takes over the one an interrupted run left.
 func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
-	wt, branch := r.worktree(c.Name), "set/"+c.Name
+	wt, branch := r.layout.Worktree(c.Name), "set/"+c.Name
 	base, err := git.BranchHead(ctx, r.opts.Root, r.opts.Project.MainBranch)
 	if err != nil {
 		return err
@@ -210,48 +224,26 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 
 // verify runs the change's verify stack in order and stops at the first
 // blocking failure, whose retry context it returns. Gates the plan
-// skipped are recorded as skipped, with the reason.
-func (r *run) verify(ctx context.Context, c plan.Change, cg *graph.ChangeGraph, attempt int) (bool, string, error) {
-	name := c.Name
+// skipped are recorded as skipped, with the reason. The gates run on
+// budget, git on ctx; a gate cut short by budget ending is not recorded.
+func (r *run) verify(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, attempt int) (bool, string, error) {
+	var skipped []graph.SkippedGate
 	for _, sk := range cg.Skipped {
-		if sk.Stage != graph.StageVerify {
-			continue
-		}
-		if err := r.rec.emit(name, journal.VerifyGateData{Stage: "verify", Gate: sk.Gate, Result: "skip", Reason: sk.Reason, Attempt: attempt}); err != nil {
-			return false, "", err
+		if sk.Stage == graph.StageVerify {
+			skipped = append(skipped, sk)
 		}
 	}
-	wt := r.worktree(name)
+	wt := r.layout.Worktree(c.Name)
 	base, err := git.MergeBase(ctx, wt, r.opts.Project.MainBranch, "HEAD")
 	if err != nil {
 		return false, "", err
 	}
-	for _, step := range cg.Verify {
-		logPath, logRel := gate.LogPaths(r.opts.Root, name, "verify", step.Gate, attempt)
-		res := gate.Run(ctx, gate.Input{
-			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Step: step, Stage: "verify",
-			Attempt: attempt, Worktree: wt, Base: base,
-			LogPath: logPath, LogRel: logRel, Env: r.env, Accepted: r.rec.accepted()[step.Gate],
-		}, r.opts.Runners)
-		if ctx.Err() != nil {
-			return false, "", nil
-		}
-		if res.Expanded != nil && res.Expanded.Held {
-			if err := r.rec.emit(name, journal.GateSetExpandedData{Stage: "verify", Gate: res.Gate, Condition: res.Expanded.Condition, Files: res.Expanded.Files}); err != nil {
-				return false, "", err
-			}
-		}
-		if err := r.rec.emit(name, merge.GateEvent("verify", attempt, res)); err != nil {
-			return false, "", err
-		}
-		switch res.Status {
-		case "error":
-			return false, "", fmt.Errorf("gate %s could not run: %w", res.Gate, res.Err)
-		case "fail":
-			return false, res.RetryContext, nil
-		}
-	}
-	return true, "", nil
+	res, err := gate.RunStack(budget, gate.StackInput{
+		Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
+		Layout: r.layout, Worktree: wt, Base: base, Env: r.env,
+		Steps: cg.Verify, Skipped: skipped, Accepted: r.rec.accepted(), Runners: r.opts.Runners,
+	}, func(p journal.Payload) error { return r.rec.emit(c.Name, p) })
+	return res.Passed, res.RetryContext(), err
 }
 
 // integrate runs the merge queue's step for one change.
@@ -306,7 +298,7 @@ func (r *run) retire(ctx context.Context, change string) error {
 func (r *run) removeWorktree(ctx context.Context, change string) error {
 	r.worktrees.Lock()
 	defer r.worktrees.Unlock()
-	return git.RemoveWorktree(ctx, r.opts.Root, r.worktree(change))
+	return git.RemoveWorktree(ctx, r.opts.Root, r.layout.Worktree(change))
 }
 
 // deleteBranch deletes the branch set/<change> of a change that is on
@@ -346,8 +338,8 @@ func (r *run) deleteBranch(ctx context.Context, change string) {
 
 func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
 	return merge.Input{
-		Project: r.opts.Project, Root: r.opts.Root, SetDir: r.setDir, Change: c, Reqs: r.requirements(c),
-		Steps: cg.Integration, Worktree: r.worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
+		Project: r.opts.Project, Layout: r.layout, Change: c, Reqs: r.requirements(c),
+		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
 		Env: r.env, Runners: r.opts.Runners, Now: r.opts.Now, Accepted: r.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },

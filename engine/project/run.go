@@ -15,8 +15,8 @@ import (
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/dagger"
 	"github.com/set-engine/set/engine/runner/host"
@@ -68,7 +68,7 @@ func (p *Project) SavedPlan(ctx context.Context, path, shown string, now *plan.P
 	}
 	changed := saved.Fingerprint.Changes(now.Fingerprint)
 	if len(changed) == 1 && strings.HasPrefix(changed[0], "git HEAD moved") {
-		st, err := state.Read(orchestrator.SetDir(p.Root))
+		st, err := state.Read(rundir.New(p.Root).Dir())
 		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {
 			changed = nil
 		}
@@ -121,7 +121,7 @@ func (p *Project) Runners(ctx context.Context, g *graph.Graph, getenv func(strin
 	if err != nil {
 		return nil, nil, err
 	}
-	logPath := filepath.Join(orchestrator.SetDir(p.Root), "logs", "dagger.log")
+	logPath := rundir.New(p.Root).DaggerLog()
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return nil, nil, err
 	}

@@ -26,6 +26,7 @@ import (
 	"dagger.io/dagger"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 )
 
@@ -34,7 +35,7 @@ const Name = "dagger"
 
 // alwaysExcluded are the worktree paths that never enter a container: the
 // git metadata and the engine's own run state.
-var alwaysExcluded = []string{".git", ".set"}
+var alwaysExcluded = []string{".git", rundir.Name}
 
 // errTimedOut is the cause of a gate's context when its timeout expires; it
 // tells a timeout (a gate failure) from a cancellation (a run error).

@@ -1,0 +1,120 @@
+// Package rundir owns the layout of a project's run directory, .set: the
+// one place that knows where each stage keeps its journal, state, plan,
+// logs, process files, worktrees, prompts and baseline.
+//
+// Invariants:
+//   - Every path is below <root>/.set, and every path a journal event or a
+//     message records (a log, a prompt) is the same file as a slash path
+//     relative to the project root (".set/logs/greet/verify-test-1.log"),
+//     whatever the operating system.
+//   - A change's files are below folders named after the change; a name
+//     that starts with "_" (baseline's logs) is never a change's, as a
+//     change's name is kebab-case.
+package rundir
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+
+	"github.com/set-engine/set/engine/journal"
+)
+
+// Name is the run directory's name in the project root.
+const Name = ".set"
+
+// Layout is the run directory of the project at a root.
+type Layout struct {
+	root string
+}
+
+// New is the layout of the run directory of the project at root.
+func New(root string) Layout { return Layout{root: root} }
+
+// Root is the project root.
+func (l Layout) Root() string { return l.root }
+
+// Dir is the run directory, <root>/.set.
+func (l Layout) Dir() string { return filepath.Join(l.root, Name) }
+
+// Events is the run's journal (see journal.Open).
+func (l Layout) Events() string { return l.abs(journal.EventsFile) }
+
+// State is the snapshot of the state rebuilt from the journal.
+func (l Layout) State() string { return l.abs("state.json") }
+
+// Plan is the plan the run executes.
+func (l Layout) Plan() string { return l.abs("plan.json") }
+
+// Procs holds a PID file for each agent and gate process while it runs.
+func (l Layout) Procs() string { return l.abs("procs") }
+
+// Worktrees holds the worktree of each change at work.
+func (l Layout) Worktrees() string { return l.abs("worktrees") }
+
+// Worktree is the worktree of a change.
+func (l Layout) Worktree(change string) string { return l.abs("worktrees", change) }
+
+// Sessions holds the running totals of the agents' sessions.
+func (l Layout) Sessions() string { return l.abs("sessions") }
+
+// Logs is the folder of a change's logs.
+func (l Layout) Logs(change string) string { return l.abs("logs", change) }
+
+// GateLog is the log of one gate run of a change's stage, as an absolute
+// path and as the slash path relative to the root that the journal
+// records: .set/logs/<change>/<stage>-<gate>-<attempt>.log.
+func (l Layout) GateLog(change, stage, gate string, attempt int) (abs, rel string) {
+	return l.both("logs", change, fmt.Sprintf("%s-%s-%d.log", stage, gate, attempt))
+}
+
+// AgentLog is the output of a change's agent in iteration n:
+// .set/logs/<change>/agent-<n>.log (absolute, and relative as journaled).
+func (l Layout) AgentLog(change string, n int) (abs, rel string) {
+	return l.both("logs", change, fmt.Sprintf("agent-%d.log", n))
+}
+
+// Prompt is the prompt of a change's agent in iteration n:
+// .set/changes/<change>/prompt-<n>.md (absolute, and relative as
+// journaled).
+func (l Layout) Prompt(change string, n int) (abs, rel string) {
+	return l.both("changes", change, fmt.Sprintf("prompt-%d.md", n))
+}
+
+// RegenerateLog is the output of the commands that regenerated a change's
+// generated files in an integration attempt.
+func (l Layout) RegenerateLog(change string, attempt int) string {
+	return l.abs("logs", change, fmt.Sprintf("regenerate-%d.log", attempt))
+}
+
+// DaggerLog is the output of the Dagger engine the container runner
+// talks to.
+func (l Layout) DaggerLog() string { return l.abs("logs", "dagger.log") }
+
+// BaselineLogs is the folder, under logs, of the baseline's gate logs: a
+// name no change can have, so that its logs never mix with a change's.
+const BaselineLogs = "_baseline"
+
+// Baseline is the detached checkout of main the baseline's gates run in.
+func (l Layout) Baseline() string { return l.abs("baseline") }
+
+// BaselineCache holds the baseline's verdicts on main's trees.
+func (l Layout) BaselineCache() string { return l.abs("baseline.json") }
+
+// BaselineLog is the log of a gate judging main:
+// .set/logs/_baseline/<gate>.log (absolute, and relative as journaled).
+func (l Layout) BaselineLog(gate string) (abs, rel string) {
+	return l.both("logs", BaselineLogs, gate+".log")
+}
+
+// abs is the path of elem below the run directory.
+func (l Layout) abs(elem ...string) string {
+	return filepath.Join(append([]string{l.root, Name}, elem...)...)
+}
+
+// both is the path of elem below the run directory, absolute and as a
+// slash path relative to the root.
+func (l Layout) both(elem ...string) (abs, rel string) {
+	rel = path.Join(append([]string{Name}, elem...)...)
+	return filepath.Join(l.root, filepath.FromSlash(rel)), rel
+}
