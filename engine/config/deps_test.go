@@ -8,12 +8,14 @@ import (
 	"testing"
 )
 
-// cueFront are the engine's packages that may link CUE: the loader and the
-// decoder, which the CLI runs before anything else. Every other package
-// takes a config.Project.
+// cueFront are the engine's packages that may link CUE: the loader, the
+// decoder, and project, the prepare step that runs them before anything
+// else (load → spec → plan → graph) for the CLI. Every other package takes
+// a config.Project.
 var cueFront = []string{
 	"github.com/set-engine/set/engine/load",
 	"github.com/set-engine/set/engine/config/decode",
+	"github.com/set-engine/set/engine/project",
 }
 
 // TestStagesLinkNoCUE: of the engine's packages, only the CUE front links
@@ -43,7 +45,7 @@ func TestStagesLinkNoCUE(t *testing.T) {
 	}
 	for _, pkg := range slices.Sorted(maps.Keys(linksCUE)) {
 		if linksCUE[pkg] && !slices.Contains(cueFront, pkg) {
-			t.Errorf("%s links CUE; only %s may (take a config.Project instead)", pkg, strings.Join(cueFront, " and "))
+			t.Errorf("%s links CUE; only %s may (take a config.Project instead)", pkg, strings.Join(cueFront, ", "))
 		}
 	}
 }
