@@ -168,9 +168,6 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
-	if err == nil {
-		err = runnable(ws.cfg)
-	}
 	if err != nil {
 		return nil, ws.report(e, name, err)
 	}

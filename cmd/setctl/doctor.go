@@ -179,11 +179,6 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 		}
 		out = append(out, baseCheck(ws))
 	}
-	if err := runnable(ws.cfg); err != nil {
-		for _, line := range strings.Split(strings.TrimSpace(load.Details(err, ws.root)), "\n") {
-			out = append(out, check{"gates", "fail", line})
-		}
-	}
 	return out
 }
 

@@ -88,9 +88,6 @@ func runPlan(e *env, args []string) int {
 	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
-	if err == nil {
-		err = runnable(ws.cfg)
-	}
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}

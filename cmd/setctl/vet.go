@@ -19,9 +19,8 @@ func vetCommand() command {
 		summary: "check set.cue, the spec and the plan they make",
 		usage: `Usage: setctl vet
 
-Vet loads set.cue with its profile and the embedded schema, refuses a
-stack that runs what this build cannot run (an LLM-graded review gate),
-warns about a gate set.cue declares that no stack runs, checks that the
+Vet loads set.cue with its profile and the embedded schema, warns about
+a gate set.cue declares that no stack runs, checks that the
 repository has the main branch set.cue names, parses every spec file,
 makes the plan (static or explicit) and resolves every gate stack.
 It prints nothing but a summary when all is well, and every problem with
@@ -46,9 +45,6 @@ func runVet(e *env, args []string) int {
 	}
 	ws, err := loadWorkspace(e.dir)
 	ws.printWarnings(e)
-	if err == nil {
-		err = runnable(ws.cfg)
-	}
 	if err != nil {
 		return ws.report(e, c.name, err)
 	}
@@ -83,7 +79,7 @@ func runVet(e *env, args []string) int {
 
 // unusedGates is a warning for every gate set.cue declares that no stack
 // names: it never runs, which is rarely what was meant. Gates that only
-// the profile declares (the stdlib's review) are left alone.
+// the profile declares are left alone.
 func unusedGates(cfg *config.Project) error {
 	used := map[string]bool{}
 	for _, stack := range cfg.Stacks {
