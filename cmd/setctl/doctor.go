@@ -18,7 +18,6 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
-	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/runner/dagger"
 )
 
@@ -179,11 +178,6 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 			out = append(out, check{"runner", "ok", "dagger: " + eng.String() + " answers"})
 		}
 		out = append(out, baseCheck(ws))
-	}
-	if err := project.Runnable(ws.cfg); err != nil {
-		for _, line := range strings.Split(strings.TrimSpace(load.Details(err, ws.root)), "\n") {
-			out = append(out, check{"gates", "fail", line})
-		}
 	}
 	return out
 }

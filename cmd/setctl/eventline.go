@@ -150,9 +150,6 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 			specs[i] = path.Join("openspec/specs", c)
 		}
 		return info(fmt.Sprintf("archived: %s updated, change folder in %s", strings.Join(specs, ", "), d.ArchiveDir))
-	case journal.SentinelAction:
-		d, _ := journal.Decode[journal.SentinelActionData](e)
-		return warn(pal.yellow.Sprintf("sentinel %s: %s: %s", d.Rule, d.Action, d.Reason))
 	case journal.MonitorHeartbeat:
 		d, _ := journal.Decode[journal.MonitorHeartbeatData](e)
 		return hidden(fmt.Sprintf("heartbeat: %d active, %d queued", len(d.Active), len(d.Queued)))

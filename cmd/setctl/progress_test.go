@@ -235,7 +235,6 @@ func TestEventLevels(t *testing.T) {
 		{journal.StateChangeData{From: "pending", To: "dispatched"}, "info"},
 		{journal.AgentIterationData{Result: "stalled"}, "error"},
 		{journal.RetryScheduledData{Stage: "verify"}, "warn"},
-		{journal.SentinelActionData{Rule: "stalled", Action: "restart"}, "warn"},
 		{journal.BudgetExceededData{Budget: "tokens"}, "error"},
 		{journal.RunFinishedData{Result: "interrupted"}, "warn"},
 		{journal.RunFinishedData{Result: "failed"}, "error"},

@@ -22,9 +22,8 @@ func vetCommand() command {
 		summary: "check set.cue, the spec and the plan they make",
 		usage: `Usage: setctl vet [--json]
 
-Vet loads set.cue with its profile and the embedded schema, refuses a
-stack that runs what this build cannot run (an LLM-graded review gate),
-warns about a gate set.cue declares that no stack runs, checks that the
+Vet loads set.cue with its profile and the embedded schema, warns about
+a gate set.cue declares that no stack runs, checks that the
 repository has the main branch set.cue names, parses every spec file,
 makes the plan (static or explicit) and resolves every gate stack.
 It prints nothing but a summary when all is well, and every problem with
@@ -63,7 +62,7 @@ func runVet(e *env, args []string) int {
 		e = &je
 	}
 	ctx := context.Background()
-	pr, ds := project.Prepare(ctx, e.dir, project.Options{PlanLater: true})
+	pr, ds := project.Prepare(ctx, e.dir, project.Options{})
 	if code := e.present(c.name, ds, pr.Root); code != exitOK {
 		return code
 	}
@@ -80,17 +79,13 @@ func runVet(e *env, args []string) int {
 	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
 		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
-	if pr.Plan == nil {
-		fmt.Fprintf(e.stdout, "%s; plan: made by the %q strategy at apply time\n", summary, ws.cfg.Planner.Strategy)
-		return exitOK
-	}
 	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, english.Plural(len(pr.Plan.Changes), "change"), pr.Plan.Strategy, english.Plural(countGates(pr.Graph), "gate run"))
 	return exitOK
 }
 
 // unusedGates is a warning for every gate set.cue declares that no stack
 // names: it never runs, which is rarely what was meant. Gates that only
-// the profile declares (the stdlib's review) are left alone.
+// the profile declares are left alone.
 func unusedGates(cfg *config.Project) error {
 	used := map[string]bool{}
 	for _, stack := range cfg.Stacks {

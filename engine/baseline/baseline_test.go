@@ -59,7 +59,7 @@ func TestChecks(t *testing.T) {
 
 func TestDefinition(t *testing.T) {
 	cfg := &config.Project{
-		Gates: map[string]config.Gate{"test": {Name: "test", Kind: config.KindExec, Mode: config.ModeRun,
+		Gates: map[string]config.Gate{"test": {Kind: config.KindExec, Mode: config.ModeRun,
 			Run: []string{"go", "test", "./..."}, Env: map[string]string{"A": "1"}, Failures: "^--- FAIL: (\\S+)"}},
 		Runner: config.Runner{Kind: "host", Dagger: &config.DaggerRunner{From: "golang:1.26"}},
 	}

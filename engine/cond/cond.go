@@ -1,5 +1,5 @@
-// Package cond compiles the expr-lang conditions of set.cue (`when` on gates
-// and on sentinel rules) against typed environments, so that a misspelled
+// Package cond compiles the expr-lang conditions of set.cue (`when` on
+// gates) against typed environments, so that a misspelled
 // name is an error when the configuration is checked, not when a run
 // reaches the gate.
 package cond
@@ -31,19 +31,6 @@ type GateEnv struct {
 	Files []string `expr:"files" known:"run"`
 }
 
-// SentinelEnv is the environment of a sentinel rule's `when`: the live
-// facts of one change.
-type SentinelEnv struct {
-	Change             config.Change `expr:"change"`
-	SecondsSinceOutput float64       `expr:"secondsSinceOutput"`
-	StallAfterSeconds  float64       `expr:"stallAfterSeconds"`
-	Activity           string        `expr:"activity"`
-	TokensUsed         int           `expr:"tokensUsed"`
-	TokenBudget        int           `expr:"tokenBudget"`
-	Retries            int           `expr:"retries"`
-	Iteration          int           `expr:"iteration"`
-}
-
 // Condition is a compiled boolean expression. It is immutable and safe for
 // concurrent use.
 type Condition struct {
@@ -64,11 +51,6 @@ func CompileGate(source string) (*Condition, error) {
 	}
 	c.runTime = readsAny(c.program.Node(), runTimeNames(c.env))
 	return c, nil
-}
-
-// CompileSentinel compiles a sentinel rule condition.
-func CompileSentinel(source string) (*Condition, error) {
-	return compile[SentinelEnv](source)
 }
 
 func compile[Env any](source string) (*Condition, error) {

@@ -20,8 +20,6 @@ func TestErrorsSpeakConditions(t *testing.T) {
 		{CompileGate, `len(change.requirements)`, "expected bool, but got number"},
 		{CompileGate, `change.type.x == "y"`, "string has no field x (1:13)"},
 		{CompileGate, `change.type ==`, "unexpected token EOF (1:14)"},
-		{CompileSentinel, `files != nil`, "unknown name files; names: activity, change, iteration, retries, secondsSinceOutput, stallAfterSeconds, tokenBudget, tokensUsed (1:1)"},
-		{CompileSentinel, `change.sise == "S"`, "change has no field sise; fields: dependsOn, domain, name, requirements, scope, size, type (1:8)"},
 	}
 	for _, tt := range tests {
 		_, err := tt.compile(tt.src)

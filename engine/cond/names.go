@@ -42,8 +42,8 @@ type Environment struct {
 	Examples []Example
 }
 
-// Environments describes the gate and the sentinel rule environments, in
-// that order.
+// Environments describes every place a condition is written: today the
+// gates' `when`.
 func Environments() []Environment {
 	return []Environment{
 		{
@@ -54,14 +54,6 @@ plan lists the gate as skipped); one that reads a run-time name is
 decided on the change's diff, before its gates run.`,
 			Names:    envNames(reflect.TypeFor[GateEnv]()),
 			Examples: gateExamples,
-		},
-		{
-			Field: "sentinel: rules: NAME: when",
-			About: `The rule fires for a change while the condition holds on the change's
-live facts, all read at run time. In this build the rules are compiled
-and checked, but only sentinel.stallAfter acts on a change.`,
-			Names:    envNames(reflect.TypeFor[SentinelEnv]()),
-			Examples: sentinelExamples,
 		},
 	}
 }
@@ -77,13 +69,6 @@ var docs = map[string]string{
 	"change.dependsOn":    "the changes that must be merged before it",
 	"change.scope":        "the path globs it may touch; empty means anywhere",
 	"files":               "the paths, relative to the repository, that the change's diff touches",
-	"secondsSinceOutput":  "seconds since the agent or gate last wrote output",
-	"stallAfterSeconds":   "sentinel.stallAfter, in seconds",
-	"activity":            `what the change is doing: "agent", or "gate:NAME" while a gate runs (the keys of sentinel.grace)`,
-	"tokensUsed":          "tokens the change's agent has used so far",
-	"tokenBudget":         "the change's token budget (budgets.tokens for its size)",
-	"retries":             "how many times the change went back to its agent after a failed gate",
-	"iteration":           "the number of the agent iteration under way, from 1",
 }
 
 var gateExamples = []Example{
@@ -92,13 +77,6 @@ var gateExamples = []Example{
 	{`change.size == "L" || len(change.dependsOn) > 1`, "large changes, or changes that join two branches of the plan"},
 	{`any(change.scope, {# startsWith "web/"})`, "changes allowed to touch web/"},
 	{`any(files, {# endsWith ".tsx"})`, "changes whose diff touches a .tsx file (decided at run time)"},
-}
-
-var sentinelExamples = []Example{
-	{`secondsSinceOutput > stallAfterSeconds`, "the agent went silent (the stdlib's stalled rule)"},
-	{`tokensUsed > tokenBudget`, "the change is over its token budget (the stdlib's over_budget rule)"},
-	{`activity == "gate:test" && secondsSinceOutput > 900`, "go test has printed nothing for 15 minutes"},
-	{`retries >= 2 && change.size == "S"`, "a small change that keeps failing its gates"},
 }
 
 // envNames lists the names of an environment struct in declaration order,

@@ -3,7 +3,8 @@
 // produced. It imports no CUE package, so the stages that run a plan
 // (gate, agent, merge, orchestrator) do not link CUE (a test proves it).
 // The field set mirrors schema/ one to one: every field the schema allows
-// has a home here (a test proves it).
+// has a home here, and engine code outside the decoder reads every one
+// (two tests prove it), so the schema offers nothing the engine ignores.
 package config
 
 import (
@@ -90,7 +91,6 @@ const (
 	KindTestFiles  = "test_files"
 	KindSpecVerify = "spec_verify"
 	KindRules      = "rules"
-	KindReview     = "review"
 )
 
 // Modes of a gate in a stack.
@@ -100,21 +100,17 @@ const (
 	ModeSkip = "skip"
 )
 
-// Gate is one check.
+// Gate is one check; Project.Gates keys it by its name.
 type Gate struct {
-	Name        string            `json:"name"`
-	Kind        string            `json:"kind"`
-	Mode        string            `json:"mode"`
-	Order       int               `json:"order"`
-	When        string            `json:"when,omitempty"`
-	Run         []string          `json:"run,omitempty"`
-	Env         map[string]string `json:"env"`
-	Timeout     Duration          `json:"timeout,omitempty"`
-	Runner      string            `json:"runner,omitempty"`
-	Export      []string          `json:"export"`
-	Description string            `json:"description,omitempty"`
-	Prompt      string            `json:"prompt,omitempty"`
-	Model       string            `json:"model,omitempty"`
+	Kind    string            `json:"kind"`
+	Mode    string            `json:"mode"`
+	Order   int               `json:"order"`
+	When    string            `json:"when,omitempty"`
+	Run     []string          `json:"run,omitempty"`
+	Env     map[string]string `json:"env"`
+	Timeout Duration          `json:"timeout,omitempty"`
+	Runner  string            `json:"runner,omitempty"`
+	Export  []string          `json:"export"`
 	// Failures is an exec gate's RE2 pattern for the individual failures
 	// its output reports, one per match on a line (see schema/gate.cue);
 	// "" when it has none.
@@ -144,34 +140,19 @@ type Budgets struct {
 
 // Sentinel is the supervision of running changes.
 type Sentinel struct {
-	StallAfter Duration                `json:"stallAfter"`
-	Ladder     []string                `json:"ladder"`
-	Grace      map[string]Duration     `json:"grace"`
-	Rules      map[string]SentinelRule `json:"rules"`
+	// StallAfter is how long an agent may go without output before it is
+	// killed.
+	StallAfter Duration `json:"stallAfter"`
 }
 
-// SentinelRule is one supervision rule.
-type SentinelRule struct {
-	Name   string   `json:"name"`
-	When   string   `json:"when"`
-	Action string   `json:"action"`
-	Ladder []string `json:"ladder,omitempty"`
-	Grace  Duration `json:"grace,omitempty"`
-}
-
-// Planner strategies.
-const (
-	StrategyStatic     = "static"
-	StrategySingle     = "single"
-	StrategyThreePhase = "three-phase"
-	StrategyAuto       = "auto"
-)
+// StrategyStatic is the planner strategy that needs no model, the only
+// one the schema offers.
+const StrategyStatic = "static"
 
 // Planner configures how the spec becomes a plan.
 type Planner struct {
 	Strategy                 string `json:"strategy"`
 	MaxRequirementsPerChange int    `json:"maxRequirementsPerChange"`
-	SingleCallMaxInputTokens int    `json:"singleCallMaxInputTokens"`
 }
 
 // Agent configures what implements changes.
@@ -186,8 +167,6 @@ type Agent struct {
 // Models picks a model per role.
 type Models struct {
 	Implement string `json:"implement,omitempty"`
-	Plan      string `json:"plan,omitempty"`
-	Review    string `json:"review,omitempty"`
 }
 
 // Runner kinds.

@@ -25,7 +25,7 @@ func execInput(t *testing.T, name string, argv ...string) (Input, *repo) {
 	in := r.input(config.KindExec, featureChange)
 	in.Step.Gate = name
 	in.Step.Timeout = config.Duration(time.Minute)
-	in.Project.Gates[name] = config.Gate{Name: name, Kind: config.KindExec, Run: argv}
+	in.Project.Gates[name] = config.Gate{Kind: config.KindExec, Run: argv}
 	in.LogRel = ".set/logs/auth-login/verify-" + name + "-1.log"
 	return in, r
 }
@@ -150,10 +150,6 @@ func TestExecErrorsBeforeRunning(t *testing.T) {
 			in.Project.Gates["test"] = config.Gate{}
 			return nil
 		}, `exec gate "test" has no command (run is empty)`},
-		{"review", func(in *Input) map[string]runner.Runner {
-			in.Step.Kind = config.KindReview
-			return nil
-		}, "review gates need a model and are not available in this build"},
 		{"unknown kind", func(in *Input) map[string]runner.Runner {
 			in.Step.Kind = "lint"
 			return nil

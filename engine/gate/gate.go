@@ -181,8 +181,6 @@ func evaluate(ctx context.Context, in Input, runners map[string]runner.Runner, r
 	case res.Mode == config.ModeSkip:
 		res.Status, res.Reason = StatusSkip, `mode "skip"`
 		return withReport(in, res, "")
-	case res.Kind == config.KindReview:
-		return errorResult(in, res, errors.New("review gates need a model and are not available in this build"))
 	case in.Worktree == "":
 		return errorResult(in, res, errors.New("gate input lacks a worktree"))
 	}

@@ -33,7 +33,7 @@ func stackFixture(t *testing.T, gates ...[]string) (StackInput, *repo) {
 	}
 	for i, argv := range gates {
 		name := string(rune('a' + i))
-		p.Gates[name] = config.Gate{Name: name, Kind: config.KindExec, Run: argv}
+		p.Gates[name] = config.Gate{Kind: config.KindExec, Run: argv}
 		in.Steps = append(in.Steps, graph.GateStep{Gate: name, Kind: config.KindExec, Mode: config.ModeRun,
 			Runner: "host", Timeout: config.Duration(time.Minute)})
 	}

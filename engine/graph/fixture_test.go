@@ -21,7 +21,7 @@ func minutes(m int) config.Duration { return config.Duration(time.Duration(m) * 
 // test_files is skipped for infrastructure changes.
 func fixtureConfig() *config.Project {
 	gate := func(name, kind string, order int) config.Gate {
-		return config.Gate{Name: name, Kind: kind, Mode: config.ModeRun, Order: order}
+		return config.Gate{Kind: kind, Mode: config.ModeRun, Order: order}
 	}
 	exec := func(name string, order int, timeout config.Duration, argv ...string) config.Gate {
 		g := gate(name, config.KindExec, order)
@@ -38,7 +38,7 @@ func fixtureConfig() *config.Project {
 		"vet":         exec("vet", 20, minutes(5), "go", "vet", "./..."),
 		"test":        exec("test", 30, minutes(15), "go", "test", "./..."),
 		"spec_verify": gate("spec_verify", config.KindSpecVerify, 40),
-		"review":      gate("review", config.KindReview, 60),
+		"review":      exec("review", 60, 0, "reviewdog"),
 	}
 	lint := exec("lint", 12, 0, "golangci-lint", "run")
 	lint.When = `change.size != "S"`

@@ -16,8 +16,8 @@ func smallConfig() *config.Project {
 	return &config.Project{
 		Name: "p",
 		Gates: map[string]config.Gate{
-			"build": {Name: "build", Kind: config.KindExec, Mode: config.ModeRun, Order: 10},
-			"test":  {Name: "test", Kind: config.KindExec, Mode: config.ModeRun, Order: 30},
+			"build": {Kind: config.KindExec, Mode: config.ModeRun, Order: 10},
+			"test":  {Kind: config.KindExec, Mode: config.ModeRun, Order: 30},
 		},
 		Stacks:      map[string]config.Stack{"feature": {"build": {}}},
 		Integration: config.Stack{"test": {}},

@@ -34,7 +34,7 @@ func TestResolveStack(t *testing.T) {
 		stack:  config.Stack{"review": {Mode: config.ModeWarn}},
 		change: featureM,
 		wantSteps: []GateStep{
-			{Gate: "review", Kind: config.KindReview, Mode: "warn", Order: 60, Runner: "host", Timeout: minutes(10)},
+			{Gate: "review", Kind: config.KindExec, Mode: "warn", Order: 60, Runner: "host", Timeout: minutes(10)},
 		},
 	}, {
 		name:   "entry order overrides the gate's; ties go by name",

@@ -28,7 +28,6 @@ const (
 	ChangeIntegrationFailed Type = "CHANGE_INTEGRATION_FAILED"
 	Merged                  Type = "MERGED"
 	Archived                Type = "ARCHIVED"
-	SentinelAction          Type = "SENTINEL_ACTION"
 	MonitorHeartbeat        Type = "MONITOR_HEARTBEAT"
 	BudgetExceeded          Type = "BUDGET_EXCEEDED"
 	RunFinished             Type = "RUN_FINISHED"
@@ -44,7 +43,7 @@ func Types() []Type {
 	return []Type{
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
-		Archived, SentinelAction, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted,
+		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted,
 	}
 }
 
@@ -231,12 +230,6 @@ type ArchivedData struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-type SentinelActionData struct {
-	Rule   string `json:"rule"`
-	Action string `json:"action"`
-	Reason string `json:"reason"`
-}
-
 type MonitorHeartbeatData struct {
 	Active []string `json:"active"`
 	Queued []string `json:"queued"`
@@ -304,7 +297,6 @@ func (MergeQueuedData) EventType() Type             { return MergeQueued }
 func (ChangeIntegrationFailedData) EventType() Type { return ChangeIntegrationFailed }
 func (MergedData) EventType() Type                  { return Merged }
 func (ArchivedData) EventType() Type                { return Archived }
-func (SentinelActionData) EventType() Type          { return SentinelAction }
 func (MonitorHeartbeatData) EventType() Type        { return MonitorHeartbeat }
 func (BudgetExceededData) EventType() Type          { return BudgetExceeded }
 func (RunFinishedData) EventType() Type             { return RunFinished }

@@ -39,13 +39,13 @@ func TestUserErrors(t *testing.T) {
 			want:  `project.gates.lint.mode: "often" is not one of "run", "warn", "skip": set.cue:8:53`,
 		},
 		{
-			name:  "enum in a sentinel rule",
-			extra: `sentinel: rules: slow: {when: "retries > 2", action: "shout"}`,
-			want:  `project.sentinel.rules.slow.action: "shout" is not one of "warn", "restart", "redispatch", "fail", "pause": set.cue:8:55`,
+			name:  "gate kind that is not in this build",
+			extra: `gates: lint: {kind: "review"}`,
+			want:  `project.gates.lint.kind: "review" is not one of "exec", "scope_check", "test_files", "spec_verify", "rules": set.cue:8:22`,
 		},
 		{
 			name:  "exec gate without run",
-			extra: `gates: lint: description: "golangci-lint is clean"`,
+			extra: `gates: lint: order: 25`,
 			want:  `project.gates.lint.run: field is required but not present (run is the argv of an exec gate): set.cue:8:15`,
 		},
 		{

@@ -75,10 +75,10 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 		TestPatterns: []string{"**/*_test.txt"},
 		Generated:    map[string]config.Generated{},
 		Gates: map[string]config.Gate{
-			"ok":     {Name: "ok", Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"true"}},
-			"broken": {Name: "broken", Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"sh", "-c", "echo integration broke; exit 3"}},
+			"ok":     {Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"true"}},
+			"broken": {Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"sh", "-c", "echo integration broke; exit 3"}},
 			// tree records the tree it ran on, to prove gates see the merge.
-			"tree": {Name: "tree", Kind: config.KindExec, Mode: config.ModeRun,
+			"tree": {Kind: config.KindExec, Mode: config.ModeRun,
 				Run: []string{"sh", "-c", "git add -A && git write-tree > \"$TREE_OUT\" && git reset -q"}},
 		},
 		Runner: config.Runner{Kind: "host"},

@@ -39,7 +39,7 @@ func BenchmarkApply50(b *testing.B) {
 		b.StopTimer()
 		f := newFixture(b)
 		f.project.MaxParallel = 4
-		f.project.Gates = map[string]config.Gate{"ok": {Name: "ok", Kind: "exec", Mode: "run", Order: 1, Run: []string{"true"}}}
+		f.project.Gates = map[string]config.Gate{"ok": {Kind: "exec", Mode: "run", Order: 1, Run: []string{"true"}}}
 		f.project.Stacks = map[string]config.Stack{"feature": {"ok": {}}}
 		f.project.Integration = config.Stack{"ok": {}}
 		for i := range n {

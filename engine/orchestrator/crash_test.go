@@ -51,7 +51,7 @@ func crashScenario(t tb, f *fixture) string {
 }
 
 func gateCheck(markers string) (g gateConfig) {
-	g = gateConfig{Name: "check", Kind: "exec", Mode: "run", Order: 10, Run: []string{"sh", "-c",
+	g = gateConfig{Kind: "exec", Mode: "run", Order: 10, Run: []string{"sh", "-c",
 		// The first run of the gate in change beta kills set (its parent) and
 		// keeps running as an orphan; later runs check for bad content.
 		`if [ -f "` + markers + `/kill-in-gate" ] && [ "$(basename "$PWD")" = beta ] && mkdir "` + markers + `/gate-killed" 2>/dev/null; then echo $$ > "` + markers + `/orphan.pid"; kill -9 $PPID; sleep 30; fi

@@ -76,7 +76,7 @@ func fixtureAt(t tb, root string) *fixture {
 		Generated:    map[string]config.Generated{},
 		Gates: map[string]config.Gate{
 			// check fails while a change's file says "bad".
-			"check": {Name: "check", Kind: "exec", Mode: "run", Order: 10,
+			"check": {Kind: "exec", Mode: "run", Order: 10,
 				Run: []string{"sh", "-c", "! grep -rl bad --include='*.txt' . || { echo 'found bad content'; exit 1; }"}},
 		},
 		Stacks:      map[string]config.Stack{"feature": {"check": {}}},

@@ -40,12 +40,16 @@ func TestRunStartError(t *testing.T) {
 }
 
 // TestTimeoutKillsTheGroup: a grandchild started in the background must
-// die with its parent's group.
+// die with its parent's group. It writes its PID before the parent
+// settles down to wait; the test then waits for that process to be gone
+// rather than for a time it would have needed to do harm.
 func TestTimeoutKillsTheGroup(t *testing.T) {
-	marker := filepath.Join(t.TempDir(), "survived")
+	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	o, err := Run(context.Background(), Spec{
-		Argv:    []string{"sh", "-c", "(sleep 3; touch " + marker + ") & sleep 30"},
-		Timeout: 200 * time.Millisecond,
+		Argv: []string{"sh", "-c", `sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; sleep 30' grandchild "$0" &
+while [ ! -f "$0" ]; do sleep 0.01; done
+sleep 30`, pidFile},
+		Timeout: 500 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,10 +57,37 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	if !o.TimedOut || o.ExitCode != -1 {
 		t.Errorf("outcome = %+v, want a timeout", o)
 	}
-	time.Sleep(3500 * time.Millisecond)
-	if _, err := os.Stat(marker); err == nil {
-		t.Error("the background grandchild survived the timeout")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the grandchild did not start before the timeout: %v", err)
 	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the background grandchild (PID %d) survived the timeout", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie: the
+// killed grandchild is reparented to PID 1, which need not reap it.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		_, noProc := os.Stat("/proc/self")
+		return noProc != nil // without /proc (macOS) kill's answer stands
+	}
+	// The state follows the command name in parentheses: "pid (comm) S …".
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
 }
 
 func TestStall(t *testing.T) {

@@ -127,29 +127,20 @@ func (p *Project) MakePlan(ctx context.Context) (*plan.Plan, error) {
 	return plan.Make(p.Config, p.Spec, fp)
 }
 
-// PlansAtApply reports whether the plan is made only when apply runs: a
-// planner strategy that needs a model, and no explicit plan.
-func (p *Project) PlansAtApply() bool {
-	return p.Config.Plan == nil && p.Config.Planner.Strategy != config.StrategyStatic
-}
-
 // Options say how far Prepare goes.
 type Options struct {
 	// PlanFile, when set, is a plan saved by `setctl plan --out` to use
 	// instead of planning now; it is refused when its inputs changed.
 	// PlanFileShown is how to name it in messages (as the user typed it).
 	PlanFile, PlanFileShown string
-	// PlanLater stops before planning when the plan is made only at apply
-	// time (PlansAtApply); Prepared.Plan is then nil.
-	PlanLater bool
 }
 
-// Prepared is a project ready to show or run: loaded, runnable by this
-// build, planned, and its execution graph built.
+// Prepared is a project ready to show or run: loaded, planned, and its
+// execution graph built. What set.cue may ask for is exactly what this
+// build runs: the schema offers nothing else.
 type Prepared struct {
 	*Project
-	// Plan and Graph are nil when Options.PlanLater stopped before
-	// planning, or when a step before them failed.
+	// Plan and Graph are nil when a step before them failed.
 	Plan  *plan.Plan
 	Graph *graph.Graph
 }
@@ -167,18 +158,11 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Prepared, diag.Lis
 	return pr, append(ds, more...)
 }
 
-// Prepare checks that this build can run what the project asks for
-// (Runnable), makes its plan, or reads and checks the saved one, and
-// builds the execution graph. It stops at the first step that fails and
+// Prepare makes the project's plan, or reads and checks the saved one,
+// and builds the execution graph. It stops at the first step that fails and
 // returns its diagnostics; the spec's warnings are Warnings'.
 func (p *Project) Prepare(ctx context.Context, opts Options) (*Prepared, diag.List) {
 	pr := &Prepared{Project: p}
-	if err := Runnable(p.Config); err != nil {
-		return pr, load.Diagnostics(err)
-	}
-	if opts.PlanLater && p.PlansAtApply() {
-		return pr, nil
-	}
 	pl, err := p.MakePlan(ctx)
 	if err != nil {
 		return pr, load.Diagnostics(err)

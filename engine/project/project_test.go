@@ -68,8 +68,6 @@ func TestPrepare(t *testing.T) {
 	}{
 		{"cue error", "\tgates: fmt: mode: \"warning\"\n",
 			"project.gates.fmt.mode", `project.gates.fmt.mode: "warning" is not one of "run", "warn", "skip": set.cue:8:20`},
-		{"not runnable", "\tstacks: feature: review: {}\n",
-			"project.stacks.feature.review", "project.stacks.feature.review: gate review is an LLM-graded review"},
 		{"invalid plan", "\tplan: changes: {\n\t\ta: {requirements: [\"REQ-A-01\"], dependsOn: [\"b\"]}\n\t\tstore: {requirements: [\"REQ-A-02\"]}\n\t}\n",
 			"project.plan.changes.a", `project.plan.changes.a: change "a" depends on unknown change "b": set.cue:9:6`},
 	}

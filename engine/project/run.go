@@ -1,15 +1,11 @@
 package project
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/set-engine/set/engine/agent"
@@ -22,40 +18,6 @@ import (
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/engine/state"
 )
-
-// Runnable refuses what set.cue asks for that this build cannot run: an
-// LLM-graded review gate in a stack that does not skip it. Prepare asks it
-// right after loading, so that what vet accepts apply runs. It looks at
-// every stack, not only those the current plan's changes use, and whatever
-// a gate's `when` says: its verdict holds for any plan the spec makes.
-// Each problem is positioned at its stack entry (a config.FieldError).
-func Runnable(cfg *config.Project) error {
-	var errs []error
-	check := func(stack config.Stack, path ...string) {
-		for _, name := range sortedKeys(stack) {
-			gate, ok := cfg.Gates[name]
-			if !ok || gate.Kind != config.KindReview || cmp.Or(stack[name].Mode, gate.Mode, config.ModeRun) == config.ModeSkip {
-				continue
-			}
-			errs = append(errs, cfg.FieldError(slices.Concat(path, []string{name}),
-				"gate %s is an LLM-graded review, which this build cannot run; set its mode to \"skip\" here or remove it from the stack", name))
-		}
-	}
-	for _, t := range sortedKeys(cfg.Stacks) {
-		check(cfg.Stacks[t], "stacks", t)
-	}
-	check(cfg.Integration, "integration")
-	return errors.Join(errs...)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // SavedPlan reads the plan saved at path (shown names it in messages) and
 // refuses it when its inputs changed since, compared with now, the plan

@@ -125,7 +125,7 @@ func Apply(s *State, e journal.Event) error {
 			return fmt.Errorf("event %d (%s): unknown change %q", e.Seq, e.Type, e.Change)
 		}
 	}
-	// GATE_SET_EXPANDED, MERGE_QUEUED, SENTINEL_ACTION, MONITOR_HEARTBEAT,
+	// GATE_SET_EXPANDED, MERGE_QUEUED, MONITOR_HEARTBEAT,
 	// BUDGET_EXCEEDED, BASELINE_GATE (main's verdicts are cached in
 	// .set/baseline.json), and types of a newer set have no handler: they
 	// are recorded, but no field of the projection depends on them.

@@ -73,21 +73,20 @@ var lifecycle = []step{
 	{"add-logout", to(Pending, Dispatched, "")},
 	{"add-logout", journal.DispatchData{Worktree: ".set/worktrees/add-logout", Branch: "set/add-logout", Base: "merge1"}},
 	{"add-logout", to(Dispatched, Implementing, "")},
-	{"add-logout", journal.SentinelActionData{Rule: "silent", Action: "fail", Reason: "no output for 600s"}},
 	{"add-logout", to(Implementing, FailedStalled, "no output for 600s")},
 	{"", journal.MonitorHeartbeatData{}},
 	{"", journal.RunFinishedData{Result: "failed", Statuses: map[string]int{"archived": 1, "failed:stalled": 1}}},
 }
 
-// wantLifecycle is the state after lifecycle (events 1..36).
+// wantLifecycle is the state after lifecycle (events 1..35).
 func wantLifecycle() *State {
 	return &State{
 		Version:     FormatVersion,
 		Run:         "run-1",
 		Fingerprint: "fp-1",
-		LastSeq:     36,
+		LastSeq:     35,
 		Started:     at(2),
-		Updated:     at(36),
+		Updated:     at(35),
 		Finished:    true,
 		Result:      "failed",
 		Order:       []string{"add-login", "add-logout"},
@@ -125,7 +124,7 @@ func wantLifecycle() *State {
 				Base:      "merge1",
 				Error:     "no output for 600s",
 				DependsOn: []string{"add-login"},
-				UpdatedAt: at(34),
+				UpdatedAt: at(33),
 			},
 		},
 	}

@@ -25,23 +25,17 @@ project: golang.#Project & {
 	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
 	gates: {
 		test: {when: "len(change.requirements) > 0", env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger", export: ["coverage.out"]}
-		review: model: "claude-opus-4-1"
 	}
-	stacks: feature: review: {mode: "warn", order: 95}
-	integration: review: mode: "skip"
+	stacks: feature: spec_verify: {mode: "warn", order: 95}
+	integration: rules: mode: "skip"
 	budgets: {retries: {verify: 4, integration: 1}, tokens: {S: 1, M: 2, L: 3}, iterations: 7, wallTime: "1h", gateTimeout: "3m"}
-	sentinel: {
-		stallAfter: "90s"
-		ladder: ["warn", "fail"]
-		grace: "gate:lint": "1m"
-		rules: slow: {when: "secondsSinceOutput > 600", action: "restart", ladder: ["restart", "fail"], grace: "30s"}
-	}
-	planner: {strategy: "static", maxRequirementsPerChange: 4, singleCallMaxInputTokens: 1000}
+	sentinel: stallAfter: "90s"
+	planner: {strategy: "static", maxRequirementsPerChange: 4}
 	agent: {
 		adapter: "replay"
 		argv: ["replay"]
 		recordings: "recordings"
-		models: {implement: "m1", plan: "m2", review: "m3"}
+		models: implement: "m1"
 		env: FOO: "bar"
 	}
 	runner: {
@@ -110,12 +104,12 @@ func TestEveryFieldReachesGo(t *testing.T) {
 	// The fixture must really be full: spot-check fields that are easy to
 	// forget.
 	for _, path := range []string{
-		"agent.recordings", "agent.models.review", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
+		"agent.recordings", "agent.models.implement", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
 		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude", "gates.test.export", "generated.go.sum.runner",
-		"gates.test.when", "gates.test.runner", "gates.test.failures", "gates.review.model", "gates.review.prompt",
-		"stacks.feature.review.order", "sentinel.rules.slow.grace", "sentinel.rules.slow.ladder",
+		"gates.test.when", "gates.test.runner", "gates.test.failures",
+		"stacks.feature.spec_verify.order", "integration.rules.mode", "sentinel.stallAfter",
 		"plan.changes.core.scope", "plan.changes.core.agent", "plan.deferred.REQ-LATER-01",
-		"forbidden.no-sleep.paths", "budgets.gateTimeout", "planner.singleCallMaxInputTokens",
+		"forbidden.no-sleep.paths", "budgets.gateTimeout", "planner.maxRequirementsPerChange",
 	} {
 		if !cuePaths[path] {
 			t.Errorf("fixture does not set %s", path)

@@ -106,11 +106,6 @@ func (d *decoder) checkConditions() {
 			}
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(d.p.Sentinel.Rules)) {
-		if _, err := cond.CompileSentinel(d.p.Sentinel.Rules[name].When); err != nil {
-			d.fail([]string{"sentinel", "rules", name, "when"}, "%v", conditionMessage(err))
-		}
-	}
 }
 
 // conditionMessage is the condition's error as engine/cond words it (the

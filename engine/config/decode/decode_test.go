@@ -114,7 +114,7 @@ func TestLoadErrors(t *testing.T) {
 // prints as the evaluator's errors do, the position last.
 func TestFieldError(t *testing.T) {
 	dir := writeProject(t, strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n",
-		"\tspec: [\"docs/spec.md\"]\n\tgates: lint: run: [\"golangci-lint\", \"run\"]\n\tstacks: feature: review: mode: \"warn\"\n", 1))
+		"\tspec: [\"docs/spec.md\"]\n\tgates: lint: run: [\"golangci-lint\", \"run\"]\n\tstacks: feature: lint: mode: \"warn\"\n", 1))
 	p, _, err := Load(dir, load.Options{})
 	if err != nil {
 		t.Fatal(load.Details(err, dir))
@@ -124,7 +124,7 @@ func TestFieldError(t *testing.T) {
 		want string
 	}{
 		{[]string{"gates", "lint"}, "project.gates.lint: no: set.cue:8:15\n"},
-		{[]string{"stacks", "feature", "review"}, "project.stacks.feature.review: no: set.cue:9:27\n"},
+		{[]string{"stacks", "feature", "lint"}, "project.stacks.feature.lint: no: set.cue:9:25\n"},
 		{[]string{"integration", "test"}, "project.integration.test: no: github.com/set-engine/set@v0.1.0/"},
 		{[]string{"stacks", "nope"}, "project.stacks.nope: no\n"},
 	} {
@@ -132,7 +132,7 @@ func TestFieldError(t *testing.T) {
 			t.Errorf("FieldError(%v) prints %q, want it to start with %q", tt.path, got, tt.want)
 		}
 	}
-	if !p.Declares("gates", "lint") || !p.Declares("stacks", "feature", "review") {
+	if !p.Declares("gates", "lint") || !p.Declares("stacks", "feature", "lint") {
 		t.Error("Declares misses a field set.cue declares")
 	}
 	if p.Declares("gates", "test") || p.Declares("integration", "test") {
