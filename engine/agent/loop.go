@@ -93,25 +93,14 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 	if budget == nil {
 		budget = ctx
 	}
-	change := in.Prompt.Change.Name
 	res := LoopResult{Iterations: in.Done, Tokens: in.TokensUsed, SessionID: in.SessionID}
-	errorsInRow, stalls := 0, 0
+	var streak streaks
 	var same sameFailure
 	retryContext := in.Prompt.RetryContext
 	for n := in.Done + 1; ; n++ {
 		if n > in.MaxIterations {
-			switch {
-			case stalls == 1 && stalls == n-1-in.Done:
-				res.Ending, res.Reason = EndStalled, "the agent stalled in its last iteration"
-			case stalls > 0 && stalls == n-1-in.Done:
-				res.Ending, res.Reason = EndStalled, fmt.Sprintf("the agent stalled in each of its last %d iterations", stalls)
-			default:
-				res.Ending, res.Reason = EndIterations, english.Plural(in.MaxIterations, "iteration")+" without finishing"
-			}
-			if err := in.Emit(journal.BudgetExceededData{Budget: "iterations", Used: int64(n - 1), Limit: int64(in.MaxIterations)}); err != nil {
-				return res, err
-			}
-			return res, nil
+			res.Ending, res.Reason = iterationsEnding(in, streak.stalls, n-1-in.Done)
+			return res, in.Emit(journal.BudgetExceededData{Budget: "iterations", Used: int64(n - 1), Limit: int64(in.MaxIterations)})
 		}
 		if budget.Err() != nil {
 			res.Ending = EndInterrupted
@@ -120,149 +109,210 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		if err := syncMain(ctx, in.Worktree, in.MainBranch); err != nil {
 			return res, err
 		}
-
-		pin := in.Prompt
-		pin.Iteration = n
-		pin.RetryContext = retryContext
-		text := Prompt(pin)
-		promptPath, promptRel := in.Layout.Prompt(change, n)
-		logPath, logRel := in.Layout.AgentLog(change, n)
-		for _, dir := range []string{filepath.Dir(promptPath), filepath.Dir(logPath)} {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return res, err
-			}
-		}
-		if err := os.WriteFile(promptPath, []byte(text), 0o644); err != nil {
+		it, tail, madeCommits, err := iterate(ctx, budget, in, n, &res, streak, retryContext)
+		if err != nil || res.Ending == EndInterrupted {
 			return res, err
 		}
-		log, err := os.Create(logPath)
-		if err != nil {
-			return res, err
-		}
-
-		before, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
-		if err != nil {
-			log.Close()
-			return res, err
-		}
-		// The tail of the output, for the last line of a failing agent.
-		tail := &tailWriter{max: 4 * maxLastLine}
-
-		decision, why := "new", "first iteration"
-		switch {
-		case res.SessionID != "" && errorsInRow == 0 && stalls == 0:
-			decision, why = "resume", "the previous iteration's session ended normally"
-		case res.SessionID != "":
-			why = "the previous iteration stalled or failed"
-		case n > 1:
-			why = "no session to resume"
-		}
-		session := ""
-		if decision == "resume" {
-			session = res.SessionID
-		}
-		if err := in.Emit(journal.AgentSessionDecisionData{Decision: decision, SessionID: session, Reason: why}); err != nil {
-			log.Close()
-			return res, err
-		}
-
-		out, runErr := in.Adapter.Run(budget, Request{
-			Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
-			Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: io.MultiWriter(log, tail),
-		})
-		log.Close()
-		if budget.Err() != nil {
-			// The iteration is not recorded: a resumed run does it again.
-			res.Ending = EndInterrupted
-			return res, nil
-		}
-
-		// Leftovers are committed, but a merge is never concluded while a
-		// conflict marker remains: the agent has not resolved it yet.
-		unresolved, err := git.UnresolvedConflicts(ctx, in.Worktree)
-		if err != nil {
-			return res, err
-		}
-		if len(unresolved) == 0 {
-			if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("%s: iteration %d (uncommitted work)", change, n)); err != nil {
-				return res, err
-			}
-		}
-		commits, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
-		if err != nil {
-			return res, err
-		}
-		inMerge := git.InMerge(ctx, in.Worktree)
-
-		var tokens journal.Tokens
-		for _, c := range out.Calls {
-			tokens = tokens.Add(c.Tokens)
-			model := c.Model
-			if model == "" {
-				model = in.Model
-			}
-			if err := in.Emit(journal.LLMCallData{Role: "implement", Model: model, Iteration: n, Tokens: c.Tokens, CostUSD: c.CostUSD}); err != nil {
-				return res, err
-			}
-		}
-		res.Tokens += tokens.Total()
-		if out.SessionID != "" {
-			res.SessionID = out.SessionID
-		}
-		it := journal.AgentIterationData{
-			Iteration: n, ExitCode: out.ExitCode, DurationMS: out.Duration.Milliseconds(), Commits: commits,
-			Tokens: tokens, SessionID: out.SessionID, Prompt: promptRel, Log: logRel,
-		}
-		switch {
-		case runErr != nil:
-			it.Result, it.Error = "error", runErr.Error()
-			errorsInRow++
-			stalls = 0
-			retryContext = fmt.Sprintf("The previous iteration failed to run: %v", runErr)
-		case out.Stalled:
-			it.Result = "stalled"
-			stalls++
-			errorsInRow = 0
-			retryContext = fmt.Sprintf("The previous iteration produced no output for %s and was stopped. Keep working in small steps.", in.StallAfter)
-		case out.Done && commits > 0 && !inMerge:
-			it.Result = "done"
-		default:
-			it.Result = "not-done"
-			errorsInRow, stalls = 0, 0
-			if out.ExitCode != 0 {
-				it.Error = withLine(fmt.Sprintf("exit %d", out.ExitCode), lastLine(tail.String()))
-			}
-			switch {
-			case inMerge:
-				retryContext = fmt.Sprintf("The merge of %s into your branch is still in progress: conflict markers remain in %s. Resolve every marker, keeping both sides' intent, and commit.", in.MainBranch, strings.Join(unresolved, ", "))
-			case commits == 0:
-				retryContext = "The previous iteration ended without any change on the branch: implement the requirements and commit."
-			default:
-				retryContext = "The previous iteration ended before the agent reported success: " + out.Summary
-			}
-		}
+		retryContext = streak.next(it, in)
 		res.Iterations = n
-		if err := in.Emit(it); err != nil {
+		if err := in.Emit(it.data); err != nil {
 			return res, err
 		}
 		if in.TokenBudget > 0 && res.Tokens > in.TokenBudget {
 			res.Ending, res.Reason = EndTokens, fmt.Sprintf("%d tokens used, budget %d", res.Tokens, in.TokenBudget)
 			return res, in.Emit(journal.BudgetExceededData{Budget: "tokens", Used: res.Tokens, Limit: in.TokenBudget})
 		}
-		if it.Result == "done" {
+		switch {
+		case it.data.Result == "done":
 			res.Ending = EndDone
 			return res, nil
-		}
-		if errorsInRow >= maxConsecutiveErrors {
-			res.Ending, res.Reason = EndAgentError, it.Error
+		case streak.errors >= maxConsecutiveErrors:
+			res.Ending, res.Reason = EndAgentError, it.data.Error
 			return res, nil
-		}
-		if same.add(it, commits > before) >= maxSameFailures {
+		case same.add(it.data, madeCommits) >= maxSameFailures:
 			res.Ending = EndAgentError
-			res.Reason = withLine(fmt.Sprintf("the agent exited %d in %d iterations in a row without a commit", it.ExitCode, same.count), lastLine(tail.String()))
+			res.Reason = withLine(fmt.Sprintf("the agent exited %d in %d iterations in a row without a commit", it.data.ExitCode, same.count), lastLine(tail))
 			return res, nil
 		}
 	}
+}
+
+// iterationsEnding is why a change whose iteration budget is spent ends:
+// stalled, when every iteration of this run stalled, or out of iterations.
+func iterationsEnding(in LoopInput, stalls, ran int) (Ending, string) {
+	switch {
+	case stalls == 1 && stalls == ran:
+		return EndStalled, "the agent stalled in its last iteration"
+	case stalls > 0 && stalls == ran:
+		return EndStalled, fmt.Sprintf("the agent stalled in each of its last %d iterations", stalls)
+	}
+	return EndIterations, english.Plural(in.MaxIterations, "iteration") + " without finishing"
+}
+
+// streaks counts the iterations in a row that failed to run (errors) and
+// that stalled; they decide whether the next iteration resumes the
+// agent's session and when the change ends.
+type streaks struct{ errors, stalls int }
+
+// session decides whether iteration n resumes the agent's last session.
+func (s streaks) session(sessionID string, n int) (decision, why string) {
+	switch {
+	case sessionID != "" && s.errors == 0 && s.stalls == 0:
+		return "resume", "the previous iteration's session ended normally"
+	case sessionID != "":
+		return "new", "the previous iteration stalled or failed"
+	case n > 1:
+		return "new", "no session to resume"
+	}
+	return "new", "first iteration"
+}
+
+// next counts iteration it into the streaks and returns the retry context
+// the next iteration's prompt carries.
+func (s *streaks) next(it iteration, in LoopInput) string {
+	switch it.data.Result {
+	case "error":
+		s.errors++
+		s.stalls = 0
+		return fmt.Sprintf("The previous iteration failed to run: %s", it.data.Error)
+	case "stalled":
+		s.stalls++
+		s.errors = 0
+		return fmt.Sprintf("The previous iteration produced no output for %s and was stopped. Keep working in small steps.", in.StallAfter)
+	case "done":
+		return ""
+	}
+	s.errors, s.stalls = 0, 0
+	switch {
+	case it.inMerge:
+		return fmt.Sprintf("The merge of %s into your branch is still in progress: conflict markers remain in %s. Resolve every marker, keeping both sides' intent, and commit.", in.MainBranch, strings.Join(it.unresolved, ", "))
+	case it.data.Commits == 0:
+		return "The previous iteration ended without any change on the branch: implement the requirements and commit."
+	}
+	return "The previous iteration ended before the agent reported success: " + it.summary
+}
+
+// iteration is one finished run of the agent: its AGENT_ITERATION event
+// and what the next prompt needs to know.
+type iteration struct {
+	data       journal.AgentIterationData
+	inMerge    bool
+	unresolved []string
+	summary    string
+}
+
+// iterate runs iteration n: it writes the prompt, decides the session,
+// runs the agent on the budget context, commits what the agent left, and
+// records its model calls. It reports the iteration, the tail of the
+// agent's output, and whether the agent added commits. When the budget
+// ended during the run, res.Ending is EndInterrupted and the iteration is
+// not recorded: a resumed run does it again.
+func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, streak streaks, retryContext string) (iteration, string, bool, error) {
+	change := in.Prompt.Change.Name
+	pin := in.Prompt
+	pin.Iteration = n
+	pin.RetryContext = retryContext
+	text := Prompt(pin)
+	promptPath, promptRel := in.Layout.Prompt(change, n)
+	logPath, logRel := in.Layout.AgentLog(change, n)
+	for _, dir := range []string{filepath.Dir(promptPath), filepath.Dir(logPath)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return iteration{}, "", false, err
+		}
+	}
+	if err := os.WriteFile(promptPath, []byte(text), 0o644); err != nil {
+		return iteration{}, "", false, err
+	}
+	before, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
+	if err != nil {
+		return iteration{}, "", false, err
+	}
+	decision, why := streak.session(res.SessionID, n)
+	session := ""
+	if decision == "resume" {
+		session = res.SessionID
+	}
+	if err := in.Emit(journal.AgentSessionDecisionData{Decision: decision, SessionID: session, Reason: why}); err != nil {
+		return iteration{}, "", false, err
+	}
+
+	log, err := os.Create(logPath)
+	if err != nil {
+		return iteration{}, "", false, err
+	}
+	// The tail of the output, for the last line of a failing agent.
+	tail := &tailWriter{max: 4 * maxLastLine}
+	out, runErr := in.Adapter.Run(budget, Request{
+		Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
+		Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: io.MultiWriter(log, tail),
+	})
+	log.Close()
+	if budget.Err() != nil {
+		res.Ending = EndInterrupted
+		return iteration{}, "", false, nil
+	}
+
+	// Leftovers are committed, but a merge is never concluded while a
+	// conflict marker remains: the agent has not resolved it yet.
+	unresolved, err := git.UnresolvedConflicts(ctx, in.Worktree)
+	if err != nil {
+		return iteration{}, "", false, err
+	}
+	if len(unresolved) == 0 {
+		if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("%s: iteration %d (uncommitted work)", change, n)); err != nil {
+			return iteration{}, "", false, err
+		}
+	}
+	commits, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
+	if err != nil {
+		return iteration{}, "", false, err
+	}
+	tokens, err := recordCalls(in, n, out.Calls)
+	if err != nil {
+		return iteration{}, "", false, err
+	}
+	res.Tokens += tokens.Total()
+	if out.SessionID != "" {
+		res.SessionID = out.SessionID
+	}
+	it := iteration{
+		data: journal.AgentIterationData{
+			Iteration: n, ExitCode: out.ExitCode, DurationMS: out.Duration.Milliseconds(), Commits: commits,
+			Tokens: tokens, SessionID: out.SessionID, Prompt: promptRel, Log: logRel,
+		},
+		inMerge: git.InMerge(ctx, in.Worktree), unresolved: unresolved, summary: out.Summary,
+	}
+	switch {
+	case runErr != nil:
+		it.data.Result, it.data.Error = "error", runErr.Error()
+	case out.Stalled:
+		it.data.Result = "stalled"
+	case out.Done && commits > 0 && !it.inMerge:
+		it.data.Result = "done"
+	default:
+		it.data.Result = "not-done"
+		if out.ExitCode != 0 {
+			it.data.Error = withLine(fmt.Sprintf("exit %d", out.ExitCode), lastLine(tail.String()))
+		}
+	}
+	return it, tail.String(), commits > before, nil
+}
+
+// recordCalls journals the model calls of iteration n (LLM_CALL) and
+// returns their tokens, added up.
+func recordCalls(in LoopInput, n int, calls []Call) (journal.Tokens, error) {
+	var tokens journal.Tokens
+	for _, c := range calls {
+		tokens = tokens.Add(c.Tokens)
+		model := c.Model
+		if model == "" {
+			model = in.Model
+		}
+		if err := in.Emit(journal.LLMCallData{Role: "implement", Model: model, Iteration: n, Tokens: c.Tokens, CostUSD: c.CostUSD}); err != nil {
+			return tokens, err
+		}
+	}
+	return tokens, nil
 }
 
 // sameFailure counts the iterations in a row that exited non-zero with the
