@@ -92,64 +92,20 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 			return err
 		}
 	}
-	// retryContext is the last failure sent back to the agent, and
-	// retryStage the stage it failed.
-	retryContext, retryStage := "", ""
+	var retry retryNote
 	switch r.rec.status(name) {
 	case state.VerifyFailed:
-		retryContext, retryStage = r.rec.change(name).RetryContext, state.StageVerify
+		retry = retryNote{r.rec.change(name).RetryContext, state.StageVerify}
 	case state.IntegrationFailed:
-		retryContext, retryStage = r.rec.change(name).RetryContext, state.StageIntegration
+		retry = retryNote{r.rec.change(name).RetryContext, state.StageIntegration}
 	}
 	cg, _ := r.opts.Graph.Change(name)
-	gates := make([]string, 0, len(cg.Verify))
-	for _, s := range cg.Verify {
-		gates = append(gates, s.Gate)
-	}
-	retries := r.opts.Project.Budgets.Retries.Verify
 	for {
 		if budget.Err() != nil {
 			return nil
 		}
 		if s := r.rec.status(name); s != state.Verifying {
-			if err := r.rec.transition(name, state.Implementing, ""); err != nil {
-				return err
-			}
-			st := r.rec.change(name)
-			attempt, retryBudget := st.VerifyAttempts, retries
-			if retryStage == state.StageIntegration {
-				attempt, retryBudget = st.IntegrationAttempts, r.opts.Project.Budgets.Retries.Integration
-			}
-			res, err := agent.Loop(ctx, agent.LoopInput{
-				Adapter: adapter,
-				Prompt: agent.PromptInput{
-					Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.layout.Worktree(name),
-					Gates: gates, RetryContext: retryContext, RetryStage: retryStage, Attempt: attempt, Budget: retryBudget,
-				},
-				Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
-				Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
-				Model: r.model(c), SessionID: st.SessionID,
-				TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
-				StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(),
-				Emit:   func(p journal.Payload) error { return r.rec.emit(name, p) },
-				Budget: budget,
-			})
-			if err != nil {
-				return err
-			}
-			switch res.Ending {
-			case agent.EndInterrupted:
-				return nil
-			case agent.EndTokens:
-				return r.fail(name, state.FailedTokenBudget, res.Reason)
-			case agent.EndStalled:
-				return r.fail(name, state.FailedStalled, res.Reason)
-			case agent.EndAgentError:
-				return r.fail(name, state.FailedAgentError, res.Reason)
-			case agent.EndIterations:
-				return r.fail(name, state.FailedIterationBudget, res.Reason)
-			}
-			if err := r.rec.transition(name, state.Verifying, ""); err != nil {
+			if ended, err := r.implement(ctx, budget, c, cg, adapter, retry); ended || err != nil {
 				return err
 			}
 		}
@@ -158,37 +114,106 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 		if err != nil || budget.Err() != nil {
 			return err
 		}
-		if passed {
-			if err := r.rec.transition(name, state.Queued, ""); err != nil {
-				return err
-			}
-			head, err := git.RevParse(ctx, r.layout.Worktree(name), "HEAD")
-			if err != nil {
-				return err
-			}
-			return r.rec.emit(name, journal.MergeQueuedData{Head: head})
-		}
-		used := r.rec.change(name).VerifyAttempts
-		if used >= retries {
-			if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "verify", Used: int64(used), Limit: int64(retries)}); err != nil {
-				return err
-			}
-			return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed with its retry budget spent (budgets.retries.verify: %d)", retries))
-		}
-		// What the gates left (build outputs) must not reach the next
-		// iteration's commit: the tree goes back to what was verified.
-		// (A verified change is cleaned by the merge queue.)
-		if err := git.Clean(ctx, r.layout.Worktree(name)); err != nil {
+		var again bool
+		if again, err = r.settleVerify(ctx, name, passed, rc); !again || err != nil {
 			return err
 		}
-		if err := r.rec.transition(name, state.VerifyFailed, ""); err != nil {
-			return err
-		}
-		if err := r.rec.emit(name, journal.RetryScheduledData{Stage: "verify", Attempt: used + 1, Budget: retries, Reason: "a blocking gate failed", RetryContext: rc}); err != nil {
-			return err
-		}
-		retryContext, retryStage = rc, state.StageVerify
+		retry = retryNote{rc, state.StageVerify}
 	}
+}
+
+// retryNote is the last failure sent back to the agent (its retry
+// context) and the stage it failed in; zero before the first failure.
+type retryNote struct{ context, stage string }
+
+// implement runs the agent loop on the change until the agent is done, and
+// moves the change to verifying. It reports ended when the change ended
+// instead (a budget, a stall, an agent error) or the run is stopping.
+func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote) (ended bool, err error) {
+	name := c.Name
+	if err := r.rec.transition(name, state.Implementing, ""); err != nil {
+		return true, err
+	}
+	gates := make([]string, 0, len(cg.Verify))
+	for _, s := range cg.Verify {
+		gates = append(gates, s.Gate)
+	}
+	st := r.rec.change(name)
+	attempt, retryBudget := st.VerifyAttempts, r.opts.Project.Budgets.Retries.Verify
+	if retry.stage == state.StageIntegration {
+		attempt, retryBudget = st.IntegrationAttempts, r.opts.Project.Budgets.Retries.Integration
+	}
+	res, err := agent.Loop(ctx, agent.LoopInput{
+		Adapter: adapter,
+		Prompt: agent.PromptInput{
+			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.layout.Worktree(name),
+			Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
+		},
+		Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
+		Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
+		Model: r.model(c), SessionID: st.SessionID,
+		TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
+		StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(),
+		Emit:   func(p journal.Payload) error { return r.rec.emit(name, p) },
+		Budget: budget,
+	})
+	if err != nil {
+		return true, err
+	}
+	if to, ok := agentEndings[res.Ending]; ok {
+		return true, r.fail(name, to, res.Reason)
+	}
+	if res.Ending == agent.EndInterrupted {
+		return true, nil
+	}
+	return false, r.rec.transition(name, state.Verifying, "")
+}
+
+// agentEndings are the terminal statuses of the agent loop's endings that
+// end the change.
+var agentEndings = map[agent.Ending]state.Status{
+	agent.EndTokens:     state.FailedTokenBudget,
+	agent.EndStalled:    state.FailedStalled,
+	agent.EndAgentError: state.FailedAgentError,
+	agent.EndIterations: state.FailedIterationBudget,
+}
+
+// settleVerify moves a verified change on: to the merge queue when its
+// stack passed; otherwise, while the verify retry budget lasts, back to
+// the agent with the gates' retry context rc (again), or to
+// failed:retry_budget_exhausted.
+func (r *run) settleVerify(ctx context.Context, name string, passed bool, rc string) (again bool, err error) {
+	if passed {
+		if err := r.rec.transition(name, state.Queued, ""); err != nil {
+			return false, err
+		}
+		head, err := git.RevParse(ctx, r.layout.Worktree(name), "HEAD")
+		if err != nil {
+			return false, err
+		}
+		return false, r.rec.emit(name, journal.MergeQueuedData{Head: head})
+	}
+	retries := r.opts.Project.Budgets.Retries.Verify
+	used := r.rec.change(name).VerifyAttempts
+	if used >= retries {
+		if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "verify", Used: int64(used), Limit: int64(retries)}); err != nil {
+			return false, err
+		}
+		return false, r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed with its retry budget spent (budgets.retries.verify: %d)", retries))
+	}
+	// What the gates left (build outputs) must not reach the next
+	// iteration's commit: the tree goes back to what was verified.
+	// (A verified change is cleaned by the merge queue.)
+	if err := git.Clean(ctx, r.layout.Worktree(name)); err != nil {
+		return false, err
+	}
+	if err := r.rec.transition(name, state.VerifyFailed, ""); err != nil {
+		return false, err
+	}
+	if err := r.rec.emit(name, journal.RetryScheduledData{Stage: "verify", Attempt: used + 1, Budget: retries, Reason: "a blocking gate failed", RetryContext: rc}); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // dispatchChange creates the change's worktree on branch set/<change> from
