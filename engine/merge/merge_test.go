@@ -818,6 +818,55 @@ func TestIntegrateBadDeltaIsRecorded(t *testing.T) {
 	}
 }
 
+// TestIntegrateSymlinksInTheChangeAreNotFollowed: a change that commits
+// openspec/specs/x as a link to a directory outside the repository, and a
+// delta that links to a file outside, is merged without a fold: nothing is
+// written outside, the outside file's content never reaches main, and
+// ARCHIVED names the links.
+func TestIntegrateSymlinksInTheChangeAreNotFollowed(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	outside := t.TempDir()
+	host := filepath.Join(outside, "host.md")
+	if err := os.WriteFile(host, []byte("## ADDED Requirements\n### Requirement: Host\nOUTSIDE-MARKER\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.wt, "openspec/changes/feat/specs/x/spec.md", "## ADDED Requirements\n### Requirement: X\nx\n")
+	for link, target := range map[string]string{
+		"openspec/changes/feat/specs/auth/spec.md": host,
+		"openspec/specs/x":                         outside,
+	} {
+		p := filepath.Join(f.wt, filepath.FromSlash(link))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.commit(f.wt, "feat with links out of the repository")
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil || !out.Merged {
+		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
+	}
+	entries, err := os.ReadDir(outside)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("outside the repository: %v, %v; want only host.md", entries, err)
+	}
+	for _, name := range strings.Fields(f.git(f.root, "ls-tree", "-r", "--name-only", "main")) {
+		if got, _ := f.onMain(name); strings.Contains(got, "OUTSIDE-MARKER") {
+			t.Errorf("the outside file's content reached %s on main", name)
+		}
+	}
+	d, ok := f.events[len(f.events)-1].(journal.ArchivedData)
+	if !ok || !strings.HasPrefix(d.Skipped, "the OpenSpec delta does not fold, left in openspec/changes/feat: ") ||
+		!strings.Contains(d.Skipped, "openspec/changes/feat/specs/auth/spec.md is a symbolic link; set does not follow links a change adds") ||
+		!strings.Contains(d.Skipped, "openspec/specs/x is a symbolic link") {
+		t.Errorf("last event = %#v", f.events[len(f.events)-1])
+	}
+}
+
 // TestIntegrateFailingGateDropsTheFold: a change sent back to its agent
 // keeps the merge but not the fold: the agent works on its delta, and
 // the next integration folds it again.

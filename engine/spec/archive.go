@@ -58,7 +58,10 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	}
 	changeRel := "openspec/changes/" + change
 	changeDir := filepath.Join(root, filepath.FromSlash(changeRel))
-	switch fi, err := os.Stat(changeDir); {
+	if err := checkNoLinks(root, changeRel); err != nil {
+		return nil, err
+	}
+	switch fi, err := os.Lstat(changeDir); {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, ErrNoDelta
 	case err != nil:
@@ -68,6 +71,9 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	}
 	archiveRel := "openspec/changes/archive/" + now.Format("2006-01-02") + "-" + change
 	archiveDir := filepath.Join(root, filepath.FromSlash(archiveRel))
+	if err := checkNoLinks(root, archiveRel); err != nil {
+		return nil, err
+	}
 	if err := checkAbsent(archiveDir, archiveRel); err != nil {
 		return nil, err
 	}
@@ -105,6 +111,31 @@ func checkChangeName(change string) error {
 	if change == "" || change == "." || change == ".." || change == "archive" ||
 		strings.ContainsAny(change, `/\`) || change != strings.TrimSpace(change) {
 		return fmt.Errorf("invalid change name %q", change)
+	}
+	return nil
+}
+
+// checkNoLinks fails when rel (a slash path relative to root), or any
+// directory on the way to it under root, is a symbolic link, or when one of
+// those directories is not a directory. A change could commit such a link
+// to make the archive read or write outside the project; root itself may
+// be a link. A missing component ends the check: nothing below it exists.
+func checkNoLinks(root, rel string) error {
+	parts := strings.Split(rel, "/")
+	p := root
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link; set does not follow links a change adds", path.Join(parts[:i+1]...))
+		case i < len(parts)-1 && !fi.IsDir():
+			return fmt.Errorf("%s is not a directory", path.Join(parts[:i+1]...))
+		}
 	}
 	return nil
 }
@@ -149,10 +180,21 @@ func planArchive(root, changeRel, change string) ([]specWrite, []error) {
 	)
 	for _, e := range entries { // sorted by name
 		capability := e.Name()
-		if strings.HasPrefix(capability, ".") || !e.IsDir() {
+		if strings.HasPrefix(capability, ".") {
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			errs = append(errs, checkNoLinks(root, path.Join(changeRel, "specs", capability)))
+			continue
+		}
+		if !e.IsDir() {
 			continue
 		}
 		deltaRel := path.Join(changeRel, "specs", capability, "spec.md")
+		if err := checkNoLinks(root, deltaRel); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(deltaRel)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -171,7 +213,11 @@ func planArchive(root, changeRel, change string) ([]specWrite, []error) {
 		}
 		w := specWrite{capability: capability, rel: path.Join("openspec/specs", capability, "spec.md"), mode: 0o644}
 		w.path = filepath.Join(root, filepath.FromSlash(w.rel))
-		switch fi, err := os.Stat(w.path); {
+		if err := checkNoLinks(root, w.rel); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		switch fi, err := os.Lstat(w.path); {
 		case err == nil && !fi.Mode().IsRegular():
 			errs = append(errs, fmt.Errorf("%s is not a regular file", w.rel))
 			continue

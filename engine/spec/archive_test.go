@@ -37,8 +37,9 @@ func writeTree(t *testing.T, dir string, files []txtar.File) {
 	}
 }
 
-// snapshot lists every directory (name ending in "/") and file under dir
-// with its content, in lexical order, as a txtar archive.
+// snapshot lists every directory (name ending in "/"), symbolic link
+// ("name -> target") and file under dir with its content, in lexical order,
+// as a txtar archive.
 func snapshot(t *testing.T, dir string) string {
 	t.Helper()
 	var ar txtar.Archive
@@ -54,6 +55,11 @@ func snapshot(t *testing.T, dir string) string {
 		if d.IsDir() {
 			ar.Files = append(ar.Files, txtar.File{Name: rel + "/"})
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			ar.Files = append(ar.Files, txtar.File{Name: rel + " -> " + target})
+			return err
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -232,6 +238,72 @@ openspec/changes/add-mfa/specs/billing/spec.md:6: error: unknown section "## CHA
 			}
 			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 				t.Errorf("tree changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestArchiveChangeRefusesSymlinks commits, in turn, each path the archive
+// reads or writes as a symbolic link to a directory or file outside the
+// project: the archive fails naming the link, writes nothing inside or
+// outside, and no content from outside reaches the project.
+func TestArchiveChangeRefusesSymlinks(t *testing.T) {
+	const marker = "## ADDED Requirements\n### Requirement: Host secret\nOUTSIDE-MARKER\n"
+	tests := []struct {
+		link   string // slash path under the project
+		target string // "dir" or "file" outside
+	}{
+		{"openspec/specs", "dir"},
+		{"openspec/specs/billing", "dir"},
+		{"openspec/specs/auth/spec.md", "file"},
+		{"openspec/changes/add-mfa/specs/auth/spec.md", "file"},
+		{"openspec/changes/add-mfa/specs/billing", "dir"},
+		{"openspec/changes/add-mfa", "dir"},
+		{"openspec/changes/archive", "dir"},
+		{"openspec/changes", "dir"},
+		{"openspec", "dir"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.link, func(t *testing.T) {
+			root, outside := t.TempDir(), t.TempDir()
+			writeTree(t, root, baseTree)
+			// The outside directory looks like the tree under the link,
+			// with the marker in every spec.md.
+			writeTree(t, outside, []txtar.File{
+				{Name: "spec.md", Data: []byte(marker)},
+				{Name: "auth/spec.md", Data: []byte(marker)},
+				{Name: "specs/auth/spec.md", Data: []byte(marker)},
+				{Name: "add-mfa/specs/auth/spec.md", Data: []byte(marker)},
+				{Name: "changes/add-mfa/specs/auth/spec.md", Data: []byte(marker)},
+			})
+			target := outside
+			if tt.target == "file" {
+				target = filepath.Join(outside, "spec.md")
+			}
+			p := filepath.Join(root, filepath.FromSlash(tt.link))
+			if err := os.RemoveAll(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, p); err != nil {
+				t.Fatal(err)
+			}
+			before, beforeOutside := snapshot(t, root), snapshot(t, outside)
+			res, err := ArchiveChange(root, "add-mfa", archiveDate)
+			if err == nil {
+				t.Fatalf("no error; result %+v", res)
+			}
+			want := tt.link + " is a symbolic link; set does not follow links a change adds"
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+				t.Errorf("project changed (-before +after):\n%s", diff)
+			}
+			if diff := cmp.Diff(beforeOutside, snapshot(t, outside)); diff != "" {
+				t.Errorf("outside changed (-before +after):\n%s", diff)
 			}
 		})
 	}
