@@ -27,7 +27,9 @@ func isArtifact(name string) bool {
 		strings.HasSuffix(strings.ToLower(name), ".md")
 }
 
-// scopeCheck fails when the change touches no file; when a change of a
+// scopeCheck fails when the change touches no file; when it adds a
+// symbolic link (set does not follow links a change adds: one could point
+// the archive or a gate outside the project); when a change of a
 // type other than docs touches only artifacts (isArtifact); or when the
 // change has a scope and touches a path outside it. Paths under openspec/
 // (the change's own spec delta) and the project's generated files
@@ -43,6 +45,22 @@ func scopeCheck(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 			reason: "the change touches no file",
 			retry: fmt.Sprintf("Gate %s failed: the change touches no file (nothing differs from the base commit %s).\n"+
 				"Make the changes the task asks for in this worktree.", in.Step.Gate, short(in.Base)),
+		}, nil
+	}
+	links, err := addedLinks(ctx, d)
+	if err != nil {
+		return verdict{}, err
+	}
+	if len(links) > 0 {
+		reason := links[0] + " is a symbolic link; set does not follow links a change adds"
+		if len(links) > 1 {
+			reason = fmt.Sprintf("%d files are symbolic links (first: %s); set does not follow links a change adds", len(links), links[0])
+		}
+		return verdict{
+			fail:   true,
+			reason: reason,
+			retry: fmt.Sprintf("Gate %s failed: the change adds symbolic links, and set does not follow links a change adds:\n%s"+
+				"Replace each link with the file or directory it should hold, or remove it.", in.Step.Gate, bullets(links)),
 		}, nil
 	}
 	if in.Change.Type != docsType && !slices.ContainsFunc(files, func(f string) bool { return !isArtifact(f) }) {
@@ -77,6 +95,32 @@ func scopeCheck(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 			"Undo the changes to the files outside the scope (restore edited or deleted files as they are at %s, remove added ones), "+
 			"or move that work inside the scope.", in.Step.Gate, english.Plural(len(outside), "file"), bullets(outside), bullets(scope), short(in.Base)),
 	}, nil
+}
+
+// addedLinks returns the paths the change makes symbolic links (added as
+// links, or turned into links), in git's order.
+func addedLinks(ctx context.Context, d *changeDiff) ([]string, error) {
+	out, err := d.git(ctx, "--raw", "-z", "--no-abbrev")
+	if err != nil {
+		return nil, err
+	}
+	// Each entry is ":<old mode> <new mode> <old id> <new id> <status>" and
+	// the path, NUL-separated.
+	fields := splitNUL(out)
+	if len(fields)%2 != 0 {
+		return nil, fmt.Errorf("git diff --raw: odd output %q", out)
+	}
+	var links []string
+	for i := 0; i < len(fields); i += 2 {
+		meta := strings.Fields(fields[i])
+		if len(meta) < 2 {
+			return nil, fmt.Errorf("git diff --raw: unexpected entry %q", fields[i])
+		}
+		if meta[1] == "120000" {
+			links = append(links, fields[i+1])
+		}
+	}
+	return links, nil
 }
 
 func isGenerated(in Input, name string) bool {

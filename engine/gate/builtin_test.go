@@ -2,6 +2,8 @@ package gate
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -105,6 +107,40 @@ func TestScopeCheckArtifactsOnly(t *testing.T) {
 	docs := featureChange
 	docs.Type = "docs"
 	want(t, runGate(t, r.input(config.KindScopeCheck, docs)), StatusPass, "", "")
+}
+
+// TestScopeCheckSymlinks: every symbolic link the change adds, committed
+// or not, in its scope or not, is a finding.
+func TestScopeCheckSymlinks(t *testing.T) {
+	r := newRepo(t, baseFiles)
+	r.write("internal/auth/login.go", "package auth\n")
+	r.symlink("/etc/passwd", "internal/auth/passwd")
+	r.commit()
+	want(t, runGate(t, r.input(config.KindScopeCheck, featureChange)), StatusFail,
+		"internal/auth/passwd is a symbolic link; set does not follow links a change adds",
+		"Gate scope_check failed: the change adds symbolic links, and set does not follow links a change adds:\n"+
+			"  - internal/auth/passwd\n"+
+			"Replace each link with the file or directory it should hold, or remove it.")
+
+	// A tracked file turned into a link, not committed, counts too.
+	r.remove("cmd/main.go")
+	r.symlink("../go.mod", "cmd/main.go")
+	res := runGate(t, r.input(config.KindScopeCheck, featureChange))
+	if res.Status != StatusFail || res.Reason != "2 files are symbolic links (first: cmd/main.go); set does not follow links a change adds" {
+		t.Errorf("status %q, reason %q", res.Status, res.Reason)
+	}
+}
+
+// symlink makes name a symbolic link to target.
+func (r *repo) symlink(target, name string) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Symlink(target, p); err != nil {
+		r.t.Fatal(err)
+	}
 }
 
 func TestScopeCheckEmptyDiff(t *testing.T) {
