@@ -108,6 +108,18 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "reserved and long names",
+			changes: []Change{
+				{Name: "archive", Requirements: []string{"REQ-A-01", "REQ-A-02"}},
+				{Name: strings.Repeat("a", 65), Requirements: []string{"REQ-B-01"}},
+				{Name: strings.Repeat("b", 64)},
+			},
+			want: []string{
+				`change name "archive" is reserved: openspec/changes/archive holds the archived changes`,
+				`change name "` + strings.Repeat("a", 65) + `" is 65 characters long, more than the limit of 64`,
+			},
+		},
+		{
 			name: "coverage",
 			changes: []Change{
 				{Name: "a", Requirements: []string{"REQ-A-01", "REQ-Z-09"}},

@@ -14,9 +14,24 @@ import (
 // namePattern is the kebab-case form of a change name (schema.#Name).
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
+// MaxNameLen is the longest change name, in bytes: a name is a path
+// element and a git ref component, often with a prefix and a suffix.
+const MaxNameLen = 64
+
 // ValidName reports whether name is a valid change name: kebab-case, so
-// that it is safe as a path element, a git ref component and an argv item.
-func ValidName(name string) bool { return len(name) <= 64 && namePattern.MatchString(name) }
+// that it is safe as a path element, a git ref component and an argv item,
+// and at most MaxNameLen long.
+func ValidName(name string) bool { return len(name) <= MaxNameLen && namePattern.MatchString(name) }
+
+// reservedName says why name, a valid name, cannot name a change because
+// set's own layout uses it, or "". (.set/logs/_baseline is not kebab-case,
+// so no change can take it.)
+func reservedName(name string) string {
+	if name == "archive" {
+		return "openspec/changes/archive holds the archived changes"
+	}
+	return ""
+}
 
 // Problem is one reason a plan is invalid. It prints as configuration
 // errors do, the position last: "MESSAGE: set.cue:30:5".
@@ -144,8 +159,13 @@ func (v *validator) addProblem(p Problem, format string, args ...any) {
 func (v *validator) names() {
 	for i := range v.p.Changes {
 		c := &v.p.Changes[i]
-		if !ValidName(c.Name) {
+		switch {
+		case len(c.Name) > MaxNameLen:
+			v.add(c, "change name %q is %d characters long, more than the limit of %d", c.Name, len(c.Name), MaxNameLen)
+		case !ValidName(c.Name):
 			v.add(c, "change name %q is not kebab-case (want e.g. \"user-login\")", c.Name)
+		case reservedName(c.Name) != "":
+			v.add(c, "change name %q is reserved: %s", c.Name, reservedName(c.Name))
 		}
 		if prev, dup := v.byName[c.Name]; dup {
 			v.add(c, "change %q is declared twice (first at %s)", c.Name, orUnknown(prev.Pos))
