@@ -8,8 +8,10 @@ package project
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -68,11 +70,15 @@ func Load(dir string) (*Project, error) {
 }
 
 // expandSpecs resolves the spec entries of set.cue (paths or globs,
-// relative to the root) to a sorted, duplicate-free list of files.
+// relative to the root) to a sorted, duplicate-free list of files, each
+// inside the project (see insideRoot).
 func expandSpecs(root string, cfg *config.Project) ([]string, error) {
 	seen := map[string]bool{}
 	var names []string
 	for _, pattern := range cfg.Spec {
+		if err := insideRoot(root, pattern); err != nil {
+			return nil, cfg.FieldError([]string{"spec"}, "spec %q: %v", pattern, err)
+		}
 		matches := []string{pattern}
 		if strings.ContainsAny(pattern, "*?[") {
 			var err error
@@ -89,6 +95,9 @@ func expandSpecs(root string, cfg *config.Project) ([]string, error) {
 			}
 		}
 		for _, m := range matches {
+			if err := insideRoot(root, m); err != nil {
+				return nil, cfg.FieldError([]string{"spec"}, "spec file %s: %v", m, err)
+			}
 			if !seen[m] {
 				seen[m] = true
 				names = append(names, m)
@@ -96,6 +105,31 @@ func expandSpecs(root string, cfg *config.Project) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// insideRoot fails unless name, a slash path relative to root, stays in
+// the project: it is not absolute, does not climb out with "..", and, when
+// it exists, does not resolve (through symbolic links) to a file outside
+// root. set reads only the project's own files.
+func insideRoot(root, name string) error {
+	if path.IsAbs(name) || filepath.IsAbs(filepath.FromSlash(name)) {
+		return errors.New("an absolute path; spec paths are relative to the project root")
+	}
+	if c := path.Clean(name); c == ".." || strings.HasPrefix(c, "../") {
+		return errors.New("outside the project; spec files must be under the project root")
+	}
+	resolved, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(name)))
+	if err != nil {
+		return nil // a glob, or a missing file (reported when it is read)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(realRoot, resolved); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("a link to %s, outside the project; spec files must be under the project root", resolved)
+	}
+	return nil
 }
 
 func errNotExist(err error) error {

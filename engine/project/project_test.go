@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
 )
 
@@ -111,5 +112,50 @@ func TestPrepareStalePlanFile(t *testing.T) {
 	_, ds = Prepare(ctx, dir, Options{PlanFile: saved, PlanFileShown: "plan.json"})
 	if len(ds) != 1 || !strings.HasPrefix(ds[0].Summary, "the plan in plan.json is stale: spec file docs/spec.md changed") {
 		t.Fatalf("stale plan file: %v", ds)
+	}
+}
+
+// TestLoadSpecOutsideTheProject: a spec path or glob that leaves the
+// project root, directly or through a symbolic link, is an error at
+// project.spec, and nothing outside is read.
+func TestLoadSpecOutsideTheProject(t *testing.T) {
+	tests := []struct{ spec, want string }{
+		{"../x.md", `project.spec: spec "../x.md": outside the project; spec files must be under the project root: set.cue:7:8`},
+		{"docs/../../x.md", `project.spec: spec "docs/../../x.md": outside the project; spec files must be under the project root: set.cue:7:8`},
+		{"/etc/x.md", `project.spec: spec "/etc/x.md": an absolute path; spec paths are relative to the project root: set.cue:7:8`},
+		{"../*.md", `project.spec: spec "../*.md": outside the project; spec files must be under the project root: set.cue:7:8`},
+		{"docs/link.md", `project.spec: spec "docs/link.md": a link to OUTSIDE/x.md, outside the project; spec files must be under the project root: set.cue:7:8`},
+		{"docs/*.md", `project.spec: spec file docs/link.md: a link to OUTSIDE/x.md, outside the project; spec files must be under the project root: set.cue:7:8`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			dir := writeProject(t, "")
+			outside := t.TempDir()
+			if err := os.WriteFile(filepath.Join(outside, "x.md"), []byte(specMD), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(outside, "x.md"), filepath.Join(dir, "docs", "link.md")); err != nil {
+				t.Fatal(err)
+			}
+			setCUE := filepath.Join(dir, "set.cue")
+			data, err := os.ReadFile(setCUE)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = []byte(strings.Replace(string(data), `"docs/spec.md"`, `"`+tt.spec+`"`, 1))
+			if err := os.WriteFile(setCUE, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p, err := Load(dir)
+			if err == nil {
+				t.Fatalf("no error; spec files %v", p.SpecData)
+			}
+			ds := load.Diagnostics(err)
+			realOutside, _ := filepath.EvalSymlinks(outside)
+			want := strings.ReplaceAll(tt.want, "OUTSIDE", realOutside)
+			if len(ds) != 1 || ds[0].Text(p.Root) != want {
+				t.Errorf("diagnostics %v, want %q", ds, want)
+			}
+		})
 	}
 }
