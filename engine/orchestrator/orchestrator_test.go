@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // TestRetryThenPass: the first iteration writes content the gate rejects;
@@ -240,6 +241,23 @@ func TestMissingMainBranchRefused(t *testing.T) {
 	var nb *git.NoBranchError
 	if !errors.As(err, &nb) || nb.Branch != "main" || !slices.Equal(nb.Branches, []string{"master"}) {
 		t.Fatalf("apply without a main branch = %v, want a *git.NoBranchError", err)
+	}
+}
+
+// TestNotARepositoryRefusedBeforeRunDir: a project directory outside any
+// git repository gets its error before .set/ is created there.
+func TestNotARepositoryRefusedBeforeRunDir(t *testing.T) {
+	gittest.Hermetic(t, "")
+	f := fixtureAt(t, t.TempDir())
+	f.write("README.md", "# not a repository\n")
+	f.change("alpha")
+	_, err := f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
+	want := f.root + " is not in a git repository; setctl apply needs one with a commit on main"
+	if err == nil || err.Error() != want {
+		t.Fatalf("apply outside a repository = %v, want %q", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, ".set")); !os.IsNotExist(err) {
+		t.Fatalf(".set/ was created outside a repository (stat: %v)", err)
 	}
 }
 
