@@ -261,6 +261,62 @@ func TestNotARepositoryRefusedBeforeRunDir(t *testing.T) {
 	}
 }
 
+// TestPlainDirectoryAsWorktreeRefused: once dispatched, the change's
+// worktree becomes a plain directory holding files (its .git file gone).
+// It lies inside the root checkout, where git would commit onto main: the
+// run stops with an error naming it before the agent runs, and main does
+// not move.
+func TestPlainDirectoryAsWorktreeRefused(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	wt := filepath.Join(f.root, ".set", "worktrees", "alpha")
+	f.checkpoint = func(point, change string) {
+		if point == "dispatched" {
+			if err := os.Remove(filepath.Join(wt, ".git")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	oldMain := f.git("rev-parse", "main")
+	ran := filepath.Join(t.TempDir(), "ran")
+	_, err := f.apply(context.Background(), f.agentScript("touch "+ran+"\necho good > a.txt\n"))
+	var nw *git.NotWorktreeError
+	if !errors.As(err, &nw) || !strings.HasPrefix(err.Error(), "alpha: "+wt+" is not the worktree of branch set/alpha (it lies inside the checkout at ") {
+		t.Errorf("apply = %v, want a *git.NotWorktreeError", err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the agent ran in a directory that is not the change's worktree")
+	}
+	if got := f.git("rev-parse", "main"); got != oldMain {
+		t.Errorf("main moved to %s:\n%s", got, f.git("log", "--stat", "-2", "main"))
+	}
+}
+
+// TestWorktreeBrokenByAVerifyGateRefused: a verify gate (running the
+// change's code) that removes the worktree's .git file and fails leaves a
+// directory inside the root checkout; the run stops before cleaning it
+// (git reset --hard there would undo the user's edit in the root
+// checkout), and main does not move.
+func TestWorktreeBrokenByAVerifyGateRefused(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	f.project.Gates["check"] = gateConfig{Kind: "exec", Mode: "run", Order: 10, Run: []string{"sh", "-c",
+		// The user edits notes.txt in their checkout meanwhile.
+		"test -f a.txt || exit 0; echo edited by hand > ../../../notes.txt; rm .git; exit 1"}}
+	oldMain := f.git("rev-parse", "main")
+	_, err := f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
+	var nw *git.NotWorktreeError
+	if !errors.As(err, &nw) {
+		t.Errorf("apply = %v, want a *git.NotWorktreeError", err)
+	}
+	if got := f.git("rev-parse", "main"); got != oldMain {
+		t.Errorf("main moved to %s:\n%s", got, f.git("log", "--stat", "-2", "main"))
+	}
+	if got := readFile(t, f.root, "notes.txt"); got != "edited by hand\n" {
+		t.Errorf("the root checkout's notes.txt = %q, want the user's edit kept", got)
+	}
+}
+
 // TestPanicFailsTheChange: a panicking adapter fails its change with the
 // stack in the journal; the run goes on.
 func TestPanicFailsTheChange(t *testing.T) {
