@@ -17,9 +17,13 @@ import (
 
 // LoopInput configures the iterations of one change until it is done.
 type LoopInput struct {
-	Adapter  Adapter
-	Prompt   PromptInput   // Iteration is set per iteration
-	Layout   rundir.Layout // the run directory: prompts and logs
+	Adapter Adapter
+	Prompt  PromptInput   // Iteration is set per iteration
+	Layout  rundir.Layout // the run directory: prompts and logs
+	// Worktree is the change's worktree of the repository at
+	// Layout.Root(), on branch set/<change>; the loop proves it is before
+	// each iteration and before committing what the agent left, and ends
+	// with a *git.NotWorktreeError when it is not.
 	Worktree string
 	// MainBranch is merged into the branch at each iteration boundary when
 	// it moved and merges cleanly.
@@ -105,6 +109,9 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		if budget.Err() != nil {
 			res.Ending = EndInterrupted
 			return res, nil
+		}
+		if err := in.checkWorktree(ctx); err != nil {
+			return res, err
 		}
 		if err := syncMain(ctx, in.Worktree, in.MainBranch); err != nil {
 			return res, err
@@ -252,6 +259,12 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 		return iteration{}, "", false, nil
 	}
 
+	// The agent may have broken the worktree (removed its .git file, or
+	// switched branches): git must not commit through whatever repository
+	// the directory now falls in.
+	if err := in.checkWorktree(ctx); err != nil {
+		return iteration{}, "", false, err
+	}
 	// Leftovers are committed, but a merge is never concluded while a
 	// conflict marker remains: the agent has not resolved it yet.
 	unresolved, err := git.UnresolvedConflicts(ctx, in.Worktree)
@@ -354,6 +367,13 @@ func lastLine(output string) string {
 		}
 	}
 	return ""
+}
+
+// checkWorktree proves that in.Worktree is the change's worktree of the
+// repository at in.Layout.Root(), on branch set/<change>, before git
+// changes it (see git.CheckWorktree).
+func (in LoopInput) checkWorktree(ctx context.Context) error {
+	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, "set/"+in.Prompt.Change.Name)
 }
 
 // syncMain merges main into the branch at an iteration boundary when main

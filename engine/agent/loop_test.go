@@ -2,25 +2,37 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/rundir"
 )
+
+// loopRepo is a fresh repository on main (see replayRepo), with change x's
+// worktree on branch set/x at .set/worktrees/x, as the orchestrator makes
+// it.
+func loopRepo(t *testing.T) (root, worktree string) {
+	t.Helper()
+	root, _ = replayRepo(t)
+	worktree = rundir.New(root).Worktree("x")
+	gitT(t, root, "worktree", "add", "-q", "-b", "set/x", worktree, "main")
+	return root, worktree
+}
 
 // loopWith runs Loop for change x on a branch of a fresh repository with
 // an exec agent running script in sh, at most max iterations, and returns
 // the result and the AGENT_ITERATION events.
 func loopWith(t *testing.T, script string, max int) (LoopResult, []journal.AgentIterationData) {
 	t.Helper()
-	repo, _ := replayRepo(t)
-	gitT(t, repo, "checkout", "-q", "-b", "set/x")
-	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", script}}, repo)
+	root, wt := loopRepo(t)
+	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", script}}, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +40,8 @@ func loopWith(t *testing.T, script string, max int) (LoopResult, []journal.Agent
 	res, err := Loop(context.Background(), LoopInput{
 		Adapter:  a,
 		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
-		Layout:   rundir.New(t.TempDir()),
-		Worktree: repo, MainBranch: "main", MaxIterations: max,
+		Layout:   rundir.New(root),
+		Worktree: wt, MainBranch: "main", MaxIterations: max,
 		Emit: func(p journal.Payload) error {
 			if it, ok := p.(journal.AgentIterationData); ok {
 				its = append(its, it)
@@ -96,10 +108,9 @@ func TestLoopRetriesFailuresThatChange(t *testing.T) {
 // interrupted, without a run error and without recording the iteration;
 // the loop's own context (git, the journal) is untouched.
 func TestLoopBudgetEnds(t *testing.T) {
-	repo, _ := replayRepo(t)
-	gitT(t, repo, "checkout", "-q", "-b", "set/x")
+	root, wt := loopRepo(t)
 	ran := filepath.Join(t.TempDir(), "ran")
-	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", "sleep 2; touch " + ran}}, repo)
+	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", "sleep 2; touch " + ran}}, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +120,8 @@ func TestLoopBudgetEnds(t *testing.T) {
 	res, err := Loop(context.Background(), LoopInput{
 		Adapter:  a,
 		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
-		Layout:   rundir.New(t.TempDir()),
-		Worktree: repo, MainBranch: "main", MaxIterations: 3,
+		Layout:   rundir.New(root),
+		Worktree: wt, MainBranch: "main", MaxIterations: 3,
 		Emit: func(p journal.Payload) error {
 			switch p.(type) {
 			case journal.AgentSessionDecisionData:
@@ -127,5 +138,75 @@ func TestLoopBudgetEnds(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("the agent ran to its end after the budget ended")
+	}
+}
+
+// loopIn runs Loop for change x of the repository at root, in wt, with an
+// exec agent running script in sh, and returns its error.
+func loopIn(t *testing.T, root, wt, script string) error {
+	t.Helper()
+	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", script}}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Loop(context.Background(), LoopInput{
+		Adapter:  a,
+		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
+		Layout:   rundir.New(root),
+		Worktree: wt, MainBranch: "main", MaxIterations: 2,
+		Emit: func(journal.Payload) error { return nil },
+	})
+	return err
+}
+
+// checkMainUntouched fails the test when main moved from mainHead, or the
+// root checkout's edit of greet.txt was committed.
+func checkMainUntouched(t *testing.T, root, mainHead string) {
+	t.Helper()
+	if got := gitT(t, root, "rev-parse", "main"); got != mainHead {
+		t.Errorf("main moved to %s:\n%s", got, gitT(t, root, "log", "--stat", "-3", "main"))
+	}
+	if got := gitT(t, root, "status", "--porcelain", "--untracked-files=no"); got != "M greet.txt" {
+		t.Errorf("root checkout's status = %q, want its edit of greet.txt uncommitted", got)
+	}
+}
+
+// A plain directory where the change's worktree should be lies inside the
+// root checkout: git there would commit onto main. The loop ends with a
+// run error before the agent runs, and main does not move.
+func TestLoopRefusesAPlainDirectory(t *testing.T) {
+	root, _ := replayRepo(t)
+	mainHead := gitT(t, root, "rev-parse", "main")
+	writeFileT(t, filepath.Join(root, "greet.txt"), "edited in the root checkout\n")
+	wt := rundir.New(root).Worktree("x")
+	writeFileT(t, filepath.Join(wt, "file.txt"), "not a worktree\n")
+	ran := filepath.Join(t.TempDir(), "ran")
+
+	err := loopIn(t, root, wt, "touch "+ran+"; echo more >> file.txt")
+	var nw *git.NotWorktreeError
+	if !errors.As(err, &nw) || !strings.Contains(err.Error(), wt+" is not the worktree of branch set/x (it lies inside the checkout at ") {
+		t.Errorf("Loop = %v, want a *git.NotWorktreeError", err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the agent ran in a directory that is not the change's worktree")
+	}
+	checkMainUntouched(t, root, mainHead)
+}
+
+// An agent that removes its worktree's .git file leaves a directory inside
+// the root checkout: what it left is not committed there.
+func TestLoopRefusesAWorktreeTheAgentBroke(t *testing.T) {
+	root, wt := loopRepo(t)
+	mainHead := gitT(t, root, "rev-parse", "main")
+	writeFileT(t, filepath.Join(root, "greet.txt"), "edited in the root checkout\n")
+
+	err := loopIn(t, root, wt, "rm .git; echo agent > agent.txt")
+	var nw *git.NotWorktreeError
+	if !errors.As(err, &nw) {
+		t.Errorf("Loop = %v, want a *git.NotWorktreeError", err)
+	}
+	checkMainUntouched(t, root, mainHead)
+	if got := gitT(t, root, "rev-parse", "set/x"); got != mainHead {
+		t.Errorf("set/x moved to %s", got)
 	}
 }

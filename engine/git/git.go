@@ -42,9 +42,15 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-// run is Run without trimming, for output whose whitespace matters.
+// run is Run without trimming, for output whose whitespace matters. It is
+// the one place set executes git, and it always runs git with hooks
+// disabled (core.hooksPath=/dev/null): the hooks directory is shared by
+// every worktree of the repository, so an agent could plant one there
+// (post-commit, reference-transaction, post-checkout…) and have set's own
+// commits, merges and worktree operations run it.
 func run(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	argv := append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null"}, args...)
+	cmd := exec.CommandContext(ctx, "git", argv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -898,3 +898,63 @@ func TestDirtyStagedRename(t *testing.T) {
 		t.Errorf("Dirty = %q, want %q", got, want)
 	}
 }
+
+// TestNoHookRuns plants, in the repository's shared hooks directory, every
+// hook that set's commits, merges, ref moves and worktree operations would
+// run, each leaving a marker file; none may run.
+func TestNoHookRuns(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	hooks := filepath.Join(r.dir, ".git", "hooks")
+	for _, name := range []string{"pre-commit", "prepare-commit-msg", "commit-msg", "post-commit",
+		"pre-merge-commit", "post-merge", "post-checkout", "reference-transaction", "post-rewrite"} {
+		writeIn(t, hooks, name, "#!/bin/sh\necho "+name+" >> '"+marker+"'\n")
+		if err := os.Chmod(filepath.Join(hooks, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The hooks work: plain git runs them.
+	gitIn(t, r.dir, "commit", "-q", "--allow-empty", "-m", "plain git")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the planted hooks did not run under plain git: %v", err)
+	}
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+
+	wt := filepath.Join(t.TempDir(), "wt")
+	if err := AddWorktree(ctx, r.dir, wt, "set/hooks", "main"); err != nil {
+		t.Fatal(err)
+	}
+	writeIn(t, wt, "new.txt", "new\n")
+	if _, err := CommitAll(ctx, wt, "commit in the worktree"); err != nil {
+		t.Fatal(err)
+	}
+	r.write("main.txt", "main\n")
+	if _, err := CommitAll(ctx, r.dir, "main moves"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Merge(ctx, wt, "main", "merge main"); err != nil || !res.Clean {
+		t.Fatalf("Merge = %+v, %v; want a clean merge", res, err)
+	}
+	tip := Head(ctx, wt)
+	if err := Clean(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveWorktree(ctx, r.dir, wt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, r.dir, "checkout", "-q", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	if err := FastForward(ctx, r.dir, "main", Head(ctx, r.dir), tip); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DeleteBranch(ctx, r.dir, "set/hooks", tip); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("set's git commands ran hooks:\n%s", data)
+	}
+}

@@ -226,3 +226,80 @@ func Clean(ctx context.Context, dir string) error {
 	_, err = Run(ctx, dir, "clean", "-q", "-fd")
 	return err
 }
+
+// NotWorktreeError is a directory that set was about to run git in as the
+// worktree of a change's branch, and is not it.
+type NotWorktreeError struct {
+	Dir    string
+	Branch string
+	Reason string
+}
+
+func (e *NotWorktreeError) Error() string {
+	return fmt.Sprintf("%s is not the worktree of branch %s (%s); setctl runs no git command there", e.Dir, e.Branch, e.Reason)
+}
+
+// CheckWorktree proves that dir is a linked worktree of the repository at
+// root, at dir's own top, with branch checked out. Every git command that
+// changes a change's worktree (commit, merge, reset, clean) is run only
+// after it: git run in a directory that merely lies inside root (a
+// worktree whose .git file is gone, a directory left where a worktree
+// was) acts on root's checkout, which is main, and a separate repository
+// or another branch is no place for the change's commits either. A
+// directory that fails is a *NotWorktreeError.
+func CheckWorktree(ctx context.Context, root, dir, branch string) error {
+	fail := func(format string, args ...any) error {
+		return &NotWorktreeError{Dir: dir, Branch: branch, Reason: fmt.Sprintf(format, args...)}
+	}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fail("no such directory")
+	}
+	out, err := Run(ctx, dir, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", "--symbolic-full-name", "HEAD")
+	if err != nil {
+		return fail("%v", err)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) != 4 {
+		return fail("git rev-parse said %q", out)
+	}
+	top, gitDir, commonDir, head := lines[0], absIn(dir, lines[1]), absIn(dir, lines[2]), lines[3]
+	rootCommon, err := Run(ctx, root, "rev-parse", "--git-common-dir")
+	if err != nil {
+		return err
+	}
+	switch {
+	case !samePath(top, dir):
+		return fail("it lies inside the checkout at %s", top)
+	case !samePath(commonDir, absIn(root, rootCommon)):
+		return fail("it is a repository of its own, not a worktree of %s", root)
+	case samePath(gitDir, commonDir):
+		return fail("it is the repository's main checkout, not a linked worktree")
+	case head != "refs/heads/"+branch:
+		if head == "HEAD" {
+			return fail("its HEAD is detached")
+		}
+		return fail("it is on %s", strings.TrimPrefix(head, "refs/heads/"))
+	}
+	return nil
+}
+
+// absIn is path made absolute against dir, as git prints paths relative
+// to the directory it ran in.
+func absIn(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(dir, path)
+}
+
+// samePath reports whether a and b name the same directory, symbolic
+// links resolved (git prints the resolved path; a temp dir may not be).
+func samePath(a, b string) bool {
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	return resolve(a) == resolve(b)
+}

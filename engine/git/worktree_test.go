@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -727,4 +728,86 @@ func TestFastForwardKeepsLinearHistory(t *testing.T) {
 	if diff := cmp.Diff(moved, got); diff != "" {
 		t.Errorf("main's history since old (-want +got):\n%s", diff)
 	}
+}
+
+// TestCheckWorktree builds each directory that is not a change's worktree
+// and checks that CheckWorktree names why.
+func TestCheckWorktree(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.write(".gitignore", "/.set/\n")
+	r.commit("ignore .set")
+	add := func(name, branch string) string {
+		t.Helper()
+		dir := filepath.Join(r.dir, ".set", "worktrees", name)
+		if err := AddWorktree(ctx, r.dir, dir, branch, "main"); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	good := add("good", "set/good")
+	if err := CheckWorktree(ctx, r.dir, good, "set/good"); err != nil {
+		t.Fatalf("the change's own worktree: %v", err)
+	}
+	// Through a symbolic link to the repository, as a temp dir may be.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(r.dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWorktree(ctx, link, filepath.Join(link, ".set", "worktrees", "good"), "set/good"); err != nil {
+		t.Fatalf("the worktree through a symbolic link: %v", err)
+	}
+
+	// A worktree whose .git file is gone: git there acts on root's main.
+	gutted := add("gutted", "set/gutted")
+	if err := os.Remove(filepath.Join(gutted, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(r.dir, ".set", "worktrees", "plain")
+	writeIn(t, plain, "file.txt", "not a worktree\n")
+	other := add("other", "set/other")
+	detached := add("detached", "set/detached")
+	gitIn(t, detached, "checkout", "-q", "--detach")
+	separate := filepath.Join(r.dir, ".set", "worktrees", "separate")
+	writeIn(t, separate, "file.txt", "a repository of its own\n")
+	gitIn(t, separate, "init", "-q", "-b", "set/separate")
+	gitIn(t, separate, "add", "-A")
+	gitIn(t, separate, "commit", "-q", "-m", "own")
+	// A worktree's .git file pointed at the repository's own git dir.
+	hijacked := add("hijacked", "set/hijacked")
+	writeIn(t, hijacked, ".git", "gitdir: "+filepath.Join(r.dir, ".git")+"\n")
+	outside := filepath.Join(t.TempDir(), "outside")
+	writeIn(t, outside, "file.txt", "outside any repository\n")
+
+	top := realPath(t, r.dir)
+	for _, tc := range []struct {
+		name, dir, branch, reason string
+	}{
+		{"gutted worktree", gutted, "set/gutted", "it lies inside the checkout at " + top},
+		{"plain directory", plain, "set/plain", "it lies inside the checkout at " + top},
+		{"the repository itself", r.dir, "main", "it is the repository's main checkout, not a linked worktree"},
+		{"another branch", other, "set/good", "it is on set/other"},
+		{"detached", detached, "set/detached", "its HEAD is detached"},
+		{"separate repository", separate, "set/separate", "it is a repository of its own, not a worktree of " + r.dir},
+		{"hijacked .git file", hijacked, "set/hijacked", "it is the repository's main checkout, not a linked worktree"},
+		{"missing", filepath.Join(r.dir, ".set", "worktrees", "missing"), "set/missing", "no such directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckWorktree(ctx, r.dir, tc.dir, tc.branch)
+			var nw *NotWorktreeError
+			if !errors.As(err, &nw) {
+				t.Fatalf("CheckWorktree = %v, want a *NotWorktreeError", err)
+			}
+			want := tc.dir + " is not the worktree of branch " + tc.branch + " (" + tc.reason + "); setctl runs no git command there"
+			if err.Error() != want {
+				t.Errorf("error:\n got %s\nwant %s", err, want)
+			}
+		})
+	}
+	t.Run("outside any repository", func(t *testing.T) {
+		var nw *NotWorktreeError
+		if err := CheckWorktree(ctx, r.dir, outside, "set/x"); !errors.As(err, &nw) || !strings.Contains(err.Error(), "not a git repository") {
+			t.Fatalf("CheckWorktree = %v, want a *NotWorktreeError saying git found no repository", err)
+		}
+	})
 }

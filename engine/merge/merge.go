@@ -53,6 +53,13 @@ type Input struct {
 	Checkpoint func(point string)
 }
 
+// checkWorktree proves that in.Worktree is the change's worktree of the
+// repository at in.Layout.Root(), on branch set/<change>, before git
+// changes it (see git.CheckWorktree).
+func (in Input) checkWorktree(ctx context.Context) error {
+	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, "set/"+in.Change.Name)
+}
+
 func (in Input) checkpoint(point string) {
 	if in.Checkpoint != nil {
 		in.Checkpoint(point)
@@ -82,6 +89,9 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	mainBranch := in.Project.MainBranch
 	oldMain, err := git.BranchHead(ctx, in.Layout.Root(), mainBranch)
 	if err != nil {
+		return Outcome{}, err
+	}
+	if err := in.checkWorktree(ctx); err != nil {
 		return Outcome{}, err
 	}
 	if git.InMerge(ctx, in.Worktree) {
@@ -136,9 +146,15 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 			return fmt.Sprintf("The integration gate %s changed files of the tree it checks (%s); gates must leave the tree as committed. Commit what it would change.", r.Gate, strings.Join(changed, ", ")), nil
 		},
 	}, in.Emit)
-	switch {
-	case err != nil:
+	if err != nil {
 		return Outcome{}, err
+	}
+	// The gates ran the change's code in the worktree; before git resets
+	// it or takes its tree for main, it must still be the worktree.
+	if err := in.checkWorktree(ctx); err != nil {
+		return Outcome{}, err
+	}
+	switch {
 	case stack.Interrupted:
 		return Outcome{}, context.Cause(ctx)
 	case stack.Rejection != "":
@@ -370,6 +386,9 @@ func resolveConflicts(ctx context.Context, in Input, paths []string) (Outcome, e
 	}
 	if len(real) == 0 {
 		if err := regenerate(ctx, in, regen); err != nil {
+			return Outcome{}, err
+		}
+		if err := in.checkWorktree(ctx); err != nil { // the generators ran there
 			return Outcome{}, err
 		}
 		if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("Merge %s into %s (regenerated %s)",

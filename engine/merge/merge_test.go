@@ -1121,3 +1121,50 @@ func TestSquashMessageCutsTitleOnRunes(t *testing.T) {
 		t.Errorf("title = %q", title)
 	}
 }
+
+// A plain directory where the change's worktree should be lies inside the
+// root checkout: cleaning it, merging in it or taking its tree would act on
+// main. Integrate refuses before any of that; main and the checkout's
+// untracked files stay.
+func TestIntegrateRefusesAPlainDirectory(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	if err := git.RemoveWorktree(ctx, f.root, f.wt); err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.wt, "feat.txt", "not a worktree\n")
+	f.write(f.root, "precious.txt", "the user's untracked file\n")
+	oldMain := f.mainAt()
+
+	_, err := Integrate(ctx, f.input("ok"))
+	var nw *git.NotWorktreeError
+	if !errors.As(err, &nw) {
+		t.Errorf("Integrate = %v, want a *git.NotWorktreeError", err)
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main moved to %s, want unchanged %s", got, oldMain)
+	}
+	if got := f.read(f.root, "precious.txt"); got != "the user's untracked file\n" {
+		t.Errorf("precious.txt = %q", got)
+	}
+}
+
+// A gate that removes the worktree's .git file (the change's own tests
+// run in the gates) leaves a directory inside the root checkout: its tree
+// is main's, and must not become main's next commit.
+func TestIntegrateRefusesAWorktreeAGateBroke(t *testing.T) {
+	f := newFixture(t, nil)
+	f.project.Gates["rm-git"] = config.Gate{Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"rm", ".git"}}
+	f.write(f.wt, "feat.txt", "feat\n")
+	f.commit(f.wt, "feat work")
+	oldMain := f.mainAt()
+
+	_, err := Integrate(context.Background(), f.input("rm-git"))
+	var nw *git.NotWorktreeError
+	if !errors.As(err, &nw) {
+		t.Errorf("Integrate = %v, want a *git.NotWorktreeError", err)
+	}
+	if got := f.mainAt(); got != oldMain {
+		t.Errorf("main moved to %s, want unchanged %s", got, oldMain)
+	}
+}

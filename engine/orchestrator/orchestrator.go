@@ -26,6 +26,7 @@ import (
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/merge"
@@ -135,6 +136,12 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Heartbeat == 0 {
 		opts.Heartbeat = 30 * time.Second
 	}
+	// A directory that is not a repository gets its error before .set/
+	// exists: a run directory there would be left behind in the user's
+	// files, with git not yet excluding it.
+	if !git.InRepository(ctx, opts.Root) {
+		return nil, notRepositoryError(opts.Root, opts.Project.MainBranch)
+	}
 	layout := rundir.New(opts.Root)
 	if err := os.MkdirAll(layout.Dir(), 0o755); err != nil {
 		return nil, err
@@ -167,6 +174,12 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	result, runErr := r.execute(ctx)
 	return r.finish(result, runErr, resumed, opts.Now().Sub(start))
+}
+
+// notRepositoryError is the error for a project root outside any git
+// repository.
+func notRepositoryError(root, mainBranch string) error {
+	return fmt.Errorf("%s is not in a git repository; setctl apply needs one with a commit on %s", root, mainBranch)
 }
 
 // openRun rebuilds the state from the journal, decides whether the plan

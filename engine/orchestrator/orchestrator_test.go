@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // TestRetryThenPass: the first iteration writes content the gate rejects;
@@ -240,6 +241,79 @@ func TestMissingMainBranchRefused(t *testing.T) {
 	var nb *git.NoBranchError
 	if !errors.As(err, &nb) || nb.Branch != "main" || !slices.Equal(nb.Branches, []string{"master"}) {
 		t.Fatalf("apply without a main branch = %v, want a *git.NoBranchError", err)
+	}
+}
+
+// TestNotARepositoryRefusedBeforeRunDir: a project directory outside any
+// git repository gets its error before .set/ is created there.
+func TestNotARepositoryRefusedBeforeRunDir(t *testing.T) {
+	gittest.Hermetic(t, "")
+	f := fixtureAt(t, t.TempDir())
+	f.write("README.md", "# not a repository\n")
+	f.change("alpha")
+	_, err := f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
+	want := f.root + " is not in a git repository; setctl apply needs one with a commit on main"
+	if err == nil || err.Error() != want {
+		t.Fatalf("apply outside a repository = %v, want %q", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, ".set")); !os.IsNotExist(err) {
+		t.Fatalf(".set/ was created outside a repository (stat: %v)", err)
+	}
+}
+
+// TestPlainDirectoryAsWorktreeRefused: once dispatched, the change's
+// worktree becomes a plain directory holding files (its .git file gone).
+// It lies inside the root checkout, where git would commit onto main: the
+// run stops with an error naming it before the agent runs, and main does
+// not move.
+func TestPlainDirectoryAsWorktreeRefused(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	wt := filepath.Join(f.root, ".set", "worktrees", "alpha")
+	f.checkpoint = func(point, change string) {
+		if point == "dispatched" {
+			if err := os.Remove(filepath.Join(wt, ".git")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	oldMain := f.git("rev-parse", "main")
+	ran := filepath.Join(t.TempDir(), "ran")
+	_, err := f.apply(context.Background(), f.agentScript("touch "+ran+"\necho good > a.txt\n"))
+	var nw *git.NotWorktreeError
+	if !errors.As(err, &nw) || !strings.HasPrefix(err.Error(), "alpha: "+wt+" is not the worktree of branch set/alpha (it lies inside the checkout at ") {
+		t.Errorf("apply = %v, want a *git.NotWorktreeError", err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the agent ran in a directory that is not the change's worktree")
+	}
+	if got := f.git("rev-parse", "main"); got != oldMain {
+		t.Errorf("main moved to %s:\n%s", got, f.git("log", "--stat", "-2", "main"))
+	}
+}
+
+// TestWorktreeBrokenByAVerifyGateRefused: a verify gate (running the
+// change's code) that removes the worktree's .git file and fails leaves a
+// directory inside the root checkout; the run stops before cleaning it
+// (git reset --hard there would undo the user's edit in the root
+// checkout), and main does not move.
+func TestWorktreeBrokenByAVerifyGateRefused(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	f.project.Gates["check"] = gateConfig{Kind: "exec", Mode: "run", Order: 10, Run: []string{"sh", "-c",
+		// The user edits notes.txt in their checkout meanwhile.
+		"test -f a.txt || exit 0; echo edited by hand > ../../../notes.txt; rm .git; exit 1"}}
+	oldMain := f.git("rev-parse", "main")
+	_, err := f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
+	var nw *git.NotWorktreeError
+	if !errors.As(err, &nw) {
+		t.Errorf("apply = %v, want a *git.NotWorktreeError", err)
+	}
+	if got := f.git("rev-parse", "main"); got != oldMain {
+		t.Errorf("main moved to %s:\n%s", got, f.git("log", "--stat", "-2", "main"))
+	}
+	if got := readFile(t, f.root, "notes.txt"); got != "edited by hand\n" {
+		t.Errorf("the root checkout's notes.txt = %q, want the user's edit kept", got)
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 func prepareRepository(ctx context.Context, root, mainBranch string) error {
 	if _, err := git.BranchHead(ctx, root, mainBranch); err != nil {
 		if !git.InRepository(ctx, root) {
-			return fmt.Errorf("%s is not in a git repository; setctl apply needs one with a commit on %s", root, mainBranch)
+			return notRepositoryError(root, mainBranch)
 		}
 		return err
 	}

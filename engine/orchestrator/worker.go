@@ -203,7 +203,11 @@ func (r *run) settleVerify(ctx context.Context, name string, passed bool, rc str
 	}
 	// What the gates left (build outputs) must not reach the next
 	// iteration's commit: the tree goes back to what was verified.
-	// (A verified change is cleaned by the merge queue.)
+	// (A verified change is cleaned by the merge queue.) The gates ran the
+	// change's code there: it must still be the change's worktree.
+	if err := r.checkWorktree(ctx, name); err != nil {
+		return false, err
+	}
 	if err := git.Clean(ctx, r.layout.Worktree(name)); err != nil {
 		return false, err
 	}
@@ -237,6 +241,11 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 			return err
 		}
 	}
+	// A directory found where the worktree belongs must be that worktree:
+	// git run in anything else falls through to the root checkout, main.
+	if err := r.checkWorktree(ctx, c.Name); err != nil {
+		return err
+	}
 	if err := r.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: base, Reused: reused}); err != nil {
 		return err
 	}
@@ -245,6 +254,13 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 	}
 	r.checkpoint("dispatched", c.Name)
 	return nil
+}
+
+// checkWorktree proves that the change's worktree directory is its
+// worktree of the repository, on branch set/<change>, before git changes
+// it (see git.CheckWorktree).
+func (r *run) checkWorktree(ctx context.Context, change string) error {
+	return git.CheckWorktree(ctx, r.opts.Root, r.layout.Worktree(change), "set/"+change)
 }
 
 // verify runs the change's verify stack in order and stops at the first
