@@ -25,6 +25,7 @@ type Project struct {
 	Gates        map[string]Gate      `json:"gates"`
 	Stacks       map[string]Stack     `json:"stacks"`
 	Integration  Stack                `json:"integration"`
+	PassEnv      []string             `json:"passEnv"`
 	Spec         []string             `json:"spec"`
 	Strict       bool                 `json:"strict"`
 	MainBranch   string               `json:"mainBranch"`

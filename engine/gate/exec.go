@@ -49,7 +49,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	e := runner.Exec{
 		Argv:    slices.Clone(g.Run),
 		Dir:     in.Worktree,
-		Env:     execEnv(in.Env, g.Env),
+		Env:     execEnv(in.Env, in.Project.PassEnv, g.Env),
 		Vars:    g.Env,
 		Export:  g.Export,
 		Timeout: timeout,
@@ -164,13 +164,14 @@ func judgeFailure(in Input, res Result, cmdline string, output []byte) (_ Result
 	return res, true
 }
 
-// execEnv is base (nil: the engine's environment) followed by the gate's
-// variables as KEY=VALUE sorted by key, so that the gate's win.
-func execEnv(base []string, gateEnv map[string]string) []string {
+// execEnv is HostEnv of base (nil: the engine's environment) and the
+// project's passEnv, followed by the gate's variables as KEY=VALUE sorted
+// by key, so that the gate's win.
+func execEnv(base, passEnv []string, gateEnv map[string]string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	env := slices.Clone(base)
+	env := HostEnv(base, passEnv)
 	keys := make([]string, 0, len(gateEnv))
 	for k := range gateEnv {
 		keys = append(keys, k)
@@ -178,6 +179,27 @@ func execEnv(base []string, gateEnv map[string]string) []string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		env = append(env, k+"="+gateEnv[k])
+	}
+	return env
+}
+
+// hostEnvNames are the variables of set's environment that every command
+// set runs on the host for a gate sees, besides LC_* and the project's
+// passEnv: what finding programs, a home, a temporary directory and the
+// locale takes.
+var hostEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "TZ", "LANG", "LANGUAGE"}
+
+// HostEnv is the part of environ (KEY=VALUE entries, in their order) that
+// a command set runs on the host for a gate sees: the variables of
+// hostEnvNames, LC_* and those passEnv names. The rest of set's
+// environment, API keys included, stays out.
+func HostEnv(environ, passEnv []string) []string {
+	env := make([]string, 0, len(hostEnvNames)+len(passEnv))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(hostEnvNames, k) || strings.HasPrefix(k, "LC_") || slices.Contains(passEnv, k) {
+			env = append(env, kv)
+		}
 	}
 	return env
 }

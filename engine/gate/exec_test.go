@@ -103,17 +103,27 @@ func TestExecWarnMode(t *testing.T) {
 }
 
 func TestExecEnv(t *testing.T) {
-	in, _ := execInput(t, "env", "sh", "-c", `echo "$A $B $C"`)
+	in, _ := execInput(t, "env", "sh", "-c", `echo "$A $B $C|$ANTHROPIC_API_KEY|$GOCACHE|$LC_ALL"`)
 	g := in.Project.Gates["env"]
 	g.Env = map[string]string{"B": "gate-b", "A": "gate-a"}
 	in.Project.Gates["env"] = g
-	in.Env = []string{"PATH=" + os.Getenv("PATH"), "A=base-a", "C=base-c"}
+	in.Project.PassEnv = []string{"C", "GOCACHE"}
+	in.Env = []string{"PATH=" + os.Getenv("PATH"), "A=base-a", "C=base-c", "ANTHROPIC_API_KEY=sk-ant-planted", "GOCACHE=/cache", "LC_ALL=C"}
 	res := runGate(t, in)
-	if log := readLog(t, res); res.Status != StatusPass || log != "gate-a gate-b base-c\n" {
+	if log := readLog(t, res); res.Status != StatusPass || log != "gate-a gate-b base-c||/cache|C\n" {
 		t.Errorf("status %q, log %q", res.Status, log)
 	}
-	if got := execEnv([]string{"X=1"}, map[string]string{"Z": "3", "Y": "2"}); !slices.Equal(got, []string{"X=1", "Y=2", "Z=3"}) {
+	if got := execEnv([]string{"X=1", "PATH=/bin", "HOME=/h"}, []string{"X"}, map[string]string{"Z": "3", "Y": "2"}); !slices.Equal(got, []string{"X=1", "PATH=/bin", "HOME=/h", "Y=2", "Z=3"}) {
 		t.Errorf("execEnv = %q", got)
+	}
+}
+
+func TestHostEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "HOME=/h", "USER=u", "TMPDIR=/t", "LANG=C.UTF-8", "LC_CTYPE=C", "TERM=dumb",
+		"ANTHROPIC_API_KEY=sk-ant-x", "GITHUB_TOKEN=ghp_x", "AWS_SECRET_ACCESS_KEY=x", "GOCACHE=/c", "GOFLAGS=-mod=mod", "EDITOR=vi"}
+	want := []string{"PATH=/bin", "HOME=/h", "USER=u", "TMPDIR=/t", "LANG=C.UTF-8", "LC_CTYPE=C", "TERM=dumb", "GOCACHE=/c"}
+	if got := HostEnv(environ, []string{"GOCACHE"}); !slices.Equal(got, want) {
+		t.Errorf("HostEnv = %q\nwant %q", got, want)
 	}
 }
 

@@ -79,8 +79,10 @@ type Input struct {
 	// project root (".set/logs/<change>/verify-test-1.log"); it is quoted
 	// in retry context. Empty falls back to LogPath.
 	LogRel string
-	// Env is the base environment of exec gates; nil means the engine's
-	// own. The gate's env is added on top.
+	// Env is the environment exec gates on the host take their variables
+	// from; nil means the engine's own. Only what HostEnv keeps of it
+	// (with the project's passEnv) reaches the gate; the gate's env is
+	// added on top.
 	Env []string
 	// Accepted are the failures of this gate that main already had and
 	// the run accepted (setctl apply --accept-baseline); nil when none

@@ -434,7 +434,7 @@ func regenerate(ctx context.Context, in Input, regen map[string]config.Generated
 		if r == nil {
 			return fmt.Errorf("regenerating %s: no %q runner", strings.Join(j.paths, ", "), j.runner)
 		}
-		res, err := r.Exec(ctx, runner.Exec{Argv: j.argv, Dir: in.Worktree, Env: in.Env, Export: j.paths, Timeout: regenerateTimeout, Log: log})
+		res, err := r.Exec(ctx, runner.Exec{Argv: j.argv, Dir: in.Worktree, Env: regenerateEnv(in), Export: j.paths, Timeout: regenerateTimeout, Log: log})
 		if err != nil {
 			return fmt.Errorf("regenerating %s: %w", strings.Join(j.paths, ", "), err)
 		}
@@ -498,4 +498,14 @@ func conflictHunks(content string) []hunk {
 		}
 	}
 	return out
+}
+
+// regenerateEnv is the environment of a regeneration: what an exec gate
+// on the host would see of in.Env (nil: set's own), gate.HostEnv.
+func regenerateEnv(in Input) []string {
+	env := in.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	return gate.HostEnv(env, in.Project.PassEnv)
 }
