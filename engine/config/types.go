@@ -30,6 +30,7 @@ type Project struct {
 	Strict       bool                 `json:"strict"`
 	MainBranch   string               `json:"mainBranch"`
 	MaxParallel  int                  `json:"maxParallel"`
+	Secrets      []string             `json:"secrets"`
 	Budgets      Budgets              `json:"budgets"`
 	Sentinel     Sentinel             `json:"sentinel"`
 	Planner      Planner              `json:"planner"`

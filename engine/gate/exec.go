@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/runner"
 )
 
@@ -33,7 +35,10 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	if err != nil {
 		return errorResult(in, res, err)
 	}
+	// log is the log file; logw writes to it, masking secrets line by
+	// line, and is closed (its last line written) before log.
 	var log *os.File
+	var logw *redact.Writer
 	if in.LogPath != "" {
 		if err := os.MkdirAll(filepath.Dir(in.LogPath), 0o755); err != nil {
 			return errorResult(in, res, fmt.Errorf("gate log: %w", err))
@@ -43,7 +48,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 			return errorResult(in, res, fmt.Errorf("gate log: %w", err))
 		}
 		defer f.Close()
-		log = f
+		log, logw = f, in.Redact.Writer(f)
 	}
 	timeout := time.Duration(in.Step.Timeout)
 	e := runner.Exec{
@@ -56,9 +61,9 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	}
 	switch {
 	case log != nil && scan != nil:
-		e.Log = io.MultiWriter(log, scan)
+		e.Log = io.MultiWriter(logw, scan)
 	case log != nil:
-		e.Log = log
+		e.Log = logw
 	case scan != nil:
 		e.Log = scan
 	}
@@ -67,7 +72,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	res.Tail = outputTail(er.Output)
 	trailer := func(format string, args ...any) {
 		if log != nil {
-			fmt.Fprintf(log, "\n[set] "+format+"\n", args...)
+			fmt.Fprintf(logw, "\n[set] "+format+"\n", args...)
 		}
 	}
 	cmdline := quoteArgv(g.Run)
@@ -93,7 +98,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		res.Status = StatusPass
 	}
 	if log != nil {
-		if err := log.Close(); err != nil {
+		if err := errors.Join(logw.Close(), log.Close()); err != nil {
 			return asError(res, fmt.Errorf("gate log: %w", err))
 		}
 	}

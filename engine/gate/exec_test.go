@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 )
@@ -115,6 +116,17 @@ func TestExecEnv(t *testing.T) {
 	}
 	if got := execEnv([]string{"X=1", "PATH=/bin", "HOME=/h"}, []string{"X"}, map[string]string{"Z": "3", "Y": "2"}); !slices.Equal(got, []string{"X=1", "PATH=/bin", "HOME=/h", "Y=2", "Z=3"}) {
 		t.Errorf("execEnv = %q", got)
+	}
+}
+
+func TestExecLogRedacted(t *testing.T) {
+	in, _ := execInput(t, "leak", "sh", "-c", `printf 'key sk-ant-'; printf 'planted-secret-123456\n'; echo "$MY_TOKEN"; exit 1`)
+	in.Project.PassEnv = []string{"MY_TOKEN"}
+	in.Env = []string{"PATH=" + os.Getenv("PATH"), "MY_TOKEN=planted-token-abcdef"}
+	in.Redact = redact.New(in.Env, nil)
+	res := runGate(t, in)
+	if log := readLog(t, res); res.Status != StatusFail || log != "key [REDACTED]\n[REDACTED]\n" {
+		t.Errorf("status %q, log %q", res.Status, log)
 	}
 }
 

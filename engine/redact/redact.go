@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Mask replaces every secret.
@@ -137,9 +138,13 @@ const maxLine = 64 << 10
 // Writer redacts what is written through it, line by line: a line
 // reaches the underlying writer once its newline arrives (or Close is
 // called), so a secret written in two pieces is still masked.
+//
+// A Writer is safe for concurrent use (an agent's stdout and stderr may
+// share it).
 type Writer struct {
 	r   *Redactor
 	w   io.Writer
+	mu  sync.Mutex
 	buf []byte
 }
 
@@ -150,6 +155,8 @@ func (r *Redactor) Writer(w io.Writer) *Writer { return &Writer{r: r, w: w} }
 // Write buffers p and writes every complete line, redacted. It reports
 // len(p) written unless the underlying writer fails.
 func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
 	end := bytes.LastIndexByte(w.buf, '\n') + 1
 	if end == 0 && len(w.buf) >= maxLine {
@@ -168,6 +175,8 @@ func (w *Writer) Write(p []byte) (int, error) {
 // Close writes what is left of the last line, redacted. It does not
 // close the underlying writer.
 func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.buf) == 0 {
 		return nil
 	}
