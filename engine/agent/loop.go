@@ -12,6 +12,7 @@ import (
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
 )
 
@@ -39,6 +40,9 @@ type LoopInput struct {
 	TokenBudget   int64
 	StallAfter    time.Duration
 	Env           []string
+	// Redact masks secrets in the prompts and the agent's logs (nil: none
+	// are masked).
+	Redact *redact.Redactor
 	// Emit records an event of the change.
 	Emit func(journal.Payload) error
 	// Budget, derived from Loop's context, ends the agent's work (the
@@ -219,7 +223,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	pin := in.Prompt
 	pin.Iteration = n
 	pin.RetryContext = retryContext
-	text := Prompt(pin)
+	text := in.Redact.String(Prompt(pin))
 	promptPath, promptRel := in.Layout.Prompt(change, n)
 	logPath, logRel := in.Layout.AgentLog(change, n)
 	for _, dir := range []string{filepath.Dir(promptPath), filepath.Dir(logPath)} {
@@ -249,10 +253,12 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	}
 	// The tail of the output, for the last line of a failing agent.
 	tail := &tailWriter{max: 4 * maxLastLine}
+	logw := in.Redact.Writer(log)
 	out, runErr := in.Adapter.Run(budget, Request{
 		Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
-		Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: io.MultiWriter(log, tail),
+		Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: io.MultiWriter(logw, tail),
 	})
+	logw.Close()
 	log.Close()
 	if budget.Err() != nil {
 		res.Ending = EndInterrupted

@@ -30,6 +30,7 @@ import (
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 )
@@ -151,6 +152,9 @@ type Input struct {
 	Runners    map[string]runner.Runner
 	// Env is the base environment of the gates (nil: the engine's).
 	Env []string
+	// Redact masks secrets in the gates' logs and in the verdicts, which
+	// the cache keeps (nil: none are masked).
+	Redact *redact.Redactor
 	// Now stamps cache entries; nil means time.Now.
 	Now func() time.Time
 	// Emit, if set, records each verdict as soon as it is known.
@@ -267,7 +271,7 @@ func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, er
 	logPath, logRel := in.Layout.BaselineLog(step.Gate)
 	res := gate.Run(ctx, gate.Input{
 		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
-		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env,
+		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact,
 	}, in.Runners)
 	if res.Status == gate.StatusError {
 		if ctx.Err() != nil {
@@ -275,8 +279,12 @@ func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, er
 		}
 		return Verdict{}, fmt.Errorf("gate %s could not run on %s: %w", step.Gate, in.MainBranch, cmp.Or(res.Err, errors.New(res.Reason)))
 	}
+	failures := slices.Clone(res.Failures)
+	for i, f := range failures {
+		failures[i] = in.Redact.String(f)
+	}
 	return Verdict{
 		Result: res.Status, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
-		Reason: res.Reason, Failures: res.Failures, Tail: res.Tail, Log: logRel, Duration: res.Duration,
+		Reason: in.Redact.String(res.Reason), Failures: failures, Tail: in.Redact.String(res.Tail), Log: logRel, Duration: res.Duration,
 	}, nil
 }

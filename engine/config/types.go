@@ -25,10 +25,12 @@ type Project struct {
 	Gates        map[string]Gate      `json:"gates"`
 	Stacks       map[string]Stack     `json:"stacks"`
 	Integration  Stack                `json:"integration"`
+	PassEnv      []string             `json:"passEnv"`
 	Spec         []string             `json:"spec"`
 	Strict       bool                 `json:"strict"`
 	MainBranch   string               `json:"mainBranch"`
 	MaxParallel  int                  `json:"maxParallel"`
+	Secrets      []string             `json:"secrets"`
 	Budgets      Budgets              `json:"budgets"`
 	Sentinel     Sentinel             `json:"sentinel"`
 	Planner      Planner              `json:"planner"`

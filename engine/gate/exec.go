@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/runner"
 )
 
@@ -33,7 +35,10 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	if err != nil {
 		return errorResult(in, res, err)
 	}
+	// log is the log file; logw writes to it, masking secrets line by
+	// line, and is closed (its last line written) before log.
 	var log *os.File
+	var logw *redact.Writer
 	if in.LogPath != "" {
 		if err := os.MkdirAll(filepath.Dir(in.LogPath), 0o755); err != nil {
 			return errorResult(in, res, fmt.Errorf("gate log: %w", err))
@@ -43,22 +48,22 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 			return errorResult(in, res, fmt.Errorf("gate log: %w", err))
 		}
 		defer f.Close()
-		log = f
+		log, logw = f, in.Redact.Writer(f)
 	}
 	timeout := time.Duration(in.Step.Timeout)
 	e := runner.Exec{
 		Argv:    slices.Clone(g.Run),
 		Dir:     in.Worktree,
-		Env:     execEnv(in.Env, g.Env),
+		Env:     execEnv(in.Env, in.Project.PassEnv, g.Env),
 		Vars:    g.Env,
 		Export:  g.Export,
 		Timeout: timeout,
 	}
 	switch {
 	case log != nil && scan != nil:
-		e.Log = io.MultiWriter(log, scan)
+		e.Log = io.MultiWriter(logw, scan)
 	case log != nil:
-		e.Log = log
+		e.Log = logw
 	case scan != nil:
 		e.Log = scan
 	}
@@ -67,7 +72,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	res.Tail = outputTail(er.Output)
 	trailer := func(format string, args ...any) {
 		if log != nil {
-			fmt.Fprintf(log, "\n[set] "+format+"\n", args...)
+			fmt.Fprintf(logw, "\n[set] "+format+"\n", args...)
 		}
 	}
 	cmdline := quoteArgv(g.Run)
@@ -93,7 +98,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		res.Status = StatusPass
 	}
 	if log != nil {
-		if err := log.Close(); err != nil {
+		if err := errors.Join(logw.Close(), log.Close()); err != nil {
 			return asError(res, fmt.Errorf("gate log: %w", err))
 		}
 	}
@@ -164,13 +169,14 @@ func judgeFailure(in Input, res Result, cmdline string, output []byte) (_ Result
 	return res, true
 }
 
-// execEnv is base (nil: the engine's environment) followed by the gate's
-// variables as KEY=VALUE sorted by key, so that the gate's win.
-func execEnv(base []string, gateEnv map[string]string) []string {
+// execEnv is HostEnv of base (nil: the engine's environment) and the
+// project's passEnv, followed by the gate's variables as KEY=VALUE sorted
+// by key, so that the gate's win.
+func execEnv(base, passEnv []string, gateEnv map[string]string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	env := slices.Clone(base)
+	env := HostEnv(base, passEnv)
 	keys := make([]string, 0, len(gateEnv))
 	for k := range gateEnv {
 		keys = append(keys, k)
@@ -178,6 +184,27 @@ func execEnv(base []string, gateEnv map[string]string) []string {
 	slices.Sort(keys)
 	for _, k := range keys {
 		env = append(env, k+"="+gateEnv[k])
+	}
+	return env
+}
+
+// hostEnvNames are the variables of set's environment that every command
+// set runs on the host for a gate sees, besides LC_* and the project's
+// passEnv: what finding programs, a home, a temporary directory and the
+// locale takes.
+var hostEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "TZ", "LANG", "LANGUAGE"}
+
+// HostEnv is the part of environ (KEY=VALUE entries, in their order) that
+// a command set runs on the host for a gate sees: the variables of
+// hostEnvNames, LC_* and those passEnv names. The rest of set's
+// environment, API keys included, stays out.
+func HostEnv(environ, passEnv []string) []string {
+	env := make([]string, 0, len(hostEnvNames)+len(passEnv))
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(hostEnvNames, k) || strings.HasPrefix(k, "LC_") || slices.Contains(passEnv, k) {
+			env = append(env, kv)
+		}
 	}
 	return env
 }

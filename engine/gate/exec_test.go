@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 )
@@ -103,17 +104,38 @@ func TestExecWarnMode(t *testing.T) {
 }
 
 func TestExecEnv(t *testing.T) {
-	in, _ := execInput(t, "env", "sh", "-c", `echo "$A $B $C"`)
+	in, _ := execInput(t, "env", "sh", "-c", `echo "$A $B $C|$ANTHROPIC_API_KEY|$GOCACHE|$LC_ALL"`)
 	g := in.Project.Gates["env"]
 	g.Env = map[string]string{"B": "gate-b", "A": "gate-a"}
 	in.Project.Gates["env"] = g
-	in.Env = []string{"PATH=" + os.Getenv("PATH"), "A=base-a", "C=base-c"}
+	in.Project.PassEnv = []string{"C", "GOCACHE"}
+	in.Env = []string{"PATH=" + os.Getenv("PATH"), "A=base-a", "C=base-c", "ANTHROPIC_API_KEY=sk-ant-planted", "GOCACHE=/cache", "LC_ALL=C"}
 	res := runGate(t, in)
-	if log := readLog(t, res); res.Status != StatusPass || log != "gate-a gate-b base-c\n" {
+	if log := readLog(t, res); res.Status != StatusPass || log != "gate-a gate-b base-c||/cache|C\n" {
 		t.Errorf("status %q, log %q", res.Status, log)
 	}
-	if got := execEnv([]string{"X=1"}, map[string]string{"Z": "3", "Y": "2"}); !slices.Equal(got, []string{"X=1", "Y=2", "Z=3"}) {
+	if got := execEnv([]string{"X=1", "PATH=/bin", "HOME=/h"}, []string{"X"}, map[string]string{"Z": "3", "Y": "2"}); !slices.Equal(got, []string{"X=1", "PATH=/bin", "HOME=/h", "Y=2", "Z=3"}) {
 		t.Errorf("execEnv = %q", got)
+	}
+}
+
+func TestExecLogRedacted(t *testing.T) {
+	in, _ := execInput(t, "leak", "sh", "-c", `printf 'key sk-ant-'; printf 'planted-secret-123456\n'; echo "$MY_TOKEN"; exit 1`)
+	in.Project.PassEnv = []string{"MY_TOKEN"}
+	in.Env = []string{"PATH=" + os.Getenv("PATH"), "MY_TOKEN=planted-token-abcdef"}
+	in.Redact = redact.New(in.Env, nil)
+	res := runGate(t, in)
+	if log := readLog(t, res); res.Status != StatusFail || log != "key [REDACTED]\n[REDACTED]\n" {
+		t.Errorf("status %q, log %q", res.Status, log)
+	}
+}
+
+func TestHostEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "HOME=/h", "USER=u", "TMPDIR=/t", "LANG=C.UTF-8", "LC_CTYPE=C", "TERM=dumb",
+		"ANTHROPIC_API_KEY=sk-ant-x", "GITHUB_TOKEN=ghp_x", "AWS_SECRET_ACCESS_KEY=x", "GOCACHE=/c", "GOFLAGS=-mod=mod", "EDITOR=vi"}
+	want := []string{"PATH=/bin", "HOME=/h", "USER=u", "TMPDIR=/t", "LANG=C.UTF-8", "LC_CTYPE=C", "TERM=dumb", "GOCACHE=/c"}
+	if got := HostEnv(environ, []string{"GOCACHE"}); !slices.Equal(got, want) {
+		t.Errorf("HostEnv = %q\nwant %q", got, want)
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
 )
@@ -79,9 +80,14 @@ type Input struct {
 	// project root (".set/logs/<change>/verify-test-1.log"); it is quoted
 	// in retry context. Empty falls back to LogPath.
 	LogRel string
-	// Env is the base environment of exec gates; nil means the engine's
-	// own. The gate's env is added on top.
+	// Env is the environment exec gates on the host take their variables
+	// from; nil means the engine's own. Only what HostEnv keeps of it
+	// (with the project's passEnv) reaches the gate; the gate's env is
+	// added on top.
 	Env []string
+	// Redact masks the secrets in the gate's log (nil: none are masked).
+	// The Result is not redacted: the journal masks what it records.
+	Redact *redact.Redactor
 	// Accepted are the failures of this gate that main already had and
 	// the run accepted (setctl apply --accept-baseline); nil when none
 	// were. An exec gate with a failures pattern whose command fails with
@@ -251,7 +257,7 @@ func evalCondition(ctx context.Context, in Input, d *changeDiff) (*Expansion, er
 func errorResult(in Input, res Result, err error) Result {
 	res = asError(res, err)
 	if in.LogPath != "" {
-		_ = writeFile(in.LogPath, []byte(report(in, res, err.Error())))
+		_ = writeFile(in.LogPath, []byte(in.Redact.String(report(in, res, err.Error()))))
 	}
 	return res
 }
@@ -271,7 +277,7 @@ func withReport(in Input, res Result, body string) Result {
 	if in.LogPath == "" {
 		return res
 	}
-	if err := writeFile(in.LogPath, []byte(report(in, res, body))); err != nil {
+	if err := writeFile(in.LogPath, []byte(in.Redact.String(report(in, res, body)))); err != nil {
 		return asError(res, err)
 	}
 	return res

@@ -9,6 +9,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
@@ -29,6 +30,7 @@ type StackInput struct {
 	// against (see Input).
 	Worktree, Base string
 	Env            []string
+	Redact         *redact.Redactor // masks secrets in the gates' logs (see Input.Redact)
 	// Steps are the stack's gates, in run order.
 	Steps []graph.GateStep
 	// Skipped are gates of the stage the plan does not run for the change;
@@ -86,7 +88,7 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 		res := Run(ctx, Input{
 			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Step: step, Stage: in.Stage,
 			Attempt: in.Attempt, Worktree: in.Worktree, Base: in.Base,
-			LogPath: logPath, LogRel: logRel, Env: in.Env, Accepted: in.Accepted[step.Gate],
+			LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact, Accepted: in.Accepted[step.Gate],
 		}, in.Runners)
 		if ctx.Err() != nil {
 			return StackResult{Interrupted: true}, nil

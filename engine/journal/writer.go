@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/atomicfile"
+	"github.com/set-engine/set/engine/redact"
 )
 
 // File names inside the run directory (.set).
@@ -52,6 +53,7 @@ type Writer struct {
 	run    string
 	now    func() time.Time
 	subBuf int
+	redact *redact.Redactor // nil: events are written as given
 
 	mu       sync.Mutex
 	events   *os.File
@@ -75,6 +77,13 @@ type Option func(*Writer)
 // time.Now. Times are stored in UTC.
 func WithClock(now func() time.Time) Option {
 	return func(w *Writer) { w.now = now }
+}
+
+// WithRedactor makes the Writer mask the secrets r finds in every
+// event's data before the event is written, published or returned: no
+// journal line, and so no state projected from one, holds them.
+func WithRedactor(r *redact.Redactor) Option {
+	return func(w *Writer) { w.redact = r }
 }
 
 // Open opens the journal of the run directory setDir (creating it, its
@@ -268,6 +277,9 @@ func (w *Writer) Append(change string, p Payload) (Event, error) {
 		return Event{}, err
 	}
 	data, err := json.Marshal(p)
+	if err == nil {
+		data, err = w.redact.JSON(data)
+	}
 	if err != nil {
 		return Event{}, fmt.Errorf("journal: %s: %w", p.EventType(), err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/set-engine/set/engine/redact"
 )
 
 func openT(t *testing.T, dir string, opts ...Option) *Writer {
@@ -422,5 +424,35 @@ func TestFollowStopsOnCallbackError(t *testing.T) {
 	err := Follow(t.Context(), filepath.Join(dir, EventsFile), 0, func(Event) error { return stop })
 	if err != stop {
 		t.Fatalf("Follow = %v, want the callback's error", err)
+	}
+}
+
+func TestRedactorMasksEventData(t *testing.T) {
+	dir := t.TempDir()
+	w := openT(t, dir, WithRedactor(redact.New([]string{"MY_TOKEN=planted-token-abcdef"}, nil)))
+	ch, stop := w.Subscribe()
+	defer stop()
+	e := appendT(t, w, "add-login", RetryScheduledData{Stage: "verify", Attempt: 1, Budget: 2,
+		Reason: "exit code 1", RetryContext: "MY_TOKEN=planted-token-abcdef\n\"quoted\" <b>"})
+	want := `{"attempt":1,"budget":2,"reason":"exit code 1","retryContext":"MY_TOKEN=[REDACTED]\n\"quoted\" \u003cb\u003e","stage":"verify"}`
+	if string(e.Data) != want {
+		t.Errorf("Append returned data %s\nwant %s", e.Data, want)
+	}
+	if got := <-ch; string(got.Data) != want {
+		t.Errorf("subscriber saw %s", got.Data)
+	}
+	for _, f := range []string{EventsFile, filepath.Join(JournalsDir, "add-login.jsonl")} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "planted-token-abcdef") || !strings.Contains(string(data), "[REDACTED]") {
+			t.Errorf("%s = %s", f, data)
+		}
+	}
+	// An event without secrets keeps its bytes (and field order).
+	e = appendT(t, w, "add-login", StateChangeData{From: "pending", To: "dispatched"})
+	if string(e.Data) != `{"from":"pending","to":"dispatched"}` {
+		t.Errorf("clean event data = %s", e.Data)
 	}
 }

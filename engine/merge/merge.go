@@ -22,6 +22,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
@@ -39,7 +40,10 @@ type Input struct {
 	Worktree string
 	Attempt  int // integration attempt, 1-based
 	Env      []string
-	Runners  map[string]runner.Runner
+	// Redact masks secrets in the gates' and the regeneration's logs
+	// (nil: none are masked).
+	Redact  *redact.Redactor
+	Runners map[string]runner.Runner
 	// Accepted are main's failures the run accepted, by gate (see
 	// gate.Input.Accepted).
 	Accepted map[string][]string
@@ -134,7 +138,7 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 
 	stack, err := gate.RunStack(ctx, gate.StackInput{
 		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Stage: graph.StageIntegration, Attempt: in.Attempt,
-		Layout: in.Layout, Worktree: in.Worktree, Base: oldMain, Env: in.Env,
+		Layout: in.Layout, Worktree: in.Worktree, Base: oldMain, Env: in.Env, Redact: in.Redact,
 		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners,
 		AfterGate: func(ctx context.Context, r gate.Result) (string, error) {
 			// main gets the committed tree; a gate that edited it would
@@ -448,12 +452,14 @@ func regenerate(ctx context.Context, in Input, regen map[string]config.Generated
 		return err
 	}
 	defer log.Close()
+	logw := in.Redact.Writer(log)
+	defer logw.Close()
 	for _, j := range jobs {
 		r := in.Runners[j.runner]
 		if r == nil {
 			return fmt.Errorf("regenerating %s: no %q runner", strings.Join(j.paths, ", "), j.runner)
 		}
-		res, err := r.Exec(ctx, runner.Exec{Argv: j.argv, Dir: in.Worktree, Env: in.Env, Export: j.paths, Timeout: regenerateTimeout, Log: log})
+		res, err := r.Exec(ctx, runner.Exec{Argv: j.argv, Dir: in.Worktree, Env: regenerateEnv(in), Export: j.paths, Timeout: regenerateTimeout, Log: logw})
 		if err != nil {
 			return fmt.Errorf("regenerating %s: %w", strings.Join(j.paths, ", "), err)
 		}
@@ -517,4 +523,14 @@ func conflictHunks(content string) []hunk {
 		}
 	}
 	return out
+}
+
+// regenerateEnv is the environment of a regeneration: what an exec gate
+// on the host would see of in.Env (nil: set's own), gate.HostEnv.
+func regenerateEnv(in Input) []string {
+	env := in.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	return gate.HostEnv(env, in.Project.PassEnv)
 }

@@ -82,6 +82,9 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 				Run: []string{"sh", "-c", "git add -A && git write-tree > \"$TREE_OUT\" && git reset -q"}},
 		},
 		Runner: config.Runner{Kind: "host"},
+		// The test's own variables: gates see nothing else of its
+		// environment but PATH and the like.
+		PassEnv: []string{"TREE_OUT", "REGEN_COUNT"},
 	}
 	return f
 }

@@ -43,7 +43,7 @@ func (r *run) checkBaseline(ctx context.Context) error {
 	}
 	verdicts, err := baseline.Judge(ctx, baseline.Input{
 		Layout: r.layout, MainBranch: r.opts.Project.MainBranch,
-		Project: r.opts.Project, Checks: checks, Runners: r.opts.Runners, Env: r.env, Now: r.opts.Now,
+		Project: r.opts.Project, Checks: checks, Runners: r.opts.Runners, Env: r.env, Redact: r.redact, Now: r.opts.Now,
 		Emit:   func(v baseline.Verdict) error { return r.rec.emit("", v.Event()) },
 		Judged: func() { r.checkpoint("baseline-judged", "") },
 	})

@@ -32,6 +32,7 @@ import (
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/proc"
+	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
@@ -98,6 +99,10 @@ type run struct {
 	rec    *recorder
 	reqs   map[string]spec.Requirement
 	env    []string
+	// redact masks the secrets of env (and the project's secrets) in
+	// everything the run writes: the journal (and so the state), gate and
+	// agent logs, prompts.
+	redact *redact.Redactor
 
 	workerDone chan workerResult
 	mergeDone  chan mergeResult
@@ -196,7 +201,9 @@ func openRun(opts Options, layout rundir.Layout) (r *run, resumed bool, closeJou
 	if !resumed || runID == "" {
 		runID = opts.Now().UTC().Format("20060102T150405Z")
 	}
-	w, err := journal.Open(layout.Dir(), runID)
+	env := os.Environ()
+	red := redact.New(env, opts.Project.Secrets)
+	w, err := journal.Open(layout.Dir(), runID, journal.WithRedactor(red))
 	if err != nil {
 		return nil, false, nil, err
 	}
@@ -221,7 +228,8 @@ func openRun(opts Options, layout rundir.Layout) (r *run, resumed bool, closeJou
 		layout: layout,
 		rec:    newRecorder(w, st, layout.State()),
 		reqs:   map[string]spec.Requirement{},
-		env:    os.Environ(),
+		env:    env,
+		redact: red,
 		// Buffered so that a worker or the queue can always report, even
 		// when the loop has stopped listening.
 		workerDone: make(chan workerResult, max(opts.Project.MaxParallel, 1)),

@@ -153,7 +153,7 @@ func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.Ch
 		Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
 		Model: r.model(c), SessionID: st.SessionID,
 		TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
-		StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(),
+		StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(), Redact: r.redact,
 		Emit:   func(p journal.Payload) error { return r.rec.emit(name, p) },
 		Budget: budget,
 	})
@@ -281,7 +281,7 @@ func (r *run) verify(ctx, budget context.Context, c plan.Change, cg *graph.Chang
 	}
 	res, err := gate.RunStack(budget, gate.StackInput{
 		Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
-		Layout: r.layout, Worktree: wt, Base: base, Env: r.env,
+		Layout: r.layout, Worktree: wt, Base: base, Env: r.env, Redact: r.redact,
 		Steps: cg.Verify, Skipped: skipped, Accepted: r.rec.accepted(), Runners: r.opts.Runners,
 	}, func(p journal.Payload) error { return r.rec.emit(c.Name, p) })
 	return res.Passed, res.RetryContext(), err
@@ -381,7 +381,7 @@ func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
 	return merge.Input{
 		Project: r.opts.Project, Layout: r.layout, Change: c, Reqs: r.requirements(c),
 		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
-		Env: r.env, Runners: r.opts.Runners, Now: r.opts.Now, Accepted: r.rec.accepted(),
+		Env: r.env, Redact: r.redact, Runners: r.opts.Runners, Now: r.opts.Now, Accepted: r.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },
 	}

@@ -21,6 +21,8 @@ project: golang.#Project & {
 	strict: true
 	mainBranch: "trunk"
 	maxParallel: 4
+	secrets: ["DEPLOY_PHRASE"]
+	passEnv: ["GOCACHE", "SSH_AUTH_SOCK"]
 	conventions: ["one more rule"]
 	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
 	gates: {
