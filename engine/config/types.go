@@ -25,7 +25,7 @@ type Project struct {
 	Gates        map[string]Gate      `json:"gates"`
 	Stacks       map[string]Stack     `json:"stacks"`
 	Integration  Stack                `json:"integration"`
-	PassEnv      []string             `json:"passEnv"`
+	PassEnv      map[string]bool      `json:"passEnv"`
 	Spec         []string             `json:"spec"`
 	Strict       bool                 `json:"strict"`
 	MainBranch   string               `json:"mainBranch"`
@@ -46,6 +46,19 @@ type Project struct {
 // Pos returns the position of the CUE path below `project` that the
 // decoder recorded, as "file:line:col" relative to the project root (""
 // when unknown).
+// Passed is the names passEnv lets through to gates, sorted: those whose
+// entry is true.
+func (p *Project) Passed() []string {
+	var names []string
+	for name, pass := range p.PassEnv {
+		if pass {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 func (p *Project) Pos(path string) string {
 	pos, ok := p.Positions.At[path]
 	if !ok {

@@ -54,7 +54,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	e := runner.Exec{
 		Argv:    slices.Clone(g.Run),
 		Dir:     in.Worktree,
-		Env:     execEnv(in.Env, in.Project.PassEnv, g.Env),
+		Env:     execEnv(in.Env, in.Project.Passed(), g.Env),
 		Vars:    g.Env,
 		Export:  g.Export,
 		Timeout: timeout,

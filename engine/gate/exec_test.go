@@ -104,14 +104,14 @@ func TestExecWarnMode(t *testing.T) {
 }
 
 func TestExecEnv(t *testing.T) {
-	in, _ := execInput(t, "env", "sh", "-c", `echo "$A $B $C|$ANTHROPIC_API_KEY|$GOCACHE|$LC_ALL"`)
+	in, _ := execInput(t, "env", "sh", "-c", `echo "$A $B $C|$ANTHROPIC_API_KEY|$GOCACHE|$LC_ALL|$OFF"`)
 	g := in.Project.Gates["env"]
 	g.Env = map[string]string{"B": "gate-b", "A": "gate-a"}
 	in.Project.Gates["env"] = g
-	in.Project.PassEnv = []string{"C", "GOCACHE"}
-	in.Env = []string{"PATH=" + os.Getenv("PATH"), "A=base-a", "C=base-c", "ANTHROPIC_API_KEY=sk-ant-planted", "GOCACHE=/cache", "LC_ALL=C"}
+	in.Project.PassEnv = map[string]bool{"C": true, "GOCACHE": true, "OFF": false}
+	in.Env = []string{"PATH=" + os.Getenv("PATH"), "A=base-a", "C=base-c", "ANTHROPIC_API_KEY=sk-ant-planted", "GOCACHE=/cache", "LC_ALL=C", "OFF=off"}
 	res := runGate(t, in)
-	if log := readLog(t, res); res.Status != StatusPass || log != "gate-a gate-b base-c||/cache|C\n" {
+	if log := readLog(t, res); res.Status != StatusPass || log != "gate-a gate-b base-c||/cache|C|\n" {
 		t.Errorf("status %q, log %q", res.Status, log)
 	}
 	if got := execEnv([]string{"X=1", "PATH=/bin", "HOME=/h"}, []string{"X"}, map[string]string{"Z": "3", "Y": "2"}); !slices.Equal(got, []string{"X=1", "PATH=/bin", "HOME=/h", "Y=2", "Z=3"}) {
@@ -121,7 +121,7 @@ func TestExecEnv(t *testing.T) {
 
 func TestExecLogRedacted(t *testing.T) {
 	in, _ := execInput(t, "leak", "sh", "-c", `printf 'key sk-ant-'; printf 'planted-secret-123456\n'; echo "$MY_TOKEN"; exit 1`)
-	in.Project.PassEnv = []string{"MY_TOKEN"}
+	in.Project.PassEnv = map[string]bool{"MY_TOKEN": true}
 	in.Env = []string{"PATH=" + os.Getenv("PATH"), "MY_TOKEN=planted-token-abcdef"}
 	in.Redact = redact.New(in.Env, nil)
 	res := runGate(t, in)

@@ -532,5 +532,5 @@ func regenerateEnv(in Input) []string {
 	if env == nil {
 		env = os.Environ()
 	}
-	return gate.HostEnv(env, in.Project.PassEnv)
+	return gate.HostEnv(env, in.Project.Passed())
 }

@@ -84,7 +84,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 		Runner: config.Runner{Kind: "host"},
 		// The test's own variables: gates see nothing else of its
 		// environment but PATH and the like.
-		PassEnv: []string{"TREE_OUT", "REGEN_COUNT"},
+		PassEnv: map[string]bool{"TREE_OUT": true, "REGEN_COUNT": true},
 	}
 	return f
 }

@@ -29,7 +29,7 @@ func TestSecretsLeaveNoTrace(t *testing.T) {
 	t.Setenv("DEPLOY_PHRASE", secrets[2])
 	f := newFixture(t)
 	f.project.Secrets = []string{"DEPLOY_PHRASE"}
-	f.project.PassEnv = []string{"ANTHROPIC_API_KEY", "MY_TOKEN", "DEPLOY_PHRASE"}
+	f.project.PassEnv = map[string]bool{"ANTHROPIC_API_KEY": true, "MY_TOKEN": true, "DEPLOY_PHRASE": true}
 	f.project.Gates["check"] = gateConfig{Kind: "exec", Mode: "run", Order: 10,
 		Run: []string{"sh", "-c", "env; echo 'token " + secrets[3] + "'; ! grep -rl bad --include='*.txt' . || { echo \"found bad content near $MY_TOKEN\"; exit 1; }"}}
 	f.change("alpha")

@@ -22,7 +22,7 @@ project: golang.#Project & {
 	mainBranch: "trunk"
 	maxParallel: 4
 	secrets: ["DEPLOY_PHRASE"]
-	passEnv: ["GOCACHE", "SSH_AUTH_SOCK"]
+	passEnv: {GOCACHE: true, SSH_AUTH_SOCK: true}
 	conventions: ["one more rule"]
 	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
 	gates: {
