@@ -129,3 +129,50 @@ func TestLoopBudgetEnds(t *testing.T) {
 		t.Error("the agent ran to its end after the budget ended")
 	}
 }
+
+// TestLoopCommitsAnInterruptedIterationsLeftovers: a worktree left with
+// uncommitted edits by an interrupted iteration, of a file main changed
+// since, is committed before main is merged at the iteration boundary;
+// the merge used to fail ("Your local changes … would be overwritten")
+// and end every resumed run with an error.
+func TestLoopCommitsAnInterruptedIterationsLeftovers(t *testing.T) {
+	repo, _ := replayRepo(t)
+	writeFileT(t, filepath.Join(repo, "greet.txt"), "hello\n1\n2\n3\n")
+	gitT(t, repo, "commit", "-q", "-am", "four lines")
+	gitT(t, repo, "checkout", "-q", "-b", "set/x")
+	writeFileT(t, filepath.Join(repo, "greet.txt"), "hello x\n1\n2\n3\n") // the interrupted iteration's edit
+	wt := filepath.Join(t.TempDir(), "main")
+	gitT(t, repo, "worktree", "add", "-q", wt, "main")
+	writeFileT(t, filepath.Join(wt, "other.txt"), "main moved\n")
+	writeFileT(t, filepath.Join(wt, "greet.txt"), "hello\n1\n2\n3 main\n")
+	gitT(t, wt, "commit", "-q", "-am", "main moves greet.txt")
+	gitT(t, wt, "add", "-A")
+	gitT(t, wt, "commit", "-q", "-m", "main adds other.txt")
+
+	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", "exit 0"}}, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Loop(context.Background(), LoopInput{
+		Adapter:  a,
+		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
+		Layout:   rundir.New(t.TempDir()),
+		Worktree: repo, MainBranch: "main", Done: 2, MaxIterations: 3,
+		Emit: func(journal.Payload) error { return nil },
+	})
+	if err != nil {
+		t.Fatalf("resumed loop: %v", err)
+	}
+	if got := gitT(t, repo, "status", "--porcelain"); got != "" {
+		t.Errorf("worktree left dirty:\n%s", got)
+	}
+	if got := gitT(t, repo, "log", "--format=%s", "main..HEAD"); !strings.Contains(got, "x: uncommitted work of interrupted iteration 3") {
+		t.Errorf("the leftovers were not committed as iteration 3's work:\n%s", got)
+	}
+	if got := gitT(t, repo, "show", "HEAD:greet.txt"); got != "hello x\n1\n2\n3 main" {
+		t.Errorf("greet.txt after the merge of main = %q", got)
+	}
+	if _, err := gitTErr(repo, "merge-base", "--is-ancestor", "main", "HEAD"); err != nil {
+		t.Errorf("main was not merged into the branch")
+	}
+}
