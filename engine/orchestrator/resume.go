@@ -55,13 +55,8 @@ func (r *run) reconcile(ctx context.Context) error {
 	if _, err := proc.KillOrphans(r.layout.Procs()); err != nil {
 		return err
 	}
-	// A git command killed with the run may have left its index lock in a
-	// worktree; with every child of the old run gone, no one holds it.
-	locks, _ := filepath.Glob(filepath.Join(r.opts.Root, ".git", "worktrees", "*", "index.lock"))
-	for _, l := range locks {
-		if err := os.Remove(l); err != nil {
-			return err
-		}
+	if err := r.removeStaleLocks(ctx); err != nil {
+		return err
 	}
 	inPlan := map[string]bool{}
 	for _, c := range r.opts.Plan.Changes {
@@ -140,6 +135,29 @@ func (r *run) recordLanded(ctx context.Context, name, commit string) error {
 		return err
 	}
 	return r.rec.emit(name, archived)
+}
+
+// removeStaleLocks removes the git lock files a git process killed with
+// the run left (HEAD.lock, index.lock, …, in the repository and in the
+// worktrees), and journals which: with every child of the old run ended
+// and the project's lock held, no git process of set owns them.
+func (r *run) removeStaleLocks(ctx context.Context) error {
+	removed, err := git.RemoveLocks(ctx, r.opts.Root)
+	if len(removed) > 0 {
+		if jerr := r.rec.emit("", journal.RepairedData{Problem: "stale git locks", Removed: r.relPaths(removed)}); err == nil {
+			err = jerr
+		}
+	}
+	return err
+}
+
+// relPaths are paths relative to the project's root, with slashes.
+func (r *run) relPaths(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.ToSlash(relTo(r.opts.Root, p))
+	}
+	return out
 }
 
 // restoreWorktree recreates a change's worktree from its branch when an

@@ -1,0 +1,121 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
+)
+
+// The tests of this file build what a killed run leaves in the repository
+// directly, on the state of a run stopped at a checkpoint, and check that
+// the resumed run repairs it and finishes as an uninterrupted run does.
+
+// goodAgent writes its change's file (no OpenSpec delta).
+const goodAgent = `echo "good $change" > "$change.txt"` + "\n"
+
+// stopAfterDispatch runs the plan until change is dispatched (its
+// worktree made, on its branch) and stops the run there, as Ctrl-C would:
+// the change is left implementing, before its first iteration.
+func stopAfterDispatch(t *testing.T, f *fixture, change string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.checkpoint = func(point, c string) {
+		if point == "dispatched" && c == change {
+			cancel()
+		}
+	}
+	sum, err := f.apply(ctx, f.agentScript(goodAgent))
+	f.checkpoint = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "interrupted" || sum.Statuses[change] != state.Implementing {
+		t.Fatalf("the stopped run: %+v", sum)
+	}
+}
+
+// resumeToSuccess resumes the run and checks it archives every change.
+func resumeToSuccess(t *testing.T, f *fixture) {
+	t.Helper()
+	sum, err := f.apply(context.Background(), f.agentScript(goodAgent))
+	if err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	if !sum.Resumed || sum.Result != "success" {
+		t.Fatalf("resumed run: %+v", sum)
+	}
+	if out := f.git("worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+		t.Errorf("worktrees left after the resumed run:\n%s", out)
+	}
+}
+
+// repairs are the REPAIRED events of the journal.
+func repairs(t *testing.T, f *fixture) (changes []string, data []journal.RepairedData) {
+	t.Helper()
+	for _, e := range f.events() {
+		if e.Type == journal.Repaired {
+			d, err := journal.Decode[journal.RepairedData](e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changes, data = append(changes, e.Change), append(data, d)
+		}
+	}
+	return changes, data
+}
+
+// TestResumeCommitsLeftoverEdits: an iteration killed after the agent
+// edited a file, when main has changed that same file since, used to fail
+// every resume: git refused to merge main into the dirty worktree. The
+// edits are committed first, and main merged.
+func TestResumeCommitsLeftoverEdits(t *testing.T) {
+	f := newFixture(t)
+	f.change("edit")
+	stopAfterDispatch(t, f, "edit")
+	wt := filepath.Join(f.root, ".set", "worktrees", "edit")
+	if err := os.WriteFile(filepath.Join(wt, "notes.txt"), []byte("line 1 (edit)\nline 2\nline 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.write("notes.txt", "line 1\nline 2\nline 3 (main)\n")
+	f.git("commit", "-q", "-am", "main moves on")
+
+	resumeToSuccess(t, f)
+	if got := f.git("show", "main:notes.txt"); got != "line 1 (edit)\nline 2\nline 3 (main)" {
+		t.Errorf("main:notes.txt = %q, want both edits", got)
+	}
+	if got := f.git("show", "main:edit.txt"); got != "good edit" {
+		t.Errorf("main:edit.txt = %q", got)
+	}
+}
+
+// TestResumeRemovesStaleLocks: the lock files of a git killed with the
+// run, in the repository and in a change's worktree, are removed and
+// journaled; with HEAD.lock left, main could not move.
+func TestResumeRemovesStaleLocks(t *testing.T) {
+	f := newFixture(t)
+	f.change("locked")
+	stopAfterDispatch(t, f, "locked")
+	locks := []string{".git/HEAD.lock", ".git/ORIG_HEAD.lock", ".git/index.lock",
+		".git/worktrees/locked/HEAD.lock", ".git/worktrees/locked/index.lock"}
+	for _, l := range locks {
+		f.write(l, "")
+	}
+
+	resumeToSuccess(t, f)
+	changes, data := repairs(t, f)
+	want := []journal.RepairedData{{Problem: "stale git locks", Removed: []string{
+		".git/HEAD.lock", ".git/ORIG_HEAD.lock", ".git/index.lock", ".git/worktrees/locked/HEAD.lock", ".git/worktrees/locked/index.lock"}}}
+	if !reflect.DeepEqual(data, want) || !reflect.DeepEqual(changes, []string{""}) {
+		t.Errorf("REPAIRED events = %q %+v, want %+v of no change", changes, data, want)
+	}
+	if got := f.git("show", "main:locked.txt"); got != "good locked" {
+		t.Errorf("main:locked.txt = %q", got)
+	}
+}
