@@ -73,13 +73,13 @@ func RemoveLocks(ctx context.Context, root string) ([]string, error) {
 	return removed, nil
 }
 
-// WorktreeProblem says what is wrong with the worktree at path, which
-// should have branch checked out, or "" when it is sound. A sound worktree
-// has a .git file pointing at its git directory under the repository's
-// .git/worktrees/, which points back at it and is not left locked by a
-// `git worktree add` that did not finish ("initializing"), and its HEAD is
-// the branch. A path that does not exist is "no directory".
-func WorktreeProblem(ctx context.Context, root, path, branch string) string {
+// WorktreeProblem says what is wrong with the worktree at path, or "" when
+// it is sound. A sound worktree has a .git file pointing at its git
+// directory under the repository's .git/worktrees/, which points back at
+// it and is not left locked by a `git worktree add` that did not finish
+// ("initializing"). A path that does not exist is "no directory". The
+// branch checked out is not judged: an agent may have switched it.
+func WorktreeProblem(path string) string {
 	if _, err := os.Stat(path); err != nil {
 		return "no directory"
 	}
@@ -96,10 +96,6 @@ func WorktreeProblem(ctx context.Context, root, path, branch string) string {
 	}
 	if _, err := os.Stat(filepath.Join(gd, "locked")); err == nil {
 		return "left locked by an unfinished git worktree add"
-	}
-	head, err := os.ReadFile(filepath.Join(gd, "HEAD"))
-	if err != nil || strings.TrimSpace(string(head)) != "ref: refs/heads/"+branch {
-		return "not on branch " + branch
 	}
 	return ""
 }
@@ -135,35 +131,45 @@ func resolvedPath(path string) string {
 // through git when git knows it, else by removing the directory and the
 // worktree's git directory (found from path's .git file, or as the one of
 // .git/worktrees/ that points at path), then forgets worktrees whose
-// directory is gone. A path that does not exist is fine.
-func DiscardWorktree(ctx context.Context, root, path string) error {
-	if _, err := os.Stat(path); err == nil {
+// directory is gone. It returns what it removed; a path that does not
+// exist, with no git directory, is nothing to remove.
+func DiscardWorktree(ctx context.Context, root, path string) ([]string, error) {
+	_, statErr := os.Stat(path)
+	exists := statErr == nil
+	if exists {
 		if _, err := Run(ctx, root, "worktree", "remove", "--force", "--force", path); err == nil {
-			return PruneWorktrees(ctx, root)
+			return []string{path}, PruneWorktrees(ctx, root)
 		}
 	}
 	common, err := commonDir(ctx, root)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var admin []string
-	if gd, ok := gitDir(path); ok && filepath.Dir(filepath.Clean(gd)) == filepath.Join(common, "worktrees") {
-		admin = append(admin, gd)
+	if gd, ok := gitDir(path); ok && resolvedPath(filepath.Dir(gd)) == resolvedPath(filepath.Join(common, "worktrees")) {
+		if _, err := os.Stat(gd); err == nil {
+			admin = append(admin, filepath.Clean(gd))
+		}
 	}
 	links, _ := filepath.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
 	for _, l := range links {
 		data, err := os.ReadFile(l)
-		if err == nil && resolvedPath(strings.TrimSpace(string(data))) == resolvedPath(filepath.Join(path, ".git")) {
+		if err == nil && resolvedPath(strings.TrimSpace(string(data))) == resolvedPath(filepath.Join(path, ".git")) && !slices.Contains(admin, filepath.Dir(l)) {
 			admin = append(admin, filepath.Dir(l))
 		}
 	}
-	if err := os.RemoveAll(path); err != nil {
-		return err
+	var removed []string
+	if exists {
+		if err := os.RemoveAll(path); err != nil {
+			return nil, err
+		}
+		removed = append(removed, path)
 	}
 	for _, a := range admin {
 		if err := os.RemoveAll(a); err != nil {
-			return err
+			return removed, err
 		}
+		removed = append(removed, a)
 	}
-	return PruneWorktrees(ctx, root)
+	return removed, PruneWorktrees(ctx, root)
 }

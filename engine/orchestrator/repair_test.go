@@ -119,3 +119,75 @@ func TestResumeRemovesStaleLocks(t *testing.T) {
 		t.Errorf("main:locked.txt = %q", got)
 	}
 }
+
+// TestResumeRepairsHalfMadeWorktrees: a worktree that a killed git
+// worktree add or remove left half-way is removed and made again from the
+// change's branch, keeping the branch's commits.
+func TestResumeRepairsHalfMadeWorktrees(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// damage breaks the worktree wt of change "half" in f.
+		damage func(t *testing.T, f *fixture, wt string)
+		// repaired is the REPAIRED event's problem, "" for none.
+		repaired string
+		removed  []string
+	}{
+		{"a directory without .git", func(t *testing.T, f *fixture, wt string) {
+			rm(t, filepath.Join(wt, ".git"))
+		}, "worktree .set/worktrees/half: a directory without .git", []string{".set/worktrees/half"}},
+		{"a directory git does not know", func(t *testing.T, f *fixture, wt string) {
+			rm(t, wt)
+			f.git("worktree", "prune")
+			f.write(".set/worktrees/half/half.txt", "half\n")
+		}, "worktree .set/worktrees/half: a directory without .git", []string{".set/worktrees/half"}},
+		{".git without its git directory", func(t *testing.T, f *fixture, wt string) {
+			rm(t, filepath.Join(f.root, ".git", "worktrees", "half"))
+		}, "worktree .set/worktrees/half: .git names a git directory that is missing", []string{".set/worktrees/half"}},
+		{"git's record of a worktree without its directory", func(t *testing.T, f *fixture, wt string) {
+			rm(t, wt)
+		}, "", nil},
+		{"a worktree git worktree add did not finish", func(t *testing.T, f *fixture, wt string) {
+			rm(t, wt)
+			f.write(".git/worktrees/half/locked", "initializing")
+		}, "worktree .set/worktrees/half: no directory", []string{".git/worktrees/half"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.change("half")
+			stopAfterDispatch(t, f, "half")
+			// The branch holds work of an earlier iteration, which the
+			// worktree made again must have.
+			wt := filepath.Join(f.root, ".set", "worktrees", "half")
+			f.git("-C", wt, "-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-q", "--allow-empty", "-m", "earlier work")
+			earlier := f.git("rev-parse", "set/half")
+			tc.damage(t, f, wt)
+
+			resumeToSuccess(t, f)
+			changes, data := repairs(t, f)
+			var want []journal.RepairedData
+			var wantChanges []string
+			if tc.repaired != "" {
+				want, wantChanges = []journal.RepairedData{{Problem: tc.repaired, Removed: tc.removed}}, []string{"half"}
+			}
+			if !reflect.DeepEqual(data, want) || !reflect.DeepEqual(changes, wantChanges) {
+				t.Errorf("REPAIRED events = %q %+v, want %q %+v", changes, data, wantChanges, want)
+			}
+			if n := count(f.events(), journal.AgentIteration, "half"); n != 1 {
+				t.Errorf("%d iterations, want 1", n)
+			}
+			if got := f.git("show", "main:half.txt"); got != "good half" {
+				t.Errorf("main:half.txt = %q", got)
+			}
+			if got := f.git("log", "--format=%H", "-1", "--grep=^earlier work$", earlier); got != earlier {
+				t.Errorf("the branch's earlier work is lost")
+			}
+		})
+	}
+}
+
+func rm(t *testing.T, path string) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+}
