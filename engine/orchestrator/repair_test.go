@@ -191,3 +191,58 @@ func rm(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestResumeArchivesOnce: a run killed after it journaled MERGED, or
+// MERGED and ARCHIVED, but before the change's state changed, is resumed
+// to one MERGED and one ARCHIVED, equal to an uninterrupted run's (a
+// second, empty ARCHIVED was once journaled). The killed run is made by
+// cutting an uninterrupted run's journal after the event.
+func TestResumeArchivesOnce(t *testing.T) {
+	for _, cut := range []journal.Type{journal.Merged, journal.Archived} {
+		t.Run("after "+string(cut), func(t *testing.T) {
+			f := newFixture(t)
+			f.change("solo")
+			sum, err := f.apply(context.Background(), f.agentScript(goodAgent))
+			if err != nil || sum.Result != "success" {
+				t.Fatalf("first run: %v, %+v", err, sum)
+			}
+			ev := f.events()
+			var merged, archived journal.Event
+			kept := -1
+			for i, e := range ev {
+				switch e.Type {
+				case journal.Merged:
+					merged = e
+				case journal.Archived:
+					archived = e
+				}
+				if e.Type == cut && kept < 0 {
+					kept = i + 1
+				}
+			}
+			events := filepath.Join(f.root, ".set", journal.EventsFile)
+			data, err := os.ReadFile(events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(data), "\n")
+			if err := os.WriteFile(events, []byte(strings.Join(lines[:kept], "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			resumeToSuccess(t, f)
+			ev = f.events()
+			for _, want := range []journal.Event{merged, archived} {
+				var got []string
+				for _, e := range ev {
+					if e.Type == want.Type && e.Change == "solo" {
+						got = append(got, string(e.Data))
+					}
+				}
+				if len(got) != 1 || got[0] != string(want.Data) {
+					t.Errorf("%s events = %q, want one, %s", want.Type, got, want.Data)
+				}
+			}
+		})
+	}
+}
