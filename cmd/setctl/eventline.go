@@ -183,6 +183,9 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 	case journal.BaselineAccepted:
 		d, _ := journal.Decode[journal.BaselineAcceptedData](e)
 		return warn(pal.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, english.Plural(len(d.Failures), "failure"), mainBranch))
+	case journal.Repaired:
+		d, _ := journal.Decode[journal.RepairedData](e)
+		return warn(pal.yellow.Sprintf("repaired after a crash: %s; removed %s", d.Problem, strings.Join(d.Removed, ", ")))
 	}
 	return hidden(strings.ToLower(string(e.Type)))
 }

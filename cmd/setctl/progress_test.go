@@ -239,10 +239,22 @@ func TestEventLevels(t *testing.T) {
 		{journal.RunFinishedData{Result: "interrupted"}, "warn"},
 		{journal.RunFinishedData{Result: "failed"}, "error"},
 		{journal.RunFinishedData{Result: "success"}, "info"},
+		{journal.RepairedData{Problem: "stale git locks", Removed: []string{".git/index.lock"}}, "warn"},
 	} {
 		e := testEvent(t, 1, t0, "greet", tc.p)
 		if got := describeEvent(e, "main", noColors); got.level != tc.level {
 			t.Errorf("%s %s: level %q (%s), want %q", e.Type, e.Data, got.level, got.text, tc.level)
 		}
+	}
+}
+
+// TestDescribeRepaired: what a resumed run repaired is named, path by
+// path.
+func TestDescribeRepaired(t *testing.T) {
+	e := testEvent(t, 1, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "", journal.RepairedData{
+		Problem: "stale git locks", Removed: []string{".git/HEAD.lock", ".git/worktrees/greet/index.lock"}})
+	want := "repaired after a crash: stale git locks; removed .git/HEAD.lock, .git/worktrees/greet/index.lock"
+	if got := describeEvent(e, "main", noColors); got.text != want {
+		t.Errorf("text = %q, want %q", got.text, want)
 	}
 }

@@ -105,6 +105,14 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 	var streak streaks
 	var same sameFailure
 	retryContext := in.Prompt.RetryContext
+	// Leftovers are committed only in the change's own worktree: git in
+	// any other directory could commit onto main.
+	if err := in.checkWorktree(ctx); err != nil {
+		return res, err
+	}
+	if err := commitLeftovers(ctx, in); err != nil {
+		return res, err
+	}
 	for n := in.Done + 1; ; n++ {
 		if n > in.MaxIterations {
 			res.Ending, res.Reason = iterationsEnding(in, streak.stalls, n-1-in.Done)
@@ -380,6 +388,21 @@ func lastLine(output string) string {
 // changes it (see git.CheckWorktree).
 func (in LoopInput) checkWorktree(ctx context.Context) error {
 	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, "set/"+in.Prompt.Change.Name)
+}
+
+// commitLeftovers commits what an interrupted iteration (a run killed or
+// stopped while the agent worked) left uncommitted in the worktree, as a
+// finished iteration's leftovers are, so that the iteration boundary's
+// merge of main never meets a dirty worktree (git refuses to merge over
+// local edits of a file main changed). A merge with conflict markers left
+// is not concluded: syncMain skips it and the agent resumes it.
+func commitLeftovers(ctx context.Context, in LoopInput) error {
+	unresolved, err := git.UnresolvedConflicts(ctx, in.Worktree)
+	if err != nil || len(unresolved) > 0 {
+		return err
+	}
+	_, err = git.CommitAll(ctx, in.Worktree, fmt.Sprintf("%s: uncommitted work of interrupted iteration %d", in.Prompt.Change.Name, in.Done+1))
+	return err
 }
 
 // syncMain merges main into the branch at an iteration boundary when main

@@ -210,3 +210,49 @@ func TestLoopRefusesAWorktreeTheAgentBroke(t *testing.T) {
 		t.Errorf("set/x moved to %s", got)
 	}
 }
+
+// TestLoopCommitsAnInterruptedIterationsLeftovers: a worktree left with
+// uncommitted edits by an interrupted iteration, of a file main changed
+// since, is committed before main is merged at the iteration boundary;
+// the merge used to fail ("Your local changes … would be overwritten")
+// and end every resumed run with an error.
+func TestLoopCommitsAnInterruptedIterationsLeftovers(t *testing.T) {
+	root, _ := replayRepo(t)
+	writeFileT(t, filepath.Join(root, "greet.txt"), "hello\n1\n2\n3\n")
+	gitT(t, root, "commit", "-q", "-am", "four lines")
+	wt := rundir.New(root).Worktree("x")
+	gitT(t, root, "worktree", "add", "-q", "-b", "set/x", wt, "main")
+	writeFileT(t, filepath.Join(wt, "greet.txt"), "hello x\n1\n2\n3\n") // the interrupted iteration's edit
+	// main moves on the same file, in the root checkout.
+	writeFileT(t, filepath.Join(root, "other.txt"), "main moved\n")
+	writeFileT(t, filepath.Join(root, "greet.txt"), "hello\n1\n2\n3 main\n")
+	gitT(t, root, "add", "-A")
+	gitT(t, root, "commit", "-q", "-m", "main moves greet.txt and adds other.txt")
+
+	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", "exit 0"}}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Loop(context.Background(), LoopInput{
+		Adapter:  a,
+		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
+		Layout:   rundir.New(root),
+		Worktree: wt, MainBranch: "main", Done: 2, MaxIterations: 3,
+		Emit: func(journal.Payload) error { return nil },
+	})
+	if err != nil {
+		t.Fatalf("resumed loop: %v", err)
+	}
+	if got := gitT(t, wt, "status", "--porcelain"); got != "" {
+		t.Errorf("worktree left dirty:\n%s", got)
+	}
+	if got := gitT(t, wt, "log", "--format=%s", "main..HEAD"); !strings.Contains(got, "x: uncommitted work of interrupted iteration 3") {
+		t.Errorf("the leftovers were not committed as iteration 3's work:\n%s", got)
+	}
+	if got := gitT(t, wt, "show", "HEAD:greet.txt"); got != "hello x\n1\n2\n3 main" {
+		t.Errorf("greet.txt after the merge of main = %q", got)
+	}
+	if _, err := gitTErr(wt, "merge-base", "--is-ancestor", "main", "HEAD"); err != nil {
+		t.Errorf("main was not merged into the branch")
+	}
+}

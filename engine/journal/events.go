@@ -35,6 +35,10 @@ const (
 	// before the first dispatch (the baseline), beyond DESIGN.md's list.
 	BaselineGate     Type = "BASELINE_GATE"
 	BaselineAccepted Type = "BASELINE_ACCEPTED"
+	// Repaired records what a resumed run found broken in the repository
+	// by the crash of the run before it, and removed, beyond DESIGN.md's
+	// list.
+	Repaired Type = "REPAIRED"
 )
 
 // Types lists every event type, in the order declared above, for readers
@@ -43,7 +47,7 @@ func Types() []Type {
 	return []Type{
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
-		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted,
+		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, Repaired,
 	}
 }
 
@@ -283,6 +287,19 @@ type BaselineAcceptedData struct {
 	Failures []string `json:"failures"`
 }
 
+// RepairedData is what a resumed run removed of what a killed run left
+// half-way in the repository: stale git lock files (an event of no
+// change), or a change's worktree half created or half removed (an event
+// of that change), which the run then makes again from the change's
+// branch.
+type RepairedData struct {
+	// Problem says what was wrong: "stale git locks", or what is wrong
+	// with the worktree.
+	Problem string `json:"problem"`
+	// Removed are the paths removed, relative to the project's root.
+	Removed []string `json:"removed"`
+}
+
 func (RunStartedData) EventType() Type              { return RunStarted }
 func (PlanCreatedData) EventType() Type             { return PlanCreated }
 func (StateChangeData) EventType() Type             { return StateChange }
@@ -302,3 +319,4 @@ func (BudgetExceededData) EventType() Type          { return BudgetExceeded }
 func (RunFinishedData) EventType() Type             { return RunFinished }
 func (BaselineGateData) EventType() Type            { return BaselineGate }
 func (BaselineAcceptedData) EventType() Type        { return BaselineAccepted }
+func (RepairedData) EventType() Type                { return Repaired }

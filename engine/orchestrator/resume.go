@@ -55,13 +55,8 @@ func (r *run) reconcile(ctx context.Context) error {
 	if _, err := proc.KillOrphans(r.layout.Procs()); err != nil {
 		return err
 	}
-	// A git command killed with the run may have left its index lock in a
-	// worktree; with every child of the old run gone, no one holds it.
-	locks, _ := filepath.Glob(filepath.Join(r.opts.Root, ".git", "worktrees", "*", "index.lock"))
-	for _, l := range locks {
-		if err := os.Remove(l); err != nil {
-			return err
-		}
+	if err := r.removeStaleLocks(ctx); err != nil {
+		return err
 	}
 	inPlan := map[string]bool{}
 	for _, c := range r.opts.Plan.Changes {
@@ -71,7 +66,9 @@ func (r *run) reconcile(ctx context.Context) error {
 	for _, e := range entries {
 		s := r.rec.status(e.Name())
 		if !inPlan[e.Name()] || s.Terminal() || s == state.Pending {
-			if err := git.RemoveWorktree(ctx, r.opts.Root, r.layout.Worktree(e.Name())); err != nil {
+			// Whatever state it is in: git refuses to remove a directory
+			// a killed git worktree add or remove left half-way.
+			if _, err := git.DiscardWorktree(ctx, r.opts.Root, r.layout.Worktree(e.Name())); err != nil {
 				return err
 			}
 		}
@@ -142,17 +139,53 @@ func (r *run) recordLanded(ctx context.Context, name, commit string) error {
 	return r.rec.emit(name, archived)
 }
 
-// restoreWorktree recreates a change's worktree from its branch when an
-// interrupted run left the branch but not the worktree.
+// removeStaleLocks removes the git lock files a git process killed with
+// the run left (HEAD.lock, index.lock, …, in the repository and in the
+// worktrees), and journals which: with every child of the old run ended
+// and the project's lock held, no git process of set owns them.
+func (r *run) removeStaleLocks(ctx context.Context) error {
+	removed, err := git.RemoveLocks(ctx, r.opts.Root)
+	if len(removed) > 0 {
+		if jerr := r.rec.emit("", journal.RepairedData{Problem: "stale git locks", Removed: r.relPaths(removed)}); err == nil {
+			err = jerr
+		}
+	}
+	return err
+}
+
+// restoreWorktree makes a change's worktree sound when an interrupted run
+// left it half created or half removed (see git.WorktreeProblem): what is
+// left is removed, journaled as REPAIRED, and the worktree made again
+// from the change's branch, as it is when only the branch is left.
 func (r *run) restoreWorktree(ctx context.Context, c plan.Change) error {
 	wt := r.layout.Worktree(c.Name)
-	if _, err := os.Stat(wt); err == nil {
+	problem := git.WorktreeProblem(wt)
+	if problem == "" {
 		return nil
 	}
-	if !git.BranchExists(ctx, r.opts.Root, "set/"+c.Name) {
-		return nil
+	removed, err := git.DiscardWorktree(ctx, r.opts.Root, wt)
+	if len(removed) > 0 {
+		p := fmt.Sprintf("worktree %s: %s", filepath.ToSlash(relTo(r.opts.Root, wt)), problem)
+		if jerr := r.rec.emit(c.Name, journal.RepairedData{Problem: p, Removed: r.relPaths(removed)}); err == nil {
+			err = jerr
+		}
+	}
+	if err != nil || !git.BranchExists(ctx, r.opts.Root, "set/"+c.Name) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
+		return err
 	}
 	return git.AddWorktree(ctx, r.opts.Root, wt, "set/"+c.Name, "")
+}
+
+// relPaths are paths relative to the project's root, with slashes.
+func (r *run) relPaths(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.ToSlash(relTo(r.opts.Root, p))
+	}
+	return out
 }
 
 // onMain finds the commit that put the change on main since it was

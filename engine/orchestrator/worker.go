@@ -352,9 +352,9 @@ func (r *run) removeWorktree(ctx context.Context, change string) error {
 // Deleting is tidying, never a step a change needs: when git cannot look
 // or delete (a refs/heads/set/<change>.lock left by a killed git), the
 // branch is kept, as a branch with other work is, and the run carries on;
-// the next run tries again. It is not reported: a kept branch is what the
-// user sees either way, and the orchestrator has no channel for a warning
-// that is no event of a change.
+// the next run removes the stale lock and tries again. It is not
+// reported: a kept branch is what the user sees either way, and the
+// orchestrator has no channel for a warning that is no event of a change.
 func (r *run) deleteBranch(ctx context.Context, change string) {
 	branch := "set/" + change
 	if r.opts.KeepBranches || !git.BranchExists(ctx, r.opts.Root, branch) {

@@ -127,8 +127,9 @@ func Apply(s *State, e journal.Event) error {
 	}
 	// GATE_SET_EXPANDED, MERGE_QUEUED, MONITOR_HEARTBEAT,
 	// BUDGET_EXCEEDED, BASELINE_GATE (main's verdicts are cached in
-	// .set/baseline.json), and types of a newer set have no handler: they
-	// are recorded, but no field of the projection depends on them.
+	// .set/baseline.json), REPAIRED, and types of a newer set have no
+	// handler: they are recorded, but no field of the projection depends
+	// on them.
 	if h, ok := handlers[e.Type]; ok {
 		if h.ofChange && c == nil {
 			return fmt.Errorf("event %d (%s): names no change", e.Seq, e.Type)
