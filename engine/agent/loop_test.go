@@ -142,8 +142,9 @@ func TestLoopBudgetEnds(t *testing.T) {
 }
 
 // loopIn runs Loop for change x of the repository at root, in wt, with an
-// exec agent running script in sh, and returns its error.
-func loopIn(t *testing.T, root, wt, script string) error {
+// exec agent running script in sh, after done iterations, for at most two
+// more, and returns its error.
+func loopIn(t *testing.T, root, wt, script string, done int) error {
 	t.Helper()
 	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", script}}, root)
 	if err != nil {
@@ -153,7 +154,7 @@ func loopIn(t *testing.T, root, wt, script string) error {
 		Adapter:  a,
 		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
 		Layout:   rundir.New(root),
-		Worktree: wt, MainBranch: "main", MaxIterations: 2,
+		Worktree: wt, MainBranch: "main", Done: done, MaxIterations: done + 2,
 		Emit: func(journal.Payload) error { return nil },
 	})
 	return err
@@ -182,7 +183,7 @@ func TestLoopRefusesAPlainDirectory(t *testing.T) {
 	writeFileT(t, filepath.Join(wt, "file.txt"), "not a worktree\n")
 	ran := filepath.Join(t.TempDir(), "ran")
 
-	err := loopIn(t, root, wt, "touch "+ran+"; echo more >> file.txt")
+	err := loopIn(t, root, wt, "touch "+ran+"; echo more >> file.txt", 0)
 	var nw *git.NotWorktreeError
 	if !errors.As(err, &nw) || !strings.Contains(err.Error(), wt+" is not the worktree of branch set/x (it lies inside the checkout at ") {
 		t.Errorf("Loop = %v, want a *git.NotWorktreeError", err)
@@ -200,7 +201,7 @@ func TestLoopRefusesAWorktreeTheAgentBroke(t *testing.T) {
 	mainHead := gitT(t, root, "rev-parse", "main")
 	writeFileT(t, filepath.Join(root, "greet.txt"), "edited in the root checkout\n")
 
-	err := loopIn(t, root, wt, "rm .git; echo agent > agent.txt")
+	err := loopIn(t, root, wt, "rm .git; echo agent > agent.txt", 0)
 	var nw *git.NotWorktreeError
 	if !errors.As(err, &nw) {
 		t.Errorf("Loop = %v, want a *git.NotWorktreeError", err)
@@ -229,17 +230,7 @@ func TestLoopCommitsAnInterruptedIterationsLeftovers(t *testing.T) {
 	gitT(t, root, "add", "-A")
 	gitT(t, root, "commit", "-q", "-m", "main moves greet.txt and adds other.txt")
 
-	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", "exit 0"}}, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Loop(context.Background(), LoopInput{
-		Adapter:  a,
-		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
-		Layout:   rundir.New(root),
-		Worktree: wt, MainBranch: "main", Done: 2, MaxIterations: 3,
-		Emit: func(journal.Payload) error { return nil },
-	})
+	err := loopIn(t, root, wt, "exit 0", 2)
 	if err != nil {
 		t.Fatalf("resumed loop: %v", err)
 	}
