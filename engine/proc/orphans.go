@@ -97,16 +97,17 @@ const orphanWait = 2 * time.Second
 
 // KillOrphans ends the process groups that children Run started under
 // WithPIDDir(dir) left running when their set died without cleaning up,
-// and removes every file in dir. It is for the start of a run that holds
+// and removes their PID files (the files of dir named by a number). It is for the start of a run that holds
 // the project's lock, when no live set has a child recorded there.
 //
 // What it does with each PID file:
 //   - A file from another boot is stale: it is removed, nothing is
 //     killed (the processes it names ended with that boot).
 //   - A file it cannot read (not JSON, as the plain command lines of
-//     older versions of set; or naming a group Run cannot have made: PID
-//     0 or 1, or this process's own group) is removed and nothing is
-//     killed: the processes it names cannot be told from others.
+//     older versions of set; or naming a group Run cannot have made: not
+//     the file's name, 0 or 1, or this process's own group) is removed
+//     and nothing is killed: the processes it names cannot be told from
+//     others.
 //   - A live leader whose start time is the recorded one is the child:
 //     its group is SIGKILLed.
 //   - A live process with the leader's PID but another start time is a
@@ -138,8 +139,12 @@ func KillOrphans(dir string) ([]Orphan, error) {
 	var killed []Orphan
 	var errs []error
 	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue // not a PID file
+		}
 		path := filepath.Join(dir, e.Name())
-		if rec, ok := readRecord(path); ok && bootErr == nil && rec.Boot == boot && ours(rec) && groupAlive(rec.PGID) {
+		if rec, ok := readRecord(path); ok && rec.PGID == pid && bootErr == nil && rec.Boot == boot && ours(rec) && groupAlive(rec.PGID) {
 			if syscall.Kill(-rec.PGID, syscall.SIGKILL) == nil {
 				killed = append(killed, Orphan{PGID: rec.PGID, Argv: rec.Argv})
 			}

@@ -183,19 +183,24 @@ func TestKillOrphansLeavesOthersAlone(t *testing.T) {
 		// file is the PID file's content for a live group leader pid that
 		// started at start.
 		file func(pid int, start uint64) string
+		// fileName is the file's name, if not pid.
+		fileName string
 	}{
 		{"another start time: the PID was reused", func(pid int, start uint64) string {
 			return recordJSON(t, record{PGID: pid, Start: start + 1, Boot: boot, Argv: []string{"sleep", "30"}})
-		}},
+		}, ""},
 		{"another boot", func(pid int, start uint64) string {
 			return recordJSON(t, record{PGID: pid, Start: start, Boot: "another-boot", Argv: []string{"sleep", "30"}})
-		}},
+		}, ""},
 		{"the command line older versions wrote", func(int, uint64) string {
 			return "sleep 30"
-		}},
+		}, ""},
 		{"not a whole record", func(pid int, start uint64) string {
 			return recordJSON(t, record{PGID: pid, Start: start, Boot: boot})[:20]
-		}},
+		}, ""},
+		{"a name that is not its group", func(pid int, start uint64) string {
+			return recordJSON(t, record{PGID: pid, Start: start, Boot: boot, Argv: []string{"sleep", "30"}})
+		}, "999999999"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command("sleep", "30")
@@ -212,7 +217,11 @@ func TestKillOrphansLeavesOthersAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 			procs := t.TempDir()
-			writeFile(t, filepath.Join(procs, strconv.Itoa(pid)), tc.file(pid, start), 0o644)
+			fileName := tc.fileName
+			if fileName == "" {
+				fileName = strconv.Itoa(pid)
+			}
+			writeFile(t, filepath.Join(procs, fileName), tc.file(pid, start), 0o644)
 
 			killed, err := KillOrphans(procs)
 			if err != nil || len(killed) > 0 {
