@@ -14,6 +14,7 @@ require (
 	github.com/sourcegraph/conc v0.3.0
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/mod v0.37.0
+	golang.org/x/sys v0.46.0
 	golang.org/x/tools v0.45.0
 )
 
@@ -51,7 +52,6 @@ require (
 	golang.org/x/net v0.56.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.21.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	mvdan.cc/gofumpt v0.7.0 // indirect

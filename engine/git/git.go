@@ -47,10 +47,13 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 // disabled (core.hooksPath=/dev/null): the hooks directory is shared by
 // every worktree of the repository, so an agent could plant one there
 // (post-commit, reference-transaction, post-checkout…) and have set's own
-// commits, merges and worktree operations run it.
+// commits, merges and worktree operations run it. Nor does a git outlive
+// a SIGKILLed set where the OS allows (proc.DieWithParent), to hold a
+// lock file the resumed run needs.
 func run(ctx context.Context, dir string, args ...string) (string, error) {
 	argv := append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null"}, args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
+	proc.DieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -288,15 +288,16 @@ type BaselineAcceptedData struct {
 }
 
 // RepairedData is what a resumed run removed of what a killed run left
-// half-way in the repository: stale git lock files (an event of no
-// change), or a change's worktree half created or half removed (an event
-// of that change), which the run then makes again from the change's
-// branch.
+// half-way in the repository: stale git lock files or processes left
+// running (events of no change), or a change's worktree half created or
+// half removed (an event of that change), which the run then makes again
+// from the change's branch.
 type RepairedData struct {
-	// Problem says what was wrong: "stale git locks", or what is wrong
-	// with the worktree.
+	// Problem says what was wrong: "stale git locks", "processes of the
+	// interrupted run left running", or what is wrong with the worktree.
 	Problem string `json:"problem"`
-	// Removed are the paths removed, relative to the project's root.
+	// Removed are the paths removed, relative to the project's root, or
+	// the process groups killed ("process group 1234 (codex exec …)").
 	Removed []string `json:"removed"`
 }
 

@@ -2,13 +2,18 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/proc"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -117,6 +122,53 @@ func TestResumeRemovesStaleLocks(t *testing.T) {
 	}
 	if got := f.git("show", "main:locked.txt"); got != "good locked" {
 		t.Errorf("main:locked.txt = %q", got)
+	}
+}
+
+// TestResumeKillsOrphans: an agent that a killed run left running, started
+// through #!/usr/bin/env as the npm codex is (so that it runs as its
+// interpreter), is killed by the resumed run and journaled.
+func TestResumeKillsOrphans(t *testing.T) {
+	f := newFixture(t)
+	f.change("orphaned")
+	stopAfterDispatch(t, f, "orphaned")
+	// What the killed run left: its agent, still running, and its PID
+	// file.
+	agentCLI := filepath.Join(t.TempDir(), "codex")
+	if err := os.WriteFile(agentCLI, []byte("#!/usr/bin/env sh\nsleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	procs := filepath.Join(f.root, ".set", "procs")
+	ended := make(chan proc.Outcome, 1)
+	go func() {
+		o, _ := proc.Run(proc.WithPIDDir(context.Background(), procs), proc.Spec{Argv: []string{agentCLI, "exec", "--json"}})
+		ended <- o
+	}()
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if entries, _ := os.ReadDir(procs); len(entries) == 1 {
+			pid, _ = strconv.Atoi(entries[0].Name())
+		}
+	}
+	if pid == 0 {
+		t.Fatal("the agent left running wrote no PID file")
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+
+	resumeToSuccess(t, f)
+	changes, data := repairs(t, f)
+	want := []journal.RepairedData{{Problem: "processes of the interrupted run left running",
+		Removed: []string{fmt.Sprintf("process group %d (%s exec --json)", pid, agentCLI)}}}
+	if !reflect.DeepEqual(data, want) || !reflect.DeepEqual(changes, []string{""}) {
+		t.Errorf("REPAIRED events = %q %+v, want %+v of no change", changes, data, want)
+	}
+	select {
+	case o := <-ended:
+		if o.ExitCode != -1 {
+			t.Errorf("the agent left running ended with %+v, want killed", o)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the agent left running is still running after the resumed run")
 	}
 }
 

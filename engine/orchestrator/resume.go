@@ -52,7 +52,7 @@ func prepareRepository(ctx context.Context, root, mainBranch string) error {
 // (their journal is completed from their commit on main), and the
 // branches of archived changes are deleted (see deleteBranch).
 func (r *run) reconcile(ctx context.Context) error {
-	if _, err := proc.KillOrphans(r.layout.Procs()); err != nil {
+	if err := r.killOrphans(); err != nil {
 		return err
 	}
 	if err := r.removeStaleLocks(ctx); err != nil {
@@ -137,6 +137,23 @@ func (r *run) recordLanded(ctx context.Context, name, commit string) error {
 		return err
 	}
 	return r.rec.emit(name, archived)
+}
+
+// killOrphans ends the agents and gates (and whatever they started) that
+// a killed run left running, and journals which (see proc.KillOrphans):
+// once it returns they no longer write into worktrees.
+func (r *run) killOrphans() error {
+	killed, err := proc.KillOrphans(r.layout.Procs())
+	if len(killed) > 0 {
+		groups := make([]string, len(killed))
+		for i, o := range killed {
+			groups[i] = o.String()
+		}
+		if jerr := r.rec.emit("", journal.RepairedData{Problem: "processes of the interrupted run left running", Removed: groups}); err == nil {
+			err = jerr
+		}
+	}
+	return err
 }
 
 // removeStaleLocks removes the git lock files a git process killed with

@@ -1,6 +1,8 @@
 // Package proc runs the child processes of a run (agents and host gates).
 // Every child gets its own process group, so that a timeout, a stall or a
-// cancelled context kills the whole tree it started, not only its leader.
+// cancelled context kills the whole tree it started, not only its leader;
+// and a PID file names that group until the child ends, so that a set
+// started after a crash can kill what the crashed one left running.
 package proc
 
 import (
@@ -10,8 +12,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,6 +68,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	cmd.Env = s.Env
 	cmd.Stdin = s.Stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	DieWithParent(cmd)
 
 	var mu sync.Mutex
 	last := time.Now()
@@ -92,8 +93,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		return Outcome{ExitCode: -1}, fmt.Errorf("%w %s: %v", ErrStart, s.Argv[0], err)
 	}
 	if dir := pidDir(ctx); dir != "" {
-		marker := filepath.Join(dir, strconv.Itoa(cmd.Process.Pid))
-		if err := os.WriteFile(marker, []byte(strings.Join(s.Argv, " ")), 0o644); err == nil {
+		if marker, err := writeRecord(dir, cmd.Process.Pid, s.Argv); err == nil {
 			defer os.Remove(marker)
 		}
 	}
@@ -220,61 +220,4 @@ func WithKillNow(ctx context.Context, now <-chan struct{}) context.Context {
 func killNow(ctx context.Context) <-chan struct{} {
 	now, _ := ctx.Value(killNowKey{}).(<-chan struct{})
 	return now
-}
-
-type pidDirKey struct{}
-
-// WithPIDDir returns a context under which every child started by Run
-// leaves a file named by its PID (= its process group) in dir while it
-// runs. If the parent dies without cleaning up (SIGKILL), KillOrphans
-// finds and ends those process groups on the next start.
-func WithPIDDir(ctx context.Context, dir string) context.Context {
-	return context.WithValue(ctx, pidDirKey{}, dir)
-}
-
-func pidDir(ctx context.Context) string {
-	dir, _ := ctx.Value(pidDirKey{}).(string)
-	return dir
-}
-
-// KillOrphans kills the process group of every PID file in dir whose
-// process is still the child that wrote it, and removes the files. A
-// process counts as that child only if it leads its own process group (as
-// Run makes every child) and its command line is the one the file
-// recorded, so a PID reused after a reboot is left alone. It returns the
-// PIDs it killed.
-func KillOrphans(dir string) ([]int, error) {
-	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var killed []int
-	for _, e := range entries {
-		marker := filepath.Join(dir, e.Name())
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		recorded, _ := os.ReadFile(marker)
-		if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid && cmdline(pid) == string(recorded) {
-			if syscall.Kill(-pid, syscall.SIGKILL) == nil {
-				killed = append(killed, pid)
-			}
-		}
-		os.Remove(marker)
-	}
-	return killed, nil
-}
-
-// cmdline is the command line of a live process, its arguments joined by
-// spaces ("" when it cannot be read).
-func cmdline(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return ""
-	}
-	return strings.Join(strings.Split(strings.TrimRight(string(data), "\x00"), "\x00"), " ")
 }

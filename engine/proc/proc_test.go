@@ -138,7 +138,7 @@ func TestKillOrphans(t *testing.T) {
 		t.Fatal("no PID file written")
 	}
 	killed, err := KillOrphans(dir)
-	if err != nil || len(killed) != 1 || killed[0] != pid {
+	if err != nil || len(killed) != 1 || killed[0].PGID != pid {
 		t.Fatalf("KillOrphans = %v, %v; want [%d]", killed, err, pid)
 	}
 }
