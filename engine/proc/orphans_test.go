@@ -52,35 +52,30 @@ func TestKillOrphansFindsAnInterpreter(t *testing.T) {
 	noFilesLeft(t, procs)
 }
 
-// TestKillOrphansLeaderGone: the leader of the group has ended (a wrapper
-// script that exited, or a child killed by Pdeathsig) but a process it
-// started is left in its group; it is killed.
+// TestKillOrphansLeaderGone: the leader of the group has ended (a child
+// killed by Pdeathsig when set died) but a process it started is left in
+// its group; it is killed. The state is built by hand: the group is
+// started as Run starts it and recorded as Run records it, then only its
+// leader is killed.
 func TestKillOrphansLeaderGone(t *testing.T) {
 	tmp := t.TempDir()
-	grandchildFile, exit := filepath.Join(tmp, "grandchild.pid"), filepath.Join(tmp, "exit")
+	grandchildFile := filepath.Join(tmp, "grandchild.pid")
 	procs := mkdir(t, tmp, "procs")
-	// The job lets go of the output pipes, or Run would wait for it.
-	argv := []string{"sh", "-c", `sleep 30 >/dev/null 2>&1 & echo $! > "$0.tmp" && mv "$0.tmp" "$0"
-while [ ! -f "$1" ]; do sleep 0.01; done`, grandchildFile, exit}
-	done := make(chan Outcome, 1)
-	go func() {
-		o, _ := Run(WithPIDDir(context.Background(), procs), Spec{Argv: argv})
-		done <- o
-	}()
-	pid := onePIDFile(t, procs)
-	pidFile := filepath.Join(procs, strconv.Itoa(pid))
-	recorded, err := os.ReadFile(pidFile)
-	if err != nil {
+	argv := []string{"sh", "-c", `sleep 30 & echo $! > "$0.tmp" && mv "$0.tmp" "$0"; sleep 30`, grandchildFile}
+	leader := exec.Command(argv[0], argv[1:]...)
+	leader.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := leader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := leader.Process.Pid
+	if _, err := writeRecord(procs, pid, argv); err != nil {
 		t.Fatal(err)
 	}
 	grandchild := readPID(t, grandchildFile)
-	// The leader exits (and Run removes its file), its background job
-	// lives on; the file is put back as a killed set would have left it.
-	writeFile(t, exit, "", 0o644)
-	if o := <-done; o.ExitCode != 0 {
-		t.Fatalf("the leader ended with %+v", o)
+	if err := leader.Process.Kill(); err != nil {
+		t.Fatal(err)
 	}
-	writeFile(t, pidFile, string(recorded), 0o644)
+	_ = leader.Wait()
 	if !alive(grandchild) {
 		t.Fatal("the background job ended with its leader")
 	}

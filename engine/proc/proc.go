@@ -56,6 +56,11 @@ var ErrStart = errors.New("cannot start")
 // killGrace is how long a process group gets between SIGTERM and SIGKILL.
 const killGrace = 2 * time.Second
 
+// outputGrace is how long Run still copies output once the child has
+// exited: a process it left running may hold its stdout, and Run must not
+// wait for that process to end.
+const outputGrace = time.Second
+
 // Run starts the child and waits for it. The returned error is non-nil
 // only when the child could not be started (it wraps ErrStart); a child
 // that ran and failed reports it in Outcome.
@@ -68,6 +73,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	cmd.Env = s.Env
 	cmd.Stdin = s.Stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = outputGrace
 	DieWithParent(cmd)
 
 	var mu sync.Mutex
@@ -119,7 +125,13 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		select {
 		case err := <-done:
 			out.Duration = time.Since(start)
+			// What the child left running in its group (a server started
+			// in the background, a stray job) ends with it.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			out.ExitCode = ExitCode(err)
+			if errors.Is(err, exec.ErrWaitDelay) {
+				out.ExitCode = cmd.ProcessState.ExitCode()
+			}
 			if out.TimedOut || out.Stalled || out.Canceled {
 				out.ExitCode = -1
 			}

@@ -193,3 +193,36 @@ func TestGetenv(t *testing.T) {
 		}
 	}
 }
+
+// TestRunEndsWhatTheChildLeft: a child that exits leaving a job in the
+// background, holding its output, is done when it exits; the job ends
+// with it, and the child's exit status stands.
+func TestRunEndsWhatTheChildLeft(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "job.pid")
+	var out strings.Builder
+	o, err := Run(context.Background(), Spec{
+		Argv:   []string{"sh", "-c", `sleep 300 & echo $! > "$0"; echo started; exit 3`, pidFile},
+		Stdout: &out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ExitCode != 3 || out.String() != "started\n" {
+		t.Errorf("outcome = %+v, output %q; want exit 3 and the child's output", o, out.String())
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the background job (PID %d) outlived the child", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
