@@ -107,8 +107,8 @@ func (e *HalfMovedError) Error() string {
 		paths = append(slices.Clip(paths[:5]), fmt.Sprintf("and %d more", len(e.Paths)-5))
 	}
 	return fmt.Sprintf("%s is checked out in %s half-way through the fast-forward setctl began from %s to %s, "+
-		"and these paths hold changes setctl did not make: %s. setctl leaves the checkout as it is: keep a copy of what you need of those changes, "+
-		"restore the paths to HEAD (delete the new files), then run setctl apply again to finish the fast-forward",
+		"and these paths hold changes setctl did not make: %s. setctl leaves the checkout as it is: save what you need of those changes elsewhere, "+
+		"put each path back as HEAD has it (git checkout HEAD -- PATH; delete a file HEAD lacks), then run setctl apply again to finish the fast-forward",
 		e.Branch, e.Root, short(e.From), short(e.To), strings.Join(paths, ", "))
 }
 

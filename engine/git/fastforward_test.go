@@ -301,7 +301,7 @@ func TestFinishFastForwardRefuses(t *testing.T) {
 			}
 			want := "main is checked out in " + m.dir + " half-way through the fast-forward setctl began from " + m.from[:12] + " to " + m.to[:12] +
 				", and these paths hold changes setctl did not make: " + strings.Join(tc.paths, ", ") +
-				". setctl leaves the checkout as it is: keep a copy of what you need of those changes, restore the paths to HEAD (delete the new files), then run setctl apply again to finish the fast-forward"
+				". setctl leaves the checkout as it is: save what you need of those changes elsewhere, put each path back as HEAD has it (git checkout HEAD -- PATH; delete a file HEAD lacks), then run setctl apply again to finish the fast-forward"
 			if err.Error() != want {
 				t.Errorf("error =\n%s\nwant\n%s", err, want)
 			}
