@@ -120,7 +120,8 @@ func (e *HalfMovedError) Error() string {
 // the branch checked out at From and every path of the checkout that
 // differs from From (in the index or the files, untracked files included)
 // is one the move changes, holding From's or To's content both in the
-// index and in the files: what the move wrote, or had yet to write.
+// index and in the files (or the start of To's in a file git was
+// writing): what the move wrote, or had yet to write (see inspectMove).
 // Anything else is a *HalfMovedError, and the checkout and the record are
 // left as they are. Killed in turn, it leaves a state it finishes.
 //

@@ -32,7 +32,18 @@ var movedPaths = []string{"gone.txt", "link", "new/deep.txt", "notes.txt", "run.
 
 func newMoveRepo(t *testing.T) *moveRepo {
 	t.Helper()
-	r := newRepo(t)
+	return newMoveRepoOf(t, "sha1")
+}
+
+// newMoveRepoOf is a moveRepo whose objects are named by the hash
+// function format (sha1 or sha256).
+func newMoveRepoOf(t *testing.T, format string) *moveRepo {
+	t.Helper()
+	r := &repo{t: t, dir: t.TempDir(), globalConfig: hermetic(t)}
+	r.git("init", "-q", "-b", "main", "--object-format="+format)
+	r.write("README.md", "# repo\n")
+	r.write("notes.txt", "line 1\nline 2\nline 3\n")
+	r.commit("initial")
 	r.write("gone.txt", "gone\n")
 	r.write("swap", "a file\n")
 	r.write("run.sh", "echo run\n")
@@ -199,6 +210,24 @@ func TestFinishFastForward(t *testing.T) {
 			m.checkFinished()
 		})
 	}
+}
+
+// TestFinishFastForwardSHA256: in a repository of SHA-256 object IDs, a
+// symbolic link's content is hashed as git does, and the move finished.
+func TestFinishFastForwardSHA256(t *testing.T) {
+	m := newMoveRepoOf(t, "sha256")
+	if len(m.to) != 64 {
+		t.Fatalf("to = %s, want a SHA-256 ID", m.to)
+	}
+	m.indexWritten()
+	done, err := FinishFastForward(context.Background(), m.dir, m.record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(movedPaths, done.Written); diff != "" {
+		t.Errorf("written (-want +got):\n%s", diff)
+	}
+	m.checkFinished()
 }
 
 // TestFinishFastForwardAfterStaleLock: the index.lock of the git killed
