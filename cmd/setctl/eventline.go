@@ -185,7 +185,14 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return warn(pal.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, english.Plural(len(d.Failures), "failure"), mainBranch))
 	case journal.Repaired:
 		d, _ := journal.Decode[journal.RepairedData](e)
-		return warn(pal.yellow.Sprintf("repaired after a crash: %s; removed %s", d.Problem, strings.Join(d.Removed, ", ")))
+		text := "repaired after a crash: " + d.Problem
+		if len(d.Removed) > 0 {
+			text += "; removed " + strings.Join(d.Removed, ", ")
+		}
+		if d.Done != "" {
+			text += "; " + d.Done
+		}
+		return warn(pal.yellow.Sprint(text))
 	}
 	return hidden(strings.ToLower(string(e.Type)))
 }

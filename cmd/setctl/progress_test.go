@@ -257,4 +257,11 @@ func TestDescribeRepaired(t *testing.T) {
 	if got := describeEvent(e, "main", noColors); got.text != want {
 		t.Errorf("text = %q, want %q", got.text, want)
 	}
+	e = testEvent(t, 2, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "", journal.RepairedData{
+		Problem: "the fast-forward of main from 0123456789ab to 456789abcdef was interrupted with its checkout half-way (greet.txt)",
+		Done:    "finished it: main is at 456789abcdef"})
+	want = "repaired after a crash: the fast-forward of main from 0123456789ab to 456789abcdef was interrupted with its checkout half-way (greet.txt); finished it: main is at 456789abcdef"
+	if got := describeEvent(e, "main", noColors); got.text != want {
+		t.Errorf("text = %q, want %q", got.text, want)
+	}
 }

@@ -948,7 +948,7 @@ func TestNoHookRuns(t *testing.T) {
 	if _, err := Run(ctx, r.dir, "checkout", "-q", "--detach"); err != nil {
 		t.Fatal(err)
 	}
-	if err := FastForward(ctx, r.dir, "main", Head(ctx, r.dir), tip); err != nil {
+	if err := FastForward(ctx, r.dir, "main", Head(ctx, r.dir), tip, filepath.Join(t.TempDir(), "fast-forward.json")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := DeleteBranch(ctx, r.dir, "set/hooks", tip); err != nil {

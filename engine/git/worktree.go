@@ -145,31 +145,6 @@ func AbortMerge(ctx context.Context, dir string) error {
 	return err
 }
 
-// FastForward moves branch in the repository at root to commit, which must
-// descend from the branch's current commit old. When the branch is checked
-// out in root itself, the checkout's files move with it (git merge
-// --ff-only), and the move fails rather than overwrite local edits;
-// otherwise the ref moves by compare-and-swap against old.
-func FastForward(ctx context.Context, root, branch, old, commit string) error {
-	ok, err := IsAncestor(ctx, root, old, commit)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("refusing to move %s: %s does not descend from %s", branch, short(commit), short(old))
-	}
-	if CurrentBranch(ctx, root) == branch {
-		if cur := Head(ctx, root); cur != old {
-			return fmt.Errorf("refusing to move %s: it is at %s, expected %s", branch, short(cur), short(old))
-		}
-		args := append(identity(ctx, root), "merge", "--ff-only", "-q", commit)
-		_, err := Run(ctx, root, args...)
-		return err
-	}
-	_, err = Run(ctx, root, "update-ref", "-m", "set: fast-forward", "refs/heads/"+branch, commit, old)
-	return err
-}
-
 func short(c string) string {
 	if len(c) > 12 {
 		return c[:12]

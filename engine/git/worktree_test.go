@@ -487,11 +487,13 @@ func TestMergeErrors(t *testing.T) {
 type ffRepo struct {
 	*repo
 	old, next, side string
+	// record is where FastForward records a move of main's checkout.
+	record string
 }
 
 func newFFRepo(t *testing.T) *ffRepo {
 	t.Helper()
-	r := &ffRepo{repo: newRepo(t)}
+	r := &ffRepo{repo: newRepo(t), record: filepath.Join(t.TempDir(), "fast-forward.json")}
 	first := r.git("rev-parse", "HEAD")
 	r.write("notes.txt", "line 1\nline 2 on main\nline 3\n")
 	r.old = r.commit("main")
@@ -504,6 +506,14 @@ func newFFRepo(t *testing.T) *ffRepo {
 	r.side = r.commit("side")
 	r.git("checkout", "-q", "main")
 	return r
+}
+
+// checkNoRecord checks that no record of a move is left behind.
+func (r *ffRepo) checkNoRecord() {
+	r.t.Helper()
+	if _, err := os.Stat(r.record); !os.IsNotExist(err) {
+		r.t.Errorf("the record of the move is left: %v", err)
+	}
 }
 
 // detach leaves root on a detached HEAD at main, so main is no branch
@@ -527,7 +537,7 @@ func TestFastForward(t *testing.T) {
 			if !checkedOut {
 				r.detach()
 			}
-			err := FastForward(ctx, r.dir, "main", r.old, r.side)
+			err := FastForward(ctx, r.dir, "main", r.old, r.side, r.record)
 			want := "refusing to move main: " + r.side[:12] + " does not descend from " + r.old[:12]
 			if err == nil || err.Error() != want {
 				t.Errorf("error = %v, want %q", err, want)
@@ -556,7 +566,7 @@ func TestFastForward(t *testing.T) {
 				r.detach()
 			}
 
-			err := FastForward(ctx, r.dir, "main", r.old, child)
+			err := FastForward(ctx, r.dir, "main", r.old, child, r.record)
 			if err == nil {
 				t.Fatal("FastForward with a stale old: want an error")
 			}
@@ -578,7 +588,7 @@ func TestFastForward(t *testing.T) {
 			if !checkedOut {
 				r.detach()
 			}
-			if err := FastForward(ctx, r.dir, "main", "no-such-rev", r.next); err == nil {
+			if err := FastForward(ctx, r.dir, "main", "no-such-rev", r.next, r.record); err == nil {
 				t.Error("FastForward from an unknown old: want an error")
 			}
 			if got := r.git("rev-parse", "main"); got != r.old {
@@ -591,7 +601,7 @@ func TestFastForward(t *testing.T) {
 			if !checkedOut {
 				r.detach()
 			}
-			if err := FastForward(ctx, r.dir, "main", r.old, r.old); err != nil {
+			if err := FastForward(ctx, r.dir, "main", r.old, r.old, r.record); err != nil {
 				t.Fatal(err)
 			}
 			if got := r.git("rev-parse", "main"); got != r.old {
@@ -604,7 +614,7 @@ func TestFastForward(t *testing.T) {
 		r := newFFRepo(t)
 		r.git("checkout", "-q", "side") // root on another branch
 		r.write("untracked.txt", "mine\n")
-		if err := FastForward(ctx, r.dir, "main", r.old, r.next); err != nil {
+		if err := FastForward(ctx, r.dir, "main", r.old, r.next, r.record); err != nil {
 			t.Fatal(err)
 		}
 		if got := r.git("rev-parse", "main"); got != r.next {
@@ -626,12 +636,13 @@ func TestFastForward(t *testing.T) {
 		if got := r.git("status", "--porcelain"); got != "?? untracked.txt" {
 			t.Errorf("status = %q", got)
 		}
+		r.checkNoRecord()
 	})
 
 	t.Run("updates the files when main is checked out in root", func(t *testing.T) {
 		r := newFFRepo(t)
 		r.write("untracked.txt", "mine\n")
-		if err := FastForward(ctx, r.dir, "main", r.old, r.next); err != nil {
+		if err := FastForward(ctx, r.dir, "main", r.old, r.next, r.record); err != nil {
 			t.Fatal(err)
 		}
 		if got := r.git("rev-parse", "main", "HEAD"); got != r.next+"\n"+r.next {
@@ -656,12 +667,13 @@ func TestFastForward(t *testing.T) {
 		if got := r.read("untracked.txt"); got != "mine\n" {
 			t.Errorf("untracked.txt = %q", got)
 		}
+		r.checkNoRecord()
 	})
 
 	t.Run("refuses to overwrite local edits in root", func(t *testing.T) {
 		r := newFFRepo(t)
 		r.write("notes.txt", "local edit\n")
-		err := FastForward(ctx, r.dir, "main", r.old, r.next)
+		err := FastForward(ctx, r.dir, "main", r.old, r.next, r.record)
 		if err == nil {
 			t.Fatal("FastForward over a local edit: want an error")
 		}
@@ -672,12 +684,13 @@ func TestFastForward(t *testing.T) {
 		if got := r.read("notes.txt"); got != "local edit\n" {
 			t.Errorf("notes.txt = %q, want the local edit", got)
 		}
+		r.checkNoRecord() // git refused before it wrote anything
 	})
 
 	t.Run("refuses to overwrite an untracked file in root", func(t *testing.T) {
 		r := newFFRepo(t)
 		r.write("next.txt", "mine\n")
-		if err := FastForward(ctx, r.dir, "main", r.old, r.next); err == nil {
+		if err := FastForward(ctx, r.dir, "main", r.old, r.next, r.record); err == nil {
 			t.Fatal("FastForward over an untracked file: want an error")
 		}
 		if got := r.git("rev-parse", "main"); got != r.old {
@@ -686,6 +699,7 @@ func TestFastForward(t *testing.T) {
 		if got := r.read("next.txt"); got != "mine\n" {
 			t.Errorf("next.txt = %q, want the user's file", got)
 		}
+		r.checkNoRecord()
 	})
 
 	t.Run("identity fallback in root", func(t *testing.T) {
@@ -694,7 +708,7 @@ func TestFastForward(t *testing.T) {
 		r := newFFRepo(t)
 		noIdentity(t)
 		r.git("config", "user.useConfigOnly", "true")
-		if err := FastForward(ctx, r.dir, "main", r.old, r.next); err != nil {
+		if err := FastForward(ctx, r.dir, "main", r.old, r.next, r.record); err != nil {
 			t.Fatal(err)
 		}
 		if got := r.git("rev-parse", "main"); got != r.next {
@@ -717,7 +731,7 @@ func TestFastForwardKeepsLinearHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := FastForward(ctx, r.dir, "main", old, c); err != nil {
+		if err := FastForward(ctx, r.dir, "main", old, c, r.record); err != nil {
 			t.Fatal(err)
 		}
 		moved = append(moved, c)

@@ -287,18 +287,22 @@ type BaselineAcceptedData struct {
 	Failures []string `json:"failures"`
 }
 
-// RepairedData is what a resumed run removed of what a killed run left
-// half-way in the repository: stale git lock files or processes left
-// running (events of no change), or a change's worktree half created or
-// half removed (an event of that change), which the run then makes again
-// from the change's branch.
+// RepairedData is what a resumed run repaired of what a killed run left
+// half-way: stale git lock files or processes left running (events of no
+// change, which removes or kills them), a fast-forward of main's checkout
+// (an event of no change, which finishes it), or a change's worktree half
+// created or half removed (an event of that change, which removes it; the
+// run then makes it again from the change's branch).
 type RepairedData struct {
 	// Problem says what was wrong: "stale git locks", "processes of the
-	// interrupted run left running", or what is wrong with the worktree.
+	// interrupted run left running", the interrupted fast-forward, or
+	// what is wrong with the worktree.
 	Problem string `json:"problem"`
 	// Removed are the paths removed, relative to the project's root, or
 	// the process groups killed ("process group 1234 (codex exec …)").
-	Removed []string `json:"removed"`
+	Removed []string `json:"removed,omitempty"`
+	// Done says what the run did, when it did more than remove paths.
+	Done string `json:"done,omitempty"`
 }
 
 func (RunStartedData) EventType() Type              { return RunStarted }

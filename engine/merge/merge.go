@@ -181,7 +181,9 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, err
 	}
 	in.checkpoint("before-fast-forward")
-	if err := git.FastForward(ctx, in.Layout.Root(), mainBranch, oldMain, commit); err != nil {
+	// Moving main's checkout is not atomic: the record lets a run killed
+	// half-way through it finish it on resume.
+	if err := git.FastForward(ctx, in.Layout.Root(), mainBranch, oldMain, commit, in.Layout.FastForward()); err != nil {
 		return Outcome{}, err
 	}
 	in.checkpoint("fast-forwarded")

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -257,6 +258,9 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 	if got := f.git(f.root, "status", "--porcelain"); got != "" {
 		t.Errorf("root status:\n%s", got)
 	}
+	if _, err := os.Stat(filepath.Join(f.setDir, "fast-forward.json")); !os.IsNotExist(err) {
+		t.Errorf("the record of the move of main's checkout is left: %v", err)
+	}
 
 	wantGates := []journal.VerifyGateData{
 		{Stage: "integration", Gate: "ok", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Result: "pass",
@@ -287,6 +291,43 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"before-fast-forward " + oldMain, "fast-forwarded " + newMain}, f.checkpoints); diff != "" {
 		t.Errorf("checkpoints (-want +got):\n%s", diff)
+	}
+}
+
+// TestIntegrateRecordsTheMoveOfMainsCheckout: main's checkout moved
+// half-way (git wrote its files and index, then could not move the ref)
+// is recorded in the run directory, for a resumed run to finish; MERGED
+// and ARCHIVED are not journaled.
+func TestIntegrateRecordsTheMoveOfMainsCheckout(t *testing.T) {
+	f := newFixture(t, nil)
+	oldMain := f.mainAt()
+	f.write(f.wt, "feat.txt", "feat\n")
+	f.commit(f.wt, "feat work")
+	in := f.input("ok")
+	in.Checkpoint = func(point string) {
+		if point == "before-fast-forward" {
+			f.write(f.root, ".git/refs/heads/main.lock", "")
+		}
+	}
+	if out, err := Integrate(context.Background(), in); err == nil {
+		t.Fatalf("Integrate with main's ref locked = %+v, want an error", out)
+	}
+	data, err := os.ReadFile(filepath.Join(f.setDir, "fast-forward.json"))
+	if err != nil {
+		t.Fatalf("no record of the half-made move: %v", err)
+	}
+	var rec git.FastForwardRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Branch != "main" || rec.From != oldMain || rec.To == "" || f.git(f.root, "rev-parse", rec.To+"^{tree}") != f.git(f.wt, "rev-parse", "HEAD^{tree}") {
+		t.Errorf("record = %+v, want main from %s to a commit of the worktree's tree", rec, oldMain)
+	}
+	if got := f.git(f.root, "status", "--porcelain"); got != "A  feat.txt" {
+		t.Errorf("main's checkout: status = %q, want the move staged", got)
+	}
+	if len(f.events) != 1 {
+		t.Errorf("events = %#v, want the gate's only", f.events)
 	}
 }
 

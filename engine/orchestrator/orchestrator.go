@@ -291,8 +291,16 @@ func samePlan(st *state.State, p *plan.Plan) bool {
 }
 
 // begin records the start of the run: a new run records its plan; a
-// resumed one reconciles its recorded state with the repository.
+// resumed one reconciles its recorded state with the repository. What a
+// killed run left in the repository is repaired, and main's checkout
+// checked clean, first: a run refused there journals no RUN_STARTED.
 func (r *run) begin(ctx context.Context, resumed bool) error {
+	if err := r.repairLeftovers(ctx); err != nil {
+		return err
+	}
+	if err := checkMainClean(ctx, r.opts.Root, r.opts.Project.MainBranch); err != nil {
+		return err
+	}
 	p := r.opts.Plan
 	names := make([]string, len(p.Changes))
 	for i, c := range p.Changes {

@@ -219,7 +219,7 @@ func TestSecondApplyRefused(t *testing.T) {
 }
 
 // TestDirtyMainRefused: a checkout of main with uncommitted edits is not
-// touched.
+// touched, and the refused run journals nothing.
 func TestDirtyMainRefused(t *testing.T) {
 	f := newFixture(t)
 	f.change("alpha")
@@ -227,6 +227,9 @@ func TestDirtyMainRefused(t *testing.T) {
 	_, err := f.apply(context.Background(), f.agentScript("echo good > a.txt\n"))
 	if err == nil || !strings.Contains(err.Error(), "uncommitted changes (notes.txt)") {
 		t.Fatalf("apply on a dirty main = %v", err)
+	}
+	if ev := f.events(); len(ev) != 0 {
+		t.Errorf("the refused run journaled %d events, want none: %+v", len(ev), ev)
 	}
 }
 

@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/proc"
 	"github.com/set-engine/set/engine/state"
@@ -296,5 +299,176 @@ func TestResumeArchivesOnce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ffAgent writes its change's file and adds a line to notes.txt, which
+// main has: moving main to a change's commit edits a file and adds one.
+const ffAgent = `echo "good $change" > "$change.txt"
+echo "$change was here" >> notes.txt
+`
+
+// ffScenario is alpha, then beta on top of it.
+func ffScenario(f *fixture) {
+	f.change("alpha")
+	f.change("beta", "alpha")
+}
+
+// stopInFastForward runs ffScenario until git has moved the files and
+// the index of main's checkout to beta's commit but not main itself: a
+// lock on main's ref (as a git killed while moving it leaves) stops the
+// move there, and the run with it. It returns the record of the move.
+func stopInFastForward(t *testing.T, f *fixture) git.FastForwardRecord {
+	t.Helper()
+	f.checkpoint = func(point, change string) {
+		if point == "before-fast-forward" && change == "beta" {
+			f.write(".git/refs/heads/main.lock", "")
+		}
+	}
+	sum, err := f.apply(context.Background(), f.agentScript(ffAgent))
+	f.checkpoint = nil
+	if err == nil || sum.Statuses["beta"] != state.Integrating {
+		t.Fatalf("the stopped run: %v, %+v; want beta's fast-forward failed", err, sum)
+	}
+	data, err := os.ReadFile(filepath.Join(f.root, ".set", "fast-forward.json"))
+	if err != nil {
+		t.Fatalf("no record of the move of main's checkout: %v", err)
+	}
+	var rec git.FastForwardRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.git("rev-parse", "main"); got != rec.From {
+		t.Fatalf("main = %s, want still at %s", got, rec.From)
+	}
+	return rec
+}
+
+// TestResumeFinishesAHalfMadeFastForward: a run killed while git moved
+// main's checkout to a change's commit left the checkout's files, or its
+// files and its index, half-way with main where it was. The resumed run
+// used to refuse it as the user's uncommitted changes; it removes the
+// stale locks, finishes the move, journals both before RUN_STARTED, and
+// records the change merged and archived once, main as an uninterrupted
+// run leaves it.
+func TestResumeFinishesAHalfMadeFastForward(t *testing.T) {
+	ref := newFixture(t)
+	ffScenario(ref)
+	if sum, err := ref.apply(context.Background(), ref.agentScript(ffAgent)); err != nil || sum.Result != "success" {
+		t.Fatalf("uninterrupted run: %v, %+v", err, sum)
+	}
+	wantTree := ref.git("rev-parse", "main^{tree}")
+
+	for _, tc := range []struct {
+		name string
+		// leave turns the stopped move into what the kill left.
+		leave   func(t *testing.T, f *fixture, rec git.FastForwardRecord)
+		locks   []string
+		written string
+	}{
+		{"index and files written", func(t *testing.T, f *fixture, rec git.FastForwardRecord) {},
+			[]string{".git/refs/heads/main.lock"}, "beta.txt, notes.txt"},
+		{"files half written", func(t *testing.T, f *fixture, rec git.FastForwardRecord) {
+			rm(t, filepath.Join(f.root, ".git", "refs", "heads", "main.lock"))
+			f.git("read-tree", rec.From)                                    // the index as it was
+			f.write("notes.txt", f.git("show", rec.From+":notes.txt")+"\n") // not written yet
+			f.write("beta.txt", "goo")                                      // being written
+			f.write(".git/index.lock", "")
+		}, []string{".git/index.lock"}, "beta.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ffScenario(f)
+			rec := stopInFastForward(t, f)
+			tc.leave(t, f, rec)
+
+			resumeToSuccess(t, f)
+			if got := f.git("rev-parse", "main^{tree}"); got != wantTree {
+				t.Errorf("main's tree differs from an uninterrupted run's:\n%s", f.git("diff", "--stat", wantTree, "main^{tree}"))
+			}
+			if got := f.git("status", "--porcelain", "--untracked-files=all"); got != "" {
+				t.Errorf("main's checkout after the resumed run:\n%s", got)
+			}
+			if got := f.git("log", "--format=%H", "--grep=^Set-Change: beta$", "main"); got != rec.To {
+				t.Errorf("beta's commit on main = %q, want the recorded %s", got, rec.To)
+			}
+			if _, err := os.Stat(filepath.Join(f.root, ".set", "fast-forward.json")); !os.IsNotExist(err) {
+				t.Errorf("the record is left: %v", err)
+			}
+			changes, data := repairs(t, f)
+			want := []journal.RepairedData{
+				{Problem: "stale git locks", Removed: tc.locks},
+				{Problem: "the fast-forward of main from " + rec.From[:12] + " to " + rec.To[:12] + " was interrupted with its checkout half-way (" + tc.written + ")",
+					Done: "finished it: main is at " + rec.To[:12]},
+			}
+			if !reflect.DeepEqual(data, want) || !reflect.DeepEqual(changes, []string{"", ""}) {
+				t.Errorf("REPAIRED events = %q %+v, want %+v of no change", changes, data, want)
+			}
+			ev := f.events()
+			lastStart := 0
+			for i, e := range ev {
+				if e.Type == journal.RunStarted {
+					lastStart = i
+				}
+			}
+			for _, e := range ev[lastStart:] {
+				if e.Type == journal.Repaired {
+					t.Errorf("REPAIRED after the resumed run's RUN_STARTED: %s", e.Data)
+				}
+			}
+			for _, c := range []string{"alpha", "beta"} {
+				if n := count(ev, journal.Merged, c); n != 1 {
+					t.Errorf("%s merged %d times", c, n)
+				}
+				if n := count(ev, journal.Archived, c); n != 1 {
+					t.Errorf("%s archived %d times", c, n)
+				}
+			}
+			for _, e := range ev {
+				if e.Type == journal.Merged && e.Change == "beta" {
+					if d, _ := journal.Decode[journal.MergedData](e); d != (journal.MergedData{Commit: rec.To, Previous: rec.From}) {
+						t.Errorf("beta's MERGED = %+v, want %s from %s", d, rec.To, rec.From)
+					}
+				}
+			}
+			if n := count(ev, journal.AgentIteration, "beta"); n != 1 {
+				t.Errorf("beta ran %d iterations, want 1: its integration is not done again", n)
+			}
+		})
+	}
+}
+
+// TestResumeRefusesAnEditInAHalfMadeFastForward: a user's edit in main's
+// checkout left half-way by a killed fast-forward is not written over:
+// the resumed run stops, names it, changes nothing and journals nothing;
+// once the user put it aside, the next resume finishes the move.
+func TestResumeRefusesAnEditInAHalfMadeFastForward(t *testing.T) {
+	f := newFixture(t)
+	ffScenario(f)
+	rec := stopInFastForward(t, f)
+	f.write("notes.txt", "my own words\n")
+	before := len(f.events())
+
+	_, err := f.apply(context.Background(), f.agentScript(ffAgent))
+	var half *git.HalfMovedError
+	if !errors.As(err, &half) || !reflect.DeepEqual(half.Paths, []string{"notes.txt"}) {
+		t.Fatalf("resume over a user's edit = %v, want a *git.HalfMovedError naming notes.txt", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(f.root, "notes.txt")); string(got) != "my own words\n" {
+		t.Errorf("notes.txt = %q (%v), want the user's edit", got, err)
+	}
+	if got := f.git("rev-parse", "main"); got != rec.From {
+		t.Errorf("main = %s, want still %s", got, rec.From)
+	}
+	// The stale lock is removed (journaled), and nothing else happens.
+	ev := f.events()[before:]
+	if len(ev) != 1 || ev[0].Type != journal.Repaired {
+		t.Errorf("events of the refused run: %+v, want the lock's REPAIRED only", ev)
+	}
+
+	f.git("checkout", "HEAD", "--", "notes.txt")
+	resumeToSuccess(t, f)
+	if got := f.git("log", "--format=%H", "--grep=^Set-Change: beta$", "main"); got != rec.To {
+		t.Errorf("beta's commit on main = %q, want the recorded %s", got, rec.To)
 	}
 }

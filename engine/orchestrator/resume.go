@@ -17,10 +17,9 @@ import (
 )
 
 // prepareRepository checks that the project can be run and keeps .set/
-// out of git: main must exist, and a checkout of main must be clean,
-// because the run moves main and keeps that checkout's files in step. A
-// repository without the main branch is a *git.NoBranchError, for the
-// caller to word in terms of its configuration.
+// out of git: main must exist. A repository without the main branch is a
+// *git.NoBranchError, for the caller to word in terms of its
+// configuration.
 func prepareRepository(ctx context.Context, root, mainBranch string) error {
 	if _, err := git.BranchHead(ctx, root, mainBranch); err != nil {
 		if !git.InRepository(ctx, root) {
@@ -28,36 +27,51 @@ func prepareRepository(ctx context.Context, root, mainBranch string) error {
 		}
 		return err
 	}
-	if err := git.Exclude(ctx, root, "/"+rundir.Name+"/"); err != nil {
+	return git.Exclude(ctx, root, "/"+rundir.Name+"/")
+}
+
+// checkMainClean refuses a checkout of main with uncommitted changes: the
+// run moves main and keeps that checkout's files in step. It runs after
+// repairLeftovers, so that what a killed run of set wrote there is never
+// taken for the user's.
+func checkMainClean(ctx context.Context, root, mainBranch string) error {
+	if git.CurrentBranch(ctx, root) != mainBranch {
+		return nil
+	}
+	dirty, err := git.Dirty(ctx, root)
+	if err != nil {
 		return err
 	}
-	if git.CurrentBranch(ctx, root) == mainBranch {
-		dirty, err := git.Dirty(ctx, root)
-		if err != nil {
-			return err
+	if len(dirty) > 0 {
+		if len(dirty) > 5 {
+			dirty = append(dirty[:5], "…")
 		}
-		if len(dirty) > 0 {
-			if len(dirty) > 5 {
-				dirty = append(dirty[:5], "…")
-			}
-			return fmt.Errorf("%s is checked out in %s with uncommitted changes (%s); commit or stash them first: setctl apply moves %s", mainBranch, root, strings.Join(dirty, ", "), mainBranch)
-		}
+		return fmt.Errorf("%s is checked out in %s with uncommitted changes (%s); commit or stash them first: setctl apply moves %s", mainBranch, root, strings.Join(dirty, ", "), mainBranch)
 	}
 	return nil
 }
 
-// reconcile brings a resumed run's recorded state in line with the
-// repository after a crash: orphaned agents and gates are killed, stray
-// worktrees removed, changes that reached main are never merged again
-// (their journal is completed from their commit on main), and the
-// branches of archived changes are deleted (see deleteBranch).
-func (r *run) reconcile(ctx context.Context) error {
+// repairLeftovers repairs what a killed run left in the repository that
+// keeps git from working there: its orphaned agents and gates are
+// killed, then the git locks they can no longer own are removed, then a
+// fast-forward of main's checkout left half-way is finished. Each repair
+// is journaled as REPAIRED.
+func (r *run) repairLeftovers(ctx context.Context) error {
 	if err := r.killOrphans(); err != nil {
 		return err
 	}
 	if err := r.removeStaleLocks(ctx); err != nil {
 		return err
 	}
+	return r.finishFastForward(ctx)
+}
+
+// reconcile brings a resumed run's recorded state in line with the
+// repository after a crash (once repairLeftovers ran): stray worktrees
+// are removed, changes that reached main are never merged again (their
+// journal is completed from their commit on main), and the branches of
+// archived changes are deleted (see deleteBranch).
+func (r *run) reconcile(ctx context.Context) error {
 	inPlan := map[string]bool{}
 	for _, c := range r.opts.Plan.Changes {
 		inPlan[c.Name] = true
@@ -168,6 +182,28 @@ func (r *run) removeStaleLocks(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// finishFastForward finishes the move of main's checkout that the merge
+// queue of a killed run left half-way (see git.FinishFastForward), and
+// journals it; reconcile then finds the change's commit on main and
+// records it as landed. The killed git's index.lock must be gone first.
+func (r *run) finishFastForward(ctx context.Context) error {
+	done, err := git.FinishFastForward(ctx, r.opts.Root, r.layout.FastForward())
+	if err != nil || done == nil {
+		return err
+	}
+	// The record holds full commit IDs (git.FinishFastForward checks).
+	problem := fmt.Sprintf("the fast-forward of %s from %s to %s was interrupted", done.Branch, done.From[:12], done.To[:12])
+	if written := done.Written; len(written) > 0 {
+		if len(written) > 5 {
+			written = append(written[:5:5], fmt.Sprintf("and %d more", len(done.Written)-5))
+		}
+		problem += fmt.Sprintf(" with its checkout half-way (%s)", strings.Join(written, ", "))
+	} else {
+		problem += " before it changed the checkout"
+	}
+	return r.rec.emit("", journal.RepairedData{Problem: problem, Done: fmt.Sprintf("finished it: %s is at %s", done.Branch, done.To[:12])})
 }
 
 // restoreWorktree makes a change's worktree sound when an interrupted run

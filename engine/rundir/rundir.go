@@ -49,6 +49,11 @@ func (l Layout) Plan() string { return l.abs("plan.json") }
 // Procs holds a PID file for each agent and gate process while it runs.
 func (l Layout) Procs() string { return l.abs("procs") }
 
+// FastForward records the move of main's checkout that the merge queue is
+// making, from before it starts until it is done (see git.FastForward),
+// so that a run killed half-way through it finishes it on resume.
+func (l Layout) FastForward() string { return l.abs("fast-forward.json") }
+
 // Worktrees holds the worktree of each change at work.
 func (l Layout) Worktrees() string { return l.abs("worktrees") }
 

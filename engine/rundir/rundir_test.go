@@ -20,6 +20,7 @@ func TestLayout(t *testing.T) {
 		{l.State(), abs(".set/state.json")},
 		{l.Plan(), abs(".set/plan.json")},
 		{l.Procs(), abs(".set/procs")},
+		{l.FastForward(), abs(".set/fast-forward.json")},
 		{l.Worktrees(), abs(".set/worktrees")},
 		{l.Worktree("greet"), abs(".set/worktrees/greet")},
 		{l.Sessions(), abs(".set/sessions")},
