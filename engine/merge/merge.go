@@ -182,8 +182,9 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	}
 	in.checkpoint("before-fast-forward")
 	// Moving main's checkout is not atomic: the record lets a run killed
-	// half-way through it finish it on resume.
-	if err := git.FastForward(ctx, in.Layout.Root(), mainBranch, oldMain, commit, in.Layout.FastForward()); err != nil {
+	// half-way through it finish it on resume. A Ctrl-C does not stop it
+	// half-way: it takes milliseconds, and the run stops after it.
+	if err := git.FastForward(context.WithoutCancel(ctx), in.Layout.Root(), mainBranch, oldMain, commit, in.Layout.FastForward()); err != nil {
 		return Outcome{}, err
 	}
 	in.checkpoint("fast-forwarded")
