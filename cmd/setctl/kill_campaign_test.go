@@ -382,4 +382,3 @@ func sessionProcesses(sid int) []int {
 	slices.Sort(pids)
 	return pids
 }
-
