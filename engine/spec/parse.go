@@ -305,14 +305,14 @@ func (p *parser) other(l srcLine, sh shape) {
 		return
 	}
 	if sh.bullet || b.structural {
-		if key, text, ok := stepOf(sh.content); ok && b.addStep(key, text, l.num) {
+		if key, text, ok := stepOf(sh.content); ok && b.addSteps(key, text, l.num) {
 			b.body = append(b.body, bodyLine{brk: true})
 			b.structural, b.inStep = true, true
 			return
 		}
 	}
 	if b.inStep && !sh.bullet {
-		b.continueStep(sh.content)
+		b.continueStep(sh.content, l.num)
 		return
 	}
 	b.body = append(b.body, bodyLine{text: l.text})
@@ -389,11 +389,33 @@ func (b *builder) addStep(key stepKey, text string, line int) bool {
 	return true
 }
 
-// continueStep records a wrapped line of the last step. The parts are joined
-// by flushStep, which keeps long wrapped steps linear in their length.
-func (b *builder) continueStep(text string) {
-	if b.scen >= 0 && b.lastKey != noKey && text != "" {
-		b.stepCont = append(b.stepCont, text)
+// addSteps adds a step line: its first step and those written after it on
+// the same line ("WHEN … THEN … AND …"). It reports whether the line was a
+// step, as addStep does for the first.
+func (b *builder) addSteps(key stepKey, text string, line int) bool {
+	first, rest := splitInline(text)
+	if !b.addStep(key, first, line) {
+		return false
+	}
+	for _, s := range rest {
+		b.addStep(s.key, s.text, line) // never an AND without a step before it
+	}
+	return true
+}
+
+// continueStep records a wrapped line of the last step; steps written
+// inside the line start after it. The parts are joined by flushStep, which
+// keeps long wrapped steps linear in their length.
+func (b *builder) continueStep(text string, line int) {
+	first, rest := splitInline(text)
+	if b.scen < 0 || b.lastKey == noKey {
+		return
+	}
+	if first != "" {
+		b.stepCont = append(b.stepCont, first)
+	}
+	for _, s := range rest {
+		b.addStep(s.key, s.text, line)
 	}
 }
 
