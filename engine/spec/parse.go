@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -30,18 +31,23 @@ type fileResult struct {
 }
 
 func parseFile(file string, src []byte, opts Options) fileResult {
-	lines, diags := splitLines(file, src)
+	// A byte order mark is not part of the first line's text.
+	lines, diags := splitLines(file, bytes.TrimPrefix(src, []byte("\ufeff")))
 	p := &parser{
 		file:     file,
 		opts:     opts,
 		diags:    diags,
 		seen:     map[string]int{},
 		ordinals: map[string]int{},
+		openSpec: isOpenSpecMain(file),
 	}
 	for _, l := range lines {
 		p.line(l)
 	}
 	p.finish()
+	if p.openSpec {
+		p.checkOpenSpec(src)
+	}
 	sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
 	return fileResult{file: file, reqs: p.reqs, diags: p.diags, depLines: p.depLines}
 }
@@ -59,6 +65,9 @@ type parser struct {
 	ordinals map[string]int // domain -> OpenSpec requirements seen so far
 	headings []section      // the headings enclosing the current line, outermost first
 	cur      *builder
+	// openSpec is set for an OpenSpec main spec (isOpenSpecMain), which
+	// checkOpenSpec holds to the rules of `openspec validate --strict`.
+	openSpec bool
 }
 
 // section is a heading that encloses the current line.
