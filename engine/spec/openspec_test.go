@@ -103,11 +103,13 @@ openspec/specs/accounts/spec.md:11: warning: scenario "s" is not inside a requir
 		src: purpose + "## Requirements\n" + signUp +
 			"- REQ-ACCOUNTS-02: Bullet\n  - WHEN a THEN b\n" +
 			"#### REQ-ACCOUNTS-03: Too deep\n- WHEN a THEN b\n" +
+			"  ### REQ-ACCOUNTS-05: Indented\n#### Scenario: s\n- WHEN a THEN b\n" +
 			"## Notes\n### REQ-ACCOUNTS-04: Outside\n- WHEN a THEN b\n",
 		diags: `
 openspec/specs/accounts/spec.md:10: error: requirement REQ-ACCOUNTS-02 is not a heading directly under "## Requirements", where OpenSpec reads requirements (write it as "### REQ-ACCOUNTS-02: Bullet")
 openspec/specs/accounts/spec.md:12: error: requirement REQ-ACCOUNTS-03 is not a heading directly under "## Requirements", where OpenSpec reads requirements (write it as "### REQ-ACCOUNTS-03: Too deep")
-openspec/specs/accounts/spec.md:15: error: requirement REQ-ACCOUNTS-04 is not a heading directly under "## Requirements", where OpenSpec reads requirements (write it as "### REQ-ACCOUNTS-04: Outside")
+openspec/specs/accounts/spec.md:14: error: requirement REQ-ACCOUNTS-05 is not a heading directly under "## Requirements", where OpenSpec reads requirements (write it as "### REQ-ACCOUNTS-05: Indented")
+openspec/specs/accounts/spec.md:18: error: requirement REQ-ACCOUNTS-04 is not a heading directly under "## Requirements", where OpenSpec reads requirements (write it as "### REQ-ACCOUNTS-04: Outside")
 `,
 	}, {
 		name: "read as the CLI reads: fences, HTML comments, CRLF and a byte order mark",

@@ -19,6 +19,9 @@
 // the IDs a requirement depends on. Fenced code blocks and HTML comments never
 // start a requirement, a scenario or a step.
 //
+// A file at openspec/specs/<capability>/spec.md is an OpenSpec main spec and
+// is also held to the rules of `openspec validate --strict` (openspec.go).
+//
 // Parsing is total: Parse never panics and reports every problem as a
 // Diagnostic with a 1-based line, so one run of `setctl vet` shows them all.
 // Every Requirement this package returns has an ID matching IDPattern.
