@@ -192,3 +192,101 @@ REQ-DEP-03 "Deps" domain=dep docs/spec.md:1
 `,
 	}})
 }
+
+func TestParseOneLineScenarios(t *testing.T) {
+	runParseCases(t, []parseCase{{
+		name: "WHEN … THEN …, one scenario a line",
+		src: `### REQ-ACCT-01: Visitors sign up
+- WHEN a visitor posts a valid form THEN an account is created
+- WHEN a visitor posts a form without an email THEN the form says "email is required"
+`,
+		want: `
+REQ-ACCT-01 "Visitors sign up" domain=acct docs/spec.md:1
+  scenario "scenario 1" @2 when=["a visitor posts a valid form"] then=["an account is created"]
+  scenario "scenario 2" @3 when=["a visitor posts a form without an email"] then=["the form says \"email is required\""]
+`,
+	}, {
+		name: "AND after WHEN and after THEN",
+		src: `### REQ-ACCT-02: Duplicates
+- WHEN a visitor posts a form AND the email is taken THEN the form says so AND no account is created
+`,
+		want: `
+REQ-ACCT-02 "Duplicates" domain=acct docs/spec.md:1
+  scenario "scenario 1" @2 when=["a visitor posts a form" "the email is taken"] then=["the form says so" "no account is created"]
+`,
+	}, {
+		name: "GIVEN … WHEN … THEN …, with commas, colons and a dash",
+		src: `### REQ-ACCT-03: Login
+- GIVEN a registered user, WHEN: they log in — THEN a session starts; AND the dashboard shows
+`,
+		want: `
+REQ-ACCT-03 "Login" domain=acct docs/spec.md:1
+  scenario "scenario 1" @2 given=["a registered user"] when=["they log in"] then=["a session starts" "the dashboard shows"]
+`,
+	}, {
+		name: "bold keywords in any case",
+		src: `### REQ-ACCT-04: Bold
+- **WHEN** a visitor posts **THEN** an account is created **AND** a mail is sent
+- **Given** a user **When**: they log out **then:** the session ends
+- **WHEN a visitor posts twice THEN one account exists**
+`,
+		want: `
+REQ-ACCT-04 "Bold" domain=acct docs/spec.md:1
+  scenario "scenario 1" @2 when=["a visitor posts"] then=["an account is created" "a mail is sent"]
+  scenario "scenario 2" @3 given=["a user"] when=["they log out"] then=["the session ends"]
+  scenario "scenario 3" @4 when=["a visitor posts twice"] then=["one account exists"]
+`,
+	}, {
+		name: "under a named scenario, in a bullet requirement and on plain lines",
+		src: `### REQ-ACCT-05: Named
+#### Scenario: valid form
+- WHEN a visitor posts a valid form THEN an account is created
+
+- REQ-ACCT-06: Bullet form
+  - WHEN a visitor posts THEN an account is created
+
+### REQ-ACCT-07: Plain lines
+WHEN a visitor posts THEN an account is created
+`,
+		want: `
+REQ-ACCT-05 "Named" domain=acct docs/spec.md:1
+  scenario "valid form" @2 when=["a visitor posts a valid form"] then=["an account is created"]
+REQ-ACCT-06 "Bullet form" domain=acct docs/spec.md:5
+  scenario "scenario 1" @6 when=["a visitor posts"] then=["an account is created"]
+REQ-ACCT-07 "Plain lines" domain=acct docs/spec.md:8
+  scenario "scenario 1" @9 when=["a visitor posts"] then=["an account is created"]
+`,
+	}, {
+		name: "a keyword inside a wrapped step starts the next step",
+		src: `### REQ-ACCT-08: Wrapped
+- WHEN a visitor posts a valid form
+  from the landing page THEN an account is created
+  within a second
+`,
+		want: `
+REQ-ACCT-08 "Wrapped" domain=acct docs/spec.md:1
+  scenario "scenario 1" @2 when=["a visitor posts a valid form from the landing page"] then=["an account is created within a second"]
+`,
+	}, {
+		name: "prose, quotes and code are not keywords",
+		src: "### REQ-ACCT-09: Not keywords\n" +
+			"- WHEN the user saves and then closes the editor\n" +
+			"- THEN the banner says \"WHEN IN DOUBT, ASK\" and `AND` stays AND\n" +
+			"- AND the title reads “SAVE THEN QUIT”\n" +
+			"- THEN: the list ends with THEN\n",
+		want: `
+REQ-ACCT-09 "Not keywords" domain=acct docs/spec.md:1
+  scenario "scenario 1" @2 when=["the user saves and then closes the editor"] then=["the banner says \"WHEN IN DOUBT, ASK\" and ` + "`AND`" + ` stays AND" "the title reads “SAVE THEN QUIT”" "the list ends with THEN"]
+`,
+	}, {
+		name: "a one-line scenario without THEN is still an error",
+		src:  "### REQ-ACCT-10: Incomplete\n- WHEN a visitor posts AND waits\n",
+		want: `
+REQ-ACCT-10 "Incomplete" domain=acct docs/spec.md:1
+  scenario "scenario 1" @2 when=["a visitor posts" "waits"] then=[]
+`,
+		diags: `
+docs/spec.md:2: error: scenario "scenario 1" of requirement REQ-ACCT-10 has WHEN but no THEN
+`,
+	}})
+}

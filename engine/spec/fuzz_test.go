@@ -58,6 +58,7 @@ The system SHALL authenticate users.
 	{"x.md", "#######\n####### REQ-A-01: too deep\n   ### REQ-A-02: indented\n    ### REQ-A-03: code indent\n"},
 	{"x.md", "\xff\xfe### REQ-A-01: \xc3\n- **WHEN\xe2\x80\x94**\n"},
 	{"x.md", ""},
+	{"docs/spec.md", "### REQ-A-01: One line\n- GIVEN a WHEN b, THEN c AND d **and** e\n  f THEN \"g AND h\" `WHEN` **THEN**\n- **WHEN** THEN x\n"},
 }
 
 func FuzzParse(f *testing.F) {

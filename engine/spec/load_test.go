@@ -110,7 +110,8 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	write("docs/spec.md", "## Auth\n- REQ-AUTH-01: Login\n  - Depends on: REQ-SESSION-01\n  "+ok)
-	write("openspec/specs/session/spec.md", "## Requirements\n### Requirement: Sessions expire\n"+ok)
+	write("openspec/specs/session/spec.md", "## Purpose\nSessions: how long a login lasts and what ends it.\n\n"+
+		"## Requirements\n### Requirement: Sessions expire\nSessions SHALL expire.\n#### Scenario: idle\n"+ok)
 
 	s, err := Load(root, []string{"docs/spec.md", "openspec/specs/session/spec.md"}, Options{Strict: true})
 	if err != nil {
@@ -122,8 +123,9 @@ func TestLoad(t *testing.T) {
 	want := `
 REQ-AUTH-01 "Login" domain=auth docs/spec.md:2 deps=REQ-SESSION-01
   scenario "scenario 1" @4 when=["x"] then=["y"]
-REQ-SESSION-01 "Sessions expire" domain=session openspec/specs/session/spec.md:2
-  scenario "scenario 1" @3 when=["x"] then=["y"]
+REQ-SESSION-01 "Sessions expire" domain=session openspec/specs/session/spec.md:5
+  text "Sessions SHALL expire."
+  scenario "idle" @7 when=["x"] then=["y"]
 `
 	if got := render(s.Requirements); got != strings.TrimPrefix(want, "\n") {
 		t.Errorf("Load:\n got:\n%s\nwant:%s", got, want)

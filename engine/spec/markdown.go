@@ -168,6 +168,99 @@ func stepOf(s string) (stepKey, string, bool) {
 	return noKey, "", false
 }
 
+// inlineStep is a step written after another on the same line, as in
+// "WHEN a visitor posts a valid form THEN an account is created".
+type inlineStep struct {
+	key  stepKey
+	text string
+}
+
+// splitInline splits a step's text at the keywords written inside it and
+// returns the text before the first one and the steps that follow. Inside a
+// line a keyword is a whole word in capitals (GIVEN, WHEN, THEN, AND) or
+// bold in any case (**Then**, **THEN:**, **and**:), preceded by a space and
+// followed by text; words in quotes or backticks are never keywords, nor
+// are "and"/"then" in ordinary prose. A comma, semicolon or dash before a
+// keyword is dropped with it.
+func splitInline(s string) (string, []inlineStep) {
+	var (
+		steps  []inlineStep
+		start  int // start of the current part's text
+		cur    = noKey
+		quoted bool // inside "…" or “…”
+		code   bool // inside `…`
+	)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '`':
+			code = !code
+			continue
+		case c == '"' && !code:
+			quoted = !quoted
+			continue
+		case strings.HasPrefix(s[i:], "“") && !code:
+			quoted = true
+			continue
+		case strings.HasPrefix(s[i:], "”") && !code:
+			quoted = false
+			continue
+		}
+		if quoted || code || i == 0 || (s[i-1] != ' ' && s[i-1] != '\t') {
+			continue
+		}
+		key, n := inlineKeyword(s[i:])
+		if n == 0 {
+			continue
+		}
+		text := strings.TrimSpace(s[i+n:])
+		if text == "" {
+			break
+		}
+		steps = append(steps, inlineStep{cur, trimJoiner(s[start:i])})
+		start, cur = i+n, key
+		i += n - 1
+	}
+	steps = append(steps, inlineStep{cur, strings.TrimSpace(s[start:])})
+	first := steps[0].text
+	return first, steps[1:]
+}
+
+// inlineKeyword matches a step keyword at the start of s as splitInline
+// reads it inside a line, and returns its key and the length it spans
+// (0 when s does not start with one).
+func inlineKeyword(s string) (stepKey, int) {
+	for _, l := range stepLabels {
+		if n := len(l.label); strings.HasPrefix(s, "**") && len(s) >= 2+n && asciiEqualFold(s[2:2+n], l.label) {
+			r := s[2+n:]
+			for _, closing := range []string{"**:", ":**", "**"} {
+				if rest, ok := strings.CutPrefix(r, closing); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+					return l.key, len(s) - len(rest)
+				}
+			}
+		}
+		upper := strings.ToUpper(l.label)
+		if rest, ok := strings.CutPrefix(s, upper); ok {
+			rest = strings.TrimPrefix(rest, ":")
+			if rest == "" || rest[0] == ' ' || rest[0] == '\t' {
+				return l.key, len(s) - len(rest)
+			}
+		}
+	}
+	return noKey, 0
+}
+
+// trimJoiner trims s and a trailing comma, semicolon or dash that joined it
+// to the keyword after it.
+func trimJoiner(s string) string {
+	s = strings.TrimSpace(s)
+	for _, sep := range []string{",", ";", " —", " –", " -"} {
+		if t, ok := strings.CutSuffix(s, sep); ok {
+			return strings.TrimSpace(t)
+		}
+	}
+	return s
+}
+
 // scenarioOf reports whether s starts a named scenario ("Scenario: name").
 func scenarioOf(s string) (string, bool) { return cutLabel(s, "scenario", true) }
 

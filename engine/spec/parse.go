@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -30,18 +31,23 @@ type fileResult struct {
 }
 
 func parseFile(file string, src []byte, opts Options) fileResult {
-	lines, diags := splitLines(file, src)
+	// A byte order mark is not part of the first line's text.
+	lines, diags := splitLines(file, bytes.TrimPrefix(src, []byte("\ufeff")))
 	p := &parser{
 		file:     file,
 		opts:     opts,
 		diags:    diags,
 		seen:     map[string]int{},
 		ordinals: map[string]int{},
+		openSpec: isOpenSpecMain(file),
 	}
 	for _, l := range lines {
 		p.line(l)
 	}
 	p.finish()
+	if p.openSpec {
+		p.checkOpenSpec(src)
+	}
 	sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
 	return fileResult{file: file, reqs: p.reqs, diags: p.diags, depLines: p.depLines}
 }
@@ -59,6 +65,9 @@ type parser struct {
 	ordinals map[string]int // domain -> OpenSpec requirements seen so far
 	headings []section      // the headings enclosing the current line, outermost first
 	cur      *builder
+	// openSpec is set for an OpenSpec main spec (isOpenSpecMain), which
+	// checkOpenSpec holds to the rules of `openspec validate --strict`.
+	openSpec bool
 }
 
 // section is a heading that encloses the current line.
@@ -305,14 +314,14 @@ func (p *parser) other(l srcLine, sh shape) {
 		return
 	}
 	if sh.bullet || b.structural {
-		if key, text, ok := stepOf(sh.content); ok && b.addStep(key, text, l.num) {
+		if key, text, ok := stepOf(sh.content); ok && b.addSteps(key, text, l.num) {
 			b.body = append(b.body, bodyLine{brk: true})
 			b.structural, b.inStep = true, true
 			return
 		}
 	}
 	if b.inStep && !sh.bullet {
-		b.continueStep(sh.content)
+		b.continueStep(sh.content, l.num)
 		return
 	}
 	b.body = append(b.body, bodyLine{text: l.text})
@@ -389,11 +398,33 @@ func (b *builder) addStep(key stepKey, text string, line int) bool {
 	return true
 }
 
-// continueStep records a wrapped line of the last step. The parts are joined
-// by flushStep, which keeps long wrapped steps linear in their length.
-func (b *builder) continueStep(text string) {
-	if b.scen >= 0 && b.lastKey != noKey && text != "" {
-		b.stepCont = append(b.stepCont, text)
+// addSteps adds a step line: its first step and those written after it on
+// the same line ("WHEN … THEN … AND …"). It reports whether the line was a
+// step, as addStep does for the first.
+func (b *builder) addSteps(key stepKey, text string, line int) bool {
+	first, rest := splitInline(text)
+	if !b.addStep(key, first, line) {
+		return false
+	}
+	for _, s := range rest {
+		b.addStep(s.key, s.text, line) // never an AND without a step before it
+	}
+	return true
+}
+
+// continueStep records a wrapped line of the last step; steps written
+// inside the line start after it. The parts are joined by flushStep, which
+// keeps long wrapped steps linear in their length.
+func (b *builder) continueStep(text string, line int) {
+	first, rest := splitInline(text)
+	if b.scen < 0 || b.lastKey == noKey {
+		return
+	}
+	if first != "" {
+		b.stepCont = append(b.stepCont, first)
+	}
+	for _, s := range rest {
+		b.addStep(s.key, s.text, line)
 	}
 }
 

@@ -235,7 +235,7 @@ func TestParseOpenSpec(t *testing.T) {
 		name: "living spec: ID derived from the capability directory",
 		file: "openspec/specs/user-auth/spec.md",
 		src: `## Purpose
-Authentication.
+Authentication: who the user is, and for how long.
 
 ## Requirements
 ### Requirement: User login
@@ -249,6 +249,7 @@ The system SHALL let users log in.
 - **AND** they land on the dashboard
 
 ### Requirement: Logout
+Users MUST be able to log out.
 #### Scenario: Logout
 - **WHEN** the user logs out
 - **THEN** the session ends
@@ -258,7 +259,8 @@ REQ-USER-AUTH-01 "User login" domain=user-auth openspec/specs/user-auth/spec.md:
   text "The system SHALL let users log in."
   scenario "Valid credentials" @8 given=["a registered user"] when=["they submit valid credentials" "the account is active"] then=["a session is created" "they land on the dashboard"]
 REQ-USER-AUTH-02 "Logout" domain=user-auth openspec/specs/user-auth/spec.md:15
-  scenario "Logout" @16 when=["the user logs out"] then=["the session ends"]
+  text "Users MUST be able to log out."
+  scenario "Logout" @17 when=["the user logs out"] then=["the session ends"]
 `,
 	}, {
 		name: "domain from the enclosing section, ordinals per domain",
@@ -286,10 +288,12 @@ REQ-CHECKOUT-FLOW-02 "Receipt" domain=checkout-flow docs/spec.md:16
 	}, {
 		name: "a '# <capability> Specification' title names the domain",
 		file: "openspec/specs/x/spec.md",
-		src:  "# Billing Specification\n## Requirements\n### Requirement: Invoice\n" + ok,
+		src: "# Billing Specification\n## Purpose\nInvoices: what is billed to whom, and when it is sent.\n" +
+			"## Requirements\n### Requirement: Invoice\nThe system SHALL bill monthly.\n#### Scenario: s\n" + ok,
 		want: `
-REQ-BILLING-01 "Invoice" domain=billing openspec/specs/x/spec.md:3
-  scenario "scenario 1" @4 when=["x"] then=["y"]
+REQ-BILLING-01 "Invoice" domain=billing openspec/specs/x/spec.md:5
+  text "The system SHALL bill monthly."
+  scenario "s" @7 when=["x"] then=["y"]
 `,
 	}, {
 		name: "delta spec: domain from the capability of the change",

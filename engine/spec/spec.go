@@ -13,9 +13,14 @@
 //
 // A requirement's scenarios are GIVEN/WHEN/THEN steps (AND continues the
 // previous keyword), grouped under "Scenario:" headings or bullets; steps
-// before any Scenario marker form unnamed scenarios. "Depends on:" lines list
+// before any Scenario marker form unnamed scenarios. Steps may share a line
+// ("- WHEN a visitor posts a valid form THEN an account is created"): inside
+// a line a keyword is a word in capitals or in bold. "Depends on:" lines list
 // the IDs a requirement depends on. Fenced code blocks and HTML comments never
 // start a requirement, a scenario or a step.
+//
+// A file at openspec/specs/<capability>/spec.md is an OpenSpec main spec and
+// is also held to the rules of `openspec validate --strict` (openspec.go).
 //
 // Parsing is total: Parse never panics and reports every problem as a
 // Diagnostic with a 1-based line, so one run of `setctl vet` shows them all.

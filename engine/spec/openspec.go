@@ -1,0 +1,493 @@
+package spec
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file holds the rules `openspec validate --strict` applies to an
+// OpenSpec main spec (openspec/specs/<capability>/spec.md), as the OpenSpec
+// CLI (@fission-ai/openspec 1.13.2) decides them: which headings are
+// sections, requirements and scenarios, what a requirement needs, and what
+// makes the document's structure valid. The CLI reads markdown its own way
+// (no indented headings, fences opened by any ``` or ~~~ line, HTML comments
+// not special, JavaScript's notion of whitespace), so these checks read the
+// raw lines the same way rather than through the parser's srcLines. Under
+// --strict the CLI's warnings fail validation too, so every rule here is an
+// error.
+
+// isOpenSpecMain reports whether file (slash-separated) is an OpenSpec main
+// spec: ".../openspec/specs/<capability…>/spec.md", the files `openspec
+// validate` checks as specs.
+func isOpenSpecMain(file string) bool {
+	parts := strings.Split(path.Clean(file), "/")
+	n := len(parts)
+	if n < 4 || parts[n-1] != "spec.md" {
+		return false
+	}
+	for i := 0; i+3 < n; i++ {
+		if parts[i] == "openspec" && parts[i+1] == "specs" {
+			return true
+		}
+	}
+	return false
+}
+
+// osRule names a rule of `openspec validate --strict` for main specs.
+type osRule string
+
+const (
+	rulePurposeMissing      osRule = "purpose-missing"      // no "Purpose" section with content
+	rulePurposePlaceholder  osRule = "purpose-placeholder"  // Purpose is TBD/TODO or archive's placeholder sentence
+	rulePurposeBrief        osRule = "purpose-brief"        // Purpose shorter than 50 characters
+	ruleRequirementsMissing osRule = "requirements-missing" // no "Requirements" section
+	ruleNoRequirements      osRule = "no-requirements"      // the Requirements section has no requirement heading
+	ruleNoScenario          osRule = "no-scenario"          // a requirement has no scenario heading with content
+	ruleEmptyText           osRule = "empty-text"           // a requirement has neither text nor title
+	ruleNoBody              osRule = "no-body"              // a "### Requirement:" has no text under its heading
+	ruleNoShall             osRule = "no-shall"             // a "### Requirement:" text has no SHALL or MUST
+	ruleDeltaHeader         osRule = "delta-header"         // "## ADDED Requirements" (etc.) in a main spec
+	ruleOutside             osRule = "outside-requirements" // "### Requirement:" outside "## Requirements"
+	ruleDuplicate           osRule = "duplicate-requirement"
+)
+
+// osIssue is one violated rule, at a 1-based line (0: the whole file).
+type osIssue struct {
+	rule osRule
+	line int
+	msg  string
+}
+
+// osReport is what checkOpenSpec finds in one main spec.
+type osReport struct {
+	issues []osIssue
+	// hasRequirements says whether a "Requirements" section exists;
+	// requirements holds the 1-based lines of the headings OpenSpec reads as
+	// requirements (the headings directly under that section), and outside
+	// those of "### Requirement:" headings reported as outside it.
+	hasRequirements bool
+	requirements    map[int]bool
+	outside         map[int]bool
+}
+
+// minPurpose is the length (in UTF-16 code units, as JavaScript counts)
+// below which OpenSpec finds a Purpose too brief.
+const minPurpose = 50
+
+// The sentence `openspec archive` writes as the Purpose of a capability it
+// creates, around the change's name.
+const (
+	purposePlaceholderPrefix = "TBD - created by archiving change "
+	purposePlaceholderSuffix = ". Update Purpose after archive."
+)
+
+// jsSpace is JavaScript's \s and jsDot its '.' (without the s flag), so the
+// patterns below match what the CLI's regular expressions match.
+const (
+	jsSpace = `[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]`
+	jsDot   = `[^\n\r\x{2028}\x{2029}]`
+)
+
+// ci is a pattern matching word in any ASCII case, as a JavaScript /i
+// pattern without the u flag does (no Unicode folding: "ſ" is not "s").
+func ci(word string) string {
+	var b strings.Builder
+	for _, c := range word {
+		if u, l := unicode.ToUpper(c), unicode.ToLower(c); c < utf8.RuneSelf && u != l {
+			fmt.Fprintf(&b, "[%c%c]", u, l)
+			continue
+		}
+		b.WriteString(regexp.QuoteMeta(string(c)))
+	}
+	return b.String()
+}
+
+var (
+	osHeadingRe      = regexp.MustCompile(`^(#{1,6})` + jsSpace + `+(` + jsDot + `+)$`)
+	osBoundaryRe     = regexp.MustCompile(`^(#{1,6})` + jsSpace + `+`)
+	osHeaderLineRe   = regexp.MustCompile(`^#{1,6}` + jsSpace)
+	osSectionRe      = regexp.MustCompile(`^##` + jsSpace + `+`)
+	osRequirementsRe = regexp.MustCompile(`^##` + jsSpace + `+` + ci("Requirements") + jsSpace + `*$`)
+	osDeltaRe        = regexp.MustCompile(`^##` + jsSpace + `+(?:` + ci("ADDED") + `|` + ci("MODIFIED") + `|` + ci("REMOVED") + `|` + ci("RENAMED") + `)` + jsSpace + `+` + ci("Requirements") + jsSpace + `*$`)
+	// osRequirementRe is the header the structure check reads; osBlockRe the
+	// one the SHALL/MUST check reads (it also takes "###Requirement:").
+	osRequirementRe = regexp.MustCompile(`^###` + jsSpace + `+` + ci("Requirement") + `:` + jsSpace + `*(` + jsDot + `+)` + jsSpace + `*$`)
+	osBlockRe       = regexp.MustCompile(`^###` + jsSpace + `*` + ci("Requirement") + `:` + jsSpace + `*(` + jsDot + `+)` + jsSpace + `*$`)
+	osLabelRe       = regexp.MustCompile(`^` + ci("Requirement") + `:` + jsSpace + `*(` + jsDot + `+)`)
+	osMetadataRe    = regexp.MustCompile(`^\*\*[^*]+\*\*:`)
+	osShallRe       = regexp.MustCompile(`\b(SHALL|MUST)\b`)
+	osFenceOpenRe   = regexp.MustCompile("^" + jsSpace + "*(`{3,}|~{3,})")
+	osFenceCloseRe  = regexp.MustCompile("^" + jsSpace + "*(`{3,}|~{3,})" + jsSpace + "*$")
+	osClosingHashRe = regexp.MustCompile(`[ \t]+#+[ \t]*$`)
+)
+
+// isJSSpace reports whether r is whitespace to JavaScript's trim and \s.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', '\u00a0', '\u1680', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff':
+		return true
+	}
+	return r >= '\u2000' && r <= '\u200a'
+}
+
+func jsTrim(s string) string { return strings.TrimFunc(s, isJSSpace) }
+
+// utf16Len is the length of s as JavaScript counts it.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// osFenceMask marks the lines of a fenced code block, fences included, as
+// the CLI does: any line starting (after whitespace) with ``` or ~~~ opens a
+// block, which a line of at least as many of the same character closes.
+func osFenceMask(lines []string) []bool {
+	mask := make([]bool, len(lines))
+	var (
+		char byte
+		n    int
+	)
+	for i, l := range lines {
+		if char == 0 {
+			if m := osFenceOpenRe.FindStringSubmatch(l); m != nil {
+				char, n = m[1][0], len(m[1])
+				mask[i] = true
+			}
+			continue
+		}
+		mask[i] = true
+		if m := osFenceCloseRe.FindStringSubmatch(l); m != nil && m[1][0] == char && len(m[1]) >= n {
+			char = 0
+		}
+	}
+	return mask
+}
+
+// osHeading is a heading as the CLI's section tree holds it.
+type osHeading struct {
+	line    int // 0-based index into the lines
+	level   int
+	title   string // trimmed
+	parent  int    // index of the enclosing heading, -1 at the top
+	content string // the lines up to the next heading of this level or higher, trimmed
+}
+
+// normalizeRequirementName drops a heading's closing #s and trims, as the
+// CLI does before comparing requirement names (case-sensitively).
+func normalizeRequirementName(name string) string {
+	return jsTrim(osClosingHashRe.ReplaceAllString(name, ""))
+}
+
+// checkOpenSpec applies the rules of `openspec validate --strict` to the
+// main spec src. Issue lines are 1-based and agree with the parser's.
+func checkOpenSpec(src []byte) osReport {
+	text := strings.TrimPrefix(string(src), "\ufeff")
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	mask := osFenceMask(lines)
+	rep := osReport{requirements: map[int]bool{}, outside: map[int]bool{}}
+	add := func(rule osRule, line int, format string, args ...any) {
+		rep.issues = append(rep.issues, osIssue{rule: rule, line: line, msg: fmt.Sprintf(format, args...)})
+	}
+
+	heads := osHeadings(lines, mask)
+	purpose, reqs := -1, -1
+	for i, h := range heads {
+		switch {
+		case purpose < 0 && asciiEqualFold(h.title, "purpose"):
+			purpose = i
+		case reqs < 0 && asciiEqualFold(h.title, "requirements"):
+			reqs = i
+		}
+	}
+
+	// The document: a Purpose that says what the capability is for, and a
+	// Requirements section.
+	switch {
+	case purpose < 0:
+		add(rulePurposeMissing, 0, `no "## Purpose" section: openspec validate requires one saying what the capability is for`)
+	case heads[purpose].content == "":
+		add(rulePurposeMissing, heads[purpose].line+1, `"## Purpose" is empty: openspec validate requires it to say what the capability is for`)
+	case purposePlaceholder(heads[purpose].content):
+		add(rulePurposePlaceholder, heads[purpose].line+1, `"## Purpose" is a placeholder (TBD, TODO or the sentence openspec archive writes): say what the capability is for`)
+	case utf16Len(heads[purpose].content) < minPurpose:
+		add(rulePurposeBrief, heads[purpose].line+1, `"## Purpose" is too brief (%d characters; openspec validate --strict wants at least %d)`, utf16Len(heads[purpose].content), minPurpose)
+	}
+	if reqs < 0 {
+		add(ruleRequirementsMissing, 0, `no "## Requirements" section: openspec validate requires one holding the "### Requirement: <name>" headings`)
+	} else {
+		rep.hasRequirements = true
+		n := 0
+		for i, h := range heads {
+			if h.parent != reqs {
+				continue
+			}
+			n++
+			rep.requirements[h.line+1] = true
+			name := osRequirementName(h.title)
+			scenarios, empty := 0, 0
+			for _, s := range heads[i+1:] {
+				if s.level <= h.level {
+					break // the end of the requirement's section
+				}
+				if s.parent == i {
+					if s.content != "" {
+						scenarios++
+					} else {
+						empty++
+					}
+				}
+			}
+			if requirementBody(strings.Split(h.content, "\n")) == "" && h.title == "" {
+				add(ruleEmptyText, h.line+1, "requirement heading without a name or text")
+			}
+			switch {
+			case scenarios > 0:
+			case empty > 0:
+				add(ruleNoScenario, h.line+1, `requirement %q has no scenario: its scenario heading has nothing under it (add "- **WHEN** …" and "- **THEN** …")`, name)
+			default:
+				add(ruleNoScenario, h.line+1, `requirement %q has no scenario: openspec validate wants a "#### Scenario: <name>" heading with its steps under it`, name)
+			}
+		}
+		if n == 0 {
+			add(ruleNoRequirements, heads[reqs].line+1, `"## %s" holds no requirement`, heads[reqs].title)
+		}
+	}
+
+	checkStructure(lines, mask, &rep, add)
+	checkShall(lines, mask, add)
+	return rep
+}
+
+// osHeadings returns the headings outside fenced blocks with their section
+// tree and content, as the CLI's markdown parser reads them: "#"s at the
+// start of the line, whitespace, then a title.
+func osHeadings(lines []string, mask []bool) []osHeading {
+	boundary := make([]int, len(lines)) // level of a line that ends sections, else 0
+	for i, l := range lines {
+		if m := osBoundaryRe.FindStringSubmatch(l); m != nil && !mask[i] {
+			boundary[i] = len(m[1])
+		}
+	}
+	var (
+		heads []osHeading
+		stack []int
+	)
+	for i, l := range lines {
+		m := osHeadingRe.FindStringSubmatch(l)
+		if m == nil || mask[i] {
+			continue
+		}
+		h := osHeading{line: i, level: len(m[1]), title: jsTrim(m[2]), parent: -1}
+		end := len(lines)
+		for j := i + 1; j < len(lines); j++ {
+			if boundary[j] > 0 && boundary[j] <= h.level {
+				end = j
+				break
+			}
+		}
+		h.content = jsTrim(strings.Join(lines[i+1:end], "\n"))
+		for len(stack) > 0 && heads[stack[len(stack)-1]].level >= h.level {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 {
+			h.parent = stack[len(stack)-1]
+		}
+		stack = append(stack, len(heads))
+		heads = append(heads, h)
+	}
+	return heads
+}
+
+// osRequirementName is the name of a requirement heading as messages show
+// it: the text after "Requirement:", else the whole title.
+func osRequirementName(title string) string {
+	if m := osLabelRe.FindStringSubmatch(title); m != nil {
+		return normalizeRequirementName(m[1])
+	}
+	return title
+}
+
+// requirementsSection returns the 0-based line of the first "## Requirements"
+// outside fences and the line that ends its section (the next "## " heading),
+// or -1 when there is none.
+func requirementsSection(lines []string, mask []bool) (start, end int) {
+	start, end = -1, len(lines)
+	for i, l := range lines {
+		if !mask[i] && osRequirementsRe.MatchString(l) {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return -1, end
+	}
+	for i := start + 1; i < len(lines); i++ {
+		if !mask[i] && osSectionRe.MatchString(lines[i]) {
+			return start, i
+		}
+	}
+	return start, end
+}
+
+// checkStructure reports delta headers, "### Requirement:" headings outside
+// "## Requirements" and requirement names declared twice.
+func checkStructure(lines []string, mask []bool, rep *osReport, add func(osRule, int, string, ...any)) {
+	start, end := requirementsSection(lines, mask)
+	first := map[string]int{}
+	for i, l := range lines {
+		if mask[i] || jsTrim(l) == "" {
+			continue
+		}
+		if osDeltaRe.MatchString(l) {
+			add(ruleDeltaHeader, i+1, "delta header %q in a main spec: it belongs in openspec/changes/<change>/specs/<capability>/spec.md", jsTrim(l))
+			continue
+		}
+		m := osRequirementRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		name := normalizeRequirementName(m[1])
+		if start < 0 || i <= start || i >= end {
+			rep.outside[i+1] = true
+			add(ruleOutside, i+1, `requirement %q is outside the "## Requirements" section, where OpenSpec does not read it`, name)
+			continue
+		}
+		if at, dup := first[name]; dup {
+			add(ruleDuplicate, i+1, "duplicate requirement %q (first at line %d)", name, at)
+			continue
+		}
+		first[name] = i + 1
+	}
+}
+
+// checkShall reports a "### Requirement:" block of the Requirements section
+// whose text (the lines under its heading, up to the first heading) is
+// missing or has no SHALL or MUST.
+func checkShall(lines []string, mask []bool, add func(osRule, int, string, ...any)) {
+	start, end := requirementsSection(lines, mask)
+	if start < 0 {
+		return
+	}
+	isBlock := func(i int) bool { return !mask[i] && osBlockRe.MatchString(lines[i]) }
+	for i := start + 1; i < end; i++ {
+		if !isBlock(i) {
+			continue
+		}
+		name := normalizeRequirementName(osBlockRe.FindStringSubmatch(lines[i])[1])
+		j := i + 1
+		for j < end && !isBlock(j) {
+			j++
+		}
+		switch body := requirementBody(lines[i+1 : j]); {
+		case body == "":
+			add(ruleNoBody, i+1, `requirement %q has no text: say what the system SHALL or MUST do on the lines under its heading`, name)
+		case !osShallRe.MatchString(body):
+			add(ruleNoShall, i+1, `requirement %q has no SHALL or MUST in its text (openspec validate --strict requires one)`, name)
+		}
+	}
+}
+
+// requirementBody is a requirement's text as the CLI reads it from the
+// lines under its heading: the non-blank lines up to the first heading,
+// fenced blocks left out, each trimmed; "**Key**: value" metadata lines
+// count only when nothing else does.
+func requirementBody(lines []string) string {
+	mask := osFenceMask(lines)
+	var text, meta []string
+	for i, l := range lines {
+		if mask[i] {
+			continue
+		}
+		if osHeaderLineRe.MatchString(l) {
+			break
+		}
+		t := jsTrim(l)
+		switch {
+		case t == "":
+		case osMetadataRe.MatchString(t):
+			meta = append(meta, t)
+		default:
+			text = append(text, t)
+		}
+	}
+	if len(text) > 0 {
+		return strings.Join(text, "\n")
+	}
+	return strings.Join(meta, "\n")
+}
+
+// purposePlaceholder reports whether a Purpose is not yet written: it opens
+// with a TBD or TODO marker, or holds the sentence `openspec archive` writes.
+// Fenced lines are left out.
+func purposePlaceholder(purpose string) bool {
+	lines := strings.Split(purpose, "\n")
+	mask := osFenceMask(lines)
+	var prose []string
+	for i, l := range lines {
+		if !mask[i] {
+			prose = append(prose, l)
+		}
+	}
+	p := jsTrim(strings.Join(prose, "\n"))
+	if leadingMarker(p) {
+		return true
+	}
+	at, suffix := strings.Index(p, purposePlaceholderPrefix), strings.LastIndex(p, purposePlaceholderSuffix)
+	return at >= 0 && suffix >= 0 && at <= suffix
+}
+
+// leadingMarker reports whether s opens with TBD or TODO as a word: in
+// capitals whatever follows, in any other case only when punctuation or the
+// end of the line follows ("todo: …", but not Spanish "Todo el …").
+func leadingMarker(s string) bool {
+	for _, m := range []string{"TBD", "TODO"} {
+		if len(s) < len(m) || !asciiEqualFold(s[:len(m)], m) {
+			continue
+		}
+		rest := s[len(m):]
+		if r, _ := utf8.DecodeRuneInString(rest); rest != "" && (unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.IsMark(r) || r == '_') {
+			continue
+		}
+		if s[:len(m)] == m {
+			return true
+		}
+		t := strings.TrimLeft(rest, " \t")
+		if t == "" || strings.ContainsRune("\n:-.,;()[]{}", rune(t[0])) || strings.HasPrefix(t, "–") || strings.HasPrefix(t, "—") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOpenSpec adds to the file's diagnostics the rules of `openspec
+// validate --strict`, and set's own: every requirement set reads in a main
+// spec must be one OpenSpec reads, a heading directly under "## Requirements"
+// (so "### REQ-AUTH-01: Log in" is set's extension of the format, and a
+// bullet-form requirement is refused).
+func (p *parser) checkOpenSpec(src []byte) {
+	rep := checkOpenSpec(src)
+	for _, is := range rep.issues {
+		p.errorf(is.line, "%s", is.msg)
+	}
+	if !rep.hasRequirements {
+		return
+	}
+	for _, r := range p.reqs {
+		if !rep.requirements[r.Line] && !rep.outside[r.Line] {
+			p.errorf(r.Line, `requirement %s is not a heading directly under "## Requirements", where OpenSpec reads requirements (write it as "### %s: %s")`, r.ID, r.ID, r.Title)
+		}
+	}
+}
