@@ -270,15 +270,29 @@ type execOutput struct {
 // so that one may sit inside it); then the command, expecting any exit
 // code. Maps are applied in sorted key order, so the same gate always
 // yields the same query and the engine can reuse its cache.
+//
+// Every host path (the worktree, a rootfs, a tarball, a mount) is read with
+// noCache, so that the engine's cache is decided by content, never by
+// path. Without noCache the engine keeps host.directory and host.file for
+// the whole session by their arguments, that is by path: every gate of a
+// run after the first on the same worktree (the retry after the agent
+// fixed the code, the integration stack after main was merged in) would
+// run on the first upload, and a rootfs or mount changed during the run
+// would go unseen. With noCache the engine reads the path again each time
+// and addresses the result by a digest of its content: an unchanged
+// worktree or base gives the same digest, so the engine's cache still
+// serves the containers and execs built on it, and a changed one gives a
+// new digest, so they run again. A digest computed here would have to
+// read every file of a rootfs on every gate to decide the same thing.
 func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Container {
 	var ctr *dagger.Container
 	switch {
 	case r.cfg.From != "":
 		ctr = client.Container().From(r.cfg.From)
 	case r.cfg.Rootfs != "":
-		ctr = client.Container().WithRootfs(client.Host().Directory(r.hostPath(r.cfg.Rootfs)))
+		ctr = client.Container().WithRootfs(client.Host().Directory(r.hostPath(r.cfg.Rootfs), dagger.HostDirectoryOpts{NoCache: true}))
 	default:
-		ctr = client.Container().Import(client.Host().File(r.hostPath(r.cfg.Tarball)))
+		ctr = client.Container().Import(client.Host().File(r.hostPath(r.cfg.Tarball), dagger.HostFileOpts{NoCache: true}))
 	}
 
 	// A mounted (not copied) worktree: the exec's writes to it stay in the
@@ -286,7 +300,7 @@ func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Conta
 	exclude := append(slices.Clone(alwaysExcluded), r.cfg.Exclude...)
 	wd := r.workdir()
 	ctr = ctr.
-		WithMountedDirectory(wd, client.Host().Directory(e.Dir, dagger.HostDirectoryOpts{Exclude: exclude})).
+		WithMountedDirectory(wd, client.Host().Directory(e.Dir, dagger.HostDirectoryOpts{Exclude: exclude, NoCache: true})).
 		WithWorkdir(wd)
 
 	env := maps.Clone(r.cfg.Env)
@@ -306,7 +320,7 @@ func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Conta
 	// snapshot, and those writes are dropped with the container.
 	for _, p := range slices.Sorted(maps.Keys(r.cfg.Mounts)) {
 		m := r.cfg.Mounts[p]
-		ctr = ctr.WithMountedDirectory(p, client.Host().Directory(r.hostPath(m.Source)),
+		ctr = ctr.WithMountedDirectory(p, client.Host().Directory(r.hostPath(m.Source), dagger.HostDirectoryOpts{NoCache: true}),
 			dagger.ContainerWithMountedDirectoryOpts{ReadOnly: m.ReadOnly})
 	}
 	return ctr.WithExec(e.Argv, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"dagger.io/dagger"
+	"dagger.io/dagger/engineconn"
 )
 
 // Engine is how set reaches a Dagger engine, chosen exactly as the Go SDK
@@ -190,3 +191,7 @@ func Connector(e *Engine, logOutput io.Writer) func(ctx context.Context) (*dagge
 		return c, nil
 	}
 }
+
+// SDKEngineVersion is the engine version the Dagger SDK that set is built
+// with expects (the SDK's own version, without the "v").
+const SDKEngineVersion = engineconn.CLIVersion
