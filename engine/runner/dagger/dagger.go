@@ -154,8 +154,6 @@ func (r *daggerRunner) Close() error {
 //     Dagger buffers the two streams apart, so the order in which the
 //     command interleaved them is lost. e.Log gets both streams in full,
 //     each under a header line.
-//   - Cached is always false: the SDK does not say whether the engine served
-//     the exec from its cache, and the runner does not guess.
 //   - Base is the configured base (config.DaggerRunner.Base).
 //
 // e.Timeout bounds everything after the connection (building the container,

@@ -222,7 +222,7 @@ func TestResult(t *testing.T) {
 		if err != nil {
 			t.Fatalf("exit %d: %v", code, err)
 		}
-		if res.ExitCode != code || res.TimedOut || res.Cached || res.Base != "from golang:1.26" {
+		if res.ExitCode != code || res.TimedOut || res.Base != "from golang:1.26" {
 			t.Errorf("exit %d: result %+v", code, res)
 		}
 		if got, want := string(res.Output), "built\nok\nwarning: x\n"; got != want {
