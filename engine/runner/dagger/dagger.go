@@ -52,8 +52,10 @@ var errClosed = errors.New("dagger runner: closed")
 // connect is called at most once, on the first Exec; its outcome is kept, so
 // a failed connection is the run error of every Exec. The session outlives
 // the Exec that opened it: connect gets a context that carries that Exec's
-// values but not its cancellation, and Close ends it. The returned runner
-// is an io.Closer; whoever created it must call Close. A nil cfg gives a
+// values (such as proc's PID directory) but not its cancellation, and
+// Close ends it by closing the client (for Connector's, within seconds).
+// The returned runner is an io.Closer; whoever created it must call
+// Close. A nil cfg gives a
 // runner whose every Exec fails for want of a base.
 func New(cfg *config.DaggerRunner, root string, connect func(ctx context.Context) (*dagger.Client, error)) runner.Runner {
 	if cfg == nil {
@@ -158,8 +160,10 @@ func (r *daggerRunner) Close() error {
 //
 // e.Timeout bounds everything after the connection (building the container,
 // the command, reading its output, exporting files); connecting to the
-// engine is the runner's business and is bounded by ctx only. When the
-// timeout expires the result has TimedOut set, ExitCode -1 and a nil error.
+// engine is the runner's business: the wait is bounded by ctx, the
+// connection by connect (Connector gives the CLI SessionStartTimeout to
+// open its session). When the timeout expires the result has TimedOut
+// set, ExitCode -1 and a nil error.
 // Any other failure of the engine or the SDK, a cancelled ctx, or a file of
 // e.Export that cannot be copied back is a returned error.
 func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, error) {
