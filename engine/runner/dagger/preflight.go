@@ -153,7 +153,11 @@ func findEngine(ctx context.Context, getenv func(string) string, timeout time.Du
 		if getenv("DAGGER_SESSION_TOKEN") == "" {
 			return nil, &PreflightError{Tried: "DAGGER_SESSION_PORT is set without DAGGER_SESSION_TOKEN", Fix: "run set under `dagger run`, which sets both"}
 		}
-		return &Engine{Via: "session", Address: net.JoinHostPort("127.0.0.1", port), port: n, token: getenv("DAGGER_SESSION_TOKEN")}, nil
+		e := &Engine{Via: "session", Address: net.JoinHostPort("127.0.0.1", port), port: n, token: getenv("DAGGER_SESSION_TOKEN")}
+		if err := dial(ctx, "tcp", e.Address); err != nil {
+			return nil, &PreflightError{Tried: e.String() + " (DAGGER_SESSION_PORT)", Fix: "run set inside a live `dagger run`, or unset DAGGER_SESSION_PORT", Err: err}
+		}
+		return e, nil
 	}
 
 	cli := getenv("_EXPERIMENTAL_DAGGER_CLI_BIN")
