@@ -105,8 +105,8 @@ func TestPreflightPlainListener(t *testing.T) {
 		cli := newFakeCLI(t, hang)
 		cli.onPath(t)
 		start := time.Now()
-		_, err := preflight(context.Background(), env, time.Second)
-		want := "no Dagger engine: " + host + " accepts connections but is not a Dagger engine: the dagger CLI opened no session with it within 1s\n" +
+		_, err := preflight(context.Background(), env, 2*time.Second)
+		want := "no Dagger engine: " + host + " accepts connections but is not a Dagger engine: the dagger CLI opened no session with it within 2s\n" +
 			"  fix: point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running Dagger engine (`dagger core version` prints its version)\n" +
 			"  or run the gates on the host: runner: kind: \"host\""
 		if err == nil || err.Error() != want {
@@ -120,8 +120,8 @@ func TestPreflightPlainListener(t *testing.T) {
 	t.Run("the session does not answer", func(t *testing.T) {
 		cli := newFakeCLI(t, sessionLine(plainListener(t), "tok")+"\n"+untilStdinCloses)
 		cli.onPath(t)
-		_, err := preflight(context.Background(), env, time.Second)
-		if err == nil || !strings.Contains(err.Error(), "no Dagger engine: the session the dagger CLI opened with "+host+": not a Dagger engine: no answer to a version query within 1s") {
+		_, err := preflight(context.Background(), env, 2*time.Second)
+		if err == nil || !strings.Contains(err.Error(), "no Dagger engine: the session the dagger CLI opened with "+host+": not a Dagger engine: no answer to a version query within 2s") {
 			t.Errorf("err = %v", err)
 		}
 		cli.noneLeft(t)

@@ -31,7 +31,9 @@ const notLong = 30 * time.Second
 // a version line as the real CLI does; `dagger session` records in dir its
 // arguments (args), the runner host it was given (runnerhost) and its PID
 // (cli.pid), then runs the test's shell code, which records the PIDs of
-// what it starts in the background in dir too (child.pid).
+// what it starts in the background in dir too (child.pid). A PID file
+// appears whole (written aside, then renamed), or not at all when the
+// script was killed first.
 type fakeCLI struct{ bin, dir string }
 
 func newFakeCLI(t *testing.T, session string) *fakeCLI {
@@ -46,7 +48,7 @@ esac
 D=%q
 echo "$*" > "$D/args"
 echo "${_EXPERIMENTAL_DAGGER_RUNNER_HOST-}" > "$D/runnerhost"
-echo $$ > "$D/cli.pid"
+echo $$ > "$D/cli.tmp" && mv "$D/cli.tmp" "$D/cli.pid"
 %s
 `, SDKEngineVersion, SDKEngineVersion, dir, session)
 	bin := filepath.Join(dir, "dagger")
@@ -59,7 +61,7 @@ echo $$ > "$D/cli.pid"
 // Shell code for fake sessions.
 const (
 	// hang starts a child and waits for it: a CLI waiting on an engine.
-	hang = `sleep 300 & echo $! > "$D/child.pid"; wait`
+	hang = `sleep 300 & echo $! > "$D/child.tmp" && mv "$D/child.tmp" "$D/child.pid"; wait`
 	// ignoreTERM makes the script and its children ignore SIGTERM.
 	ignoreTERM = `trap '' TERM`
 	// untilStdinCloses is a well-behaved session: it ends with its stdin.
@@ -114,6 +116,24 @@ func (c *fakeCLI) noneLeft(t *testing.T) {
 				t.Fatalf("process %d of the fake dagger session is still running", pid)
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// has reports whether the fake CLI wrote the file name.
+func (c *fakeCLI) has(name string) bool {
+	_, err := os.Stat(filepath.Join(c.dir, name))
+	return err == nil
+}
+
+// cancelWhen calls cancel once cond holds, or after notLong (then the
+// test fails).
+func cancelWhen(t *testing.T, cancel context.CancelFunc, cond func() bool) {
+	defer cancel()
+	for deadline := time.Now().Add(notLong); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("the condition to cancel on never held")
+			return
 		}
 	}
 }
@@ -232,9 +252,9 @@ func TestSessionOpens(t *testing.T) {
 func TestSessionNeverOpens(t *testing.T) {
 	cli := newFakeCLI(t, `echo "connecting to the engine…" >&2`+"\n"+hang)
 	start := time.Now()
-	_, err := startSession(context.Background(), testSession(cli.bin, 500*time.Millisecond))
+	_, err := startSession(context.Background(), testSession(cli.bin, 2*time.Second))
 	var late *sessionTimeoutError
-	if !errors.As(err, &late) || err.Error() != "the dagger CLI opened no session within 500ms: connecting to the engine…" {
+	if !errors.As(err, &late) || err.Error() != "the dagger CLI opened no session within 2s: connecting to the engine…" {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 	if d := time.Since(start); d > notLong {
@@ -248,7 +268,7 @@ func TestSessionNeverOpens(t *testing.T) {
 func TestSessionIgnoresSIGTERM(t *testing.T) {
 	t.Run("before the session line", func(t *testing.T) {
 		cli := newFakeCLI(t, ignoreTERM+"\n"+hang)
-		if _, err := startSession(context.Background(), testSession(cli.bin, 300*time.Millisecond)); err == nil {
+		if _, err := startSession(context.Background(), testSession(cli.bin, time.Second)); err == nil {
 			t.Fatal("no error")
 		}
 		cli.noneLeft(t)
@@ -313,7 +333,7 @@ func TestSessionFails(t *testing.T) {
 func TestSessionCancel(t *testing.T) {
 	cli := newFakeCLI(t, ignoreTERM+"\n"+hang)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
+	go cancelWhen(t, cancel, func() bool { return cli.has("child.pid") })
 	if _, err := startSession(ctx, testSession(cli.bin, notLong)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -348,11 +368,11 @@ func TestSessionRecordedForOrphans(t *testing.T) {
 func TestRunnerSessionDeadline(t *testing.T) {
 	cli := newFakeCLI(t, hang)
 	e := &Engine{Via: "cli", CLI: cli.bin, RunnerHost: "tcp://engine.test:1234"}
-	r := New(goCfg(), "/p", connector(e, io.Discard, 300*time.Millisecond, 200*time.Millisecond))
+	r := New(goCfg(), "/p", connector(e, io.Discard, time.Second, 200*time.Millisecond))
 	defer r.(io.Closer).Close()
 	start := time.Now()
 	_, err := r.Exec(context.Background(), runner.Exec{Argv: []string{"true"}, Dir: "/wt"})
-	if err == nil || !strings.Contains(err.Error(), "opened no session within 300ms") {
+	if err == nil || !strings.Contains(err.Error(), "opened no session within 1s") {
 		t.Fatalf("err = %v", err)
 	}
 	if d := time.Since(start); d > notLong {
@@ -362,7 +382,7 @@ func TestRunnerSessionDeadline(t *testing.T) {
 }
 
 // TestRunnerStopsWithTheRun: the run is stopped (its context ends, as on
-// SIGTERM) while a gate waits on the engine, over a session whose CLI
+// SIGTERM) once a gate waits on the engine, over a session whose CLI
 // ignores both its stdin closing and SIGTERM: the gate returns, Close
 // returns, and nothing of the CLI is left.
 func TestRunnerStopsWithTheRun(t *testing.T) {
@@ -372,7 +392,9 @@ func TestRunnerStopsWithTheRun(t *testing.T) {
 	e := &Engine{Via: "cli", CLI: cli.bin}
 	r := New(goCfg(), "/p", connector(e, io.Discard, notLong, 200*time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
+	go cancelWhen(t, cancel, func() bool {
+		return slices.ContainsFunc(engine.recorded(), func(q string) bool { return strings.HasSuffix(q, ".sync") })
+	})
 	start := time.Now()
 	if _, err := r.Exec(ctx, runner.Exec{Argv: []string{"go", "test"}, Dir: t.TempDir()}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Exec = %v, want context.Canceled", err)
