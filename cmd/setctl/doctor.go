@@ -29,8 +29,9 @@ func doctorCommand() command {
 
 Doctor checks what a run of this project needs on this machine: git and
 the main branch set.cue names, the configured agent's CLI, every runner
-the gates use (for dagger: a CLI or session, an engine that answers, the
-base), and the program of every gate that runs on the host (on PATH, or a
+the gates use (for dagger: a CLI or session, an engine that opens a
+session and says its version within 10 s, the versions of the engine and
+the CLI against the one set's Dagger SDK expects, the base), and the program of every gate that runs on the host (on PATH, or a
 path relative to the project). Each line says ok, warn or FAIL and what
 to do about it.
 
@@ -175,7 +176,10 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 		if err != nil {
 			out = append(out, check{"runner", "fail", "dagger: " + strings.ReplaceAll(err.Error(), "\n  ", "; ")})
 		} else {
-			out = append(out, check{"runner", "ok", "dagger: " + eng.String() + " answers"})
+			out = append(out, check{"runner", "ok", "dagger: " + eng.String() + " answers: " + eng.Versions()})
+			for _, w := range eng.Warnings() {
+				out = append(out, check{"runner", "warn", "dagger: " + w})
+			}
 		}
 		out = append(out, baseCheck(ws))
 	}

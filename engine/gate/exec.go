@@ -68,7 +68,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		e.Log = scan
 	}
 	er, err := r.Exec(ctx, e)
-	res.ExitCode, res.Duration, res.Cached, res.Base = er.ExitCode, er.Duration, er.Cached, er.Base
+	res.ExitCode, res.Duration, res.Base = er.ExitCode, er.Duration, er.Base
 	res.Tail = outputTail(er.Output)
 	trailer := func(format string, args ...any) {
 		if log != nil {

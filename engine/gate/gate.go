@@ -124,7 +124,6 @@ type Result struct {
 	Tail string
 	// TimedOut is set when an exec gate's command ran out of time.
 	TimedOut bool
-	Cached   bool
 	// Err is set exactly when Status is "error".
 	Err error
 	// Expanded is non-nil when a run-time condition was evaluated; the

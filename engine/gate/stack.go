@@ -124,7 +124,7 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 func Event(stage string, attempt int, r Result) journal.VerifyGateData {
 	return journal.VerifyGateData{
 		Stage: stage, Gate: r.Gate, Kind: r.Kind, Mode: r.Mode, Runner: r.Runner, Base: r.Base,
-		Result: r.Status, ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(), Cached: r.Cached,
+		Result: r.Status, ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(),
 		Log: cmp.Or(r.LogRel, r.Log), Reason: r.Reason, RetryContext: r.RetryContext, Attempt: attempt,
 	}
 }

@@ -162,11 +162,11 @@ func TestEvent(t *testing.T) {
 	r := Result{
 		Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Status: StatusFail,
 		ExitCode: 2, Duration: 1500 * time.Millisecond, Log: "/l.log", Reason: "exit code 2",
-		RetryContext: "fix it", Cached: true,
+		RetryContext: "fix it",
 	}
 	want := journal.VerifyGateData{
 		Stage: "integration", Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Base: "host",
-		Result: "fail", ExitCode: 2, DurationMS: 1500, Cached: true, Log: "/l.log", Reason: "exit code 2",
+		Result: "fail", ExitCode: 2, DurationMS: 1500, Log: "/l.log", Reason: "exit code 2",
 		RetryContext: "fix it", Attempt: 3,
 	}
 	if diff := cmp.Diff(want, Event("integration", 3, r)); diff != "" {

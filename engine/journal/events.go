@@ -185,7 +185,6 @@ type VerifyGateData struct {
 	Result       string `json:"result"`
 	ExitCode     int    `json:"exitCode"`
 	DurationMS   int64  `json:"durationMs"`
-	Cached       bool   `json:"cached,omitempty"`
 	Log          string `json:"log,omitempty"`
 	Reason       string `json:"reason,omitempty"`
 	RetryContext string `json:"retryContext,omitempty"`

@@ -69,10 +69,13 @@ func (p *Project) Agents(pl *plan.Plan) (agent.Adapter, map[string]agent.Adapter
 }
 
 // Runners makes the runners the gates and regenerations of g use, and a
-// function that releases them. For dagger it first checks, within
-// seconds, that an engine answers and a CLI can reach it: no engine is a
-// run error before anything starts, never a gate failure sent to an agent.
-// getenv reads the Dagger variables.
+// function that releases them. For dagger it first proves, within
+// dagger.ProbeTimeout, that a Dagger engine answers (a session opened
+// with it tells its version): no engine is a run error before anything
+// starts, never a gate failure sent to an agent. The versions, any
+// mismatch between them, and a session that had to be killed at the end
+// go to the Dagger log (.set/logs/dagger.log). getenv reads the Dagger
+// variables.
 func (p *Project) Runners(ctx context.Context, g *graph.Graph, getenv func(string) string) (map[string]runner.Runner, func(), error) {
 	runners := map[string]runner.Runner{config.RunnerHost: host.New()}
 	closeAll := func() {}
@@ -91,11 +94,15 @@ func (p *Project) Runners(ctx context.Context, g *graph.Graph, getenv func(strin
 	if err != nil {
 		return nil, nil, err
 	}
+	fmt.Fprintf(log, "setctl: %s answers: %s\n", eng, eng.Versions())
+	for _, w := range eng.Warnings() {
+		fmt.Fprintf(log, "setctl: warning: %s\n", w)
+	}
 	r := dagger.New(p.Config.Runner.Dagger, p.Root, dagger.Connector(eng, log))
 	runners[config.RunnerDagger] = r
 	return runners, func() {
-		if c, ok := r.(io.Closer); ok {
-			c.Close()
+		if err := r.(io.Closer).Close(); err != nil {
+			fmt.Fprintf(log, "setctl: closing the Dagger session: %v\n", err)
 		}
 		log.Close()
 	}, nil

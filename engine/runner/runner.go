@@ -50,9 +50,6 @@ type ExecResult struct {
 	Output   []byte
 	Duration time.Duration
 	TimedOut bool
-	// Cached is set when the runner reused an earlier identical run
-	// instead of running the command.
-	Cached bool
 	// Base is what the command ran on: "host" for the host, the image or
 	// rootfs for a container runner.
 	Base string

@@ -52,8 +52,10 @@ var errClosed = errors.New("dagger runner: closed")
 // connect is called at most once, on the first Exec; its outcome is kept, so
 // a failed connection is the run error of every Exec. The session outlives
 // the Exec that opened it: connect gets a context that carries that Exec's
-// values but not its cancellation, and Close ends it. The returned runner
-// is an io.Closer; whoever created it must call Close. A nil cfg gives a
+// values (such as proc's PID directory) but not its cancellation, and
+// Close ends it by closing the client (for Connector's, within seconds).
+// The returned runner is an io.Closer; whoever created it must call
+// Close. A nil cfg gives a
 // runner whose every Exec fails for want of a base.
 func New(cfg *config.DaggerRunner, root string, connect func(ctx context.Context) (*dagger.Client, error)) runner.Runner {
 	if cfg == nil {
@@ -154,14 +156,14 @@ func (r *daggerRunner) Close() error {
 //     Dagger buffers the two streams apart, so the order in which the
 //     command interleaved them is lost. e.Log gets both streams in full,
 //     each under a header line.
-//   - Cached is always false: the SDK does not say whether the engine served
-//     the exec from its cache, and the runner does not guess.
 //   - Base is the configured base (config.DaggerRunner.Base).
 //
 // e.Timeout bounds everything after the connection (building the container,
 // the command, reading its output, exporting files); connecting to the
-// engine is the runner's business and is bounded by ctx only. When the
-// timeout expires the result has TimedOut set, ExitCode -1 and a nil error.
+// engine is the runner's business: the wait is bounded by ctx, the
+// connection by connect (Connector gives the CLI SessionStartTimeout to
+// open its session). When the timeout expires the result has TimedOut
+// set, ExitCode -1 and a nil error.
 // Any other failure of the engine or the SDK, a cancelled ctx, or a file of
 // e.Export that cannot be copied back is a returned error.
 func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, error) {
@@ -270,15 +272,29 @@ type execOutput struct {
 // so that one may sit inside it); then the command, expecting any exit
 // code. Maps are applied in sorted key order, so the same gate always
 // yields the same query and the engine can reuse its cache.
+//
+// Every host path (the worktree, a rootfs, a tarball, a mount) is read with
+// noCache, so that the engine's cache is decided by content, never by
+// path. Without noCache the engine keeps host.directory and host.file for
+// the whole session by their arguments, that is by path: every gate of a
+// run after the first on the same worktree (the retry after the agent
+// fixed the code, the integration stack after main was merged in) would
+// run on the first upload, and a rootfs or mount changed during the run
+// would go unseen. With noCache the engine reads the path again each time
+// and addresses the result by a digest of its content: an unchanged
+// worktree or base gives the same digest, so the engine's cache still
+// serves the containers and execs built on it, and a changed one gives a
+// new digest, so they run again. A digest computed here would have to
+// read every file of a rootfs on every gate to decide the same thing.
 func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Container {
 	var ctr *dagger.Container
 	switch {
 	case r.cfg.From != "":
 		ctr = client.Container().From(r.cfg.From)
 	case r.cfg.Rootfs != "":
-		ctr = client.Container().WithRootfs(client.Host().Directory(r.hostPath(r.cfg.Rootfs)))
+		ctr = client.Container().WithRootfs(client.Host().Directory(r.hostPath(r.cfg.Rootfs), dagger.HostDirectoryOpts{NoCache: true}))
 	default:
-		ctr = client.Container().Import(client.Host().File(r.hostPath(r.cfg.Tarball)))
+		ctr = client.Container().Import(client.Host().File(r.hostPath(r.cfg.Tarball), dagger.HostFileOpts{NoCache: true}))
 	}
 
 	// A mounted (not copied) worktree: the exec's writes to it stay in the
@@ -286,7 +302,7 @@ func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Conta
 	exclude := append(slices.Clone(alwaysExcluded), r.cfg.Exclude...)
 	wd := r.workdir()
 	ctr = ctr.
-		WithMountedDirectory(wd, client.Host().Directory(e.Dir, dagger.HostDirectoryOpts{Exclude: exclude})).
+		WithMountedDirectory(wd, client.Host().Directory(e.Dir, dagger.HostDirectoryOpts{Exclude: exclude, NoCache: true})).
 		WithWorkdir(wd)
 
 	env := maps.Clone(r.cfg.Env)
@@ -306,7 +322,7 @@ func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Conta
 	// snapshot, and those writes are dropped with the container.
 	for _, p := range slices.Sorted(maps.Keys(r.cfg.Mounts)) {
 		m := r.cfg.Mounts[p]
-		ctr = ctr.WithMountedDirectory(p, client.Host().Directory(r.hostPath(m.Source)),
+		ctr = ctr.WithMountedDirectory(p, client.Host().Directory(r.hostPath(m.Source), dagger.HostDirectoryOpts{NoCache: true}),
 			dagger.ContainerWithMountedDirectoryOpts{ReadOnly: m.ReadOnly})
 	}
 	return ctr.WithExec(e.Argv, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})

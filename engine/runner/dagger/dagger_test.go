@@ -86,15 +86,15 @@ func TestTranslation(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `container.from(address:"golang:1.26")` +
-		`.withMountedDirectory(path:"/src",source:host.directory(exclude:[".git",".set","node_modules","*.log"],path:` + strconv.Quote(wt) + `))` +
+		`.withMountedDirectory(path:"/src",source:host.directory(exclude:[".git",".set","node_modules","*.log"],noCache:true,path:` + strconv.Quote(wt) + `))` +
 		`.withWorkdir(path:"/src")` +
 		`.withEnvVariable(name:"CGO_ENABLED",value:"0")` +
 		`.withEnvVariable(name:"GATE",value:"test")` +
 		`.withEnvVariable(name:"MODE",value:"gate")` +
 		`.withMountedCache(cache:cacheVolume(key:"gomod"),path:"/go/pkg/mod")` +
 		`.withMountedCache(cache:cacheVolume(key:"gobuild"),path:"/root/.cache/go-build")` +
-		`.withMountedDirectory(path:"/opt/tools",readOnly:true,source:host.directory(path:"/project/tools"))` +
-		`.withMountedDirectory(path:"/scratch",source:host.directory(path:"/abs/scratch"))` +
+		`.withMountedDirectory(path:"/opt/tools",readOnly:true,source:host.directory(noCache:true,path:"/project/tools"))` +
+		`.withMountedDirectory(path:"/scratch",source:host.directory(noCache:true,path:"/abs/scratch"))` +
 		`.withExec(args:["go","test","-run","Test \"quoted\"","./..."],expect:ANY)` +
 		`.sync`
 	if got := fx.syncQuery(t); got != want {
@@ -122,9 +122,9 @@ func TestBases(t *testing.T) {
 		base string
 	}{
 		{config.DaggerRunner{From: "debian:13"}, `container.from(address:"debian:13")`, "from debian:13"},
-		{config.DaggerRunner{Rootfs: "images/debian"}, `container.withRootfs(directory:host.directory(path:"/project/images/debian"))`, "rootfs images/debian"},
-		{config.DaggerRunner{Rootfs: "/srv/rootfs"}, `container.withRootfs(directory:host.directory(path:"/srv/rootfs"))`, "rootfs /srv/rootfs"},
-		{config.DaggerRunner{Tarball: "img.tar"}, `container.import(source:host.file(path:"/project/img.tar"))`, "tarball img.tar"},
+		{config.DaggerRunner{Rootfs: "images/debian"}, `container.withRootfs(directory:host.directory(noCache:true,path:"/project/images/debian"))`, "rootfs images/debian"},
+		{config.DaggerRunner{Rootfs: "/srv/rootfs"}, `container.withRootfs(directory:host.directory(noCache:true,path:"/srv/rootfs"))`, "rootfs /srv/rootfs"},
+		{config.DaggerRunner{Tarball: "img.tar"}, `container.import(source:host.file(noCache:true,path:"/project/img.tar"))`, "tarball img.tar"},
 	} {
 		tc.cfg.Workdir = "/w"
 		fx := newFixture(t, &tc.cfg, "/project")
@@ -132,7 +132,7 @@ func TestBases(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.base, err)
 		}
-		want := tc.want + `.withMountedDirectory(path:"/w",source:host.directory(exclude:[".git",".set"],path:"/wt"))` +
+		want := tc.want + `.withMountedDirectory(path:"/w",source:host.directory(exclude:[".git",".set"],noCache:true,path:"/wt"))` +
 			`.withWorkdir(path:"/w").withExec(args:["true"],expect:ANY).sync`
 		if got := fx.syncQuery(t); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.base, got, want)
@@ -140,6 +140,74 @@ func TestBases(t *testing.T) {
 		if res.Base != tc.base {
 			t.Errorf("Base = %q, want %q", res.Base, tc.base)
 		}
+	}
+}
+
+// TestHostReadsFollowContent: a gate after the worktree, the rootfs, the
+// tarball or a mount changed runs on what the path holds now, not on what
+// the engine read for an earlier gate of the session: the second gate is
+// sent a new read of the path, holding the new content.
+func TestHostReadsFollowContent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     config.DaggerRunner
+		changed string // the host path the test changes between the gates
+	}{
+		{"worktree", config.DaggerRunner{From: "golang:1.26"}, "wt"},
+		{"rootfs", config.DaggerRunner{Rootfs: "rootfs"}, "rootfs"},
+		{"tarball", config.DaggerRunner{Tarball: "img.tar"}, "img.tar"},
+		{"mount", config.DaggerRunner{From: "golang:1.26", Mounts: map[string]config.Mount{"/opt/tools": {Source: "tools", ReadOnly: true}}}, "tools"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, dir := range []string{"wt", "rootfs", "tools"} {
+				if err := os.Mkdir(filepath.Join(root, dir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wt := filepath.Join(root, "wt")
+			changed := filepath.Join(root, tc.changed)
+			write := func(content string) {
+				p := changed
+				if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+					p = filepath.Join(p, "main.go")
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("first\n")
+			tc.cfg.Workdir = "/src"
+			fx := newFixture(t, &tc.cfg, root)
+			gate := func() string {
+				t.Helper()
+				if _, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"go", "test"}, Dir: wt}); err != nil {
+					t.Fatal(err)
+				}
+				sent := fx.engine.sent()
+				for i := len(sent) - 1; i >= 0; i-- {
+					if strings.Contains(sent[i], "sync") {
+						return sent[i]
+					}
+				}
+				t.Fatalf("no sync query in %q", sent)
+				return ""
+			}
+			gate()
+			write("second\n")
+			second := gate()
+
+			reads := fx.engine.hostReads(changed)
+			if len(reads) != 2 {
+				t.Fatalf("%s read %d times for two gates, want 2: %+v", changed, len(reads), reads)
+			}
+			if reads[0].content == reads[1].content || reads[1].content != contentDigest(changed) {
+				t.Errorf("the second read does not hold the changed content: %+v", reads)
+			}
+			if !strings.Contains(second, strconv.Quote(reads[1].id)) || strings.Contains(second, strconv.Quote(reads[0].id)) {
+				t.Errorf("the second gate is not built on the second read (%s):\n%s", reads[1].id, second)
+			}
+		})
 	}
 }
 
@@ -154,7 +222,7 @@ func TestResult(t *testing.T) {
 		if err != nil {
 			t.Fatalf("exit %d: %v", code, err)
 		}
-		if res.ExitCode != code || res.TimedOut || res.Cached || res.Base != "from golang:1.26" {
+		if res.ExitCode != code || res.TimedOut || res.Base != "from golang:1.26" {
 			t.Errorf("exit %d: result %+v", code, res)
 		}
 		if got, want := string(res.Output), "built\nok\nwarning: x\n"; got != want {

@@ -2,11 +2,16 @@ package dagger
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,10 +38,18 @@ import (
 //
 // (`node(id:…)`, `load…FromID(id:…)` and `... on T` fragments disappear
 // into the expansion of the ID).
+//
+// Host reads (host.directory and host.file) behave as the engine's: the
+// first read of a set of arguments is kept for the session and answers
+// every later request with the same arguments, unless the request says
+// noCache, which reads the path again. Each read gets its own ID and is
+// recorded with a digest of what the path held at that moment (see
+// hostReads), so a test can tell which content a container was built on.
 type fakeEngine struct {
 	// Answers, set before use.
 	exitCode       int
 	stdout, stderr string
+	version        string            // the engine's version; "" answers SDKEngineVersion
 	fail           map[string]string // leaf field → GraphQL error message
 	block          map[string]bool   // leaf field → wait for the request's context to end
 
@@ -44,8 +57,16 @@ type fakeEngine struct {
 	queries []string          // canonical leaf paths, in arrival order
 	raw     []string          // the queries as sent, in arrival order
 	objects map[string]string // fake ID → canonical chain of the object it names
-	ids     map[string]string // canonical chain → its fake ID
+	ids     map[string]string // canonical chain → its fake ID (the latest read, for host reads)
+	reads   []hostRead        // host reads, in order
 	closed  bool
+}
+
+// hostRead is one read of a host path by the fake engine.
+type hostRead struct {
+	path    string
+	id      string // the ID of the directory or file it made
+	content string // contentDigest of the path when it was read
 }
 
 func newFakeEngine() *fakeEngine {
@@ -67,6 +88,19 @@ func (f *fakeEngine) sent() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.raw)
+}
+
+// hostReads returns the reads of path so far, in order.
+func (f *fakeEngine) hostReads(path string) []hostRead {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []hostRead
+	for _, r := range f.reads {
+		if r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // recorded returns the canonical queries received so far.
@@ -120,7 +154,7 @@ func (f *fakeEngine) Do(req *http.Request) (*http.Response, error) {
 	}
 
 	f.mu.Lock()
-	data, err := f.answer(sel, "")
+	data, err := f.answer(sel, "", nil)
 	f.mu.Unlock()
 	if err != nil {
 		return reply(nil, err.Error())
@@ -222,8 +256,9 @@ func (f *fakeEngine) leaves(sel []*field, prefix string) []leafPath {
 }
 
 // answer builds the response object for sel, whose parent object is
-// prefix. A fragment adds no level to the response.
-func (f *fakeEngine) answer(sel []*field, prefix string) (map[string]any, error) {
+// prefix; read is the host.directory or host.file field that made that
+// object, nil for any other. A fragment adds no level to the response.
+func (f *fakeEngine) answer(sel []*field, prefix string, read *field) (map[string]any, error) {
 	obj := map[string]any{}
 	for _, fl := range sel {
 		key := fl.name
@@ -233,19 +268,23 @@ func (f *fakeEngine) answer(sel []*field, prefix string) (map[string]any, error)
 		p := join(prefix, f.step(fl))
 		switch {
 		case fl.fragment != "":
-			sub, err := f.answer(fl.sel, p)
+			sub, err := f.answer(fl.sel, p, read)
 			if err != nil {
 				return nil, err
 			}
 			maps.Copy(obj, sub)
 		case len(fl.sel) > 0:
-			sub, err := f.answer(fl.sel, p)
+			var subRead *field
+			if prefix == "host" && (fl.name == "directory" || fl.name == "file") {
+				subRead = fl
+			}
+			sub, err := f.answer(fl.sel, p, subRead)
 			if err != nil {
 				return nil, err
 			}
 			obj[key] = sub
 		default:
-			v, err := f.leaf(fl, prefix)
+			v, err := f.leaf(fl, prefix, read)
 			if err != nil {
 				return nil, err
 			}
@@ -255,17 +294,28 @@ func (f *fakeEngine) answer(sel []*field, prefix string) (map[string]any, error)
 	return obj, nil
 }
 
-// leaf answers a scalar field of the object at prefix.
-func (f *fakeEngine) leaf(fl *field, prefix string) (any, error) {
+// leaf answers a scalar field of the object at prefix, which the host
+// read read made (nil for any other object).
+func (f *fakeEngine) leaf(fl *field, prefix string, read *field) (any, error) {
 	switch fl.name {
 	case "id", "sync":
 		// sync returns the ID of the object it evaluated.
-		if id, ok := f.ids[prefix]; ok {
+		id, ok := f.ids[prefix]
+		if ok && (read == nil || read.args["noCache"] != true) {
 			return id, nil
 		}
-		id := fmt.Sprintf("id-%d", len(f.ids)+1)
+		id = fmt.Sprintf("id-%d", len(f.objects)+1)
 		f.ids[prefix], f.objects[id] = id, prefix
+		if read != nil {
+			path, _ := read.args["path"].(string)
+			f.reads = append(f.reads, hostRead{path: path, id: id, content: contentDigest(path)})
+		}
 		return id, nil
+	case "version":
+		if f.version == "" {
+			return "v" + SDKEngineVersion, nil
+		}
+		return f.version, nil
 	case "exitCode":
 		return f.exitCode, nil
 	case "stdout":
@@ -276,4 +326,31 @@ func (f *fakeEngine) leaf(fl *field, prefix string) (any, error) {
 		return fl.args["path"], nil
 	}
 	return nil, fmt.Errorf("fake engine: unsupported field %s", fl.name)
+}
+
+// contentDigest is a digest of the files under path (or of the file
+// path), their names relative to it and their bytes; "absent" when path
+// does not exist.
+func contentDigest(path string) string {
+	h := sha256.New()
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(path, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		return "absent"
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -2,6 +2,7 @@ package dagger
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,14 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"dagger.io/dagger"
-
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 )
 
-// The live suite runs the runner against a real Dagger engine. It needs
+// The live suite runs the runner against a real Dagger engine, through
+// the session set owns, as setctl apply does. It needs
 //
 //   - _EXPERIMENTAL_DAGGER_RUNNER_HOST: the engine's address (tcp://…,
 //     unix://…, docker-container://…, …), answering;
@@ -30,16 +30,20 @@ import (
 //     (debootstrap), readable by the user running the tests, of the host's
 //     architecture: the gates run on it with the host's Go toolchain
 //     mounted read-only at /usr/local/go;
-//   - a dagger CLI: _EXPERIMENTAL_DAGGER_CLI_BIN, or `dagger` on PATH (the
-//     SDK itself would download one otherwise).
+//   - a dagger CLI: _EXPERIMENTAL_DAGGER_CLI_BIN, or `dagger` on PATH.
 //
 // Without them it skips. It shares one session among its subtests, as a
-// run shares one among its gates.
+// run shares one among its gates. Run it with
+//
+//	_EXPERIMENTAL_DAGGER_RUNNER_HOST=tcp://127.0.0.1:1234 \
+//	_EXPERIMENTAL_DAGGER_CLI_BIN=/path/to/dagger \
+//	SET_TEST_DAGGER_ROOTFS=/path/to/debian-rootfs \
+//	go test ./engine/runner/dagger/ -run TestLive -v -count=1
 const liveSkip = "live Dagger suite: set _EXPERIMENTAL_DAGGER_RUNNER_HOST to a reachable engine and SET_TEST_DAGGER_ROOTFS to a Debian rootfs directory"
 
-// liveConnect checks the suite's prerequisites, skipping t when one is
-// missing, and returns how to connect to the engine.
-func liveConnect(t *testing.T) (connect func(context.Context) (*dagger.Client, error), rootfs string) {
+// liveEngine checks the suite's prerequisites, skipping t when one is
+// missing, and returns the engine as Preflight found and proved it.
+func liveEngine(t *testing.T) (e *Engine, rootfs string) {
 	t.Helper()
 	engine := os.Getenv("_EXPERIMENTAL_DAGGER_RUNNER_HOST")
 	rootfs = os.Getenv("SET_TEST_DAGGER_ROOTFS")
@@ -49,22 +53,15 @@ func liveConnect(t *testing.T) (connect func(context.Context) (*dagger.Client, e
 	if fi, err := os.Stat(rootfs); err != nil || !fi.IsDir() {
 		t.Skipf("%s (%s is not a directory)", liveSkip, rootfs)
 	}
-	if os.Getenv("_EXPERIMENTAL_DAGGER_CLI_BIN") == "" {
-		bin, err := exec.LookPath("dagger")
-		if err != nil {
-			t.Skipf("%s (and a dagger CLI: set _EXPERIMENTAL_DAGGER_CLI_BIN or put dagger on PATH)", liveSkip)
-		}
-		// The SDK only looks at this variable; without it, it downloads.
-		t.Setenv("_EXPERIMENTAL_DAGGER_CLI_BIN", bin)
+	cli := cmp.Or(os.Getenv("_EXPERIMENTAL_DAGGER_CLI_BIN"), "dagger")
+	if _, err := exec.LookPath(cli); err != nil {
+		t.Skipf("%s (and a dagger CLI: set _EXPERIMENTAL_DAGGER_CLI_BIN or put dagger on PATH)", liveSkip)
 	}
-	connect = func(ctx context.Context) (*dagger.Client, error) {
-		return dagger.Connect(ctx, dagger.WithRunnerHost(engine), dagger.WithLogOutput(io.Discard))
-	}
-
 	u, err := url.Parse(engine)
 	if err != nil {
 		t.Skipf("%s (%v)", liveSkip, err)
 	}
+	reachable := true
 	switch u.Scheme {
 	case "tcp", "unix":
 		addr := u.Host
@@ -77,18 +74,16 @@ func liveConnect(t *testing.T) (connect func(context.Context) (*dagger.Client, e
 		}
 		c.Close()
 	default:
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := connect(ctx)
-		if err == nil {
-			_, err = c.Version(ctx)
-			c.Close()
-		}
-		if err != nil {
-			t.Skipf("%s (%v)", liveSkip, err)
-		}
+		reachable = false // only a session can tell
 	}
-	return connect, rootfs
+	e, err = Preflight(context.Background(), os.Getenv)
+	switch {
+	case err != nil && !reachable:
+		t.Skipf("%s (%v)", liveSkip, err)
+	case err != nil:
+		t.Fatalf("Preflight of a reachable engine: %v", err)
+	}
+	return e, rootfs
 }
 
 func goroot(t *testing.T) string {
@@ -101,8 +96,18 @@ func goroot(t *testing.T) string {
 }
 
 func TestLive(t *testing.T) {
-	connect, rootfs := liveConnect(t)
+	eng, rootfs := liveEngine(t)
+	t.Logf("engine: %s answers: %s", eng, eng.Versions())
+	for _, w := range eng.Warnings() {
+		t.Logf("warning: %s", w)
+	}
 	t.Setenv("SET_LIVE_HOST_ONLY", "host-secret")
+	readOnly, writable := t.TempDir(), t.TempDir()
+	for _, dir := range []string{readOnly, writable} {
+		if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("from the host\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	var salt [6]byte
 	rand.Read(salt[:])
@@ -126,12 +131,22 @@ func TestLive(t *testing.T) {
 			"/cache/gomod":    "set-live-gomod",
 			"/cache/probe":    probeCache,
 		},
-		Mounts: map[string]config.Mount{"/usr/local/go": {Source: goroot(t), ReadOnly: true}},
+		Mounts: map[string]config.Mount{
+			"/usr/local/go": {Source: goroot(t), ReadOnly: true},
+			"/mnt/ro":       {Source: readOnly, ReadOnly: true},
+			"/mnt/rw":       {Source: writable, ReadOnly: false},
+		},
+		Exclude: []string{"node_modules", "*.log"},
 	}
-	r := New(cfg, t.TempDir(), connect)
+	r := New(cfg, t.TempDir(), Connector(eng, io.Discard))
 	t.Cleanup(func() {
+		// A real CLI ends its session when asked: no kill, no error.
+		start := time.Now()
 		if err := r.(io.Closer).Close(); err != nil {
 			t.Errorf("Close: %v", err)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("Close took %v", d)
 		}
 	})
 	ctx := context.Background()
@@ -229,6 +244,52 @@ func TestLive(t *testing.T) {
 		_, err = r.Exec(ctx, runner.Exec{Argv: []string{"true"}, Dir: wt, Export: []string{"missing.txt"}})
 		if err == nil || !strings.Contains(err.Error(), "missing.txt") {
 			t.Errorf("missing export: err = %v", err)
+		}
+	})
+
+	t.Run("exclude", func(t *testing.T) {
+		wt := t.TempDir()
+		for p, data := range map[string]string{
+			".git":                    "gitdir: /elsewhere/.git/worktrees/x\n", // a worktree's .git is a file
+			".set/state.json":         "{}\n",
+			"node_modules/m/index.js": "x\n",
+			"build.log":               "x\n",
+			"kept.txt":                "kept\n",
+			"sub/kept.go":             "package sub\n",
+		} {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(wt, p)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(wt, p), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := r.Exec(ctx, runner.Exec{Argv: sh("find . -mindepth 1 | LC_ALL=C sort"), Dir: wt})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		if got, want := string(res.Output), "./kept.txt\n./sub\n./sub/kept.go\n"; got != want {
+			t.Errorf("the container's worktree holds\n%s\nwant\n%s", got, want)
+		}
+	})
+
+	t.Run("read-only and writable mounts", func(t *testing.T) {
+		res, err := r.Exec(ctx, runner.Exec{Argv: sh("cat /mnt/ro/in.txt && ! touch /mnt/ro/new 2>/dev/null && test ! -e /mnt/ro/new && echo ro-refused"), Dir: t.TempDir()})
+		if err != nil || res.ExitCode != 0 || string(res.Output) != "from the host\nro-refused\n" {
+			t.Errorf("read-only mount: %+v (output %q), %v", res, res.Output, err)
+		}
+		res, err = r.Exec(ctx, runner.Exec{Argv: sh("cat /mnt/rw/in.txt && echo changed > /mnt/rw/in.txt && echo new > /mnt/rw/new && cat /mnt/rw/in.txt /mnt/rw/new"), Dir: t.TempDir()})
+		if err != nil || res.ExitCode != 0 || string(res.Output) != "from the host\nchanged\nnew\n" {
+			t.Errorf("writable mount: %+v (output %q), %v", res, res.Output, err)
+		}
+		// Neither mount writes back to the host.
+		if b, err := os.ReadFile(filepath.Join(writable, "in.txt")); err != nil || string(b) != "from the host\n" {
+			t.Errorf("the host's file after the gate: %q, %v", b, err)
+		}
+		for _, dir := range []string{readOnly, writable} {
+			if _, err := os.Stat(filepath.Join(dir, "new")); !os.IsNotExist(err) {
+				t.Errorf("a file the gate wrote reached the host's %s: %v", dir, err)
+			}
 		}
 	})
 

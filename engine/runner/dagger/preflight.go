@@ -7,20 +7,27 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"dagger.io/dagger"
+	"dagger.io/dagger/engineconn"
 )
 
-// Engine is how set reaches a Dagger engine, chosen exactly as the Go SDK
-// chooses it: a `dagger run` session (DAGGER_SESSION_PORT and
-// DAGGER_SESSION_TOKEN) first, then a dagger CLI that starts a session
-// (_EXPERIMENTAL_DAGGER_CLI_BIN, which set also fills in from a `dagger`
-// on PATH), whose engine is _EXPERIMENTAL_DAGGER_RUNNER_HOST or, unset, an
-// engine the CLI starts in Docker. set never lets the SDK download a CLI.
+// SDKEngineVersion is the engine version the Dagger SDK that set is built
+// with expects (the SDK's own version, without the "v").
+const SDKEngineVersion = engineconn.CLIVersion
+
+// Engine is how set reaches a Dagger engine, chosen as the Go SDK chooses
+// it: a `dagger run` session (DAGGER_SESSION_PORT and DAGGER_SESSION_TOKEN)
+// first, else a dagger CLI (_EXPERIMENTAL_DAGGER_CLI_BIN, or, unlike the
+// SDK, `dagger` on PATH) that opens a session, whose engine is
+// _EXPERIMENTAL_DAGGER_RUNNER_HOST or, unset, one the CLI starts in Docker.
+// set starts and owns that CLI session itself (see session); it never
+// lets the SDK start or download a CLI.
 type Engine struct {
 	// Via is "session" or "cli".
 	Via string
@@ -32,6 +39,16 @@ type Engine struct {
 	// RunnerHost is _EXPERIMENTAL_DAGGER_RUNNER_HOST, "" for the CLI's
 	// default engine.
 	RunnerHost string
+	// EngineVersion is what the engine said its version is ("v0.21.9");
+	// Preflight sets it.
+	EngineVersion string
+	// CLIVersion is the version `dagger version` printed ("v0.21.9"); ""
+	// when it printed none, and for a `dagger run` session.
+	CLIVersion string
+
+	// port and token reach a `dagger run` session (Via "session").
+	port  int
+	token string
 }
 
 func (e *Engine) String() string {
@@ -45,8 +62,41 @@ func (e *Engine) String() string {
 	return fmt.Sprintf("%s via %s", host, e.CLI)
 }
 
-// PreflightTimeout bounds every check Preflight makes.
-const PreflightTimeout = 4 * time.Second
+// Versions says which versions answered: "engine v0.21.9, CLI v0.21.9".
+func (e *Engine) Versions() string {
+	s := "engine " + e.EngineVersion
+	switch {
+	case e.Via == "session":
+	case e.CLIVersion == "":
+		s += ", CLI of unknown version"
+	default:
+		s += ", CLI " + e.CLIVersion
+	}
+	return s
+}
+
+// Warnings are the version mismatches Preflight found: an engine other
+// than the one set's SDK expects, and a CLI other than the engine.
+func (e *Engine) Warnings() []string {
+	var out []string
+	if e.EngineVersion != "" && !sameVersion(e.EngineVersion, SDKEngineVersion) {
+		out = append(out, fmt.Sprintf("the engine is %s but set's Dagger SDK expects v%s: gates may fail where their APIs differ; run an engine of v%s",
+			e.EngineVersion, SDKEngineVersion, SDKEngineVersion))
+	}
+	if e.CLIVersion != "" && e.EngineVersion != "" && !sameVersion(e.CLIVersion, e.EngineVersion) {
+		out = append(out, fmt.Sprintf("the dagger CLI is %s but the engine %s: use the CLI of the engine's version", e.CLIVersion, e.EngineVersion))
+	}
+	return out
+}
+
+// sameVersion compares versions with or without their leading "v".
+func sameVersion(a, b string) bool {
+	return strings.TrimPrefix(a, "v") == strings.TrimPrefix(b, "v")
+}
+
+// ProbeTimeout bounds Preflight: finding the CLI, checking the runner
+// host, opening a session and asking the engine its version.
+const ProbeTimeout = 10 * time.Second
 
 // PreflightError says what Preflight tried and how to fix it.
 type PreflightError struct {
@@ -65,21 +115,49 @@ func (e *PreflightError) Error() string {
 
 func (e *PreflightError) Unwrap() error { return e.Err }
 
-// Preflight finds the engine the SDK would use and checks, within
-// PreflightTimeout, that it answers and that a CLI is there to open a
-// session with it. getenv reads the environment (os.Getenv in production).
+// Preflight finds the engine the SDK would use and proves, within
+// ProbeTimeout, that it is a Dagger engine: it opens a session with it
+// (a session set owns, for a CLI) and asks the engine its version. An
+// address that accepts connections but does not answer as an engine
+// fails. getenv reads the environment (os.Getenv in production).
 func Preflight(ctx context.Context, getenv func(string) string) (*Engine, error) {
-	ctx, cancel := context.WithTimeout(ctx, PreflightTimeout)
+	return preflight(ctx, getenv, ProbeTimeout)
+}
+
+// preflight is Preflight within timeout.
+func preflight(ctx context.Context, getenv func(string) string, timeout time.Duration) (*Engine, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	e, err := findEngine(ctx, getenv, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if e.Via == "cli" {
+		e.CLIVersion = cliVersion(ctx, e.CLI)
+	}
+	if err := e.probe(ctx, timeout); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// findEngine finds the engine and checks what can be checked before a
+// session: the session's variables, the CLI, the runner host's form and,
+// where a connection or a command can tell, that something answers there.
+func findEngine(ctx context.Context, getenv func(string) string, timeout time.Duration) (*Engine, error) {
 	if port := getenv("DAGGER_SESSION_PORT"); port != "" {
-		addr := net.JoinHostPort("127.0.0.1", port)
+		n, err := strconv.Atoi(port)
+		if err != nil || n <= 0 || n > 65535 {
+			return nil, &PreflightError{Tried: fmt.Sprintf("DAGGER_SESSION_PORT=%q is not a port", port), Fix: "run set under `dagger run`, which sets it"}
+		}
 		if getenv("DAGGER_SESSION_TOKEN") == "" {
 			return nil, &PreflightError{Tried: "DAGGER_SESSION_PORT is set without DAGGER_SESSION_TOKEN", Fix: "run set under `dagger run`, which sets both"}
 		}
-		if err := dial(ctx, "tcp", addr); err != nil {
-			return nil, &PreflightError{Tried: "the `dagger run` session at " + addr + " (DAGGER_SESSION_PORT)", Fix: "run set inside a live `dagger run`, or unset DAGGER_SESSION_PORT", Err: err}
+		e := &Engine{Via: "session", Address: net.JoinHostPort("127.0.0.1", port), port: n, token: getenv("DAGGER_SESSION_TOKEN")}
+		if err := dial(ctx, "tcp", e.Address); err != nil {
+			return nil, &PreflightError{Tried: e.String() + " (DAGGER_SESSION_PORT)", Fix: "run set inside a live `dagger run`, or unset DAGGER_SESSION_PORT", Err: err}
 		}
-		return &Engine{Via: "session", Address: addr}, nil
+		return e, nil
 	}
 
 	cli := getenv("_EXPERIMENTAL_DAGGER_CLI_BIN")
@@ -95,17 +173,119 @@ func Preflight(ctx context.Context, getenv func(string) string) (*Engine, error)
 		}
 	}
 	e := &Engine{Via: "cli", CLI: bin, RunnerHost: getenv("_EXPERIMENTAL_DAGGER_RUNNER_HOST")}
-	if err := checkRunnerHost(ctx, e.RunnerHost); err != nil {
+	if err := checkRunnerHost(ctx, e.RunnerHost, timeout); err != nil {
 		return nil, err
 	}
 	e.Address = e.RunnerHost
 	return e, nil
 }
 
-// checkRunnerHost checks that the engine named by a runner host answers.
-func checkRunnerHost(ctx context.Context, host string) error {
+// probe opens a session with the engine within ctx and asks its version.
+func (e *Engine) probe(ctx context.Context, timeout time.Duration) error {
+	deadline, _ := ctx.Deadline()
+	conn, err := e.open(ctx, io.Discard, time.Until(deadline), sessionCloseGrace)
+	if err != nil {
+		return e.probeError(ctx, err, timeout)
+	}
+	defer conn.Close()
+	client, err := dagger.Connect(ctx, dagger.WithConn(conn))
+	if err != nil {
+		return e.probeError(ctx, err, timeout)
+	}
+	v, err := client.Version(ctx)
+	if err == nil && v == "" {
+		err = errors.New("it gave an empty version")
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer to a version query within %s", timeout)
+		}
+		err = fmt.Errorf("not a Dagger engine: %w", err)
+		if e.Via == "session" {
+			return &PreflightError{Tried: e.String() + " (DAGGER_SESSION_PORT)", Fix: "run set inside a live `dagger run`, or unset DAGGER_SESSION_PORT", Err: err}
+		}
+		return &PreflightError{Tried: "the session the dagger CLI opened with " + e.engineName(), Fix: e.fix(), Err: err}
+	}
+	e.EngineVersion = v
+	return nil
+}
+
+// probeError is the PreflightError of a session that did not open.
+func (e *Engine) probeError(ctx context.Context, err error, timeout time.Duration) error {
+	var late *sessionTimeoutError
+	if errors.As(err, &late) || ctx.Err() != nil {
+		said := ""
+		if late != nil {
+			said = late.said
+		}
+		err = fmt.Errorf("the dagger CLI opened no session with it within %s%s", timeout, said)
+		if u, perr := url.Parse(e.RunnerHost); perr == nil && (u.Scheme == "tcp" || u.Scheme == "unix") {
+			// checkRunnerHost connected: something listens there.
+			return &PreflightError{Tried: e.RunnerHost + " accepts connections but is not a Dagger engine", Fix: e.fix(), Err: err}
+		}
+	}
+	return &PreflightError{Tried: "a session with " + e.engineName() + " through " + e.CLI, Fix: e.fix(), Err: err}
+}
+
+// engineName names the engine a CLI session reaches.
+func (e *Engine) engineName() string {
+	if e.RunnerHost == "" {
+		return "the engine the dagger CLI starts in Docker"
+	}
+	return e.RunnerHost
+}
+
+// fix says how to get an engine that answers a CLI session.
+func (e *Engine) fix() string {
+	if e.RunnerHost == "" {
+		return "start the engine first (`dagger core version` starts it in Docker and prints its version), or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running engine"
+	}
+	return "point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running Dagger engine (`dagger core version` prints its version)"
+}
+
+// open connects to the engine: to a `dagger run` session's API, or to a
+// new session of the CLI that set owns (see startSession: start bounds
+// its opening, closeGrace its end). Closing the connection ends a session
+// set owns; log gets the CLI's progress output.
+func (e *Engine) open(ctx context.Context, log io.Writer, start, closeGrace time.Duration) (*sessionConn, error) {
+	if e.Via == "session" {
+		return newSessionConn(e.port, e.token, nil), nil
+	}
+	s, err := startSession(ctx, sessionOptions{cli: e.CLI, runnerHost: e.RunnerHost, log: log, start: start, closeGrace: closeGrace})
+	if err != nil {
+		return nil, err
+	}
+	return s.conn(), nil
+}
+
+// versionPattern finds a version in the CLI's `dagger version` line
+// ("dagger v0.21.9 (registry.dagger.io/engine:v0.21.9) linux/amd64").
+var versionPattern = regexp.MustCompile(`\bv?\d+\.\d+\.\d+\S*`)
+
+// cliVersion is the version the CLI reports, "" when it reports none
+// within a few seconds.
+func cliVersion(ctx context.Context, cli string) string {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cli, "version")
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	v := versionPattern.FindString(line)
+	if v != "" && !strings.HasPrefix(v, "v") {
+		v = "v" + v
+	}
+	return v
+}
+
+// checkRunnerHost checks that the engine named by a runner host answers
+// where a connection or a command can tell.
+func checkRunnerHost(ctx context.Context, host string, timeout time.Duration) error {
 	if host == "" {
-		return checkCommand(ctx, "docker", []string{"info", "--format", "{{.ServerVersion}}"},
+		return checkCommand(ctx, "docker", []string{"info", "--format", "{{.ServerVersion}}"}, timeout,
 			"_EXPERIMENTAL_DAGGER_RUNNER_HOST is unset, so the dagger CLI would start an engine with Docker",
 			"start Docker, or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running engine (tcp://host:1234, unix:///run/dagger/engine.sock, kube-pod://…)")
 	}
@@ -124,16 +304,16 @@ func checkRunnerHost(ctx context.Context, host string) error {
 			return &PreflightError{Tried: "the engine at " + host, Fix: fixRemote, Err: err}
 		}
 	case "docker-container", "docker-image":
-		return checkCommand(ctx, "docker", []string{"info", "--format", "{{.ServerVersion}}"},
+		return checkCommand(ctx, "docker", []string{"info", "--format", "{{.ServerVersion}}"}, timeout,
 			"the engine "+host+" runs in Docker", "start Docker, or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running engine")
 	case "podman-container", "podman-image":
-		return checkCommand(ctx, "podman", []string{"info"}, "the engine "+host+" runs in Podman", "start Podman, or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running engine")
+		return checkCommand(ctx, "podman", []string{"info"}, timeout, "the engine "+host+" runs in Podman", "start Podman, or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running engine")
 	case "kube-pod":
 		args := []string{"get", "pod", u.Host}
 		if ns := u.Query().Get("namespace"); ns != "" {
 			args = append(args, "--namespace", ns)
 		}
-		return checkCommand(ctx, "kubectl", args, "the engine "+host+" in Kubernetes", "check that the pod exists and kubectl can reach the cluster")
+		return checkCommand(ctx, "kubectl", args, timeout, "the engine "+host+" in Kubernetes", "check that the pod exists and kubectl can reach the cluster")
 	default:
 		return &PreflightError{Tried: fmt.Sprintf("_EXPERIMENTAL_DAGGER_RUNNER_HOST=%q has an unknown scheme %q", host, u.Scheme), Fix: "use tcp://, unix://, docker-container://, kube-pod://"}
 	}
@@ -150,15 +330,17 @@ func dial(ctx context.Context, network, addr string) error {
 }
 
 // checkCommand runs a probe command; it must exist and succeed in time.
-func checkCommand(ctx context.Context, name string, args []string, tried, fix string) error {
+func checkCommand(ctx context.Context, name string, args []string, timeout time.Duration, tried, fix string) error {
 	bin, err := exec.LookPath(name)
 	if err != nil {
 		return &PreflightError{Tried: tried + ", and " + name + " is not installed", Fix: fix}
 	}
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("%s %s did not answer within %s", name, strings.Join(args, " "), PreflightTimeout)
+			err = fmt.Errorf("%s %s did not answer within %s", name, strings.Join(args, " "), timeout)
 		} else if msg := strings.TrimSpace(string(out)); msg != "" {
 			first, _, _ := strings.Cut(msg, "\n")
 			err = fmt.Errorf("%s %s: %s", name, strings.Join(args, " "), first)
@@ -169,22 +351,23 @@ func checkCommand(ctx context.Context, name string, args []string, tried, fix st
 }
 
 // Connector returns the connect function of New for engine e: it opens
-// one SDK session, with the engine's progress output going to logOutput.
-// The SDK reads the CLI to use only from _EXPERIMENTAL_DAGGER_CLI_BIN, so a
-// CLI that Preflight found on PATH is handed over through that variable.
+// the run's session (one set owns, for a CLI, within SessionStartTimeout)
+// with the CLI's progress output going to logOutput. Closing the client it
+// returns ends that session within seconds.
 func Connector(e *Engine, logOutput io.Writer) func(ctx context.Context) (*dagger.Client, error) {
+	return connector(e, logOutput, SessionStartTimeout, sessionCloseGrace)
+}
+
+// connector is Connector with the session's timeouts.
+func connector(e *Engine, logOutput io.Writer, start, closeGrace time.Duration) func(ctx context.Context) (*dagger.Client, error) {
 	return func(ctx context.Context) (*dagger.Client, error) {
-		if e.Via == "cli" && os.Getenv("_EXPERIMENTAL_DAGGER_CLI_BIN") == "" {
-			if err := os.Setenv("_EXPERIMENTAL_DAGGER_CLI_BIN", e.CLI); err != nil {
-				return nil, err
-			}
-		}
-		opts := []dagger.ClientOpt{dagger.WithLogOutput(logOutput)}
-		if e.RunnerHost != "" {
-			opts = append(opts, dagger.WithRunnerHost(e.RunnerHost))
-		}
-		c, err := dagger.Connect(ctx, opts...)
+		conn, err := e.open(ctx, logOutput, start, closeGrace)
 		if err != nil {
+			return nil, fmt.Errorf("opening a session with %s: %w", e, err)
+		}
+		c, err := dagger.Connect(ctx, dagger.WithConn(conn))
+		if err != nil {
+			conn.Close()
 			return nil, fmt.Errorf("connecting to %s: %w", e, err)
 		}
 		return c, nil

@@ -9,22 +9,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// fakeCLI puts an executable named dagger in a temp dir on PATH.
-func fakeCLI(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "dagger")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return bin
+// onPath puts the fake CLI on PATH as dagger.
+func (c *fakeCLI) onPath(t *testing.T) {
+	t.Setenv("PATH", c.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 func TestPreflightNoCLI(t *testing.T) {
@@ -42,7 +36,7 @@ func TestPreflightNoCLI(t *testing.T) {
 }
 
 func TestPreflightEngineDoesNotAnswer(t *testing.T) {
-	fakeCLI(t)
+	newFakeCLI(t, hang).onPath(t)
 	// A port nobody listens on: take one, then close it.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,35 +50,105 @@ func TestPreflightEngineDoesNotAnswer(t *testing.T) {
 	}
 }
 
+// TestPreflightEngineAnswers: an engine is one that opens a session and
+// says its version; the CLI's version is reported too.
 func TestPreflightEngineAnswers(t *testing.T) {
-	bin := fakeCLI(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	engine := newFakeEngine()
+	cli := newFakeCLI(t, sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses)
+	cli.onPath(t)
+	host := "tcp://127.0.0.1:" + strconv.Itoa(plainListener(t))
+	e, err := preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), notLong)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	host := "tcp://" + l.Addr().String()
-	e, err := Preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.Via != "cli" || e.CLI != bin || e.RunnerHost != host {
+	if e.Via != "cli" || e.CLI != cli.bin || e.RunnerHost != host || e.Address != host {
 		t.Errorf("engine = %+v", e)
+	}
+	v := "v" + SDKEngineVersion
+	if e.EngineVersion != v || e.CLIVersion != v || e.Versions() != "engine "+v+", CLI "+v || len(e.Warnings()) != 0 {
+		t.Errorf("versions: %q; warnings %q", e.Versions(), e.Warnings())
+	}
+	if got := cli.file(t, "runnerhost"); got != host {
+		t.Errorf("the session got runner host %q, want %q", got, host)
+	}
+	if !contains(engine.recorded(), "version") {
+		t.Errorf("the engine was not asked its version: %q", engine.recorded())
+	}
+	cli.noneLeft(t)
+}
+
+func TestPreflightVersionMismatch(t *testing.T) {
+	engine := newFakeEngine()
+	engine.version = "v0.21.8"
+	newFakeCLI(t, sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses).onPath(t)
+	host := "tcp://127.0.0.1:" + strconv.Itoa(plainListener(t))
+	e, err := preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), notLong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"the engine is v0.21.8 but set's Dagger SDK expects v" + SDKEngineVersion + ": gates may fail where their APIs differ; run an engine of v" + SDKEngineVersion,
+		"the dagger CLI is v" + SDKEngineVersion + " but the engine v0.21.8: use the CLI of the engine's version",
+	}
+	if got := e.Warnings(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
+// TestPreflightPlainListener: an address that accepts connections but is
+// not a Dagger engine fails at the deadline, whether the CLI waits on it
+// for ever (as the real CLI does) or opens a session that does not answer.
+func TestPreflightPlainListener(t *testing.T) {
+	host := "tcp://127.0.0.1:" + strconv.Itoa(plainListener(t))
+	env := envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host})
+	t.Run("the CLI waits", func(t *testing.T) {
+		cli := newFakeCLI(t, hang)
+		cli.onPath(t)
+		start := time.Now()
+		_, err := preflight(context.Background(), env, 2*time.Second)
+		want := "no Dagger engine: " + host + " accepts connections but is not a Dagger engine: the dagger CLI opened no session with it within 2s\n" +
+			"  fix: point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running Dagger engine (`dagger core version` prints its version)\n" +
+			"  or run the gates on the host: runner: kind: \"host\""
+		if err == nil || err.Error() != want {
+			t.Errorf("err = %v\nwant %s", err, want)
+		}
+		if d := time.Since(start); d > notLong {
+			t.Errorf("took %v", d)
+		}
+		cli.noneLeft(t)
+	})
+	t.Run("the session does not answer", func(t *testing.T) {
+		cli := newFakeCLI(t, sessionLine(plainListener(t), "tok")+"\n"+untilStdinCloses)
+		cli.onPath(t)
+		_, err := preflight(context.Background(), env, 2*time.Second)
+		if err == nil || !strings.Contains(err.Error(), "no Dagger engine: the session the dagger CLI opened with "+host+": not a Dagger engine: no answer to a version query within 2s") {
+			t.Errorf("err = %v", err)
+		}
+		cli.noneLeft(t)
+	})
+}
+
 func TestPreflightSession(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	port := l.Addr().(*net.TCPAddr).Port
+	engine := newFakeEngine()
+	port := engine.serve(t, "tok")
 	env := map[string]string{"DAGGER_SESSION_PORT": strconv.Itoa(port), "DAGGER_SESSION_TOKEN": "tok"}
-	e, err := Preflight(context.Background(), envOf(env))
-	if err != nil || e.Via != "session" {
+	e, err := preflight(context.Background(), envOf(env), notLong)
+	if err != nil || e.Via != "session" || e.Address != "127.0.0.1:"+strconv.Itoa(port) || e.Versions() != "engine v"+SDKEngineVersion {
 		t.Fatalf("Preflight = %+v, %v", e, err)
 	}
+
+	env["DAGGER_SESSION_TOKEN"] = "wrong"
+	if _, err := preflight(context.Background(), envOf(env), notLong); err == nil || !strings.Contains(err.Error(), "not a Dagger engine") {
+		t.Errorf("a wrong token: %v", err)
+	}
+
+	plain := strconv.Itoa(plainListener(t))
+	env = map[string]string{"DAGGER_SESSION_PORT": plain, "DAGGER_SESSION_TOKEN": "tok"}
+	_, err = preflight(context.Background(), envOf(env), time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no Dagger engine: the `dagger run` session at 127.0.0.1:"+plain+" (DAGGER_SESSION_PORT): not a Dagger engine: no answer to a version query within 1s") {
+		t.Errorf("a plain listener: %v", err)
+	}
+
 	delete(env, "DAGGER_SESSION_TOKEN")
 	if _, err := Preflight(context.Background(), envOf(env)); err == nil || !strings.Contains(err.Error(), "without DAGGER_SESSION_TOKEN") {
 		t.Errorf("Preflight without a token = %v", err)
@@ -92,8 +156,8 @@ func TestPreflightSession(t *testing.T) {
 }
 
 func TestPreflightRunnerHosts(t *testing.T) {
-	fakeCLI(t)
-	t.Setenv("PATH", filepath.Dir(mustLook(t, "dagger"))) // no docker, kubectl or podman
+	cli := newFakeCLI(t, hang)
+	t.Setenv("PATH", cli.dir) // no docker, kubectl or podman
 	for host, want := range map[string]string{
 		"":                         "_EXPERIMENTAL_DAGGER_RUNNER_HOST is unset, so the dagger CLI would start an engine with Docker, and docker is not installed",
 		"docker-container://eng":   "runs in Docker, and docker is not installed",
@@ -107,20 +171,7 @@ func TestPreflightRunnerHosts(t *testing.T) {
 			t.Errorf("runner host %q: error = %v, want %q", host, err, want)
 		}
 	}
-}
-
-func mustLook(t *testing.T, name string) string {
-	t.Helper()
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if p := filepath.Join(dir, name); fileExists(p) {
-			return p
-		}
+	if _, err := os.Stat(filepath.Join(cli.dir, "cli.pid")); err == nil {
+		t.Error("a session was started although the runner host was refused")
 	}
-	t.Fatalf("%s not on PATH", name)
-	return ""
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

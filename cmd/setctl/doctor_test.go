@@ -1,0 +1,97 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/internal/gittest"
+)
+
+// TestDoctorPlainListener: a runner host that accepts connections but is
+// not a Dagger engine fails the doctor, saying so, once the session probe's
+// 10 s deadline passes, not after the SDK's 300 s. The dagger CLI here
+// waits for ever on the engine, as the real one does when the address is
+// not an engine's.
+func TestDoctorPlainListener(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s deadline of the session probe")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() { // accept, never answer
+		var conns []net.Conn
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				for _, c := range conns {
+					c.Close()
+				}
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	host := "tcp://" + l.Addr().String()
+
+	dir := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "dagger")
+	files := map[string]string{
+		bin: "#!/bin/sh\ntest \"$1\" = version && { echo 'dagger v0.21.9 (fake) linux/amd64'; exit 0; }\nsleep 300 & wait\n",
+		filepath.Join(dir, "cue.mod", "module.cue"): "module: \"example.com/dg@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
+		filepath.Join(dir, "set.cue"): `package dg
+
+import "github.com/set-engine/set/profiles/golang"
+
+project: golang.#Project & {
+	name: "dg"
+	spec: ["docs/spec.md"]
+	agent: {adapter: "exec", argv: ["true"]}
+	runner: kind: "dagger"
+	runner: dagger: from: "golang:1.26"
+}
+`,
+		filepath.Join(dir, "docs", "spec.md"): "# Spec\n\n### REQ-DG-01: Something\n#### Scenario: it\n- **WHEN** it runs\n- **THEN** it works\n",
+	}
+	for path, data := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	gittest.Hermetic(t, "")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "skeleton"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Setenv("_EXPERIMENTAL_DAGGER_CLI_BIN", bin)
+	t.Setenv("_EXPERIMENTAL_DAGGER_RUNNER_HOST", host)
+
+	start := time.Now()
+	var stdout, stderr strings.Builder
+	code := Main([]string{"-C", dir, "doctor"}, &stdout, &stderr)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("doctor took %v", d)
+	}
+	if code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	want := "FAIL  runner   dagger: no Dagger engine: " + host + " accepts connections but is not a Dagger engine: the dagger CLI opened no session with it within 10s; " +
+		"fix: point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running Dagger engine (`dagger core version` prints its version); " +
+		"or run the gates on the host: runner: kind: \"host\"\n"
+	if !strings.Contains(stdout.String(), "\n"+want) || !strings.HasSuffix(stdout.String(), "This project cannot run here: 1 problem.\n") {
+		t.Errorf("stdout:\n%s\nwant the line\n%s", stdout.String(), want)
+	}
+}
