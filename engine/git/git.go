@@ -49,9 +49,12 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 // (post-commit, reference-transaction, post-checkout…) and have set's own
 // commits, merges and worktree operations run it. Nor does a git outlive
 // a SIGKILLed set where the OS allows (proc.DieWithParent), to hold a
-// lock file the resumed run needs.
+// lock file the resumed run needs; and set's commits start no automatic
+// maintenance (maintenance.auto, gc.auto), which would run as a process
+// set does not own, holding objects/maintenance.lock when set is killed.
+// The user's own git commands do that housekeeping.
 func run(ctx context.Context, dir string, args ...string) (string, error) {
-	argv := append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null"}, args...)
+	argv := append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false", "-c", "gc.auto=0"}, args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
 	proc.DieWithParent(cmd)
 	var stdout, stderr bytes.Buffer

@@ -958,3 +958,30 @@ func TestNoHookRuns(t *testing.T) {
 		t.Fatalf("set's git commands ran hooks:\n%s", data)
 	}
 }
+
+// TestNoAutoMaintenance: plain git commit starts `git maintenance run
+// --auto` (seen in its trace2 events); set's commits start none, so no
+// maintenance process outlives set or holds objects/maintenance.lock.
+func TestNoAutoMaintenance(t *testing.T) {
+	r := newRepo(t)
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE2_EVENT", trace)
+	maintenance := func() bool {
+		data, _ := os.ReadFile(trace)
+		return strings.Contains(string(data), `"maintenance","run","--auto"`)
+	}
+	gitIn(t, r.dir, "commit", "-q", "--allow-empty", "-m", "plain git")
+	if !maintenance() {
+		t.Skip("this git starts no automatic maintenance after a commit")
+	}
+	if err := os.Remove(trace); err != nil {
+		t.Fatal(err)
+	}
+	r.write("main.txt", "main\n")
+	if _, err := CommitAll(context.Background(), r.dir, "set's commit"); err != nil {
+		t.Fatal(err)
+	}
+	if maintenance() {
+		t.Errorf("set's commit started git maintenance:\n%s", trace)
+	}
+}
