@@ -95,8 +95,10 @@ func sameVersion(a, b string) bool {
 }
 
 // ProbeTimeout bounds Preflight: finding the CLI, checking the runner
-// host, opening a session and asking the engine its version.
-const ProbeTimeout = 10 * time.Second
+// host, opening a session and asking the engine its version. With the
+// grace a session CLI then gets to end (SIGTERM, SIGKILL 2 s later),
+// Preflight answers within 10 s whatever the address does.
+const ProbeTimeout = 7 * time.Second
 
 // PreflightError says what Preflight tried and how to fix it.
 type PreflightError struct {
