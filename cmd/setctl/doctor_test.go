@@ -88,7 +88,7 @@ project: golang.#Project & {
 	if code != exitError {
 		t.Errorf("exit %d, want %d", code, exitError)
 	}
-	want := "FAIL  runner   dagger: no Dagger engine: " + host + " accepts connections but is not a Dagger engine: the dagger CLI opened no session with it within 10s; " +
+	want := "FAIL  runner   dagger: no Dagger engine: " + host + " accepts connections but is not a Dagger engine: the dagger CLI opened no session with it within 7s; " +
 		"fix: point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running Dagger engine (`dagger core version` prints its version); " +
 		"or run the gates on the host: runner: kind: \"host\"\n"
 	if !strings.Contains(stdout.String(), "\n"+want) || !strings.HasSuffix(stdout.String(), "This project cannot run here: 1 problem.\n") {
