@@ -57,18 +57,20 @@ sleep 30`, pidFile},
 	if !o.TimedOut || o.ExitCode != -1 {
 		t.Errorf("outcome = %+v, want a timeout", o)
 	}
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
+	if _, err := os.Stat(pidFile); err != nil {
 		t.Fatalf("the grandchild did not start before the timeout: %v", err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	waitGone(t, readPID(t, pidFile), "the background grandchild survived the timeout")
+}
+
+// waitGone waits for process pid to end, failing with what (and the
+// PID) if it has not after 10 seconds.
+func waitGone(t *testing.T, pid int, what string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for alive(pid) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the background grandchild (PID %d) survived the timeout", pid)
+			t.Fatalf("%s (PID %d)", what, pid)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -210,19 +212,5 @@ func TestRunEndsWhatTheChildLeft(t *testing.T) {
 	if o.ExitCode != 3 || out.String() != "started\n" {
 		t.Errorf("outcome = %+v, output %q; want exit 3 and the child's output", o, out.String())
 	}
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the background job (PID %d) outlived the child", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitGone(t, readPID(t, pidFile), "the background job outlived the child")
 }
