@@ -1,13 +1,14 @@
 package spec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"time"
 )
@@ -16,34 +17,99 @@ import (
 // openspec/changes/<change> directory.
 var ErrNoDelta = errors.New("the change has no OpenSpec delta")
 
+// OpenSpecVersion is the version of the OpenSpec CLI
+// (@fission-ai/openspec) whose `openspec archive CHANGE --yes` ArchiveChange
+// reproduces byte for byte; the differential tests run that version.
+const OpenSpecVersion = "1.13.2"
+
 // ArchiveResult is what ArchiveChange did.
 type ArchiveResult struct {
 	// Capabilities whose living spec openspec/specs/<capability>/spec.md
-	// was created or updated, sorted.
+	// was created or updated, sorted. A capability may be a path
+	// ("search/full-text").
 	Capabilities []string
+	// Retired lists the capabilities whose living spec was deleted, sorted.
+	Retired []string
+	// Specs is what happened to each capability the change has a delta
+	// for, sorted by capability.
+	Specs []SpecUpdate
 	// ArchiveDir is where the change directory now is, a slash path
-	// relative to root: "openspec/changes/archive/<date>-<change>".
+	// relative to root: "openspec/changes/archive/<date>-<change>", or
+	// ".../archive/<change>" when the change's name starts with a date.
 	ArchiveDir string
+	// Warnings are what the archive did not apply or ignored, in the order
+	// found ("file:line: message").
+	Warnings []string
 }
 
-// ArchiveChange folds every capability delta of the change,
-// openspec/changes/<change>/specs/<capability>/spec.md under root, into the
-// living spec openspec/specs/<capability>/spec.md (see ApplyDelta), then
-// moves openspec/changes/<change> to
-// openspec/changes/archive/<now as 2006-01-02>-<change>.
+// SpecUpdate is the outcome for one capability.
+type SpecUpdate struct {
+	Capability string
+	// Path is the living spec, a slash path relative to the root.
+	Path string
+	// Action is "created", "updated", "retired", or "unchanged" (every
+	// operation was already applied).
+	Action                            string
+	Added, Modified, Removed, Renamed int
+}
+
+// ArchiveError is the refusal of ArchiveChange to archive a change: the
+// tree is left as it was. Its message lists every problem, one per line.
+type ArchiveError struct {
+	Problems []error
+}
+
+func (e *ArchiveError) Error() string { return errors.Join(e.Problems...).Error() }
+
+// Unwrap returns the problems, for errors.As and errors.Is.
+func (e *ArchiveError) Unwrap() []error { return e.Problems }
+
+func refuse(errs ...error) error { return &ArchiveError{Problems: errs} }
+
+// reDatedName is a change name that already starts with a date, which the
+// archive does not prefix again.
+var reDatedName = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}-`)
+
+// ArchiveName is the directory name under openspec/changes/archive/ that
+// archiving change on day now gives it: "<yyyy-mm-dd>-<change>", or the
+// change's own name when it starts with a date already.
+func ArchiveName(change string, now time.Time) string {
+	if reDatedName.MatchString(change) {
+		return change
+	}
+	return now.Format("2006-01-02") + "-" + change
+}
+
+// ArchiveChange archives the change openspec/changes/<change> under root as
+// `openspec archive <change> --yes` of OpenSpec 1.13.2 does (OpenSpecVersion):
+// it folds every delta spec of the change (openspec/changes/<change>/specs/
+// <capability>/spec.md, where a capability may nest: specs/search/full-text/
+// spec.md) into the living spec openspec/specs/<capability>/spec.md, and
+// moves the change directory to openspec/changes/archive/ArchiveName(change,
+// now). The resulting files are byte for byte those the CLI writes, and it
+// refuses what the CLI refuses; see applyDelta for how one delta folds, and
+// checkSpec for what a written spec must be.
 //
-// It is all-or-nothing. Every delta is parsed and applied in memory, and the
-// archive directory is checked not to exist, before anything is written; the
-// error then joins every problem found (each delta or spec problem is a
-// Diagnostic naming its root-relative file). Each spec file is written
-// atomically (a temporary file renamed over it) and the directory move comes
-// last; if a write or the move fails, the files already written are restored
-// and directories created are removed.
+// Before anything is written, the change is validated as the CLI validates
+// it when it has delta specs (every delta readable, with operations,
+// requirements with text and scenarios, no contradictions; no delta file
+// outside a capability's spec.md; skip_specs honoured), every delta is
+// applied in memory, every resulting spec is checked, and the archive
+// directory is checked not to exist; a refusal is an *ArchiveError joining
+// every problem found (Diagnostics naming root-relative files) and leaves
+// the tree untouched. A capability whose last requirement the change
+// removes is retired (its spec deleted, and the directories that leaves
+// empty, up to openspec/specs) only if the change's .openspec.yaml declares
+// `retire_capabilities: true`; otherwise the archive is refused. A change
+// without delta specs (e.g. documentation only) is archived with no
+// capability.
 //
-// A change directory without deltas (e.g. a documentation-only change) is
-// still archived, with no capability. Capability directories whose name
-// starts with "." or that hold no spec.md are ignored, and so is a delta with
-// no operation. If openspec/changes/<change> does not exist ArchiveChange
+// Each spec file is written atomically (a temporary file renamed over it),
+// keeping its mode and its CRLF line endings when it had them; the
+// directory move comes last; if a write or the move fails, the files
+// already written are restored and the directories created removed. No
+// symbolic link is followed: one on any path the archive reads or writes is
+// an error. If openspec/changes/<change> does not exist ArchiveChange
 // returns (nil, ErrNoDelta). ArchiveChange does not run git: the caller
 // commits the result.
 func ArchiveChange(root, change string, now time.Time) (*ArchiveResult, error) {
@@ -69,27 +135,57 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	case !fi.IsDir():
 		return nil, fmt.Errorf("%s is not a directory", changeRel)
 	}
-	archiveRel := "openspec/changes/archive/" + now.Format("2006-01-02") + "-" + change
+	if nested := namespaceFolder(changeDir); len(nested) > 0 {
+		return nil, refuse(fmt.Errorf("%s is not a change: it is a folder holding the change(s) %s; a change must be a directory directly under openspec/changes/", changeRel, strings.Join(nested, ", ")))
+	}
+	archiveRel := "openspec/changes/archive/" + ArchiveName(change, now)
 	archiveDir := filepath.Join(root, filepath.FromSlash(archiveRel))
 	if err := checkNoLinks(root, archiveRel); err != nil {
 		return nil, err
 	}
-	if err := checkAbsent(archiveDir, archiveRel); err != nil {
+
+	scan, err := scanDeltas(root, changeRel)
+	if err != nil {
 		return nil, err
 	}
-
-	writes, errs := planArchive(root, changeRel, change)
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	retire, err := readMarker(root, changeRel, "retire_capabilities")
+	if err != nil {
+		return nil, err
+	}
+	problems, err := validateChange(root, changeRel, scan)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, refuse(problems...)
+	}
+	if err := checkAbsent(archiveDir, archiveRel); err != nil {
+		return nil, refuse(err)
+	}
+	plan, warnings, problems, err := planArchive(root, change, scan, retire.declared)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, refuse(problems...)
 	}
 
-	res := &ArchiveResult{ArchiveDir: archiveRel}
+	res := &ArchiveResult{ArchiveDir: archiveRel, Warnings: warnings}
 	var u undo
-	for _, w := range writes {
-		if err := u.writeFile(w.path, w.data, w.old, w.mode); err != nil {
-			return nil, u.rollback(fmt.Errorf("writing %s: %w", w.rel, err))
+	for _, w := range plan {
+		res.Specs = append(res.Specs, w.update)
+		switch w.update.Action {
+		case "created", "updated":
+			if err := u.writeFile(w.path, w.data, w.old, w.mode); err != nil {
+				return nil, u.rollback(fmt.Errorf("writing %s: %w", w.update.Path, err))
+			}
+			res.Capabilities = append(res.Capabilities, w.update.Capability)
+		case "retired":
+			if err := u.retire(w.path, w.old, w.mode, filepath.Join(root, "openspec", "specs")); err != nil {
+				return nil, u.rollback(fmt.Errorf("retiring %s: %w", w.update.Path, err))
+			}
+			res.Retired = append(res.Retired, w.update.Capability)
 		}
-		res.Capabilities = append(res.Capabilities, w.capability)
 	}
 	if err := u.mkdirAll(filepath.Dir(archiveDir)); err != nil {
 		return nil, u.rollback(err)
@@ -153,95 +249,308 @@ func checkAbsent(p, rel string) error {
 	}
 }
 
-// specWrite is one living spec to write.
-type specWrite struct {
-	capability string
-	rel        string // slash path relative to root
-	path       string
-	data       []byte
-	old        []byte // previous content; nil when the file is new
-	mode       fs.FileMode
+// deltaScan is what a change's specs/ directory holds.
+type deltaScan struct {
+	specsRel string
+	// deltas are the capabilities' spec.md files (any depth below specs/),
+	// sorted by capability.
+	deltas []deltaFile
+	// rootSpec reports a spec.md directly in specs/, which belongs to no
+	// capability.
+	rootSpec bool
+	// unread are the other .md files with delta sections, which the
+	// archive would not read (slash paths relative to specs/).
+	unread []string
+	// anyFile reports any file under specs/ (not counting dot files).
+	anyFile bool
 }
 
-// planArchive reads, parses and applies every delta of the change without
-// writing anything, and returns the files to write in capability order.
-func planArchive(root, changeRel, change string) ([]specWrite, []error) {
-	specsDir := filepath.Join(root, filepath.FromSlash(changeRel), "specs")
-	entries, err := os.ReadDir(specsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+type deltaFile struct {
+	capability string
+	rel        string // slash path relative to the root
+	src        string
+}
+
+// scanDeltas reads the change's specs/ directory. Entries whose name starts
+// with "." are skipped; a symbolic link is an error.
+func scanDeltas(root, changeRel string) (*deltaScan, error) {
+	s := &deltaScan{specsRel: changeRel + "/specs"}
+	if err := checkNoLinks(root, s.specsRel); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, []error{err}
-	}
-	var (
-		writes []specWrite
-		errs   []error
-	)
-	for _, e := range entries { // sorted by name
-		capability := e.Name()
-		if strings.HasPrefix(capability, ".") {
-			continue
-		}
-		if e.Type()&fs.ModeSymlink != 0 {
-			errs = append(errs, checkNoLinks(root, path.Join(changeRel, "specs", capability)))
-			continue
-		}
-		if !e.IsDir() {
-			continue
-		}
-		deltaRel := path.Join(changeRel, "specs", capability, "spec.md")
-		if err := checkNoLinks(root, deltaRel); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(deltaRel)))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
+	var walk func(rel string, segs []string) error
+	walk = func(rel string, segs []string) error {
+		entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+		if errors.Is(err, fs.ErrNotExist) && len(segs) == 0 {
+			return nil
 		}
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			return err
 		}
-		d, err := parseDelta(deltaRel, capability, src)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if d.empty() {
-			continue
-		}
-		w := specWrite{capability: capability, rel: path.Join("openspec/specs", capability, "spec.md"), mode: 0o644}
-		w.path = filepath.Join(root, filepath.FromSlash(w.rel))
-		if err := checkNoLinks(root, w.rel); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		switch fi, err := os.Lstat(w.path); {
-		case err == nil && !fi.Mode().IsRegular():
-			errs = append(errs, fmt.Errorf("%s is not a regular file", w.rel))
-			continue
-		case err == nil:
-			w.mode = fi.Mode().Perm()
-			if w.old, err = os.ReadFile(w.path); err != nil {
-				errs = append(errs, err)
+		for _, e := range entries { // sorted by name
+			name := e.Name()
+			if strings.HasPrefix(name, ".") {
 				continue
 			}
-		case !errors.Is(err, fs.ErrNotExist):
-			errs = append(errs, err)
-			continue
+			erel := rel + "/" + name
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				return checkNoLinks(root, erel)
+			case e.IsDir():
+				if err := walk(erel, append(segs[:len(segs):len(segs)], name)); err != nil {
+					return err
+				}
+				continue
+			case !e.Type().IsRegular():
+				continue
+			}
+			s.anyFile = true
+			isSpec := name == "spec.md"
+			if isSpec && len(segs) == 0 {
+				s.rootSpec = true
+				continue
+			}
+			if !isSpec && !strings.HasSuffix(jsLower(name), ".md") {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(erel)))
+			if err != nil {
+				return err
+			}
+			src := decodeUTF8(data)
+			if isSpec {
+				s.deltas = append(s.deltas, deltaFile{capability: strings.Join(segs, "/"), rel: erel, src: src})
+				continue
+			}
+			if d := parseDelta("", src); d.sections.added || d.sections.modified || d.sections.removed || d.sections.renamed {
+				s.unread = append(s.unread, strings.TrimPrefix(erel, s.specsRel+"/"))
+			}
 		}
-		w.data, err = ApplyDelta(w.old, d, change)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if w.old != nil && bytes.Equal(w.data, w.old) {
-			continue
-		}
-		writes = append(writes, w)
+		return nil
 	}
-	return writes, errs
+	if err := walk(s.specsRel, nil); err != nil {
+		return nil, err
+	}
+	sort.Slice(s.deltas, func(i, j int) bool { return s.deltas[i].capability < s.deltas[j].capability })
+	return s, nil
+}
+
+// reAnyDeltaHeading finds a delta section heading on any line of a file,
+// the test by which the CLI decides that a change has delta specs to
+// validate.
+var reAnyDeltaHeading = js(`^##` + reS + `+(` + ci("ADDED") + `|` + ci("MODIFIED") + `|` + ci("REMOVED") + `|` + ci("RENAMED") + `)` + reS + `+` + ci("Requirements"))
+
+func hasDeltaHeading(src string) bool {
+	for _, l := range strings.FieldsFunc(src, jsIsLineTerminator) {
+		if reAnyDeltaHeading.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// validateChange checks the change's delta specs as the CLI does before it
+// archives a change that has some (validateChangeDeltaSpecs): a change
+// whose specs/ holds no delta heading at all and no stray file is not
+// validated here (a spec.md without operations is refused when applied).
+// It returns the problems found.
+func validateChange(root, changeRel string, scan *deltaScan) ([]error, error) {
+	skip, err := readMarker(root, changeRel, "skip_specs")
+	if err != nil {
+		return nil, err
+	}
+	validate := scan.rootSpec || len(scan.unread) > 0
+	if !validate {
+		validate = skip.invalid != "" || (skip.declared && scan.anyFile)
+	}
+	for _, d := range scan.deltas {
+		validate = validate || hasDeltaHeading(d.src)
+	}
+	if !validate {
+		return nil, nil
+	}
+	var errs []error
+	if scan.rootSpec {
+		errs = append(errs, fmt.Errorf("%s/spec.md: a delta spec must be in a capability's directory (specs/<capability>/spec.md); this one would not be archived", scan.specsRel))
+	}
+	ops := 0
+	for _, d := range scan.deltas {
+		delta := parseDelta(d.capability, d.src)
+		ops += delta.ops()
+		for _, dg := range validateDelta(d.rel, delta) {
+			if dg.Severity == Error {
+				errs = append(errs, dg)
+			}
+		}
+	}
+	for _, u := range scan.unread {
+		expected := strings.TrimSuffix(u, path.Base(u))
+		if expected == "" {
+			expected = u[:len(u)-len(".md")] + "/"
+		}
+		errs = append(errs, fmt.Errorf("%s/%s: delta sections outside a capability's spec.md are not archived; move them into specs/%sspec.md", scan.specsRel, u, expected))
+	}
+	if skip.invalid != "" {
+		errs = append(errs, fmt.Errorf("skip_specs cannot be honoured: %s", skip.invalid))
+	}
+	if skip.declared && scan.anyFile {
+		errs = append(errs, fmt.Errorf("%s/%s sets skip_specs, but files exist under %s; remove skip_specs or the files", changeRel, metadataFile, scan.specsRel))
+	}
+	if ops == 0 && !scan.rootSpec && len(scan.unread) == 0 && !skip.declared {
+		errs = append(errs, fmt.Errorf("%s: the change has no delta operation (want specs/<capability>/spec.md with ## ADDED/MODIFIED/REMOVED/RENAMED Requirements, or skip_specs: true in its %s)", changeRel, metadataFile))
+	}
+	return errs, nil
+}
+
+// specWrite is what the archive does to one living spec.
+type specWrite struct {
+	update SpecUpdate
+	path   string
+	data   []byte
+	old    []byte // previous content; nil when the file is new
+	mode   fs.FileMode
+}
+
+// planArchive applies every delta in memory and checks every spec it would
+// write, without writing anything. It returns one specWrite per capability
+// in capability order, the warnings, and the problems that refuse the
+// archive.
+func planArchive(root, change string, scan *deltaScan, retireDeclared bool) ([]specWrite, []string, []error, error) {
+	var (
+		plan     []specWrite
+		warnings []string
+		problems []error
+	)
+	for _, d := range scan.deltas {
+		w := specWrite{update: SpecUpdate{Capability: d.capability, Path: "openspec/specs/" + d.capability + "/spec.md"}, mode: 0o644}
+		w.path = filepath.Join(root, filepath.FromSlash(w.update.Path))
+		if err := checkNoLinks(root, w.update.Path); err != nil {
+			return nil, nil, nil, err
+		}
+		exists := false
+		switch fi, err := os.Lstat(w.path); {
+		case err == nil && !fi.Mode().IsRegular():
+			return nil, nil, nil, fmt.Errorf("%s is not a regular file", w.update.Path)
+		case err == nil:
+			exists, w.mode = true, fi.Mode().Perm()
+			if w.old, err = os.ReadFile(w.path); err != nil {
+				return nil, nil, nil, err
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, nil, nil, err
+		}
+		living := decodeUTF8(w.old)
+		a, err := applyDelta(parseDelta(d.capability, d.src), living, exists, change, d.rel, w.update.Path)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		warnings = append(warnings, a.warnings...)
+		w.update.Added, w.update.Modified, w.update.Removed, w.update.Renamed = a.added, a.modified, a.removed, a.renamed
+		errs, onlyEmpty := checkSpec(w.update.Path, a.text)
+		retirable := retireDeclared && a.noBlocks && len(a.unaccounted) == 0 && onlyEmpty
+		switch {
+		case retirable && !exists:
+			w.update.Action = "unchanged" // nothing to write or delete
+		case retirable && a.removed > 0:
+			w.update.Action = "retired"
+		case len(errs) > 0:
+			for _, e := range errs {
+				problems = append(problems, e)
+			}
+			if exists && a.removed > 0 && a.noBlocks && onlyEmpty && !retireDeclared && len(a.unaccounted) == 0 {
+				problems = append(problems, fmt.Errorf("%s: the change removes the last requirement of %s; to retire the capability and delete its spec, add `retire_capabilities: true` to the change's %s (beside its `schema:`)", w.update.Path, d.capability, metadataFile))
+			}
+			continue
+		case !a.changed():
+			w.update.Action = "unchanged" // already applied: the file is not rewritten
+		default:
+			w.update.Action = "updated"
+			if !exists {
+				w.update.Action = "created"
+			}
+			text := a.text
+			if exists {
+				text = matchLineEnding(text, living)
+			}
+			w.data = []byte(text)
+		}
+		plan = append(plan, w)
+	}
+	return plan, warnings, problems, nil
+}
+
+// matchLineEnding gives text (lines ending in "\n") the line ending that
+// dominates original: CRLF when it has at least as many CRLF as lone LF.
+func matchLineEnding(text, original string) string {
+	crlf := strings.Count(original, "\r\n")
+	lf := strings.Count(original, "\n") - crlf
+	if crlf == 0 && lf == 0 || crlf < lf {
+		return text
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// namespaceFolder returns the changes nested in dir (as paths below
+// openspec/changes/) when dir is not a change itself but a folder wrapping
+// changes, which OpenSpec refuses to archive; nil otherwise.
+func namespaceFolder(dir string) []string {
+	if looksLikeChange(dir) {
+		return nil
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") && !e.IsDir() {
+			return nil // a change with content of its own
+		}
+	}
+	var found []string
+	var collect func(dir, prefix string, depth int)
+	collect = func(dir, prefix string, depth int) {
+		if depth > 3 {
+			return
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") || !e.IsDir() {
+				continue
+			}
+			child, id := filepath.Join(dir, e.Name()), prefix+"/"+e.Name()
+			if looksLikeChange(child) {
+				found = append(found, id)
+				continue
+			}
+			collect(child, id, depth+1)
+		}
+	}
+	collect(dir, filepath.Base(dir), 1)
+	sort.Strings(found)
+	return found
+}
+
+// looksLikeChange reports whether dir holds a change's own files: one of
+// .openspec.yaml, proposal.md, tasks.md, design.md, or a file under specs/.
+func looksLikeChange(dir string) bool {
+	for _, f := range []string{metadataFile, "proposal.md", "tasks.md", "design.md"} {
+		if fi, err := os.Lstat(filepath.Join(dir, f)); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	var anyFile func(dir string) bool
+	anyFile = func(dir string) bool {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			switch {
+			case strings.HasPrefix(e.Name(), "."):
+			case !e.IsDir():
+				return true
+			case anyFile(filepath.Join(dir, e.Name())):
+				return true
+			}
+		}
+		return false
+	}
+	return anyFile(filepath.Join(dir, "specs"))
 }
 
 // undo records how to revert the filesystem changes made so far.
@@ -300,6 +609,31 @@ func (u *undo) writeFile(p string, data, old []byte, mode fs.FileMode) error {
 		u.steps = append(u.steps, func() error { return os.Remove(p) })
 	} else {
 		u.steps = append(u.steps, func() error { return writeFileAtomic(p, old, mode) })
+	}
+	return nil
+}
+
+// retire deletes the spec p (whose content is old) and then each directory
+// above it that this leaves empty, up to but not including specsRoot,
+// recording how to restore them.
+func (u *undo) retire(p string, old []byte, mode fs.FileMode, specsRoot string) error {
+	if err := os.Remove(p); err != nil {
+		return err
+	}
+	u.steps = append(u.steps, func() error { return writeFileAtomic(p, old, mode) })
+	for dir := filepath.Dir(p); dir != specsRoot && strings.HasPrefix(dir, specsRoot+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		entries, err := os.ReadDir(dir)
+		if err != nil || len(entries) > 0 {
+			return nil
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return nil
+		}
+		if err := os.Remove(dir); err != nil {
+			return nil
+		}
+		u.steps = append(u.steps, func() error { return os.Mkdir(dir, fi.Mode().Perm()) })
 	}
 	return nil
 }
