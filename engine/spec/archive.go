@@ -80,6 +80,20 @@ func ArchiveName(change string, now time.Time) string {
 	return now.Format("2006-01-02") + "-" + change
 }
 
+// ArchivedAs reports whether dir is a name ArchiveName gives change on
+// some day.
+func ArchivedAs(dir, change string) bool {
+	if reDatedName.MatchString(change) {
+		return dir == change
+	}
+	date, ok := strings.CutSuffix(dir, "-"+change)
+	if !ok {
+		return false
+	}
+	_, err := time.Parse("2006-01-02", date)
+	return err == nil
+}
+
 // ArchiveChange archives the change openspec/changes/<change> under root as
 // `openspec archive <change> --yes` of OpenSpec 1.13.2 does (OpenSpecVersion):
 // it folds every delta spec of the change (openspec/changes/<change>/specs/
@@ -147,6 +161,15 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	scan, err := scanDeltas(root, changeRel)
 	if err != nil {
 		return nil, err
+	}
+	links := scan.links
+	for _, d := range scan.deltas {
+		if err := checkNoLinks(root, "openspec/specs/"+d.capability+"/spec.md"); err != nil {
+			links = append(links, err)
+		}
+	}
+	if len(links) > 0 {
+		return nil, refuse(links...)
 	}
 	retire, err := readMarker(root, changeRel, "retire_capabilities")
 	if err != nil {
@@ -263,6 +286,8 @@ type deltaScan struct {
 	unread []string
 	// anyFile reports any file under specs/ (not counting dot files).
 	anyFile bool
+	// links are the symbolic links found, each an error.
+	links []error
 }
 
 type deltaFile struct {
@@ -272,7 +297,8 @@ type deltaFile struct {
 }
 
 // scanDeltas reads the change's specs/ directory. Entries whose name starts
-// with "." are skipped; a symbolic link is an error.
+// with "." are skipped; a symbolic link is recorded in links and not
+// followed.
 func scanDeltas(root, changeRel string) (*deltaScan, error) {
 	s := &deltaScan{specsRel: changeRel + "/specs"}
 	if err := checkNoLinks(root, s.specsRel); err != nil {
@@ -295,7 +321,8 @@ func scanDeltas(root, changeRel string) (*deltaScan, error) {
 			erel := rel + "/" + name
 			switch {
 			case e.Type()&fs.ModeSymlink != 0:
-				return checkNoLinks(root, erel)
+				s.links = append(s.links, checkNoLinks(root, erel))
+				continue
 			case e.IsDir():
 				if err := walk(erel, append(segs[:len(segs):len(segs)], name)); err != nil {
 					return err
