@@ -155,7 +155,6 @@ type mdSection struct {
 	level    int
 	title    string
 	content  string // the lines up to the next heading of this level or higher, trimmed
-	line     int
 	children []*mdSection
 }
 
@@ -172,7 +171,7 @@ func mdSections(content string) []*mdSection {
 		if m == nil {
 			continue
 		}
-		s := &mdSection{level: len(m[1]), title: jsTrim(m[2]), line: i + 1}
+		s := &mdSection{level: len(m[1]), title: jsTrim(m[2])}
 		var body []string
 		for j := i + 1; j < len(lines); j++ {
 			if h := reHeadingStart.FindStringSubmatch(lines[j]); !mask[j] && h != nil && len(h[1]) <= s.level {
@@ -227,23 +226,24 @@ func overview(content string) string {
 // structure is sound (structureIssues) and every "### Requirement:" block
 // has text. onlyEmpty reports that the one problem is that the spec has no
 // requirement at all: a capability whose last requirement was removed.
+// content is not on disk yet, so the diagnostics name file without a line.
 func checkSpec(file, content string) (errs []Diagnostic, onlyEmpty bool) {
-	errf := func(line int, format string, args ...any) {
-		errs = append(errs, Diagnostic{File: file, Line: line, Severity: Error, Message: fmt.Sprintf(format, args...)})
+	errf := func(format string, args ...any) {
+		errs = append(errs, Diagnostic{File: file, Severity: Error, Message: fmt.Sprintf(format, args...)})
 	}
 	secs := mdSections(content)
 	purpose := findSection(secs, "Purpose")
 	if purpose == nil || purpose.content == "" {
-		errf(0, "the spec has no ## Purpose section with text")
+		errf("the spec has no ## Purpose section with text")
 		return errs, false
 	}
 	reqs := findSection(secs, "Requirements")
 	if reqs == nil {
-		errf(0, "the spec has no ## Requirements section")
+		errf("the spec has no ## Requirements section")
 		return errs, false
 	}
 	if len(reqs.children) == 0 {
-		errf(reqs.line, "the spec has no requirement left")
+		errf("the spec has no requirement left")
 	}
 	for _, r := range reqs.children {
 		text := requirementBody(strings.Split(r.content, "\n"))
@@ -251,7 +251,7 @@ func checkSpec(file, content string) (errs []Diagnostic, onlyEmpty bool) {
 			text = jsTrim(r.title)
 		}
 		if text == "" {
-			errf(r.line, "requirement %q has no text", r.title)
+			errf("requirement %q has no text", r.title)
 		}
 		n := 0
 		for _, sc := range r.children {
@@ -260,17 +260,18 @@ func checkSpec(file, content string) (errs []Diagnostic, onlyEmpty bool) {
 			}
 		}
 		if n == 0 {
-			errf(r.line, "requirement %q has no scenario (want a \"#### Scenario:\" heading with steps under it)", r.title)
+			errf("requirement %q has no scenario (want a \"#### Scenario:\" heading with steps under it)", r.title)
 		}
 	}
 	onlyEmpty = len(errs) == 1 && len(reqs.children) == 0
 	for _, d := range structureIssues(file, content) {
+		d.Line = 0
 		errs = append(errs, d)
 		onlyEmpty = false
 	}
 	for _, b := range splitLiving(content).blocks {
 		if requirementBody(strings.Split(b.Raw, "\n")[1:]) == "" {
-			errf(0, "requirement %q has no text (want a statement with SHALL or MUST after its header)", b.Name)
+			errf("requirement %q has no text (want a statement with SHALL or MUST after its header)", b.Name)
 			onlyEmpty = false
 		}
 	}
