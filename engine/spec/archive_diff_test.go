@@ -276,3 +276,22 @@ func runOpenSpecArchive(t *testing.T, cli string, c diffCase) string {
 		return refusedSnapshot
 	}
 }
+
+// TestOpenSpecVersionPinned: `make openspec`, which .ci/run runs, installs
+// the CLI version the archive reproduces.
+func TestOpenSpecVersionPinned(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nOPENSPEC_VERSION := " + OpenSpecVersion + "\n"; !strings.Contains(string(makefile), want) {
+		t.Errorf("the Makefile does not pin %q", strings.TrimSpace(want))
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ci), "\nmake openspec\n") {
+		t.Error(".ci/run does not run `make openspec`")
+	}
+}
