@@ -194,6 +194,7 @@ func TestArchiveChangeRefusesSymlinks(t *testing.T) {
 		{"openspec/specs/billing", "dir"},
 		{"openspec/specs/auth/spec.md", "file"},
 		{"openspec/changes/add-mfa/specs/auth/spec.md", "file"},
+		{"openspec/changes/add-mfa/.openspec.yaml", "file"},
 		{"openspec/changes/add-mfa/specs/billing", "dir"},
 		{"openspec/changes/add-mfa", "dir"},
 		{"openspec/changes/archive", "dir"},
