@@ -10,7 +10,16 @@ BIN := bin/setctl
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)-$(shell $(GO) env GOVERSION)
 
-.PHONY: build test lint demo bench fuzz clean
+# The OpenSpec CLI, at the one version whose `openspec archive` set's
+# archive reproduces (spec.OpenSpecVersion): installed from npm into
+# bin/tools/openspec by `make openspec`, for the differential archive tests
+# of engine/spec (TestArchiveDiff), which compare set with it when it is
+# there. It needs Node.js >= 20.19 (the package's engines field).
+OPENSPEC_VERSION := 1.13.2
+OPENSPEC_STAMP := bin/tools/openspec/.installed-$(OPENSPEC_VERSION)
+NODE_CHECK := node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'
+
+.PHONY: build test lint demo bench fuzz clean openspec
 
 build:
 	$(GO) build -o $(BIN) ./cmd/setctl
@@ -36,6 +45,13 @@ $(STATICCHECK):
 # setctl apply with the replay agent, from spec to merged, tested main.
 demo: build
 	@bash scripts/demo.sh
+
+openspec: $(OPENSPEC_STAMP)
+
+$(OPENSPEC_STAMP):
+	@$(NODE_CHECK) 2>/dev/null || { echo "make openspec: the OpenSpec CLI $(OPENSPEC_VERSION) needs Node.js >= 20.19 and npm; node here: $$(node --version 2>/dev/null || echo none). Install Node.js 20.19 or newer (https://nodejs.org), then rerun." >&2; exit 1; }
+	npm install --prefix bin/tools/openspec @fission-ai/openspec@$(OPENSPEC_VERSION) --no-audit --no-fund
+	@touch $@
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -51,7 +51,7 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{initCommand(), vetCommand(), planCommand(), applyCommand(), doctorCommand(), versionCommand()}
+	return []command{initCommand(), vetCommand(), planCommand(), applyCommand(), archiveCommand(), doctorCommand(), versionCommand()}
 }
 
 const mainUsage = `Usage: setctl [-C DIR] COMMAND [ARGS]

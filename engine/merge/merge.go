@@ -257,8 +257,15 @@ func fold(ctx context.Context, in Input) (journal.ArchivedData, error) {
 		}
 		return journal.ArchivedData{Skipped: notFolded(in.Change.Name) + ": " + err.Error()}, nil
 	}
-	subject := fmt.Sprintf("update openspec/specs (%s)", strings.Join(res.Capabilities, ", "))
-	if len(res.Capabilities) == 0 {
+	var did []string
+	if len(res.Capabilities) > 0 {
+		did = append(did, fmt.Sprintf("update openspec/specs (%s)", strings.Join(res.Capabilities, ", ")))
+	}
+	if len(res.Retired) > 0 {
+		did = append(did, fmt.Sprintf("retire %s", strings.Join(res.Retired, ", ")))
+	}
+	subject := strings.Join(did, "; ")
+	if subject == "" {
 		subject = "move the change folder to " + res.ArchiveDir
 	}
 	msg := fmt.Sprintf("Archive %s: %s\n\n%s: %s\n", in.Change.Name, subject, ArchiveTrailer, in.Change.Name)
@@ -330,13 +337,15 @@ func Archived(ctx context.Context, root, change, commit string) (journal.Archive
 		}
 	}
 	d := journal.ArchivedData{Commit: commit, ArchiveDir: archiveDir}
-	for _, e := range entries { // sorted by path, so by capability
+	for _, e := range entries { // sorted by path
 		rest, ok := strings.CutPrefix(e.path, "openspec/specs/")
-		capability, file, _ := strings.Cut(rest, "/")
-		if ok && file == "spec.md" && e.status != "D" && added[archiveDir+"/specs/"+capability+"/spec.md"] {
+		// A capability may nest: openspec/specs/search/full-text/spec.md.
+		capability, isSpec := strings.CutSuffix(rest, "/spec.md")
+		if ok && isSpec && e.status != "D" && added[archiveDir+"/specs/"+capability+"/spec.md"] {
 			d.Capabilities = append(d.Capabilities, capability)
 		}
 	}
+	slices.Sort(d.Capabilities)
 	return d, nil
 }
 
@@ -345,15 +354,8 @@ func Archived(ctx context.Context, root, change, commit string) (journal.Archive
 const archiveRoot = "openspec/changes/archive/"
 
 // archivedAs reports whether dir is the name spec.ArchiveChange gives the
-// archived folder of change.
-func archivedAs(dir, change string) bool {
-	date, ok := strings.CutSuffix(dir, "-"+change)
-	if !ok {
-		return false
-	}
-	_, err := time.Parse("2006-01-02", date)
-	return err == nil
-}
+// archived folder of change (see spec.ArchiveName).
+func archivedAs(dir, change string) bool { return spec.ArchivedAs(dir, change) }
 
 // squashMessage is the message of a change's commit on main.
 func squashMessage(in Input) string {

@@ -742,16 +742,24 @@ func TestIntegrateRegenerationFailureIsARunError(t *testing.T) {
 // main's commit.
 func deltaFixture(t *testing.T) (*fixture, string) {
 	f := newFixture(t, map[string]string{
-		"openspec/specs/auth/spec.md": "# auth Specification\n\n## Purpose\nP.\n\n## Requirements\n\n### Requirement: Login\nv1\n",
+		"openspec/specs/auth/spec.md": "# auth Specification\n\n## Purpose\nP.\n\n## Requirements\n\n" + loginV1,
 	})
 	f.write(f.wt, "feat.txt", "feat\n")
 	f.write(f.wt, "openspec/changes/feat/proposal.md", "## Why\nFeat.\n")
-	f.write(f.wt, "openspec/changes/feat/specs/auth/spec.md", "## MODIFIED Requirements\n### Requirement: Login\nv2\n")
-	f.write(f.wt, "openspec/changes/feat/specs/billing/spec.md", "## ADDED Requirements\n### Requirement: Invoice\nx\n")
+	f.write(f.wt, "openspec/changes/feat/specs/auth/spec.md", "## MODIFIED Requirements\n"+loginV2)
+	f.write(f.wt, "openspec/changes/feat/specs/billing/spec.md", "## ADDED Requirements\n"+invoice)
 	f.commit(f.wt, "feat with a delta")
 	f.write(f.root, "main.txt", "main\n")
 	return f, f.commit(f.root, "main work")
 }
+
+// Requirement blocks of the fixtures: OpenSpec requires a statement and a
+// scenario.
+const (
+	loginV1 = "### Requirement: Login\nThe system SHALL log in, v1.\n\n#### Scenario: ok\n- WHEN valid\n- THEN in\n"
+	loginV2 = "### Requirement: Login\nThe system SHALL log in, v2.\n\n#### Scenario: ok\n- WHEN valid\n- THEN in\n"
+	invoice = "### Requirement: Invoice\nThe system SHALL send invoices.\n\n#### Scenario: month\n- WHEN a month ends\n- THEN an invoice is sent\n"
+)
 
 // archivedFeat lists openspec/changes on main once feat's delta folded.
 var archivedFeat = strings.Join([]string{
@@ -787,10 +795,10 @@ func TestIntegrateFoldsTheDelta(t *testing.T) {
 		t.Errorf("the gate ran on tree %s, main moved to %s", got, want)
 	}
 
-	if got, ok := f.onMain("openspec/specs/auth/spec.md"); !ok || !strings.Contains(got, "### Requirement: Login\nv2\n") {
+	if got, ok := f.onMain("openspec/specs/auth/spec.md"); !ok || !strings.Contains(got, loginV2) {
 		t.Errorf("auth spec on main = %q, want Login v2", got)
 	}
-	if got, ok := f.onMain("openspec/specs/billing/spec.md"); !ok || !strings.Contains(got, "### Requirement: Invoice\nx\n") {
+	if got, ok := f.onMain("openspec/specs/billing/spec.md"); !ok || !strings.Contains(got, invoice) {
 		t.Errorf("billing spec on main = %q, want Invoice", got)
 	}
 	if files := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/changes/"); files != archivedFeat {
@@ -875,7 +883,7 @@ func TestIntegrateSymlinksInTheChangeAreNotFollowed(t *testing.T) {
 	if err := os.WriteFile(host, []byte("## ADDED Requirements\n### Requirement: Host\nOUTSIDE-MARKER\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.write(f.wt, "openspec/changes/feat/specs/x/spec.md", "## ADDED Requirements\n### Requirement: X\nx\n")
+	f.write(f.wt, "openspec/changes/feat/specs/x/spec.md", "## ADDED Requirements\n"+invoice)
 	for link, target := range map[string]string{
 		"openspec/changes/feat/specs/auth/spec.md": host,
 		"openspec/specs/x":                         outside,
@@ -979,7 +987,7 @@ func TestIntegrateDropsAnInterruptedFold(t *testing.T) {
 	if files := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/changes/"); files != archivedFeat {
 		t.Errorf("openspec/changes on main:\n%s", files)
 	}
-	if got, _ := f.onMain("openspec/specs/auth/spec.md"); !strings.Contains(got, "### Requirement: Login\nv2\n") {
+	if got, _ := f.onMain("openspec/specs/auth/spec.md"); !strings.Contains(got, loginV2) {
 		t.Errorf("auth spec on main = %q, want Login v2", got)
 	}
 	if got := f.git(f.wt, "rev-list", "--count", "--grep=^Set-Archive: feat$", "HEAD"); got != "1" {
@@ -1002,6 +1010,48 @@ func TestArchivedNames(t *testing.T) {
 	}
 	if !archivedAs("2026-03-04-03", "03") {
 		t.Error(`archivedAs("2026-03-04-03", "03") = false`)
+	}
+	// A change named with a date is archived under its own name.
+	for dir, want := range map[string]bool{
+		"2025-01-15-feat":            true,
+		"2026-03-04-2025-01-15-feat": false,
+	} {
+		if got := archivedAs(dir, "2025-01-15-feat"); got != want {
+			t.Errorf("archivedAs(%q, 2025-01-15-feat) = %v, want %v", dir, got, want)
+		}
+	}
+}
+
+// TestIntegrateFoldsNestedAndRetired: a nested capability
+// (openspec/specs/search/full-text) is created and a capability whose last
+// requirement the change removes is retired; the fold commit says both, and
+// Archived reads the record back from main.
+func TestIntegrateFoldsNestedAndRetired(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"openspec/specs/billing/spec.md": "# billing Specification\n\n## Purpose\nP.\n\n## Requirements\n\n" + invoice,
+	})
+	ctx := context.Background()
+	f.write(f.wt, "openspec/changes/feat/.openspec.yaml", "schema: spec-driven\nretire_capabilities: true\n")
+	f.write(f.wt, "openspec/changes/feat/specs/billing/spec.md", "## REMOVED Requirements\n- `### Requirement: Invoice`\n")
+	f.write(f.wt, "openspec/changes/feat/specs/search/full-text/spec.md", "## ADDED Requirements\n"+loginV1)
+	f.commit(f.wt, "feat retires billing, adds full-text search")
+
+	out, err := Integrate(ctx, f.input("ok"))
+	if err != nil || !out.Merged {
+		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
+	}
+	if got := f.git(f.root, "ls-tree", "-r", "--name-only", "main", "openspec/specs/"); got != "openspec/specs/search/full-text/spec.md" {
+		t.Errorf("openspec/specs on main:\n%s", got)
+	}
+	if got, want := f.git(f.wt, "log", "-1", "--format=%s"), "Archive feat: update openspec/specs (search/full-text); retire billing"; got != want {
+		t.Errorf("fold commit = %q, want %q", got, want)
+	}
+	archived := journal.ArchivedData{Commit: out.Commit, Capabilities: []string{"search/full-text"}, ArchiveDir: "openspec/changes/archive/2026-03-04-feat"}
+	if diff := cmp.Diff(archived, f.events[len(f.events)-1]); diff != "" {
+		t.Errorf("ARCHIVED (-want +got):\n%s", diff)
+	}
+	if got, err := Archived(ctx, f.root, "feat", out.Commit); err != nil || !cmp.Equal(got, archived) {
+		t.Errorf("Archived read back = %+v, %v; want %+v", got, err, archived)
 	}
 }
 

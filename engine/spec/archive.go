@@ -1,13 +1,13 @@
 package spec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -16,34 +16,113 @@ import (
 // openspec/changes/<change> directory.
 var ErrNoDelta = errors.New("the change has no OpenSpec delta")
 
+// OpenSpecVersion is the version of the OpenSpec CLI
+// (@fission-ai/openspec) whose `openspec archive CHANGE --yes` ArchiveChange
+// reproduces byte for byte; the differential tests run that version.
+const OpenSpecVersion = "1.13.2"
+
 // ArchiveResult is what ArchiveChange did.
 type ArchiveResult struct {
 	// Capabilities whose living spec openspec/specs/<capability>/spec.md
-	// was created or updated, sorted.
+	// was created or updated, sorted. A capability may be a path
+	// ("search/full-text").
 	Capabilities []string
+	// Retired lists the capabilities whose living spec was deleted, sorted.
+	Retired []string
+	// Specs is what happened to each capability the change has a delta
+	// for, sorted by capability.
+	Specs []SpecUpdate
 	// ArchiveDir is where the change directory now is, a slash path
-	// relative to root: "openspec/changes/archive/<date>-<change>".
+	// relative to root: "openspec/changes/archive/<date>-<change>", or
+	// ".../archive/<change>" when the change's name starts with a date.
 	ArchiveDir string
+	// Warnings are what the archive did not apply or ignored, in the order
+	// found ("file:line: message").
+	Warnings []string
 }
 
-// ArchiveChange folds every capability delta of the change,
-// openspec/changes/<change>/specs/<capability>/spec.md under root, into the
-// living spec openspec/specs/<capability>/spec.md (see ApplyDelta), then
-// moves openspec/changes/<change> to
-// openspec/changes/archive/<now as 2006-01-02>-<change>.
+// SpecUpdate is the outcome for one capability.
+type SpecUpdate struct {
+	Capability string
+	// Path is the living spec, a slash path relative to the root.
+	Path string
+	// Action is "created", "updated", "retired", or "unchanged" (every
+	// operation was already applied).
+	Action                            string
+	Added, Modified, Removed, Renamed int
+}
+
+// ArchiveError is the refusal of ArchiveChange to archive a change: the
+// tree is left as it was. Its message lists every problem, one per line.
+type ArchiveError struct {
+	Problems []error
+}
+
+func (e *ArchiveError) Error() string { return errors.Join(e.Problems...).Error() }
+
+// Unwrap returns the problems, for errors.As and errors.Is.
+func (e *ArchiveError) Unwrap() []error { return e.Problems }
+
+func refuse(errs ...error) error { return &ArchiveError{Problems: errs} }
+
+// reDatedName is a change name that already starts with a date, which the
+// archive does not prefix again.
+var reDatedName = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}-`)
+
+// ArchiveName is the directory name under openspec/changes/archive/ that
+// archiving change on day now gives it: "<yyyy-mm-dd>-<change>", or the
+// change's own name when it starts with a date already.
+func ArchiveName(change string, now time.Time) string {
+	if reDatedName.MatchString(change) {
+		return change
+	}
+	return now.Format("2006-01-02") + "-" + change
+}
+
+// ArchivedAs reports whether dir is a name ArchiveName gives change on
+// some day.
+func ArchivedAs(dir, change string) bool {
+	if reDatedName.MatchString(change) {
+		return dir == change
+	}
+	date, ok := strings.CutSuffix(dir, "-"+change)
+	if !ok {
+		return false
+	}
+	_, err := time.Parse("2006-01-02", date)
+	return err == nil
+}
+
+// ArchiveChange archives the change openspec/changes/<change> under root as
+// `openspec archive <change> --yes` of OpenSpec 1.13.2 does (OpenSpecVersion):
+// it folds every delta spec of the change (openspec/changes/<change>/specs/
+// <capability>/spec.md, where a capability may nest: specs/search/full-text/
+// spec.md) into the living spec openspec/specs/<capability>/spec.md, and
+// moves the change directory to openspec/changes/archive/ArchiveName(change,
+// now). The resulting files are byte for byte those the CLI writes, and it
+// refuses what the CLI refuses; see applyDelta for how one delta folds, and
+// checkSpec for what a written spec must be.
 //
-// It is all-or-nothing. Every delta is parsed and applied in memory, and the
-// archive directory is checked not to exist, before anything is written; the
-// error then joins every problem found (each delta or spec problem is a
-// Diagnostic naming its root-relative file). Each spec file is written
-// atomically (a temporary file renamed over it) and the directory move comes
-// last; if a write or the move fails, the files already written are restored
-// and directories created are removed.
+// Before anything is written, the change is validated as the CLI validates
+// it when it has delta specs (every delta readable, with operations,
+// requirements with text and scenarios, no contradictions; no delta file
+// outside a capability's spec.md; skip_specs honoured), every delta is
+// applied in memory, every resulting spec is checked, and the archive
+// directory is checked not to exist; a refusal is an *ArchiveError joining
+// every problem found (Diagnostics naming root-relative files) and leaves
+// the tree untouched. A capability whose last requirement the change
+// removes is retired (its spec deleted, and the directories that leaves
+// empty, up to openspec/specs) only if the change's .openspec.yaml declares
+// `retire_capabilities: true`; otherwise the archive is refused. A change
+// without delta specs (e.g. documentation only) is archived with no
+// capability.
 //
-// A change directory without deltas (e.g. a documentation-only change) is
-// still archived, with no capability. Capability directories whose name
-// starts with "." or that hold no spec.md are ignored, and so is a delta with
-// no operation. If openspec/changes/<change> does not exist ArchiveChange
+// Each spec file is written atomically (a temporary file renamed over it),
+// keeping its mode and its CRLF line endings when it had them; the
+// directory move comes last; if a write or the move fails, the files
+// already written are restored and the directories created removed. No
+// symbolic link is followed: one on any path the archive reads or writes is
+// an error. If openspec/changes/<change> does not exist ArchiveChange
 // returns (nil, ErrNoDelta). ArchiveChange does not run git: the caller
 // commits the result.
 func ArchiveChange(root, change string, now time.Time) (*ArchiveResult, error) {
@@ -69,27 +148,66 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	case !fi.IsDir():
 		return nil, fmt.Errorf("%s is not a directory", changeRel)
 	}
-	archiveRel := "openspec/changes/archive/" + now.Format("2006-01-02") + "-" + change
+	if nested := namespaceFolder(changeDir); len(nested) > 0 {
+		return nil, refuse(fmt.Errorf("%s is not a change: it is a folder holding the change(s) %s; a change must be a directory directly under openspec/changes/", changeRel, strings.Join(nested, ", ")))
+	}
+	archiveRel := "openspec/changes/archive/" + ArchiveName(change, now)
 	archiveDir := filepath.Join(root, filepath.FromSlash(archiveRel))
 	if err := checkNoLinks(root, archiveRel); err != nil {
 		return nil, err
 	}
-	if err := checkAbsent(archiveDir, archiveRel); err != nil {
+
+	scan, err := scanDeltas(root, changeRel)
+	if err != nil {
 		return nil, err
 	}
-
-	writes, errs := planArchive(root, changeRel, change)
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	links := scan.links
+	for _, d := range scan.deltas {
+		if err := checkNoLinks(root, "openspec/specs/"+d.capability+"/spec.md"); err != nil {
+			links = append(links, err)
+		}
+	}
+	if len(links) > 0 {
+		return nil, refuse(links...)
+	}
+	retire, err := readMarker(root, changeRel, "retire_capabilities")
+	if err != nil {
+		return nil, err
+	}
+	problems, err := validateChange(root, changeRel, scan)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, refuse(problems...)
+	}
+	if err := checkAbsent(archiveDir, archiveRel); err != nil {
+		return nil, refuse(err)
+	}
+	plan, warnings, problems, err := planArchive(root, change, scan, retire.declared)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, refuse(problems...)
 	}
 
-	res := &ArchiveResult{ArchiveDir: archiveRel}
+	res := &ArchiveResult{ArchiveDir: archiveRel, Warnings: warnings}
 	var u undo
-	for _, w := range writes {
-		if err := u.writeFile(w.path, w.data, w.old, w.mode); err != nil {
-			return nil, u.rollback(fmt.Errorf("writing %s: %w", w.rel, err))
+	for _, w := range plan {
+		res.Specs = append(res.Specs, w.update)
+		switch w.update.Action {
+		case "created", "updated":
+			if err := u.writeFile(w.path, w.data, w.old, w.mode); err != nil {
+				return nil, u.rollback(fmt.Errorf("writing %s: %w", w.update.Path, err))
+			}
+			res.Capabilities = append(res.Capabilities, w.update.Capability)
+		case "retired":
+			if err := u.retire(w.path, w.old, w.mode, filepath.Join(root, "openspec", "specs")); err != nil {
+				return nil, u.rollback(fmt.Errorf("retiring %s: %w", w.update.Path, err))
+			}
+			res.Retired = append(res.Retired, w.update.Capability)
 		}
-		res.Capabilities = append(res.Capabilities, w.capability)
 	}
 	if err := u.mkdirAll(filepath.Dir(archiveDir)); err != nil {
 		return nil, u.rollback(err)
@@ -153,183 +271,91 @@ func checkAbsent(p, rel string) error {
 	}
 }
 
-// specWrite is one living spec to write.
+// specWrite is what the archive does to one living spec.
 type specWrite struct {
-	capability string
-	rel        string // slash path relative to root
-	path       string
-	data       []byte
-	old        []byte // previous content; nil when the file is new
-	mode       fs.FileMode
+	update SpecUpdate
+	path   string
+	data   []byte
+	old    []byte // previous content; nil when the file is new
+	mode   fs.FileMode
 }
 
-// planArchive reads, parses and applies every delta of the change without
-// writing anything, and returns the files to write in capability order.
-func planArchive(root, changeRel, change string) ([]specWrite, []error) {
-	specsDir := filepath.Join(root, filepath.FromSlash(changeRel), "specs")
-	entries, err := os.ReadDir(specsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, []error{err}
-	}
+// planArchive applies every delta in memory and checks every spec it would
+// write, without writing anything. It returns one specWrite per capability
+// in capability order, the warnings, and the problems that refuse the
+// archive.
+func planArchive(root, change string, scan *deltaScan, retireDeclared bool) ([]specWrite, []string, []error, error) {
 	var (
-		writes []specWrite
-		errs   []error
+		plan     []specWrite
+		warnings []string
+		problems []error
 	)
-	for _, e := range entries { // sorted by name
-		capability := e.Name()
-		if strings.HasPrefix(capability, ".") {
-			continue
+	for _, d := range scan.deltas {
+		w := specWrite{update: SpecUpdate{Capability: d.capability, Path: "openspec/specs/" + d.capability + "/spec.md"}, mode: 0o644}
+		w.path = filepath.Join(root, filepath.FromSlash(w.update.Path))
+		if err := checkNoLinks(root, w.update.Path); err != nil {
+			return nil, nil, nil, err
 		}
-		if e.Type()&fs.ModeSymlink != 0 {
-			errs = append(errs, checkNoLinks(root, path.Join(changeRel, "specs", capability)))
-			continue
-		}
-		if !e.IsDir() {
-			continue
-		}
-		deltaRel := path.Join(changeRel, "specs", capability, "spec.md")
-		if err := checkNoLinks(root, deltaRel); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(deltaRel)))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		d, err := parseDelta(deltaRel, capability, src)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if d.empty() {
-			continue
-		}
-		w := specWrite{capability: capability, rel: path.Join("openspec/specs", capability, "spec.md"), mode: 0o644}
-		w.path = filepath.Join(root, filepath.FromSlash(w.rel))
-		if err := checkNoLinks(root, w.rel); err != nil {
-			errs = append(errs, err)
-			continue
-		}
+		exists := false
 		switch fi, err := os.Lstat(w.path); {
 		case err == nil && !fi.Mode().IsRegular():
-			errs = append(errs, fmt.Errorf("%s is not a regular file", w.rel))
-			continue
+			return nil, nil, nil, fmt.Errorf("%s is not a regular file", w.update.Path)
 		case err == nil:
-			w.mode = fi.Mode().Perm()
+			exists, w.mode = true, fi.Mode().Perm()
 			if w.old, err = os.ReadFile(w.path); err != nil {
-				errs = append(errs, err)
-				continue
+				return nil, nil, nil, err
 			}
 		case !errors.Is(err, fs.ErrNotExist):
-			errs = append(errs, err)
-			continue
+			return nil, nil, nil, err
 		}
-		w.data, err = ApplyDelta(w.old, d, change)
+		living := decodeUTF8(w.old)
+		a, err := applyDelta(parseDelta(d.capability, d.src), living, exists, change, d.rel, w.update.Path)
 		if err != nil {
-			errs = append(errs, err)
+			problems = append(problems, err)
 			continue
 		}
-		if w.old != nil && bytes.Equal(w.data, w.old) {
-			continue
-		}
-		writes = append(writes, w)
-	}
-	return writes, errs
-}
-
-// undo records how to revert the filesystem changes made so far.
-type undo struct {
-	steps []func() error
-}
-
-// rollback reverts every recorded change, newest first, and returns err
-// joined with any failure to revert.
-func (u *undo) rollback(err error) error {
-	errs := []error{err}
-	for i := len(u.steps) - 1; i >= 0; i-- {
-		if e := u.steps[i](); e != nil {
-			errs = append(errs, fmt.Errorf("rolling back: %w", e))
-		}
-	}
-	u.steps = nil
-	return errors.Join(errs...)
-}
-
-// mkdirAll creates dir and its missing parents, recording each one created.
-func (u *undo) mkdirAll(dir string) error {
-	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil {
-			break
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		d := missing[i]
-		if err := os.Mkdir(d, 0o755); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				continue
+		warnings = append(warnings, a.warnings...)
+		w.update.Added, w.update.Modified, w.update.Removed, w.update.Renamed = a.added, a.modified, a.removed, a.renamed
+		errs, onlyEmpty := checkSpec(w.update.Path, a.text)
+		retirable := retireDeclared && a.noBlocks && len(a.unaccounted) == 0 && onlyEmpty
+		switch {
+		case retirable && !exists:
+			w.update.Action = "unchanged" // nothing to write or delete
+		case retirable && a.removed > 0:
+			w.update.Action = "retired"
+		case len(errs) > 0:
+			for _, e := range errs {
+				problems = append(problems, e)
 			}
-			return err
+			if exists && a.removed > 0 && a.noBlocks && onlyEmpty && !retireDeclared && len(a.unaccounted) == 0 {
+				problems = append(problems, fmt.Errorf("%s: the change removes the last requirement of %s; to retire the capability and delete its spec, add `retire_capabilities: true` to the change's %s (beside its `schema:`)", w.update.Path, d.capability, metadataFile))
+			}
+			continue
+		case !a.changed():
+			w.update.Action = "unchanged" // already applied: the file is not rewritten
+		default:
+			w.update.Action = "updated"
+			if !exists {
+				w.update.Action = "created"
+			}
+			text := a.text
+			if exists {
+				text = matchLineEnding(text, living)
+			}
+			w.data = []byte(text)
 		}
-		u.steps = append(u.steps, func() error { return os.Remove(d) })
+		plan = append(plan, w)
 	}
-	return nil
+	return plan, warnings, problems, nil
 }
 
-// writeFile writes data to p atomically, creating its directory, and records
-// how to restore old (nil: remove the file).
-func (u *undo) writeFile(p string, data, old []byte, mode fs.FileMode) error {
-	if err := u.mkdirAll(filepath.Dir(p)); err != nil {
-		return err
+// matchLineEnding gives text (lines ending in "\n") the line ending that
+// dominates original: CRLF when it has at least as many CRLF as lone LF.
+func matchLineEnding(text, original string) string {
+	crlf := strings.Count(original, "\r\n")
+	lf := strings.Count(original, "\n") - crlf
+	if crlf == 0 && lf == 0 || crlf < lf {
+		return text
 	}
-	if err := writeFileAtomic(p, data, mode); err != nil {
-		return err
-	}
-	if old == nil {
-		u.steps = append(u.steps, func() error { return os.Remove(p) })
-	} else {
-		u.steps = append(u.steps, func() error { return writeFileAtomic(p, old, mode) })
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file in p's directory, syncs it
-// and renames it over p, so readers see the old or the new content, never a
-// mix.
-func writeFileAtomic(p string, data []byte, mode fs.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Chmod(mode); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
 }

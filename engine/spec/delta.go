@@ -1,698 +1,395 @@
 package spec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 )
 
-// Delta is one capability's delta of a change: the content of
-// openspec/changes/<change>/specs/<capability>/spec.md.
+// This file reads a change's delta spec,
+// openspec/changes/<change>/specs/<capability>/spec.md, exactly as the
+// OpenSpec CLI (@fission-ai/openspec 1.13.2) reads it, so that the archive
+// folds what `openspec archive` folds and refuses what it refuses.
+
+// Delta is one capability's delta spec of a change.
 type Delta struct {
 	Capability string
-	Added      []RequirementBlock // "## ADDED Requirements", in document order
-	Modified   []RequirementBlock // "## MODIFIED Requirements", in document order
-	Removed    []string           // names under "## REMOVED Requirements"
+	Added      []RequirementBlock // under "## ADDED Requirements", in document order
+	Modified   []RequirementBlock // under "## MODIFIED Requirements", in document order
+	Removed    []NamedLine        // names under "## REMOVED Requirements"
 	Renamed    []Rename           // pairs under "## RENAMED Requirements"
+
+	unpaired []unpairedRename
+	orphans  []orphanRequirement
+	// sections records which of the four sections the delta has (an empty
+	// one included).
+	sections struct{ added, modified, removed, renamed bool }
+	// purpose is the body of the delta's "## Purpose" section, "" when it
+	// has none; it becomes the Purpose of a capability the delta creates.
+	purpose string
 }
 
-// RequirementBlock is one "### Requirement: <name>" block of a delta.
+// RequirementBlock is one "### Requirement: <name>" block.
 type RequirementBlock struct {
-	Name string // the name after "Requirement:", trimmed
-	// Text is the whole block as written, from its ### line to before the
-	// next heading of level 1-3, with trailing blank lines removed and no
-	// final newline. Lines end with "\n".
-	Text string
+	// Name is the text after "Requirement:", without a closing run of
+	// '#' and trimmed.
+	Name string
+	// Raw is the block as written (line endings normalised to "\n"): its
+	// header line and every line up to the next requirement header or "## "
+	// heading, trailing white space removed.
+	Raw  string
+	Line int // 1-based line of the header in its file
 }
 
-// Rename renames the requirement named From to To.
+// NamedLine is a requirement name and the line that names it.
+type NamedLine struct {
+	Name string
+	Line int
+}
+
+// Rename renames the requirement From to To.
 type Rename struct {
 	From, To string
+	Line     int // the FROM line
 }
 
-// empty reports whether d changes nothing.
-func (d *Delta) empty() bool {
-	return len(d.Added) == 0 && len(d.Modified) == 0 && len(d.Removed) == 0 && len(d.Renamed) == 0
+type unpairedRename struct {
+	side string // "FROM" or "TO"
+	name string
+	line int
 }
 
-// deltaSection is the "## … Requirements" section a line of a delta is in.
-type deltaSection int
+type orphanRequirement struct {
+	name    string
+	section string // "" above the first "## " heading
+	line    int
+}
 
-const (
-	secNone    deltaSection = iota // before any level-2 heading, or after a level-1 one
-	secUnknown                     // under an unknown level-2 heading (reported once)
-	secAdded
-	secModified
-	secRemoved
-	secRenamed
+// ops is the number of operations of the delta.
+func (d *Delta) ops() int {
+	return len(d.Added) + len(d.Modified) + len(d.Removed) + len(d.Renamed)
+}
+
+var (
+	reRequirementHeader = js(`^###` + reS + `*` + ci("Requirement:") + reS + `*(` + reDot + `+)` + reS + `*$`)
+	reSectionHeading    = js(`^##` + reS + `+(` + reDot + `+)$`)
+	reTopLevelHeading   = js(`^##` + reS + `+`)
+	reClosingHashes     = js(`[ \t]+#+[ \t]*$`)
+	reRemovedBullet     = js("^" + reS + "*[-*+]" + reS + "*`?###" + reS + "*Requirement:" + reS + "*(" + reDot + "+?)`?" + reS + "*$")
+	reRenameFrom        = js("^" + reS + "*[-*+]?" + reS + "*FROM:" + reS + "*`?###" + reS + "*Requirement:" + reS + "*(" + reDot + "+?)`?" + reS + "*$")
+	reRenameTo          = js("^" + reS + "*[-*+]?" + reS + "*TO:" + reS + "*`?###" + reS + "*Requirement:" + reS + "*(" + reDot + "+?)`?" + reS + "*$")
+	reSpaceRun          = js(reS + `+`)
 )
 
-func (s deltaSection) String() string {
-	switch s {
-	case secAdded:
-		return "ADDED Requirements"
-	case secModified:
-		return "MODIFIED Requirements"
-	case secRemoved:
-		return "REMOVED Requirements"
-	case secRenamed:
-		return "RENAMED Requirements"
-	}
-	return "no section"
+// normalizeRequirementName drops a closing run of '#' (only one preceded by
+// a space or tab, so "C#" keeps its '#') and trims.
+func normalizeRequirementName(name string) string {
+	return jsTrim(removeFirst(name, reClosingHashes))
 }
 
-// sectionOf returns the delta section a level-2 heading names. Case and
-// runs of spaces are not significant ("## Added  requirements").
-func sectionOf(heading string) (deltaSection, bool) {
-	switch strings.ToLower(strings.Join(strings.Fields(heading), " ")) {
-	case "added requirements":
-		return secAdded, true
-	case "modified requirements":
-		return secModified, true
-	case "removed requirements":
-		return secRemoved, true
-	case "renamed requirements":
-		return secRenamed, true
-	}
-	return secUnknown, false
+// foldRequirementName is the name compared case- and spacing-insensitively,
+// to tell a mistyped name from a new one.
+func foldRequirementName(name string) string {
+	return reSpaceRun.ReplaceAllString(jsLower(normalizeRequirementName(name)), " ")
 }
 
-// ParseDelta parses a capability's delta spec. Diagnostics name the file
-// "specs/<capability>/spec.md" (relative to the change's directory).
+// deltaSectionTitles are the four section titles, lower-cased.
+var deltaSectionTitles = map[string]bool{
+	"added requirements":    true,
+	"modified requirements": true,
+	"removed requirements":  true,
+	"renamed requirements":  true,
+}
+
+// sectionBody is the lines of one "## " section after its heading.
+type sectionBody struct {
+	lines []string
+	mask  []bool
+	start int // 1-based line number of lines[0]
+}
+
+// parseDelta reads a delta spec. It never fails: what the CLI cannot read
+// is reported by validateDelta.
 //
-// Text before the first level-2 heading (e.g. a "# Delta for auth" title)
-// and prose between blocks are ignored; a level-1 heading ends the current
-// section. Requirement names are compared exactly (after trimming), as
-// OpenSpec does. Headings inside fenced code blocks or HTML comments are not
-// structure: they stay in the block that contains them.
-//
-// The error, when not nil, is the errors.Join of one Diagnostic per problem,
-// in line order: an unknown "## " section; a "### " heading in a section that
-// is not "### Requirement: <name>", or one with an empty name; a requirement
-// block outside any section; a "####" heading (e.g. a scenario) outside a
-// requirement block of ADDED or MODIFIED; a duplicate name within a section;
-// a malformed or unpaired FROM/TO line; an unclosed code fence or HTML
-// comment (which would hide the rest of the file); and contradictions
-// between sections: one name in two of ADDED, MODIFIED and REMOVED, a
-// MODIFIED or REMOVED requirement that RENAMED renames away (MODIFIED must
-// use the new name), an ADDED requirement that is also a rename target.
+// The delta's sections are its "## " headings outside code fences; a
+// section titled, in any case, "ADDED Requirements" (likewise MODIFIED,
+// REMOVED, RENAMED) holds operations, and may appear more than once. A
+// title is compared exactly otherwise: "ADDED  Requirements" (two spaces)
+// is another section. Other sections ("## Why", "## Purpose", a "# Delta"
+// title…) are ignored, as are requirement blocks outside the four sections.
+func parseDelta(capability, src string) *Delta {
+	d := &Delta{Capability: capability, purpose: purposeSection(src)}
+	lines := strings.Split(normalizeEOL(stripBOM(src)), "\n")
+	mask := fenceMask(lines)
+	type section struct {
+		title string
+		body  sectionBody
+	}
+	var sections []section
+	var starts []int
+	for i, l := range lines {
+		if !mask[i] && reSectionHeading.MatchString(l) {
+			starts = append(starts, i)
+		}
+	}
+	for k, i := range starts {
+		end := len(lines)
+		if k+1 < len(starts) {
+			end = starts[k+1]
+		}
+		title := jsTrim(reSectionHeading.FindStringSubmatch(lines[i])[1])
+		sections = append(sections, section{title, sectionBody{lines[i+1 : end], mask[i+1 : end], i + 2}})
+	}
+	for _, s := range sections {
+		switch jsLower(s.title) {
+		case "added requirements":
+			d.sections.added = true
+			d.Added = append(d.Added, requirementBlocks(s.body)...)
+		case "modified requirements":
+			d.sections.modified = true
+			d.Modified = append(d.Modified, requirementBlocks(s.body)...)
+		case "removed requirements":
+			d.sections.removed = true
+			d.Removed = append(d.Removed, removedNames(s.body)...)
+		case "renamed requirements":
+			d.sections.renamed = true
+			d.Renamed = append(d.Renamed, d.renamePairs(s.body)...)
+		}
+	}
+	// Requirement headers outside the four sections are not applied.
+	var current string
+	inSection := false
+	for i, l := range lines {
+		if mask[i] {
+			continue
+		}
+		if m := reSectionHeading.FindStringSubmatch(l); m != nil {
+			current, inSection = jsTrim(m[1]), true
+			continue
+		}
+		if inSection && deltaSectionTitles[jsLower(current)] {
+			continue
+		}
+		if m := reRequirementHeader.FindStringSubmatch(l); m != nil {
+			d.orphans = append(d.orphans, orphanRequirement{normalizeRequirementName(m[1]), current, i + 1})
+		}
+	}
+	return d
+}
+
+// requirementBlocks returns the requirement blocks of an ADDED or MODIFIED
+// section: each "### Requirement:" header and the lines after it, up to the
+// next such header or "## " heading. Lines before the first header are
+// ignored.
+func requirementBlocks(b sectionBody) []RequirementBlock {
+	isHeader := func(i int) bool { return !b.mask[i] && reRequirementHeader.MatchString(b.lines[i]) }
+	isTop := func(i int) bool { return !b.mask[i] && reTopLevelHeading.MatchString(b.lines[i]) }
+	var blocks []RequirementBlock
+	for i := 0; i < len(b.lines); {
+		for i < len(b.lines) && !isHeader(i) {
+			i++
+		}
+		if i >= len(b.lines) {
+			break
+		}
+		name := normalizeRequirementName(reRequirementHeader.FindStringSubmatch(b.lines[i])[1])
+		start := i
+		buf := []string{b.lines[i]}
+		for i++; i < len(b.lines) && !isHeader(i) && !isTop(i); i++ {
+			buf = append(buf, b.lines[i])
+		}
+		blocks = append(blocks, RequirementBlock{Name: name, Raw: jsTrimEnd(strings.Join(buf, "\n")), Line: b.start + start})
+	}
+	return blocks
+}
+
+// removedNames returns the names a REMOVED section lists: requirement
+// headers, or bullets ('-', '*' or '+') holding one, in backticks or not.
+func removedNames(b sectionBody) []NamedLine {
+	var names []NamedLine
+	for i, l := range b.lines {
+		if b.mask[i] {
+			continue
+		}
+		if m := reRequirementHeader.FindStringSubmatch(l); m != nil {
+			names = append(names, NamedLine{normalizeRequirementName(m[1]), b.start + i})
+		} else if m := reRemovedBullet.FindStringSubmatch(l); m != nil {
+			names = append(names, NamedLine{normalizeRequirementName(m[1]), b.start + i})
+		}
+	}
+	return names
+}
+
+// renamePairs returns the FROM/TO pairs of a RENAMED section, recording
+// every line that forms no pair (a FROM displaced by another FROM, a TO
+// without a FROM, a FROM left at the end).
+func (d *Delta) renamePairs(b sectionBody) []Rename {
+	var pairs []Rename
+	var pending *unpairedRename
+	for i, l := range b.lines {
+		if b.mask[i] {
+			continue
+		}
+		if m := reRenameFrom.FindStringSubmatch(l); m != nil {
+			if pending != nil {
+				d.unpaired = append(d.unpaired, *pending)
+			}
+			pending = &unpairedRename{"FROM", normalizeRequirementName(m[1]), b.start + i}
+		} else if m := reRenameTo.FindStringSubmatch(l); m != nil {
+			to := normalizeRequirementName(m[1])
+			if pending == nil {
+				d.unpaired = append(d.unpaired, unpairedRename{"TO", to, b.start + i})
+				continue
+			}
+			pairs = append(pairs, Rename{From: pending.name, To: to, Line: pending.line})
+			pending = nil
+		}
+	}
+	if pending != nil {
+		d.unpaired = append(d.unpaired, *pending)
+	}
+	return pairs
+}
+
+// ParseDelta reads a capability's delta spec as the OpenSpec CLI does and
+// checks it as `openspec archive` does before archiving (a FROM/TO line
+// that forms no pair; no operation at all; an ADDED or MODIFIED requirement
+// without text or without a "####" scenario that has a body; a name twice in
+// one section or in two that contradict each other). The error, when not
+// nil, joins one Diagnostic per problem, naming the file
+// "specs/<capability>/spec.md" (relative to the change's directory); the
+// Delta is returned either way. Warnings (a requirement whose text has no
+// SHALL or MUST, a requirement outside the four sections) are not errors.
 func ParseDelta(capability string, src []byte) (*Delta, error) {
-	return parseDelta("specs/"+capability+"/spec.md", capability, src)
-}
-
-// parseDelta is ParseDelta with the file name used in diagnostics.
-func parseDelta(file, capability string, src []byte) (*Delta, error) {
 	if capability == "" {
 		return nil, errors.New("spec: ParseDelta: empty capability name")
 	}
-	lines, diags := splitLines(file, src)
-	raw := rawLines(src)
-	p := &deltaParser{
-		file:  file,
-		d:     &Delta{Capability: capability},
-		names: map[deltaSection]map[string]int{},
-		from:  map[string]int{},
-		to:    map[string]int{},
-	}
-	// An unclosed fence or comment would silently swallow the sections
-	// after it: an error here, where Parse only warns.
-	for _, d := range diags {
-		d.Severity = Error
-		p.diags = append(p.diags, d)
-	}
-	for _, l := range lines {
-		p.line(l, raw[l.num-1])
-	}
-	p.closeBlock()
-	p.closeRenames()
-	p.crossCheck()
-	if len(p.diags) > 0 {
-		sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
-		errs := make([]error, len(p.diags))
-		for i, d := range p.diags {
-			errs[i] = d
-		}
-		return nil, errors.Join(errs...)
-	}
-	return p.d, nil
+	file := "specs/" + capability + "/spec.md"
+	d := parseDelta(capability, decodeUTF8(src))
+	return d, diagnosticsErr(validateDelta(file, d))
 }
 
-// rawLines splits src as splitLines does (same numbering), keeping each
-// line's text as written except for trailing "\r"s: the result of a fold
-// ends its lines with "\n" only.
-func rawLines(src []byte) []string {
-	raw := strings.Split(string(src), "\n")
-	if len(raw) > 1 && raw[len(raw)-1] == "" {
-		raw = raw[:len(raw)-1]
-	}
-	for i, s := range raw {
-		raw[i] = strings.TrimRight(s, "\r")
-	}
-	return raw
-}
-
-// deltaParser is the state of parsing one delta file.
-type deltaParser struct {
-	file  string
-	d     *Delta
-	diags []Diagnostic
-	sec   deltaSection
-	// the open requirement block, if any
-	block     []string
-	blockName string
-	blockLine int
-	// a FROM line waiting for its TO
-	pendingFrom     string
-	pendingFromLine int
-	names           map[deltaSection]map[string]int // section -> name -> line of first use
-	from, to        map[string]int                  // RENAMED names -> line
-}
-
-func (p *deltaParser) errorf(line int, format string, args ...any) {
-	p.diags = append(p.diags, Diagnostic{File: p.file, Line: line, Severity: Error, Message: fmt.Sprintf(format, args...)})
-}
-
-func (p *deltaParser) line(l srcLine, raw string) {
-	if !l.code {
-		if level, text, ok := parseHeading(l.text); ok {
-			p.heading(l.num, level, text, raw)
-			return
+// diagnosticsErr joins the error diagnostics of ds, nil when there is none.
+func diagnosticsErr(ds []Diagnostic) error {
+	var errs []error
+	for _, d := range ds {
+		if d.Severity == Error {
+			errs = append(errs, d)
 		}
 	}
-	switch {
-	case p.block != nil:
-		p.block = append(p.block, raw)
-	case p.sec == secRenamed && !l.code:
-		p.renameLine(l)
-	}
+	return errors.Join(errs...)
 }
 
-func (p *deltaParser) heading(num, level int, text, raw string) {
-	if level <= 3 {
-		p.closeBlock()
+// validateDelta checks one delta file as the CLI's validateChangeDeltaSpecs
+// does; file names it in the diagnostics.
+func validateDelta(file string, d *Delta) []Diagnostic {
+	var ds []Diagnostic
+	report := func(sev Severity, line int, format string, args ...any) {
+		ds = append(ds, Diagnostic{File: file, Line: line, Severity: sev, Message: fmt.Sprintf(format, args...)})
 	}
-	switch {
-	case level == 1:
-		p.closeRenames()
-		p.sec = secNone
-	case level == 2:
-		p.closeRenames()
-		sec, ok := sectionOf(text)
-		if !ok {
-			p.errorf(num, "unknown section %q (want ## ADDED Requirements, ## MODIFIED Requirements, ## REMOVED Requirements or ## RENAMED Requirements)", "## "+text)
+	for _, u := range d.unpaired {
+		missing := "TO"
+		if u.side == "TO" {
+			missing = "FROM"
 		}
-		p.sec = sec
-	case level == 3:
-		name, isReq := openSpecOf(text)
-		switch p.sec {
-		case secUnknown:
-			// already reported
-		case secNone:
-			if isReq {
-				p.errorf(num, "requirement %q is not under a ## ADDED/MODIFIED/REMOVED Requirements section", name)
+		report(Error, u.line, "RENAMED %s: %q has no matching %s: line; write each rename as a FROM: line followed by its TO: line", u.side, u.name, missing)
+	}
+	for _, o := range d.orphans {
+		where := "above the first ## section"
+		if o.section != "" {
+			where = "under \"## " + o.section + "\""
+		}
+		report(Warning, o.line, "requirement %q is %s, which is not a delta section, so it is ignored", o.name, where)
+	}
+	if d.ops() == 0 {
+		var present []string
+		for _, s := range []struct {
+			ok    bool
+			title string
+		}{{d.sections.added, "## ADDED Requirements"}, {d.sections.modified, "## MODIFIED Requirements"}, {d.sections.removed, "## REMOVED Requirements"}, {d.sections.renamed, "## RENAMED Requirements"}} {
+			if s.ok {
+				present = append(present, s.title)
 			}
-		case secRenamed:
-			p.errorf(num, "heading %q under ## RENAMED Requirements: want \"- FROM: `### Requirement: <old>`\" and \"- TO: `### Requirement: <new>`\" lines", "### "+text)
-		default:
+		}
+		if len(present) > 0 {
+			report(Error, 0, "no operations: %s holds no \"### Requirement:\" entry", strings.Join(present, ", "))
+		} else {
+			report(Error, 0, "no operations: no ## ADDED, MODIFIED, REMOVED or RENAMED Requirements section (a title with doubled spaces is not one)")
+		}
+	}
+	checkBlocks := func(op string, blocks []RequirementBlock) map[string]bool {
+		names := map[string]bool{}
+		for _, b := range blocks {
+			key := normalizeRequirementName(b.Name)
+			if names[key] {
+				report(Error, b.Line, "duplicate requirement %q under ## %s Requirements", b.Name, op)
+			}
+			names[key] = true
+			text := requirementBody(strings.Split(b.Raw, "\n")[1:])
 			switch {
-			case !isReq:
-				p.errorf(num, "heading %q under ## %s is not a requirement (want ### Requirement: <name>)", "### "+text, p.sec)
-			case name == "":
-				p.errorf(num, "requirement block without a name under ## %s", p.sec)
-			default:
-				p.block, p.blockName, p.blockLine = []string{raw}, name, num
+			case text == "":
+				report(Error, b.Line, "%s requirement %q has no text (want a statement with SHALL or MUST after its header)", op, b.Name)
+			case !containsShallOrMust(text):
+				report(Warning, b.Line, "%s requirement %q should contain SHALL or MUST", op, b.Name)
+			}
+			if countScenarios(strings.Split(b.Raw, "\n")[1:]) < 1 {
+				report(Error, b.Line, "%s requirement %q has no scenario (want a \"#### Scenario:\" heading with steps under it)", op, b.Name)
 			}
 		}
-	default: // level 4-6: part of the open block
-		switch {
-		case p.block != nil:
-			p.block = append(p.block, raw)
-		case p.sec == secAdded || p.sec == secModified:
-			p.errorf(num, "heading %q is not inside a ### Requirement: block", strings.Repeat("#", level)+" "+text)
+		return names
+	}
+	added := checkBlocks("ADDED", d.Added)
+	modified := checkBlocks("MODIFIED", d.Modified)
+	removed := map[string]bool{}
+	var removedOrder []string
+	for _, r := range d.Removed {
+		key := normalizeRequirementName(r.Name)
+		if removed[key] {
+			report(Error, r.Line, "duplicate requirement %q under ## REMOVED Requirements", r.Name)
+			continue
 		}
+		removed[key] = true
+		removedOrder = append(removedOrder, key)
 	}
-}
-
-// closeBlock records the open requirement block in its section.
-func (p *deltaParser) closeBlock() {
-	if p.block == nil {
-		return
-	}
-	lines := p.block
-	for len(lines) > 1 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	name, line := p.blockName, p.blockLine
-	p.block = nil
-	if !p.addName(p.sec, name, line) {
-		return
-	}
-	b := RequirementBlock{Name: name, Text: strings.Join(lines, "\n")}
-	switch p.sec {
-	case secAdded:
-		p.d.Added = append(p.d.Added, b)
-	case secModified:
-		p.d.Modified = append(p.d.Modified, b)
-	case secRemoved:
-		p.d.Removed = append(p.d.Removed, name)
-	}
-}
-
-// addName records a name used in a section and reports a duplicate.
-func (p *deltaParser) addName(sec deltaSection, name string, line int) bool {
-	m := p.names[sec]
-	if m == nil {
-		m = map[string]int{}
-		p.names[sec] = m
-	}
-	if first, dup := m[name]; dup {
-		p.errorf(line, "duplicate requirement %q under ## %s (first at line %d)", name, sec, first)
-		return false
-	}
-	m[name] = line
-	return true
-}
-
-// renameLine handles a line of the RENAMED section: "- FROM: …" or
-// "- TO: …" (bullet and bold optional); other prose is ignored.
-func (p *deltaParser) renameLine(l srcLine) {
-	sh := shapeOf(l.text)
-	if sh.blank {
-		return
-	}
-	var (
-		val  string
-		isTo bool
-		ok   bool
-	)
-	if val, ok = cutLabel(sh.content, "from", true); !ok {
-		if val, ok = cutLabel(sh.content, "to", true); !ok {
-			return
-		}
-		isTo = true
-	}
-	label := "FROM"
-	if isTo {
-		label = "TO"
-	}
-	name, err := renameTarget(val)
-	if err != "" {
-		p.errorf(l.num, "%s %s", label, err)
-		if !isTo {
-			p.closeRenames()
-		}
-		return
-	}
-	if !isTo {
-		p.closeRenames()
-		p.pendingFrom, p.pendingFromLine = name, l.num
-		return
-	}
-	if p.pendingFromLine == 0 {
-		p.errorf(l.num, "TO %q has no FROM line before it", name)
-		return
-	}
-	from, fromLine := p.pendingFrom, p.pendingFromLine
-	p.pendingFrom, p.pendingFromLine = "", 0
-	bad := false
-	if first, dup := p.from[from]; dup {
-		p.errorf(fromLine, "requirement %q is renamed twice (first at line %d)", from, first)
-		bad = true
-	}
-	if first, dup := p.to[name]; dup {
-		p.errorf(l.num, "two requirements are renamed to %q (first at line %d)", name, first)
-		bad = true
-	}
-	if from == name {
-		p.errorf(l.num, "requirement %q is renamed to itself", name)
-		bad = true
-	}
-	if bad {
-		return
-	}
-	p.from[from], p.to[name] = fromLine, l.num
-	p.d.Renamed = append(p.d.Renamed, Rename{From: from, To: name})
-}
-
-// renameTarget extracts the requirement name of a FROM/TO value:
-// "`### Requirement: Name`", with or without the backticks or the "###".
-// It returns a problem description instead when the value is malformed.
-func renameTarget(val string) (string, string) {
-	v := strings.TrimSpace(val)
-	if len(v) >= 2 && strings.HasPrefix(v, "`") && strings.HasSuffix(v, "`") {
-		v = strings.TrimSpace(strings.Trim(v, "`"))
-	}
-	if _, text, ok := parseHeading(v); ok {
-		v = text
-	}
-	name, ok := openSpecOf(v)
-	switch {
-	case !ok:
-		return "", fmt.Sprintf("%q: want `### Requirement: <name>`", val)
-	case name == "":
-		return "", "has no requirement name"
-	}
-	return name, ""
-}
-
-// closeRenames reports a FROM line whose TO never came.
-func (p *deltaParser) closeRenames() {
-	if p.pendingFromLine != 0 {
-		p.errorf(p.pendingFromLine, "FROM %q has no TO line after it", p.pendingFrom)
-		p.pendingFrom, p.pendingFromLine = "", 0
-	}
-}
-
-// crossCheck reports names that contradict each other across sections.
-func (p *deltaParser) crossCheck() {
-	pairs := [][2]deltaSection{{secAdded, secModified}, {secAdded, secRemoved}, {secModified, secRemoved}}
-	for _, pr := range pairs {
-		for name, l1 := range p.names[pr[0]] {
-			if l2, ok := p.names[pr[1]][name]; ok {
-				p.errorf(max(l1, l2), "requirement %q is under both ## %s (line %d) and ## %s (line %d)", name, pr[0], l1, pr[1], l2)
-			}
-		}
-	}
-	renamedTo := map[string]string{}
-	for _, r := range p.d.Renamed {
-		renamedTo[r.From] = r.To
-	}
-	for name, line := range p.names[secModified] {
-		if to, ok := renamedTo[name]; ok {
-			p.errorf(line, "MODIFIED requirement %q is renamed to %q under ## RENAMED Requirements (line %d); use the new name", name, to, p.from[name])
-		}
-	}
-	for name, line := range p.names[secRemoved] {
-		if to, ok := renamedTo[name]; ok {
-			p.errorf(line, "REMOVED requirement %q is renamed to %q under ## RENAMED Requirements (line %d)", name, to, p.from[name])
-		}
-	}
-	for name, line := range p.names[secAdded] {
-		if tl, ok := p.to[name]; ok {
-			p.errorf(line, "ADDED requirement %q is also the target of a rename (line %d)", name, tl)
-		}
-	}
-}
-
-// ApplyDelta folds d into the living spec text (nil or blank for a new
-// capability) and returns the new text. change names the change in the
-// placeholder Purpose of a new spec.
-//
-// The operations run in OpenSpec's order: RENAMED (the block keeps its place
-// and body, its heading becomes "### Requirement: <To>"), REMOVED (the block
-// is deleted), MODIFIED (the whole block is replaced in place), ADDED (blocks
-// are appended after the last requirement). Requirements are the "### "
-// blocks of the "## Requirements" section; a spec without that section gets
-// one at its end. A new spec is
-//
-//	# <capability> Specification
-//
-//	## Purpose
-//	TBD — created by archiving <change>.
-//
-//	## Requirements
-//
-// Everything outside the Requirements section is kept as written. Inside it,
-// blocks are separated by exactly one blank line and lines end with "\n";
-// the result ends with one newline. A delta with no operation returns living
-// unchanged.
-//
-// Errors (all are reported, joined): a MODIFIED, REMOVED or RENAMED
-// requirement that does not exist; an ADDED requirement or a RENAMED target
-// that already exists; a name that the living spec has twice; a block whose
-// Text does not start with its "### Requirement: <Name>" heading, contains
-// another heading of level 1-3, or has an unclosed code fence or HTML
-// comment; a living spec with an unclosed code fence or HTML comment.
-// Errors are Diagnostics naming openspec/specs/<capability>/spec.md, with the
-// line of the existing requirement concerned where there is one.
-func ApplyDelta(living []byte, d *Delta, change string) ([]byte, error) {
-	if d == nil {
-		return nil, errors.New("spec: ApplyDelta: nil delta")
-	}
-	if d.Capability == "" {
-		return nil, errors.New("spec: ApplyDelta: delta has no capability name")
-	}
-	blank := len(bytes.TrimSpace(living)) == 0
-	if d.empty() && !blank {
-		return bytes.Clone(living), nil
-	}
-	a := &applier{file: "openspec/specs/" + d.Capability + "/spec.md"}
-	var doc *livingDoc
-	if blank {
-		doc = &livingDoc{hasReq: true, head: []string{
-			"# " + d.Capability + " Specification",
-			"",
-			"## Purpose",
-			"TBD — created by archiving " + change + ".",
-			"",
-			"## Requirements",
-		}}
-	} else {
-		var diags []Diagnostic
-		doc, diags = parseLiving(living)
-		if len(diags) > 0 {
-			// The rest of the file is code or comment: requirements
-			// there are invisible, and added ones would be too.
-			for _, dg := range diags {
-				a.errorf(dg.Line, "%s; fix the living spec before archiving", dg.Message)
-			}
-			return nil, errors.Join(a.errs...)
-		}
-	}
-	a.doc = doc
+	from, to := map[string]bool{}, map[string]bool{}
 	for _, r := range d.Renamed {
-		a.rename(r)
-	}
-	for _, name := range d.Removed {
-		a.remove(name)
+		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
+		if from[fk] {
+			report(Error, r.Line, "requirement %q is renamed twice", r.From)
+		}
+		if to[tk] {
+			report(Error, r.Line, "two requirements are renamed to %q", r.To)
+		}
+		from[fk], to[tk] = true, true
 	}
 	for _, b := range d.Modified {
-		a.modify(b)
+		key := normalizeRequirementName(b.Name)
+		if removed[key] {
+			report(Error, b.Line, "requirement %q is under both ## MODIFIED and ## REMOVED Requirements", key)
+		}
+		if added[key] {
+			report(Error, b.Line, "requirement %q is under both ## MODIFIED and ## ADDED Requirements", key)
+		}
 	}
 	for _, b := range d.Added {
-		a.add(b)
-	}
-	if len(a.errs) > 0 {
-		return nil, errors.Join(a.errs...)
-	}
-	return doc.render(), nil
-}
-
-// livingDoc is a living spec split around its Requirements section.
-type livingDoc struct {
-	head     []string // up to and including the "## Requirements" line
-	hasReq   bool     // head ends with the "## Requirements" line
-	preamble []string // lines of the section before its first ### heading
-	blocks   []livingBlock
-	tail     []string // from the heading that ends the section to the end
-}
-
-// livingBlock is one "### " block of the Requirements section. name is the
-// requirement name, "" for a ### heading that is not a requirement.
-type livingBlock struct {
-	name  string
-	line  int // 1-based line of the heading in the living spec; 0 when added
-	lines []string
-}
-
-func parseLiving(src []byte) (*livingDoc, []Diagnostic) {
-	lines, diags := splitLines("", src)
-	raw := rawLines(src)
-	doc := &livingDoc{}
-	const (
-		inHead = iota
-		inReq
-		inTail
-	)
-	state := inHead
-	for _, l := range lines {
-		s := raw[l.num-1]
-		level, text, isHead := 0, "", false
-		if !l.code {
-			level, text, isHead = parseHeading(l.text)
+		if key := normalizeRequirementName(b.Name); removed[key] {
+			report(Error, b.Line, "requirement %q is under both ## ADDED and ## REMOVED Requirements", key)
 		}
-		switch state {
-		case inHead:
-			doc.head = append(doc.head, s)
-			if isHead && level == 2 && strings.EqualFold(strings.TrimSpace(text), "requirements") {
-				doc.hasReq, state = true, inReq
+	}
+	for _, r := range d.Renamed {
+		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
+		if modified[fk] {
+			report(Error, r.Line, "MODIFIED names %q, which RENAMED renames to %q; use the new name", r.From, r.To)
+		}
+		if added[tk] {
+			report(Error, r.Line, "RENAMED target %q is also ADDED", r.To)
+		}
+		for _, rk := range removedOrder {
+			if foldRequirementName(rk) == foldRequirementName(fk) {
+				report(Error, r.Line, "requirement %q is both RENAMED and REMOVED", r.From)
+				break
 			}
-		case inReq:
-			switch {
-			case isHead && level <= 2:
-				doc.tail, state = append(doc.tail, s), inTail
-			case isHead && level == 3:
-				name, _ := openSpecOf(text)
-				doc.blocks = append(doc.blocks, livingBlock{name: name, line: l.num, lines: []string{s}})
-			case len(doc.blocks) > 0:
-				b := &doc.blocks[len(doc.blocks)-1]
-				b.lines = append(b.lines, s)
-			default:
-				doc.preamble = append(doc.preamble, s)
-			}
-		default:
-			doc.tail = append(doc.tail, s)
 		}
 	}
-	return doc, diags
-}
-
-// render assembles the document; see ApplyDelta for the layout.
-func (doc *livingDoc) render() []byte {
-	var out []string
-	head := doc.head
-	if !doc.hasReq {
-		head = trimBlankEnd(head)
-		if len(head) > 0 {
-			head = append(head, "")
-		}
-		head = append(head, "## Requirements")
-	}
-	out = append(out, head...)
-	if pre := trimBlankStart(trimBlankEnd(doc.preamble)); len(pre) > 0 {
-		out = append(out, "")
-		out = append(out, pre...)
-	}
-	for _, b := range doc.blocks {
-		out = append(out, "")
-		out = append(out, trimBlankEnd(b.lines)...)
-	}
-	if tail := trimBlankEnd(doc.tail); len(tail) > 0 {
-		out = append(out, "")
-		out = append(out, tail...)
-	}
-	out = trimBlankEnd(out)
-	return []byte(strings.Join(out, "\n") + "\n")
-}
-
-func trimBlankEnd(lines []string) []string {
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
-}
-
-func trimBlankStart(lines []string) []string {
-	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
-		lines = lines[1:]
-	}
-	return lines
-}
-
-// applier applies the operations of a delta to a livingDoc, collecting
-// errors; a failed operation changes nothing.
-type applier struct {
-	doc  *livingDoc
-	file string
-	errs []error
-}
-
-func (a *applier) errorf(line int, format string, args ...any) {
-	a.errs = append(a.errs, Diagnostic{File: a.file, Line: line, Severity: Error, Message: fmt.Sprintf(format, args...)})
-}
-
-// find returns the index of the block of the named requirement, or -1. A
-// name the spec has twice is reported and yields -2.
-func (a *applier) find(name, op string) int {
-	idx := -1
-	for i, b := range a.doc.blocks {
-		if b.name != name || name == "" {
-			continue
-		}
-		if idx >= 0 {
-			a.errorf(b.line, "%s requirement %q is ambiguous: the spec has it twice (first at line %d)", op, name, a.doc.blocks[idx].line)
-			return -2
-		}
-		idx = i
-	}
-	return idx
-}
-
-func (a *applier) rename(r Rename) {
-	i := a.find(r.From, "RENAMED")
-	switch {
-	case i == -1:
-		a.errorf(0, "RENAMED requirement %q does not exist", r.From)
-		return
-	case i < 0:
-		return
-	}
-	if j := a.find(r.To, "RENAMED"); j != -1 {
-		if j >= 0 {
-			a.errorf(a.doc.blocks[j].line, "cannot rename %q to %q: a requirement named %q already exists", r.From, r.To, r.To)
-		}
-		return
-	}
-	b := &a.doc.blocks[i]
-	b.name = r.To
-	b.lines = append([]string{"### Requirement: " + r.To}, b.lines[1:]...)
-}
-
-func (a *applier) remove(name string) {
-	switch i := a.find(name, "REMOVED"); {
-	case i == -1:
-		a.errorf(0, "REMOVED requirement %q does not exist", name)
-	case i >= 0:
-		a.doc.blocks = append(a.doc.blocks[:i], a.doc.blocks[i+1:]...)
-	}
-}
-
-func (a *applier) modify(rb RequirementBlock) {
-	lines, ok := a.blockLines(rb, "MODIFIED")
-	if !ok {
-		return
-	}
-	switch i := a.find(rb.Name, "MODIFIED"); {
-	case i == -1:
-		a.errorf(0, "MODIFIED requirement %q does not exist", rb.Name)
-	case i >= 0:
-		a.doc.blocks[i] = livingBlock{name: rb.Name, line: a.doc.blocks[i].line, lines: lines}
-	}
-}
-
-func (a *applier) add(rb RequirementBlock) {
-	lines, ok := a.blockLines(rb, "ADDED")
-	if !ok {
-		return
-	}
-	switch i := a.find(rb.Name, "ADDED"); {
-	case i >= 0:
-		a.errorf(a.doc.blocks[i].line, "ADDED requirement %q already exists", rb.Name)
-	case i == -1:
-		a.doc.blocks = append(a.doc.blocks, livingBlock{name: rb.Name, lines: lines})
-	}
-}
-
-// blockLines checks a block's Text: it must start with the heading
-// "### Requirement: <Name>" and contain no other heading of level 1-3
-// outside code, which would break the structure of the spec.
-func (a *applier) blockLines(rb RequirementBlock, op string) ([]string, bool) {
-	src := []byte(strings.TrimRight(rb.Text, " \t\r\n"))
-	lines, diags := splitLines("", src)
-	if len(diags) > 0 {
-		a.errorf(0, "%s block %q has an unclosed code fence or HTML comment", op, rb.Name)
-		return nil, false
-	}
-	if len(lines) == 0 || lines[0].code {
-		a.errorf(0, "%s block %q does not start with \"### Requirement: %s\"", op, rb.Name, rb.Name)
-		return nil, false
-	}
-	level, text, ok := parseHeading(lines[0].text)
-	name, isReq := openSpecOf(text)
-	if !ok || level != 3 || !isReq || name != rb.Name || rb.Name == "" {
-		a.errorf(0, "%s block %q does not start with \"### Requirement: %s\"", op, rb.Name, rb.Name)
-		return nil, false
-	}
-	for _, l := range lines[1:] {
-		if l.code {
-			continue
-		}
-		if level, _, ok := parseHeading(l.text); ok && level <= 3 {
-			a.errorf(0, "%s block %q contains the heading %q; a requirement block ends before the next heading of level 1-3", op, rb.Name, strings.TrimSpace(l.text))
-			return nil, false
-		}
-	}
-	return rawLines(src), true
+	return ds
 }
