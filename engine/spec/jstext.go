@@ -193,3 +193,15 @@ func fenceRun(l string) (byte, int, string) {
 	}
 	return c, n, s[n:]
 }
+
+// utf16Len is the length of s as JavaScript counts it.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}

@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -78,100 +77,9 @@ type osReport struct {
 // below which OpenSpec finds a Purpose too brief.
 const minPurpose = 50
 
-// The sentence `openspec archive` writes as the Purpose of a capability it
-// creates, around the change's name.
-const (
-	purposePlaceholderPrefix = "TBD - created by archiving change "
-	purposePlaceholderSuffix = ". Update Purpose after archive."
-)
-
-// jsSpace is JavaScript's \s and jsDot its '.' (without the s flag), so the
-// patterns below match what the CLI's regular expressions match.
-const (
-	jsSpace = `[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]`
-	jsDot   = `[^\n\r\x{2028}\x{2029}]`
-)
-
-// ci is a pattern matching word in any ASCII case, as a JavaScript /i
-// pattern without the u flag does (no Unicode folding: "ſ" is not "s").
-func ci(word string) string {
-	var b strings.Builder
-	for _, c := range word {
-		if u, l := unicode.ToUpper(c), unicode.ToLower(c); c < utf8.RuneSelf && u != l {
-			fmt.Fprintf(&b, "[%c%c]", u, l)
-			continue
-		}
-		b.WriteString(regexp.QuoteMeta(string(c)))
-	}
-	return b.String()
-}
-
-var (
-	osHeadingRe      = regexp.MustCompile(`^(#{1,6})` + jsSpace + `+(` + jsDot + `+)$`)
-	osBoundaryRe     = regexp.MustCompile(`^(#{1,6})` + jsSpace + `+`)
-	osHeaderLineRe   = regexp.MustCompile(`^#{1,6}` + jsSpace)
-	osSectionRe      = regexp.MustCompile(`^##` + jsSpace + `+`)
-	osRequirementsRe = regexp.MustCompile(`^##` + jsSpace + `+` + ci("Requirements") + jsSpace + `*$`)
-	osDeltaRe        = regexp.MustCompile(`^##` + jsSpace + `+(?:` + ci("ADDED") + `|` + ci("MODIFIED") + `|` + ci("REMOVED") + `|` + ci("RENAMED") + `)` + jsSpace + `+` + ci("Requirements") + jsSpace + `*$`)
-	// osRequirementRe is the header the structure check reads; osBlockRe the
-	// one the SHALL/MUST check reads (it also takes "###Requirement:").
-	osRequirementRe = regexp.MustCompile(`^###` + jsSpace + `+` + ci("Requirement") + `:` + jsSpace + `*(` + jsDot + `+)` + jsSpace + `*$`)
-	osBlockRe       = regexp.MustCompile(`^###` + jsSpace + `*` + ci("Requirement") + `:` + jsSpace + `*(` + jsDot + `+)` + jsSpace + `*$`)
-	osLabelRe       = regexp.MustCompile(`^` + ci("Requirement") + `:` + jsSpace + `*(` + jsDot + `+)`)
-	osMetadataRe    = regexp.MustCompile(`^\*\*[^*]+\*\*:`)
-	osShallRe       = regexp.MustCompile(`\b(SHALL|MUST)\b`)
-	osFenceOpenRe   = regexp.MustCompile("^" + jsSpace + "*(`{3,}|~{3,})")
-	osFenceCloseRe  = regexp.MustCompile("^" + jsSpace + "*(`{3,}|~{3,})" + jsSpace + "*$")
-	osClosingHashRe = regexp.MustCompile(`[ \t]+#+[ \t]*$`)
-)
-
-// isJSSpace reports whether r is whitespace to JavaScript's trim and \s.
-func isJSSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', '\u00a0', '\u1680', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff':
-		return true
-	}
-	return r >= '\u2000' && r <= '\u200a'
-}
-
-func jsTrim(s string) string { return strings.TrimFunc(s, isJSSpace) }
-
-// utf16Len is the length of s as JavaScript counts it.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-	}
-	return n
-}
-
-// osFenceMask marks the lines of a fenced code block, fences included, as
-// the CLI does: any line starting (after whitespace) with ``` or ~~~ opens a
-// block, which a line of at least as many of the same character closes.
-func osFenceMask(lines []string) []bool {
-	mask := make([]bool, len(lines))
-	var (
-		char byte
-		n    int
-	)
-	for i, l := range lines {
-		if char == 0 {
-			if m := osFenceOpenRe.FindStringSubmatch(l); m != nil {
-				char, n = m[1][0], len(m[1])
-				mask[i] = true
-			}
-			continue
-		}
-		mask[i] = true
-		if m := osFenceCloseRe.FindStringSubmatch(l); m != nil && m[1][0] == char && len(m[1]) >= n {
-			char = 0
-		}
-	}
-	return mask
-}
+// osLabelRe reads the name from a requirement title, as the CLI's
+// structure check does.
+var osLabelRe = js(`^` + ci("Requirement") + `:` + reS + `*(` + reDot + `+)`)
 
 // osHeading is a heading as the CLI's section tree holds it.
 type osHeading struct {
@@ -182,12 +90,6 @@ type osHeading struct {
 	content string // the lines up to the next heading of this level or higher, trimmed
 }
 
-// normalizeRequirementName drops a heading's closing #s and trims, as the
-// CLI does before comparing requirement names (case-sensitively).
-func normalizeRequirementName(name string) string {
-	return jsTrim(osClosingHashRe.ReplaceAllString(name, ""))
-}
-
 // checkOpenSpec applies the rules of `openspec validate --strict` to the
 // main spec src. Issue lines are 1-based and agree with the parser's.
 func checkOpenSpec(src []byte) osReport {
@@ -196,7 +98,7 @@ func checkOpenSpec(src []byte) osReport {
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
 	}
-	mask := osFenceMask(lines)
+	mask := fenceMask(lines)
 	rep := osReport{requirements: map[int]bool{}, outside: map[int]bool{}}
 	add := func(rule osRule, line int, format string, args ...any) {
 		rep.issues = append(rep.issues, osIssue{rule: rule, line: line, msg: fmt.Sprintf(format, args...)})
@@ -277,7 +179,7 @@ func checkOpenSpec(src []byte) osReport {
 func osHeadings(lines []string, mask []bool) []osHeading {
 	boundary := make([]int, len(lines)) // level of a line that ends sections, else 0
 	for i, l := range lines {
-		if m := osBoundaryRe.FindStringSubmatch(l); m != nil && !mask[i] {
+		if m := reHeadingStart.FindStringSubmatch(l); m != nil && !mask[i] {
 			boundary[i] = len(m[1])
 		}
 	}
@@ -286,7 +188,7 @@ func osHeadings(lines []string, mask []bool) []osHeading {
 		stack []int
 	)
 	for i, l := range lines {
-		m := osHeadingRe.FindStringSubmatch(l)
+		m := reAnyHeading.FindStringSubmatch(l)
 		if m == nil || mask[i] {
 			continue
 		}
@@ -326,7 +228,7 @@ func osRequirementName(title string) string {
 func requirementsSection(lines []string, mask []bool) (start, end int) {
 	start, end = -1, len(lines)
 	for i, l := range lines {
-		if !mask[i] && osRequirementsRe.MatchString(l) {
+		if !mask[i] && reRequirementsHeading.MatchString(l) {
 			start = i
 			break
 		}
@@ -335,7 +237,7 @@ func requirementsSection(lines []string, mask []bool) (start, end int) {
 		return -1, end
 	}
 	for i := start + 1; i < len(lines); i++ {
-		if !mask[i] && osSectionRe.MatchString(lines[i]) {
+		if !mask[i] && reTopLevelHeading.MatchString(lines[i]) {
 			return start, i
 		}
 	}
@@ -351,11 +253,11 @@ func checkStructure(lines []string, mask []bool, rep *osReport, add func(osRule,
 		if mask[i] || jsTrim(l) == "" {
 			continue
 		}
-		if osDeltaRe.MatchString(l) {
+		if reDeltaHeading.MatchString(l) {
 			add(ruleDeltaHeader, i+1, "delta header %q in a main spec: it belongs in openspec/changes/<change>/specs/<capability>/spec.md", jsTrim(l))
 			continue
 		}
-		m := osRequirementRe.FindStringSubmatch(l)
+		m := reStrictRequirement.FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
@@ -381,12 +283,12 @@ func checkShall(lines []string, mask []bool, add func(osRule, int, string, ...an
 	if start < 0 {
 		return
 	}
-	isBlock := func(i int) bool { return !mask[i] && osBlockRe.MatchString(lines[i]) }
+	isBlock := func(i int) bool { return !mask[i] && reRequirementHeader.MatchString(lines[i]) }
 	for i := start + 1; i < end; i++ {
 		if !isBlock(i) {
 			continue
 		}
-		name := normalizeRequirementName(osBlockRe.FindStringSubmatch(lines[i])[1])
+		name := normalizeRequirementName(reRequirementHeader.FindStringSubmatch(lines[i])[1])
 		j := i + 1
 		for j < end && !isBlock(j) {
 			j++
@@ -394,39 +296,10 @@ func checkShall(lines []string, mask []bool, add func(osRule, int, string, ...an
 		switch body := requirementBody(lines[i+1 : j]); {
 		case body == "":
 			add(ruleNoBody, i+1, `requirement %q has no text: say what the system SHALL or MUST do on the lines under its heading`, name)
-		case !osShallRe.MatchString(body):
+		case !reShallOrMust.MatchString(body):
 			add(ruleNoShall, i+1, `requirement %q has no SHALL or MUST in its text (openspec validate --strict requires one)`, name)
 		}
 	}
-}
-
-// requirementBody is a requirement's text as the CLI reads it from the
-// lines under its heading: the non-blank lines up to the first heading,
-// fenced blocks left out, each trimmed; "**Key**: value" metadata lines
-// count only when nothing else does.
-func requirementBody(lines []string) string {
-	mask := osFenceMask(lines)
-	var text, meta []string
-	for i, l := range lines {
-		if mask[i] {
-			continue
-		}
-		if osHeaderLineRe.MatchString(l) {
-			break
-		}
-		t := jsTrim(l)
-		switch {
-		case t == "":
-		case osMetadataRe.MatchString(t):
-			meta = append(meta, t)
-		default:
-			text = append(text, t)
-		}
-	}
-	if len(text) > 0 {
-		return strings.Join(text, "\n")
-	}
-	return strings.Join(meta, "\n")
 }
 
 // purposePlaceholder reports whether a Purpose is not yet written: it opens
@@ -434,7 +307,7 @@ func requirementBody(lines []string) string {
 // Fenced lines are left out.
 func purposePlaceholder(purpose string) bool {
 	lines := strings.Split(purpose, "\n")
-	mask := osFenceMask(lines)
+	mask := fenceMask(lines)
 	var prose []string
 	for i, l := range lines {
 		if !mask[i] {
