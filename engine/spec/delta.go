@@ -16,6 +16,9 @@ type Delta struct {
 	Modified   []RequirementBlock // "## MODIFIED Requirements", in document order
 	Removed    []string           // names under "## REMOVED Requirements"
 	Renamed    []Rename           // pairs under "## RENAMED Requirements"
+	// Purpose is the body of a "## Purpose" section, trimmed: the Purpose
+	// of the living spec the delta creates, when its capability has none.
+	Purpose string
 }
 
 // RequirementBlock is one "### Requirement: <name>" block of a delta.
@@ -47,6 +50,7 @@ const (
 	secModified
 	secRemoved
 	secRenamed
+	secPurpose // "## Purpose": the Purpose of a new capability
 )
 
 func (s deltaSection) String() string {
@@ -75,6 +79,8 @@ func sectionOf(heading string) (deltaSection, bool) {
 		return secRemoved, true
 	case "renamed requirements":
 		return secRenamed, true
+	case "purpose":
+		return secPurpose, true
 	}
 	return secUnknown, false
 }
@@ -128,6 +134,7 @@ func parseDelta(file, capability string, src []byte) (*Delta, error) {
 	p.closeBlock()
 	p.closeRenames()
 	p.crossCheck()
+	p.d.Purpose = strings.TrimSpace(strings.Join(p.purpose, "\n"))
 	if len(p.diags) > 0 {
 		sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
 		errs := make([]error, len(p.diags))
@@ -166,6 +173,7 @@ type deltaParser struct {
 	// a FROM line waiting for its TO
 	pendingFrom     string
 	pendingFromLine int
+	purpose         []string                        // lines of the "## Purpose" section
 	names           map[deltaSection]map[string]int // section -> name -> line of first use
 	from, to        map[string]int                  // RENAMED names -> line
 }
@@ -186,6 +194,8 @@ func (p *deltaParser) line(l srcLine, raw string) {
 		p.block = append(p.block, raw)
 	case p.sec == secRenamed && !l.code:
 		p.renameLine(l)
+	case p.sec == secPurpose:
+		p.purpose = append(p.purpose, raw)
 	}
 }
 
@@ -213,6 +223,8 @@ func (p *deltaParser) heading(num, level int, text, raw string) {
 			if isReq {
 				p.errorf(num, "requirement %q is not under a ## ADDED/MODIFIED/REMOVED Requirements section", name)
 			}
+		case secPurpose:
+			p.purpose = append(p.purpose, raw)
 		case secRenamed:
 			p.errorf(num, "heading %q under ## RENAMED Requirements: want \"- FROM: `### Requirement: <old>`\" and \"- TO: `### Requirement: <new>`\" lines", "### "+text)
 		default:
@@ -229,6 +241,8 @@ func (p *deltaParser) heading(num, level int, text, raw string) {
 		switch {
 		case p.block != nil:
 			p.block = append(p.block, raw)
+		case p.sec == secPurpose:
+			p.purpose = append(p.purpose, raw)
 		case p.sec == secAdded || p.sec == secModified:
 			p.errorf(num, "heading %q is not inside a ### Requirement: block", strings.Repeat("#", level)+" "+text)
 		}
@@ -398,7 +412,7 @@ func (p *deltaParser) crossCheck() {
 
 // ApplyDelta folds d into the living spec text (nil or blank for a new
 // capability) and returns the new text. change names the change in the
-// placeholder Purpose of a new spec.
+// placeholder Purpose of a new spec that the delta gives no Purpose.
 //
 // The operations run in OpenSpec's order: RENAMED (the block keeps its place
 // and body, its heading becomes "### Requirement: <To>"), REMOVED (the block
@@ -414,6 +428,7 @@ func (p *deltaParser) crossCheck() {
 //
 //	## Requirements
 //
+// with the delta's own Purpose, when it has one, in place of the TBD line.
 // Everything outside the Requirements section is kept as written. Inside it,
 // blocks are separated by exactly one blank line and lines end with "\n";
 // the result ends with one newline. A delta with no operation returns living
@@ -441,14 +456,12 @@ func ApplyDelta(living []byte, d *Delta, change string) ([]byte, error) {
 	a := &applier{file: "openspec/specs/" + d.Capability + "/spec.md"}
 	var doc *livingDoc
 	if blank {
-		doc = &livingDoc{hasReq: true, head: []string{
-			"# " + d.Capability + " Specification",
-			"",
-			"## Purpose",
-			"TBD — created by archiving " + change + ".",
-			"",
-			"## Requirements",
-		}}
+		purpose := []string{"TBD — created by archiving " + change + "."}
+		if d.Purpose != "" {
+			purpose = rawLines([]byte(d.Purpose))
+		}
+		head := append([]string{"# " + d.Capability + " Specification", "", "## Purpose"}, purpose...)
+		doc = &livingDoc{hasReq: true, head: append(head, "", "## Requirements")}
 	} else {
 		var diags []Diagnostic
 		doc, diags = parseLiving(living)
