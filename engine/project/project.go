@@ -151,14 +151,19 @@ func (p *Project) Warnings() diag.List {
 	return out
 }
 
-// MakePlan plans the project with its configured strategy (or takes its
-// explicit plan) and fingerprints the inputs.
+// MakePlan plans what the spec asks for beyond what main implements (see
+// Record) with the configured strategy (or takes its explicit plan), and
+// fingerprints the inputs.
 func (p *Project) MakePlan(ctx context.Context) (*plan.Plan, error) {
-	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root))
+	rec, living, err := p.Record(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return plan.Make(p.Config, p.Spec, fp)
+	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root), living)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Make(p.Config, p.Spec, rec, fp)
 }
 
 // Options say how far Prepare goes.
