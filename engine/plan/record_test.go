@@ -100,6 +100,20 @@ func TestMakeExplicitAgainstMain(t *testing.T) {
 	if got, want := changeLines(p), []string{"second REQ-A-02 <- "}; !reflect.DeepEqual(got, want) {
 		t.Errorf("explicit against main: %q, want %q", got, want)
 	}
+	// first and second landed before, for other work: the new work of
+	// second gets a name of its own, and so does what depends on it.
+	cfg.Plan.Changes["third"] = config.Change{Name: "third", Requirements: []string{"REQ-A-03"}, DependsOn: []string{"second"}}
+	s.Requirements = append(s.Requirements, req("REQ-A-03", 1))
+	p, err = Make(cfg, s, Record{Living: livingOf(a1), Landed: map[string]bool{"first": true, "second": true, "second-2": true, "tools": true}}, Fingerprint{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changeLines(p), []string{"second-3 REQ-A-02 <- ", "third REQ-A-03 <- second-3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("explicit with names that landed: %q, want %q", got, want)
+	}
+	delete(cfg.Plan.Changes, "third")
+	s.Requirements = s.Requirements[:2]
+
 	_, err = Make(cfg, s, Record{Living: livingOf(a1, b1)}, Fingerprint{})
 	if err == nil || !strings.Contains(err.Error(), "REQ-B-01 is no longer in the spec, but openspec/specs/b/spec.md still holds it: add it to a change that removes it, or defer it with a reason") {
 		t.Errorf("a removed requirement no change covers: %v", err)
@@ -117,14 +131,14 @@ func TestWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.Work("a")
+		return p.Work(p.Changes[0].Name)
 	}
 	base := work(Record{}, a1, a2)
 	if base == "" || work(Record{}, a1, a2) != base {
 		t.Fatal("the same plan twice gives different Work")
 	}
 	if work(Record{Landed: map[string]bool{"a": true}}, a1, a2) != base {
-		t.Error("a landed commit of the same name changed the Work of a change with requirements")
+		t.Error("a landed commit of the same name changed the Work of a change with requirements (renamed a-2)")
 	}
 	if work(Record{Living: livingOf(a1)}, a1, a2) == base {
 		t.Error("a requirement main implements left the Work unchanged")

@@ -96,7 +96,9 @@ func Make(cfg *config.Project, s *spec.Spec, rec Record, fp Fingerprint) (*Plan,
 // main implements leaves its change, and a change left without
 // requirements goes, as does a change that never had any and whose commit
 // is on main (landed); so does every dependency on a change that went,
-// since main has it. Deferring a requirement main implements is dropped.
+// since main has it. A change named like one that landed is new work, and
+// is renamed "<name>-2" (or the next free number): its folder is archived
+// under its name. Deferring a requirement main implements is dropped.
 // A requirement unknown to the plan stays, for Validate to report.
 func prune(p *Plan, landed map[string]bool) {
 	done := map[string]bool{}
@@ -116,8 +118,30 @@ func prune(p *Plan, landed map[string]bool) {
 		}
 		kept = append(kept, c)
 	}
+	// A change name is used once, as OpenSpec's archive wants: one that
+	// landed already gets the first free "<name>-<n>".
+	renamed := map[string]string{}
+	used := map[string]bool{}
+	for _, c := range kept {
+		used[c.Name] = true
+	}
+	for i := range kept {
+		if name := kept[i].Name; landed[name] {
+			for n := 2; ; n++ {
+				if alt := fmt.Sprintf("%s-%d", name, n); !landed[alt] && !used[alt] {
+					renamed[name], kept[i].Name, used[alt] = alt, alt, true
+					break
+				}
+			}
+		}
+	}
 	for i := range kept {
 		kept[i].DependsOn = slices.DeleteFunc(slices.Clone(kept[i].DependsOn), func(d string) bool { return gone[d] })
+		for j, d := range kept[i].DependsOn {
+			if alt, ok := renamed[d]; ok {
+				kept[i].DependsOn[j] = alt
+			}
+		}
 	}
 	p.Changes = kept
 	p.Deferred = slices.DeleteFunc(p.Deferred, func(d Deferred) bool { return done[d.Requirement] })
