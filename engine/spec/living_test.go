@@ -325,8 +325,8 @@ func TestPurposes(t *testing.T) {
 	sources := map[string][]byte{"docs/spec.md": []byte(loopSpec)}
 	got := Purposes(reqs, Compare(reqs, nil), map[string]bool{}, sources)
 	want := map[string]string{
-		"cart":     "The cart holds what a visitor is about to buy.",
-		"checkout": "The checkout requirements of the spec: Pay.",
+		"cart":     "The cart holds what a visitor is about to buy. Its requirements: Add an item; Empty the cart; Cart total.",
+		"checkout": "The checkout capability, as the requirements of the spec describe it: Pay.",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Purposes (-want +got):\n%s", diff)

@@ -8,8 +8,9 @@ import (
 // Purposes gives the Purpose of every capability that new requirements
 // go to and that has no living spec yet (existing names the capabilities
 // that have one): the prose of the spec section its first new requirement
-// is written in (see SectionText), else a sentence naming the section and
-// the titles of its new requirements. sources maps a spec file, as
+// is written in (see SectionText), followed by the titles of its new
+// requirements when it is shorter than OpenSpec asks, else a sentence
+// naming the capability and those titles. sources maps a spec file, as
 // Requirement.File names it, to its content.
 func Purposes(reqs []Requirement, standings []Standing, existing map[string]bool, sources map[string][]byte) map[string]string {
 	byID := map[string]Requirement{}
@@ -33,12 +34,20 @@ func Purposes(reqs []Requirement, standings []Standing, existing map[string]bool
 		titles[st.Capability] = append(titles[st.Capability], r.Title)
 	}
 	for _, capability := range order {
-		if out[capability] == "" {
-			out[capability] = fmt.Sprintf("The %s requirements of the spec: %s.", capability, strings.Join(titles[capability], "; "))
+		list := strings.Join(titles[capability], "; ")
+		switch text := out[capability]; {
+		case text == "":
+			out[capability] = fmt.Sprintf("The %s capability, as the requirements of the spec describe it: %s.", capability, list)
+		case len(text) < minPurpose:
+			out[capability] = fmt.Sprintf("%s Its requirements: %s.", text, list)
 		}
 	}
 	return out
 }
+
+// minPurpose is the length OpenSpec's validator asks of a Purpose; a
+// shorter section text is followed by the titles of its requirements.
+const minPurpose = 50
 
 // SectionText returns the prose of the spec section that the requirement
 // starting on line (1-based) of src is written in: the lines between the
