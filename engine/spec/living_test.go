@@ -278,6 +278,26 @@ func TestCompareLoop(t *testing.T) {
 	}
 }
 
+// TestCompareDropped: a changed requirement that no longer has a scenario
+// of the living spec (by name) says which, and why OpenSpec will refuse
+// its delta.
+func TestCompareDropped(t *testing.T) {
+	reqs := parseLoopSpec(t)
+	living := livingOf(t, reqs)
+	renamed, _ := Parse("docs/spec.md", []byte(strings.Replace(loopSpec, "#### Scenario: in stock", "#### Scenario: available", 1)), Options{})
+	sts := standings(t, renamed, living)
+	if got := sts[0].Dropped; !reflect.DeepEqual(got, []string{"in stock"}) {
+		t.Fatalf("Dropped = %q, want the scenario renamed away", got)
+	}
+	want := `REQ-CART-01 drops 1 scenario "in stock" that openspec/specs/cart/spec.md has; OpenSpec refuses a MODIFIED requirement that drops a scenario, so the delta set writes for it will not fold: keep the scenario under its name, or take it out of openspec/specs/cart/spec.md in a commit of its own first`
+	if got := DropWarning(sts[0]); got != want {
+		t.Errorf("DropWarning =\n%s\nwant\n%s", got, want)
+	}
+	if got := DropWarning(sts[1]); got != "" {
+		t.Errorf("DropWarning of an implemented requirement = %q", got)
+	}
+}
+
 func TestChangeFolderProposalAndTasks(t *testing.T) {
 	reqs := parseLoopSpec(t)
 	sts := Compare(reqs, nil)

@@ -1,6 +1,11 @@
 package spec
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/set-engine/set/engine/english"
+)
 
 // Status says how a requirement of the spec stands against the living
 // specs on main, the record of what main implements.
@@ -38,6 +43,26 @@ type Standing struct {
 	// Differs lists what a changed requirement changed: "title", "text",
 	// "scenarios", in that order.
 	Differs []string `json:"differs,omitempty"`
+	// Dropped names the scenarios of the living requirement that a
+	// changed one no longer has (one name per scenario, so a name the
+	// living spec has twice may appear twice). OpenSpec refuses a
+	// MODIFIED requirement that drops a scenario (see DropWarning).
+	Dropped []string `json:"dropped,omitempty"`
+}
+
+// DropWarning says why the delta of a changed requirement that drops
+// scenarios (st.Dropped) will not pass `openspec validate` nor fold as
+// `openspec archive` folds, and what to do; "" when it drops none.
+func DropWarning(st Standing) string {
+	if len(st.Dropped) == 0 {
+		return ""
+	}
+	names := make([]string, len(st.Dropped))
+	for i, n := range st.Dropped {
+		names[i] = fmt.Sprintf("%q", n)
+	}
+	return fmt.Sprintf("%s drops %s that openspec/specs/%s/spec.md has; OpenSpec refuses a MODIFIED requirement that drops a scenario, so the delta set writes for it will not fold: keep the scenario under its name, or take it out of openspec/specs/%s/spec.md in a commit of its own first",
+		st.ID, english.Plural(len(names), "scenario")+" "+english.List(names), st.Capability, st.Capability)
 }
 
 // Compare gives every requirement of the spec, then every requirement the
@@ -76,6 +101,7 @@ func Compare(reqs []Requirement, living []LivingRequirement) []Standing {
 		}
 		if !slices.EqualFunc(a.Scenarios, b.Scenarios, sameScenario) {
 			st.Differs = append(st.Differs, "scenarios")
+			st.Dropped = dropped(b.Scenarios, a.Scenarios)
 		}
 		if len(st.Differs) > 0 {
 			st.Status = Changed
@@ -86,6 +112,24 @@ func Compare(reqs []Requirement, living []LivingRequirement) []Standing {
 		if !inSpec[l.ID] {
 			out = append(out, Standing{ID: l.ID, Status: Removed, Capability: l.Capability, Living: l.Name})
 		}
+	}
+	return out
+}
+
+// dropped returns the names of the scenarios of living that next does not
+// have, counting each name as often as it appears.
+func dropped(living, next []Scenario) []string {
+	left := map[string]int{}
+	for _, s := range next {
+		left[s.Name]++
+	}
+	var out []string
+	for _, s := range living {
+		if left[s.Name] > 0 {
+			left[s.Name]--
+			continue
+		}
+		out = append(out, s.Name)
 	}
 	return out
 }
