@@ -21,11 +21,14 @@ echo
 echo "== main after the run"
 git log --oneline --graph main | head -40
 echo
+echo "== setctl plan: main implements the whole spec, nothing is left to plan"
+"$set_bin" plan --detailed-exitcode
+echo
 echo "== go test ./... on main"
 go test ./...
 echo
 echo "Look around: cd $demo"
 echo "  git log --stat main          one commit per change, its OpenSpec fold included"
-echo "  ls openspec/specs            the living specs the changes folded"
+echo "  ls openspec/specs            the living specs: the record of what main implements"
 echo "  less .set/events.jsonl       every event of the run"
 echo "  ls .set/logs/*               agent and gate logs per change"

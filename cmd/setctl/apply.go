@@ -14,10 +14,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/set-engine/set/engine/baseline"
+	"github.com/set-engine/set/engine/coverage"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
+	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
@@ -43,6 +45,13 @@ With PLANFILE (from setctl plan --out) it runs exactly that plan and refuses
 one whose inputs changed since. Without it, it plans now and asks before
 running, unless --yes is given.
 
+Apply runs what the spec asks beyond what main implements (see setctl
+help plan): with nothing to do it says so and runs nothing. At dispatch set
+writes each change's OpenSpec change folder (openspec/changes/<change>:
+proposal.md, the delta specs, tasks.md) from the requirements' statuses;
+the agent implements against it. At the end it shows where every
+requirement stands on main.
+
 Apply is resumable: after a crash, a kill or Ctrl-C, run it again and it
 continues from the journal (.set/events.jsonl): finished work is kept, a
 change already on main is never merged again. One apply runs per project
@@ -67,7 +76,9 @@ apply never asks then, so it needs --yes or a plan file. Every line has
               line of .set/events.jsonl ("seq", "time", "type", "run",
               "change", "data")
   summary     last line of a run: "summary": {"result", "resumed",
-              "durationMs", "changes" (change → status), "main"}
+              "durationMs", "changes" (change → status), "main",
+              "coverage" (every requirement on main after the run, as
+              setctl plan --json gives it)}
 
 Exit status: 0 when every change is merged, 1 otherwise, 130 when
 interrupted by SIGINT, 143 by SIGTERM.
@@ -176,6 +187,9 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 		d.Severity = diag.Error
 		return nil, e.present(name, diag.List{d}, ws.root)
 	}
+	if len(p.Changes) == 0 {
+		return nil, r.nothingToDo(ctx, p)
+	}
 	adapter, adapters, err := pr.Agents(p)
 	if err != nil {
 		return nil, e.errorf(name, "%v", err)
@@ -205,6 +219,42 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 		Invocation: f.invocation,
 	}
 	return r, exitOK
+}
+
+// nothingToDo ends an apply whose plan has no change (main implements the
+// whole spec) without a run: it says so, with where every requirement
+// stands, and returns exitOK.
+func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
+	rows, err := coverage.Of(ctx, r.ws.root, r.ws.cfg, p, nil)
+	if err != nil {
+		return r.e.errorf(r.name, "%v", err)
+	}
+	if r.ui != nil {
+		head, _ := git.BranchHead(ctx, r.ws.root, r.ws.cfg.MainBranch)
+		r.ui.summary(&orchestrator.Summary{Result: "success", Statuses: map[string]state.Status{}}, head, rows)
+		return exitOK
+	}
+	fmt.Fprintf(r.e.stdout, "No changes: %s implements every requirement of the spec.\n\n", r.ws.cfg.MainBranch)
+	if err := coverage.Text(r.e.stdout, rows); err != nil {
+		return r.e.errorf(r.name, "%v", err)
+	}
+	return exitOK
+}
+
+// coverage is where every requirement stands on main after the run, with
+// the run's statuses saying why pending work is pending; nil when it
+// cannot be read (the summary then goes without it).
+func (r *applyRun) coverage(sum *orchestrator.Summary) []coverage.Row {
+	ctx := context.Background()
+	p, err := r.ws.proj.MakePlan(ctx)
+	if err != nil {
+		return nil
+	}
+	rows, err := coverage.Of(ctx, r.ws.root, r.ws.cfg, p, sum.Statuses)
+	if err != nil {
+		return nil
+	}
+	return rows
 }
 
 // run runs the plan, showing its events as they are journaled: in the
@@ -255,18 +305,23 @@ func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
 		}
 		failed := e.errorf(r.name, msg, err)
 		if ui != nil {
-			ui.summary(sum, head)
+			ui.summary(sum, head, r.coverage(sum))
 		}
 		return failed
 	}
+	rows := r.coverage(sum)
 	if ui != nil {
-		ui.summary(sum, head)
+		ui.summary(sum, head, rows)
 		if sum.Result == "success" {
 			return exitOK
 		}
 		return exitError
 	}
 	r.progress.summary(sum, head)
+	if rows != nil {
+		fmt.Fprintln(e.stdout)
+		coverage.Text(e.stdout, rows)
+	}
 	switch sum.Result {
 	case "success":
 		return exitOK

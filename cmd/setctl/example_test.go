@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/set-engine/set/internal/clitest"
 	"github.com/set-engine/set/internal/gittest"
 )
 
@@ -84,9 +85,56 @@ func TestExampleApply(t *testing.T) {
 			t.Errorf("openspec/specs/%s/spec.md has no requirement", capability)
 		}
 	}
+	// The living specs carry their section's text as Purpose, and record
+	// the whole spec: plan has nothing left to do.
+	if got := git("show", "main:openspec/specs/links/spec.md"); !strings.Contains(got, "## Purpose\nCreating short links, resolving their codes") {
+		t.Errorf("openspec/specs/links/spec.md has no Purpose from the spec:\n%s", got)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main([]string{"-C", dir, "plan", "--detailed-exitcode"}, &stdout, &stderr); code != exitOK {
+		t.Errorf("setctl plan --detailed-exitcode after the run exited %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
 	test := exec.Command("go", "test", "./...")
 	test.Dir = dir
 	if out, err := test.CombinedOutput(); err != nil {
 		t.Errorf("go test on main: %v\n%s", err, out)
+	}
+	validateOpenSpec(t, dir)
+}
+
+// validateOpenSpec runs `openspec validate --all --strict` on the tree
+// of the example after its run: main's living specs, and every change
+// folder set wrote, put back where it was before its archive.
+func validateOpenSpec(t *testing.T, dir string) {
+	t.Helper()
+	cli := clitest.OpenSpec.Require(t)
+	tree := t.TempDir()
+	if err := os.CopyFS(tree, os.DirFS(filepath.Join(dir, "openspec"))); err != nil {
+		t.Fatal(err)
+	}
+	archived, err := filepath.Glob(filepath.Join(tree, "changes", "archive", "*"))
+	if err != nil || len(archived) != 5 {
+		t.Fatalf("archived change folders: %v, %v", archived, err)
+	}
+	for _, a := range archived {
+		name := regexp.MustCompile(`^\d{4}-\d\d-\d\d-`).ReplaceAllString(filepath.Base(a), "")
+		if err := os.Rename(a, filepath.Join(tree, "changes", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := filepath.Dir(tree)
+	if err := os.Rename(tree, filepath.Join(root, "openspec")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cli, "validate", "--all", "--strict", "--no-interactive")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "OPENSPEC_TELEMETRY=0", "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("openspec validate --all --strict: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "Totals: 8 passed, 0 failed (8 items)") {
+		t.Errorf("openspec validate --all --strict did not validate the 3 specs and 5 changes:\n%s", out)
 	}
 }

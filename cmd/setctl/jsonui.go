@@ -10,6 +10,7 @@ import (
 	"time"
 
 	set "github.com/set-engine/set"
+	"github.com/set-engine/set/engine/coverage"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/orchestrator"
@@ -19,7 +20,7 @@ import (
 // jsonUIVersion is the version of the stream `setctl apply --json`
 // writes. A new minor version only adds fields or line types; anything
 // else makes a new major version.
-const jsonUIVersion = "1.1"
+const jsonUIVersion = "1.2"
 
 // Line types of the stream.
 const (
@@ -82,6 +83,9 @@ type uiRunSummary struct {
 	Changes map[string]state.Status `json:"changes"`
 	// Main is the commit main is at after the run.
 	Main string `json:"main"`
+	// Coverage is, since ui 1.2, where every requirement stands on main
+	// after the run (see engine/coverage).
+	Coverage []coverage.Row `json:"coverage"`
 }
 
 // jsonUI writes `setctl apply --json`: one JSON object per line on its
@@ -203,7 +207,7 @@ func (u *jsonUI) writeEvent(e journal.Event) {
 }
 
 // summary writes the last line of a run.
-func (u *jsonUI) summary(s *orchestrator.Summary, head string) {
+func (u *jsonUI) summary(s *orchestrator.Summary, head string, rows []coverage.Row) {
 	level := map[string]string{"success": "info", "interrupted": "warn"}[s.Result]
 	if level == "" {
 		level = "error"
@@ -211,7 +215,7 @@ func (u *jsonUI) summary(s *orchestrator.Summary, head string) {
 	u.write(uiLine{
 		Level: level, Message: fmt.Sprintf("Run %s in %s.", s.Result, s.Duration.Round(100*time.Millisecond)),
 		Timestamp: u.now(), Type: uiSummary,
-		Summary: &uiRunSummary{Result: s.Result, Resumed: s.Resumed, DurationMS: s.Duration.Milliseconds(), Changes: s.Statuses, Main: head},
+		Summary: &uiRunSummary{Result: s.Result, Resumed: s.Resumed, DurationMS: s.Duration.Milliseconds(), Changes: s.Statuses, Main: head, Coverage: rows},
 	})
 }
 

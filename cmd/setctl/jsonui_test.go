@@ -56,7 +56,7 @@ func TestJSONUIReadsBackDroppedEvents(t *testing.T) {
 	ui.event(events[0])
 	ui.event(events[2])
 	ui.end()
-	ui.summary(&orchestrator.Summary{Result: "failed", Statuses: map[string]state.Status{"greet": state.FailedAgentError}}, "abc")
+	ui.summary(&orchestrator.Summary{Result: "failed", Statuses: map[string]state.Status{"greet": state.FailedAgentError}}, "abc", nil)
 
 	var types []string
 	var seqs []int64

@@ -97,13 +97,15 @@ var jsonNormalisers = []struct {
 	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), `SHA`},
 	{regexp.MustCompile(`\b[0-9a-f]{10,12}\b`), `SHA`}, // short hashes in messages
 	{regexp.MustCompile(`\b\d{8}T\d{6}Z\b`), `RUN`},
+	{regexp.MustCompile(`\barchive/\d{4}-\d\d-\d\d-`), `archive/DATE-`}, // archived change folders
 	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)\b`), `DUR`},
 }
 
 // jsonNorm is the script command `jsonnorm FILE...`: it rewrites each file
 // with what differs from one run to the next replaced by a placeholder:
 // times ("TIME"), PIDs and durationMs (0), sha256 sums (SUM), git hashes,
-// full and short (SHA), run IDs (RUN) and durations in messages (DUR).
+// full and short (SHA), run IDs (RUN), the dates of archived change
+// folders (archive/DATE-) and durations in messages (DUR).
 // What remains is what a golden can pin.
 func jsonNorm(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {

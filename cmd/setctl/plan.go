@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
 
+	"github.com/set-engine/set/engine/coverage"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/rundir"
@@ -22,11 +23,20 @@ func planCommand() command {
 		summary: "plan the spec into changes and show the execution graph",
 		usage: `Usage: setctl plan [--out FILE] [--format text|dot|mermaid|json] [--detail] [--json] [--detailed-exitcode]
 
-Plan loads set.cue and the spec, decomposes the spec into changes with the
-configured planner strategy (or takes the explicit plan of set.cue),
-validates the plan and prints the execution graph: for every change its
-requirements, its verify stack, its integration stack, and the critical
-path. Nothing is run.
+Plan loads set.cue and the spec and compares the spec with what main
+implements: openspec/specs in main's tree, the living specs, is that
+record. Every requirement is implemented (the living specs hold it with
+the same title, text and scenarios), new, changed, or removed (the living
+specs hold it, the spec no longer does). Only new, changed and removed
+requirements are planned: plan decomposes them into changes with the
+configured planner strategy (or takes the explicit plan of set.cue, less
+the changes main has done), validates the plan and prints the execution
+graph: for every change its requirements, its verify stack, its
+integration stack, and the critical path; then every requirement with its
+status: the change and commit that implemented it and the tests that name
+it, or why it is not implemented yet. Nothing is run. .set/ is never the
+record of what is done: a fresh clone of a fully applied repository plans
+nothing.
 
 The dot and mermaid drawings show a change as three nodes: its agent, its
 verify stack and its integration into main, each stack listing its gates in
@@ -34,20 +44,23 @@ run order. --detail draws every step as its own node instead (dispatch,
 each gate, the merge queue, the fast-forward of main, the archive).
 
 With --out (or -out) the plan is saved as a versioned JSON file carrying a fingerprint
-of its inputs (the configuration, every spec file and git HEAD).
+of its inputs (the configuration, every spec file, git HEAD and main's
+living specs).
 
 When .set/ holds a run, the text shows after each change where the run
-says it stands (pending, implementing, merged, archived, failed:…;
-pending for a change the run does not know), and so does its "status" in
-the JSON. --json is --format json.
+says it stands (pending, implementing, failed:…; pending for a change the
+run does not know or asked for other work), and so does its "status" in
+the JSON. --json is --format json; the JSON adds "coverage", one object
+per requirement ("id", "title", "status", "capability", "change",
+"commit", "tests", "why").
 An error is then a diagnostic object on stdout instead of the graph, as
 apply --json writes it ({"@level": "error", "type": "diagnostic",
 "diagnostic": {"severity", "summary", "detail"}}); warnings stay on
 stderr.
 
 Exit status: 0 on success, 1 on error; with --detailed-exitcode, 0 when
-there is nothing to do (every change of this plan is merged), 1 on error,
-2 when the plan has changes to run.
+there is nothing to do (main implements the whole spec), 1 on error, 2
+when the plan has changes to run.
 
 Examples:
   setctl plan
@@ -95,11 +108,18 @@ func runPlan(e *env, args []string) int {
 	}
 	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	if *format == "json" || *format == "text" {
-		if err := addStatuses(g, ws.root); err != nil {
+		statuses, err := addStatuses(g, p, ws.root)
+		if err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
-	}
-	if err := render(e, g, graph.DrawOptions{Detail: *detail}); err != nil {
+		rows, err := coverage.Of(context.Background(), ws.root, ws.cfg, p, statuses)
+		if err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
+		if err := showPlan(e, *format, g, rows); err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
+	} else if err := render(e, g, graph.DrawOptions{Detail: *detail}); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
 	if *out != "" {
@@ -112,16 +132,35 @@ func runPlan(e *env, args []string) int {
 		}
 		fmt.Fprintf(e.stderr, "Saved the plan to %s (%s, fingerprint %s).\n", *out, english.Plural(len(p.Changes), "change"), p.Fingerprint.Short())
 	}
-	if *detailed {
-		pending, err := orchestrator.Pending(ws.root, p)
-		if err != nil {
-			return e.errorf(c.name, "%v", err)
-		}
-		if pending > 0 {
-			return exitPending
-		}
+	if *detailed && len(p.Changes) > 0 {
+		return exitPending
 	}
 	return exitOK
+}
+
+// showPlan writes the plan as text or JSON: the execution graph and where
+// every requirement stands (rows). A plan without changes says so instead
+// of drawing an empty graph. The JSON is the graph's with the rows as
+// "coverage".
+func showPlan(e *env, format string, g *graph.Graph, rows []coverage.Row) error {
+	if format == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			*graph.Graph
+			Coverage []coverage.Row `json:"coverage"`
+		}{g, rows})
+	}
+	if len(g.Changes) == 0 {
+		fmt.Fprintf(e.stdout, "No changes: %s implements every requirement of the spec.\n", g.MainBranch)
+	} else {
+		if err := renderers["text"](e, g, graph.DrawOptions{}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(e.stdout)
+	return coverage.Text(e.stdout, rows)
 }
 
 // jsonErrors is e for command name whose stdout is one JSON document: an
@@ -142,20 +181,25 @@ func jsonErrors(e *env, name string) *env {
 }
 
 // addStatuses gives every change of g its status in the project's run,
-// as the projection of .set/events.jsonl says (pending for a change the
-// run does not know). Without a journal it leaves g as it is.
-func addStatuses(g *graph.Graph, root string) error {
+// as the projection of .set/events.jsonl says, and returns them: pending
+// for a change the run does not know, or asked for other work (its Work
+// differs), or says is on main (the plan names only work main lacks).
+// Without a journal it leaves g as it is and returns nil.
+func addStatuses(g *graph.Graph, p *plan.Plan, root string) (map[string]state.Status, error) {
 	st, err := state.Read(rundir.New(root).Dir())
 	if err != nil || st.LastSeq == 0 {
-		return err
+		return nil, err
 	}
+	out := map[string]state.Status{}
 	for i, c := range g.Changes {
-		g.Changes[i].Status = string(state.Pending)
-		if sc := st.Changes[c.Name]; sc != nil {
-			g.Changes[i].Status = string(sc.Status)
+		s := state.Pending
+		if sc := st.Changes[c.Name]; sc != nil && sc.Work == p.Work(c.Name) && sc.Status != state.Merged && sc.Status != state.Archived {
+			s = sc.Status
 		}
+		g.Changes[i].Status = string(s)
+		out[c.Name] = s
 	}
-	return nil
+	return out, nil
 }
 
 // renderers print a graph to stdout in one format; only dot and mermaid

@@ -53,12 +53,18 @@ type LoopInput struct {
 	Budget context.Context
 }
 
+// FolderTrailer ("Set-Folder: <change>") ends the commit in which set puts
+// the change's OpenSpec change folder on its branch at dispatch: the loop
+// never counts it as the agent's work.
+const FolderTrailer = "Set-Folder"
+
 // Ending says how the loop ended.
 type Ending string
 
 const (
 	// EndDone: the agent reported success and the branch has commits
-	// beyond main, with no merge in progress.
+	// of its own beyond main (set's FolderTrailer commit does not count),
+	// with no merge in progress.
 	EndDone        Ending = "done"
 	EndIterations  Ending = "iterations"  // the iteration budget is spent
 	EndTokens      Ending = "tokens"      // the token budget is spent
@@ -242,7 +248,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	if err := os.WriteFile(promptPath, []byte(text), 0o644); err != nil {
 		return iteration{}, "", false, err
 	}
-	before, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
+	before, err := git.CountWork(ctx, in.Worktree, in.MainBranch, "HEAD", FolderTrailer, change)
 	if err != nil {
 		return iteration{}, "", false, err
 	}
@@ -290,7 +296,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 			return iteration{}, "", false, err
 		}
 	}
-	commits, err := git.CountCommits(ctx, in.Worktree, in.MainBranch, "HEAD")
+	commits, err := git.CountWork(ctx, in.Worktree, in.MainBranch, "HEAD", FolderTrailer, change)
 	if err != nil {
 		return iteration{}, "", false, err
 	}

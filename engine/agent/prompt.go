@@ -25,6 +25,13 @@ type PromptInput struct {
 	RetryStage string
 	Attempt    int
 	Budget     int
+	// Folder is the change's OpenSpec change folder that set wrote at
+	// dispatch ("openspec/changes/<change>"), or "" when it wrote none (a
+	// change without requirements).
+	Folder string
+	// Standings says, by requirement ID, how each of Reqs stands against
+	// main's living specs (new, changed, removed); nil says nothing.
+	Standings map[string]spec.Standing
 }
 
 // Prompt renders the prompt of one iteration: the change's scope, its
@@ -49,7 +56,7 @@ func Prompt(in PromptInput) string {
 	}
 	b.WriteString("\n## Requirements\n")
 	for _, r := range in.Reqs {
-		fmt.Fprintf(&b, "\n### %s: %s\n", r.ID, r.Title)
+		fmt.Fprintf(&b, "\n### %s: %s%s\n", r.ID, r.Title, standingNote(in.Standings[r.ID]))
 		if r.Text != "" {
 			fmt.Fprintf(&b, "%s\n", r.Text)
 		}
@@ -73,9 +80,15 @@ func Prompt(in PromptInput) string {
 		}
 	}
 	b.WriteString("\n## OpenSpec\n")
-	fmt.Fprintf(&b, "Describe what the change adds to the product in openspec/changes/%s/specs/<capability>/spec.md, ", c.Name)
-	b.WriteString("under `## ADDED Requirements` (or MODIFIED/REMOVED/RENAMED), one `### Requirement: <title>` per requirement ")
-	fmt.Fprintf(&b, "with its `#### Scenario:` blocks and `- **WHEN**` / `- **THEN**` steps. When the change reaches %s, set folds it into openspec/specs/.\n", in.Project.MainBranch)
+	if in.Folder != "" {
+		fmt.Fprintf(&b, "set wrote this change's OpenSpec change folder, %s/: proposal.md (why and scope), ", in.Folder)
+		b.WriteString("the delta specs specs/<capability>/spec.md (the requirements above as ADDED, MODIFIED, REMOVED or RENAMED requirements) ")
+		b.WriteString("and tasks.md (a task per requirement, traced by [REQ: <ID>]). Implement against it. ")
+		b.WriteString("You may refine tasks.md and proposal.md (check tasks off, add tasks); leave the delta specs as they are: they say what the spec asks, and the spec_verify gate checks them. ")
+		fmt.Fprintf(&b, "When the change reaches %s, set folds the delta into openspec/specs/.\n", in.Project.MainBranch)
+	} else {
+		fmt.Fprintf(&b, "This change has no requirements, so it has no OpenSpec delta; openspec/specs/ on %s stays as it is.\n", in.Project.MainBranch)
+	}
 	b.WriteString("\n## Done means\n")
 	b.WriteString("- The requirements above are implemented and covered by tests; each test names the requirement ID it covers.\n")
 	b.WriteString("- Your work is committed on the branch (set commits what you leave uncommitted).\n")
@@ -90,4 +103,18 @@ func Prompt(in PromptInput) string {
 		fmt.Fprintf(&b, "\n## Where the last iteration stopped\n\n%s\n", strings.TrimSpace(in.RetryContext))
 	}
 	return b.String()
+}
+
+// standingNote says how a requirement stands against main, after its
+// title: what the change is to do with it.
+func standingNote(st spec.Standing) string {
+	switch st.Status {
+	case spec.New:
+		return " (new)"
+	case spec.Changed:
+		return " (changed: its " + strings.Join(st.Differs, ", ") + "; main implements the old one)"
+	case spec.Removed:
+		return " (removed from the spec: take out its behaviour and the tests that name it)"
+	}
+	return ""
 }

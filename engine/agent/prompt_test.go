@@ -38,8 +38,9 @@ func TestPromptNamesTheMainBranch(t *testing.T) {
 		Change:    plan.Change{Name: "cart", Type: "feature", Size: "S"},
 		Worktree:  "/repo/.set/worktrees/cart",
 		Iteration: 1,
+		Folder:    "openspec/changes/cart",
 	})
-	if !strings.Contains(got, "When the change reaches master, set folds it into openspec/specs/.") || regexp.MustCompile(`\bmain\b`).MatchString(got) {
+	if !strings.Contains(got, "When the change reaches master, set folds the delta into openspec/specs/.") || regexp.MustCompile(`\bmain\b`).MatchString(got) {
 		t.Errorf("prompt:\n%s", got)
 	}
 }

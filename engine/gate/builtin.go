@@ -1,17 +1,23 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/rundir"
+	"github.com/set-engine/set/engine/spec"
 )
 
 // listCap bounds every list of paths or findings in a retry context.
@@ -169,12 +175,20 @@ func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	return verdict{fail: true, reason: "no test file added or modified", retry: b.String()}, nil
 }
 
-// specVerify fails unless every requirement ID of the change appears in a
-// line the change adds to a test file (see containsID).
+// specVerify fails, in the verify stage, when the change's delta specs
+// are not the ones set wrote (Input.Delta): the agent may refine the
+// tasks, never the requirements. Then it fails unless every requirement ID
+// of the change that the spec did not remove appears in a line the change
+// adds to a test file (see containsID).
 func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
-	ids := dedupe(in.Change.Requirements)
+	if in.Delta != nil && in.Stage == graph.StageVerify {
+		if v, err := checkDelta(in); err != nil || v.fail {
+			return v, err
+		}
+	}
+	ids := slices.DeleteFunc(dedupe(in.Change.Requirements), func(id string) bool { return slices.Contains(in.Removing, id) })
 	if len(ids) == 0 {
-		return verdict{detail: "the change has no requirements"}, nil
+		return verdict{detail: "the change has no requirements a test must name"}, nil
 	}
 	patterns := testPatterns(in)
 	if len(patterns) == 0 {
@@ -227,6 +241,66 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 			in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), strings.Join(patterns, ", "),
 			missing[0], strings.ReplaceAll(missing[0], "-", "_")),
 	}, nil
+}
+
+// checkDelta compares the delta specs in the change's folder in the
+// worktree, openspec/changes/<change>/specs/, with the ones set wrote.
+func checkDelta(in Input) (verdict, error) {
+	dir := spec.ChangeDir(in.Change.Name)
+	found := map[string][]byte{}
+	root := filepath.Join(in.Worktree, filepath.FromSlash(dir))
+	err := filepath.WalkDir(filepath.Join(root, "specs"), func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		found[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return verdict{}, err
+	}
+	var problems []string
+	var want strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(in.Delta)) {
+		data, ok := found[name]
+		switch {
+		case !ok:
+			problems = append(problems, dir+"/"+name+" is missing")
+		case !bytes.Equal(data, in.Delta[name]):
+			problems = append(problems, dir+"/"+name+" differs from what set wrote")
+		default:
+			continue
+		}
+		fmt.Fprintf(&want, "--- %s/%s ---\n%s", dir, name, clip(string(in.Delta[name]), 4000))
+	}
+	for _, name := range slices.Sorted(maps.Keys(found)) {
+		if _, ok := in.Delta[name]; !ok {
+			problems = append(problems, dir+"/"+name+" was added")
+		}
+	}
+	if len(problems) == 0 {
+		return verdict{detail: "the delta specs are the ones set wrote:\n" + bullets(prefixed(dir+"/", slices.Sorted(maps.Keys(in.Delta))))}, nil
+	}
+	return verdict{
+		fail:   true,
+		reason: "the delta specs are not the ones set wrote: " + preview(problems, 3),
+		retry: fmt.Sprintf("Gate %s failed: the change's delta specs are not the ones set wrote from the spec and main's living specs:\n%s"+
+			"A change may refine tasks.md and proposal.md, never its requirements. Put the delta specs back as set wrote them (and remove any other file under %s/specs/):\n%s",
+			in.Step.Gate, bullets(problems), dir, want.String()),
+	}, nil
+}
+
+func prefixed(prefix string, xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = prefix + x
+	}
+	return out
 }
 
 // containsID reports whether text names the requirement id, written as is

@@ -62,6 +62,15 @@ type Input struct {
 	// Reqs are the change's requirements (for their titles in retry
 	// context); the IDs checked are Change.Requirements.
 	Reqs []spec.Requirement
+	// Delta is the change's delta specs as set wrote them at dispatch:
+	// path in the change folder ("specs/<capability>/spec.md") → content.
+	// spec_verify fails in the verify stage when the worktree's
+	// openspec/changes/<change>/specs/ holds anything else. Nil: not
+	// checked.
+	Delta map[string][]byte
+	// Removing lists the change's requirements the spec removed: no test
+	// is to name them, so spec_verify does not look for one.
+	Removing []string
 	// Step is the resolved gate: name, kind, mode, runner, run-time
 	// condition, timeout.
 	Step graph.GateStep

@@ -21,6 +21,9 @@ type StackInput struct {
 	Project *config.Project
 	Change  plan.Change
 	Reqs    []spec.Requirement
+	// Delta and Removing are passed to every gate (see Input).
+	Delta    map[string][]byte
+	Removing []string
 	// Stage is graph.StageVerify or graph.StageIntegration.
 	Stage   string
 	Attempt int
@@ -86,7 +89,7 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 	for _, step := range in.Steps {
 		logPath, logRel := in.Layout.GateLog(in.Change.Name, in.Stage, step.Gate, in.Attempt)
 		res := Run(ctx, Input{
-			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Step: step, Stage: in.Stage,
+			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Delta: in.Delta, Removing: in.Removing, Step: step, Stage: in.Stage,
 			Attempt: in.Attempt, Worktree: in.Worktree, Base: in.Base,
 			LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact, Accepted: in.Accepted[step.Gate],
 		}, in.Runners)

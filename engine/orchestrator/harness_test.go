@@ -117,7 +117,9 @@ func (f *fixture) write(name, content string) {
 // change adds a change to the plan with one requirement of its own.
 func (f *fixture) change(name string, deps ...string) {
 	id := "REQ-" + strings.ToUpper(strings.ReplaceAll(name, "-", "")) + "-01"
-	f.plan.Requirements = append(f.plan.Requirements, spec.Requirement{ID: id, Title: name, Domain: name})
+	// A scenario, as OpenSpec folds no requirement without one.
+	f.plan.Requirements = append(f.plan.Requirements, spec.Requirement{ID: id, Title: name, Domain: name,
+		Scenarios: []spec.Scenario{{Name: "it works", When: []string{name + " is asked"}, Then: []string{"it answers"}}}})
 	f.plan.Changes = append(f.plan.Changes, plan.Change{Name: name, Type: "feature", Size: "S",
 		Requirements: []string{id}, DependsOn: append([]string{}, deps...)})
 }

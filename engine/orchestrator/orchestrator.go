@@ -167,7 +167,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err := prepareRepository(ctx, opts.Root, opts.Project.MainBranch); err != nil {
 		return nil, err
 	}
-	r, resumed, closeJournal, err := openRun(opts, layout)
+	r, resumed, closeJournal, err := openRun(ctx, opts, layout)
 	if err != nil {
 		return nil, err
 	}
@@ -191,12 +191,14 @@ func notRepositoryError(root, mainBranch string) error {
 // continues the journal's run (resumed) or starts a new one, and opens the
 // journal for it, with opts.OnEvent subscribed. closeJournal ends the
 // subscription, once OnEvent has seen every event, and closes the journal.
-func openRun(opts Options, layout rundir.Layout) (r *run, resumed bool, closeJournal func(), err error) {
+func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, resumed bool, closeJournal func(), err error) {
 	st, err := state.Read(layout.Dir())
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("rebuilding the state of the last run: %w", err)
 	}
-	resumed = samePlan(st, opts.Plan)
+	if resumed, err = continues(ctx, opts, st); err != nil {
+		return nil, false, nil, err
+	}
 	runID := st.Run
 	if !resumed || runID == "" {
 		runID = opts.Now().UTC().Format("20060102T150405Z")
@@ -276,18 +278,41 @@ func (r *run) finish(result string, runErr error, resumed bool, took time.Durati
 	return sum, runErr
 }
 
-// samePlan reports whether the journal's last plan is p: the same changes
-// made from the same configuration and spec. main moving in between is
-// expected (the run moves it), so git HEAD does not count.
-func samePlan(st *state.State, p *plan.Plan) bool {
+// continues reports whether the plan continues the journal's last run:
+// the run was made from the same configuration and spec, it asked every
+// change of the plan for the same work (the plan may have fewer changes:
+// those the run already put on main are done), and every change of the
+// plan the journal has on main really is there. The journal is the cache
+// of a run, never the record of what is done: when main disagrees with it
+// (reset, or another history), the plan starts a new run. main moving in
+// between is expected (the run moves it), so git HEAD and the living specs
+// do not count.
+func continues(ctx context.Context, opts Options, st *state.State) (bool, error) {
+	p := opts.Plan
 	if len(st.Plan.Changes) == 0 || st.Plan.Config != p.Fingerprint.Config || !maps.Equal(st.Plan.Specs, p.Fingerprint.Specs) {
-		return false
+		return false, nil
 	}
-	names := make([]string, 0, len(p.Changes))
 	for _, c := range p.Changes {
-		names = append(names, c.Name)
+		if !slices.Contains(st.Plan.Changes, c.Name) || st.Plan.Work[c.Name] != p.Work(c.Name) {
+			return false, nil
+		}
+		sc := st.Changes[c.Name]
+		if sc == nil || (sc.Status != state.Merged && sc.Status != state.Archived) {
+			continue
+		}
+		rev := "refs/heads/" + opts.Project.MainBranch
+		if sc.Base != "" {
+			rev = sc.Base + ".." + rev
+		}
+		commit, err := git.FindTrailer(ctx, opts.Root, rev, merge.ChangeTrailer, c.Name)
+		if err != nil {
+			return false, err
+		}
+		if commit == "" {
+			return false, nil
+		}
 	}
-	return slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(st.Plan.Changes)))
+	return true, nil
 }
 
 // begin records the start of the run: a new run records its plan; a

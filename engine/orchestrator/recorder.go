@@ -115,6 +115,13 @@ func (r *recorder) status(change string) state.Status {
 	return ""
 }
 
+// names returns the changes the journal knows, in the state's order.
+func (r *recorder) names() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.st.Order...)
+}
+
 // change returns a copy of the state of one change.
 func (r *recorder) change(name string) state.Change {
 	r.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -363,19 +364,21 @@ func TestResumeFinishesAHalfMadeFastForward(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		// leave turns the stopped move into what the kill left.
-		leave   func(t *testing.T, f *fixture, rec git.FastForwardRecord)
-		locks   []string
-		written string
+		leave func(t *testing.T, f *fixture, rec git.FastForwardRecord)
+		locks []string
+		// unwritten are the paths of the move that the kill left as they
+		// were; the REPAIRED event names every other path of the move.
+		unwritten []string
 	}{
 		{"index and files written", func(t *testing.T, f *fixture, rec git.FastForwardRecord) {},
-			[]string{".git/refs/heads/main.lock"}, "beta.txt, notes.txt"},
+			[]string{".git/refs/heads/main.lock"}, nil},
 		{"files half written", func(t *testing.T, f *fixture, rec git.FastForwardRecord) {
 			rm(t, filepath.Join(f.root, ".git", "refs", "heads", "main.lock"))
 			f.git("read-tree", rec.From)                                    // the index as it was
 			f.write("notes.txt", f.git("show", rec.From+":notes.txt")+"\n") // not written yet
 			f.write("beta.txt", "goo")                                      // being written
 			f.write(".git/index.lock", "")
-		}, []string{".git/index.lock"}, "beta.txt"},
+		}, []string{".git/index.lock"}, []string{"notes.txt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -396,10 +399,19 @@ func TestResumeFinishesAHalfMadeFastForward(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(f.root, ".set", "fast-forward.json")); !os.IsNotExist(err) {
 				t.Errorf("the record is left: %v", err)
 			}
+			var written []string
+			for _, p := range strings.Fields(f.git("diff", "--name-only", rec.From, rec.To)) {
+				if !slices.Contains(tc.unwritten, p) {
+					written = append(written, p)
+				}
+			}
+			if len(written) > 5 {
+				written = append(written[:5:5], fmt.Sprintf("and %d more", len(written)-5))
+			}
 			changes, data := repairs(t, f)
 			want := []journal.RepairedData{
 				{Problem: "stale git locks", Removed: tc.locks},
-				{Problem: "the fast-forward of main from " + rec.From[:12] + " to " + rec.To[:12] + " was interrupted with its checkout half-way (" + tc.written + ")",
+				{Problem: "the fast-forward of main from " + rec.From[:12] + " to " + rec.To[:12] + " was interrupted with its checkout half-way (" + strings.Join(written, ", ") + ")",
 					Done: "finished it: main is at " + rec.To[:12]},
 			}
 			if !reflect.DeepEqual(data, want) || !reflect.DeepEqual(changes, []string{"", ""}) {

@@ -127,6 +127,30 @@ func (r *run) reconcile(ctx context.Context) error {
 			}
 		}
 	}
+	return r.settleLanded(ctx, inPlan)
+}
+
+// settleLanded completes the journal of the changes of a resumed run that
+// the plan no longer names because main has their work: one that reached
+// main before its MERGED or ARCHIVED was journaled is recorded as merged
+// and archived, and retired, as reconcile does for the plan's own.
+func (r *run) settleLanded(ctx context.Context, inPlan map[string]bool) error {
+	for _, name := range r.rec.names() {
+		switch s := r.rec.status(name); {
+		case inPlan[name]:
+		case s == state.Queued || s == state.Integrating || s == state.Merged:
+			commit, err := r.onMain(ctx, name)
+			if err != nil || commit == "" {
+				return err
+			}
+			if err := r.recordLanded(ctx, name, commit); err != nil {
+				return err
+			}
+			if err := r.land(ctx, name, "found on "+r.opts.Project.MainBranch+" after a restart"); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -249,25 +273,4 @@ func (r *run) onMain(ctx context.Context, name string) (string, error) {
 		rev = base + ".." + rev
 	}
 	return git.FindTrailer(ctx, r.opts.Root, rev, merge.ChangeTrailer, name)
-}
-
-// Pending counts the changes of p that a run would still work on: all of
-// them, unless the project's journal holds a run of this same plan, in
-// which case the changes not yet archived (failed ones included, since a
-// later run may retry them).
-func Pending(root string, p *plan.Plan) (int, error) {
-	st, err := state.Read(rundir.New(root).Dir())
-	if err != nil {
-		return 0, err
-	}
-	if !samePlan(st, p) {
-		return len(p.Changes), nil
-	}
-	n := 0
-	for _, c := range p.Changes {
-		if st.Changes[c.Name] == nil || st.Changes[c.Name].Status != state.Archived {
-			n++
-		}
-	}
-	return n, nil
 }

@@ -148,6 +148,7 @@ func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.Ch
 		Prompt: agent.PromptInput{
 			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.layout.Worktree(name),
 			Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
+			Folder: folderName(c), Standings: r.standings(c),
 		},
 		Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
 		Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
@@ -246,6 +247,9 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 	if err := r.checkWorktree(ctx, c.Name); err != nil {
 		return err
 	}
+	if err := r.writeFolder(ctx, c); err != nil {
+		return err
+	}
 	if err := r.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: base, Reused: reused}); err != nil {
 		return err
 	}
@@ -254,6 +258,86 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 	}
 	r.checkpoint("dispatched", c.Name)
 	return nil
+}
+
+// folder is the OpenSpec change folder set writes for a change (see
+// spec.ChangeFolder), or nil for a change without requirements, which has
+// no delta.
+func (r *run) folder(c plan.Change) map[string][]byte {
+	if len(c.Requirements) == 0 {
+		return nil
+	}
+	return spec.ChangeFolder(r.opts.Plan.ChangeFolder(c.Name))
+}
+
+// writeFolder puts the change's OpenSpec change folder on its branch, as
+// set's own commit (agent.FolderTrailer), before the agent starts: the
+// delta is derived from the requirements' standings, never left to the
+// agent. A branch that has that commit already (a worktree an interrupted
+// run left, a change retried) keeps its folder, which the agent may have
+// refined.
+func (r *run) writeFolder(ctx context.Context, c plan.Change) error {
+	files := r.folder(c)
+	if files == nil {
+		return nil
+	}
+	wt := r.layout.Worktree(c.Name)
+	done, err := git.FindTrailer(ctx, wt, "refs/heads/"+r.opts.Project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
+	if err != nil || done != "" {
+		return err
+	}
+	if err := spec.WriteChangeFolder(wt, c.Name, files); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("%s: the OpenSpec change folder\n\nset wrote %s/ from the spec and %s's living specs.\n\n%s: %s\n",
+		c.Name, spec.ChangeDir(c.Name), r.opts.Project.MainBranch, agent.FolderTrailer, c.Name)
+	_, err = git.CommitPaths(ctx, wt, msg, spec.ChangeDir(c.Name))
+	return err
+}
+
+// deltaOf is the delta specs of the change's folder: what spec_verify
+// holds the change to.
+func (r *run) deltaOf(c plan.Change) map[string][]byte {
+	out := map[string][]byte{}
+	for name, data := range r.folder(c) {
+		if strings.HasPrefix(name, "specs/") {
+			out[name] = data
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// folderName is the change's OpenSpec change folder, "" for a change
+// without requirements (see run.folder).
+func folderName(c plan.Change) string {
+	if len(c.Requirements) == 0 {
+		return ""
+	}
+	return spec.ChangeDir(c.Name)
+}
+
+// removing lists the change's requirements that the spec removed.
+func (r *run) removing(c plan.Change) []string {
+	var out []string
+	for _, id := range c.Requirements {
+		if r.opts.Plan.Standing(id).Status == spec.Removed {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// standings are how the change's requirements stand against main's
+// living specs, by ID.
+func (r *run) standings(c plan.Change) map[string]spec.Standing {
+	out := map[string]spec.Standing{}
+	for _, id := range c.Requirements {
+		out[id] = r.opts.Plan.Standing(id)
+	}
+	return out
 }
 
 // checkWorktree proves that the change's worktree directory is its
@@ -281,6 +365,7 @@ func (r *run) verify(ctx, budget context.Context, c plan.Change, cg *graph.Chang
 	}
 	res, err := gate.RunStack(budget, gate.StackInput{
 		Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
+		Delta: r.deltaOf(c), Removing: r.removing(c),
 		Layout: r.layout, Worktree: wt, Base: base, Env: r.env, Redact: r.redact,
 		Steps: cg.Verify, Skipped: skipped, Accepted: r.rec.accepted(), Runners: r.opts.Runners,
 	}, func(p journal.Payload) error { return r.rec.emit(c.Name, p) })

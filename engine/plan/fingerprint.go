@@ -13,18 +13,22 @@ import (
 )
 
 // Fingerprint identifies the inputs a plan was made from: the decoded
-// configuration, each spec file, and the git HEAD. Two fingerprints with
-// the same Sum come from the same inputs.
+// configuration, each spec file, the git HEAD and the living specs on main
+// (what main records as implemented). Two fingerprints with the same Sum
+// come from the same inputs.
 type Fingerprint struct {
 	Sum    string            `json:"sum"`
 	Config string            `json:"config"`
 	Specs  map[string]string `json:"specs"`
 	Head   string            `json:"head,omitempty"`
+	// Living hashes main's living specs; "" when main has none.
+	Living string `json:"living,omitempty"`
 }
 
 // NewFingerprint hashes the inputs of a plan. specs maps a spec file (as
-// named in set.cue) to its content; head is "" outside a git repository.
-func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string) (Fingerprint, error) {
+// named in set.cue) to its content; head is "" outside a git repository;
+// living maps each file of main's openspec/specs to its content.
+func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string, living map[string][]byte) (Fingerprint, error) {
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return Fingerprint{}, fmt.Errorf("fingerprint: %w", err)
@@ -32,6 +36,13 @@ func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string) (
 	f := Fingerprint{Config: hashOf(cfgJSON), Specs: map[string]string{}, Head: head}
 	for name, data := range specs {
 		f.Specs[name] = hashOf(data)
+	}
+	if len(living) > 0 {
+		h := sha256.New()
+		for _, name := range slices.Sorted(maps.Keys(living)) {
+			fmt.Fprintf(h, "%s %s\n", name, hashOf(living[name]))
+		}
+		f.Living = hex.EncodeToString(h.Sum(nil))
 	}
 	f.Sum = f.sum()
 	return f, nil
@@ -44,6 +55,9 @@ func (f Fingerprint) sum() string {
 		fmt.Fprintf(h, "spec %s %s\n", name, f.Specs[name])
 	}
 	fmt.Fprintf(h, "head %s\n", f.Head)
+	if f.Living != "" {
+		fmt.Fprintf(h, "living %s\n", f.Living)
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
@@ -80,8 +94,15 @@ func (f Fingerprint) Changes(now Fingerprint) []string {
 	if f.Head != now.Head {
 		out = append(out, fmt.Sprintf("git HEAD moved from %s to %s", shortHead(f.Head), shortHead(now.Head)))
 	}
+	if f.Living != now.Living {
+		out = append(out, LivingChanged)
+	}
 	return out
 }
+
+// LivingChanged is the change Fingerprint.Changes reports when main's
+// living specs differ.
+const LivingChanged = "the living specs on main (openspec/specs) changed"
 
 func shortHead(h string) string {
 	switch {

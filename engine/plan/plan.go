@@ -1,8 +1,10 @@
 // Package plan holds the plan of a run: its changes, the requirements they
-// cover, and the fingerprint of the inputs it was made from. A Plan that
-// Validate accepts is acyclic, covers every requirement of its spec exactly
-// once (or defers it with a reason), and keeps every change within the
-// per-change requirement limit.
+// cover, and the fingerprint of the inputs it was made from. A plan holds
+// only what main does not implement yet: every requirement has a standing
+// against main's living specs (spec.Standing), and changes cover the new,
+// changed and removed ones. A Plan that Validate accepts is acyclic, covers
+// every such requirement exactly once (or defers it with a reason), and
+// keeps every change within the per-change requirement limit.
 package plan
 
 import (
@@ -30,9 +32,19 @@ type Plan struct {
 	// Changes are in the order of their DAG: every change comes after the
 	// changes it depends on; ties go to the higher priority (the critical
 	// path first), then to the smaller name.
-	Changes      []Change           `json:"changes"`
-	Deferred     []Deferred         `json:"deferred,omitempty"`
+	Changes  []Change   `json:"changes"`
+	Deferred []Deferred `json:"deferred,omitempty"`
+	// Requirements are the spec's requirements, then those the living
+	// specs on main hold and the spec no longer does (removed; their File
+	// is their living spec).
 	Requirements []spec.Requirement `json:"requirements"`
+	// Standings holds the standing of each of Requirements, in the same
+	// order. A plan without standings treats every requirement as new.
+	Standings []spec.Standing `json:"standings,omitempty"`
+	// Purposes gives, by capability, the Purpose of each capability that
+	// new requirements go to and main has no living spec of (see
+	// spec.Purposes); change folders carry it.
+	Purposes map[string]string `json:"purposes,omitempty"`
 }
 
 // Change is one unit of work, implemented by one agent in one worktree.
@@ -54,6 +66,21 @@ func (p *Plan) Change(name string) (*Change, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Standing returns how the requirement with the given ID stands against
+// main's living specs: new when the plan has no standings.
+func (p *Plan) Standing(id string) spec.Standing {
+	for _, st := range p.Standings {
+		if st.ID == id {
+			return st
+		}
+	}
+	st := spec.Standing{ID: id, Status: spec.New}
+	if r, ok := p.Requirement(id); ok {
+		st.Capability = r.Domain
+	}
+	return st
 }
 
 // Requirement returns the requirement with the given ID.

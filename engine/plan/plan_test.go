@@ -212,7 +212,7 @@ func boolInt(b bool) int {
 func TestMakeRefusesModelStrategies(t *testing.T) {
 	for _, s := range []string{"single", "three-phase", "auto"} {
 		cfg := &config.Project{Name: "p", Planner: config.Planner{Strategy: s, MaxRequirementsPerChange: 6}}
-		_, err := Make(cfg, &spec.Spec{}, Fingerprint{})
+		_, err := Make(cfg, &spec.Spec{}, Record{}, Fingerprint{})
 		if err == nil || !strings.Contains(err.Error(), "not available in this build") {
 			t.Errorf("Make with strategy %q = %v, want a not-available error", s, err)
 		}
@@ -222,7 +222,7 @@ func TestMakeRefusesModelStrategies(t *testing.T) {
 func TestMakeOrdersTopologically(t *testing.T) {
 	cfg := &config.Project{Name: "p", Planner: config.Planner{Strategy: "static", MaxRequirementsPerChange: 6}}
 	s := &spec.Spec{Requirements: []spec.Requirement{req("REQ-Z-01", 1), req("REQ-A-01", 1, "REQ-Z-01")}}
-	p, err := Make(cfg, s, Fingerprint{})
+	p, err := Make(cfg, s, Record{}, Fingerprint{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,21 +233,22 @@ func TestMakeOrdersTopologically(t *testing.T) {
 
 func TestFingerprintChanges(t *testing.T) {
 	cfg := &config.Project{Name: "p"}
-	a, err := NewFingerprint(cfg, map[string][]byte{"spec.md": []byte("one")}, "abc")
+	a, err := NewFingerprint(cfg, map[string][]byte{"spec.md": []byte("one")}, "abc", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, _ := NewFingerprint(cfg, map[string][]byte{"spec.md": []byte("one")}, "abc")
+	same, _ := NewFingerprint(cfg, map[string][]byte{"spec.md": []byte("one")}, "abc", nil)
 	if a.Sum != same.Sum || len(a.Changes(same)) != 0 {
 		t.Fatalf("same inputs, different fingerprints: %v", a.Changes(same))
 	}
 	cfg2 := &config.Project{Name: "p", MaxParallel: 4}
-	b, _ := NewFingerprint(cfg2, map[string][]byte{"spec.md": []byte("two"), "more.md": nil}, "def")
+	b, _ := NewFingerprint(cfg2, map[string][]byte{"spec.md": []byte("two"), "more.md": nil}, "def", map[string][]byte{"openspec/specs/a/spec.md": []byte("x")})
 	want := []string{
 		"the configuration (set.cue and its modules) changed",
 		"spec file spec.md changed",
 		"spec file more.md was added",
 		"git HEAD moved from abc to def",
+		"the living specs on main (openspec/specs) changed",
 	}
 	if got := a.Changes(b); !reflect.DeepEqual(got, want) {
 		t.Errorf("Changes =\n%q\nwant\n%q", got, want)

@@ -16,16 +16,52 @@ import (
 // StrategyExplicit names a plan written in set.cue under `project.plan`.
 const StrategyExplicit = "explicit"
 
-// Make builds and validates the plan of a project: the explicit plan of
-// set.cue when there is one, otherwise the planner strategy's. Strategies
-// that need a model are refused with an error rather than replaced by
-// another.
-func Make(cfg *config.Project, s *spec.Spec, fp Fingerprint) (*Plan, error) {
+// Record is what main records as done, for Make: the requirements its
+// living specs hold (openspec/specs), and the changes whose commit is on
+// it (by their Set-Change trailer). The zero Record is a main that
+// implements nothing.
+type Record struct {
+	Living []spec.LivingRequirement
+	Landed map[string]bool
+	// Sources maps each spec file to its content, for the Purpose of a
+	// new capability (spec.Purposes).
+	Sources map[string][]byte
+}
+
+// Make builds and validates the plan of a project: what the spec asks for
+// beyond what main implements (rec). Every requirement gets its standing
+// (spec.Compare); the changes are the explicit plan of set.cue when there
+// is one, otherwise the planner strategy's over every requirement, the
+// removed ones included; then main's work is pruned from them (see prune),
+// so that a change keeps its name from one plan to the next while main
+// moves. Strategies that need a model are refused with an error rather
+// than replaced by another.
+func Make(cfg *config.Project, s *spec.Spec, rec Record, fp Fingerprint) (*Plan, error) {
+	standings := spec.Compare(s.Requirements, rec.Living)
+	reqs := slices.Clone(s.Requirements)
+	existing := map[string]bool{}
+	for _, l := range rec.Living {
+		existing[l.Capability] = true
+	}
+	for _, st := range standings {
+		if st.Status != spec.Removed {
+			continue
+		}
+		for _, l := range rec.Living {
+			if l.ID == st.ID {
+				reqs = append(reqs, l.Requirement)
+			}
+		}
+	}
 	p := &Plan{
 		Version:      FormatVersion,
 		Project:      cfg.Name,
 		Fingerprint:  fp,
-		Requirements: s.Requirements,
+		Requirements: reqs,
+		Standings:    standings,
+	}
+	if purposes := spec.Purposes(s.Requirements, standings, existing, rec.Sources); len(purposes) > 0 {
+		p.Purposes = purposes
 	}
 	switch {
 	case cfg.Plan != nil:
@@ -33,10 +69,14 @@ func Make(cfg *config.Project, s *spec.Spec, fp Fingerprint) (*Plan, error) {
 		p.Changes, p.Deferred = explicit(cfg)
 	case cfg.Planner.Strategy == config.StrategyStatic:
 		p.Strategy = config.StrategyStatic
-		p.Changes = Static(s.Requirements, cfg.Planner.MaxRequirementsPerChange)
+		p.Changes = Static(reqs, cfg.Planner.MaxRequirementsPerChange)
 	default:
 		return nil, fmt.Errorf("planner strategy %q is not available in this build: it needs a model, and only the %q strategy and explicit plans (project.plan) are implemented; set project.planner.strategy: %q",
 			cfg.Planner.Strategy, config.StrategyStatic, config.StrategyStatic)
+	}
+	prune(p, rec.Landed)
+	if p.Strategy == config.StrategyStatic {
+		describe(p)
 	}
 	if err := Validate(p, Limits{MaxRequirementsPerChange: cfg.Planner.MaxRequirementsPerChange}); err != nil {
 		if inv, ok := err.(*InvalidError); ok && p.Strategy == StrategyExplicit {
@@ -50,6 +90,90 @@ func Make(cfg *config.Project, s *spec.Spec, fp Fingerprint) (*Plan, error) {
 	}
 	p.Changes = changes
 	return p, nil
+}
+
+// prune takes out of p's changes the work main has done: a requirement
+// main implements leaves its change, and a change left without
+// requirements goes, as does a change that never had any and whose commit
+// is on main (landed); so does every dependency on a change that went,
+// since main has it. A change named like one that landed is new work, and
+// is renamed "<name>-2" (or the next free number): its folder is archived
+// under its name. Deferring a requirement main implements is dropped.
+// A requirement unknown to the plan stays, for Validate to report.
+func prune(p *Plan, landed map[string]bool) {
+	done := map[string]bool{}
+	for _, st := range p.Standings {
+		if !st.Status.Pending() {
+			done[st.ID] = true
+		}
+	}
+	gone := map[string]bool{}
+	kept := p.Changes[:0]
+	for _, c := range p.Changes {
+		had := len(c.Requirements) > 0
+		c.Requirements = slices.DeleteFunc(slices.Clone(c.Requirements), func(id string) bool { return done[id] })
+		if had && len(c.Requirements) == 0 || !had && landed[c.Name] {
+			gone[c.Name] = true
+			continue
+		}
+		kept = append(kept, c)
+	}
+	// A change name is used once, as OpenSpec's archive wants: one that
+	// landed already gets the first free "<name>-<n>".
+	renamed := map[string]string{}
+	used := map[string]bool{}
+	for _, c := range kept {
+		used[c.Name] = true
+	}
+	for i := range kept {
+		if name := kept[i].Name; landed[name] {
+			for n := 2; ; n++ {
+				if alt := fmt.Sprintf("%s-%d", name, n); !landed[alt] && !used[alt] {
+					renamed[name], kept[i].Name, used[alt] = alt, alt, true
+					break
+				}
+			}
+		}
+	}
+	for i := range kept {
+		kept[i].DependsOn = slices.DeleteFunc(slices.Clone(kept[i].DependsOn), func(d string) bool { return gone[d] })
+		for j, d := range kept[i].DependsOn {
+			if alt, ok := renamed[d]; ok {
+				kept[i].DependsOn[j] = alt
+			}
+		}
+	}
+	p.Changes = kept
+	p.Deferred = slices.DeleteFunc(p.Deferred, func(d Deferred) bool { return done[d.Requirement] })
+}
+
+// describe gives every change of a static plan the description, size and
+// dependencies of the requirements prune left it (as Static does).
+func describe(p *Plan) {
+	changeOf := map[string]string{}
+	for _, c := range p.Changes {
+		for _, id := range c.Requirements {
+			changeOf[id] = c.Name
+		}
+	}
+	for i := range p.Changes {
+		c := &p.Changes[i]
+		scenarios := 0
+		var titles, deps []string
+		for _, id := range c.Requirements {
+			r, _ := p.Requirement(id)
+			scenarios += len(r.Scenarios)
+			titles = append(titles, r.Title)
+			for _, d := range r.DependsOn {
+				if owner := changeOf[d]; owner != "" && owner != c.Name {
+					deps = append(deps, owner)
+				}
+			}
+		}
+		c.Size = sizeFor(scenarios)
+		c.Description = strings.Join(titles, "; ")
+		c.DependsOn = sortedUnique(deps)
+	}
 }
 
 // explicit converts the plan written in set.cue.

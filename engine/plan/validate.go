@@ -9,6 +9,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/spec"
 )
 
 // namePattern is the kebab-case form of a change name (schema.#Name).
@@ -111,7 +112,8 @@ type Limits struct {
 // problem, or nil. It checks: names are kebab-case and unique; dependencies
 // name existing changes other than the change itself; the dependency graph
 // is acyclic (a cycle is reported as its path, a → b → a); every
-// requirement is covered by exactly one change or deferred with a reason;
+// requirement main does not implement yet (new, changed or removed) is
+// covered by exactly one change or deferred with a reason;
 // no change covers an unknown requirement; a change holds at most
 // MaxRequirementsPerChange requirements; a requirement's `Depends on`
 // points into the same change or into one the change depends on,
@@ -235,8 +237,15 @@ func (v *validator) coverage(limits Limits) {
 		deferred[d.Requirement] = true
 	}
 	for _, r := range v.p.Requirements {
-		if coveredBy[r.ID] == "" && !deferred[r.ID] {
-			v.addProblem(Problem{At: config.Pos{File: r.File, Line: r.Line}}, "%s is not covered by any change: add it to a change, or defer it with a reason", r.ID)
+		if coveredBy[r.ID] != "" || deferred[r.ID] {
+			continue
+		}
+		at := Problem{At: config.Pos{File: r.File, Line: r.Line}}
+		switch st := v.p.Standing(r.ID); st.Status {
+		case spec.Removed:
+			v.addProblem(at, "%s is no longer in the spec, but %s still holds it: add it to a change that removes it, or defer it with a reason", r.ID, r.File)
+		case spec.New, spec.Changed:
+			v.addProblem(at, "%s is not covered by any change: add it to a change, or defer it with a reason", r.ID)
 		}
 	}
 }

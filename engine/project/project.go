@@ -151,14 +151,19 @@ func (p *Project) Warnings() diag.List {
 	return out
 }
 
-// MakePlan plans the project with its configured strategy (or takes its
-// explicit plan) and fingerprints the inputs.
+// MakePlan plans what the spec asks for beyond what main implements (see
+// Record) with the configured strategy (or takes its explicit plan), and
+// fingerprints the inputs.
 func (p *Project) MakePlan(ctx context.Context) (*plan.Plan, error) {
-	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root))
+	rec, living, err := p.Record(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return plan.Make(p.Config, p.Spec, fp)
+	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root), living)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Make(p.Config, p.Spec, rec, fp)
 }
 
 // Options say how far Prepare goes.
@@ -194,7 +199,8 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Prepared, diag.Lis
 
 // Prepare makes the project's plan, or reads and checks the saved one,
 // and builds the execution graph. It stops at the first step that fails and
-// returns its diagnostics; the spec's warnings are Warnings'.
+// returns its diagnostics; the spec's warnings are Warnings', the plan's
+// (planWarnings) come back when it succeeds.
 func (p *Project) Prepare(ctx context.Context, opts Options) (*Prepared, diag.List) {
 	pr := &Prepared{Project: p}
 	pl, err := p.MakePlan(ctx)
@@ -211,5 +217,18 @@ func (p *Project) Prepare(ctx context.Context, opts Options) (*Prepared, diag.Li
 		return pr, load.Diagnostics(err)
 	}
 	pr.Plan, pr.Graph = pl, g
-	return pr, nil
+	return pr, planWarnings(pl)
+}
+
+// planWarnings are the warnings of a plan: a changed requirement whose
+// delta OpenSpec will refuse (spec.DropWarning), at the requirement.
+func planWarnings(pl *plan.Plan) diag.List {
+	var out diag.List
+	for _, st := range pl.Standings {
+		if msg := spec.DropWarning(st); msg != "" {
+			r, _ := pl.Requirement(st.ID)
+			out = append(out, diag.Diagnostic{Severity: diag.Warning, Summary: msg, Pos: config.Pos{File: r.File, Line: r.Line}})
+		}
+	}
+	return out
 }

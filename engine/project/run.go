@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/set-engine/set/engine/agent"
@@ -22,14 +23,18 @@ import (
 // SavedPlan reads the plan saved at path (shown names it in messages) and
 // refuses it when its inputs changed since, compared with now, the plan
 // made of the current inputs; unless the journal shows a run of exactly
-// that plan to continue (that run moved git HEAD itself).
+// that plan to continue (that run moved git HEAD, and main's living specs,
+// itself).
 func (p *Project) SavedPlan(ctx context.Context, path, shown string, now *plan.Plan) (*plan.Plan, error) {
 	saved, err := plan.Read(path)
 	if err != nil {
 		return nil, err
 	}
 	changed := saved.Fingerprint.Changes(now.Fingerprint)
-	if len(changed) == 1 && strings.HasPrefix(changed[0], "git HEAD moved") {
+	byRun := !slices.ContainsFunc(changed, func(c string) bool {
+		return !strings.HasPrefix(c, "git HEAD moved") && c != plan.LivingChanged
+	})
+	if len(changed) > 0 && byRun {
 		st, err := state.Read(rundir.New(p.Root).Dir())
 		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {
 			changed = nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/set-engine/set/internal/clitest"
 )
 
 // The differential archive suite: every directory under
@@ -41,22 +42,6 @@ var updateGolden = flag.Bool("update", false, "rewrite the expected files under 
 var diffDate = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 
 const dateMark = "DATE"
-
-// openspecCLI returns the path of the openspec CLI, or "" with the reason
-// it is missing.
-func openspecCLI(t *testing.T) (string, string) {
-	if p := os.Getenv("SET_OPENSPEC_CLI"); p != "" {
-		return p, ""
-	}
-	p, err := filepath.Abs(filepath.FromSlash("../../bin/tools/openspec/node_modules/.bin/openspec"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		return "", "the OpenSpec CLI is not installed: run `make openspec` (npm install --prefix bin/tools/openspec @fission-ai/openspec@" + OpenSpecVersion + ", needs node >= 20.19) or set SET_OPENSPEC_CLI"
-	}
-	return p, ""
-}
 
 // cliEnv is the whole environment the CLI runs with: a HOME and XDG
 // directories of its own (checked to stay empty), UTC, and every switch
@@ -165,7 +150,7 @@ func diffSnapshot(t *testing.T, dir, date, outcome string) string {
 }
 
 func TestArchiveDiff(t *testing.T) {
-	cli, missing := openspecCLI(t)
+	cli, missing := clitest.OpenSpec.Find()
 	if cli == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true and %s", missing)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/set-engine/set/internal/clitest"
 )
 
 // TestArchiveDiffRandom compares ArchiveChange with `openspec archive` on
@@ -25,7 +26,7 @@ func TestArchiveDiffRandom(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set SET_OPENSPEC_RANDOM=N to compare N random projects with the OpenSpec CLI")
 	}
-	cli, missing := openspecCLI(t)
+	cli, missing := clitest.OpenSpec.Find()
 	if cli == "" {
 		t.Fatal(missing)
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/set-engine/set/internal/clitest"
 )
 
 // purpose is a Purpose section long enough for openspec validate --strict.
@@ -238,7 +240,7 @@ func TestOpenSpecValidateCorpus(t *testing.T) {
 	}
 
 	t.Run("live", func(t *testing.T) {
-		cli := openSpecCLI(t)
+		cli := clitest.OpenSpec.Require(t)
 		got := runOpenSpecValidate(t, cli)
 		for name, want := range verdicts {
 			v, ok := got[name]
@@ -250,22 +252,6 @@ func TestOpenSpecValidateCorpus(t *testing.T) {
 			}
 		}
 	})
-}
-
-// openSpecCLI returns the OpenSpec CLI to check against, or skips.
-func openSpecCLI(t *testing.T) string {
-	t.Helper()
-	if cli := os.Getenv("SET_OPENSPEC_CLI"); cli != "" {
-		return cli
-	}
-	cli, err := filepath.Abs(filepath.Join("..", "..", "bin", "tools", "openspec", "node_modules", ".bin", "openspec"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(cli); err != nil {
-		t.Skip("the OpenSpec CLI is not installed (set SET_OPENSPEC_CLI, or run .ci/run)")
-	}
-	return cli
 }
 
 // cliRules maps the messages of `openspec validate` on a main spec to the

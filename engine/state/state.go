@@ -59,12 +59,14 @@ type State struct {
 }
 
 // PlanIdentity is what tells two plans apart when a run resumes: the same
-// changes, from the same configuration and spec files. (git HEAD is left
-// out: a run moves main itself.)
+// changes, from the same configuration and spec files. (git HEAD and
+// main's living specs are left out: a run moves main itself.)
 type PlanIdentity struct {
 	Changes []string          `json:"changes"`
 	Config  string            `json:"config"`
 	Specs   map[string]string `json:"specs"`
+	// Work is the plan's Work of each change (plan.Plan.Work), by name.
+	Work map[string]string `json:"work,omitempty"`
 }
 
 // Change is where one change stands.
@@ -98,7 +100,11 @@ type Change struct {
 	ArchiveCommit string `json:"archiveCommit,omitempty"`
 	// Error is why the change failed or is blocked; "" in any other
 	// status.
-	Error     string    `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Work is what the latest plan naming the change asked of it
+	// (plan.Plan.Work): its progress is kept only by a plan that asks the
+	// same.
+	Work      string    `json:"work,omitempty"`
 	DependsOn []string  `json:"dependsOn"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -318,10 +324,12 @@ func applyArchived(c *Change, d journal.ArchivedData) error {
 	return nil
 }
 
-// applyPlan sets the changes of a plan. A later plan (a replan, or the plan
-// of a resumed run) keeps the progress of the changes it names again; new
-// ones start pending; changes it no longer names are kept, after it in
-// Order.
+// applyPlan sets the changes of a plan. A later plan keeps the progress of
+// a change it names again only when it asks the change for the same Work
+// and the change has not reached main: a plan names only work main does
+// not have, so a merged or archived change of an earlier plan, or one that
+// was asked for other work, starts again, pending. New changes start
+// pending; changes it no longer names are kept, after it in Order.
 func applyPlan(s *State, d journal.PlanCreatedData, at time.Time) error {
 	p := &plan.Plan{}
 	if len(d.Plan) > 0 && string(d.Plan) != "null" {
@@ -351,12 +359,16 @@ func applyPlan(s *State, d journal.PlanCreatedData, at time.Time) error {
 	if s.Changes == nil {
 		s.Changes = map[string]*Change{}
 	}
+	work := map[string]string{}
 	for _, pc := range p.Changes {
-		if c := s.Changes[pc.Name]; c != nil {
+		if w := p.Work(pc.Name); w != "" && len(d.Plan) > 0 {
+			work[pc.Name] = w
+		}
+		if c := s.Changes[pc.Name]; c != nil && c.Work == work[pc.Name] && c.Status != Merged && c.Status != Archived {
 			c.DependsOn = pc.DependsOn
 			continue
 		}
-		s.Changes[pc.Name] = &Change{Name: pc.Name, Status: Pending, DependsOn: pc.DependsOn, UpdatedAt: at}
+		s.Changes[pc.Name] = &Change{Name: pc.Name, Status: Pending, DependsOn: pc.DependsOn, Work: work[pc.Name], UpdatedAt: at}
 	}
 	for _, name := range s.Order {
 		if !seen[name] {
@@ -365,6 +377,9 @@ func applyPlan(s *State, d journal.PlanCreatedData, at time.Time) error {
 	}
 	s.Order = order
 	s.Plan = PlanIdentity{Config: p.Fingerprint.Config, Specs: p.Fingerprint.Specs}
+	if len(work) > 0 {
+		s.Plan.Work = work
+	}
 	for _, pc := range p.Changes {
 		s.Plan.Changes = append(s.Plan.Changes, pc.Name)
 	}

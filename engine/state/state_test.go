@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
 )
 
 var t0 = time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
@@ -37,6 +39,15 @@ const testPlan = `{
     {"name": "add-logout", "type": "feature", "size": "S", "requirements": ["REQ-2"], "dependsOn": ["add-login"]}
   ]
 }`
+
+// testWork is the Work testPlan asks of a change.
+func testWork(change string) string {
+	p, err := plan.Decode([]byte(testPlan))
+	if err != nil {
+		panic(err)
+	}
+	return p.Work(change)
+}
 
 // lifecycle is a run: add-login goes from pending to archived with one
 // verify retry; add-logout stalls and fails.
@@ -94,6 +105,7 @@ func wantLifecycle() *State {
 			Changes: []string{"add-login", "add-logout"},
 			Config:  "cfg-1",
 			Specs:   map[string]string{"docs/spec.md": "spec-1"},
+			Work:    map[string]string{"add-login": testWork("add-login"), "add-logout": testWork("add-logout")},
 		},
 		Changes: map[string]*Change{
 			"add-login": {
@@ -113,6 +125,7 @@ func wantLifecycle() *State {
 				RetryContext:        "TestLogin: want 200, got 500",
 				MergedCommit:        "merge1",
 				ArchiveCommit:       "archive1",
+				Work:                testWork("add-login"),
 				DependsOn:           []string{},
 				UpdatedAt:           at(29),
 			},
@@ -123,6 +136,7 @@ func wantLifecycle() *State {
 				Branch:    "set/add-logout",
 				Base:      "merge1",
 				Error:     "no output for 600s",
+				Work:      testWork("add-logout"),
 				DependsOn: []string{"add-login"},
 				UpdatedAt: at(33),
 			},
@@ -390,7 +404,7 @@ func TestRebuildRefusesDisorder(t *testing.T) {
 
 func TestReplanKeepsProgress(t *testing.T) {
 	replan := `{"version": 1, "changes": [
-		{"name": "add-login", "dependsOn": []},
+		{"name": "add-login", "requirements": ["REQ-1"], "dependsOn": []},
 		{"name": "add-signup", "dependsOn": ["add-login"]}
 	]}`
 	steps := append(lifecycle[:5:5],
@@ -409,6 +423,31 @@ func TestReplanKeepsProgress(t *testing.T) {
 	}
 	if want := []string{"add-login", "add-signup", "add-logout"}; !reflect.DeepEqual(s.Order, want) {
 		t.Fatalf("Order = %v, want %v", s.Order, want)
+	}
+}
+
+// TestReplanRestartsOtherWork: a new plan that asks a change for other
+// work, or names a change that reached main (so main no longer has its
+// work), starts it again; .set/ never makes new work look done.
+func TestReplanRestartsOtherWork(t *testing.T) {
+	replan := `{"version": 1, "changes": [
+		{"name": "add-login", "requirements": ["REQ-1"], "dependsOn": []},
+		{"name": "add-logout", "requirements": ["REQ-2", "REQ-3"], "dependsOn": ["add-login"]}
+	]}`
+	steps := append(slices.Clone(lifecycle), step{"", journal.PlanCreatedData{Plan: json.RawMessage(replan)}})
+	_, events := writeJournal(t, steps)
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"add-login", "add-logout"} {
+		if got := s.Changes[name]; got.Status != Pending || got.Branch != "" || got.Iteration != 0 {
+			t.Errorf("%s kept the progress of other work: %+v", name, got)
+		}
+	}
+	p, _ := plan.Decode([]byte(replan))
+	if got := s.Changes["add-logout"].Work; got != p.Work("add-logout") || got == testWork("add-logout") {
+		t.Errorf("add-logout's Work is %s, want the new plan's", got)
 	}
 }
 

@@ -1,0 +1,190 @@
+// Package coverage tells, for every requirement of a project, whether main
+// implements it and where: the change and the commit that put it on main
+// and the tests that name it; and for a requirement main does not
+// implement, why not. It reads main (its living specs through the plan's
+// standings, its Set-Change commits and its test files), never .set/: a
+// run's statuses only explain why pending work is still pending.
+package coverage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/gate"
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/merge"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/state"
+)
+
+// Row is where one requirement stands.
+type Row struct {
+	ID     string      `json:"id"`
+	Title  string      `json:"title"`
+	Status spec.Status `json:"status"`
+	// Capability is its living spec, openspec/specs/<capability>/spec.md.
+	Capability string `json:"capability"`
+	// Change is the change whose commit on main implemented it (when
+	// implemented), or the change the plan gives it (when pending).
+	Change string `json:"change,omitempty"`
+	// Commit is main's commit of the change that implemented it.
+	Commit string `json:"commit,omitempty"`
+	// Tests are the places ("path:line") in main's test files that name
+	// it.
+	Tests []string `json:"tests,omitempty"`
+	// Why says why a requirement main does not implement is not
+	// implemented yet; "" for an implemented one.
+	Why string `json:"why,omitempty"`
+}
+
+// Input is what Rows is made of.
+type Input struct {
+	// Plan is the plan of the spec against main now: its requirements,
+	// their standings, and the changes and deferrals of pending ones.
+	Plan *plan.Plan
+	// Landed are the changes whose commit is on main, newest first.
+	Landed []merge.Landed
+	// Tests maps a requirement ID to the places main's tests name it.
+	Tests map[string][]string
+	// Statuses, when a run is known, are where its changes stand.
+	Statuses map[string]state.Status
+}
+
+// Rows gives every requirement of the plan its Row, in the plan's order
+// (the spec's, then the removed ones). An implemented requirement is
+// credited to the newest change on main whose commit lists it.
+func Rows(in Input) []Row {
+	p := in.Plan
+	changeOf := map[string]string{}
+	for _, c := range p.Changes {
+		for _, id := range c.Requirements {
+			changeOf[id] = c.Name
+		}
+	}
+	deferred := map[string]string{}
+	for _, d := range p.Deferred {
+		deferred[d.Requirement] = d.Reason
+	}
+	rows := make([]Row, 0, len(p.Requirements))
+	for _, r := range p.Requirements {
+		st := p.Standing(r.ID)
+		row := Row{ID: r.ID, Title: r.Title, Status: st.Status, Capability: st.Capability, Tests: in.Tests[r.ID]}
+		if st.Status == spec.Implemented {
+			for _, l := range in.Landed {
+				if slices.Contains(l.Requirements, r.ID) {
+					row.Change, row.Commit = l.Change, l.Commit
+					break
+				}
+			}
+			rows = append(rows, row)
+			continue
+		}
+		row.Change = changeOf[r.ID]
+		if st.Status == spec.Changed {
+			row.Why = "its " + english.List(st.Differs) + " changed; "
+		}
+		switch s := in.Statuses[row.Change]; {
+		case deferred[r.ID] != "":
+			row.Why += "deferred: " + deferred[r.ID]
+		case row.Change == "":
+			row.Why += "no change of the plan covers it"
+		case s == "" || s == state.Pending:
+			row.Why += "planned in " + row.Change
+		case s == state.Archived || s == state.Merged:
+			row.Why += row.Change + " is " + string(s) + ", but main's living specs do not record it (see its ARCHIVED event)"
+		default:
+			row.Why += row.Change + " is " + string(s)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// Of reads main and returns the Rows of p (see Rows): the changes landed
+// on the project's main branch and the places its test files
+// (cfg.TestPatterns) name each requirement. statuses may be nil. Outside
+// a repository, or without the main branch, nothing is implemented
+// anywhere.
+func Of(ctx context.Context, root string, cfg *config.Project, p *plan.Plan, statuses map[string]state.Status) ([]Row, error) {
+	in := Input{Plan: p, Statuses: statuses}
+	if !git.InRepository(ctx, root) || !git.BranchExists(ctx, root, cfg.MainBranch) {
+		return Rows(in), nil
+	}
+	main := "refs/heads/" + cfg.MainBranch
+	var err error
+	if in.Landed, err = merge.LandedOn(ctx, root, main); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(p.Requirements))
+	for i, r := range p.Requirements {
+		ids[i] = r.ID
+	}
+	if in.Tests, err = gate.TestsNaming(ctx, root, main, cfg.TestPatterns, ids); err != nil {
+		return nil, err
+	}
+	return Rows(in), nil
+}
+
+// Text writes the rows as a table under a heading that counts them by
+// status: ID, status, then for an implemented requirement the change
+// and the commit (12 digits) that implemented it and the tests that name
+// it, for any other why it is not implemented.
+func Text(w io.Writer, rows []Row) error {
+	counts := map[spec.Status]int{}
+	for _, r := range rows {
+		counts[r.Status]++
+	}
+	var parts []string
+	for _, s := range []spec.Status{spec.Implemented, spec.New, spec.Changed, spec.Removed} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"none"}
+	}
+	if _, err := fmt.Fprintf(w, "Requirements: %s\n", strings.Join(parts, ", ")); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		detail := r.Why
+		if r.Status == spec.Implemented {
+			detail = "not credited to a change on main"
+			if r.Change != "" {
+				detail = "by " + r.Change + " in " + shortCommit(r.Commit)
+			}
+			if len(r.Tests) == 0 {
+				detail += "; no test names it"
+			} else {
+				detail += "; tested in " + preview(r.Tests, 3)
+			}
+		}
+		if _, err := fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.ID, r.Status, detail); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
+
+// preview joins the first n items, saying how many more there are.
+func preview(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}

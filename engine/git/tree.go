@@ -1,0 +1,123 @@
+package git
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FilesAt returns the content of every regular file under the directory
+// prefix (a slash path relative to the repository's top) in the tree of
+// commit rev: path → content. Symbolic links and submodules are left out.
+// A prefix the tree does not have gives an empty map.
+func FilesAt(ctx context.Context, dir, rev, prefix string) (map[string][]byte, error) {
+	out, err := run(ctx, dir, "ls-tree", "-r", "-z", "--full-tree", rev+"^{commit}", "--", prefix)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	for _, entry := range strings.Split(out, "\x00") {
+		if entry == "" {
+			continue
+		}
+		// "<mode> <type> <object>\t<path>"
+		meta, path, ok := strings.Cut(entry, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("git ls-tree: unexpected entry %q", entry)
+		}
+		if f[1] != "blob" || f[0] == "120000" {
+			continue
+		}
+		data, err := run(ctx, dir, "cat-file", "blob", f[2])
+		if err != nil {
+			return nil, err
+		}
+		files[path] = []byte(data)
+	}
+	return files, nil
+}
+
+// Commit is a commit and its message.
+type Commit struct {
+	ID      string
+	Message string
+}
+
+// Log returns the commits of the first-parent history of rev whose message
+// has a line matching the extended regexp grep, newest first.
+func Log(ctx context.Context, dir, rev, grep string) ([]Commit, error) {
+	out, err := run(ctx, dir, "log", "--first-parent", "-z", "--format=%H%n%B", "--extended-regexp", "--grep="+grep, rev, "--")
+	if err != nil {
+		return nil, err
+	}
+	var commits []Commit
+	for _, entry := range strings.Split(out, "\x00") {
+		id, msg, ok := strings.Cut(strings.TrimLeft(entry, "\n"), "\n")
+		if !ok || id == "" {
+			continue
+		}
+		commits = append(commits, Commit{ID: id, Message: msg})
+	}
+	return commits, nil
+}
+
+// TreeFiles lists the paths of the regular files in the tree of commit
+// rev, in git's order.
+func TreeFiles(ctx context.Context, dir, rev string) ([]string, error) {
+	out, err := run(ctx, dir, "ls-tree", "-r", "-z", "--full-tree", rev+"^{commit}")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, entry := range strings.Split(out, "\x00") {
+		meta, path, ok := strings.Cut(entry, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" && f[0] != "120000" {
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
+}
+
+// GrepLine is a line git grep found.
+type GrepLine struct {
+	Path string
+	Line int
+	Text string
+}
+
+// Grep returns the lines of the given files (paths relative to the
+// repository's top) in the tree of commit rev that match the extended
+// regexp pattern, in path and line order. Binary files are skipped.
+func Grep(ctx context.Context, dir, rev, pattern string, paths []string) ([]GrepLine, error) {
+	var out []GrepLine
+	const batch = 500 // keeps the argument list short
+	for start := 0; start < len(paths); start += batch {
+		args := []string{"grep", "-z", "-n", "-I", "--no-color", "-E", "-e", pattern, rev + "^{commit}", "--"}
+		for _, p := range paths[start:min(start+batch, len(paths))] {
+			args = append(args, ":(literal)"+p)
+		}
+		text, err := run(ctx, dir, args...)
+		if exitCode(err) == 1 {
+			continue // no line matched
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Each line is "<rev>:<path>\0<line>\0<text>\n".
+		for _, l := range strings.Split(text, "\n") {
+			f := strings.SplitN(l, "\x00", 3)
+			if len(f) != 3 {
+				continue
+			}
+			_, path, _ := strings.Cut(f[0], ":")
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
+				return nil, fmt.Errorf("git grep: unexpected line %q", l)
+			}
+			out = append(out, GrepLine{Path: path, Line: n, Text: f[2]})
+		}
+	}
+	return out, nil
+}

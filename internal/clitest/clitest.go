@@ -1,0 +1,82 @@
+// Package clitest finds, for tests, the real command-line tools that .ci/run
+// installs under bin/tools (the OpenSpec CLI, the agent CLIs), so that
+// every test that checks set against one of them looks in the same places
+// and decides the same way when it is missing: skipped on a developer's
+// machine, a failure under CI (CI=true), where .ci/run must have installed
+// it.
+package clitest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Tool is one pinned CLI.
+type Tool struct {
+	// Env names the variable that points at the CLI's executable, to test
+	// another installation.
+	Env string
+	// Path is the executable's path below the repository's root, as .ci/run
+	// installs it.
+	Path string
+	// Install says how to install it.
+	Install string
+}
+
+// OpenSpec is the OpenSpec CLI set's archive and checks are compared with.
+var OpenSpec = Tool{
+	Env:     "SET_OPENSPEC_CLI",
+	Path:    "bin/tools/openspec/node_modules/.bin/openspec",
+	Install: "make openspec (npm install of the pinned @fission-ai/openspec; needs node >= 20.19)",
+}
+
+// Find returns the absolute path of the tool's executable, or "" and why
+// it is missing.
+func (tool Tool) Find() (path, missing string) {
+	if p := os.Getenv(tool.Env); p != "" {
+		return p, ""
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err.Error()
+	}
+	p := filepath.Join(root, filepath.FromSlash(tool.Path))
+	if _, err := os.Stat(p); err != nil {
+		return "", filepath.Base(tool.Path) + " is not installed (" + tool.Path + "): run " + tool.Install + ", or set " + tool.Env
+	}
+	return p, ""
+}
+
+// Require returns the tool's executable; without it the test is skipped,
+// or fails under CI.
+func (tool Tool) Require(t testing.TB) string {
+	t.Helper()
+	p, missing := tool.Find()
+	if p == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %s", missing)
+		}
+		t.Skip(missing)
+	}
+	return p
+}
+
+// repoRoot is the directory holding go.mod, from the test's directory up.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
