@@ -308,7 +308,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 	}
 	if err := r.rec.emit("", journal.RunStartedData{
 		PID: os.Getpid(), Fingerprint: p.Fingerprint.Sum, Changes: names,
-		MaxParallel: r.opts.Project.MaxParallel, Resumed: resumed,
+		MaxParallel: r.opts.Project.MaxParallel, Resumed: resumed, Budgets: runBudgets(r.opts.Project.Budgets),
 	}); err != nil {
 		return err
 	}
@@ -333,6 +333,21 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		return err
 	}
 	return r.retryFailed()
+}
+
+// runBudgets is b as RUN_STARTED records it.
+func runBudgets(b config.Budgets) *journal.Budgets {
+	rb := &journal.Budgets{
+		RetriesVerify: b.Retries.Verify, RetriesIntegration: b.Retries.Integration,
+		Iterations: b.Iterations, WallTimeMS: b.WallTime.D().Milliseconds(),
+	}
+	for size, n := range b.Tokens {
+		if rb.Tokens == nil {
+			rb.Tokens = map[string]int64{}
+		}
+		rb.Tokens[size] = int64(n)
+	}
+	return rb
 }
 
 // retryFailed gives the failed and blocked changes of an earlier run a new
