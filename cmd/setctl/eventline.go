@@ -109,7 +109,7 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return hidden(fmt.Sprintf("iteration %d: %s started, %s session (%s)", d.Iteration, agentName(d.Adapter, d.Model), d.Decision, d.Reason))
 	case journal.AgentIteration:
 		d, _ := journal.Decode[journal.AgentIterationData](e)
-		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), tokens(d.Tokens.Total()), english.Plural(d.Commits, "commit"))
+		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), english.Tokens(d.Tokens.Total()), english.Plural(d.Commits, "commit"))
 		if d.Error != "" {
 			msg += ": " + d.Error
 		}
@@ -119,7 +119,7 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return routine(msg)
 	case journal.LLMCall:
 		d, _ := journal.Decode[journal.LLMCallData](e)
-		return hidden(fmt.Sprintf("%s call to %s: %s tokens", d.Role, d.Model, tokens(d.Tokens.Total())))
+		return hidden(fmt.Sprintf("%s call to %s: %s tokens", d.Role, d.Model, english.Tokens(d.Tokens.Total())))
 	case journal.GateSetExpanded:
 		d, _ := journal.Decode[journal.GateSetExpandedData](e)
 		return info(fmt.Sprintf("%s %s added: %s", d.Stage, d.Gate, d.Condition))
