@@ -51,7 +51,11 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{initCommand(), vetCommand(), planCommand(), applyCommand(), doctorCommand(), versionCommand()}
+	return []command{
+		initCommand(), vetCommand(), planCommand(), applyCommand(), statusCommand(), eventsCommand(),
+		explainCommand(),
+		doctorCommand(), versionCommand(),
+	}
 }
 
 const mainUsage = `Usage: setctl [-C DIR] COMMAND [ARGS]

@@ -110,9 +110,11 @@ type RunStartedData struct {
 	// Resumed is set when the journal already held events of an
 	// unfinished run.
 	Resumed bool `json:"resumed"`
-	// Budgets are the budgets the run gives each change; nil in journals
-	// of a set that did not record them.
-	Budgets *Budgets `json:"budgets,omitempty"`
+	// MainBranch is the branch the run moves, and Budgets the budgets it
+	// gives each change; empty in journals of a set that did not record
+	// them.
+	MainBranch string   `json:"mainBranch,omitempty"`
+	Budgets    *Budgets `json:"budgets,omitempty"`
 }
 
 // Budgets are the limits a run puts on each change (set.cue's budgets),

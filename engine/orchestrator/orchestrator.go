@@ -329,7 +329,8 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 	}
 	if err := r.rec.emit("", journal.RunStartedData{
 		PID: os.Getpid(), Fingerprint: p.Fingerprint.Sum, Changes: names,
-		MaxParallel: r.opts.Project.MaxParallel, Resumed: resumed, Budgets: runBudgets(r.opts.Project.Budgets),
+		MaxParallel: r.opts.Project.MaxParallel, Resumed: resumed,
+		MainBranch: r.opts.Project.MainBranch, Budgets: runBudgets(r.opts.Project.Budgets),
 	}); err != nil {
 		return err
 	}

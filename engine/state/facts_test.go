@@ -15,7 +15,7 @@ import (
 // one integration gate; the run is killed there, and a second apply
 // resumes it and lands the change.
 var activityRun = []step{
-	{"", journal.RunStartedData{PID: 7, MaxParallel: 1, Budgets: &journal.Budgets{RetriesVerify: 2, Tokens: map[string]int64{"S": 100}}}}, // 1
+	{"", journal.RunStartedData{PID: 7, MaxParallel: 1, MainBranch: "trunk", Budgets: &journal.Budgets{RetriesVerify: 2, Tokens: map[string]int64{"S": 100}}}}, // 1
 	{"", journal.PlanCreatedData{Plan: json.RawMessage(`{"version":1,"changes":[{"name":"a","size":"S","requirements":["REQ-1"],"dependsOn":[]}]}`)}},
 	{"a", to(Pending, Dispatched, "")},
 	{"a", to(Dispatched, Implementing, "")},
@@ -82,8 +82,8 @@ func TestActivityAlongTheWay(t *testing.T) {
 	if c.Gates != (GateCounts{Passed: 2, Skipped: 1}) || c.Gates.Runs() != 2 {
 		t.Errorf("gates = %+v", c.Gates)
 	}
-	if s.PID != 8 || s.Budgets != nil {
-		t.Errorf("PID %d, budgets %+v: want the resumed run's, which recorded none", s.PID, s.Budgets)
+	if s.PID != 8 || s.Budgets != nil || s.MainBranch != "" {
+		t.Errorf("PID %d, main branch %q, budgets %+v: want the resumed run's, which recorded none", s.PID, s.MainBranch, s.Budgets)
 	}
 }
 

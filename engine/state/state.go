@@ -56,10 +56,12 @@ type State struct {
 	// (BASELINE_ACCEPTED): a change fails that gate only on failures not
 	// among them. A new run (RUN_STARTED, not resumed) accepts nothing.
 	Accepted map[string][]string `json:"accepted,omitempty"`
-	// PID is the process of the latest run's setctl apply and
-	// MaxParallel how many changes it works on at once (RUN_STARTED).
-	PID         int `json:"pid,omitempty"`
-	MaxParallel int `json:"maxParallel,omitempty"`
+	// PID is the process of the latest run's setctl apply, MaxParallel
+	// how many changes it works on at once, and MainBranch the branch it
+	// moves (RUN_STARTED; "" when the journal does not say).
+	PID         int    `json:"pid,omitempty"`
+	MaxParallel int    `json:"maxParallel,omitempty"`
+	MainBranch  string `json:"mainBranch,omitempty"`
 	// Budgets are the budgets of the latest run; nil when its RUN_STARTED
 	// did not record them.
 	Budgets *journal.Budgets `json:"budgets,omitempty"`
@@ -252,7 +254,7 @@ func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedD
 	}
 	s.Run, s.Fingerprint, s.Started = e.Run, d.Fingerprint, at
 	s.Finished, s.Result = false, ""
-	s.PID, s.MaxParallel, s.Budgets = d.PID, d.MaxParallel, d.Budgets
+	s.PID, s.MaxParallel, s.MainBranch, s.Budgets = d.PID, d.MaxParallel, d.MainBranch, d.Budgets
 	if !d.Resumed {
 		s.Accepted = nil
 	}
