@@ -123,10 +123,11 @@ func runEvents(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "setctl events: no setctl apply is running in this project (%s); nothing more to follow\n", runLine(v.report(time.Now()).Run, time.Now()))
 		return exitOK
 	}
-	if err := followRun(v, func(ev journal.Event) {
+	if err := followRun(v, 0, func(ev journal.Event) bool {
 		if f.keep(ev) {
 			p.print(ev)
 		}
+		return false
 	}); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
@@ -175,19 +176,19 @@ var errRunEnded = errors.New("the run ended")
 // apply is still there.
 const livenessInterval = time.Second
 
-// followRun calls fn for every event of the project's journal, in order,
-// as the running apply journals them, and returns once the run has ended:
-// on a RUN_FINISHED journaled after the follow started, or once no apply
-// holds the lock (then after every event it journaled).
-func followRun(v *runView, fn func(journal.Event)) error {
+// followRun calls fn for every event of the project's journal after
+// event fromSeq, in order, as the running apply journals them, and
+// returns once the run has ended or fn says stop: on a RUN_FINISHED
+// journaled after the follow started, or once no apply holds the lock
+// (then after every event it journaled).
+func followRun(v *runView, fromSeq int64, fn func(journal.Event) (stop bool)) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	from := v.st.LastSeq
-	var last int64
+	started := v.st.LastSeq
+	last := fromSeq
 	deliver := func(ev journal.Event) error {
 		last = ev.Seq
-		fn(ev)
-		if ev.Type == journal.RunFinished && ev.Seq > from {
+		if fn(ev) || ev.Type == journal.RunFinished && ev.Seq > started {
 			return errRunEnded
 		}
 		return nil
@@ -210,7 +211,7 @@ func followRun(v *runView, fn func(journal.Event)) error {
 			}
 		}
 	}()
-	err := journal.Follow(ctx, v.layout.Events(), 0, deliver)
+	err := journal.Follow(ctx, v.layout.Events(), fromSeq, deliver)
 	switch {
 	case errors.Is(err, errRunEnded):
 		return nil

@@ -33,7 +33,8 @@ header with the run's state, then one row per change of its plan:
   RETRIES      retries used/budget, verify then integration
   TOKENS       tokens used/budget of its size
   COST         the cost its agent reported
-  AGE          how long it has been in its status
+  AGE          how long it has been in its status (until the run's last
+               event, once the run is over)
 
 and, under the table, why each change that is not at work or on main is
 where it is: what it waits for (a dependency, a free slot, the merge
@@ -198,7 +199,7 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 	for _, c := range r.Changes {
 		since := "-"
 		if !c.Since.IsZero() {
-			since = age(now.Sub(c.Since))
+			since = age(time.Duration(c.AgeMS) * time.Millisecond)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
 			c.Iteration, c.Gates.Passed, c.Gates.Failed,

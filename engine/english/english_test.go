@@ -49,9 +49,9 @@ func TestTokens(t *testing.T) {
 }
 
 func TestClosest(t *testing.T) {
-	names := []string{"greet", "shout", "bye", "wave"}
+	names := []string{"greet", "shout", "bye", "wave", "vet", "test"}
 	for name, want := range map[string]string{
-		"gret": "greet", "greets": "greet", "shuot": "shout", "by": "bye", "waves": "wave", "nothing-like": "", "": "",
+		"gret": "greet", "greets": "greet", "shuot": "shout", "by": "bye", "waves": "wave", "nothing-like": "", "": "", "tset": "test", "vte": "vet",
 	} {
 		if got := Closest(name, names); got != want {
 			t.Errorf("Closest(%q) = %q, want %q", name, got, want)
