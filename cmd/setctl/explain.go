@@ -96,8 +96,8 @@ func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, 
 	fmt.Fprintf(w, "  requirements %s; depends on %s\n", reqs, deps)
 	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration, %s tokens, %s\n",
 		english.Plural(ch.Iteration, "iteration"), english.Plural(rc.Gates.Runs, "gate run"), rc.Gates.Passed, rc.Gates.Failed, rc.Gates.Warned,
-		usedCell(rc.Retries.Verify, report.Count), usedCell(rc.Retries.Integration, report.Count),
-		usedCell(rc.Tokens, english.Tokens), report.Cost(rc.CostUSD))
+		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count),
+		report.Used(rc.Tokens, english.Tokens), report.Cost(rc.CostUSD))
 	fmt.Fprintf(w, "  run %s: %s\n", cmp.Or(r.Run.ID, "-"), runLine(r.Run, now))
 
 	fmt.Fprintln(w, "\nTimeline:")

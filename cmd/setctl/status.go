@@ -185,8 +185,12 @@ func writeReportJSON(w io.Writer, r report.Report, indent bool) error {
 
 // writeStatus writes r as status's text at now.
 func writeStatus(w io.Writer, r report.Report, now time.Time) error {
+	if r.Run.State == report.NoRun {
+		_, err := fmt.Fprintln(w, "No run in this project yet: `setctl apply` starts one.")
+		return err
+	}
 	title := "Run " + r.Run.ID
-	if r.Run.ID == "" {
+	if r.Run.ID == "" { // an apply that has not journaled its start yet
 		title = "Run"
 	}
 	fmt.Fprintf(w, "%s: %s\n", title, runLine(r.Run, now))
@@ -203,8 +207,8 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
 			c.Iteration, c.Gates.Passed, c.Gates.Failed,
-			usedCell(c.Retries.Verify, report.Count), usedCell(c.Retries.Integration, report.Count),
-			usedCell(c.Tokens, english.Tokens), report.Cost(c.CostUSD), since)
+			report.Used(c.Retries.Verify, report.Count), report.Used(c.Retries.Integration, report.Count),
+			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), since)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -219,14 +223,6 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(why, "\n"))
 	}
 	return nil
-}
-
-// usedCell is "used/budget" in a table cell, or "used" without a budget.
-func usedCell(b report.Budgeted, f func(int64) string) string {
-	if b.Budget == 0 {
-		return f(b.Used)
-	}
-	return f(b.Used) + "/" + f(b.Budget)
 }
 
 // activityCellMax bounds the command an activity cell shows.

@@ -121,13 +121,13 @@ func outcome(c Change) string {
 	return c.Status
 }
 
-// Used is "used / budget", or "used" when there is no budget, each
+// Used is "used/budget", or "used" when there is no budget, each
 // formatted by f.
 func Used(b Budgeted, f func(int64) string) string {
 	if b.Budget == 0 {
 		return f(b.Used)
 	}
-	return f(b.Used) + " / " + f(b.Budget)
+	return f(b.Used) + "/" + f(b.Budget)
 }
 
 // Count is n in decimal, a formatter for Used.
