@@ -83,9 +83,9 @@ func Markdown(w io.Writer, r Report) error {
 	return err
 }
 
-// RunLine says where the run stands, in a few words: "running (PID
-// 4242)", "not running (last heartbeat 3m ago)" needs a clock, so it is
-// "not running" here; "finished: success".
+// RunLine says where the run stands, in a few words and without a clock:
+// "running (PID 4242)", "not running", "finished: success". (setctl
+// status adds what needs one: how long ago the last heartbeat was.)
 func RunLine(r Run) string {
 	switch r.State {
 	case Running, Starting:
