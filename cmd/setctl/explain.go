@@ -95,7 +95,7 @@ func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, 
 	}
 	fmt.Fprintf(w, "  requirements %s; depends on %s\n", reqs, deps)
 	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration, %s tokens, %s\n",
-		english.Plural(ch.Iteration, "iteration"), english.Plural(rc.Gates.Runs, "gate run"), rc.Gates.Passed, rc.Gates.Failed, rc.Gates.Warned,
+		english.Plural(rc.Iteration, "iteration"), english.Plural(rc.Gates.Runs, "gate run"), rc.Gates.Passed, rc.Gates.Failed, rc.Gates.Warned,
 		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count),
 		report.Used(rc.Tokens, english.Tokens), report.Cost(rc.CostUSD))
 	fmt.Fprintf(w, "  run %s: %s\n", cmp.Or(r.Run.ID, "-"), runLine(r.Run, now))
@@ -234,15 +234,15 @@ func standing(rc report.Change, ch *state.Change, events []journal.Event, main s
 	case rc.Activity != nil:
 		a := rc.Activity
 		line := fmt.Sprintf("It is at work: %s", a.Name)
-		if a.Iteration > 0 {
-			line += fmt.Sprintf(", iteration %d", a.Iteration)
+		if a.Iteration > 0 { // an agent: its command names the agent
+			line += fmt.Sprintf(" %s, iteration %d", a.Command, a.Iteration)
 		}
 		if a.Attempt > 0 {
 			line += fmt.Sprintf(", %s attempt %d", a.Stage, a.Attempt)
 		}
 		line += fmt.Sprintf(", for %s.", age(now.Sub(a.Since)))
 		lines := []string{line}
-		if a.Command != "" {
+		if a.Command != "" && a.Iteration == 0 {
 			lines = append(lines, "Command: "+a.Command)
 		}
 		if a.Log != "" {

@@ -103,7 +103,9 @@ type Change struct {
 	Activity *Activity `json:"activity,omitempty"`
 	// Waiting says what it waits for, and why; "" when it waits for
 	// nothing: at work, on main, failed or blocked (Error says why).
-	Waiting   string   `json:"waiting,omitempty"`
+	Waiting string `json:"waiting,omitempty"`
+	// Iteration is the agent iteration it is at: the last one recorded,
+	// or the one running.
 	Iteration int      `json:"iteration"`
 	Gates     Gates    `json:"gates"`
 	Retries   Retries  `json:"retries"`
@@ -298,6 +300,7 @@ func change(s *state.State, c *state.Change, runState string, end time.Time) Cha
 		}
 		if a.Kind == state.ActivityAgent {
 			rc.Activity.Command = strings.TrimSpace(a.Agent + " " + a.Model)
+			rc.Iteration = max(rc.Iteration, a.Iteration)
 		}
 	}
 	in := func(sts ...state.Status) int64 {
