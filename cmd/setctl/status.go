@@ -101,16 +101,32 @@ func runStatus(e *env, args []string) int {
 		}
 		return exitOK
 	}
-	if err := watchStatus(e, v, *interval, !*asJSON && terminalFor(e.stdout).live, show); err != nil {
+	layout := watchText
+	switch {
+	case *asJSON:
+		layout = watchLines
+	case terminalFor(e.stdout).live:
+		layout = watchRedraw
+	}
+	if err := watchStatus(e, v, *interval, layout, show); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
 	return exitOK
 }
 
+// How --watch lays its views out: each view after a blank line (text),
+// one per line (JSON lines), or each replacing the last on a live
+// terminal.
+const (
+	watchText = iota
+	watchLines
+	watchRedraw
+)
+
 // watchStatus shows the run every interval, keeping the projection up to
-// date from the journal as it grows, until the run is no longer running.
-// On a live terminal each view replaces the last.
-func watchStatus(e *env, v *runView, interval time.Duration, redraw bool, show func(report.Report, time.Time) error) error {
+// date from the journal as it grows, until the run is no longer running;
+// it shows the run once more then, from the whole journal.
+func watchStatus(e *env, v *runView, interval time.Duration, layout int, show func(report.Report, time.Time) error) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	proj := newLiveProjection(v.st)
@@ -120,23 +136,34 @@ func watchStatus(e *env, v *runView, interval time.Duration, redraw bool, show f
 	}()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
-	for {
+	for first := true; ; first = false {
 		if err := v.refreshLiveness(); err != nil {
 			return err
 		}
 		now := time.Now()
 		r := proj.report(v.live, now)
-		if redraw {
+		over := r.Run.State != report.Running && r.Run.State != report.Starting
+		if over {
+			// No apply holds the lock, so the journal is whole: the last
+			// view reads all of it, not what the follow has seen so far.
+			cancel()
+			st, err := state.Read(v.layout.Dir())
+			if err != nil {
+				return err
+			}
+			r = report.Build(st, v.live, now)
+		}
+		switch {
+		case layout == watchRedraw:
 			fmt.Fprint(e.stdout, "\x1b[H\x1b[2J")
+		case layout == watchText && !first:
+			fmt.Fprintln(e.stdout)
 		}
 		if err := show(r, now); err != nil {
 			return err
 		}
-		if r.Run.State != report.Running && r.Run.State != report.Starting {
+		if over {
 			return nil
-		}
-		if !redraw {
-			fmt.Fprintln(e.stdout)
 		}
 		select {
 		case err := <-followErr:
