@@ -76,6 +76,7 @@ Examples:
   setctl init --profile golang     # write set.cue, cue.mod and a spec template
   setctl vet                       # check set.cue and the spec
   setctl plan                      # show what a run would do
+  setctl status --watch            # watch a run from another terminal
   setctl -C examples/linkshort plan --format dot | dot -Tsvg > plan.svg
 
 Run 'setctl COMMAND --help' for a command's options, 'setctl help TOPIC'

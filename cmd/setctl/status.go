@@ -28,7 +28,7 @@ header with the run's state, then one row per change of its plan:
   STATUS       pending, implementing, verifying, queued, archived, failed:…
   ACTIVITY     what runs for it now: agent (its adapter and iteration),
                gate:<name> (and the gate's command) or integrate
-  ITER         the agent iterations it used
+  ITER         the agent iteration it is at (running, or the last one)
   GATES        gate runs passed/failed (warnings and skips aside)
   RETRIES      retries used/budget, verify then integration
   TOKENS       tokens used/budget of its size
