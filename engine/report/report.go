@@ -63,6 +63,8 @@ type Report struct {
 	// Coverage maps each requirement of the plan to the change that
 	// implements it, sorted by requirement.
 	Coverage []Coverage `json:"coverage"`
+	// (The sentinel's actions join the report once the sentinel journals
+	// them, through the projection like every other fact here.)
 }
 
 // Run is the run as a whole.
