@@ -120,7 +120,8 @@ func runEvents(e *env, args []string) int {
 				p.print(ev)
 			}
 		}
-		fmt.Fprintf(e.stderr, "setctl events: no setctl apply is running in this project (%s); nothing more to follow\n", runLine(v.report(time.Now()).Run, time.Now()))
+		now := time.Now()
+		fmt.Fprintf(e.stderr, "setctl events: no setctl apply is running, so there is nothing more to follow; the run is %s\n", runLine(v.report(now).Run, now))
 		return exitOK
 	}
 	if err := followRun(v, 0, func(ev journal.Event) bool {
