@@ -51,7 +51,11 @@ type command struct {
 }
 
 func commands() []command {
-	return []command{initCommand(), vetCommand(), planCommand(), applyCommand(), archiveCommand(), doctorCommand(), versionCommand()}
+	return []command{
+		initCommand(), vetCommand(), planCommand(), applyCommand(), statusCommand(), eventsCommand(),
+		explainCommand(), logsCommand(), archiveCommand(),
+		doctorCommand(), versionCommand(),
+	}
 }
 
 const mainUsage = `Usage: setctl [-C DIR] COMMAND [ARGS]
@@ -72,6 +76,7 @@ Examples:
   setctl init --profile golang     # write set.cue, cue.mod and a spec template
   setctl vet                       # check set.cue and the spec
   setctl plan                      # show what a run would do
+  setctl status --watch            # watch a run from another terminal
   setctl -C examples/linkshort plan --format dot | dot -Tsvg > plan.svg
 
 Run 'setctl COMMAND --help' for a command's options, 'setctl help TOPIC'

@@ -51,6 +51,15 @@ type eventLine struct {
 	notable bool
 }
 
+// agentName is an agent as the views name it: its adapter, and its model
+// when it has one ("claude opus-4").
+func agentName(adapter, model string) string {
+	if model == "" {
+		return adapter
+	}
+	return adapter + " " + model
+}
+
 // describeEvent describes e of a run whose main branch is mainBranch,
 // coloured with pal. Every type of journal.Types has its own line; an
 // unknown type (a journal from a newer setctl) gets its name.
@@ -94,10 +103,13 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return info(fmt.Sprintf("%s %s (branch %s from %s)", verb, d.Worktree, d.Branch, shortSHA(d.Base)))
 	case journal.AgentSessionDecision:
 		d, _ := journal.Decode[journal.AgentSessionDecisionData](e)
-		return hidden(fmt.Sprintf("agent session: %s (%s)", d.Decision, d.Reason))
+		if d.Iteration == 0 { // a journal that did not record the iteration
+			return hidden(fmt.Sprintf("agent session: %s (%s)", d.Decision, d.Reason))
+		}
+		return hidden(fmt.Sprintf("iteration %d: %s started, %s session (%s)", d.Iteration, agentName(d.Adapter, d.Model), d.Decision, d.Reason))
 	case journal.AgentIteration:
 		d, _ := journal.Decode[journal.AgentIterationData](e)
-		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), tokens(d.Tokens.Total()), english.Plural(d.Commits, "commit"))
+		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), english.Tokens(d.Tokens.Total()), english.Plural(d.Commits, "commit"))
 		if d.Error != "" {
 			msg += ": " + d.Error
 		}
@@ -107,10 +119,17 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return routine(msg)
 	case journal.LLMCall:
 		d, _ := journal.Decode[journal.LLMCallData](e)
-		return hidden(fmt.Sprintf("%s call to %s: %s tokens", d.Role, d.Model, tokens(d.Tokens.Total())))
+		return hidden(fmt.Sprintf("%s call to %s: %s tokens", d.Role, d.Model, english.Tokens(d.Tokens.Total())))
 	case journal.GateSetExpanded:
 		d, _ := journal.Decode[journal.GateSetExpandedData](e)
 		return info(fmt.Sprintf("%s %s added: %s", d.Stage, d.Gate, d.Condition))
+	case journal.GateStarted:
+		d, _ := journal.Decode[journal.GateStartedData](e)
+		msg := fmt.Sprintf("%s %s: started", d.Stage, d.Gate)
+		if len(d.Command) > 0 {
+			msg += " (" + strings.Join(d.Command, " ") + ")"
+		}
+		return hidden(msg)
 	case journal.VerifyGate:
 		d, _ := journal.Decode[journal.VerifyGateData](e)
 		switch d.Result {

@@ -219,7 +219,7 @@ func (p *progress) liveLine(c state.Change, r *row) string {
 		parts = append(parts, english.Plural(n, "retry"))
 	}
 	if n := c.Tokens.Total(); n > 0 {
-		parts = append(parts, tokens(n)+" tokens")
+		parts = append(parts, english.Tokens(n)+" tokens")
 	}
 	if !r.since.IsZero() && !c.Status.Terminal() {
 		parts = append(parts, p.now().Sub(r.since).Round(time.Second).String())
@@ -250,7 +250,7 @@ func (p *progress) summary(s *orchestrator.Summary, head string) {
 			detail = append(detail, english.Plural(n, "retry"))
 		}
 		if n := c.Tokens.Total(); n > 0 {
-			detail = append(detail, tokens(n)+" tokens")
+			detail = append(detail, english.Tokens(n)+" tokens")
 		}
 		fmt.Fprintf(p.w, "  %-*s  %-12s %s\n", p.width, name, status, strings.Join(detail, ", "))
 	}
@@ -266,14 +266,4 @@ func shortSHA(s string) string {
 
 func ms(n int64) string {
 	return (time.Duration(n) * time.Millisecond).Round(100 * time.Millisecond).String()
-}
-
-func tokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }

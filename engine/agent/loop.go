@@ -257,7 +257,10 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	if decision == "resume" {
 		session = res.SessionID
 	}
-	if err := in.Emit(journal.AgentSessionDecisionData{Decision: decision, SessionID: session, Reason: why}); err != nil {
+	if err := in.Emit(journal.AgentSessionDecisionData{
+		Decision: decision, SessionID: session, Reason: why,
+		Iteration: n, Adapter: in.Adapter.Name(), Model: in.Model, Log: logRel,
+	}); err != nil {
 		return iteration{}, "", false, err
 	}
 

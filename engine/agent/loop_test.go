@@ -117,14 +117,16 @@ func TestLoopBudgetEnds(t *testing.T) {
 	budget, spend := context.WithCancel(context.Background())
 	defer spend()
 	var its int
+	var started journal.AgentSessionDecisionData
 	res, err := Loop(context.Background(), LoopInput{
 		Adapter:  a,
 		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
 		Layout:   rundir.New(root),
-		Worktree: wt, MainBranch: "main", MaxIterations: 3,
+		Worktree: wt, MainBranch: "main", MaxIterations: 3, Model: "m1",
 		Emit: func(p journal.Payload) error {
-			switch p.(type) {
+			switch d := p.(type) {
 			case journal.AgentSessionDecisionData:
+				started = d
 				spend() // the agent starts next
 			case journal.AgentIterationData:
 				its++
@@ -135,6 +137,13 @@ func TestLoopBudgetEnds(t *testing.T) {
 	})
 	if err != nil || res.Ending != EndInterrupted || its != 0 {
 		t.Errorf("Loop = %+v, %v; %d iterations recorded", res, err, its)
+	}
+	// The decision that opened the iteration says which one runs, with
+	// what, and where its output goes.
+	want := journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration",
+		Iteration: 1, Adapter: "exec", Model: "m1", Log: ".set/logs/x/agent-1.log"}
+	if started != want {
+		t.Errorf("session decision = %+v\nwant %+v", started, want)
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("the agent ran to its end after the budget ended")

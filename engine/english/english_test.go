@@ -39,3 +39,25 @@ func TestList(t *testing.T) {
 		}
 	}
 }
+
+func TestTokens(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 950: "950", 1000: "1.0k", 12_345: "12.3k", 2_000_000: "2.0M", 2_150_000: "2.1M"} {
+		if got := Tokens(n); got != want {
+			t.Errorf("Tokens(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestClosest(t *testing.T) {
+	names := []string{"greet", "shout", "bye", "wave", "vet", "test"}
+	for name, want := range map[string]string{
+		"gret": "greet", "greets": "greet", "shuot": "shout", "by": "bye", "waves": "wave", "nothing-like": "", "": "", "tset": "test", "vte": "vet",
+	} {
+		if got := Closest(name, names); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got := Closest("x", nil); got != "" {
+		t.Errorf("Closest among none = %q", got)
+	}
+}

@@ -76,9 +76,10 @@ func (s StackResult) RetryContext() string {
 }
 
 // RunStack runs in's gates in order and stops at the first blocking one.
-// Each gate's log goes to in.Layout.GateLog; emit records, for each gate, a
-// GATE_SET_EXPANDED when its run-time condition held, then its VERIFY_GATE
-// (see Event). A gate that could not run (status "error") is a run error,
+// Each gate's log goes to in.Layout.GateLog; emit records, for each gate,
+// its GATE_STARTED, a GATE_SET_EXPANDED when its run-time condition held,
+// then its VERIFY_GATE (see Event); a gate cut short by ctx has only its
+// GATE_STARTED. A gate that could not run (status "error") is a run error,
 // returned after its event is recorded, as is emit failing.
 func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) error) (StackResult, error) {
 	for _, sk := range in.Skipped {
@@ -88,6 +89,9 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 	}
 	for _, step := range in.Steps {
 		logPath, logRel := in.Layout.GateLog(in.Change.Name, in.Stage, step.Gate, in.Attempt)
+		if err := emit(started(in, step, logRel)); err != nil {
+			return StackResult{}, err
+		}
 		res := Run(ctx, Input{
 			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Delta: in.Delta, Removing: in.Removing, Step: step, Stage: in.Stage,
 			Attempt: in.Attempt, Worktree: in.Worktree, Base: in.Base,
@@ -121,6 +125,21 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 		}
 	}
 	return StackResult{Passed: true}, nil
+}
+
+// started is the GATE_STARTED payload of step in the stack in, whose log
+// is logRel.
+func started(in StackInput, step graph.GateStep, logRel string) journal.GateStartedData {
+	d := journal.GateStartedData{
+		Stage: in.Stage, Gate: step.Gate, Kind: cmp.Or(step.Kind, config.KindExec), Attempt: in.Attempt, Log: logRel,
+	}
+	if d.Kind == config.KindExec {
+		d.Runner = cmp.Or(step.Runner, defaultRunner)
+		if in.Project != nil {
+			d.Command = in.Project.Gates[step.Gate].Run
+		}
+	}
+	return d
 }
 
 // Event is the VERIFY_GATE payload of a gate result of stage's attempt.

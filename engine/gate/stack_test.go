@@ -51,12 +51,15 @@ func recorded(t *testing.T, ctx context.Context, in StackInput) (StackResult, []
 	return res, got, err
 }
 
-// results are the gate and result of each VERIFY_GATE, and the gate of
-// each GATE_SET_EXPANDED prefixed with "expanded ".
+// results are the gate and result of each VERIFY_GATE, the gate of each
+// GATE_STARTED prefixed with "start ", and of each GATE_SET_EXPANDED with
+// "expanded ".
 func results(events []journal.Payload) []string {
 	var out []string
 	for _, p := range events {
 		switch d := p.(type) {
+		case journal.GateStartedData:
+			out = append(out, "start "+d.Gate)
 		case journal.VerifyGateData:
 			out = append(out, d.Gate+" "+d.Result)
 		case journal.GateSetExpandedData:
@@ -73,7 +76,7 @@ func TestRunStackStopsAtFirstBlockingGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := results(events), []string{"lint skip", "a pass", "b fail"}; !cmp.Equal(got, want) {
+	if got, want := results(events), []string{"lint skip", "start a", "a pass", "start b", "b fail"}; !cmp.Equal(got, want) {
 		t.Errorf("events = %v, want %v", got, want)
 	}
 	if res.Passed || res.Interrupted || res.Blocking == nil || res.Blocking.Gate != "b" {
@@ -86,12 +89,18 @@ func TestRunStackStopsAtFirstBlockingGate(t *testing.T) {
 		t.Error("the gate after the blocking one ran")
 	}
 	// The logs are where the layout puts them, and the events name them so.
-	vg := events[2].(journal.VerifyGateData)
+	vg := events[4].(journal.VerifyGateData)
 	if vg.Log != ".set/logs/auth-login/verify-b-2.log" || vg.Attempt != 2 || vg.ExitCode != 3 {
 		t.Errorf("b's event = %+v", vg)
 	}
 	if _, err := os.Stat(filepath.Join(in.Layout.Root(), ".set", "logs", "auth-login", "verify-b-2.log")); err != nil {
 		t.Error(err)
+	}
+	// The start names the command and the log the verdict names.
+	want := journal.GateStartedData{Stage: "verify", Gate: "b", Kind: "exec", Runner: "host", Attempt: 2,
+		Command: []string{"sh", "-c", "echo broken; exit 3"}, Log: ".set/logs/auth-login/verify-b-2.log"}
+	if diff := cmp.Diff(want, events[3]); diff != "" {
+		t.Errorf("b's start (-want +got):\n%s", diff)
 	}
 }
 
@@ -102,10 +111,10 @@ func TestRunStackPassesAndRecordsExpansions(t *testing.T) {
 	if err != nil || !res.Passed || res.Blocking != nil || res.RetryContext() != "" {
 		t.Fatalf("RunStack = %+v, %v", res, err)
 	}
-	if got, want := results(events), []string{"a pass", "expanded b", "b pass"}; !cmp.Equal(got, want) {
+	if got, want := results(events), []string{"start a", "a pass", "start b", "expanded b", "b pass"}; !cmp.Equal(got, want) {
 		t.Errorf("events = %v, want %v", got, want)
 	}
-	exp := events[1].(journal.GateSetExpandedData)
+	exp := events[3].(journal.GateSetExpandedData)
 	if exp.Stage != graph.StageVerify || !cmp.Equal(exp.Files, []string{"internal/auth/login.go"}) {
 		t.Errorf("expansion = %+v", exp)
 	}
@@ -128,7 +137,7 @@ func TestRunStackAfterGateRejects(t *testing.T) {
 	if res.Passed || res.Blocking == nil || res.Blocking.Gate != "a" || res.RetryContext() != "a changed the tree" {
 		t.Errorf("result = %+v", res)
 	}
-	if got := results(events); !cmp.Equal(got, []string{"a pass"}) || !cmp.Equal(seen, []string{"a"}) {
+	if got := results(events); !cmp.Equal(got, []string{"start a", "a pass"}) || !cmp.Equal(seen, []string{"a"}) {
 		t.Errorf("events = %v, AfterGate saw %v", got, seen)
 	}
 }
@@ -140,7 +149,7 @@ func TestRunStackGateThatCannotRunIsARunError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "verify gate a of auth-login could not run") {
 		t.Fatalf("RunStack = %+v, %v", res, err)
 	}
-	if got := results(events); !cmp.Equal(got, []string{"a error"}) {
+	if got := results(events); !cmp.Equal(got, []string{"start a", "a error"}) {
 		t.Errorf("events = %v", got)
 	}
 }
@@ -153,8 +162,8 @@ func TestRunStackInterrupted(t *testing.T) {
 	if err != nil || !res.Interrupted || res.Passed || res.Blocking != nil {
 		t.Fatalf("RunStack = %+v, %v", res, err)
 	}
-	if len(events) != 0 {
-		t.Errorf("a gate cut short was recorded: %v", results(events))
+	if got := results(events); !cmp.Equal(got, []string{"start a"}) {
+		t.Errorf("a gate cut short has more than its start: %v", got)
 	}
 }
 

@@ -39,6 +39,11 @@ const (
 	// by the crash of the run before it, and removed, beyond DESIGN.md's
 	// list.
 	Repaired Type = "REPAIRED"
+	// GateStarted records that a gate of a change starts running, with
+	// its command, beyond DESIGN.md's list: with AGENT_SESSION_DECISION,
+	// which opens an agent iteration, it is how the views know what a
+	// change is doing now (the VERIFY_GATE verdict ends it).
+	GateStarted Type = "GATE_STARTED"
 )
 
 // Types lists every event type, in the order declared above, for readers
@@ -48,6 +53,7 @@ func Types() []Type {
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
 		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, Repaired,
+		GateStarted,
 	}
 }
 
@@ -104,6 +110,26 @@ type RunStartedData struct {
 	// Resumed is set when the journal already held events of an
 	// unfinished run.
 	Resumed bool `json:"resumed"`
+	// MainBranch is the branch the run moves, and Budgets the budgets it
+	// gives each change; empty in journals of a set that did not record
+	// them.
+	MainBranch string   `json:"mainBranch,omitempty"`
+	Budgets    *Budgets `json:"budgets,omitempty"`
+}
+
+// Budgets are the limits a run puts on each change (set.cue's budgets),
+// as recorded when the run starts, so that views show what a change has
+// left against the budgets it runs under.
+type Budgets struct {
+	// RetriesVerify and RetriesIntegration are the retries per stage.
+	RetriesVerify      int `json:"retriesVerify"`
+	RetriesIntegration int `json:"retriesIntegration"`
+	// Iterations is the agent iterations a change may use.
+	Iterations int `json:"iterations"`
+	// Tokens maps a change size (S, M, L) to its token budget.
+	Tokens map[string]int64 `json:"tokens,omitempty"`
+	// WallTimeMS bounds a change's time at work; 0 is no bound.
+	WallTimeMS int64 `json:"wallTimeMs,omitempty"`
 }
 
 type PlanCreatedData struct {
@@ -130,10 +156,20 @@ type DispatchData struct {
 	Reused bool `json:"reused,omitempty"`
 }
 
+// AgentSessionDecisionData opens an agent iteration: the agent starts
+// right after it, and the iteration's AGENT_ITERATION ends it.
 type AgentSessionDecisionData struct {
 	Decision  string `json:"decision"` // "new" or "resume"
 	SessionID string `json:"sessionId,omitempty"`
 	Reason    string `json:"reason"`
+	// Iteration is the iteration that starts; Adapter and Model are the
+	// agent that runs it ("claude", "codex", "exec", "replay"; Model may
+	// be ""), Log where its output goes, relative to the project. They
+	// are empty in journals of a set that did not record them.
+	Iteration int    `json:"iteration,omitempty"`
+	Adapter   string `json:"adapter,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Log       string `json:"log,omitempty"`
 }
 
 type AgentIterationData struct {
@@ -189,6 +225,20 @@ type VerifyGateData struct {
 	Reason       string `json:"reason,omitempty"`
 	RetryContext string `json:"retryContext,omitempty"`
 	Attempt      int    `json:"attempt"`
+}
+
+// GateStartedData is a gate of a change's stage starting; the gate's
+// VERIFY_GATE of the same stage and attempt ends it.
+type GateStartedData struct {
+	Stage   string `json:"stage"` // "verify" or "integration"
+	Gate    string `json:"gate"`
+	Kind    string `json:"kind"`
+	Runner  string `json:"runner,omitempty"`
+	Attempt int    `json:"attempt"`
+	// Command is an exec gate's command line, as configured; empty for a
+	// built-in gate.
+	Command []string `json:"command,omitempty"`
+	Log     string   `json:"log,omitempty"`
 }
 
 type RetryScheduledData struct {
@@ -324,3 +374,4 @@ func (RunFinishedData) EventType() Type             { return RunFinished }
 func (BaselineGateData) EventType() Type            { return BaselineGate }
 func (BaselineAcceptedData) EventType() Type        { return BaselineAccepted }
 func (RepairedData) EventType() Type                { return Repaired }
+func (GateStartedData) EventType() Type             { return GateStarted }

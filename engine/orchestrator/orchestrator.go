@@ -11,6 +11,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/atomicfile"
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
@@ -33,6 +35,7 @@ import (
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/proc"
 	"github.com/set-engine/set/engine/redact"
+	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/spec"
@@ -259,8 +262,8 @@ func (r *run) execute(ctx context.Context) (string, error) {
 }
 
 // finish records the end of the run (RUN_FINISHED, then the state's last
-// snapshot) and returns its summary with runErr, or with the error that
-// kept the end from being recorded.
+// snapshot and the run report, .set/report.md) and returns its summary
+// with runErr, or with the error that kept the end from being recorded.
 func (r *run) finish(result string, runErr error, resumed bool, took time.Duration) (*Summary, error) {
 	sum := &Summary{Result: result, Statuses: map[string]state.Status{}, Resumed: resumed, Duration: took}
 	counts := map[string]int{}
@@ -275,7 +278,25 @@ func (r *run) finish(result string, runErr error, resumed bool, took time.Durati
 	if err := r.rec.close(); err != nil && runErr == nil {
 		runErr = err
 	}
+	if err := r.writeReport(); err != nil && runErr == nil {
+		runErr = err
+	}
 	return sum, runErr
+}
+
+// writeReport writes the run report of the recorded state, atomically.
+// It is written once the journal and the state are closed: the run is
+// over, so it reads as finished (report.Build), whoever holds the lock.
+func (r *run) writeReport() error {
+	var b bytes.Buffer
+	st := r.rec.state()
+	if err := report.Markdown(&b, report.Build(st, report.Liveness{}, st.Updated)); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(r.layout.Report(), b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("run report: %w", err)
+	}
+	return nil
 }
 
 // continues reports whether the plan continues the journal's last run:
@@ -334,6 +355,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 	if err := r.rec.emit("", journal.RunStartedData{
 		PID: os.Getpid(), Fingerprint: p.Fingerprint.Sum, Changes: names,
 		MaxParallel: r.opts.Project.MaxParallel, Resumed: resumed,
+		MainBranch: r.opts.Project.MainBranch, Budgets: runBudgets(r.opts.Project.Budgets),
 	}); err != nil {
 		return err
 	}
@@ -358,6 +380,21 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		return err
 	}
 	return r.retryFailed()
+}
+
+// runBudgets is b as RUN_STARTED records it.
+func runBudgets(b config.Budgets) *journal.Budgets {
+	rb := &journal.Budgets{
+		RetriesVerify: b.Retries.Verify, RetriesIntegration: b.Retries.Integration,
+		Iterations: b.Iterations, WallTimeMS: b.WallTime.D().Milliseconds(),
+	}
+	for size, n := range b.Tokens {
+		if rb.Tokens == nil {
+			rb.Tokens = map[string]int64{}
+		}
+		rb.Tokens[size] = int64(n)
+	}
+	return rb
 }
 
 // retryFailed gives the failed and blocked changes of an earlier run a new

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 	"github.com/set-engine/set/internal/gittest"
@@ -99,6 +101,32 @@ if [ "$change" = broken ]; then echo "bad $iteration" > broken.txt; else echo go
 	// as the console does.
 	if prompt := readFile(t, f.root, ".set/changes/broken/prompt-2.md"); !strings.Contains(prompt, "\n## The last attempt failed: retry 1 of 2 (verify)\n") {
 		t.Errorf("prompt-2 of broken does not count the verify retry:\n%s", prompt)
+	}
+	// The run ends with its report: the projection of the whole journal,
+	// as a finished run.
+	st, err := state.Read(filepath.Join(f.root, ".set"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep bytes.Buffer
+	if err := report.Markdown(&rep, report.Build(st, report.Liveness{}, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	got := readFile(t, f.root, ".set/report.md")
+	if got != rep.String() {
+		t.Errorf(".set/report.md is not the report of the journal:\n%s\nwant:\n%s", got, rep.String())
+	}
+	for _, line := range []string{
+		": finished: failed\n",
+		"\n| sibling | on main at ",
+		"\n| broken | failed:retry_budget_exhausted | 3 | 3 (0 / 3 / 0) | 2/2, 0/2 | 0/1.0k | $0.00 |\n",
+		"\n- **broken** (failed:retry_budget_exhausted): verify failed with its retry budget spent (budgets.retries.verify: 2)\n",
+		"\n- **after-broken** (dep-blocked): dependency broken is failed:retry_budget_exhausted\n",
+		"\n| REQ-SIBLING-01 | sibling | archived | ",
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf(".set/report.md lacks %q:\n%s", line, got)
+		}
 	}
 }
 

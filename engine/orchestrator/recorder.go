@@ -131,3 +131,11 @@ func (r *recorder) change(name string) state.Change {
 	}
 	return state.Change{Name: name}
 }
+
+// state is the recorded state. The caller must not change it, nor use it
+// while events are still recorded.
+func (r *recorder) state() *state.State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st
+}

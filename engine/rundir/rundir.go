@@ -43,6 +43,10 @@ func (l Layout) Events() string { return l.abs(journal.EventsFile) }
 // State is the snapshot of the state rebuilt from the journal.
 func (l Layout) State() string { return l.abs("state.json") }
 
+// Report is the run report, written at the end of every run (see
+// engine/report).
+func (l Layout) Report() string { return l.abs("report.md") }
+
 // Plan is the plan the run executes.
 func (l Layout) Plan() string { return l.abs("plan.json") }
 

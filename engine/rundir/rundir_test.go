@@ -18,6 +18,7 @@ func TestLayout(t *testing.T) {
 		{l.Dir(), abs(".set")},
 		{l.Events(), abs(".set/events.jsonl")},
 		{l.State(), abs(".set/state.json")},
+		{l.Report(), abs(".set/report.md")},
 		{l.Plan(), abs(".set/plan.json")},
 		{l.Procs(), abs(".set/procs")},
 		{l.FastForward(), abs(".set/fast-forward.json")},

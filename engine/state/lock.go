@@ -45,16 +45,27 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("another setctl apply (PID %d) is running in this project (lock: %s)", e.PID, rel)
 }
 
+// probeGrace is how long AcquireLock tries again when the lock is taken:
+// a LockHolder probe holds it for an instant, and must never keep a
+// setctl apply from starting.
+const probeGrace = 100 * time.Millisecond
+
 // AcquireLock takes the run lock of the run directory setDir without
-// waiting. If another process (or another Lock in this one) holds it, the
-// error is a *LockedError naming the holder's PID.
+// waiting for a holder (beyond probeGrace, for a LockHolder probe). If
+// another process (or another Lock in this one) holds it, the error is a
+// *LockedError naming the holder's PID.
 func AcquireLock(setDir string) (*Lock, error) {
 	path := filepath.Join(setDir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	for deadline := time.Now().Add(probeGrace); errors.Is(err, syscall.EWOULDBLOCK) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		err = flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &LockedError{PID: holderPID(f), Path: path}
@@ -71,6 +82,31 @@ func AcquireLock(setDir string) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	return &Lock{f: f}, nil
+}
+
+// LockHolder reports whether a process holds the run lock of the run
+// directory setDir now, and its PID (0 when it could not be read). It is
+// how a reader of the journal tells a live run from one whose setctl
+// apply is gone: the kernel releases the lock of a process however it
+// dies, where a PID may be handed to another process. LockHolder takes a
+// shared lock for an instant to find out (AcquireLock waits that out);
+// it never creates the lock file.
+func LockHolder(setDir string) (held bool, pid int, err error) {
+	f, err := os.Open(filepath.Join(setDir, LockFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("lock: %w", err)
+	}
+	defer f.Close()
+	switch err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return true, holderPID(f), nil
+	case err != nil:
+		return false, 0, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return false, 0, flock(f, syscall.LOCK_UN)
 }
 
 // flock retries flock(2) when a signal interrupts it.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -115,6 +116,10 @@ func TestLockAcrossProcesses(t *testing.T) {
 		t.Fatalf("AcquireLock while the child holds it = %v, want a LockedError naming PID %d", err, cmd.Process.Pid)
 	}
 
+	if held, pid, err := LockHolder(dir); !held || pid != cmd.Process.Pid || err != nil {
+		t.Fatalf("LockHolder while the child holds it = %v, %d, %v", held, pid, err)
+	}
+
 	// The holder dies without releasing: the kernel releases the lock.
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -131,6 +136,62 @@ func TestLockAcrossProcesses(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("AcquireLock after the holder died = %v", err)
+	}
+	l.Release()
+	// The dead holder's PID is still in the file; the lock says no one
+	// holds it.
+	if held, _, err := LockHolder(dir); held || err != nil {
+		t.Fatalf("LockHolder after the holder died = %v, %v", held, err)
+	}
+}
+
+func TestLockHolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".set")
+	os.Mkdir(dir, 0o755)
+	if held, pid, err := LockHolder(dir); held || pid != 0 || err != nil {
+		t.Fatalf("LockHolder without a lock file = %v, %d, %v", held, pid, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("LockHolder created the lock file: %v", err)
+	}
+	l, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, pid, err := LockHolder(dir); !held || pid != os.Getpid() || err != nil {
+		t.Fatalf("LockHolder while held = %v, %d, %v", held, pid, err)
+	}
+	l.Release()
+	if held, _, err := LockHolder(dir); held || err != nil {
+		t.Fatalf("LockHolder after Release = %v, %v", held, err)
+	}
+}
+
+// A probe that holds the lock when an apply starts does not keep the
+// apply from taking it.
+func TestAcquireLockWaitsOutAProbe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".set")
+	os.Mkdir(dir, 0o755)
+	l, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	probe, err := os.Open(filepath.Join(dir, LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	if err := flock(probe, syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(probeGrace / 4)
+		flock(probe, syscall.LOCK_UN)
+	}()
+	l, err = AcquireLock(dir)
+	if err != nil {
+		t.Fatalf("AcquireLock during a probe = %v", err)
 	}
 	l.Release()
 }

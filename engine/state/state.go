@@ -56,6 +56,17 @@ type State struct {
 	// (BASELINE_ACCEPTED): a change fails that gate only on failures not
 	// among them. A new run (RUN_STARTED, not resumed) accepts nothing.
 	Accepted map[string][]string `json:"accepted,omitempty"`
+	// PID is the process of the latest run's setctl apply, MaxParallel
+	// how many changes it works on at once, and MainBranch the branch it
+	// moves (RUN_STARTED; "" when the journal does not say).
+	PID         int    `json:"pid,omitempty"`
+	MaxParallel int    `json:"maxParallel,omitempty"`
+	MainBranch  string `json:"mainBranch,omitempty"`
+	// Budgets are the budgets of the latest run; nil when its RUN_STARTED
+	// did not record them.
+	Budgets *journal.Budgets `json:"budgets,omitempty"`
+	// Usage sums the model calls of no change (the planner's), by role.
+	Usage map[string]Usage `json:"usage,omitempty"`
 }
 
 // PlanIdentity is what tells two plans apart when a run resumes: the same
@@ -73,6 +84,25 @@ type PlanIdentity struct {
 type Change struct {
 	Name   string `json:"name"`
 	Status Status `json:"status"`
+	// Since is when the change took its status (when it was planned,
+	// for a change still pending).
+	Since time.Time `json:"since"`
+	// Size and Requirements are the plan's: the size its token budget
+	// goes by, and the IDs of the requirements it implements.
+	Size         string   `json:"size,omitempty"`
+	Requirements []string `json:"requirements"`
+	// Activity is what runs for the change now; nil when nothing does.
+	Activity *Activity `json:"activity,omitempty"`
+	// Gates counts its gate verdicts.
+	Gates GateCounts `json:"gates"`
+	// Usage sums its model calls by role ("implement": its agent's).
+	Usage map[string]Usage `json:"usage,omitempty"`
+	// TimeInMS is, per status, the milliseconds the change spent in it
+	// while a run was going; ClockStart is when the interval not yet
+	// counted began (zero when none is running: no run is going, or the
+	// status is terminal). See TimeIn.
+	TimeInMS   map[Status]int64 `json:"timeInMs,omitempty"`
+	ClockStart time.Time        `json:"clockStart,omitzero"`
 	// Iteration is the number of the last agent iteration (1-based).
 	Iteration int `json:"iteration"`
 	// IterationBase is Iteration when the change was last retried after a
@@ -172,11 +202,12 @@ var handlers = map[journal.Type]handler{
 	// LLM_CALL of no change (the planner's) counts against no change.
 	journal.LLMCall: runHandler(applyLLMCall),
 
-	journal.StateChange:             changeHandler(applyStateChange),
+	journal.StateChange:             changeHandlerAt(applyStateChange),
 	journal.Dispatch:                changeHandler(applyDispatch),
-	journal.AgentSessionDecision:    changeHandler(applySessionDecision),
-	journal.AgentIteration:          changeHandler(applyIteration),
-	journal.VerifyGate:              changeHandler(applyVerifyGate),
+	journal.AgentSessionDecision:    changeHandlerAt(applySessionDecision),
+	journal.AgentIteration:          changeHandlerAt(applyIteration),
+	journal.GateStarted:             changeHandlerAt(applyGateStarted),
+	journal.VerifyGate:              changeHandlerAt(applyVerifyGate),
 	journal.RetryScheduled:          changeHandler(applyRetryScheduled),
 	journal.ChangeIntegrationFailed: changeHandler(applyIntegrationFailed),
 	journal.Merged:                  changeHandler(applyMerged),
@@ -206,15 +237,35 @@ func changeHandler[T journal.Payload](apply func(c *Change, d T) error) handler 
 	return h
 }
 
+// changeHandlerAt handles events of payload T that must name a change,
+// and need the state and the event's time.
+func changeHandlerAt[T journal.Payload](apply func(s *State, c *Change, at time.Time, d T) error) handler {
+	h := runHandler(func(s *State, c *Change, e journal.Event, d T) error { return apply(s, c, e.Time.UTC(), d) })
+	h.ofChange = true
+	return h
+}
+
 func applyPlanCreated(s *State, _ *Change, e journal.Event, d journal.PlanCreatedData) error {
 	return applyPlan(s, d, e.Time.UTC())
 }
 
+// applyRunStarted starts a run. What a killed run (one without
+// RUN_FINISHED) left is settled first: its activities are over, and its
+// changes' clocks stop at its last event.
 func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedData) error {
-	s.Run, s.Fingerprint, s.Started = e.Run, d.Fingerprint, e.Time.UTC()
+	at := e.Time.UTC()
+	for _, c := range s.Changes {
+		c.stopClock(s.Updated)
+		c.Activity = nil
+	}
+	s.Run, s.Fingerprint, s.Started = e.Run, d.Fingerprint, at
 	s.Finished, s.Result = false, ""
+	s.PID, s.MaxParallel, s.MainBranch, s.Budgets = d.PID, d.MaxParallel, d.MainBranch, d.Budgets
 	if !d.Resumed {
 		s.Accepted = nil
+	}
+	for _, c := range s.Changes {
+		c.startClock(s, at)
 	}
 	return nil
 }
@@ -230,23 +281,32 @@ func applyBaselineAccepted(s *State, _ *Change, _ journal.Event, d journal.Basel
 	return nil
 }
 
-func applyRunFinished(s *State, _ *Change, _ journal.Event, d journal.RunFinishedData) error {
+// applyRunFinished ends the run: nothing runs any more, and no change's
+// clock counts until the next run.
+func applyRunFinished(s *State, _ *Change, e journal.Event, d journal.RunFinishedData) error {
 	s.Finished, s.Result = true, d.Result
+	for _, c := range s.Changes {
+		c.stopClock(e.Time.UTC())
+		c.Activity = nil
+	}
 	return nil
 }
 
-func applyLLMCall(_ *State, c *Change, _ journal.Event, d journal.LLMCallData) error {
-	if c != nil {
-		c.Tokens = c.Tokens.Add(d.Tokens)
-		c.CostUSD += d.CostUSD
+func applyLLMCall(s *State, c *Change, _ journal.Event, d journal.LLMCallData) error {
+	if c == nil {
+		s.Usage = addUsage(s.Usage, d)
+		return nil
 	}
+	c.Tokens = c.Tokens.Add(d.Tokens)
+	c.CostUSD += d.CostUSD
+	c.Usage = addUsage(c.Usage, d)
 	return nil
 }
 
 // applyStateChange moves the change along the lifecycle. The event's From
 // must be the change's status: a journal whose STATE_CHANGEs do not chain
 // was not written by one engine.
-func applyStateChange(c *Change, d journal.StateChangeData) error {
+func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeData) error {
 	from, to := Status(d.From), Status(d.To)
 	if !to.Valid() {
 		return fmt.Errorf("unknown status %q", d.To)
@@ -263,10 +323,13 @@ func applyStateChange(c *Change, d journal.StateChangeData) error {
 		c.VerifyAttempts, c.IntegrationAttempts = 0, 0
 		c.RetryContext = ""
 	}
-	c.Status, c.Error = to, ""
+	c.stopClock(at)
+	c.Status, c.Error, c.Since = to, "", at
 	if to.Failed() || to == DepBlocked {
 		c.Error = d.Reason
 	}
+	c.startClock(s, at)
+	c.endActivity(at)
 	return nil
 }
 
@@ -275,23 +338,54 @@ func applyDispatch(c *Change, d journal.DispatchData) error {
 	return nil
 }
 
-func applySessionDecision(c *Change, d journal.AgentSessionDecisionData) error {
+// applySessionDecision starts an agent iteration: the decision comes
+// right before the agent runs.
+func applySessionDecision(_ *State, c *Change, at time.Time, d journal.AgentSessionDecisionData) error {
 	c.SessionID = d.SessionID
+	n := d.Iteration
+	if n == 0 { // a journal that did not record it
+		n = c.Iteration + 1
+	}
+	c.Activity = &Activity{Kind: ActivityAgent, Iteration: n, Agent: d.Adapter, Model: d.Model, Log: d.Log, Since: at}
 	return nil
 }
 
-func applyIteration(c *Change, d journal.AgentIterationData) error {
+func applyIteration(_ *State, c *Change, at time.Time, d journal.AgentIterationData) error {
 	c.Iteration = d.Iteration
 	if d.SessionID != "" {
 		c.SessionID = d.SessionID
 	}
+	if c.Activity != nil && c.Activity.Kind == ActivityAgent {
+		c.endActivity(at)
+	}
 	return nil
 }
 
-func applyVerifyGate(c *Change, d journal.VerifyGateData) error {
+func applyGateStarted(_ *State, c *Change, at time.Time, d journal.GateStartedData) error {
+	c.Activity = &Activity{
+		Kind: ActivityGate, Stage: d.Stage, Gate: d.Gate, Attempt: d.Attempt,
+		Command: d.Command, Log: d.Log, Since: at,
+	}
+	return nil
+}
+
+func applyVerifyGate(_ *State, c *Change, at time.Time, d journal.VerifyGateData) error {
 	c.LastGate, c.LastResult = d.Stage+"/"+d.Gate, d.Result
 	if d.Result == "fail" {
 		c.RetryContext = d.RetryContext
+	}
+	switch d.Result {
+	case "pass":
+		c.Gates.Passed++
+	case "fail", "error":
+		c.Gates.Failed++
+	case "warn":
+		c.Gates.Warned++
+	case "skip":
+		c.Gates.Skipped++
+	}
+	if a := c.Activity; a != nil && a.Kind == ActivityGate && a.Gate == d.Gate && a.Stage == d.Stage {
+		c.endActivity(at)
 	}
 	return nil
 }
@@ -364,11 +458,15 @@ func applyPlan(s *State, d journal.PlanCreatedData, at time.Time) error {
 		if w := p.Work(pc.Name); w != "" && len(d.Plan) > 0 {
 			work[pc.Name] = w
 		}
-		if c := s.Changes[pc.Name]; c != nil && c.Work == work[pc.Name] && c.Status != Merged && c.Status != Archived {
-			c.DependsOn = pc.DependsOn
-			continue
+		// A change keeps its progress into a new plan only for the same
+		// work, and never once it is on main.
+		c := s.Changes[pc.Name]
+		if c == nil || c.Work != work[pc.Name] || c.Status == Merged || c.Status == Archived {
+			c = &Change{Name: pc.Name, Status: Pending, Work: work[pc.Name], Since: at, UpdatedAt: at}
+			c.startClock(s, at)
+			s.Changes[pc.Name] = c
 		}
-		s.Changes[pc.Name] = &Change{Name: pc.Name, Status: Pending, DependsOn: pc.DependsOn, Work: work[pc.Name], UpdatedAt: at}
+		c.DependsOn, c.Size, c.Requirements = pc.DependsOn, pc.Size, pc.Requirements
 	}
 	for _, name := range s.Order {
 		if !seen[name] {

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/report"
+	"github.com/set-engine/set/engine/state"
+)
+
+func explainCommand() command {
+	return command{
+		name:    "explain",
+		summary: "tell why a change is where it is, from its journal",
+		arg:     "change",
+		usage: `Usage: setctl explain CHANGE
+
+Explain tells the story of one change of the project's run, from its
+journal: what it is (its requirements, its dependencies), then a timeline
+of every event of the change with its time, where each gate's failure
+comes with the last lines of its output and the path of its full log,
+each agent iteration with its prompt and log, and every retry context
+handed back to the agent in full; and last, where the change stands now:
+what runs for it, what it waits for and why (a dependency, a free slot,
+the merge queue, a setctl apply to continue), or why it failed and
+which budget it spent.
+
+Examples:
+  setctl explain greet
+  setctl explain greet | less
+  setctl -C examples/linkshort explain create-links
+`,
+		run: runExplain,
+	}
+}
+
+func runExplain(e *env, args []string) int {
+	c := explainCommand()
+	fs := c.flagSet(e)
+	if code, done := c.parse(e, fs, args); done {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return c.usageError(e, "which change? setctl explain CHANGE")
+	}
+	v, err := readRun(e)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	ch, err := v.change(fs.Arg(0))
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	events, err := v.events(ch.Name)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	var b bytes.Buffer
+	explain(&b, v, ch, events, time.Now())
+	if _, err := e.stdout.Write(b.Bytes()); err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	return exitOK
+}
+
+// logTailLines is how many of the last lines of a failing gate's log
+// explain shows.
+const logTailLines = 10
+
+// explain writes the story of change ch of the run v, whose events are
+// events, at now.
+func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, now time.Time) {
+	r := v.report(now)
+	var rc report.Change
+	for _, c := range r.Changes {
+		if c.Name == ch.Name {
+			rc = c
+		}
+	}
+	fmt.Fprintf(w, "%s: %s\n", ch.Name, ch.Status)
+	reqs, deps := "none", "nothing"
+	if len(ch.Requirements) > 0 {
+		reqs = strings.Join(ch.Requirements, ", ")
+	}
+	if len(ch.DependsOn) > 0 {
+		deps = strings.Join(ch.DependsOn, ", ")
+	}
+	fmt.Fprintf(w, "  requirements %s; depends on %s\n", reqs, deps)
+	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration, %s tokens, %s\n",
+		english.Plural(rc.Iteration, "iteration"), english.Plural(rc.Gates.Runs, "gate run"), rc.Gates.Passed, rc.Gates.Failed, rc.Gates.Warned,
+		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count),
+		report.Used(rc.Tokens, english.Tokens), report.Cost(rc.CostUSD))
+	fmt.Fprintf(w, "  run %s: %s\n", cmp.Or(r.Run.ID, "-"), runLine(r.Run, now))
+
+	fmt.Fprintln(w, "\nTimeline:")
+	// Sentinel actions (SENTINEL_ACTION, once the sentinel journals them)
+	// take their place here like every event of the change: each is
+	// described by describeEvent.
+	main := v.mainBranch()
+	for i, e := range events {
+		if e.Type == journal.GateStarted && verdictFollows(events[i+1:], e) {
+			continue // its verdict says it all
+		}
+		fmt.Fprintf(w, "  %s  %s\n", eventTime(e.Time), describeEvent(e, main, noColors).text)
+		for _, line := range eventDetail(v, e) {
+			fmt.Fprintf(w, "      %s\n", line)
+		}
+	}
+
+	fmt.Fprintln(w, "\nNow:")
+	for _, line := range standing(rc, ch, events, main, now) {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+}
+
+// verdictFollows reports whether the verdict of the gate run that started
+// with start is among later.
+func verdictFollows(later []journal.Event, start journal.Event) bool {
+	s, err := journal.Decode[journal.GateStartedData](start)
+	if err != nil {
+		return false
+	}
+	for _, e := range later {
+		if e.Type != journal.VerifyGate {
+			continue
+		}
+		if d, err := journal.Decode[journal.VerifyGateData](e); err == nil && d.Stage == s.Stage && d.Gate == s.Gate && d.Attempt == s.Attempt {
+			return true
+		}
+	}
+	return false
+}
+
+// eventDetail is what explain shows under an event's line: a failing
+// gate's log and the end of its output, an iteration's prompt and log,
+// the retry context handed to the agent.
+func eventDetail(v *runView, e journal.Event) []string {
+	switch e.Type {
+	case journal.VerifyGate:
+		d, err := journal.Decode[journal.VerifyGateData](e)
+		if err != nil || d.Result == "pass" || d.Result == "skip" || d.Log == "" {
+			return nil
+		}
+		lines := []string{"log " + d.Log}
+		if d.Result == "fail" {
+			lines = nil // the line names the log
+		}
+		return append(lines, logTail(v, d.Log, logTailLines)...)
+	case journal.AgentIteration:
+		d, err := journal.Decode[journal.AgentIterationData](e)
+		if err != nil {
+			return nil
+		}
+		return []string{fmt.Sprintf("prompt %s, log %s", d.Prompt, d.Log)}
+	case journal.GateStarted:
+		d, err := journal.Decode[journal.GateStartedData](e)
+		if err != nil || d.Log == "" {
+			return nil
+		}
+		return []string{"log " + d.Log}
+	case journal.RetryScheduled:
+		d, err := journal.Decode[journal.RetryScheduledData](e)
+		if err != nil {
+			return nil
+		}
+		return retryContext(d.RetryContext)
+	case journal.ChangeIntegrationFailed:
+		d, err := journal.Decode[journal.ChangeIntegrationFailedData](e)
+		if err != nil {
+			return nil
+		}
+		return retryContext(d.RetryContext)
+	}
+	return nil
+}
+
+// retryContext is a retry context as explain quotes it.
+func retryContext(rc string) []string {
+	if rc == "" {
+		return nil
+	}
+	lines := []string{"retry context handed to the agent:"}
+	for _, l := range strings.Split(strings.TrimRight(rc, "\n"), "\n") {
+		lines = append(lines, "│ "+l)
+	}
+	return lines
+}
+
+// logTail is the last n lines of the log at rel (relative to the
+// project), each quoted; a line that says so when the log is gone.
+func logTail(v *runView, rel string, n int) []string {
+	data, err := os.ReadFile(filepath.Join(v.layout.Root(), filepath.FromSlash(rel)))
+	if err != nil {
+		return []string{fmt.Sprintf("(the log cannot be read: %v)", errorText(err))}
+	}
+	text := strings.TrimRight(string(data), "\n")
+	if text == "" {
+		return []string{"(the log is empty)"}
+	}
+	all := strings.Split(text, "\n")
+	var out []string
+	if len(all) > n {
+		out = append(out, fmt.Sprintf("│ … (%s before)", english.Plural(len(all)-n, "line")))
+		all = all[len(all)-n:]
+	}
+	for _, l := range all {
+		out = append(out, "│ "+l)
+	}
+	return out
+}
+
+// errorText is err without the path an *os.PathError repeats.
+func errorText(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// standing says where the change stands at now: what runs for it, what it
+// waits for, why it failed, or that it is on the main branch main.
+func standing(rc report.Change, ch *state.Change, events []journal.Event, main string, now time.Time) []string {
+	switch {
+	case ch.Status == state.Archived:
+		return []string{fmt.Sprintf("It is on %s: commit %s.", main, report.Short(ch.MergedCommit))}
+	case rc.Activity != nil:
+		a := rc.Activity
+		line := fmt.Sprintf("It is at work: %s", a.Name)
+		if a.Iteration > 0 { // an agent: its command names the agent
+			line += fmt.Sprintf(" %s, iteration %d", a.Command, a.Iteration)
+		}
+		if a.Attempt > 0 {
+			line += fmt.Sprintf(", %s attempt %d", a.Stage, a.Attempt)
+		}
+		line += fmt.Sprintf(", for %s.", age(now.Sub(a.Since)))
+		lines := []string{line}
+		if a.Command != "" && a.Iteration == 0 {
+			lines = append(lines, "Command: "+a.Command)
+		}
+		if a.Log != "" {
+			lines = append(lines, "Log: "+a.Log+" (setctl logs "+ch.Name+" --follow)")
+		}
+		return lines
+	case rc.Waiting != "":
+		return []string{"It waits for " + rc.Waiting + "."}
+	}
+	lines := []string{fmt.Sprintf("It %s: %s.", map[bool]string{true: "failed", false: "is blocked"}[ch.Status.Failed()], ch.Error)}
+	if b := lastBudget(events); b != "" {
+		lines = append(lines, b)
+	}
+	return append(lines, "A new `setctl apply` retries it with fresh budgets.")
+}
+
+// lastBudget describes the last BUDGET_EXCEEDED of events; "" when none.
+func lastBudget(events []journal.Event) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == journal.BudgetExceeded {
+			d, err := journal.Decode[journal.BudgetExceededData](events[i])
+			if err != nil {
+				return ""
+			}
+			used, limit := fmt.Sprint(d.Used), fmt.Sprint(d.Limit)
+			switch d.Budget {
+			case "tokens":
+				used, limit = english.Tokens(d.Used), english.Tokens(d.Limit)
+			case "wallTime":
+				used, limit = report.Duration(d.Used), report.Duration(d.Limit)
+			}
+			return fmt.Sprintf("Budget spent: %s, %s used of %s.", d.Budget, used, limit)
+		}
+	}
+	return ""
+}

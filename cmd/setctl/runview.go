@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/report"
+	"github.com/set-engine/set/engine/rundir"
+	"github.com/set-engine/set/engine/state"
+)
+
+// runView is what the views of a run (status, events, explain, logs) read:
+// the project's run directory, the projection of its journal, and whether
+// a setctl apply holds the project's lock. They never load set.cue: a run
+// is watched with the configuration it started with, whatever set.cue
+// holds now.
+type runView struct {
+	layout rundir.Layout
+	st     *state.State
+	live   report.Liveness
+	// journaled: the project has a journal (.set/events.jsonl).
+	journaled bool
+}
+
+// readRun reads the run of the project e's directory is in (load.FindRoot,
+// as vet and apply find it).
+func readRun(e *env) (*runView, error) {
+	root, err := load.FindRoot(e.dir)
+	if err != nil {
+		return nil, err
+	}
+	v := &runView{layout: rundir.New(root)}
+	if _, err := os.Stat(v.layout.Events()); err == nil {
+		v.journaled = true
+	}
+	if v.st, err = state.Read(v.layout.Dir()); err != nil {
+		return nil, err
+	}
+	return v, v.refreshLiveness()
+}
+
+// refreshLiveness asks the lock again whether an apply runs.
+func (v *runView) refreshLiveness() error {
+	held, pid, err := state.LockHolder(v.layout.Dir())
+	v.live = report.Liveness{Held: held, PID: pid}
+	return err
+}
+
+// report is the run's report at now.
+func (v *runView) report(now time.Time) report.Report {
+	return report.Build(v.st, v.live, now)
+}
+
+// errNoRun is the error of a view that needs a run in a project that has
+// none.
+var errNoRun = errors.New("no run in this project yet (no .set/events.jsonl): `setctl apply` starts one")
+
+// change is the change name of the run, or an error that suggests the
+// nearest name and lists the run's changes.
+func (v *runView) change(name string) (*state.Change, error) {
+	if !v.journaled {
+		return nil, errNoRun
+	}
+	if c := v.st.Changes[name]; c != nil {
+		return c, nil
+	}
+	names := report.Names(v.st)
+	msg := fmt.Sprintf("no change %q in this run", name)
+	if best := english.Closest(name, names); best != "" {
+		msg += fmt.Sprintf("; did you mean %s?", best)
+	}
+	return nil, fmt.Errorf("%s (its changes: %s)", msg, strings.Join(names, ", "))
+}
+
+// mainBranch is the branch the run moves, as its RUN_STARTED says; "main"
+// for a journal that does not say.
+func (v *runView) mainBranch() string {
+	if v.st.MainBranch != "" {
+		return v.st.MainBranch
+	}
+	return "main"
+}
+
+// events are the journal's events of change ("" for every event).
+func (v *runView) events(change string) ([]journal.Event, error) {
+	all, err := journal.ReadFile(v.layout.Events())
+	if err != nil || change == "" {
+		return all, err
+	}
+	var out []journal.Event
+	for _, e := range all {
+		if e.Change == change {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// runLine says where the run stands, for a person at now: "running (PID
+// 4242, last heartbeat 12s ago)", "not running (last heartbeat 3m ago):
+// …", "finished: failed, 2 of 4 changes on main".
+func runLine(r report.Run, now time.Time) string {
+	beat := "last heartbeat " + ago(now.Sub(r.LastEvent))
+	switch r.State {
+	case report.NoRun:
+		return "no run yet: `setctl apply` starts one"
+	case report.Starting:
+		return fmt.Sprintf("starting (PID %d)", r.PID)
+	case report.Running:
+		return fmt.Sprintf("running (PID %d, %s), %d of %s on main", r.PID, beat, r.OnMain, english.Plural(r.Changes, "change"))
+	case report.NotRunning:
+		return fmt.Sprintf("not running (%s): its setctl apply is gone; `setctl apply` continues the run", beat)
+	}
+	return fmt.Sprintf("finished: %s in %s, %d of %s on main", r.Result, report.Duration(r.DurationMS), r.OnMain, english.Plural(r.Changes, "change"))
+}
+
+// ago is how long ago something happened that d ago: "12s ago", "3m
+// ago", "2h5m ago", "3d ago".
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(max(d, 0).Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm ago", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// age is a duration as a status table shows it: "12s", "3m", "2h5m", "3d".
+func age(d time.Duration) string { return strings.TrimSuffix(ago(d), " ago") }

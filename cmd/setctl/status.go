@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/report"
+	"github.com/set-engine/set/engine/state"
+)
+
+func statusCommand() command {
+	return command{
+		name:    "status",
+		summary: "show where every change of the run stands",
+		usage: `Usage: setctl status [--json] [--watch [--interval DURATION]]
+
+Status shows the project's run as its journal (.set/events.jsonl) says: a
+header with the run's state, then one row per change of its plan:
+
+  STATUS       pending, implementing, verifying, queued, archived, failed:…
+  ACTIVITY     what runs for it now: agent (its adapter and iteration),
+               gate:<name> (and the gate's command) or integrate
+  ITER         the agent iteration it is at (running, or the last one)
+  GATES        gate runs passed/failed (warnings and skips aside)
+  RETRIES      retries used/budget, verify then integration
+  TOKENS       tokens used/budget of its size
+  COST         the cost its agent reported
+  AGE          how long it has been in its status (until the run's last
+               event, once the run is over)
+
+and, under the table, why each change that is not at work or on main is
+where it is: what it waits for (a dependency, a free slot, the merge
+queue), or why it failed.
+
+A run whose setctl apply is gone (killed, or its machine went down) is
+"not running", with the time of its last event, whatever its changes' last
+statuses say: status asks the project's lock (.set/lock), which the kernel
+releases however the apply ends.
+
+With --json, stdout carries the run as one JSON document, the same data
+as the run report .set/report.md that every run ends with: "run" (id,
+state: none, starting, running, "not running" or finished; result, pid,
+started, lastEvent, durationMs, changes, onMain, statuses), "changes"
+(each with status, since, ageMs, activity, waiting, iteration, gates,
+retries, tokens, costUsd, stages, error, dependsOn, requirements,
+commit), "roles" (model calls and tokens by role) and "coverage"
+(requirement → change → commit). Times run to now while the run goes,
+to its last event once it is over.
+
+--watch shows the run again every --interval until it is no longer
+running (with --json, one document per line), or until Ctrl-C.
+
+Examples:
+  setctl status
+  setctl status --watch
+  setctl status --json | jq -r '.changes[] | .name + " " + .status'
+  setctl status --json | jq '.run.state'
+  setctl -C examples/linkshort status
+`,
+		run: runStatus,
+	}
+}
+
+func runStatus(e *env, args []string) int {
+	c := statusCommand()
+	fs := c.flagSet(e)
+	asJSON := fs.Bool("json", false, "write the run as one JSON document (format above)")
+	watch := fs.Bool("watch", false, "show the run again every --interval while it runs")
+	interval := fs.Duration("interval", 2*time.Second, "how often --watch shows the run")
+	if code, done := c.parse(e, fs, args); done {
+		return code
+	}
+	if fs.Changed("interval") && !*watch {
+		return c.usageError(e, "--interval applies to --watch")
+	}
+	if *interval <= 0 {
+		return c.usageError(e, "--interval must be positive, not %s", *interval)
+	}
+	v, err := readRun(e)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	show := func(r report.Report, now time.Time) error {
+		if *asJSON {
+			return writeReportJSON(e.stdout, r, !*watch)
+		}
+		return writeStatus(e.stdout, r, now)
+	}
+	if !*watch {
+		now := time.Now()
+		if err := show(v.report(now), now); err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
+		return exitOK
+	}
+	layout := watchText
+	switch {
+	case *asJSON:
+		layout = watchLines
+	case terminalFor(e.stdout).live:
+		layout = watchRedraw
+	}
+	if err := watchStatus(e, v, *interval, layout, show); err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	return exitOK
+}
+
+// How --watch lays its views out: each view after a blank line (text),
+// one per line (JSON lines), or each replacing the last on a live
+// terminal.
+const (
+	watchText = iota
+	watchLines
+	watchRedraw
+)
+
+// watchStatus shows the run every interval, keeping the projection up to
+// date from the journal as it grows, until the run is no longer running;
+// it shows the run once more then, from the whole journal.
+func watchStatus(e *env, v *runView, interval time.Duration, layout int, show func(report.Report, time.Time) error) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	proj := newLiveProjection(v.st)
+	followErr := make(chan error, 1)
+	go func() {
+		followErr <- journal.Follow(ctx, v.layout.Events(), v.st.LastSeq, proj.apply)
+	}()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for first := true; ; first = false {
+		if err := v.refreshLiveness(); err != nil {
+			return err
+		}
+		now := time.Now()
+		r := proj.report(v.live, now)
+		over := r.Run.State != report.Running && r.Run.State != report.Starting
+		if over {
+			// No apply holds the lock, so the journal is whole: the last
+			// view reads all of it, not what the follow has seen so far.
+			cancel()
+			st, err := state.Read(v.layout.Dir())
+			if err != nil {
+				return err
+			}
+			r = report.Build(st, v.live, now)
+		}
+		switch {
+		case layout == watchRedraw:
+			fmt.Fprint(e.stdout, "\x1b[H\x1b[2J")
+		case layout == watchText && !first:
+			fmt.Fprintln(e.stdout)
+		}
+		if err := show(r, now); err != nil {
+			return err
+		}
+		if over {
+			return nil
+		}
+		select {
+		case err := <-followErr:
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// liveProjection is a run's projection kept up to date from its journal
+// by one goroutine and read by another.
+type liveProjection struct {
+	mu sync.Mutex
+	st *state.State
+}
+
+func newLiveProjection(st *state.State) *liveProjection {
+	return &liveProjection{st: st}
+}
+
+// apply applies e; an event the projection refuses is an error that ends
+// the follow.
+func (p *liveProjection) apply(e journal.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return state.Apply(p.st, e)
+}
+
+// report is the projection's report at now.
+func (p *liveProjection) report(live report.Liveness, now time.Time) report.Report {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return report.Build(p.st, live, now)
+}
+
+// writeReportJSON writes r as JSON: indented as one document, or on one
+// line (--watch writes one per line).
+func writeReportJSON(w io.Writer, r report.Report, indent bool) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(r)
+}
+
+// writeStatus writes r as status's text at now.
+func writeStatus(w io.Writer, r report.Report, now time.Time) error {
+	if r.Run.State == report.NoRun {
+		_, err := fmt.Fprintln(w, "No run in this project yet: `setctl apply` starts one.")
+		return err
+	}
+	title := "Run " + r.Run.ID
+	if r.Run.ID == "" { // an apply that has not journaled its start yet
+		title = "Run"
+	}
+	fmt.Fprintf(w, "%s: %s\n", title, runLine(r.Run, now))
+	if len(r.Changes) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHANGE\tSTATUS\tACTIVITY\tITER\tGATES\tRETRIES\tTOKENS\tCOST\tAGE")
+	for _, c := range r.Changes {
+		since := "-"
+		if !c.Since.IsZero() {
+			since = age(time.Duration(c.AgeMS) * time.Millisecond)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
+			c.Iteration, c.Gates.Passed, c.Gates.Failed,
+			report.Used(c.Retries.Verify, report.Count), report.Used(c.Retries.Integration, report.Count),
+			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), since)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var why []string
+	for _, c := range r.Changes {
+		if c.Status != string(state.Archived) && c.Activity == nil {
+			why = append(why, fmt.Sprintf("  %s: %s", c.Name, report.Why(c)))
+		}
+	}
+	if len(why) > 0 {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(why, "\n"))
+	}
+	return nil
+}
+
+// activityCellMax bounds the command an activity cell shows.
+const activityCellMax = 40
+
+// activityCell is what runs for a change, in a table cell: "-" for
+// nothing, else its name and, cut short, its command.
+func activityCell(a *report.Activity) string {
+	if a == nil {
+		return "-"
+	}
+	cell := a.Name
+	if a.Iteration > 0 {
+		cell += fmt.Sprintf(" #%d", a.Iteration)
+	}
+	if a.Command != "" {
+		cmd := a.Command
+		if r := []rune(cmd); len(r) > activityCellMax {
+			cmd = string(r[:activityCellMax-1]) + "…"
+		}
+		cell += " (" + cmd + ")"
+	}
+	return cell
+}

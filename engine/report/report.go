@@ -1,0 +1,428 @@
+// Package report says where a run stands, for people and for machines: a
+// Report built from the projection of the journal (engine/state) and the
+// liveness of the run's setctl apply. setctl status prints it (as text,
+// or as JSON with --json), and every run ends by writing it to
+// .set/report.md (Markdown).
+//
+// Invariants: a Report holds nothing the projection does not say, apart
+// from the run's liveness and the time it is built at; its changes come in
+// plan order, its roles and coverage sorted, so that the same journal
+// gives the same Report at the same time.
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
+)
+
+// FormatVersion is the version of the Report's JSON. A new minor version
+// would only add fields; this one is the first.
+const FormatVersion = 1
+
+// Run states: where the latest run stands.
+const (
+	// NoRun: the project has no run in its journal and no apply holds
+	// its lock.
+	NoRun = "none"
+	// Starting: an apply holds the lock but has not journaled its
+	// RUN_STARTED yet.
+	Starting = "starting"
+	// Running: the run's apply holds the lock.
+	Running = "running"
+	// NotRunning: the run did not finish and no apply holds the lock:
+	// its apply is gone (killed, or the machine went down). `setctl
+	// apply` continues it.
+	NotRunning = "not running"
+	// Finished: the run journaled RUN_FINISHED.
+	Finished = "finished"
+)
+
+// Liveness is what the project's run lock says (state.LockHolder).
+type Liveness struct {
+	// Held: a process holds the lock; PID is its PID (0 when unknown).
+	Held bool
+	PID  int
+}
+
+// Report is where a run stands.
+type Report struct {
+	Version int `json:"version"`
+	Run     Run `json:"run"`
+	// Changes are the changes of the latest plan, in plan order.
+	Changes []Change `json:"changes"`
+	// Roles are the model calls of the run by role, sorted by name.
+	Roles []Role `json:"roles"`
+	// Coverage maps each requirement of the plan to the change that
+	// implements it, sorted by requirement.
+	Coverage []Coverage `json:"coverage"`
+	// (The sentinel's actions join the report once the sentinel journals
+	// them, through the projection like every other fact here.)
+}
+
+// Run is the run as a whole.
+type Run struct {
+	ID string `json:"id,omitempty"`
+	// State is NoRun, Starting, Running, NotRunning or Finished.
+	State string `json:"state"`
+	// Result is a finished run's: "success", "failed" or "interrupted".
+	Result string `json:"result,omitempty"`
+	// PID is the run's apply: the lock holder's while it runs, else the
+	// one RUN_STARTED recorded.
+	PID         int `json:"pid,omitempty"`
+	MaxParallel int `json:"maxParallel,omitempty"`
+	// Started is when the run's latest apply started; LastEvent the time
+	// of its last event, its last heartbeat.
+	Started   time.Time `json:"started,omitzero"`
+	LastEvent time.Time `json:"lastEvent,omitzero"`
+	// DurationMS is the time from Started to LastEvent, or to now while
+	// the run goes.
+	DurationMS int64 `json:"durationMs"`
+	// Changes counts the plan's changes, OnMain those archived.
+	Changes int `json:"changes"`
+	OnMain  int `json:"onMain"`
+	// Statuses counts the changes by status.
+	Statuses map[string]int `json:"statuses"`
+}
+
+// Change is one change of the run.
+type Change struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	// Since is when it took its status; AgeMS how long ago that was (at
+	// the run's last event, once the run is over).
+	Since time.Time `json:"since,omitzero"`
+	AgeMS int64     `json:"ageMs"`
+	// Activity is what runs for it now; nil when nothing does (and
+	// always once the run is over or gone).
+	Activity *Activity `json:"activity,omitempty"`
+	// Waiting says what it waits for, and why; "" when it waits for
+	// nothing: at work, on main, failed or blocked (Error says why).
+	Waiting string `json:"waiting,omitempty"`
+	// Iteration is the agent iteration it is at: the last one recorded,
+	// or the one running.
+	Iteration int      `json:"iteration"`
+	Gates     Gates    `json:"gates"`
+	Retries   Retries  `json:"retries"`
+	Tokens    Budgeted `json:"tokens"`
+	CostUSD   float64  `json:"costUsd"`
+	// Stages is the time it spent in each stage of its way to main.
+	Stages Stages `json:"stages"`
+	// Error is why it failed or is blocked.
+	Error        string   `json:"error,omitempty"`
+	DependsOn    []string `json:"dependsOn"`
+	Requirements []string `json:"requirements"`
+	// Commit is its one commit on main, once merged.
+	Commit string `json:"commit,omitempty"`
+}
+
+// Activity is what runs for a change (state.Activity, named).
+type Activity struct {
+	// Name is "agent", "gate:<name>" or "integrate".
+	Name      string `json:"name"`
+	Stage     string `json:"stage,omitempty"`
+	Attempt   int    `json:"attempt,omitempty"`
+	Iteration int    `json:"iteration,omitempty"`
+	// Command is what runs: an exec gate's command line, or the agent's
+	// adapter and model.
+	Command string    `json:"command,omitempty"`
+	Log     string    `json:"log,omitempty"`
+	Since   time.Time `json:"since"`
+}
+
+// Gates counts a change's gate verdicts.
+type Gates struct {
+	Runs    int `json:"runs"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Warned  int `json:"warned"`
+	Skipped int `json:"skipped"`
+}
+
+// Retries are the retries a change used in each stage, against its
+// budgets (0 when the run did not record them).
+type Retries struct {
+	Verify      Budgeted `json:"verify"`
+	Integration Budgeted `json:"integration"`
+}
+
+// Budgeted is an amount used against its budget; Budget is 0 when there is
+// none, or the journal does not say.
+type Budgeted struct {
+	Used   int64 `json:"used"`
+	Budget int64 `json:"budget"`
+}
+
+// Stages is the time a change spent on each stage of its way to main, in
+// milliseconds, counted only while a run was going: waiting (pending: its
+// dependencies, a free slot), with its agent (dispatched, implementing, and
+// sent back after a failure), verifying, in the merge queue, and being
+// integrated (merged, until archived).
+type Stages struct {
+	WaitMS      int64 `json:"waitMs"`
+	AgentMS     int64 `json:"agentMs"`
+	VerifyMS    int64 `json:"verifyMs"`
+	QueueMS     int64 `json:"queueMs"`
+	IntegrateMS int64 `json:"integrateMs"`
+}
+
+// Role is the model calls of one role.
+type Role struct {
+	// Name is the role: "agent" (the coding agents' calls, journaled as
+	// role "implement"), or the role as journaled.
+	Name    string         `json:"name"`
+	Calls   int            `json:"calls"`
+	Tokens  journal.Tokens `json:"tokens"`
+	CostUSD float64        `json:"costUsd"`
+}
+
+// Coverage is one requirement of the plan and where it stands.
+type Coverage struct {
+	Requirement string `json:"requirement"`
+	Change      string `json:"change"`
+	Status      string `json:"status"`
+	// Commit is the change's commit on main, once merged.
+	Commit string `json:"commit,omitempty"`
+}
+
+// Build is the report of the run s projects, whose lock says live, at now.
+func Build(s *state.State, live Liveness, now time.Time) Report {
+	r := Report{Version: FormatVersion, Run: run(s, live), Changes: []Change{}, Roles: []Role{}, Coverage: []Coverage{}}
+	// Once the run is over, times run to its last event, so that the
+	// report of a finished run is the same whenever it is made.
+	end := now
+	if r.Run.State != Running {
+		end = s.Updated
+	}
+	if !r.Run.Started.IsZero() {
+		r.Run.DurationMS = max(end.Sub(r.Run.Started), 0).Milliseconds()
+	}
+	usage := map[string]state.Usage{}
+	addUsage := func(m map[string]state.Usage) {
+		for role, u := range m {
+			t := usage[role]
+			usage[role] = state.Usage{Calls: t.Calls + u.Calls, Tokens: t.Tokens.Add(u.Tokens), CostUSD: t.CostUSD + u.CostUSD}
+		}
+	}
+	addUsage(s.Usage)
+	for _, name := range Names(s) {
+		c := s.Changes[name]
+		r.Changes = append(r.Changes, change(s, c, r.Run.State, end))
+		r.Run.Statuses[string(c.Status)]++
+		if c.Status == state.Archived {
+			r.Run.OnMain++
+		}
+		addUsage(c.Usage)
+		for _, req := range c.Requirements {
+			r.Coverage = append(r.Coverage, Coverage{Requirement: req, Change: name, Status: string(c.Status), Commit: c.MergedCommit})
+		}
+	}
+	r.Run.Changes = len(r.Changes)
+	for _, role := range slices.Sorted(maps.Keys(usage)) {
+		u := usage[role]
+		r.Roles = append(r.Roles, Role{Name: RoleName(role), Calls: u.Calls, Tokens: u.Tokens, CostUSD: u.CostUSD})
+	}
+	slices.SortStableFunc(r.Coverage, func(a, b Coverage) int { return cmp.Compare(a.Requirement, b.Requirement) })
+	return r
+}
+
+// Names are the changes of the latest plan of s, in plan order; every
+// known change when no plan names any.
+func Names(s *state.State) []string {
+	if len(s.Plan.Changes) == 0 {
+		return slices.Clone(s.Order)
+	}
+	var names []string
+	for _, name := range s.Order {
+		if slices.Contains(s.Plan.Changes, name) && s.Changes[name] != nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// RoleName is the name a report gives the model calls of a journaled
+// role: "agent" for the coding agents' ("implement").
+func RoleName(role string) string {
+	if role == "implement" {
+		return "agent"
+	}
+	return role
+}
+
+// run is the run's part of the report, but its duration.
+func run(s *state.State, live Liveness) Run {
+	r := Run{ID: s.Run, PID: s.PID, MaxParallel: s.MaxParallel, Started: s.Started, LastEvent: s.Updated, Statuses: map[string]int{}}
+	switch {
+	case live.Held && (s.Run == "" || s.Finished):
+		r.State, r.PID = Starting, live.PID
+	case live.Held:
+		r.State, r.PID = Running, live.PID
+	case s.Run == "":
+		r.State = NoRun
+	case s.Finished:
+		r.State, r.Result = Finished, s.Result
+	default:
+		r.State = NotRunning
+	}
+	return r
+}
+
+// change is c's part of the report; runState is the run's state and end
+// the time the report's times run to.
+func change(s *state.State, c *state.Change, runState string, end time.Time) Change {
+	rc := Change{
+		Name: c.Name, Status: string(c.Status), Since: c.Since, Iteration: c.Iteration,
+		Gates:     Gates{Runs: c.Gates.Runs(), Passed: c.Gates.Passed, Failed: c.Gates.Failed, Warned: c.Gates.Warned, Skipped: c.Gates.Skipped},
+		Tokens:    Budgeted{Used: c.Tokens.Total()},
+		CostUSD:   c.CostUSD,
+		Error:     c.Error,
+		DependsOn: nonNil(c.DependsOn), Requirements: nonNil(c.Requirements),
+		Commit: c.MergedCommit,
+	}
+	if !c.Since.IsZero() {
+		rc.AgeMS = max(end.Sub(c.Since), 0).Milliseconds()
+	}
+	rc.Retries.Verify.Used, rc.Retries.Integration.Used = int64(c.VerifyAttempts), int64(c.IntegrationAttempts)
+	if b := s.Budgets; b != nil {
+		rc.Retries.Verify.Budget, rc.Retries.Integration.Budget = int64(b.RetriesVerify), int64(b.RetriesIntegration)
+		rc.Tokens.Budget = b.Tokens[c.Size]
+	}
+	if a := c.Activity; a != nil && runState == Running {
+		rc.Activity = &Activity{
+			Name: a.Name(), Stage: a.Stage, Attempt: a.Attempt, Iteration: a.Iteration,
+			Command: a.CommandLine(), Log: a.Log, Since: a.Since,
+		}
+		if a.Kind == state.ActivityAgent {
+			rc.Activity.Command = strings.TrimSpace(a.Agent + " " + a.Model)
+			rc.Iteration = max(rc.Iteration, a.Iteration)
+		}
+	}
+	in := func(sts ...state.Status) int64 {
+		var d time.Duration
+		for _, st := range sts {
+			d += c.TimeIn(st, end)
+		}
+		return d.Milliseconds()
+	}
+	rc.Stages = Stages{
+		WaitMS:      in(state.Pending),
+		AgentMS:     in(state.Dispatched, state.Implementing, state.VerifyFailed, state.IntegrationFailed),
+		VerifyMS:    in(state.Verifying),
+		QueueMS:     in(state.Queued),
+		IntegrateMS: in(state.Integrating, state.Merged),
+	}
+	rc.Waiting = Waiting(s, c, runState)
+	return rc
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Waiting says what change c of s waits for, and why, when the run is in
+// runState: "" when it waits for nothing (at work, on main, failed or
+// blocked).
+func Waiting(s *state.State, c *state.Change, runState string) string {
+	stopped := runState != Running && runState != Starting
+	switch st := c.Status; {
+	case st.Terminal():
+		return ""
+	case st == state.Pending:
+		var deps []string
+		for _, d := range c.DependsOn {
+			if dc := s.Changes[d]; dc == nil || dc.Status != state.Archived {
+				status := state.Pending
+				if dc != nil {
+					status = dc.Status
+				}
+				deps = append(deps, fmt.Sprintf("%s (%s)", d, status))
+			}
+		}
+		switch {
+		case len(deps) > 0:
+			return fmt.Sprintf("%s to reach main: %s", dependencies(len(deps)), english.List(deps))
+		case stopped:
+			return "a `setctl apply` to dispatch it"
+		}
+		return fmt.Sprintf("a free slot: %s at work, at most %d at once", english.Plural(atWork(s), "change"), s.MaxParallel)
+	case stopped:
+		return fmt.Sprintf("a `setctl apply` to continue: the run stopped while it was %s", st)
+	case st == state.Queued:
+		ahead := queueAhead(s, c)
+		if len(ahead) == 0 {
+			return "the merge queue: it is next"
+		}
+		return fmt.Sprintf("the merge queue: behind %s", english.List(ahead))
+	case st == state.VerifyFailed:
+		return fmt.Sprintf("its agent: verify failed, retry %d of %d", c.VerifyAttempts, budget(s, state.StageVerify))
+	case st == state.IntegrationFailed:
+		return fmt.Sprintf("its agent: integration failed, retry %d of %d", c.IntegrationAttempts, budget(s, state.StageIntegration))
+	case st == state.Merged:
+		return "its archive: main holds it, the run is recording the fold"
+	}
+	return ""
+}
+
+func dependencies(n int) string {
+	if n == 1 {
+		return "its dependency"
+	}
+	return "its dependencies"
+}
+
+// budget is the retry budget of stage in the run s; 0 when unknown.
+func budget(s *state.State, stage string) int {
+	if s.Budgets == nil {
+		return 0
+	}
+	if stage == state.StageIntegration {
+		return s.Budgets.RetriesIntegration
+	}
+	return s.Budgets.RetriesVerify
+}
+
+// atWork counts the changes a worker holds: active, and not in the merge
+// queue's hands.
+func atWork(s *state.State) int {
+	n := 0
+	for _, c := range s.Changes {
+		if c.Status.Active() && c.Status != state.Queued && c.Status != state.Integrating {
+			n++
+		}
+	}
+	return n
+}
+
+// queueAhead are the changes the merge queue takes before c: the one it
+// integrates, then those queued before c.
+func queueAhead(s *state.State, c *state.Change) []string {
+	var integrating, queued []*state.Change
+	for _, o := range s.Changes {
+		switch {
+		case o.Status == state.Integrating:
+			integrating = append(integrating, o)
+		case o.Status == state.Queued && o != c && (o.Since.Before(c.Since) || o.Since.Equal(c.Since) && o.Name < c.Name):
+			queued = append(queued, o)
+		}
+	}
+	byTime := func(a, b *state.Change) int {
+		return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Name, b.Name))
+	}
+	slices.SortFunc(queued, byTime)
+	var names []string
+	for _, o := range append(integrating, queued...) {
+		names = append(names, o.Name)
+	}
+	return names
+}

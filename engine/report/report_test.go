@@ -1,0 +1,165 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hexops/autogold/v2"
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
+)
+
+// recorded is the projection of the recorded run that the CLI's views are
+// pinned on (testdata/script/views_recorded.txtar).
+func recorded(t *testing.T) *state.State {
+	t.Helper()
+	a, err := txtar.ParseFile("../../testdata/script/views_recorded.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range a.Files {
+		if f.Name != ".set/events.jsonl" {
+			continue
+		}
+		var events []journal.Event
+		for _, line := range bytes.Split(bytes.TrimSpace(f.Data), []byte("\n")) {
+			var e journal.Event
+			if err := json.Unmarshal(line, &e); err != nil {
+				t.Fatal(err)
+			}
+			events = append(events, e)
+		}
+		s, err := state.Rebuild(events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	t.Fatal("the archive has no .set/events.jsonl")
+	return nil
+}
+
+// TestMarkdownOfRecordedRun pins the run report of the recorded run, as
+// the run writes it to .set/report.md at its end.
+func TestMarkdownOfRecordedRun(t *testing.T) {
+	s := recorded(t)
+	var b bytes.Buffer
+	// A finished run's report is the same whenever it is made.
+	if err := Markdown(&b, Build(s, Liveness{}, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	autogold.ExpectFile(t, autogold.Raw(b.String()))
+}
+
+// The run's state comes from the lock first: a run whose apply is gone is
+// not running, whatever its last events say.
+func TestRunState(t *testing.T) {
+	finished := recorded(t)
+	unfinished := recorded(t)
+	unfinished.Finished, unfinished.Result = false, ""
+	for _, tt := range []struct {
+		name  string
+		s     *state.State
+		live  Liveness
+		state string
+		pid   int
+	}{
+		{"never ran", state.New(), Liveness{}, NoRun, 0},
+		{"first apply starting", state.New(), Liveness{Held: true, PID: 7}, Starting, 7},
+		{"finished", finished, Liveness{}, Finished, 4242},
+		{"next apply starting", finished, Liveness{Held: true, PID: 8}, Starting, 8},
+		{"running", unfinished, Liveness{Held: true, PID: 9}, Running, 9},
+		{"apply gone", unfinished, Liveness{}, NotRunning, 4242},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Build(tt.s, tt.live, time.Now())
+			if r.Run.State != tt.state || r.Run.PID != tt.pid {
+				t.Errorf("state %q, PID %d; want %q, %d", r.Run.State, r.Run.PID, tt.state, tt.pid)
+			}
+		})
+	}
+}
+
+// What a change waits for, and why, in each place it can wait.
+func TestWaiting(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := state.New()
+	s.Run, s.MaxParallel = "r", 2
+	s.Budgets = &journal.Budgets{RetriesVerify: 3, RetriesIntegration: 2}
+	add := func(name string, st state.Status, since int, deps ...string) *state.Change {
+		c := &state.Change{Name: name, Status: st, Since: t0.Add(time.Duration(since) * time.Second), DependsOn: deps}
+		s.Changes[name] = c
+		s.Order = append(s.Order, name)
+		return c
+	}
+	add("base", state.Implementing, 0)
+	add("after-base", state.Pending, 0, "base")
+	add("free", state.Pending, 0)
+	add("merging", state.Integrating, 1)
+	add("queued-first", state.Queued, 2)
+	add("queued-second", state.Queued, 3)
+	add("retrying", state.VerifyFailed, 4).VerifyAttempts = 2
+	add("landing", state.Merged, 5)
+	add("done", state.Archived, 6)
+	add("failed", state.FailedStalled, 6).Error = "no output for 10m"
+	for name, want := range map[string]string{
+		"base":          "",
+		"after-base":    "its dependency to reach main: base (implementing)",
+		"free":          "a free slot: 2 changes at work, at most 2 at once",
+		"merging":       "",
+		"queued-first":  "the merge queue: behind merging",
+		"queued-second": "the merge queue: behind merging and queued-first",
+		"retrying":      "its agent: verify failed, retry 2 of 3",
+		"landing":       "its archive: main holds it, the run is recording the fold",
+		"done":          "",
+		"failed":        "",
+	} {
+		if got := Waiting(s, s.Changes[name], Running); got != want {
+			t.Errorf("%s waits for %q, want %q", name, got, want)
+		}
+	}
+	// Once the apply is gone, nothing moves until the next one.
+	if got, want := Waiting(s, s.Changes["free"], NotRunning), "a `setctl apply` to dispatch it"; got != want {
+		t.Errorf("free, not running: %q, want %q", got, want)
+	}
+	if got, want := Waiting(s, s.Changes["base"], NotRunning), "a `setctl apply` to continue: the run stopped while it was implementing"; got != want {
+		t.Errorf("base, not running: %q, want %q", got, want)
+	}
+	// A dependency is named while it is not on main, even with the run
+	// stopped.
+	if got := Waiting(s, s.Changes["after-base"], NotRunning); !strings.HasPrefix(got, "its dependency to reach main") {
+		t.Errorf("after-base, not running: %q", got)
+	}
+}
+
+// An activity shows only while the run's apply runs: a killed run's last
+// activity is history, not work.
+func TestActivityOnlyWhileRunning(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := state.New()
+	s.Run, s.Plan.Changes, s.Order = "r", []string{"a"}, []string{"a"}
+	s.Changes["a"] = &state.Change{Name: "a", Status: state.Verifying, Since: t0, ClockStart: t0,
+		Activity: &state.Activity{Kind: state.ActivityGate, Stage: "verify", Gate: "test", Attempt: 1, Command: []string{"go", "test", "./..."}, Since: t0}}
+	s.Updated = t0.Add(time.Minute)
+	now := t0.Add(2 * time.Minute)
+	r := Build(s, Liveness{Held: true, PID: 1}, now)
+	want := &Activity{Name: "gate:test", Stage: "verify", Attempt: 1, Command: "go test ./...", Since: t0}
+	if got := r.Changes[0].Activity; got == nil || *got != *want {
+		t.Errorf("running: activity %+v, want %+v", got, want)
+	}
+	if r.Changes[0].Stages.VerifyMS != 2*time.Minute.Milliseconds() || r.Changes[0].AgeMS != 2*time.Minute.Milliseconds() {
+		t.Errorf("running: times run to now: %+v, age %d", r.Changes[0].Stages, r.Changes[0].AgeMS)
+	}
+	r = Build(s, Liveness{}, now)
+	if got := r.Changes[0].Activity; got != nil {
+		t.Errorf("not running: activity %+v", got)
+	}
+	if r.Changes[0].Stages.VerifyMS != time.Minute.Milliseconds() {
+		t.Errorf("not running: times run to the last event: %+v", r.Changes[0].Stages)
+	}
+}
