@@ -239,3 +239,12 @@ func equalArgs(t *testing.T, got, want []string) {
 		t.Errorf("argv:\n got %q\nwant %q", got, want)
 	}
 }
+
+func TestPromptArg(t *testing.T) {
+	if p, _ := PromptArg("--help"); p != "\n--help" {
+		t.Errorf("PromptArg(--help) = %q", p)
+	}
+	if _, err := PromptArg(strings.Repeat("x", maxArg+1)); err == nil {
+		t.Error("no error for an oversized prompt")
+	}
+}
