@@ -28,7 +28,9 @@ func doctorCommand() command {
 		usage: `Usage: setctl doctor [--json]
 
 Doctor checks what a run of this project needs on this machine: git and
-the main branch set.cue names, the configured agent's CLI, every runner
+the main branch set.cue names, the configured agent's CLI, the model of
+each role (a warning for one the pinned CLI's own table marks deprecated,
+retired or superseded), every runner
 the gates use (for dagger: a CLI or session, an engine that answers, the
 base), and the program of every gate that runs on the host (on PATH, or a
 path relative to the project). Each line says ok, warn or FAIL and what
@@ -78,6 +80,7 @@ func runDoctor(e *env, args []string) int {
 		status, d := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", d.Text(ws.root))
 		checks = append(checks, agentChecks(ctx, ws)...)
+		checks = append(checks, modelChecks(ws)...)
 		checks = append(checks, runnerChecks(ctx, ws)...)
 		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)
 	}
