@@ -152,7 +152,7 @@ func TestCodexModelNotFound(t *testing.T) {
 	req := f.request("go")
 	req.Model = "gpt-4.5"
 	res, err := newCodex(t).Run(context.Background(), req)
-	want := "the endpoint does not serve model gpt-4.5 (unknown or retired): The model `gpt-4.5` does not exist or you do not have access to it."
+	want := "the endpoint does not serve model gpt-4.5 (unknown or retired): The model `gpt-4.5` does not exist or you do not have access to it"
 	var ce *llm.ConfigError
 	if !errors.As(err, &ce) || err.Error() != want {
 		t.Fatalf("err:\n got %v\nwant %s", err, want)

@@ -121,7 +121,7 @@ func TestRealCodexIteration(t *testing.T) {
 
 	srv.Add(modeltest.ModelNotFound())
 	res, _ = realLoop(t, "codex", argv, env, "gpt-4.5", 5)
-	want := "the endpoint does not serve model gpt-4.5 (unknown or retired): The model `gpt-4.5` does not exist or you do not have access to it.: set project.agent.models.implement to a model the endpoint serves"
+	want := "the endpoint does not serve model gpt-4.5 (unknown or retired): The model `gpt-4.5` does not exist or you do not have access to it: set project.agent.models.implement to a model the endpoint serves"
 	if res.Ending != EndAgentError || res.Iterations != 1 || res.Reason != want {
 		t.Errorf("ending %s after %d iterations: %s", res.Ending, res.Iterations, res.Reason)
 	}

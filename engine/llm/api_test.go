@@ -272,7 +272,7 @@ func TestAPIModelNotFound(t *testing.T) {
 			}
 			detail := "model: claude-opus-4-1"
 			if transport == TransportOpenAI {
-				detail = "The model `claude-opus-4-1` does not exist or you do not have access to it."
+				detail = "The model `claude-opus-4-1` does not exist or you do not have access to it"
 			}
 			want := "the endpoint does not serve model claude-opus-4-1 (unknown or retired): " + detail +
 				": set project.agent.models.plan (set.cue:9:12) to a model the endpoint serves"

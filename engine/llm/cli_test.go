@@ -201,7 +201,7 @@ func TestCodexCLIFakeErrors(t *testing.T) {
 	rec := &recorder{}
 	c := f.client(rec, Target{Transport: TransportCodex, Model: "gpt-6.1-sol"}, Target{Transport: TransportCodex, Model: "gpt-4.5", Field: "F"})
 	_, err := c.Ask(context.Background(), planRequest())
-	want := "the endpoint does not serve model gpt-4.5 (unknown or retired): The model `gpt-4.5` does not exist or you do not have access to it.: set F to a model the endpoint serves"
+	want := "the endpoint does not serve model gpt-4.5 (unknown or retired): The model `gpt-4.5` does not exist or you do not have access to it: set F to a model the endpoint serves"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err:\n got %v\nwant %s", err, want)
 	}

@@ -34,7 +34,7 @@ func ModelNotServed(model, field, detail string) *ConfigError {
 	return &ConfigError{
 		Model:  model,
 		Field:  field,
-		Reason: fmt.Sprintf("the endpoint does not serve model %s (unknown or retired): %s", model, oneLine(detail)),
+		Reason: fmt.Sprintf("the endpoint does not serve model %s (unknown or retired): %s", model, strings.TrimSuffix(oneLine(detail), ".")),
 	}
 }
 
@@ -53,10 +53,7 @@ func IsTransient(err error) bool {
 		return true
 	}
 	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	return false
+	return errors.As(err, &ne)
 }
 
 // transientStatus reports whether an HTTP status is worth another try.

@@ -103,7 +103,7 @@ func TestRealCodexModelNotFound(t *testing.T) {
 	rec := &recorder{}
 	c := realCodex(t, srv, rec, Target{Transport: TransportCodex, Model: "gpt-6.1-sol", Field: "project.agent.models.plan"})
 	_, err := c.Ask(context.Background(), planRequest())
-	want := "the endpoint does not serve model gpt-6.1-sol (unknown or retired): The model `gpt-6.1-sol` does not exist or you do not have access to it.: set project.agent.models.plan to a model the endpoint serves"
+	want := "the endpoint does not serve model gpt-6.1-sol (unknown or retired): The model `gpt-6.1-sol` does not exist or you do not have access to it: set project.agent.models.plan to a model the endpoint serves"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err:\n got %v\nwant %s", err, want)
 	}
