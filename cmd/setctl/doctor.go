@@ -28,10 +28,12 @@ func doctorCommand() command {
 		usage: `Usage: setctl doctor [--json]
 
 Doctor checks what a run of this project needs on this machine: git and
-the main branch set.cue names, the configured agent's CLI, every runner
-the gates use (for dagger: a CLI or session, an engine that opens a
-session and says its version within 10 s, the versions of the engine and
-the CLI against the one set's Dagger SDK expects, the base), and the program of every gate that runs on the host (on PATH, or a
+the main branch set.cue names, the configured agent's CLI, the model of
+each role (a warning for one the pinned CLI's own table marks deprecated,
+retired or superseded), every runner the gates use (for dagger: a CLI or
+session, an engine that opens a session and says its version within 10 s,
+the versions of the engine and the CLI against the one set's Dagger SDK
+expects, the base), and the program of every gate that runs on the host (on PATH, or a
 path relative to the project). Each line says ok, warn or FAIL and what
 to do about it.
 
@@ -79,6 +81,7 @@ func runDoctor(e *env, args []string) int {
 		status, d := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", d.Text(ws.root))
 		checks = append(checks, agentChecks(ctx, ws)...)
+		checks = append(checks, modelChecks(ws)...)
 		checks = append(checks, runnerChecks(ctx, ws)...)
 		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)
 	}

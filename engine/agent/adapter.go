@@ -153,23 +153,6 @@ func truncate(s string, n int) string {
 	return s[:cut] + ell
 }
 
-// maxArg is the largest single argv element Linux accepts
-// (MAX_ARG_STRLEN, 32 pages).
-const maxArg = 128*1024 - 1
-
-// promptArg returns the prompt as a positional argument: a prompt that
-// starts with "-" gets a leading newline so that no CLI parses it as a
-// flag.
-func promptArg(p string) (string, error) {
-	if strings.HasPrefix(p, "-") {
-		p = "\n" + p
-	}
-	if len(p) > maxArg {
-		return "", fmt.Errorf("prompt is %d bytes, more than one argument may hold (%d)", len(p), maxArg)
-	}
-	return p, nil
-}
-
 // env returns the child's environment: req.Env (or the parent's when nil)
 // with extra appended, later entries winning.
 func env(reqEnv []string, extra ...string) []string {

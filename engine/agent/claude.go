@@ -3,13 +3,14 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/proc"
 )
 
@@ -50,18 +51,10 @@ type claudeTotals struct {
 // Name is "claude".
 func (c *Claude) Name() string { return "claude" }
 
-// claudeQuietEnv keeps Claude Code off the network except for its model
-// endpoint.
-var claudeQuietEnv = []string{
-	"DISABLE_TELEMETRY=1",
-	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-	"DISABLE_AUTOUPDATER=1",
-}
-
 // argv is the command line of one iteration for the child environment
 // envList.
 func (c *Claude) argv(req Request, envList []string) ([]string, error) {
-	prompt, err := promptArg(req.Prompt)
+	prompt, err := llm.PromptArg(req.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("agent claude: %w", err)
 	}
@@ -98,7 +91,7 @@ func ClaudeAcceptsEdits(euid int, env []string) bool {
 // Result for what Done means.
 func (c *Claude) Run(ctx context.Context, req Request) (Result, error) {
 	start := time.Now()
-	envList := env(req.Env, claudeQuietEnv...)
+	envList := env(req.Env, llm.ClaudeQuietEnv()...)
 	argv, err := c.argv(req, envList)
 	if err != nil {
 		return Result{}, err
@@ -122,9 +115,14 @@ func (c *Claude) Run(ctx context.Context, req Request) (Result, error) {
 	if decided, err := run.settle(ctx, "claude", &res, start); decided {
 		return res, err
 	}
-	switch {
-	case st.final == nil:
+	if st.final == nil {
 		return res, fmt.Errorf("claude stream ended without a result event (exit code %d)", run.out.ExitCode)
+	}
+	// A model the endpoint does not serve fails every iteration alike:
+	// it is a configuration error, not a run to try again.
+	var ce *llm.ConfigError
+	if err := st.final.Failure(req.Model); errors.As(err, &ce) {
+		return res, err
 	}
 	return res, nil
 }
@@ -146,36 +144,12 @@ type claudeAssistant struct {
 	} `json:"message"`
 }
 
-type claudeResult struct {
-	Subtype      string  `json:"subtype"`
-	IsError      bool    `json:"is_error"`
-	SessionID    string  `json:"session_id"`
-	Result       string  `json:"result"`
-	TotalCostUSD float64 `json:"total_cost_usd"`
-	Usage        struct {
-		InputTokens              int64 `json:"input_tokens"`
-		OutputTokens             int64 `json:"output_tokens"`
-		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
-	ModelUsage map[string]struct {
-		InputTokens              int64   `json:"inputTokens"`
-		OutputTokens             int64   `json:"outputTokens"`
-		CacheReadInputTokens     int64   `json:"cacheReadInputTokens"`
-		CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
-		CostUSD                  float64 `json:"costUSD"`
-	} `json:"modelUsage"`
-	PermissionDenials []struct {
-		ToolName string `json:"tool_name"`
-	} `json:"permission_denials"`
-}
-
 // claudeStream accumulates what the stream said.
 type claudeStream struct {
 	sessionID string
 	model     string // from system/init
 	lastText  string // last assistant text
-	final     *claudeResult
+	final     *llm.ClaudeResult
 }
 
 func (s *claudeStream) line(n int, line []byte) error {
@@ -209,7 +183,7 @@ func (s *claudeStream) line(n int, line []byte) error {
 			}
 		}
 	case "result":
-		var r claudeResult
+		var r llm.ClaudeResult
 		if err := json.Unmarshal(line, &r); err != nil {
 			return fmt.Errorf("claude stream line %d: result event: %v: %s", n, err, head(line, 200))
 		}
@@ -249,12 +223,7 @@ func (s *claudeStream) result(req Request, base *claudeTotals) Result {
 		summary = fmt.Sprintf("%d permission denial(s): %s. %s", len(tools), strings.Join(tools, ", "), summary)
 	}
 	res.Summary = truncate(summary, maxSummary)
-	tokens := journal.Tokens{
-		Input:      r.Usage.InputTokens,
-		Output:     r.Usage.OutputTokens,
-		CacheRead:  r.Usage.CacheReadInputTokens,
-		CacheWrite: r.Usage.CacheCreationInputTokens,
-	}
+	tokens := r.Tokens()
 	res.Calls = []Call{{Model: s.resultModel(req), Tokens: tokens, CostUSD: s.runCost(req, base, tokens)}}
 	return res
 }
@@ -282,30 +251,13 @@ func (s *claudeStream) runCost(req Request, base *claudeTotals, run journal.Toke
 	return total
 }
 
-// resultModel names the model of the result's totals: the modelUsage key
-// that cost the most (then: most tokens, then: name), else the init
-// event's model, else the requested one.
+// resultModel names the model of the result's totals: the one that cost
+// the most (llm.ClaudeResult.TopModel), else the init event's model, else
+// the requested one.
 func (s *claudeStream) resultModel(req Request) string {
-	names := make([]string, 0, len(s.final.ModelUsage))
-	for name := range s.final.ModelUsage {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	best := ""
-	for _, name := range names {
-		if best == "" {
-			best = name
-			continue
-		}
-		u, b := s.final.ModelUsage[name], s.final.ModelUsage[best]
-		if u.CostUSD > b.CostUSD ||
-			(u.CostUSD == b.CostUSD && u.InputTokens+u.OutputTokens > b.InputTokens+b.OutputTokens) {
-			best = name
-		}
-	}
 	switch {
-	case best != "":
-		return best
+	case s.final.TopModel() != "":
+		return s.final.TopModel()
 	case s.model != "":
 		return s.model
 	}

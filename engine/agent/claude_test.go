@@ -10,6 +10,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm"
 )
 
 const claudeSession = "11111111-2222-3333-4444-555555555555"
@@ -252,11 +253,18 @@ func TestClaudeCannotStart(t *testing.T) {
 	}
 }
 
-func TestPromptArg(t *testing.T) {
-	if p, _ := promptArg("--help"); p != "\n--help" {
-		t.Errorf("promptArg(--help) = %q", p)
+// A model the endpoint does not serve is a configuration error naming
+// the model: no iteration can pass it.
+func TestClaudeModelNotFound(t *testing.T) {
+	f := newFake(t, "claude-model-not-found.jsonl", "FAKE_EXIT=1")
+	req := f.request("go")
+	req.Model = "claude-opus-4-1"
+	res, err := newClaude(t).Run(context.Background(), req)
+	var ce *llm.ConfigError
+	if !errors.As(err, &ce) || ce.Model != "claude-opus-4-1" {
+		t.Fatalf("err = %v, want a ConfigError about claude-opus-4-1", err)
 	}
-	if _, err := promptArg(strings.Repeat("x", maxArg+1)); err == nil {
-		t.Error("no error for an oversized prompt")
+	if res.Done || res.ExitCode != 1 || res.SessionID != claudeSession {
+		t.Errorf("result = %+v", res)
 	}
 }

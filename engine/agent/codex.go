@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm"
 )
 
 // Codex runs the Codex CLI headless:
@@ -35,7 +36,7 @@ type Codex struct {
 func (c *Codex) Name() string { return "codex" }
 
 func (c *Codex) argv(req Request) ([]string, error) {
-	prompt, err := promptArg(req.Prompt)
+	prompt, err := llm.PromptArg(req.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("agent codex: %w", err)
 	}
@@ -72,6 +73,13 @@ func (c *Codex) Run(ctx context.Context, req Request) (Result, error) {
 	res := st.result()
 	if decided, err := run.settle(ctx, "codex", &res, start); decided {
 		return res, err
+	}
+	// A model the endpoint does not serve fails every iteration alike:
+	// it is a configuration error, not a run to try again.
+	for _, msg := range []string{st.failMsg, st.lastError} {
+		if msg != "" && llm.IsModelNotFound(0, "", msg) {
+			return res, llm.ModelNotServed(req.Model, "", msg)
+		}
 	}
 	switch {
 	case st.turns == 0 && !st.failed:

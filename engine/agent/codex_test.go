@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm"
 )
 
 const codexThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
@@ -142,5 +144,20 @@ func TestCodexNoTurn(t *testing.T) {
 	_, err := newCodex(t).Run(context.Background(), f.request("go"))
 	if err == nil || !strings.Contains(err.Error(), "exit code 1") || !strings.Contains(err.Error(), "401 Unauthorized") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCodexModelNotFound(t *testing.T) {
+	f := newFake(t, "codex-model-not-found.jsonl", "FAKE_EXIT=1")
+	req := f.request("go")
+	req.Model = "gpt-4.5"
+	res, err := newCodex(t).Run(context.Background(), req)
+	want := "the endpoint does not serve model gpt-4.5 (unknown or retired): The model `gpt-4.5` does not exist or you do not have access to it"
+	var ce *llm.ConfigError
+	if !errors.As(err, &ce) || err.Error() != want {
+		t.Fatalf("err:\n got %v\nwant %s", err, want)
+	}
+	if res.Done || res.ExitCode != 1 {
+		t.Errorf("result = %+v", res)
 	}
 }

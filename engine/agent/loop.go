@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
 )
@@ -35,11 +38,17 @@ type LoopInput struct {
 	Done          int
 	MaxIterations int
 	Model         string
-	SessionID     string
-	TokensUsed    int64
-	TokenBudget   int64
-	StallAfter    time.Duration
-	Env           []string
+	// ModelField is the set.cue field that names Model, with its
+	// position when the project declares it
+	// ("project.agent.models.implement (set.cue:9:22)"): a model the
+	// endpoint does not serve ends the loop with an error that says to
+	// change it.
+	ModelField  string
+	SessionID   string
+	TokensUsed  int64
+	TokenBudget int64
+	StallAfter  time.Duration
+	Env         []string
 	// Redact masks secrets in the prompts and the agent's logs (nil: none
 	// are masked).
 	Redact *redact.Redactor
@@ -151,6 +160,10 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		case it.data.Result == "done":
 			res.Ending = EndDone
 			return res, nil
+		case it.config:
+			// Another iteration would fail the same way.
+			res.Ending, res.Reason = EndAgentError, it.data.Error
+			return res, nil
 		case streak.errors >= maxConsecutiveErrors:
 			res.Ending, res.Reason = EndAgentError, it.data.Error
 			return res, nil
@@ -220,7 +233,10 @@ func (s *streaks) next(it iteration, in LoopInput) string {
 // iteration is one finished run of the agent: its AGENT_ITERATION event
 // and what the next prompt needs to know.
 type iteration struct {
-	data       journal.AgentIterationData
+	data journal.AgentIterationData
+	// config: the agent failed on a configuration error (a model the
+	// endpoint does not serve), which no further iteration can pass.
+	config     bool
 	inMerge    bool
 	unresolved []string
 	summary    string
@@ -317,6 +333,13 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 			Tokens: tokens, SessionID: out.SessionID, Prompt: promptRel, Log: logRel,
 		},
 		inMerge: git.InMerge(ctx, in.Worktree), unresolved: unresolved, summary: out.Summary,
+	}
+	var ce *llm.ConfigError
+	if errors.As(runErr, &ce) {
+		if ce.Field == "" && ce.Model != "" {
+			ce.Field = cmp.Or(in.ModelField, "project.agent.models.implement")
+		}
+		it.config = true
 	}
 	switch {
 	case runErr != nil:

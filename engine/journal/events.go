@@ -193,11 +193,18 @@ type AgentIterationData struct {
 }
 
 type LLMCallData struct {
-	Role      string  `json:"role"` // "implement", "plan", "review"
-	Model     string  `json:"model"`
-	Iteration int     `json:"iteration,omitempty"`
-	Tokens    Tokens  `json:"tokens"`
-	CostUSD   float64 `json:"costUsd,omitempty"`
+	Role  string `json:"role"` // "implement", "plan", "review", "verify"
+	Model string `json:"model"`
+	// Transport is how the model was reached: "claude", "codex",
+	// "anthropic" or "openai" (engine/llm); "" for an agent's iteration.
+	Transport  string  `json:"transport,omitempty"`
+	Iteration  int     `json:"iteration,omitempty"`
+	Tokens     Tokens  `json:"tokens"`
+	CostUSD    float64 `json:"costUsd,omitempty"`
+	DurationMS int64   `json:"durationMs,omitempty"`
+	// Error is why the call failed (a fallback may have answered
+	// instead); "" for a call that answered.
+	Error string `json:"error,omitempty"`
 }
 
 type GateSetExpandedData struct {

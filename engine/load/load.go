@@ -130,22 +130,44 @@ func (o Options) exists(path string) bool {
 
 // loadSchema builds the embedded schema package from the extracted module.
 func loadSchema(ctx *cue.Context, reg *Registry, env []string) (cue.Value, error) {
+	return loadEmbedded(ctx, reg, env, "schema")
+}
+
+// Stdlib builds the embedded stdlib package, for what it holds beside a
+// project's defaults: the pinned agent CLIs' model tables
+// (ModelTablesField), which engine/config/decode decodes.
+func Stdlib(opts Options) (cue.Value, error) {
+	env := opts.environ()
+	reg, err := embeddedRegistry(env)
+	if err != nil {
+		return cue.Value{}, err
+	}
+	return loadEmbedded(cuecontext.New(), reg, env, "stdlib")
+}
+
+// ModelTablesField is the field of the stdlib package that holds the
+// agent CLIs' model tables.
+const ModelTablesField = "modelTables"
+
+// loadEmbedded builds the package in directory dir of the extracted
+// embedded module.
+func loadEmbedded(ctx *cue.Context, reg *Registry, env []string, pkg string) (cue.Value, error) {
 	dir, err := reg.Dir()
 	if err != nil {
 		return cue.Value{}, err
 	}
-	insts := load.Instances([]string{"./schema"}, &load.Config{
+	insts := load.Instances([]string{"./" + pkg}, &load.Config{
 		Dir:        dir,
 		ModuleRoot: dir,
 		Registry:   reg,
 		Env:        env,
 	})
 	if err := insts[0].Err; err != nil {
-		return cue.Value{}, fmt.Errorf("embedded schema: %w", err)
+		return cue.Value{}, fmt.Errorf("embedded %s: %w", pkg, err)
 	}
 	v := ctx.BuildInstance(insts[0])
 	if err := v.Err(); err != nil {
-		return cue.Value{}, fmt.Errorf("embedded schema: %w", err)
+		return cue.Value{}, fmt.Errorf("embedded %s: %w", pkg, err)
 	}
 	return v, nil
 }

@@ -152,7 +152,7 @@ func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.Ch
 		},
 		Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
 		Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
-		Model: r.model(c), SessionID: st.SessionID,
+		Model: r.model(c), ModelField: r.modelField(c), SessionID: st.SessionID,
 		TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
 		StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(), Redact: r.redact,
 		Emit:   func(p journal.Payload) error { return r.rec.emit(name, p) },
@@ -514,6 +514,20 @@ func (r *run) model(c plan.Change) string {
 		return c.Model
 	}
 	return r.opts.Project.Agent.Models.Implement
+}
+
+// modelField is the set.cue field that names the change's model (see
+// model), with its position when the project declares it.
+func (r *run) modelField(c plan.Change) string {
+	path := []string{"agent", "models", "implement"}
+	if c.Model != "" {
+		path = []string{"plan", "changes", c.Name, "model"}
+	}
+	field := "project." + strings.Join(path, ".")
+	if p := r.opts.Project; p.Declares(path...) {
+		field += " (" + p.Pos(strings.Join(path, ".")) + ")"
+	}
+	return field
 }
 
 // agentEnv is the agents' environment: set's own plus the agent's env.

@@ -217,6 +217,7 @@ func (d *decoder) recordPositions() {
 	for name := range d.p.Integration {
 		record("integration", name)
 	}
+	record("agent", "models", "implement")
 	if d.p.Plan == nil {
 		return
 	}
@@ -224,5 +225,6 @@ func (d *decoder) recordPositions() {
 		record("plan", "changes", name)
 		record("plan", "changes", name, "dependsOn")
 		record("plan", "changes", name, "requirements")
+		record("plan", "changes", name, "model")
 	}
 }
