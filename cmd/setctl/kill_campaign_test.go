@@ -100,7 +100,8 @@ func TestKillCampaign(t *testing.T) {
 		t.Fatalf("the uninterrupted run failed: %v\n%s", res.err, res.output)
 	}
 	took := time.Since(start)
-	want := ref.git("rev-parse", "main^{tree}")
+	// Blob IDs are content hashes: the listing compares across repositories.
+	want := ref.git("ls-tree", "-r", "main")
 	ref.check(t, want, nil)
 	t.Logf("uninterrupted run: %s; %d trials from seed %d", took.Round(time.Millisecond), trials, seed)
 
@@ -252,8 +253,8 @@ func (r *campaignRepo) apply(setctl string, k *kill) applyResult {
 // the given sessions is left.
 func (r *campaignRepo) check(t *testing.T, want string, sessions []int) {
 	t.Helper()
-	if got := r.git("rev-parse", "main^{tree}"); got != want {
-		t.Errorf("main's tree is %s, want the uninterrupted run's %s:\n%s", got, want, r.git("diff", "--stat", want, got))
+	if got := r.git("ls-tree", "-r", "main"); got != want {
+		t.Errorf("main's tree differs from the uninterrupted run's:\n%s", lineDiff(want, got))
 	}
 	if merges := r.git("rev-list", "--merges", "main"); merges != "" {
 		t.Errorf("main is not linear: merge commits %s", merges)
@@ -339,6 +340,23 @@ func (r *campaignRepo) check(t *testing.T, want string, sessions []int) {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		t.Errorf("process %d of the run is left: %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
 	}
+}
+
+// lineDiff lists the lines only want has (-) and only got has (+).
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var out []string
+	for _, l := range w {
+		if !slices.Contains(g, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range g {
+		if !slices.Contains(w, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func count(list []string, s string) int {
