@@ -271,14 +271,14 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 	if diff := cmp.Diff(wantGates, f.gateEvents()); diff != "" {
 		t.Errorf("gate events (-want +got):\n%s", diff)
 	}
-	if n := len(f.events); n != 4 {
-		t.Fatalf("%d events, want 2 gates, MERGED and ARCHIVED: %#v", n, f.events)
+	if n := len(f.events); n != 6 {
+		t.Fatalf("%d events, want 2 gates (started and judged), MERGED and ARCHIVED: %#v", n, f.events)
 	}
 	wantLanded := []journal.Payload{
 		journal.MergedData{Commit: newMain, Previous: oldMain},
 		journal.ArchivedData{Commit: newMain, Skipped: "no OpenSpec delta (openspec/changes/feat)"},
 	}
-	if diff := cmp.Diff(wantLanded, f.events[2:]); diff != "" {
+	if diff := cmp.Diff(wantLanded, f.events[4:]); diff != "" {
 		t.Errorf("MERGED and ARCHIVED (-want +got):\n%s", diff)
 	}
 	if got, err := Archived(ctx, f.root, "feat", newMain); err != nil || !cmp.Equal(got, wantLanded[1]) {
@@ -326,8 +326,8 @@ func TestIntegrateRecordsTheMoveOfMainsCheckout(t *testing.T) {
 	if got := f.git(f.root, "status", "--porcelain"); got != "A  feat.txt" {
 		t.Errorf("main's checkout: status = %q, want the move staged", got)
 	}
-	if len(f.events) != 1 {
-		t.Errorf("events = %#v, want the gate's only", f.events)
+	if len(f.events) != 2 {
+		t.Errorf("events = %#v, want the gate's only (started and judged)", f.events)
 	}
 }
 

@@ -185,10 +185,13 @@ func TestAcquireLockWaitsOutAProbe(t *testing.T) {
 	if err := flock(probe, syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
+	unlocked := make(chan struct{})
 	go func() {
+		defer close(unlocked)
 		time.Sleep(probeGrace / 4)
 		flock(probe, syscall.LOCK_UN)
 	}()
+	defer func() { <-unlocked }() // before the probe is closed
 	l, err = AcquireLock(dir)
 	if err != nil {
 		t.Fatalf("AcquireLock during a probe = %v", err)
