@@ -51,15 +51,7 @@ func runExplain(e *env, args []string) int {
 	if fs.NArg() == 0 {
 		return c.usageError(e, "which change? setctl explain CHANGE")
 	}
-	v, err := readRun(e)
-	if err != nil {
-		return e.errorf(c.name, "%v", err)
-	}
-	ch, err := v.change(fs.Arg(0))
-	if err != nil {
-		return e.errorf(c.name, "%v", err)
-	}
-	events, err := v.events(ch.Name)
+	v, ch, events, err := readChange(e, fs.Arg(0))
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}

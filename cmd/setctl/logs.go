@@ -125,15 +125,7 @@ func runLogs(e *env, args []string) int {
 	case fs.Changed("iteration") && *iteration < 1:
 		return c.usageError(e, "--iteration counts from 1, not %d", *iteration)
 	}
-	v, err := readRun(e)
-	if err != nil {
-		return e.errorf(c.name, "%v", err)
-	}
-	ch, err := v.change(fs.Arg(0))
-	if err != nil {
-		return e.errorf(c.name, "%v", err)
-	}
-	events, err := v.events(ch.Name)
+	v, ch, events, err := readChange(e, fs.Arg(0))
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}

@@ -102,6 +102,24 @@ func (v *runView) events(change string) ([]journal.Event, error) {
 	return out, nil
 }
 
+// readChange reads the run (readRun) and the change a command names, with
+// the change's events in journal order.
+func readChange(e *env, name string) (*runView, *state.Change, []journal.Event, error) {
+	v, err := readRun(e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ch, err := v.change(name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	events, err := v.events(ch.Name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return v, ch, events, nil
+}
+
 // runLine says where the run stands, for a person at now: "running (PID
 // 4242, last heartbeat 12s ago)", "not running (last heartbeat 3m ago):
 // …", "finished: failed, 2 of 4 changes on main".
