@@ -187,7 +187,7 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 		d.Severity = diag.Error
 		return nil, e.present(name, diag.List{d}, ws.root)
 	}
-	if len(p.Changes) == 0 {
+	if len(p.Changes) == 0 && !unfinishedRun(ws.root) {
 		return nil, r.nothingToDo(ctx, p)
 	}
 	adapter, adapters, err := pr.Agents(p)
@@ -219,6 +219,27 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 		Invocation: f.invocation,
 	}
 	return r, exitOK
+}
+
+// unfinishedRun reports whether the project's journal holds a run that
+// did not end (killed before RUN_FINISHED) or that left a change in
+// flight. Its work may all be on main, so the plan has no change, and
+// still the run must be resumed: to record what reached main, remove its
+// worktrees and release what it held.
+func unfinishedRun(root string) bool {
+	st, err := state.Read(rundir.New(root).Dir())
+	if err != nil {
+		return true // the run will say what is wrong with the journal
+	}
+	if st.Run != "" && !st.Finished {
+		return true
+	}
+	for _, c := range st.Changes {
+		if c.Status.Active() || c.Status == state.Merged {
+			return true
+		}
+	}
+	return false
 }
 
 // nothingToDo ends an apply whose plan has no change (main implements the
