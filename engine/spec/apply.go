@@ -111,31 +111,29 @@ func applyDelta(d *Delta, living string, exists bool, change, deltaFile, specFil
 	}
 
 	// The delta must not contradict itself.
-	added, modified, removed := map[string]int{}, map[string]int{}, map[string]int{}
-	var modifiedOrder, addedOrder, removedOrder []string
-	for _, b := range d.Added {
-		k := normalizeRequirementName(b.Name)
-		if _, dup := added[k]; dup {
-			return nil, derr(b.Line, "duplicate requirement %q under ## ADDED Requirements", b.Name)
+	names := func(section string, lines []NamedLine) (map[string]int, []string, error) {
+		at, order := map[string]int{}, make([]string, 0, len(lines))
+		for _, n := range lines {
+			k := normalizeRequirementName(n.Name)
+			if _, dup := at[k]; dup {
+				return nil, nil, derr(n.Line, "duplicate requirement %q under ## %s Requirements", n.Name, section)
+			}
+			at[k] = n.Line
+			order = append(order, k)
 		}
-		added[k] = b.Line
-		addedOrder = append(addedOrder, k)
+		return at, order, nil
 	}
-	for _, b := range d.Modified {
-		k := normalizeRequirementName(b.Name)
-		if _, dup := modified[k]; dup {
-			return nil, derr(b.Line, "duplicate requirement %q under ## MODIFIED Requirements", b.Name)
-		}
-		modified[k] = b.Line
-		modifiedOrder = append(modifiedOrder, k)
+	added, addedOrder, err := names("ADDED", blockNames(d.Added))
+	if err != nil {
+		return nil, err
 	}
-	for _, r := range d.Removed {
-		k := normalizeRequirementName(r.Name)
-		if _, dup := removed[k]; dup {
-			return nil, derr(r.Line, "duplicate requirement %q under ## REMOVED Requirements", r.Name)
-		}
-		removed[k] = r.Line
-		removedOrder = append(removedOrder, k)
+	modified, modifiedOrder, err := names("MODIFIED", blockNames(d.Modified))
+	if err != nil {
+		return nil, err
+	}
+	removed, removedOrder, err := names("REMOVED", d.Removed)
+	if err != nil {
+		return nil, err
 	}
 	from, to := map[string]bool{}, map[string]bool{}
 	for _, r := range d.Renamed {
@@ -374,4 +372,13 @@ func quoteAll(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// blockNames are the names of blocks, with their header lines.
+func blockNames(blocks []RequirementBlock) []NamedLine {
+	out := make([]NamedLine, len(blocks))
+	for i, b := range blocks {
+		out[i] = NamedLine{Name: b.Name, Line: b.Line}
+	}
+	return out
 }
