@@ -97,7 +97,9 @@ func runEvents(e *env, args []string) int {
 		}
 	}
 	p := &eventPrinter{w: e.stdout, json: *asJSON, width: changeWidth(v), main: v.mainBranch()}
-	if !*follow {
+	if !*follow || !v.live.Held {
+		// Without --follow, or with no apply running, the journal is all
+		// there is.
 		events, err := v.events("")
 		if err != nil {
 			return e.errorf(c.name, "%v", err)
@@ -107,21 +109,10 @@ func runEvents(e *env, args []string) int {
 				p.print(ev)
 			}
 		}
-		return exitOK
-	}
-	if !v.live.Held {
-		// Nothing runs: the journal is all there is to follow.
-		events, err := v.events("")
-		if err != nil {
-			return e.errorf(c.name, "%v", err)
+		if *follow {
+			now := time.Now()
+			fmt.Fprintf(e.stderr, "setctl events: no setctl apply is running, so there is nothing more to follow; the run is %s\n", runLine(v.report(now).Run, now))
 		}
-		for _, ev := range events {
-			if f.keep(ev) {
-				p.print(ev)
-			}
-		}
-		now := time.Now()
-		fmt.Fprintf(e.stderr, "setctl events: no setctl apply is running, so there is nothing more to follow; the run is %s\n", runLine(v.report(now).Run, now))
 		return exitOK
 	}
 	if err := followRun(v, 0, func(ev journal.Event) bool {
