@@ -340,23 +340,6 @@ func onePIDFile(t *testing.T, dir string) int {
 	return 0
 }
 
-// readPID waits for the file (written whole, by a rename) and reads the
-// PID in it.
-func readPID(t *testing.T, path string) int {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if data, err := os.ReadFile(path); err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			return pid
-		}
-	}
-	t.Fatalf("%s was not written", path)
-	return 0
-}
-
 func noFilesLeft(t *testing.T, dir string) {
 	t.Helper()
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {

@@ -17,7 +17,8 @@ import (
 // DieWithParent does nothing here.
 func DieWithParent(*exec.Cmd) {}
 
-var errNoIdentity = fmt.Errorf("telling processes apart is not implemented on %s", runtime.GOOS)
+// errNoIdentity says why no process is recorded here.
+var errNoIdentity = fmt.Errorf("set reads no process start time on %s, so it records no process to end after a crash", runtime.GOOS)
 
 func bootID() (string, error) { return "", errNoIdentity }
 

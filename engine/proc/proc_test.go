@@ -214,3 +214,20 @@ func TestRunEndsWhatTheChildLeft(t *testing.T) {
 	}
 	waitGone(t, readPID(t, pidFile), "the background job outlived the child")
 }
+
+// readPID waits for the file (written whole, by a rename) and reads the
+// PID in it.
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if data, err := os.ReadFile(path); err == nil {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			return pid
+		}
+	}
+	t.Fatalf("%s was not written", path)
+	return 0
+}
