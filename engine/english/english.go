@@ -5,6 +5,7 @@ package english
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -38,6 +39,15 @@ func List(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// Cut keeps the first n items and, when there are more, adds "and K
+// more" for the rest: a list a message can print whole.
+func Cut(items []string, n int) []string {
+	if len(items) <= n {
+		return items
+	}
+	return append(slices.Clip(items[:n]), fmt.Sprintf("and %d more", len(items)-n))
 }
 
 // Tokens is a count of tokens, short: "950", "12.3k", "2.1M".

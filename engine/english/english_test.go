@@ -1,6 +1,10 @@
 package english
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestPlural(t *testing.T) {
 	for _, tt := range []struct {
@@ -59,5 +63,26 @@ func TestClosest(t *testing.T) {
 	}
 	if got := Closest("x", nil); got != "" {
 		t.Errorf("Closest among none = %q", got)
+	}
+}
+
+func TestCut(t *testing.T) {
+	for _, tc := range []struct {
+		items []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a", "b"}, "a|b"},
+		{[]string{"a", "b", "c"}, "a|b|c"},
+		{[]string{"a", "b", "c", "d"}, "a|b|c|and 1 more"},
+		{[]string{"a", "b", "c", "d", "e"}, "a|b|c|and 2 more"},
+	} {
+		items := slices.Clone(tc.items)
+		if got := strings.Join(Cut(items, 3), "|"); got != tc.want {
+			t.Errorf("Cut(%q, 3) = %q, want %q", tc.items, got, tc.want)
+		}
+		if !slices.Equal(items, tc.items) {
+			t.Errorf("Cut changed its input: %q", items)
+		}
 	}
 }

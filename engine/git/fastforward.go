@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/set-engine/set/engine/atomicfile"
+	"github.com/set-engine/set/engine/english"
 )
 
 // Moving a branch that is not checked out is one atomic ref update. Moving
@@ -102,10 +103,7 @@ type HalfMovedError struct {
 }
 
 func (e *HalfMovedError) Error() string {
-	paths := e.Paths
-	if len(paths) > 5 {
-		paths = append(slices.Clip(paths[:5]), fmt.Sprintf("and %d more", len(e.Paths)-5))
-	}
+	paths := english.Cut(e.Paths, 5)
 	return fmt.Sprintf("%s is checked out in %s half-way through the fast-forward setctl began from %s to %s, "+
 		"and these paths hold changes setctl did not make: %s. setctl leaves the checkout as it is: save what you need of those changes elsewhere, "+
 		"put each path back as HEAD has it (git checkout HEAD -- PATH; delete a file HEAD lacks), then run setctl apply again to finish the fast-forward",

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/merge"
@@ -219,11 +220,8 @@ func (r *run) finishFastForward(ctx context.Context) error {
 	}
 	// The record holds full commit IDs (git.FinishFastForward checks).
 	problem := fmt.Sprintf("the fast-forward of %s from %s to %s was interrupted", done.Branch, done.From[:12], done.To[:12])
-	if written := done.Written; len(written) > 0 {
-		if len(written) > 5 {
-			written = append(written[:5:5], fmt.Sprintf("and %d more", len(done.Written)-5))
-		}
-		problem += fmt.Sprintf(" with its checkout half-way (%s)", strings.Join(written, ", "))
+	if len(done.Written) > 0 {
+		problem += fmt.Sprintf(" with its checkout half-way (%s)", strings.Join(english.Cut(done.Written, 5), ", "))
 	} else {
 		problem += " before it changed the checkout"
 	}
