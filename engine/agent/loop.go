@@ -47,8 +47,14 @@ type LoopInput struct {
 	SessionID   string
 	TokensUsed  int64
 	TokenBudget int64
-	StallAfter  time.Duration
-	Env         []string
+	// TokenField is the set.cue field of TokenBudget
+	// ("budgets.tokens.M"), which BUDGET_EXCEEDED names when the change's
+	// tokens reach it.
+	TokenField string
+	// Steer is the sentinel's steering of the change (nil: none): it
+	// stops iterations, restarts them, and ends the loop with a Stop.
+	Steer Steering
+	Env   []string
 	// Redact masks secrets in the prompts and the agent's logs (nil: none
 	// are masked).
 	Redact *redact.Redactor
@@ -76,10 +82,11 @@ const (
 	// with no merge in progress.
 	EndDone        Ending = "done"
 	EndIterations  Ending = "iterations"  // the iteration budget is spent
-	EndTokens      Ending = "tokens"      // the token budget is spent
-	EndStalled     Ending = "stalled"     // every remaining iteration stalled
 	EndAgentError  Ending = "agent-error" // the agent failed to run twice in a row, or failed the same way three times (see sameFailure)
 	EndInterrupted Ending = "interrupted" // the context ended
+	// EndStopped: the sentinel ended the loop (LoopResult.Stop says how:
+	// redispatch, fail or pause).
+	EndStopped Ending = "stopped"
 )
 
 // LoopResult is how the loop ended and where it left the change.
@@ -89,6 +96,8 @@ type LoopResult struct {
 	Iterations int // iterations recorded, in total
 	Tokens     int64
 	SessionID  string
+	// Stop is the sentinel's stop that ended the loop (EndStopped).
+	Stop *Stop
 }
 
 // maxConsecutiveErrors is how many iterations in a row may fail to run
@@ -116,6 +125,9 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 	if budget == nil {
 		budget = ctx
 	}
+	if in.Steer == nil {
+		in.Steer = unsteered{}
+	}
 	res := LoopResult{Iterations: in.Done, Tokens: in.TokensUsed, SessionID: in.SessionID}
 	var streak streaks
 	var same sameFailure
@@ -129,9 +141,20 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		return res, err
 	}
 	for n := in.Done + 1; ; n++ {
+		if stop := in.Steer.Take(); stop != nil {
+			if stop.Action != "restart" {
+				res.Ending, res.Reason, res.Stop = EndStopped, stop.Reason, stop
+				return res, nil
+			}
+			streak.restart()
+			if !wait(budget, stop.Backoff) {
+				res.Ending = EndInterrupted
+				return res, nil
+			}
+		}
 		if n > in.MaxIterations {
-			res.Ending, res.Reason = iterationsEnding(in, streak.stalls, n-1-in.Done)
-			return res, in.Emit(journal.BudgetExceededData{Budget: "iterations", Used: int64(n - 1), Limit: int64(in.MaxIterations)})
+			res.Ending, res.Reason = EndIterations, english.Plural(in.MaxIterations, "iteration")+" without finishing"
+			return res, in.Emit(journal.BudgetExceededData{Budget: "iterations", Used: int64(n - 1), Limit: int64(in.MaxIterations), Field: "budgets.iterations"})
 		}
 		if budget.Err() != nil {
 			res.Ending = EndInterrupted
@@ -152,9 +175,12 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		if err := in.Emit(it.data); err != nil {
 			return res, err
 		}
-		if in.TokenBudget > 0 && res.Tokens > in.TokenBudget {
-			res.Ending, res.Reason = EndTokens, fmt.Sprintf("%d tokens used, budget %d", res.Tokens, in.TokenBudget)
-			return res, in.Emit(journal.BudgetExceededData{Budget: "tokens", Used: res.Tokens, Limit: in.TokenBudget})
+		if in.TokenBudget > 0 && res.Tokens >= in.TokenBudget && res.Tokens-it.data.Tokens.Total() < in.TokenBudget {
+			// Reaching the budget is a fact; what it does is the
+			// sentinel's (the stdlib's over_budget rule pauses).
+			if err := in.Emit(journal.BudgetExceededData{Budget: "tokens", Used: res.Tokens, Limit: in.TokenBudget, Field: in.TokenField}); err != nil {
+				return res, err
+			}
 		}
 		switch {
 		case it.data.Result == "done":
@@ -175,30 +201,44 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 	}
 }
 
-// iterationsEnding is why a change whose iteration budget is spent ends:
-// stalled, when every iteration of this run stalled, or out of iterations.
-func iterationsEnding(in LoopInput, stalls, ran int) (Ending, string) {
-	switch {
-	case stalls == 1 && stalls == ran:
-		return EndStalled, "the agent stalled in its last iteration"
-	case stalls > 0 && stalls == ran:
-		return EndStalled, fmt.Sprintf("the agent stalled in each of its last %d iterations", stalls)
+// wait waits d on ctx and reports whether ctx is still live.
+func wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
 	}
-	return EndIterations, english.Plural(in.MaxIterations, "iteration") + " without finishing"
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
-// streaks counts the iterations in a row that failed to run (errors) and
-// that stalled; they decide whether the next iteration resumes the
-// agent's session and when the change ends.
-type streaks struct{ errors, stalls int }
+// streaks counts the iterations in a row that failed to run (errors),
+// and remembers whether the sentinel stopped the last one and, if so,
+// whether it restarts the session; they decide whether the next
+// iteration resumes the agent's session and when the change ends.
+type streaks struct {
+	errors    int
+	stopped   bool
+	restarted bool
+}
+
+// restart records the sentinel's restart: the next iteration resumes the
+// session the stopped one had.
+func (s *streaks) restart() { s.restarted = true }
 
 // session decides whether iteration n resumes the agent's last session.
 func (s streaks) session(sessionID string, n int) (decision, why string) {
 	switch {
-	case sessionID != "" && s.errors == 0 && s.stalls == 0:
+	case sessionID != "" && s.stopped && s.restarted:
+		return "resume", "the sentinel restarted the previous iteration in its session"
+	case sessionID != "" && s.errors == 0 && !s.stopped:
 		return "resume", "the previous iteration's session ended normally"
 	case sessionID != "":
-		return "new", "the previous iteration stalled or failed"
+		return "new", "the previous iteration was stopped or failed"
 	case n > 1:
 		return "new", "no session to resume"
 	}
@@ -208,19 +248,19 @@ func (s streaks) session(sessionID string, n int) (decision, why string) {
 // next counts iteration it into the streaks and returns the retry context
 // the next iteration's prompt carries.
 func (s *streaks) next(it iteration, in LoopInput) string {
+	s.restarted = false
+	s.stopped = it.data.Result == "stopped"
 	switch it.data.Result {
 	case "error":
 		s.errors++
-		s.stalls = 0
 		return fmt.Sprintf("The previous iteration failed to run: %s", it.data.Error)
-	case "stalled":
-		s.stalls++
+	case "stopped":
 		s.errors = 0
-		return fmt.Sprintf("The previous iteration produced no output for %s and was stopped. Keep working in small steps.", in.StallAfter)
+		return fmt.Sprintf("The previous iteration was stopped by set's supervision: %s. Keep working in small steps, with output.", it.data.Error)
 	case "done":
 		return ""
 	}
-	s.errors, s.stalls = 0, 0
+	s.errors = 0
 	switch {
 	case it.inMerge:
 		return fmt.Sprintf("The merge of %s into your branch is still in progress: conflict markers remain in %s. Resolve every marker, keeping both sides' intent, and commit.", in.MainBranch, strings.Join(it.unresolved, ", "))
@@ -287,16 +327,20 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	// The tail of the output, for the last line of a failing agent.
 	tail := &tailWriter{max: 4 * maxLastLine}
 	logw := in.Redact.Writer(log)
-	out, runErr := in.Adapter.Run(budget, Request{
+	run, ended := in.Steer.Iteration(budget, n)
+	out, runErr := in.Adapter.Run(run, Request{
 		Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
-		Model: in.Model, SessionID: session, Env: in.Env, StallAfter: in.StallAfter, Log: io.MultiWriter(logw, tail),
+		Model: in.Model, SessionID: session, Env: in.Env, Log: io.MultiWriter(logw, tail),
+		OnActivity: in.Steer.Output,
 	})
+	ended(Exit{Code: out.ExitCode})
 	logw.Close()
 	log.Close()
 	if budget.Err() != nil {
 		res.Ending = EndInterrupted
 		return iteration{}, "", false, nil
 	}
+	stopped := StopOf(run)
 
 	// The agent may have broken the worktree (removed its .git file, or
 	// switched branches): git must not commit through whatever repository
@@ -342,12 +386,14 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 		it.config = true
 	}
 	switch {
+	case out.Done && commits > 0 && !it.inMerge:
+		// A success the agent reported is kept, even when the sentinel
+		// stopped the process that lingered after it.
+		it.data.Result = "done"
+	case stopped != nil:
+		it.data.Result, it.data.Error = "stopped", fmt.Sprintf("rule %s: %s", stopped.Rule, stopped.Reason)
 	case runErr != nil:
 		it.data.Result, it.data.Error = "error", runErr.Error()
-	case out.Stalled:
-		it.data.Result = "stalled"
-	case out.Done && commits > 0 && !it.inMerge:
-		it.data.Result = "done"
 	default:
 		it.data.Result = "not-done"
 		if out.ExitCode != 0 {

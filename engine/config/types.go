@@ -153,11 +153,29 @@ type Budgets struct {
 	GateTimeout Duration       `json:"gateTimeout"`
 }
 
+// RunTokens is the token budget of the whole run (budgets.tokens.run),
+// 0 when the project sets none. The other keys of Tokens are sizes.
+func (b Budgets) RunTokens() int { return b.Tokens["run"] }
+
 // Sentinel is the supervision of running changes.
 type Sentinel struct {
 	// StallAfter is how long an agent may go without output before it is
 	// killed.
-	StallAfter Duration `json:"stallAfter"`
+	StallAfter Duration                `json:"stallAfter"`
+	Heartbeat  Duration                `json:"heartbeat"`
+	Rules      map[string]SentinelRule `json:"rules"`
+	Grace      map[string]Duration     `json:"grace"`
+}
+
+// SentinelRule TEMPORARY lead copy.
+type SentinelRule struct {
+	When    string   `json:"when"`
+	Action  string   `json:"action,omitempty"`
+	Ladder  []string `json:"ladder,omitempty"`
+	Every   Duration `json:"every"`
+	Graced  bool     `json:"graced"`
+	Fails   string   `json:"fails"`
+	Backoff Duration `json:"backoff,omitempty"`
 }
 
 // StrategyStatic is the planner strategy that needs no model, the only

@@ -44,6 +44,13 @@ const (
 	// which opens an agent iteration, it is how the views know what a
 	// change is doing now (the VERIFY_GATE verdict ends it).
 	GateStarted Type = "GATE_STARTED"
+	// SentinelAction records what the sentinel did to a change: a rule
+	// fired (warn, restart, redispatch, fail, pause), with the facts that
+	// fired it and the step of its ladder.
+	SentinelAction Type = "SENTINEL_ACTION"
+	// Control records a request of `setctl pause` or `setctl resume` that
+	// the running apply took, beyond DESIGN.md's list.
+	Control Type = "CONTROL"
 )
 
 // Types lists every event type, in the order declared above, for readers
@@ -53,7 +60,7 @@ func Types() []Type {
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
 		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, Repaired,
-		GateStarted,
+		GateStarted, SentinelAction, Control,
 	}
 }
 
@@ -154,6 +161,9 @@ type DispatchData struct {
 	Base string `json:"base"`
 	// Reused is set when an existing worktree was taken over on resume.
 	Reused bool `json:"reused,omitempty"`
+	// Redispatch, when set, says why the sentinel gave the change a
+	// fresh worktree from its branch, and a fresh agent session.
+	Redispatch string `json:"redispatch,omitempty"`
 }
 
 // AgentSessionDecisionData opens an agent iteration: the agent starts
@@ -174,7 +184,9 @@ type AgentSessionDecisionData struct {
 
 type AgentIterationData struct {
 	Iteration int `json:"iteration"`
-	// Result is "done", "not-done", "stalled", "error" or "interrupted".
+	// Result is "done", "not-done", "stopped" (the sentinel stopped it;
+	// Error names the rule), "error" or "interrupted" ("stalled" in
+	// journals of a set before the sentinel).
 	Result     string `json:"result"`
 	ExitCode   int    `json:"exitCode"`
 	DurationMS int64  `json:"durationMs"`
@@ -296,14 +308,56 @@ type MonitorHeartbeatData struct {
 }
 
 type BudgetExceededData struct {
-	Budget string `json:"budget"` // "tokens", "verify", "integration", "iterations", "wallTime"
+	// Budget is "tokens", "runTokens", "verify", "integration",
+	// "iterations" or "wallTime".
+	Budget string `json:"budget"`
 	Used   int64  `json:"used"`
 	Limit  int64  `json:"limit"`
+	// Field is the set.cue field that sets the budget
+	// ("budgets.tokens.M"); "" in journals that did not record it.
+	Field string `json:"field,omitempty"`
+}
+
+// SentinelActionData is one firing of a sentinel rule on a change.
+type SentinelActionData struct {
+	Rule string `json:"rule"`
+	// Action is "warn", "restart", "redispatch", "fail" or "pause".
+	Action string `json:"action"`
+	// Step is the step of the rule's ladder that fired (1-based), of
+	// Steps.
+	Step  int `json:"step"`
+	Steps int `json:"steps"`
+	// When is the rule's condition; Facts the live facts of the change
+	// that made it hold, as the condition saw them.
+	When  string          `json:"when"`
+	Facts json.RawMessage `json:"facts"`
+	// BackoffMS is how long a restart waits before the next iteration.
+	BackoffMS int64 `json:"backoffMs,omitempty"`
+	// Grace names the grace glob that held the rules back before, if the
+	// firing follows one ("" when none).
+	Grace string `json:"grace,omitempty"`
+}
+
+// ControlData is a request of `setctl pause` or `setctl resume` that the
+// running apply took, and what it did with it.
+type ControlData struct {
+	// Action is "pause" or "resume"; Change the change asked for, "" for
+	// --all.
+	Action string `json:"action"`
+	Change string `json:"change,omitempty"`
+	// Changes are the changes the request moved; Skipped says, by
+	// change, why one it named was left as it was.
+	Changes []string          `json:"changes"`
+	Skipped map[string]string `json:"skipped,omitempty"`
+	// ID is the request's own ID, which `setctl pause` waits to see.
+	ID string `json:"id"`
 }
 
 type RunFinishedData struct {
 	// Result is "success" (every change merged), "failed" (some change
-	// failed or is blocked), or "interrupted".
+	// failed or is blocked), "paused" (none failed, and the ones not
+	// merged are paused: a later setctl apply resumes them), or
+	// "interrupted".
 	Result     string         `json:"result"`
 	Statuses   map[string]int `json:"statuses"`
 	DurationMS int64          `json:"durationMs"`
@@ -382,3 +436,5 @@ func (BaselineGateData) EventType() Type            { return BaselineGate }
 func (BaselineAcceptedData) EventType() Type        { return BaselineAccepted }
 func (RepairedData) EventType() Type                { return Repaired }
 func (GateStartedData) EventType() Type             { return GateStarted }
+func (SentinelActionData) EventType() Type          { return SentinelAction }
+func (ControlData) EventType() Type                 { return Control }

@@ -157,6 +157,7 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 		AcceptBaseline: f.acceptBaseline,
 		KeepBranches:   f.keepBranches,
 		wallBudget:     f.wallBudget,
+		sentinelTick:   20 * time.Millisecond,
 	})
 }
 

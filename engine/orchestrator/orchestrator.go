@@ -28,6 +28,7 @@ import (
 	"github.com/set-engine/set/engine/atomicfile"
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/control"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -38,6 +39,7 @@ import (
 	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
+	"github.com/set-engine/set/engine/sentinel"
 	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/engine/state"
 )
@@ -58,9 +60,6 @@ type Options struct {
 	OnEvent func(journal.Event)
 	// Now is the clock (archive dates, durations); nil means time.Now.
 	Now func() time.Time
-	// Heartbeat is the interval of MONITOR_HEARTBEAT events; zero means
-	// 30 seconds.
-	Heartbeat time.Duration
 	// AcceptBaseline accepts the failures that blocking gates have on
 	// main before the first dispatch, instead of stopping the run: the
 	// run then fails a change only on failures main does not have (see
@@ -84,6 +83,10 @@ type Options struct {
 	// run.wallBudget): tests end a change's budget at the moment they
 	// choose.
 	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
+	// sentinelTick is how often the sentinel evaluates the rules of the
+	// changes at work for the facts that change with time alone (events
+	// evaluate them at once); zero means 100ms.
+	sentinelTick time.Duration
 }
 
 // Summary is how a run ended.
@@ -115,6 +118,26 @@ type run struct {
 	// worktrees serialises adding and removing worktrees: concurrent
 	// `git worktree add/remove` in one repository race on its metadata.
 	worktrees sync.Mutex
+
+	// rules are the project's sentinel rules; watches the sentinel of
+	// each change a worker took in this run (see watch), and
+	// sentinelFailed its first run error, which ends the run.
+	rules          *sentinel.Rules
+	watchMu        sync.Mutex
+	watches        map[string]*watch
+	sentinelFailed error
+
+	// control reads the requests of setctl pause and resume. The maps
+	// below are the loop goroutine's own: resumable holds the paused
+	// changes to dispatch again; userPaused those setctl pause paused,
+	// which the run waits for (a paused change otherwise ends the run);
+	// held stops every new dispatch (setctl pause --all). runTokens is
+	// set once the run-wide token budget is spent: nothing new starts.
+	control    *control.Reader
+	resumable  map[string]bool
+	userPaused map[string]bool
+	held       bool
+	runTokens  bool
 }
 
 type workerResult struct {
@@ -141,8 +164,12 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Heartbeat == 0 {
-		opts.Heartbeat = 30 * time.Second
+	if opts.sentinelTick == 0 {
+		opts.sentinelTick = 100 * time.Millisecond
+	}
+	rules, err := sentinel.Compile(opts.Project.Sentinel)
+	if err != nil {
+		return nil, err
 	}
 	// A directory that is not a repository gets its error before .set/
 	// exists: a run directory there would be left behind in the user's
@@ -174,6 +201,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.rules = rules
 	defer closeJournal()
 	start := opts.Now()
 	if err := r.begin(ctx, resumed); err != nil {
@@ -229,9 +257,12 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		}
 	}
 	r = &run{
-		opts:   opts,
-		layout: layout,
-		rec:    newRecorder(w, st, layout.State()),
+		opts:      opts,
+		layout:    layout,
+		rec:       newRecorder(w, st, layout.State()),
+		watches:   map[string]*watch{},
+		control:   control.NewReader(layout.Control()),
+		resumable: map[string]bool{}, userPaused: map[string]bool{},
 		reqs:   map[string]spec.Requirement{},
 		env:    env,
 		redact: red,
@@ -244,6 +275,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 	for _, req := range opts.Plan.Requirements {
 		r.reqs[req.ID] = req
 	}
+	r.rec.observe = r.observe
 	return r, resumed, closeJournal, nil
 }
 
@@ -379,6 +411,13 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 	if err := r.reconcile(ctx); err != nil {
 		return err
 	}
+	// A new apply resumes what an earlier one paused; a rule that paused
+	// a change pauses it again if its facts still hold.
+	for _, c := range p.Changes {
+		if r.rec.status(c.Name) == state.Paused {
+			r.resumable[c.Name] = true
+		}
+	}
 	return r.retryFailed()
 }
 
@@ -425,8 +464,10 @@ func (r *run) loop(ctx context.Context) (string, error) {
 	workers := pool.New().WithMaxGoroutines(max(r.opts.Project.MaxParallel, 1))
 	defer workers.Wait()
 	defer stop()
-	heartbeat := time.NewTicker(r.opts.Heartbeat)
+	heartbeat := time.NewTicker(r.heartbeat())
 	defer heartbeat.Stop()
+	tick := time.NewTicker(r.opts.sentinelTick)
+	defer tick.Stop()
 
 	var runErr error
 	interrupted := false
@@ -443,7 +484,8 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			}
 			r.startMerge(work)
 		}
-		if len(r.active) == 0 && r.merging == "" && (len(r.queue) == 0 || runErr != nil || interrupted) {
+		if len(r.active) == 0 && r.merging == "" && (len(r.queue) == 0 || runErr != nil || interrupted) &&
+			(runErr != nil || interrupted || !r.waitingForResume()) {
 			break
 		}
 		select {
@@ -464,8 +506,16 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			if err := r.rec.emit("", journal.MonitorHeartbeatData{Active: slices.Sorted(maps.Keys(r.active)), Queued: slices.Clone(r.queue)}); err != nil && runErr == nil {
 				runErr = err
 			}
+		case <-tick.C:
+			r.sentinelTick()
+			if err := r.takeRequests(); err != nil && runErr == nil {
+				runErr = err
+			}
 		case <-interrupt:
 			interrupted, interrupt = true, nil
+		}
+		if err := r.sentinelError(); err != nil && runErr == nil {
+			runErr = err
 		}
 		if runErr != nil || interrupted {
 			// Stop everything in flight; their results still arrive above.
@@ -478,12 +528,27 @@ func (r *run) loop(ctx context.Context) (string, error) {
 	case interrupted:
 		return "interrupted", nil
 	}
+	return r.result(), nil
+}
+
+// result is how a run that ended without an error or an interrupt
+// ended: "success" when every change is archived, "failed" when one
+// failed or is blocked, "paused" when the others are paused or were
+// never started (the run-wide token budget).
+func (r *run) result() string {
+	result := "success"
 	for _, c := range r.opts.Plan.Changes {
-		if r.rec.status(c.Name) != state.Archived {
-			return "failed", nil
+		switch s := r.rec.status(c.Name); {
+		case s == state.Archived:
+		case s.Failed() || s == state.DepBlocked:
+			return "failed"
+		case s == state.Paused || s == state.Pending:
+			result = "paused"
+		default:
+			return "failed"
 		}
 	}
-	return "success", nil
+	return result
 }
 
 // ready reports whether every dependency of the change is on main.
@@ -506,8 +571,12 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 		return s.Active() && s != state.Queued && s != state.Integrating
 	}
 	for _, pass := range []func(plan.Change, state.Status) bool{
-		func(_ plan.Change, s state.Status) bool { return inFlight(s) },
-		func(c plan.Change, s state.Status) bool { return s == state.Pending && r.ready(c) },
+		func(c plan.Change, s state.Status) bool {
+			return inFlight(s) || (s == state.Paused && r.resumable[c.Name])
+		},
+		func(c plan.Change, s state.Status) bool {
+			return s == state.Pending && r.ready(c) && !r.held && !r.runBudgetSpent()
+		},
 	} {
 		for _, name := range r.opts.Graph.Order {
 			if len(r.active) >= r.opts.Project.MaxParallel {
@@ -521,6 +590,8 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 				continue
 			}
 			r.active[name] = true
+			delete(r.resumable, name)
+			delete(r.userPaused, name)
 			change := *c
 			workers.Go(func() {
 				var err error

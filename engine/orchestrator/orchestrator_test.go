@@ -383,35 +383,6 @@ func readFile(t *testing.T, root, rel string) string {
 	return string(data)
 }
 
-// TestStalledAgentFails: an agent that goes silent is killed after
-// stallAfter, each stalled iteration counts, and the change ends
-// failed:stalled once the iterations are spent.
-func TestStalledAgentFails(t *testing.T) {
-	f := newFixture(t)
-	f.project.Sentinel.StallAfter = config.Duration(300 * time.Millisecond)
-	f.project.Budgets.Iterations = 2
-	f.change("silent")
-	sum, err := f.apply(context.Background(), f.agentScript("sleep 30\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Statuses["silent"] != state.FailedStalled {
-		t.Fatalf("silent = %s", sum.Statuses["silent"])
-	}
-	stalled := 0
-	for _, e := range f.events() {
-		if e.Type == journal.AgentIteration {
-			d, _ := journal.Decode[journal.AgentIterationData](e)
-			if d.Result == "stalled" {
-				stalled++
-			}
-		}
-	}
-	if stalled != 2 {
-		t.Errorf("stalled iterations = %d, want 2", stalled)
-	}
-}
-
 // TestIterationBudget: an agent that never finishes (no commits) fails
 // its change with the iteration budget exhausted, its own status, once
 // budgets.iterations are spent.
@@ -432,24 +403,6 @@ func TestIterationBudget(t *testing.T) {
 	}
 	if c := st.Changes["idle"]; c.Iteration != 2 || c.Error != "2 iterations without finishing" {
 		t.Errorf("idle: iteration %d, error %q", c.Iteration, c.Error)
-	}
-}
-
-// TestTokenBudget: a change whose agent spends more tokens than its size
-// allows fails with its token budget exhausted.
-func TestTokenBudget(t *testing.T) {
-	f := newFixture(t)
-	f.project.Budgets.Tokens["S"] = 10 // the instant agent reports 15 per iteration
-	f.change("greedy")
-	sum, err := f.apply(context.Background(), instantAgent{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Statuses["greedy"] != state.FailedTokenBudget {
-		t.Fatalf("greedy = %s", sum.Statuses["greedy"])
-	}
-	if n := count(f.events(), journal.BudgetExceeded, "greedy"); n != 1 {
-		t.Errorf("BUDGET_EXCEEDED events = %d", n)
 	}
 }
 

@@ -26,6 +26,11 @@ type recorder struct {
 	wake     chan struct{}
 	saved    chan struct{}
 	saveErr  error
+
+	// observe, if set, sees every event of a change once it is recorded,
+	// in the goroutine that recorded it, with no lock held (the sentinel
+	// evaluates its rules there).
+	observe func(journal.Event)
 }
 
 func newRecorder(w *journal.Writer, st *state.State, statePath string) *recorder {
@@ -67,27 +72,37 @@ func (r *recorder) close() error {
 	return r.saveErr
 }
 
-// emit records one event of change ("" for run-level events).
+// emit records one event of change ("" for run-level events), then shows
+// an event of a change to observe.
 func (r *recorder) emit(change string, p journal.Payload) error {
+	e, err := r.record(change, p)
+	if err == nil && change != "" && r.observe != nil {
+		r.observe(e)
+	}
+	return err
+}
+
+// record appends one event to the journal and applies it to the state.
+func (r *recorder) record(change string, p journal.Payload) (journal.Event, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, err := r.w.Append(change, p)
 	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+		return e, fmt.Errorf("journal: %w", err)
 	}
 	if err := state.Apply(r.st, e); err != nil {
-		return fmt.Errorf("state: %w", err)
+		return e, fmt.Errorf("state: %w", err)
 	}
 	data, err := state.Encode(r.st)
 	if err != nil {
-		return err
+		return e, err
 	}
 	r.snapshot = data
 	select {
 	case r.wake <- struct{}{}:
 	default: // the saver has a wake-up pending and will take this snapshot
 	}
-	return r.saveErr
+	return e, r.saveErr
 }
 
 // transition moves change to status to, recording why. Moving to the

@@ -92,6 +92,12 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 			return err
 		}
 	}
+	w := r.watchOf(name)
+	if st := r.rec.change(name); st.Status == state.Paused {
+		if err := r.rec.transition(name, st.PausedFrom, "resumed"); err != nil {
+			return err
+		}
+	}
 	var retry retryNote
 	switch r.rec.status(name) {
 	case state.VerifyFailed:
@@ -105,14 +111,27 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 			return nil
 		}
 		if s := r.rec.status(name); s != state.Verifying {
-			if ended, err := r.implement(ctx, budget, c, cg, adapter, retry); ended || err != nil {
+			if ended, err := r.implement(ctx, budget, c, cg, adapter, retry, w); ended || err != nil {
 				return err
 			}
 		}
+		if ended, err := r.settleStop(ctx, c, w.Take()); ended || err != nil {
+			return err
+		}
 		attempt := r.rec.change(name).VerifyAttempts + 1
-		passed, rc, err := r.verify(ctx, budget, c, cg, attempt)
+		stack, done := w.activity(budget)
+		passed, rc, err := r.verify(ctx, stack, c, cg, attempt)
+		done()
 		if err != nil || budget.Err() != nil {
 			return err
+		}
+		if stop := agent.StopOf(stack); stop != nil {
+			// Stopped mid-stack: nothing of it was recorded, and it runs
+			// again unless the stop ends the change's work.
+			if ended, err := r.settleStop(ctx, c, w.Take()); ended || err != nil {
+				return err
+			}
+			continue
 		}
 		var again bool
 		if again, err = r.settleVerify(ctx, name, passed, rc); !again || err != nil {
@@ -129,11 +148,39 @@ type retryNote struct{ context, stage string }
 // implement runs the agent loop on the change until the agent is done, and
 // moves the change to verifying. It reports ended when the change ended
 // instead (a budget, a stall, an agent error) or the run is stopping.
-func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote) (ended bool, err error) {
+func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote, w *watch) (ended bool, err error) {
 	name := c.Name
 	if err := r.rec.transition(name, state.Implementing, ""); err != nil {
 		return true, err
 	}
+	for {
+		res, err := r.agentLoop(ctx, budget, c, cg, adapter, retry, w)
+		if err != nil {
+			return true, err
+		}
+		if res.Ending == agent.EndStopped && res.Stop.Action == "redispatch" {
+			if err := r.redispatch(ctx, c, res.Stop); err != nil {
+				return true, err
+			}
+			retry.context = "set's supervision stopped your previous session and gave you a fresh one on the branch, with the work committed so far: " + res.Stop.Reason
+			continue
+		}
+		if res.Ending == agent.EndStopped {
+			return r.settleStop(ctx, c, res.Stop)
+		}
+		if to, ok := agentEndings[res.Ending]; ok {
+			return true, r.fail(name, to, res.Reason)
+		}
+		if res.Ending == agent.EndInterrupted {
+			return true, nil
+		}
+		return false, r.rec.transition(name, state.Verifying, "")
+	}
+}
+
+// agentLoop runs the agent loop of the change once, under its sentinel.
+func (r *run) agentLoop(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote, w *watch) (agent.LoopResult, error) {
+	name := c.Name
 	gates := make([]string, 0, len(cg.Verify))
 	for _, s := range cg.Verify {
 		gates = append(gates, s.Gate)
@@ -143,7 +190,7 @@ func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.Ch
 	if retry.stage == state.StageIntegration {
 		attempt, retryBudget = st.IntegrationAttempts, r.opts.Project.Budgets.Retries.Integration
 	}
-	res, err := agent.Loop(ctx, agent.LoopInput{
+	return agent.Loop(ctx, agent.LoopInput{
 		Adapter: adapter,
 		Prompt: agent.PromptInput{
 			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.layout.Worktree(name),
@@ -153,30 +200,71 @@ func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.Ch
 		Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
 		Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
 		Model: r.model(c), ModelField: r.modelField(c), SessionID: st.SessionID,
-		TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
-		StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(), Redact: r.redact,
+		TokensUsed: st.Tokens.Total(), TokenBudget: r.tokenBudget(name), TokenField: r.tokenField(name),
+		Steer: w, Env: r.agentEnv(), Redact: r.redact,
 		Emit:   func(p journal.Payload) error { return r.rec.emit(name, p) },
 		Budget: budget,
 	})
-	if err != nil {
-		return true, err
-	}
-	if to, ok := agentEndings[res.Ending]; ok {
-		return true, r.fail(name, to, res.Reason)
-	}
-	if res.Ending == agent.EndInterrupted {
-		return true, nil
-	}
-	return false, r.rec.transition(name, state.Verifying, "")
 }
 
 // agentEndings are the terminal statuses of the agent loop's endings that
 // end the change.
 var agentEndings = map[agent.Ending]state.Status{
-	agent.EndTokens:     state.FailedTokenBudget,
-	agent.EndStalled:    state.FailedStalled,
 	agent.EndAgentError: state.FailedAgentError,
 	agent.EndIterations: state.FailedIterationBudget,
+}
+
+// settleStop carries out a stop of the sentinel (or of setctl pause) that
+// ends the change's work: fail fails it, pause pauses it where it is
+// (its worktree and session kept). It reports ended for those; a nil
+// stop, or a restart or redispatch met between stages, changes nothing.
+func (r *run) settleStop(ctx context.Context, c plan.Change, stop *agent.Stop) (ended bool, err error) {
+	if stop == nil {
+		return false, nil
+	}
+	switch stop.Action {
+	case "fail":
+		to := state.FailedStalled
+		if stop.Fails == "agent_error" {
+			to = state.FailedAgentError
+		}
+		return true, r.fail(c.Name, to, stop.Reason)
+	case "pause":
+		return true, r.rec.transition(c.Name, state.Paused, stop.Reason)
+	}
+	return false, nil
+}
+
+// redispatch gives the change a fresh worktree from its branch, for a
+// fresh agent session: what the agent left uncommitted is committed, the
+// worktree removed and added again on set/<change>, and the session
+// forgotten.
+func (r *run) redispatch(ctx context.Context, c plan.Change, stop *agent.Stop) error {
+	name := c.Name
+	wt, branch := r.layout.Worktree(name), "set/"+name
+	if err := r.checkWorktree(ctx, name); err != nil {
+		return err
+	}
+	if unresolved, err := git.UnresolvedConflicts(ctx, wt); err != nil {
+		return err
+	} else if len(unresolved) == 0 {
+		if _, err := git.CommitAll(ctx, wt, name+": uncommitted work before a redispatch"); err != nil {
+			return err
+		}
+	}
+	if err := r.removeWorktree(ctx, name); err != nil {
+		return err
+	}
+	r.worktrees.Lock()
+	err := git.AddWorktree(ctx, r.opts.Root, wt, branch, "")
+	r.worktrees.Unlock()
+	if err != nil {
+		return err
+	}
+	return r.rec.emit(name, journal.DispatchData{
+		Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: r.rec.change(name).Base,
+		Redispatch: stop.Reason,
+	})
 }
 
 // settleVerify moves a verified change on: to the merge queue when its

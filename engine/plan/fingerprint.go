@@ -15,7 +15,10 @@ import (
 // Fingerprint identifies the inputs a plan was made from: the decoded
 // configuration, each spec file, the git HEAD and the living specs on main
 // (what main records as implemented). Two fingerprints with the same Sum
-// come from the same inputs.
+// come from the same inputs. The configuration's budgets and sentinel
+// are left out: they bound and supervise a run, they do not shape its
+// plan, so raising a budget neither makes a saved plan stale nor starts
+// a new run (the run goes on under the new budgets).
 type Fingerprint struct {
 	Sum    string            `json:"sum"`
 	Config string            `json:"config"`
@@ -29,7 +32,9 @@ type Fingerprint struct {
 // named in set.cue) to its content; head is "" outside a git repository;
 // living maps each file of main's openspec/specs to its content.
 func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string, living map[string][]byte) (Fingerprint, error) {
-	cfgJSON, err := json.Marshal(cfg)
+	planned := *cfg
+	planned.Budgets, planned.Sentinel = config.Budgets{}, config.Sentinel{}
+	cfgJSON, err := json.Marshal(&planned)
 	if err != nil {
 		return Fingerprint{}, fmt.Errorf("fingerprint: %w", err)
 	}

@@ -53,6 +53,10 @@ func (l Layout) Plan() string { return l.abs("plan.json") }
 // Procs holds a PID file for each agent and gate process while it runs.
 func (l Layout) Procs() string { return l.abs("procs") }
 
+// Control is the file of requests to the running apply (setctl pause and
+// setctl resume append to it; see engine/control).
+func (l Layout) Control() string { return l.abs("control.jsonl") }
+
 // FastForward records the move of main's checkout that the merge queue is
 // making, from before it starts until it is done (see git.FastForward),
 // so that a run killed half-way through it finishes it on resume.

@@ -20,18 +20,23 @@ import (
 // be found on main while queued or integrating (→ merged). A pending
 // change whose dependency failed is dep-blocked. Failed and dep-blocked
 // changes go back to pending when a new `setctl apply` retries them.
-// Archived is final. Nothing in the engine pauses a change yet, so paused
-// has no way in or out.
+// Archived is final. A worker's change may be paused (by a sentinel rule,
+// or by setctl pause) and goes back, when resumed, to implementing or
+// verifying (the status it was paused in, see Change.PausedFrom); its wall
+// time may end while it is paused.
 var transitions = map[Status][]Status{
 	Pending:           {Dispatched, DepBlocked, FailedAgentError},
-	Dispatched:        {Implementing, FailedWallTime, FailedAgentError},
-	Implementing:      {Verifying, FailedIterationBudget, FailedTokenBudget, FailedWallTime, FailedStalled, FailedAgentError},
-	Verifying:         {Queued, VerifyFailed, FailedRetryBudget, FailedWallTime, FailedAgentError},
-	VerifyFailed:      {Implementing, FailedWallTime, FailedAgentError},
+	Dispatched:        {Implementing, Paused, FailedWallTime, FailedAgentError},
+	// (failed:token_budget_exhausted is in journals of a set whose token
+	// budget failed a change; the sentinel's over_budget rule pauses it.)
+	Implementing:      {Verifying, Paused, FailedIterationBudget, FailedTokenBudget, FailedWallTime, FailedStalled, FailedAgentError},
+	Verifying:         {Queued, VerifyFailed, Paused, FailedRetryBudget, FailedWallTime, FailedStalled, FailedAgentError},
+	VerifyFailed:      {Implementing, Paused, FailedWallTime, FailedAgentError},
 	Queued:            {Integrating, Merged},
 	Integrating:       {Merged, IntegrationFailed},
-	IntegrationFailed: {Implementing, FailedRetryBudget, FailedWallTime, FailedAgentError},
+	IntegrationFailed: {Implementing, Paused, FailedRetryBudget, FailedWallTime, FailedAgentError},
 	Merged:            {Archived},
+	Paused:            {Implementing, Verifying, FailedWallTime, FailedAgentError},
 	DepBlocked:        {Pending},
 
 	FailedRetryBudget:     {Pending},

@@ -128,9 +128,17 @@ type Change struct {
 	RetryContext  string `json:"retryContext,omitempty"`
 	MergedCommit  string `json:"mergedCommit,omitempty"`
 	ArchiveCommit string `json:"archiveCommit,omitempty"`
-	// Error is why the change failed or is blocked; "" in any other
-	// status.
+	// Error is why the change failed, is blocked or is paused; "" in any
+	// other status.
 	Error string `json:"error,omitempty"`
+	// PausedFrom is the status a paused change was paused in, the one a
+	// resume returns it to ("" unless paused).
+	PausedFrom Status `json:"pausedFrom,omitempty"`
+	// Restarts counts the sentinel's restarts and redispatches of the
+	// change (SENTINEL_ACTION).
+	Restarts int `json:"restarts,omitempty"`
+	// Sentinel is the last sentinel action on the change; nil when none.
+	Sentinel *journal.SentinelActionData `json:"sentinel,omitempty"`
 	// Work is what the latest plan naming the change asked of it
 	// (plan.Plan.Work): its progress is kept only by a plan that asks the
 	// same.
@@ -212,6 +220,7 @@ var handlers = map[journal.Type]handler{
 	journal.ChangeIntegrationFailed: changeHandler(applyIntegrationFailed),
 	journal.Merged:                  changeHandler(applyMerged),
 	journal.Archived:                changeHandler(applyArchived),
+	journal.SentinelAction:          changeHandler(applySentinelAction),
 }
 
 // runHandler handles events of payload T that may or may not name a
@@ -324,17 +333,34 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 		c.RetryContext = ""
 	}
 	c.stopClock(at)
-	c.Status, c.Error, c.Since = to, "", at
-	if to.Failed() || to == DepBlocked {
+	c.Status, c.Error, c.Since, c.PausedFrom = to, "", at, ""
+	if to.Failed() || to == DepBlocked || to == Paused {
 		c.Error = d.Reason
+	}
+	if to == Paused {
+		c.PausedFrom = from
+		if from == VerifyFailed || from == IntegrationFailed || from == Dispatched {
+			c.PausedFrom = Implementing
+		}
 	}
 	c.startClock(s, at)
 	c.endActivity(at)
 	return nil
 }
 
+func applySentinelAction(c *Change, d journal.SentinelActionData) error {
+	if d.Action == "restart" || d.Action == "redispatch" {
+		c.Restarts++
+	}
+	c.Sentinel = &d
+	return nil
+}
+
 func applyDispatch(c *Change, d journal.DispatchData) error {
 	c.Worktree, c.Branch, c.Base = d.Worktree, d.Branch, d.Base
+	if d.Redispatch != "" {
+		c.SessionID = ""
+	}
 	return nil
 }
 

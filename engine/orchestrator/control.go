@@ -1,0 +1,125 @@
+package orchestrator
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/control"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
+)
+
+// takeRequests carries out the requests of setctl pause and resume
+// appended since the last look, each journaled as CONTROL. It runs in
+// the loop goroutine.
+func (r *run) takeRequests() error {
+	// A line that is no request is skipped: it is no reason to stop a
+	// run.
+	reqs, _ := r.control.Next()
+	for _, req := range reqs {
+		if err := r.take(req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// take carries out one request.
+func (r *run) take(req control.Request) error {
+	names := []string{req.Change}
+	if req.Change == "" {
+		names = nil
+		for _, c := range r.opts.Plan.Changes {
+			names = append(names, c.Name)
+		}
+		r.held = req.Action == control.Pause
+	}
+	done := journal.ControlData{Action: req.Action, Change: req.Change, ID: req.ID, Changes: []string{}, Skipped: map[string]string{}}
+	for _, name := range names {
+		if why := r.request(req.Action, name); why != "" {
+			if req.Change != "" || (why != "not started" && why != "merged" && why != "not paused") {
+				done.Skipped[name] = why
+			}
+			continue
+		}
+		done.Changes = append(done.Changes, name)
+	}
+	sort.Strings(done.Changes)
+	if len(done.Skipped) == 0 {
+		done.Skipped = nil
+	}
+	return r.rec.emit("", done)
+}
+
+// request pauses or resumes one change, or says why it does not.
+func (r *run) request(action, name string) (skipped string) {
+	if _, ok := r.opts.Plan.Change(name); !ok {
+		return "not in the run's plan"
+	}
+	s := r.rec.status(name)
+	if action == control.Resume {
+		if s != state.Paused {
+			return "not paused"
+		}
+		r.resumable[name] = true
+		delete(r.userPaused, name)
+		return ""
+	}
+	switch {
+	case s == state.Paused:
+		return "already paused"
+	case s == state.Queued || s == state.Integrating:
+		return "in the merge queue, which finishes it"
+	case s == state.Pending:
+		return "not started"
+	case s == state.Archived || s == state.Merged:
+		return "merged"
+	case s.Terminal():
+		return string(s)
+	case !r.active[name]:
+		return "not at work"
+	}
+	r.userPaused[name] = true
+	r.watchOf(name).stop(&agent.Stop{Action: "pause", Reason: "paused by setctl pause"})
+	return ""
+}
+
+// waitingForResume reports whether the run waits for setctl resume: a
+// change setctl pause paused is still paused, or dispatch is held.
+func (r *run) waitingForResume() bool {
+	if r.held {
+		return true
+	}
+	for name := range r.userPaused {
+		if r.rec.status(name) == state.Paused {
+			return true
+		}
+	}
+	return false
+}
+
+// runBudgetSpent reports whether the run's changes have spent the
+// run-wide token budget (budgets.tokens.run); the first time, it is
+// journaled as BUDGET_EXCEEDED. Nothing new is dispatched after.
+func (r *run) runBudgetSpent() bool {
+	limit := int64(r.opts.Project.Budgets.RunTokens())
+	if limit <= 0 {
+		return false
+	}
+	if r.runTokens {
+		return true
+	}
+	var used int64
+	for _, c := range r.opts.Plan.Changes {
+		used += r.rec.change(c.Name).Tokens.Total()
+	}
+	if used < limit {
+		return false
+	}
+	r.runTokens = true
+	if err := r.rec.emit("", journal.BudgetExceededData{Budget: "runTokens", Used: used, Limit: limit, Field: "budgets.tokens.run"}); err != nil {
+		r.sentinelErr(fmt.Errorf("run token budget: %w", err))
+	}
+	return true
+}

@@ -1,0 +1,412 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/cond"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/sentinel"
+	"github.com/set-engine/set/engine/state"
+)
+
+// watch is the sentinel of one change while a worker works on it: it
+// keeps the live facts the journal does not hold (the last output, the
+// command the agent runs, the last exit), evaluates the project's rules
+// on them, and acts on what fires. It is the change's agent.Steering.
+//
+// Rules are evaluated after each event of the change (recorder.emit calls
+// observe, in the emitting goroutine, so a decision taken at an iteration
+// boundary is there when the loop looks) and on the run's sentinel tick,
+// for the facts that change with time alone. A stop (restart, redispatch,
+// fail, pause) cancels the running agent iteration or gate stack with the
+// *agent.Stop as the cause and stays pending until the worker takes it.
+type watch struct {
+	run    *run
+	change string
+	rules  *sentinel.Rules
+
+	mu      sync.Mutex
+	ladders *sentinel.Watch
+	// lastOutput is when the agent (or the gate) last wrote output, or
+	// when it started; command is the agent's current command line.
+	lastOutput time.Time
+	command    string
+	// iteration is when the running agent iteration started (zero
+	// outside one); lastExit how the last one ended (zero while one
+	// runs).
+	iteration time.Time
+	lastExit  cond.Exit
+	// commits is the number of commits of the branch the last iteration
+	// left: more is progress.
+	commits int
+	// cancel stops what runs now (an agent iteration or a gate stack);
+	// nil when nothing does.
+	cancel context.CancelCauseFunc
+	// pending is the stop not yet taken by the worker.
+	pending *agent.Stop
+	// held is the grace glob that held the rules back at the last
+	// evaluation ("" when none).
+	held string
+	// busy is set while an evaluation acts: an event it records does not
+	// evaluate again.
+	busy bool
+}
+
+// watchOf returns the watch of change, making it on first use. Every
+// worker of the change in this run shares it, so a ladder climbs across
+// redispatches.
+func (r *run) watchOf(change string) *watch {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	w := r.watches[change]
+	if w == nil {
+		w = &watch{run: r, change: change, rules: r.rules, ladders: r.rules.Watch(), lastOutput: r.opts.Now()}
+		r.watches[change] = w
+	}
+	return w
+}
+
+// watched returns the watches of the changes with a worker.
+func (r *run) watched() []*watch {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	out := make([]*watch, 0, len(r.watches))
+	for _, w := range r.watches {
+		out = append(out, w)
+	}
+	return out
+}
+
+// Iteration is agent.Steering's: the iteration runs on a context the
+// sentinel can stop.
+func (w *watch) Iteration(ctx context.Context, _ int) (context.Context, func(agent.Exit)) {
+	run, cancel := context.WithCancelCause(ctx)
+	w.mu.Lock()
+	w.cancel = cancel
+	if w.pending != nil {
+		// Decided as the iteration opened: it stops at once.
+		cancel(w.pending)
+	}
+	w.mu.Unlock()
+	return run, func(exit agent.Exit) {
+		w.mu.Lock()
+		w.cancel, w.iteration, w.command = nil, time.Time{}, ""
+		w.lastExit = cond.Exit{Code: exit.Code, Signal: exit.Signal, APIError: exit.APIError}
+		w.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// activity runs a gate stack on a context the sentinel can stop; done
+// ends it.
+func (w *watch) activity(ctx context.Context) (context.Context, func()) {
+	run, cancel := context.WithCancelCause(ctx)
+	w.mu.Lock()
+	w.cancel, w.lastOutput = cancel, w.run.opts.Now()
+	w.mu.Unlock()
+	return run, func() {
+		w.mu.Lock()
+		w.cancel = nil
+		w.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// Take is agent.Steering's: the pending stop, taken.
+func (w *watch) Take() *agent.Stop {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.pending
+	w.pending = nil
+	return s
+}
+
+// Output is agent.Steering's: the agent wrote output, which is progress.
+func (w *watch) Output() {
+	w.mu.Lock()
+	w.lastOutput = w.run.opts.Now()
+	w.ladders.Progress()
+	w.mu.Unlock()
+}
+
+// Command is agent.Steering's.
+func (w *watch) Command(line string) {
+	w.mu.Lock()
+	w.command = line
+	w.mu.Unlock()
+}
+
+// observe evaluates the rules after event e of the change was recorded.
+// A new commit (an iteration that added one) or a passed gate is
+// progress: it resets the ladders first.
+func (w *watch) observe(e journal.Event) {
+	switch e.Type {
+	case journal.AgentSessionDecision:
+		// An iteration opens: its clocks start now, and the last exit is
+		// over.
+		w.mu.Lock()
+		now := w.run.opts.Now()
+		w.iteration, w.lastOutput, w.command, w.lastExit = now, now, "", cond.Exit{}
+		w.mu.Unlock()
+	case journal.GateStarted:
+		// A gate's output is its log's: the gate's silence counts from
+		// its start.
+		w.mu.Lock()
+		w.lastOutput = w.run.opts.Now()
+		w.mu.Unlock()
+	case journal.AgentIteration:
+		if d, err := journal.Decode[journal.AgentIterationData](e); err == nil && w.committed(d.Commits) {
+			w.progress()
+		}
+	case journal.VerifyGate:
+		if d, err := journal.Decode[journal.VerifyGateData](e); err == nil && d.Result == "pass" {
+			w.progress()
+		}
+	case journal.SentinelAction:
+		return
+	}
+	if err := w.evaluate(); err != nil {
+		w.run.sentinelErr(err)
+	}
+}
+
+// committed reports whether the branch has more commits than the last
+// iteration left, and remembers how many it has.
+func (w *watch) committed(commits int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	more := commits > w.commits
+	w.commits = commits
+	return more
+}
+
+func (w *watch) progress() {
+	w.mu.Lock()
+	w.ladders.Progress()
+	w.mu.Unlock()
+}
+
+// facts are the change's live facts now.
+func (w *watch) facts(c state.Change, now time.Time) cond.SentinelEnv {
+	f := cond.SentinelEnv{
+		Status:             string(c.Status),
+		Iterations:         c.Iteration,
+		TokensUsed:         c.Tokens.Total(),
+		TokenBudget:        w.run.tokenBudget(c.Name),
+		Retries:            cond.Retries{Verify: c.VerifyAttempts, Integration: c.IntegrationAttempts},
+		Restarts:           c.Restarts,
+		LastExit:           w.lastExit,
+		SecondsSinceOutput: seconds(now.Sub(w.lastOutput)),
+		Command:            w.command,
+	}
+	if a := c.Activity; a != nil {
+		f.Activity = a.Name()
+		f.ActivitySeconds = seconds(now.Sub(a.Since))
+		if a.Kind == state.ActivityGate {
+			f.Command = a.CommandLine()
+		}
+	}
+	if !w.iteration.IsZero() {
+		f.IterationSeconds = seconds(now.Sub(w.iteration))
+	}
+	return f
+}
+
+func seconds(d time.Duration) float64 { return max(d.Seconds(), 0) }
+
+// evaluate evaluates the rules on the change's facts now and acts on
+// every firing: each is journaled as SENTINEL_ACTION, and a stop is left
+// pending and stops what runs.
+func (w *watch) evaluate() error {
+	c := w.run.rec.change(w.change)
+	if !c.Status.Active() || c.Status == state.Queued || c.Status == state.Integrating {
+		return nil
+	}
+	w.mu.Lock()
+	// While a stop waits to be taken, what it stops is winding down: its
+	// facts decide nothing more.
+	if w.busy || w.pending != nil {
+		w.mu.Unlock()
+		return nil
+	}
+	now := w.run.opts.Now()
+	f := w.facts(c, now)
+	held := w.rules.Held(f)
+	firings, err := w.ladders.Evaluate(f, now)
+	graced := w.held
+	w.held = held
+	w.busy = len(firings) > 0
+	w.mu.Unlock()
+	if err != nil || len(firings) == 0 {
+		return err
+	}
+	defer func() {
+		w.mu.Lock()
+		w.busy = false
+		w.mu.Unlock()
+	}()
+	for _, fire := range firings {
+		if err := w.act(fire, graced); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// act journals one firing and carries out its action.
+func (w *watch) act(fire sentinel.Firing, graced string) error {
+	facts, err := json.Marshal(factsJSON(fire.Facts))
+	if err != nil {
+		return err
+	}
+	if err := w.run.rec.emit(w.change, journal.SentinelActionData{
+		Rule: fire.Rule, Action: string(fire.Action), Step: fire.Step, Steps: fire.Steps,
+		When: w.rules.When(fire.Rule), Facts: facts, BackoffMS: fire.Backoff.Milliseconds(), Grace: graced,
+	}); err != nil {
+		return err
+	}
+	if fire.Action == sentinel.Warn {
+		return nil
+	}
+	stop := &agent.Stop{
+		Action: string(fire.Action), Rule: fire.Rule, Fails: fire.Fails, Backoff: fire.Backoff,
+		Reason: fmt.Sprintf("sentinel rule %s (%s) fired: %s", fire.Rule, w.rules.When(fire.Rule), describe(fire.Facts)),
+	}
+	if fire.Action == sentinel.Pause && fire.Facts.TokenBudget > 0 && fire.Facts.TokensUsed >= fire.Facts.TokenBudget {
+		stop.Reason = fmt.Sprintf("token budget spent: %d of %d tokens (%s); raise it in set.cue and run setctl apply again",
+			fire.Facts.TokensUsed, fire.Facts.TokenBudget, w.run.tokenField(w.change))
+	}
+	w.stop(stop)
+	return nil
+}
+
+// stop leaves s pending, replacing a weaker pending stop, and stops what
+// runs.
+func (w *watch) stop(s *agent.Stop) {
+	w.mu.Lock()
+	if w.pending == nil || strength[s.Action] >= strength[w.pending.Action] {
+		w.pending = s
+	}
+	cancel := w.cancel
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel(s)
+	}
+}
+
+// strength orders the stops: a pending stop is replaced only by one at
+// least as strong.
+var strength = map[string]int{"restart": 1, "redispatch": 2, "pause": 3, "fail": 4}
+
+// describe is the facts a rule reads most, in a line.
+func describe(f cond.SentinelEnv) string {
+	parts := []string{"activity " + orNone(f.Activity)}
+	if f.Command != "" {
+		parts = append(parts, "command "+f.Command)
+	}
+	parts = append(parts, fmt.Sprintf("%.0fs since output", f.SecondsSinceOutput))
+	if f.LastExit.Signal != "" {
+		parts = append(parts, "killed by "+f.LastExit.Signal)
+	} else if f.LastExit.Code != 0 {
+		parts = append(parts, fmt.Sprintf("exit %d", f.LastExit.Code))
+	}
+	if f.LastExit.APIError {
+		parts = append(parts, "model API error")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// factsJSON is f as SENTINEL_ACTION records it: the names a rule's
+// `when` reads.
+func factsJSON(f cond.SentinelEnv) map[string]any {
+	return map[string]any{
+		"status": f.Status, "activity": f.Activity, "command": f.Command,
+		"activitySeconds": round(f.ActivitySeconds), "secondsSinceOutput": round(f.SecondsSinceOutput),
+		"iterationSeconds": round(f.IterationSeconds), "iterations": f.Iterations,
+		"tokensUsed": f.TokensUsed, "tokenBudget": f.TokenBudget,
+		"retries":  map[string]int{"verify": f.Retries.Verify, "integration": f.Retries.Integration},
+		"restarts": f.Restarts,
+		"lastExit": map[string]any{"code": f.LastExit.Code, "signal": f.LastExit.Signal, "apiError": f.LastExit.APIError},
+	}
+}
+
+// round keeps a duration in seconds to the millisecond.
+func round(s float64) float64 { return float64(int64(s*1000)) / 1000 }
+
+// sentinelTick evaluates the rules of every watched change, for the facts
+// that change with time alone.
+func (r *run) sentinelTick() {
+	for _, w := range r.watched() {
+		if err := w.evaluate(); err != nil {
+			r.sentinelErr(err)
+		}
+	}
+}
+
+// sentinelErr records the first error of the sentinel (the journal
+// failing); the run loop ends the run with it.
+func (r *run) sentinelErr(err error) {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if r.sentinelFailed == nil {
+		r.sentinelFailed = err
+	}
+}
+
+// tokenBudget is the token budget of change, by its size.
+func (r *run) tokenBudget(change string) int64 {
+	c, ok := r.opts.Plan.Change(change)
+	if !ok {
+		return 0
+	}
+	return int64(r.opts.Project.Budgets.Tokens[c.Size])
+}
+
+// tokenField is the set.cue field of change's token budget.
+func (r *run) tokenField(change string) string {
+	c, ok := r.opts.Plan.Change(change)
+	if !ok {
+		return "budgets.tokens"
+	}
+	return "budgets.tokens." + c.Size
+}
+
+// observe shows the event of a change to its watch, if a worker took the
+// change in this run.
+func (r *run) observe(e journal.Event) {
+	r.watchMu.Lock()
+	w := r.watches[e.Change]
+	r.watchMu.Unlock()
+	if w != nil {
+		w.observe(e)
+	}
+}
+
+// sentinelError is the sentinel's first run error, nil when none.
+func (r *run) sentinelError() error {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	return r.sentinelFailed
+}
+
+// heartbeat is the interval of MONITOR_HEARTBEAT (sentinel.heartbeat),
+// 30 seconds when the project sets none.
+func (r *run) heartbeat() time.Duration {
+	if d := r.opts.Project.Sentinel.Heartbeat.D(); d > 0 {
+		return d
+	}
+	return 30 * time.Second
+}
