@@ -24,7 +24,8 @@ var (
 // TestREADMESetCUE: every set.cue the README shows, whole or as a field to
 // add, passes `setctl vet`, which loads it, checks that this build can run
 // it (runnable) and makes its plan; so do the examples in the comment of
-// the set.cue that `setctl init` writes.
+// the set.cue that `setctl init` writes and those of `setctl help
+// sentinel`.
 func TestREADMESetCUE(t *testing.T) {
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")
@@ -61,6 +62,11 @@ func TestREADMESetCUE(t *testing.T) {
 	for _, l := range strings.Split(base, "\n") {
 		if field, ok := strings.CutPrefix(l, "//\t"); ok {
 			snippets = append(snippets, snippet{"set.cue of setctl init: " + field, withField(field)})
+		}
+	}
+	for _, l := range strings.Split(sentinelText, "\n") {
+		if field, ok := strings.CutPrefix(l, "  sentinel: "); ok {
+			snippets = append(snippets, snippet{"setctl help sentinel: " + field, withField("sentinel: " + field)})
 		}
 	}
 	if len(snippets) < 4 {

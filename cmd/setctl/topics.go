@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
 
+	set "github.com/set-engine/set"
 	"github.com/set-engine/set/engine/cond"
 )
 
@@ -16,8 +18,85 @@ type topic struct {
 }
 
 func topics() []topic {
-	return []topic{conditionsTopic()}
+	return []topic{conditionsTopic(), sentinelTopic()}
 }
+
+func sentinelTopic() topic {
+	return topic{
+		name:    "sentinel",
+		summary: "the sentinel's rules, ladders and grace, with its defaults",
+		text:    sentinelHelp,
+	}
+}
+
+// sentinelHelp is `setctl help sentinel`: how rules, ladders and grace act
+// (engine/sentinel's package doc says the same), examples that pass vet
+// (TestREADMESetCUE), and the stdlib's defaults as the binary embeds them.
+func sentinelHelp() string {
+	defaults, err := fs.ReadFile(set.Module, "stdlib/sentinel.cue")
+	if err != nil {
+		panic(err) // embedded by the same build
+	}
+	// The file from its doc comment on, tabs as two spaces.
+	_, body, _ := strings.Cut(string(defaults), "\n// ")
+	var b strings.Builder
+	b.WriteString(sentinelText + "\nThe defaults, stdlib/sentinel.cue:\n\n")
+	for line := range strings.Lines("// " + body) {
+		tabs := len(line) - len(strings.TrimLeft(line, "\t"))
+		if line = strings.Repeat("  ", tabs) + line[tabs:]; line != "\n" {
+			line = "  " + line
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+const sentinelText = `The sentinel supervises every running change. Its rules are set.cue's
+project.sentinel; the golang profile takes the stdlib's (below), which a
+project overrides and extends by unification.
+
+Facts
+  A rule's when is an expr-lang condition over the change's live facts:
+  status, activity ("agent", "gate:NAME", "integrate", "merge"), command,
+  activitySeconds, secondsSinceOutput, iterationSeconds, iterations,
+  tokensUsed, tokenBudget, retries.verify, retries.integration, restarts
+  and lastExit (code, signal, apiError). setctl help conditions describes
+  each; setctl vet rejects a name that is none of them.
+
+Rules and ladders
+  A rule fires when its when becomes true: it climbs one step of its
+  ladder and takes that step. While when keeps holding, it climbs again
+  each time every (60s unless set) has passed, up to the ladder's last
+  step, which it takes again only when when becomes true anew. action: X
+  is a ladder of one step. Progress (new output, a new commit, a passed
+  gate) puts every ladder back at its foot. Rules fire in name order.
+
+    warn        a SENTINEL_ACTION event and a line in the live view
+    restart     kill the agent iteration's process group and start a new
+                iteration in the same session; with backoff set, the k-th
+                restart since the ladder's foot waits backoff×2^(k-1)
+    redispatch  a fresh session on a fresh worktree from the change's branch
+    fail        failed:stalled (fails: "agent_error": failed:agent_error);
+                the change's dependents become dep-blocked
+    pause       stop the change where it is, keeping its worktree and
+                session, until it is resumed
+
+Grace
+  grace maps an activity glob to a duration. While the change's activity
+  matches a glob, alone ("gate:test") or with its command
+  ("agent:npm install --no-audit"), and has run for less than the
+  duration, the rules with graced: true (the default) are held back. In a
+  glob * matches any run of characters and ? one. Rules on tokens and
+  exits set graced: false.
+
+Examples
+  sentinel: rules: stall: when: "activity == \"agent\" && secondsSinceOutput > 300"
+  sentinel: rules: stall: ladder: ["warn", "restart", "fail"]
+  sentinel: rules: crash: when: "false"
+  sentinel: rules: slow_gate: {when: "activity == \"gate:test\" && activitySeconds > 900", action: "warn"}
+  sentinel: grace: "gate:e2e": "30m"
+  sentinel: heartbeat: "10s"
+`
 
 func conditionsTopic() topic {
 	return topic{

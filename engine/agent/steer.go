@@ -47,7 +47,9 @@ type Stop struct {
 	Reason string
 }
 
-func (s *Stop) Error() string { return fmt.Sprintf("stopped by the sentinel (%s): %s", s.Action, s.Reason) }
+func (s *Stop) Error() string {
+	return fmt.Sprintf("stopped by the sentinel (%s): %s", s.Action, s.Reason)
+}
 
 // StopOf is the sentinel's stop that ended ctx, nil when none did.
 func StopOf(ctx context.Context) *Stop {

@@ -1,5 +1,5 @@
 // Package cond compiles the expr-lang conditions of set.cue (`when` on
-// gates) against typed environments, so that a misspelled
+// gates and on sentinel rules) against typed environments, so that a misspelled
 // name is an error when the configuration is checked, not when a run
 // reaches the gate.
 package cond
@@ -31,6 +31,60 @@ type GateEnv struct {
 	Files []string `expr:"files" known:"run"`
 }
 
+// SentinelEnv is the environment of a sentinel rule's `when`: the live
+// facts of one running change. Every fact is known only while the change
+// runs; the sentinel keeps them from events and process output.
+type SentinelEnv struct {
+	// Status is the change's status, e.g. "implementing".
+	Status string `expr:"status"`
+	// Activity is what the change does now: "agent", "gate:NAME",
+	// "integrate", "merge", or "" between activities.
+	Activity string `expr:"activity"`
+	// Command is the command line the activity runs now: the agent's
+	// current tool command (e.g. "npm install"), a gate's argv joined by
+	// spaces; "" when none.
+	Command string `expr:"command"`
+	// ActivitySeconds is how long the current activity has run.
+	ActivitySeconds float64 `expr:"activitySeconds"`
+	// SecondsSinceOutput is the time since the agent or gate last wrote
+	// output, or since it started.
+	SecondsSinceOutput float64 `expr:"secondsSinceOutput"`
+	// IterationSeconds is the time since the current agent iteration
+	// started; 0 outside one.
+	IterationSeconds float64 `expr:"iterationSeconds"`
+	// Iterations counts the agent iterations of the change.
+	Iterations int `expr:"iterations"`
+	// TokensUsed and TokenBudget are the change's tokens so far and its
+	// budget by size (0: none).
+	TokensUsed  int64 `expr:"tokensUsed"`
+	TokenBudget int64 `expr:"tokenBudget"`
+	// Retries are the retries used, by stage.
+	Retries Retries `expr:"retries"`
+	// Restarts counts the sentinel's restarts and redispatches of the
+	// change.
+	Restarts int `expr:"restarts"`
+	// LastExit is how the last agent iteration ended; zero while an
+	// iteration runs.
+	LastExit Exit `expr:"lastExit"`
+}
+
+// Retries are the retries a change has used, by stage.
+type Retries struct {
+	Verify      int `expr:"verify"`
+	Integration int `expr:"integration"`
+}
+
+// Exit is how a process ended.
+type Exit struct {
+	// Code is the exit status; -1 when a signal ended the process.
+	Code int `expr:"code"`
+	// Signal names the signal that ended it ("SIGKILL"), "" when none.
+	Signal string `expr:"signal"`
+	// APIError is set when the agent reported that the model's API failed
+	// the iteration.
+	APIError bool `expr:"apiError"`
+}
+
 // Condition is a compiled boolean expression. It is immutable and safe for
 // concurrent use.
 type Condition struct {
@@ -50,6 +104,16 @@ func CompileGate(source string) (*Condition, error) {
 		return nil, err
 	}
 	c.runTime = readsAny(c.program.Node(), runTimeNames(c.env))
+	return c, nil
+}
+
+// CompileSentinel compiles the `when` of a sentinel rule.
+func CompileSentinel(source string) (*Condition, error) {
+	c, err := compile[SentinelEnv](source)
+	if err != nil {
+		return nil, err
+	}
+	c.runTime = true
 	return c, nil
 }
 

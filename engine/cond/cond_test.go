@@ -69,3 +69,61 @@ func TestEvalGate(t *testing.T) {
 		t.Error("files condition did not see a .tsx file")
 	}
 }
+
+func TestCompileSentinel(t *testing.T) {
+	tests := []struct {
+		src     string
+		wantErr string
+	}{
+		{src: `activity == "agent" && secondsSinceOutput > 120`},
+		{src: `tokenBudget > 0 && tokensUsed >= tokenBudget * 0.8`},
+		{src: `lastExit.signal != "" || lastExit.apiError || lastExit.code == 137`},
+		{src: `retries.verify + retries.integration > 3 && restarts < 2`},
+		{src: `command matches "npm (install|ci)" && iterations > 1 && iterationSeconds > 60`},
+		{src: `secondsSinceOuput > 120`, wantErr: "unknown name secondsSinceOuput; names: activity, activitySeconds, command, iterationSeconds, iterations, lastExit, restarts, retries, secondsSinceOutput, status, tokenBudget, tokensUsed"},
+		{src: `lastExit.sig == ""`, wantErr: "lastExit has no field sig; fields: apiError, code, signal"},
+		{src: `retries.review > 0`, wantErr: "retries has no field review; fields: integration, verify"},
+		{src: `change.type == "fix"`, wantErr: "unknown name change"},
+		{src: `tokensUsed`, wantErr: "expected bool, but got number"},
+	}
+	for _, tt := range tests {
+		c, err := CompileSentinel(tt.src)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("CompileSentinel(%q) error = %v, want it to contain %q", tt.src, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("CompileSentinel(%q): %v", tt.src, err)
+			continue
+		}
+		if !c.RunTime() {
+			t.Errorf("CompileSentinel(%q).RunTime() = false; a sentinel condition reads live facts", tt.src)
+		}
+	}
+}
+
+func TestEvalSentinel(t *testing.T) {
+	c, err := CompileSentinel(`activity == "agent" && secondsSinceOutput > 120 || lastExit.signal == "SIGKILL"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		env  SentinelEnv
+		want bool
+	}{
+		{SentinelEnv{Activity: "agent", SecondsSinceOutput: 121}, true},
+		{SentinelEnv{Activity: "agent", SecondsSinceOutput: 120}, false},
+		{SentinelEnv{Activity: "gate:test", SecondsSinceOutput: 500}, false},
+		{SentinelEnv{LastExit: Exit{Code: -1, Signal: "SIGKILL"}}, true},
+	} {
+		got, err := c.Eval(tt.env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("Eval(%+v) = %v, want %v", tt.env, got, tt.want)
+		}
+	}
+}

@@ -42,8 +42,8 @@ type Environment struct {
 	Examples []Example
 }
 
-// Environments describes every place a condition is written: today the
-// gates' `when`.
+// Environments describes every place a condition is written: the gates'
+// `when` and the sentinel rules' `when`.
 func Environments() []Environment {
 	return []Environment{
 		{
@@ -54,6 +54,14 @@ plan lists the gate as skipped); one that reads a run-time name is
 decided on the change's diff, before its gates run.`,
 			Names:    envNames(reflect.TypeFor[GateEnv]()),
 			Examples: gateExamples,
+		},
+		{
+			Field: "sentinel: rules: NAME: when",
+			About: `The rule fires when the condition becomes true for a running change,
+and climbs its ladder while it stays true. It reads the live facts of
+the change while the change runs; every name is known only then.`,
+			Names:    envNames(reflect.TypeFor[SentinelEnv]()),
+			Examples: sentinelExamples,
 		},
 	}
 }
@@ -69,6 +77,22 @@ var docs = map[string]string{
 	"change.dependsOn":    "the changes that must be merged before it",
 	"change.scope":        "the path globs it may touch; empty means anywhere",
 	"files":               "the paths, relative to the repository, that the change's diff touches",
+
+	"status":              `the change's status, e.g. "implementing", "verifying", "integrating"`,
+	"activity":            `what the change does now: "agent", "gate:NAME", "integrate", "merge", or "" between activities`,
+	"command":             `the command line the activity runs now: the agent's current tool command (e.g. "npm install"), a gate's argv joined by spaces; "" when none`,
+	"activitySeconds":     "how long the current activity has run, in seconds",
+	"secondsSinceOutput":  "seconds since the agent or gate last wrote output (or since it started)",
+	"iterationSeconds":    "seconds since the current agent iteration started; 0 outside one",
+	"iterations":          "the agent iterations the change has run",
+	"tokensUsed":          "the tokens the change's agent has used so far",
+	"tokenBudget":         "the change's token budget, from budgets.tokens by its size; 0 when none",
+	"retries.verify":      "the verify retries the change has used",
+	"retries.integration": "the integration retries the change has used",
+	"restarts":            "the sentinel's restarts and redispatches of the change",
+	"lastExit.code":       "the exit status of the last agent iteration; -1 when a signal ended it; 0 while an iteration runs",
+	"lastExit.signal":     `the signal that ended the last agent iteration, e.g. "SIGKILL"; "" when none`,
+	"lastExit.apiError":   "whether the last agent iteration ended because the model's API failed",
 }
 
 var gateExamples = []Example{
@@ -77,6 +101,14 @@ var gateExamples = []Example{
 	{`change.size == "L" || len(change.dependsOn) > 1`, "large changes, or changes that join two branches of the plan"},
 	{`any(change.scope, {# startsWith "web/"})`, "changes allowed to touch web/"},
 	{`any(files, {# endsWith ".tsx"})`, "changes whose diff touches a .tsx file (decided at run time)"},
+}
+
+var sentinelExamples = []Example{
+	{`activity == "agent" && secondsSinceOutput > 120`, "an agent silent for two minutes"},
+	{`activity == "gate:test" && activitySeconds > 900`, "a test gate running for more than 15 minutes"},
+	{`lastExit.signal != ""`, "the agent's process was ended by a signal"},
+	{`tokenBudget > 0 && tokensUsed >= tokenBudget * 0.8`, "the change has spent 80 % of its token budget"},
+	{`retries.verify >= 2 && iterationSeconds > 1800`, "a change sent back twice whose iteration runs for half an hour"},
 }
 
 // envNames lists the names of an environment struct in declaration order,

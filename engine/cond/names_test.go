@@ -39,6 +39,7 @@ func TestExamplesCompile(t *testing.T) {
 	envs := Environments()
 	compilers := map[string]func(string) (*Condition, error){
 		envs[0].Field: CompileGate,
+		envs[1].Field: CompileSentinel,
 	}
 	for _, env := range envs {
 		if n := len(env.Examples); n < 3 || n > 5 {
@@ -92,5 +93,36 @@ func TestEnvironmentNames(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("gate names:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestSentinelEnvironmentNames(t *testing.T) {
+	sentinel := Environments()[1]
+	if sentinel.Field != "sentinel: rules: NAME: when" {
+		t.Fatalf("second environment is %q", sentinel.Field)
+	}
+	var got []string
+	for _, n := range sentinel.Names {
+		got = append(got, n.Name+" "+n.Type)
+	}
+	want := []string{
+		"status string",
+		"activity string",
+		"command string",
+		"activitySeconds number",
+		"secondsSinceOutput number",
+		"iterationSeconds number",
+		"iterations number",
+		"tokensUsed number",
+		"tokenBudget number",
+		"retries.verify number",
+		"retries.integration number",
+		"restarts number",
+		"lastExit.code number",
+		"lastExit.signal string",
+		"lastExit.apiError bool",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("sentinel names:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -157,24 +157,35 @@ type Budgets struct {
 // 0 when the project sets none. The other keys of Tokens are sizes.
 func (b Budgets) RunTokens() int { return b.Tokens["run"] }
 
-// Sentinel is the supervision of running changes.
+// Sentinel is the supervision of running changes (schema.#Sentinel);
+// engine/sentinel compiles its rules and grace.
 type Sentinel struct {
-	// StallAfter is how long an agent may go without output before it is
-	// killed.
-	StallAfter Duration                `json:"stallAfter"`
-	Heartbeat  Duration                `json:"heartbeat"`
-	Rules      map[string]SentinelRule `json:"rules"`
-	Grace      map[string]Duration     `json:"grace"`
+	// Heartbeat is how often a live run journals MONITOR_HEARTBEAT.
+	Heartbeat Duration `json:"heartbeat"`
+	// Rules are keyed by rule name ([a-z][a-z0-9_]*).
+	Rules map[string]SentinelRule `json:"rules"`
+	// Grace maps an activity glob to how long a matching activity holds
+	// back the rules with Graced set.
+	Grace map[string]Duration `json:"grace"`
 }
 
-// SentinelRule TEMPORARY lead copy.
+// SentinelRule is one supervision rule. Decode guarantees that exactly
+// one of Action and Ladder is set and that When compiles against
+// cond.SentinelEnv.
 type SentinelRule struct {
-	When    string   `json:"when"`
-	Action  string   `json:"action,omitempty"`
-	Ladder  []string `json:"ladder,omitempty"`
-	Every   Duration `json:"every"`
-	Graced  bool     `json:"graced"`
-	Fails   string   `json:"fails"`
+	When   string   `json:"when"`
+	Action string   `json:"action,omitempty"`
+	Ladder []string `json:"ladder,omitempty"`
+	// Every is how long When may keep holding after a firing before the
+	// next step fires.
+	Every Duration `json:"every"`
+	// Graced says whether a matching grace glob holds the rule back.
+	Graced bool `json:"graced"`
+	// Fails is the failed status of a fail step: "stalled" or
+	// "agent_error".
+	Fails string `json:"fails"`
+	// Backoff is the wait before the first restart of an episode, doubled
+	// for each further one; 0 when none.
 	Backoff Duration `json:"backoff,omitempty"`
 }
 

@@ -267,7 +267,7 @@ func (w *watch) act(fire sentinel.Firing, graced string) error {
 	}
 	if err := w.run.rec.emit(w.change, journal.SentinelActionData{
 		Rule: fire.Rule, Action: string(fire.Action), Step: fire.Step, Steps: fire.Steps,
-		When: w.rules.When(fire.Rule), Facts: facts, BackoffMS: fire.Backoff.Milliseconds(), Grace: graced,
+		When: fire.When, Facts: facts, BackoffMS: fire.Backoff.Milliseconds(), Grace: graced,
 	}); err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func (w *watch) act(fire sentinel.Firing, graced string) error {
 	}
 	stop := &agent.Stop{
 		Action: string(fire.Action), Rule: fire.Rule, Fails: fire.Fails, Backoff: fire.Backoff,
-		Reason: fmt.Sprintf("sentinel rule %s (%s) fired: %s", fire.Rule, w.rules.When(fire.Rule), describe(fire.Facts)),
+		Reason: fmt.Sprintf("sentinel rule %s (%s) fired: %s", fire.Rule, fire.When, describe(fire.Facts)),
 	}
 	if fire.Action == sentinel.Pause && fire.Facts.TokenBudget > 0 && fire.Facts.TokensUsed >= fire.Facts.TokenBudget {
 		stop.Reason = fmt.Sprintf("token budget spent: %d of %d tokens (%s); raise it in set.cue and run setctl apply again",

@@ -25,8 +25,8 @@ import (
 // verifying (the status it was paused in, see Change.PausedFrom); its wall
 // time may end while it is paused.
 var transitions = map[Status][]Status{
-	Pending:           {Dispatched, DepBlocked, FailedAgentError},
-	Dispatched:        {Implementing, Paused, FailedWallTime, FailedAgentError},
+	Pending:    {Dispatched, DepBlocked, FailedAgentError},
+	Dispatched: {Implementing, Paused, FailedWallTime, FailedAgentError},
 	// (failed:token_budget_exhausted is in journals of a set whose token
 	// budget failed a change; the sentinel's over_budget rule pauses it.)
 	Implementing:      {Verifying, Paused, FailedIterationBudget, FailedTokenBudget, FailedWallTime, FailedStalled, FailedAgentError},

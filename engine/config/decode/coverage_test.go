@@ -31,7 +31,15 @@ project: golang.#Project & {
 	stacks: feature: spec_verify: {mode: "warn", order: 95}
 	integration: rules: mode: "skip"
 	budgets: {retries: {verify: 4, integration: 1}, tokens: {S: 1, M: 2, L: 3}, iterations: 7, wallTime: "1h", gateTimeout: "3m"}
-	sentinel: stallAfter: "90s"
+	sentinel: {
+		heartbeat: "15s"
+		rules: {
+			stall: {when: "activity == \"agent\" && secondsSinceOutput > 300", every: "2m"}
+			slow_gate: {when: "activity == \"gate:test\" && activitySeconds > 900", action: "warn", graced: false}
+			api_error: backoff: "5s"
+		}
+		grace: "gate:test": "20m"
+	}
 	planner: {strategy: "static", maxRequirementsPerChange: 4}
 	agent: {
 		adapter: "replay"
@@ -109,7 +117,10 @@ func TestEveryFieldReachesGo(t *testing.T) {
 		"agent.recordings", "agent.models.implement", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
 		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude", "gates.test.export", "generated.go.sum.runner",
 		"gates.test.when", "gates.test.runner", "gates.test.failures",
-		"stacks.feature.spec_verify.order", "integration.rules.mode", "sentinel.stallAfter",
+		"stacks.feature.spec_verify.order", "integration.rules.mode",
+		"sentinel.heartbeat", "sentinel.rules.stall.when", "sentinel.rules.stall.ladder", "sentinel.rules.stall.every",
+		"sentinel.rules.slow_gate.action", "sentinel.rules.slow_gate.graced", "sentinel.rules.api_error.fails",
+		"sentinel.rules.api_error.backoff", "sentinel.grace.gate:test",
 		"plan.changes.core.scope", "plan.changes.core.agent", "plan.deferred.REQ-LATER-01",
 		"forbidden.no-sleep.paths", "budgets.gateTimeout", "planner.maxRequirementsPerChange",
 	} {

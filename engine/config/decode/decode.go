@@ -34,8 +34,10 @@ func Load(dir string, opts load.Options) (*config.Project, string, error) {
 
 // Project turns a validated, concrete project value into a Project and
 // checks what the schema cannot express: stacks name known gates, `when`
-// conditions compile against their environment, forbidden patterns and
-// gates' failures patterns are valid regular expressions. All problems are reported together.
+// conditions (of gates and sentinel rules) compile against their
+// environment, every sentinel rule has exactly one of action and ladder,
+// forbidden patterns and gates' failures patterns are valid regular
+// expressions. All problems are reported together.
 func Project(lp *load.Project) (*config.Project, error) {
 	var p config.Project
 	if err := lp.Value.Decode(&p); err != nil {
@@ -44,6 +46,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d := decoder{lp: lp, p: &p, positions: map[string]config.Pos{}, declared: map[string]bool{}}
 	d.checkStacks()
 	d.checkConditions()
+	d.checkSentinel()
 	d.checkForbidden()
 	d.checkFailures()
 	d.checkRunners()
@@ -104,6 +107,35 @@ func (d *decoder) checkConditions() {
 			if _, err := cond.CompileGate(src); err != nil {
 				d.fail([]string{"gates", name, "when"}, "%v", conditionMessage(err))
 			}
+		}
+	}
+	rules := d.p.Sentinel.Rules
+	for _, name := range slices.Sorted(maps.Keys(rules)) {
+		if _, err := cond.CompileSentinel(rules[name].When); err != nil {
+			d.fail([]string{"sentinel", "rules", name, "when"}, "%v", conditionMessage(err))
+		}
+	}
+}
+
+// checkSentinel checks that every sentinel rule sets exactly one of
+// action and ladder. When only one of the two is the project's own, the
+// error is on that one and says where the other comes from.
+func (d *decoder) checkSentinel() {
+	rules := d.p.Sentinel.Rules
+	for _, name := range slices.Sorted(maps.Keys(rules)) {
+		r := rules[name]
+		path := []string{"sentinel", "rules", name}
+		declares := func(field string) bool { return d.lp.FieldPos(append(path, field)...).IsValid() }
+		switch {
+		case r.Action == "" && len(r.Ladder) == 0:
+			d.fail(path, "the rule has neither an action nor a ladder; set one, e.g. action: \"warn\" or ladder: [\"warn\", \"restart\", \"fail\"]")
+		case r.Action == "" || len(r.Ladder) == 0:
+		case declares("action") && !declares("ladder"):
+			d.fail(append(path, "action"), "the rule already has the ladder [%s] from its profile, and a rule takes an action or a ladder, not both; set ladder: [%q] instead", strings.Join(r.Ladder, ", "), r.Action)
+		case declares("ladder") && !declares("action"):
+			d.fail(append(path, "ladder"), "the rule already has action: %q from its profile, and a rule takes an action or a ladder, not both; set action instead", r.Action)
+		default:
+			d.fail(append(path, "ladder"), "a rule takes an action or a ladder, not both (an action is a ladder of one step: ladder: [%q])", r.Action)
 		}
 	}
 }

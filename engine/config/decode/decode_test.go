@@ -91,6 +91,12 @@ func TestLoadErrors(t *testing.T) {
 		{"bad regexp", "forbidden: x: {pattern: \"(\", message: \"m\"}", "project.forbidden.x.pattern", "set.cue:8:"},
 		{"bad failures pattern", "gates: fmt: failures: \"^(.+\\\\.go$\"", "project.gates.fmt.failures", "set.cue:8:"},
 		{"failures on a built-in", "gates: rules: failures: \"x\"", "project.gates.rules.failures", "set.cue:8:"},
+		{"misspelled sentinel when", "sentinel: rules: stall: when: \"secondsSinceOuput > 60\"", "project.sentinel.rules.stall.when", "set.cue:8:"},
+		{"sentinel rule without steps", "sentinel: rules: slow: when: \"activitySeconds > 60\"", "project.sentinel.rules.slow", "set.cue:8:"},
+		{"sentinel rule with both", "sentinel: rules: slow: {when: \"true\", action: \"warn\", ladder: [\"fail\"]}", "project.sentinel.rules.slow.ladder", "set.cue:8:"},
+		{"action over a profile's ladder", "sentinel: rules: stall: action: \"warn\"", "project.sentinel.rules.stall.action", "set.cue:8:"},
+		{"sentinel rule name", "sentinel: rules: \"Slow-Gate\": {when: \"true\", action: \"warn\"}", "project.sentinel.rules.\"Slow-Gate\"", "set.cue:8:"},
+		{"sentinel fails", "sentinel: rules: stall: fails: \"crashed\"", "project.sentinel.rules.stall.fails", "set.cue:8:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
