@@ -213,6 +213,11 @@ func (s *streaks) next(it iteration, in LoopInput) string {
 		s.errors++
 		s.stalls = 0
 		return fmt.Sprintf("The previous iteration failed to run: %s", it.data.Error)
+	case "api-error":
+		// Counted with the errors until the sentinel's rules retry it.
+		s.errors++
+		s.stalls = 0
+		return fmt.Sprintf("The previous iteration stopped because the model API failed: %s. Continue where it stopped.", it.data.Error)
 	case "stalled":
 		s.stalls++
 		s.errors = 0
@@ -273,10 +278,19 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	if decision == "resume" {
 		session = res.SessionID
 	}
-	if err := in.Emit(journal.AgentSessionDecisionData{
+	opened := journal.AgentSessionDecisionData{
 		Decision: decision, SessionID: session, Reason: why,
 		Iteration: n, Adapter: in.Adapter.Name(), Model: in.Model, Log: logRel,
-	}); err != nil {
+	}
+	if p, ok := in.Adapter.(PermissionReporter); ok && n == in.Done+1 {
+		// The first iteration of the run says what the agent may do.
+		perm, err := p.PermissionMode(in.Env)
+		opened.Permissions = perm.String()
+		if err != nil {
+			opened.Permissions = err.Error()
+		}
+	}
+	if err := in.Emit(opened); err != nil {
 		return iteration{}, "", false, err
 	}
 
@@ -329,7 +343,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	}
 	it := iteration{
 		data: journal.AgentIterationData{
-			Iteration: n, ExitCode: out.ExitCode, DurationMS: out.Duration.Milliseconds(), Commits: commits,
+			Iteration: n, ExitCode: out.ExitCode, Signal: out.Signal, DurationMS: out.Duration.Milliseconds(), Commits: commits,
 			Tokens: tokens, SessionID: out.SessionID, Prompt: promptRel, Log: logRel,
 		},
 		inMerge: git.InMerge(ctx, in.Worktree), unresolved: unresolved, summary: out.Summary,
@@ -344,10 +358,14 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	switch {
 	case runErr != nil:
 		it.data.Result, it.data.Error = "error", runErr.Error()
+	case out.Done && commits > 0 && !it.inMerge:
+		// A success the agent reported is kept, even when its process
+		// stalled afterwards (waiting for a background command).
+		it.data.Result = "done"
+	case out.APIError != "":
+		it.data.Result, it.data.Error = "api-error", out.APIError
 	case out.Stalled:
 		it.data.Result = "stalled"
-	case out.Done && commits > 0 && !it.inMerge:
-		it.data.Result = "done"
 	default:
 		it.data.Result = "not-done"
 		if out.ExitCode != 0 {

@@ -139,3 +139,34 @@ func TestFieldError(t *testing.T) {
 		t.Error("Declares claims a field of the profile")
 	}
 }
+
+// agent.permissions is "auto" unless set, for claude and codex; an exec or
+// replay agent has no permission mode, and setting one is an error.
+func TestAgentPermissions(t *testing.T) {
+	for _, tt := range []struct{ agent, want string }{
+		{"", "auto"}, // the golang profile's agent is claude
+		{`agent: permissions: "acceptEdits"`, "acceptEdits"},
+		{`agent: {adapter: "codex", permissions: "bypass"}`, "bypass"},
+		{`agent: {adapter: "exec", argv: ["a"]}`, ""},
+	} {
+		src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+tt.agent+"\n", 1)
+		dir := writeProject(t, src)
+		p, _, err := Load(dir, load.Options{})
+		if err != nil {
+			t.Fatalf("%s: %s", tt.agent, load.Details(err, dir))
+		}
+		if p.Agent.Permissions != tt.want {
+			t.Errorf("%s: permissions = %q, want %q", tt.agent, p.Agent.Permissions, tt.want)
+		}
+	}
+	for _, bad := range []string{
+		`agent: {adapter: "claude", permissions: "default"}`,
+		`agent: {adapter: "exec", argv: ["a"], permissions: "bypass"}`,
+	} {
+		src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+bad+"\n", 1)
+		dir := writeProject(t, src)
+		if _, _, err := Load(dir, load.Options{}); err == nil || !strings.Contains(load.Details(err, dir), "project.agent.permissions") {
+			t.Errorf("%s: error = %v, want one about project.agent.permissions", bad, load.Details(err, dir))
+		}
+	}
+}
