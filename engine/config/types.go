@@ -179,7 +179,8 @@ type Agent struct {
 	Env        map[string]string `json:"env"`
 	// Permissions is the permission mode of a claude or codex agent:
 	// "auto", "bypass" or "acceptEdits" (see agent.ClaudePermissions and
-	// agent.CodexPermissions); "" for exec and replay, and means "auto".
+	// agent.CodexPermissions); exec and replay agents ignore it. ""
+	// means "auto".
 	Permissions string `json:"permissions,omitempty"`
 }
 

@@ -140,14 +140,14 @@ func TestFieldError(t *testing.T) {
 	}
 }
 
-// agent.permissions is "auto" unless set, for claude and codex; an exec or
-// replay agent has no permission mode, and setting one is an error.
+// agent.permissions is "auto" unless set; setting it for an exec or
+// replay agent alone is an error, and a bad value is named.
 func TestAgentPermissions(t *testing.T) {
 	for _, tt := range []struct{ agent, want string }{
 		{"", "auto"}, // the golang profile's agent is claude
 		{`agent: permissions: "acceptEdits"`, "acceptEdits"},
 		{`agent: {adapter: "codex", permissions: "bypass"}`, "bypass"},
-		{`agent: {adapter: "exec", argv: ["a"]}`, ""},
+		{`agent: {adapter: "exec", argv: ["a"]}`, "auto"},
 	} {
 		src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+tt.agent+"\n", 1)
 		dir := writeProject(t, src)
@@ -160,7 +160,7 @@ func TestAgentPermissions(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{
-		`agent: {adapter: "claude", permissions: "default"}`,
+		`agent: permissions: "default"`,
 		`agent: {adapter: "exec", argv: ["a"], permissions: "bypass"}`,
 	} {
 		src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+bad+"\n", 1)
