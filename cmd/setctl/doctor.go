@@ -30,7 +30,9 @@ func doctorCommand() command {
 Doctor checks what a run of this project needs on this machine: git and
 the main branch set.cue names, the configured agent's CLI, the model of
 each role (a warning for one the pinned CLI's own table marks deprecated,
-retired or superseded), every runner the gates use (for dagger: a CLI or
+retired or superseded), the permission mode of a claude or codex agent
+(agent.permissions, and for claude the user and IS_SANDBOX), every
+runner the gates use (for dagger: a CLI or
 session, an engine that opens a session and says its version within 10 s,
 the versions of the engine and the CLI against the one set's Dagger SDK
 expects, the base), and the program of every gate that runs on the host (on PATH, or a
@@ -151,10 +153,26 @@ func agentChecks(ctx context.Context, ws *workspace) []check {
 	for k, v := range a.Env {
 		childEnv = append(childEnv, k+"="+v)
 	}
-	if a.Adapter == "claude" && agent.ClaudeAcceptsEdits(os.Geteuid(), childEnv) {
-		out = append(out, check{"agent", "warn", "running as root without IS_SANDBOX=1: claude runs with --permission-mode acceptEdits, which denies most shell commands; set agent: env: IS_SANDBOX: \"1\" in a sandbox"})
+	return append(out, permissionsCheck(a, os.Geteuid(), childEnv))
+}
+
+// permissionsCheck says which permission mode the claude or codex agent a
+// runs with, as effective user euid with the child environment env, and
+// why: it fails when claude would refuse the mode, and warns when claude
+// falls back to one that denies Bash without agent.permissions asking
+// for it.
+func permissionsCheck(a config.Agent, euid int, env []string) check {
+	if a.Adapter == "codex" {
+		return check{"agent", statusOK, "codex permissions: " + agent.CodexPermissions(a.Permissions).String()}
 	}
-	return out
+	perm, err := agent.ClaudePermissions(a.Permissions, euid, env)
+	switch {
+	case err != nil:
+		return check{"agent", statusFail, "claude permissions: " + err.Error()}
+	case perm.Fix != "":
+		return check{"agent", statusWarn, "claude permissions: " + perm.String()}
+	}
+	return check{"agent", statusOK, "claude permissions: " + perm.String()}
 }
 
 // runnerChecks checks every runner the project's gates use.

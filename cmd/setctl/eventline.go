@@ -106,14 +106,18 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		if d.Iteration == 0 { // a journal that did not record the iteration
 			return hidden(fmt.Sprintf("agent session: %s (%s)", d.Decision, d.Reason))
 		}
-		return hidden(fmt.Sprintf("iteration %d: %s started, %s session (%s)", d.Iteration, agentName(d.Adapter, d.Model), d.Decision, d.Reason))
+		msg := fmt.Sprintf("iteration %d: %s started, %s session (%s)", d.Iteration, agentName(d.Adapter, d.Model), d.Decision, d.Reason)
+		if d.Permissions != "" {
+			msg += "; permissions " + d.Permissions
+		}
+		return hidden(msg)
 	case journal.AgentIteration:
 		d, _ := journal.Decode[journal.AgentIterationData](e)
 		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), english.Tokens(d.Tokens.Total()), english.Plural(d.Commits, "commit"))
 		if d.Error != "" {
 			msg += ": " + d.Error
 		}
-		if d.Result == "stalled" || d.Result == "error" {
+		if d.Result == "stalled" || d.Result == "error" || d.Result == "api-error" {
 			return failure(msg)
 		}
 		return routine(msg)

@@ -12,7 +12,12 @@
 //     whenever the agent shows life;
 //   - a stalled child is not an error: Run returns Result.Stalled with a nil
 //     error so that the loop can apply its stall policy;
-//   - a cancelled ctx returns an error wrapping ctx.Err();
+//   - a cancelled ctx returns an error wrapping ctx.Err() together with
+//     the partial Result: the calls so far, the session, and Done when the
+//     agent had already reported success (a success is kept however the
+//     process ends: stalled, cancelled, killed by a signal);
+//   - Result.Signal names the signal that ended the agent's process, ""
+//     when it exited by itself;
 //   - a stream the adapter cannot understand is an error naming the line
 //     number and the line, never a panic;
 //   - Result.Summary is at most maxSummary bytes of valid UTF-8.
@@ -46,6 +51,13 @@ type Request struct {
 	StallAfter time.Duration // no output for this long → kill the process group (0 = never)
 	Log        io.Writer     // the iteration's log file: raw output goes here (nil discards)
 	OnActivity func()        // called whenever the agent shows life (output), may be nil
+	// OnCommand, when set, is called with the command line of a shell
+	// command when the agent starts one (claude: a Bash tool_use; codex:
+	// item.started of a command_execution), and with the one still
+	// running, or "", when one ends (claude: its tool_result; codex: its
+	// item.completed). It is called from the goroutine that reads the
+	// agent's output; exec and replay never call it.
+	OnCommand func(command string)
 }
 
 // Result is how one iteration ended.
@@ -61,8 +73,17 @@ type Result struct {
 	// difference of the cumulative usage; replay: one from <n>.json).
 	Calls    []Call
 	ExitCode int
+	// Signal names the signal that ended the agent's process ("SIGKILL",
+	// "SIGTERM", …), whoever sent it; "" when it exited by itself (and
+	// for replay, which runs no agent process).
+	Signal   string
 	Stalled  bool
 	Duration time.Duration
+	// APIError is the provider's message when the model API or its
+	// transport failed the iteration (claude: an error result with
+	// terminal_reason "api_error" or an API error status; codex:
+	// turn.failed, or error events and no turn); "" otherwise.
+	APIError string
 	// Summary is the last assistant message or result text, for the
 	// journal; at most 2000 bytes.
 	Summary string
@@ -90,17 +111,18 @@ type Adapter interface {
 // keep the running totals of their sessions in <root>/.set/sessions (see
 // sessionStore; root "" keeps them in memory only). For claude and
 // codex, cfg.Argv, when set, replaces the command ("claude" / "codex" on
-// PATH) and the adapter's flags follow it; for exec it is the whole
+// PATH) and the adapter's flags follow it, and cfg.Permissions picks
+// their permission mode (see ClaudePermissions, CodexPermissions); for exec it is the whole
 // command template. cfg.Env and cfg.Models are the loop's business: the
 // adapters use Request.Env and Request.Model as given.
 func New(cfg config.Agent, root string) (Adapter, error) {
 	switch cfg.Adapter {
 	case "claude":
-		c := &Claude{Prefix: prefixOr(cfg.Argv, "claude")}
+		c := &Claude{Prefix: prefixOr(cfg.Argv, "claude"), Permissions: cfg.Permissions}
 		c.sessions.dir = sessionsDir(root)
 		return c, nil
 	case "codex":
-		c := &Codex{Prefix: prefixOr(cfg.Argv, "codex")}
+		c := &Codex{Prefix: prefixOr(cfg.Argv, "codex"), Permissions: cfg.Permissions}
 		c.sessions.dir = sessionsDir(root)
 		return c, nil
 	case "exec":
@@ -137,6 +159,15 @@ func prefixOr(argv []string, def string) []string {
 
 // maxSummary bounds Result.Summary.
 const maxSummary = 2000
+
+// maxAPIError bounds Result.APIError.
+const maxAPIError = 500
+
+// apiMessage is a provider's error message on one line, at most
+// maxAPIError bytes.
+func apiMessage(s string) string {
+	return truncate(strings.Join(strings.Fields(s), " "), maxAPIError)
+}
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence,
 // marking a cut with "…".

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/proc"
@@ -19,23 +21,41 @@ import (
 //	<Prefix> -p <prompt> --output-format stream-json --verbose [--model M]
 //	         [--resume SESSION] <permission flag>
 //
-// with stdin from /dev/null. The permission flag is
-// --dangerously-skip-permissions, except as root without IS_SANDBOX=1 in
-// the child's environment, where Claude Code refuses it and
-// --permission-mode acceptEdits is used instead.
+// with stdin from /dev/null. The permission flag follows Permissions (see
+// ClaudePermissions): --dangerously-skip-permissions for "bypass",
+// --permission-mode acceptEdits for "acceptEdits".
 //
 // The stream is read line by line: system/init gives the session and the
-// model, assistant events only their text (their usage is unreliable), and
-// the final result event the outcome, the token totals and the cost.
+// model, assistant events their text and the Bash commands they start
+// (their usage is unreliable), user events the ends of those commands, and
+// result events the outcome, the token totals and the cost.
 //
-// With --resume, result.usage covers only the new run while total_cost_usd
-// covers the whole session, so the Call's cost is the difference from the
-// session's previous total (sessionStore); with no previous total, the
-// session cost is scaled by this run's share of the session's tokens
-// (modelUsage).
+// One run may carry several result events: when a Bash command outlasts
+// Claude Code's tool timeout it moves to the background, the run ends
+// with a result, and the command's end (a system/task_notification)
+// starts a second turn, with its own system/init and result. Each
+// result's usage covers only the calls since the previous result, so the
+// run's tokens are the sum over all of them; the outcome (Done, the
+// summary, an API failure) is the last result's. Summing is robust to
+// whatever the stream carries, one result or many. set does not set
+// CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1 or raise BASH_DEFAULT_TIMEOUT_MS /
+// BASH_MAX_TIMEOUT_MS instead: that would kill at the tool timeout a
+// command the agent legitimately runs for longer (a full test suite, an
+// install), and the agent's environment (agent.env) can still set them.
+//
+// total_cost_usd and modelUsage, unlike usage, cover the whole session so
+// far (a resumed one too). So the run's cost is the last result's total,
+// less the session's previous total for a resumed session (sessionStore),
+// or, with no previous total, the session cost scaled by this run's share
+// of the session's tokens (modelUsage). Should the last result's
+// modelUsage cover fewer tokens than the summed usage (figures per result
+// rather than per session), the results' costs are added up instead.
 type Claude struct {
 	// Prefix is the command the flags follow, e.g. ["claude"].
 	Prefix []string
+	// Permissions is agent.permissions: "auto" (or ""), "bypass" or
+	// "acceptEdits" (see ClaudePermissions).
+	Permissions string
 	// Euid reports the effective user ID, which decides the permission
 	// flags; nil means os.Geteuid.
 	Euid func() int
@@ -51,9 +71,98 @@ type claudeTotals struct {
 // Name is "claude".
 func (c *Claude) Name() string { return "claude" }
 
-// argv is the command line of one iteration for the child environment
-// envList.
-func (c *Claude) argv(req Request, envList []string) ([]string, error) {
+// Permission modes of agent.permissions.
+const (
+	PermissionsAuto        = "auto"
+	PermissionsBypass      = "bypass"
+	PermissionsAcceptEdits = "acceptEdits"
+)
+
+// Permissions is the permission mode an agent runs with and why.
+type Permissions struct {
+	// Mode is "bypass" or "acceptEdits" for claude, the sandbox mode
+	// ("workspace-write", "danger-full-access") for codex.
+	Mode string
+	// Why says what decided the mode and what it denies.
+	Why string
+	// Fix says what to set when the mode is a fallback the user did not
+	// choose; "" otherwise.
+	Fix string
+}
+
+// String is "mode (why)", or "mode (why: fix)".
+func (p Permissions) String() string {
+	if p.Fix != "" {
+		return p.Mode + " (" + p.Why + ": " + p.Fix + ")"
+	}
+	return p.Mode + " (" + p.Why + ")"
+}
+
+// PermissionReporter is an adapter whose agent runs under a permission
+// mode (claude, codex): the loop records it on the first iteration of a
+// run, and setctl doctor reports it.
+type PermissionReporter interface {
+	// PermissionMode is the mode the agent runs with in the child
+	// environment env (nil: the parent's), or why it cannot run.
+	PermissionMode(env []string) (Permissions, error)
+}
+
+// PermissionMode is the mode claude runs with in the child environment
+// env (nil: the parent's); see ClaudePermissions.
+func (c *Claude) PermissionMode(envList []string) (Permissions, error) {
+	euid := os.Geteuid
+	if c.Euid != nil {
+		euid = c.Euid
+	}
+	if envList == nil {
+		envList = os.Environ()
+	}
+	return ClaudePermissions(c.Permissions, euid(), envList)
+}
+
+// ClaudePermissions is the permission mode claude runs with for the
+// setting agent.permissions, as effective user euid with the child
+// environment env. Claude Code refuses --dangerously-skip-permissions as
+// root unless IS_SANDBOX=1 or CLAUDE_CODE_BUBBLEWRAP=1 says the machine is
+// a sandbox, and --permission-mode acceptEdits denies Bash. So:
+//   - "bypass": --dangerously-skip-permissions; as root without either
+//     variable, a *llm.ConfigError saying what to set;
+//   - "acceptEdits": --permission-mode acceptEdits (Bash is denied);
+//   - "auto" or "": bypass, except as root without either variable, where
+//     acceptEdits is all Claude Code accepts.
+//
+// setctl doctor reports the same decision.
+func ClaudePermissions(setting string, euid int, env []string) (Permissions, error) {
+	sandbox := ""
+	for _, k := range []string{"IS_SANDBOX", "CLAUDE_CODE_BUBBLEWRAP"} {
+		if proc.Getenv(env, k) == "1" {
+			sandbox = k + "=1"
+			break
+		}
+	}
+	refused := euid == 0 && sandbox == ""
+	switch setting {
+	case PermissionsBypass:
+		if refused {
+			return Permissions{}, &llm.ConfigError{Reason: `agent.permissions is "bypass", but claude refuses --dangerously-skip-permissions as root without IS_SANDBOX=1 (or CLAUDE_CODE_BUBBLEWRAP=1) in the agent's environment: set agent: env: IS_SANDBOX: "1" when this machine is a sandbox, or agent: permissions: "acceptEdits"`}
+		}
+		return Permissions{Mode: PermissionsBypass, Why: "set by agent.permissions"}, nil
+	case PermissionsAcceptEdits:
+		return Permissions{Mode: PermissionsAcceptEdits, Why: "set by agent.permissions; Bash is denied"}, nil
+	}
+	switch {
+	case refused:
+		return Permissions{Mode: PermissionsAcceptEdits, Why: "running as root without IS_SANDBOX=1; Bash is denied",
+			Fix: `set agent: env: IS_SANDBOX: "1" in a sandbox, or agent: permissions: "acceptEdits" to accept it`}, nil
+	case euid == 0:
+		return Permissions{Mode: PermissionsBypass, Why: "running as root with " + sandbox}, nil
+	}
+	return Permissions{Mode: PermissionsBypass, Why: "not running as root"}, nil
+}
+
+// argv is the command line of one iteration with the permission mode
+// perm.
+func (c *Claude) argv(req Request, perm Permissions) ([]string, error) {
 	prompt, err := llm.PromptArg(req.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("agent claude: %w", err)
@@ -66,11 +175,7 @@ func (c *Claude) argv(req Request, envList []string) ([]string, error) {
 	if req.SessionID != "" {
 		a = append(a, "--resume", req.SessionID)
 	}
-	euid := os.Geteuid
-	if c.Euid != nil {
-		euid = c.Euid
-	}
-	if ClaudeAcceptsEdits(euid(), envList) {
+	if perm.Mode == PermissionsAcceptEdits {
 		a = append(a, "--permission-mode", "acceptEdits")
 	} else {
 		a = append(a, "--dangerously-skip-permissions")
@@ -78,25 +183,21 @@ func (c *Claude) argv(req Request, envList []string) ([]string, error) {
 	return a, nil
 }
 
-// ClaudeAcceptsEdits reports whether claude runs with --permission-mode
-// acceptEdits rather than --dangerously-skip-permissions, as effective
-// user euid with the child environment env: as root, Claude Code refuses
-// --dangerously-skip-permissions unless IS_SANDBOX=1. setctl doctor warns
-// by the same rule.
-func ClaudeAcceptsEdits(euid int, env []string) bool {
-	return euid == 0 && proc.Getenv(env, "IS_SANDBOX") != "1"
-}
-
 // Run runs one iteration. See Claude for the stream it expects and
-// Result for what Done means.
+// Result for what Done means. Permission denials in the last result are a
+// *llm.ConfigError naming the fix: every iteration would meet them.
 func (c *Claude) Run(ctx context.Context, req Request) (Result, error) {
 	start := time.Now()
 	envList := env(req.Env, llm.ClaudeQuietEnv()...)
-	argv, err := c.argv(req, envList)
+	perm, err := c.PermissionMode(envList)
 	if err != nil {
 		return Result{}, err
 	}
-	var st claudeStream
+	argv, err := c.argv(req, perm)
+	if err != nil {
+		return Result{}, err
+	}
+	st := claudeStream{onCommand: req.OnCommand}
 	run, err := runStream(ctx, req, argv, envList, st.line)
 	if err != nil {
 		return Result{ExitCode: -1, Duration: time.Since(start)}, fmt.Errorf("agent claude: %w", err)
@@ -124,7 +225,27 @@ func (c *Claude) Run(ctx context.Context, req Request) (Result, error) {
 	if err := st.final.Failure(req.Model); errors.As(err, &ce) {
 		return res, err
 	}
+	if d := st.final.PermissionDenials; len(d) > 0 {
+		return res, deniedError(d, perm)
+	}
 	return res, nil
+}
+
+// deniedError is the configuration error of a run whose tools the
+// permission mode perm denied.
+func deniedError(denials []llm.PermissionDenial, perm Permissions) error {
+	var tools []string
+	for _, d := range denials {
+		if !slices.Contains(tools, d.ToolName) {
+			tools = append(tools, d.ToolName)
+		}
+	}
+	fix := fmt.Sprintf(`set agent: permissions: "auto" or "bypass" (as root, in a sandbox, with agent: env: IS_SANDBOX: "1"), or allow the tools with agent: argv: ["claude", "--allowedTools", %q]`, strings.Join(tools, ","))
+	if perm.Mode == PermissionsBypass {
+		fix = "check the deny rules of Claude Code's settings (~/.claude/settings.json, .claude/settings.json)"
+	}
+	return &llm.ConfigError{Reason: fmt.Sprintf("claude was denied %s (%s) with permissions %s (%s): %s",
+		english.List(tools), english.Plural(len(denials), "permission denial"), perm.Mode, perm.Why, fix)}
 }
 
 // claudeEvent is the part of a stream-json line the adapter reads.
@@ -135,13 +256,35 @@ type claudeEvent struct {
 	Model     string `json:"model"` // system/init
 }
 
-type claudeAssistant struct {
+// claudeMessage is the message of an assistant or user event: its
+// content blocks. A user event's content may be a plain string, which
+// carries no tool result.
+type claudeMessage struct {
 	Message struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
+		Content json.RawMessage `json:"content"`
 	} `json:"message"`
+}
+
+type claudeBlock struct {
+	Type  string   `json:"type"`
+	Text  string   `json:"text"` // text
+	ID    string   `json:"id"`   // tool_use
+	Name  string   `json:"name"` // tool_use
+	Input struct { // tool_use
+		Command string `json:"command"` // Bash
+	} `json:"input"`
+	ToolUseID string `json:"tool_use_id"` // tool_result
+}
+
+// blocks is the message's content blocks; nil when it has none or they
+// have an unexpected shape (only the text and the Bash commands matter,
+// not worth failing the iteration for).
+func (m claudeMessage) blocks() []claudeBlock {
+	var b []claudeBlock
+	if json.Unmarshal(m.Message.Content, &b) != nil {
+		return nil
+	}
+	return b
 }
 
 // claudeStream accumulates what the stream said.
@@ -150,7 +293,16 @@ type claudeStream struct {
 	model     string // from system/init
 	lastText  string // last assistant text
 	final     *llm.ClaudeResult
+	results   int            // result events seen
+	tokens    journal.Tokens // summed over the result events
+	costs     float64        // total_cost_usd summed over the result events
+	// running are the Bash commands started and not yet ended, oldest
+	// first; onCommand hears of each change (Request.OnCommand).
+	running   []claudeCommand
+	onCommand func(string)
 }
+
+type claudeCommand struct{ id, command string }
 
 func (s *claudeStream) line(n int, line []byte) error {
 	var ev claudeEvent
@@ -168,18 +320,35 @@ func (s *claudeStream) line(n int, line []byte) error {
 			}
 		}
 	case "assistant":
-		// Only the text matters; a block of an unexpected shape is not
-		// worth failing the iteration for.
-		var a claudeAssistant
-		if json.Unmarshal(line, &a) == nil {
-			var parts []string
-			for _, c := range a.Message.Content {
-				if c.Type == "text" && strings.TrimSpace(c.Text) != "" {
-					parts = append(parts, c.Text)
-				}
+		var m claudeMessage
+		if json.Unmarshal(line, &m) != nil {
+			return nil
+		}
+		var parts []string
+		for _, b := range m.blocks() {
+			switch {
+			case b.Type == "text" && strings.TrimSpace(b.Text) != "":
+				parts = append(parts, b.Text)
+			case b.Type == "tool_use" && b.Name == "Bash" && b.Input.Command != "":
+				s.running = append(s.running, claudeCommand{b.ID, b.Input.Command})
+				s.commandChanged()
 			}
-			if len(parts) > 0 {
-				s.lastText = strings.Join(parts, "\n")
+		}
+		if len(parts) > 0 {
+			s.lastText = strings.Join(parts, "\n")
+		}
+	case "user":
+		var m claudeMessage
+		if json.Unmarshal(line, &m) != nil {
+			return nil
+		}
+		for _, b := range m.blocks() {
+			if b.Type != "tool_result" {
+				continue
+			}
+			if i := slices.IndexFunc(s.running, func(c claudeCommand) bool { return c.id == b.ToolUseID }); i >= 0 {
+				s.running = slices.Delete(s.running, i, i+1)
+				s.commandChanged()
 			}
 		}
 	case "result":
@@ -188,6 +357,9 @@ func (s *claudeStream) line(n int, line []byte) error {
 			return fmt.Errorf("claude stream line %d: result event: %v: %s", n, err, head(line, 200))
 		}
 		s.final = &r
+		s.results++
+		s.tokens = s.tokens.Add(r.Tokens())
+		s.costs += r.TotalCostUSD
 		if r.SessionID != "" {
 			s.sessionID = r.SessionID
 		}
@@ -195,9 +367,23 @@ func (s *claudeStream) line(n int, line []byte) error {
 	return nil
 }
 
-// result turns the stream into a Result (without exit code, stall and
-// duration). Done needs a successful, error-free result event without
-// permission denials. base is the session's previous totals when known.
+// commandChanged tells onCommand the command that runs now: the latest
+// one still running, or "" when none is.
+func (s *claudeStream) commandChanged() {
+	if s.onCommand == nil {
+		return
+	}
+	if len(s.running) == 0 {
+		s.onCommand("")
+		return
+	}
+	s.onCommand(s.running[len(s.running)-1].command)
+}
+
+// result turns the stream into a Result (without exit code, signal, stall
+// and duration). Done needs a last result event that succeeded, without
+// an error or permission denials; the tokens are those of every result
+// event. base is the session's previous totals when known.
 func (s *claudeStream) result(req Request, base *claudeTotals) Result {
 	res := Result{SessionID: s.sessionID, Summary: truncate(s.lastText, maxSummary)}
 	if res.SessionID == "" {
@@ -208,6 +394,7 @@ func (s *claudeStream) result(req Request, base *claudeTotals) Result {
 		return res
 	}
 	res.Done = !r.IsError && r.Subtype == "success" && len(r.PermissionDenials) == 0
+	res.APIError = apiMessage(r.APIFailure())
 	summary := r.Result
 	if strings.TrimSpace(summary) == "" {
 		summary = s.lastText
@@ -223,30 +410,34 @@ func (s *claudeStream) result(req Request, base *claudeTotals) Result {
 		summary = fmt.Sprintf("%d permission denial(s): %s. %s", len(tools), strings.Join(tools, ", "), summary)
 	}
 	res.Summary = truncate(summary, maxSummary)
-	tokens := r.Tokens()
-	res.Calls = []Call{{Model: s.resultModel(req), Tokens: tokens, CostUSD: s.runCost(req, base, tokens)}}
+	res.Calls = []Call{{Model: s.resultModel(req), Tokens: s.tokens, CostUSD: s.runCost(req, base)}}
 	return res
 }
 
-// runCost is the cost of this run: total_cost_usd for a new session; for
-// a resumed one, the growth of the session's total since base, or without
-// base, the session total scaled by this run's share of its tokens.
-func (s *claudeStream) runCost(req Request, base *claudeTotals, run journal.Tokens) float64 {
+// runCost is the cost of this run (see Claude): the last result's
+// total_cost_usd for a new session; for a resumed one, the growth of the
+// session's total since base, or without base, the session total scaled
+// by this run's share of its tokens. When the last result's modelUsage
+// covers fewer tokens than the results' summed usage, its figures are not
+// the session's, and the results' costs are added up.
+func (s *claudeStream) runCost(req Request, base *claudeTotals) float64 {
+	var session int64
+	for _, u := range s.final.ModelUsage {
+		session += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	}
+	run := s.tokens.Total()
 	total := s.final.TotalCostUSD
 	switch {
+	case s.results > 1 && session < run:
+		return s.costs
 	case req.SessionID == "":
 		return total
 	case base != nil && total >= base.CostUSD:
 		return total - base.CostUSD
 	case base != nil:
 		return total
-	}
-	var session int64
-	for _, u := range s.final.ModelUsage {
-		session += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-	}
-	if session > 0 && run.Total() < session {
-		return total * float64(run.Total()) / float64(session)
+	case session > 0 && run < session:
+		return total * float64(run) / float64(session)
 	}
 	return total
 }

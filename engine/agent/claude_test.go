@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -91,32 +93,84 @@ func TestClaudeSuccess(t *testing.T) {
 }
 
 func TestClaudeArgv(t *testing.T) {
+	skip := []string{"-p", "go", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}
+	edits := []string{"-p", "go", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"}
 	tests := []struct {
-		name    string
-		uid     int
-		sandbox string
-		session string
-		model   string
-		want    []string
+		name        string
+		uid         int
+		sandbox     string // an environment entry
+		permissions string // agent.permissions
+		session     string
+		model       string
+		want        []string
 	}{
-		{"user", 1000, "", "", "", []string{"-p", "go", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}},
-		{"root", 0, "", "", "", []string{"-p", "go", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"}},
-		{"root sandbox", 0, "1", "", "", []string{"-p", "go", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}},
-		{"resume", 1000, "", "sess-1", "opus", []string{"-p", "go", "--output-format", "stream-json", "--verbose",
+		{"user", 1000, "", "", "", "", skip},
+		{"root", 0, "", "", "", "", edits},
+		{"root sandbox", 0, "IS_SANDBOX=1", "", "", "", skip},
+		{"root sandbox yes", 0, "IS_SANDBOX=yes", "auto", "", "", edits},
+		{"root bubblewrap", 0, "CLAUDE_CODE_BUBBLEWRAP=1", "auto", "", "", skip},
+		{"user acceptEdits", 1000, "", "acceptEdits", "", "", edits},
+		{"root sandbox bypass", 0, "IS_SANDBOX=1", "bypass", "", "", skip},
+		{"resume", 1000, "", "", "sess-1", "opus", []string{"-p", "go", "--output-format", "stream-json", "--verbose",
 			"--model", "opus", "--resume", "sess-1", "--dangerously-skip-permissions"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			asUser(t, tt.uid)
-			t.Setenv("IS_SANDBOX", tt.sandbox)
-			f := newFake(t, "claude-success.jsonl")
+			t.Setenv("IS_SANDBOX", "")
+			t.Setenv("CLAUDE_CODE_BUBBLEWRAP", "")
+			f := newFake(t, "claude-success.jsonl", tt.sandbox)
 			req := f.request("go")
 			req.SessionID, req.Model = tt.session, tt.model
-			if _, err := newClaude(t).Run(context.Background(), req); err != nil {
+			a := newClaude(t)
+			a.(*Claude).Permissions = tt.permissions
+			if _, err := a.Run(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
 			equalArgs(t, f.args(t), tt.want)
 		})
+	}
+}
+
+// "bypass" as root outside a sandbox is refused before claude runs, with
+// what to set.
+func TestClaudeBypassRefusedAsRoot(t *testing.T) {
+	asUser(t, 0)
+	t.Setenv("IS_SANDBOX", "")
+	t.Setenv("CLAUDE_CODE_BUBBLEWRAP", "")
+	f := newFake(t, "claude-success.jsonl")
+	a := newClaude(t)
+	a.(*Claude).Permissions = "bypass"
+	_, err := a.Run(context.Background(), f.request("go"))
+	var ce *llm.ConfigError
+	want := `agent.permissions is "bypass", but claude refuses --dangerously-skip-permissions as root without IS_SANDBOX=1 (or CLAUDE_CODE_BUBBLEWRAP=1) in the agent's environment: set agent: env: IS_SANDBOX: "1" when this machine is a sandbox, or agent: permissions: "acceptEdits"`
+	if !errors.As(err, &ce) || err.Error() != want {
+		t.Fatalf("err = %v\nwant a ConfigError: %s", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "args")); err == nil {
+		t.Error("claude ran")
+	}
+}
+
+// ClaudePermissions says which mode is in force and why.
+func TestClaudePermissions(t *testing.T) {
+	for _, tt := range []struct {
+		setting string
+		euid    int
+		env     []string
+		want    string
+	}{
+		{"auto", 1000, nil, "bypass (not running as root)"},
+		{"", 0, []string{"IS_SANDBOX=1"}, "bypass (running as root with IS_SANDBOX=1)"},
+		{"auto", 0, []string{"CLAUDE_CODE_BUBBLEWRAP=1"}, "bypass (running as root with CLAUDE_CODE_BUBBLEWRAP=1)"},
+		{"auto", 0, []string{"IS_SANDBOX=1", "IS_SANDBOX=0"}, `acceptEdits (running as root without IS_SANDBOX=1; Bash is denied: set agent: env: IS_SANDBOX: "1" in a sandbox, or agent: permissions: "acceptEdits" to accept it)`},
+		{"acceptEdits", 1000, nil, "acceptEdits (set by agent.permissions; Bash is denied)"},
+		{"bypass", 1000, nil, "bypass (set by agent.permissions)"},
+	} {
+		p, err := ClaudePermissions(tt.setting, tt.euid, tt.env)
+		if err != nil || p.String() != tt.want {
+			t.Errorf("ClaudePermissions(%q, %d, %q) = %s, %v\nwant %s", tt.setting, tt.euid, tt.env, p, err, tt.want)
+		}
 	}
 }
 
@@ -171,13 +225,111 @@ func TestClaudeIsError(t *testing.T) {
 	if !strings.Contains(res.Summary, "API Error: 500") {
 		t.Errorf("summary = %q", res.Summary)
 	}
+	if want := `API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}`; res.APIError != want {
+		t.Errorf("api error = %q, want %q", res.APIError, want)
+	}
 }
 
-func TestClaudePermissionDenials(t *testing.T) {
-	f := newFake(t, "claude-denials.jsonl")
+// An API failure, as Claude Code reports it (is_error, terminal_reason
+// api_error, exit 1), is the provider's message, not an error of the run.
+func TestClaudeAPIError(t *testing.T) {
+	f := newFake(t, "claude-api-error.jsonl", "FAKE_EXIT=1")
 	res, err := newClaude(t).Run(context.Background(), f.request("go"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	want := `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
+	if res.Done || res.ExitCode != 1 || res.Signal != "" || res.APIError != want {
+		t.Errorf("result = %+v\nwant not done, exit 1, api error %s", res, want)
+	}
+}
+
+// A Bash command that outlasts the tool timeout moves to the background:
+// the run has two result events, the second one's usage covering only
+// the calls since the first. Every token is counted; the outcome is the
+// last result's; the commands are reported as they start and end.
+func TestClaudeBackgroundTask(t *testing.T) {
+	f := newFake(t, "claude-background.jsonl")
+	req := f.request("go")
+	var commands []string
+	req.OnCommand = func(c string) { commands = append(commands, c) }
+	res, err := newClaude(t).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Call{
+		Model:   "claude-sonnet-5-5",
+		Tokens:  journal.Tokens{Input: 300 + 1200, Output: 80 + 300, CacheRead: 1000 + 5400, CacheWrite: 200 + 100},
+		CostUSD: 0.0634, // total_cost_usd covers the session so far
+	}
+	if len(res.Calls) != 1 || res.Calls[0] != want {
+		t.Errorf("calls = %+v, want [%+v]", res.Calls, want)
+	}
+	if !res.Done || res.Summary != "The tests pass: the change is done." || res.SessionID != claudeSession {
+		t.Errorf("result = %+v", res)
+	}
+	if got, want := strings.Join(commands, "|"), "npm install||npm test|"; got != want {
+		t.Errorf("commands = %q, want %q", got, want)
+	}
+}
+
+// Costs reported per result (a last modelUsage that covers less than the
+// results' summed usage) are added up.
+func TestClaudeCostPerResult(t *testing.T) {
+	var st claudeStream
+	for i, line := range []string{
+		`{"type":"result","subtype":"success","total_cost_usd":0.01,"usage":{"input_tokens":100,"output_tokens":10},"modelUsage":{"m":{"inputTokens":100,"outputTokens":10}}}`,
+		`{"type":"result","subtype":"success","total_cost_usd":0.02,"usage":{"input_tokens":200,"output_tokens":20},"modelUsage":{"m":{"inputTokens":200,"outputTokens":20}}}`,
+	} {
+		if err := st.line(i+1, []byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := st.result(Request{}, nil)
+	if c := res.Calls[0]; c.Tokens.Total() != 330 || c.CostUSD < 0.03-1e-12 || c.CostUSD > 0.03+1e-12 {
+		t.Errorf("call = %+v, want 330 tokens, $0.03", c)
+	}
+}
+
+// A success already reported is kept when the process then goes silent
+// and is stopped (stalled, or cancelled by whoever), with its calls.
+func TestClaudeSuccessKept(t *testing.T) {
+	f := newFake(t, "claude-success.jsonl", "FAKE_SLEEP=30")
+	req := f.request("go")
+	req.StallAfter = 300 * time.Millisecond
+	res, err := newClaude(t).Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Done || !res.Stalled || res.ExitCode != -1 || res.Signal != "SIGTERM" || len(res.Calls) != 1 || res.Calls[0].Tokens.Input != 1200 {
+		t.Errorf("stalled after success: result = %+v", res)
+	}
+
+	f = newFake(t, "claude-success.jsonl", "FAKE_SLEEP=30")
+	ctx, cancel := context.WithCancel(context.Background())
+	req = f.request("go")
+	req.OnActivity = sync.OnceFunc(func() { time.AfterFunc(300*time.Millisecond, cancel) })
+	res, err = newClaude(t).Run(ctx, req)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if !res.Done || res.SessionID != claudeSession || res.Signal != "SIGTERM" || len(res.Calls) != 1 || res.Calls[0].Tokens.Input != 1200 {
+		t.Errorf("cancelled after success: result = %+v", res)
+	}
+}
+
+// Denials are a configuration error naming the fix: every iteration
+// would meet them.
+func TestClaudePermissionDenials(t *testing.T) {
+	asUser(t, 0)
+	t.Setenv("IS_SANDBOX", "")
+	t.Setenv("CLAUDE_CODE_BUBBLEWRAP", "")
+	f := newFake(t, "claude-denials.jsonl")
+	res, err := newClaude(t).Run(context.Background(), f.request("go"))
+	var ce *llm.ConfigError
+	want := `claude was denied Write (1 permission denial) with permissions acceptEdits (running as root without IS_SANDBOX=1; Bash is denied): set agent: permissions: "auto" or "bypass" (as root, in a sandbox, with agent: env: IS_SANDBOX: "1"), or allow the tools with agent: argv: ["claude", "--allowedTools", "Write"]`
+	if !errors.As(err, &ce) || err.Error() != want {
+		t.Fatalf("err = %v\nwant a ConfigError: %s", err, want)
 	}
 	if res.Done || res.ExitCode != 0 {
 		t.Errorf("result = %+v, want not done, exit 0", res)

@@ -4,20 +4,31 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
 )
 
 // Codex runs the Codex CLI headless:
 //
-//	<Prefix> exec --json --skip-git-repo-check --sandbox workspace-write [-m M] <prompt>
-//	<Prefix> exec resume SESSION --json --skip-git-repo-check -c sandbox_mode="workspace-write" [-m M] <prompt>
+//	<Prefix> exec --json --skip-git-repo-check <sandbox> [-m M] <prompt>
+//	<Prefix> exec resume SESSION --json --skip-git-repo-check <sandbox, as -c> [-m M] <prompt>
 //
-// with stdin from /dev/null (`exec resume` has no --sandbox flag and
-// would default to read-only). The usage in turn.completed is cumulative
+// with stdin from /dev/null. The sandbox follows Permissions (see
+// CodexPermissions): for workspace-write, `--sandbox workspace-write` with
+// the worktree's git directory and the repository's common git directory
+// as `--add-dir` writable roots, so that the agent's own `git commit`
+// works (a linked worktree's git directory lies in the main repository's
+// .git, outside the workspace); `exec resume` has neither flag (it would
+// default to read-only), so it gets them as -c sandbox_mode and -c
+// sandbox_workspace_write.writable_roots. For bypass,
+// --dangerously-bypass-approvals-and-sandbox.
+//
+// The usage in turn.completed is cumulative
 // over the thread, across `exec resume` too, so each turn becomes one Call
 // with the difference from the previous total. The previous total of a
 // resumed thread comes from the session store (sessionStore); a thread
@@ -28,6 +39,9 @@ import (
 type Codex struct {
 	// Prefix is the command the subcommand follows, e.g. ["codex"].
 	Prefix []string
+	// Permissions is agent.permissions: "auto" (or ""), "bypass" or
+	// "acceptEdits" (see CodexPermissions).
+	Permissions string
 
 	sessions sessionStore
 }
@@ -35,17 +49,68 @@ type Codex struct {
 // Name is "codex".
 func (c *Codex) Name() string { return "codex" }
 
-func (c *Codex) argv(req Request) ([]string, error) {
+// Codex's sandbox modes, as Permissions.Mode reports them.
+const (
+	CodexWorkspaceWrite = "workspace-write"
+	CodexBypass         = "bypass"
+)
+
+// CodexPermissions is the sandbox codex runs in for the setting
+// agent.permissions: "bypass" runs it with
+// --dangerously-bypass-approvals-and-sandbox (for a machine that is a
+// sandbox itself); "auto", "" and "acceptEdits" with the workspace-write
+// sandbox, where commands run and writes stay in the worktree and its git
+// directories. Codex has no mode that allows edits but denies commands,
+// so acceptEdits is workspace-write too. Its bundled sandbox works as
+// root: the user does not matter.
+func CodexPermissions(setting string) Permissions {
+	switch setting {
+	case PermissionsBypass:
+		return Permissions{Mode: CodexBypass, Why: "set by agent.permissions: no sandbox, no approvals"}
+	case PermissionsAcceptEdits:
+		return Permissions{Mode: CodexWorkspaceWrite, Why: "agent.permissions acceptEdits: codex has no mode that denies only commands; writes stay in the worktree and its git directories"}
+	}
+	return Permissions{Mode: CodexWorkspaceWrite, Why: "writes stay in the worktree and its git directories"}
+}
+
+// PermissionMode is CodexPermissions of the adapter's setting; env does
+// not matter.
+func (c *Codex) PermissionMode([]string) (Permissions, error) {
+	return CodexPermissions(c.Permissions), nil
+}
+
+// argv is the command line of one iteration; writable are the directories
+// the workspace-write sandbox adds to the worktree.
+func (c *Codex) argv(req Request, writable []string) ([]string, error) {
 	prompt, err := llm.PromptArg(req.Prompt)
 	if err != nil {
 		return nil, fmt.Errorf("agent codex: %w", err)
 	}
+	bypass := CodexPermissions(c.Permissions).Mode == CodexBypass
 	a := append([]string(nil), c.Prefix...)
-	if req.SessionID != "" {
-		a = append(a, "exec", "resume", req.SessionID, "--json", "--skip-git-repo-check",
-			"-c", `sandbox_mode="workspace-write"`)
-	} else {
-		a = append(a, "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write")
+	switch {
+	case req.SessionID != "":
+		a = append(a, "exec", "resume", req.SessionID, "--json", "--skip-git-repo-check")
+		if bypass {
+			break
+		}
+		a = append(a, "-c", `sandbox_mode="workspace-write"`)
+		if len(writable) > 0 {
+			roots, _ := json.Marshal(writable) // a JSON array of strings is a TOML array
+			a = append(a, "-c", "sandbox_workspace_write.writable_roots="+string(roots))
+		}
+	default:
+		a = append(a, "exec", "--json", "--skip-git-repo-check")
+		if bypass {
+			break
+		}
+		a = append(a, "--sandbox", "workspace-write")
+		for _, d := range writable {
+			a = append(a, "--add-dir", d)
+		}
+	}
+	if bypass {
+		a = append(a, "--dangerously-bypass-approvals-and-sandbox")
 	}
 	if req.Model != "" {
 		a = append(a, "-m", req.Model)
@@ -53,15 +118,30 @@ func (c *Codex) argv(req Request) ([]string, error) {
 	return append(a, prompt), nil
 }
 
+// gitDirs are the worktree's git directory and the repository's common
+// one, when they differ; none when the worktree is in no git repository.
+func gitDirs(ctx context.Context, worktree string) []string {
+	gitDir, common, err := git.GitDirs(ctx, worktree)
+	switch {
+	case err != nil:
+		return nil
+	case gitDir == common:
+		return []string{common}
+	}
+	return []string{gitDir, common}
+}
+
 // Run runs one iteration. Done needs a turn.completed and no
-// turn.failed; a stream with neither is an error.
+// turn.failed; a turn.failed, or error events and no turn, are the
+// provider failing (Result.APIError); a stream with neither a turn nor an
+// error is an error.
 func (c *Codex) Run(ctx context.Context, req Request) (Result, error) {
 	start := time.Now()
-	argv, err := c.argv(req)
+	argv, err := c.argv(req, gitDirs(ctx, req.Worktree))
 	if err != nil {
 		return Result{}, err
 	}
-	st := codexStream{model: req.Model, thread: req.SessionID}
+	st := codexStream{model: req.Model, thread: req.SessionID, onCommand: req.OnCommand}
 	c.sessions.load("codex", req.SessionID, &st.prev)
 	run, err := runStream(ctx, req, argv, env(req.Env), st.line)
 	if err != nil {
@@ -81,14 +161,8 @@ func (c *Codex) Run(ctx context.Context, req Request) (Result, error) {
 			return res, llm.ModelNotServed(req.Model, "", msg)
 		}
 	}
-	switch {
-	case st.turns == 0 && !st.failed:
-		msg := ""
-		if st.lastError != "" {
-			msg = ": " + st.lastError
-		}
-		return res, fmt.Errorf("codex stream ended without turn.completed or turn.failed (exit code %d)%s",
-			run.out.ExitCode, head([]byte(msg), 500))
+	if st.turns == 0 && !st.failed && st.lastError == "" {
+		return res, fmt.Errorf("codex stream ended without turn.completed, turn.failed or an error (exit code %d)", run.out.ExitCode)
 	}
 	return res, nil
 }
@@ -119,9 +193,11 @@ type codexEvent struct {
 }
 
 type codexItem struct {
+	ID      string `json:"id"`
 	Type    string `json:"type"`
 	Text    string `json:"text"`    // agent_message
 	Message string `json:"message"` // error
+	Command string `json:"command"` // command_execution
 }
 
 // codexStream accumulates what the stream said.
@@ -135,7 +211,13 @@ type codexStream struct {
 	failMsg   string
 	lastText  string // last agent_message
 	lastError string // last error item or error event
+	// running are the commands started and not yet ended, oldest first;
+	// onCommand hears of each change (Request.OnCommand).
+	running   []codexCommand
+	onCommand func(string)
 }
+
+type codexCommand struct{ id, command string }
 
 func (s *codexStream) line(n int, line []byte) error {
 	var ev codexEvent
@@ -151,7 +233,13 @@ func (s *codexStream) line(n int, line []byte) error {
 		// Items only feed the summary: one of an unexpected shape is
 		// skipped rather than failing the iteration.
 		var it codexItem
-		if ev.Type != "item.completed" || len(ev.Item) == 0 || json.Unmarshal(ev.Item, &it) != nil {
+		if len(ev.Item) == 0 || json.Unmarshal(ev.Item, &it) != nil {
+			return nil
+		}
+		if it.Type == "command_execution" {
+			s.command(ev.Type, it)
+		}
+		if ev.Type != "item.completed" {
 			return nil
 		}
 		switch it.Type {
@@ -185,6 +273,28 @@ func (s *codexStream) line(n int, line []byte) error {
 	return nil
 }
 
+// command follows the commands the agent runs: item.started of a
+// command_execution starts one, item.completed ends it.
+func (s *codexStream) command(event string, it codexItem) {
+	i := slices.IndexFunc(s.running, func(c codexCommand) bool { return c.id == it.ID })
+	switch {
+	case event == "item.started" && i < 0 && it.Command != "":
+		s.running = append(s.running, codexCommand{it.ID, it.Command})
+	case event == "item.completed" && i >= 0:
+		s.running = slices.Delete(s.running, i, i+1)
+	default:
+		return
+	}
+	if s.onCommand == nil {
+		return
+	}
+	if len(s.running) == 0 {
+		s.onCommand("")
+		return
+	}
+	s.onCommand(s.running[len(s.running)-1].command)
+}
+
 // tokensOf is the usage between the cumulative totals base and u, with the
 // cached and cache-write parts of the input counted only as CacheRead and
 // CacheWrite. base is never above u (see below).
@@ -210,7 +320,11 @@ func (s *codexStream) result() Result {
 		if msg == "" {
 			msg = s.lastError
 		}
+		res.APIError = apiMessage(msg)
 		summary = "turn failed: " + msg
+	case s.turns == 0 && s.lastError != "":
+		res.APIError = apiMessage(s.lastError)
+		summary = "error: " + s.lastError
 	case s.lastText != "":
 		summary = s.lastText
 	case s.lastError != "":

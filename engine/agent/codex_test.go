@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -128,6 +129,9 @@ func TestCodexTurnFailed(t *testing.T) {
 	if res.Summary != "turn failed: stream disconnected before completion: connection refused" {
 		t.Errorf("summary = %q", res.Summary)
 	}
+	if res.APIError != "stream disconnected before completion: connection refused" {
+		t.Errorf("api error = %q", res.APIError)
+	}
 }
 
 func TestCodexMalformed(t *testing.T) {
@@ -139,11 +143,62 @@ func TestCodexMalformed(t *testing.T) {
 	}
 }
 
+// Error events and no turn are the provider failing; a stream with
+// neither a turn nor an error is an error of the run.
 func TestCodexNoTurn(t *testing.T) {
 	f := newFake(t, "codex-error-only.jsonl", "FAKE_EXIT=1")
-	_, err := newCodex(t).Run(context.Background(), f.request("go"))
-	if err == nil || !strings.Contains(err.Error(), "exit code 1") || !strings.Contains(err.Error(), "401 Unauthorized") {
-		t.Fatalf("err = %v", err)
+	res, err := newCodex(t).Run(context.Background(), f.request("go"))
+	if err != nil || res.Done || res.APIError != "unexpected status 401 Unauthorized" {
+		t.Fatalf("result = %+v, err = %v", res, err)
+	}
+	f = newFake(t, "codex-thread-only.jsonl", "FAKE_EXIT=1")
+	_, err = newCodex(t).Run(context.Background(), f.request("go"))
+	if want := "codex stream ended without turn.completed, turn.failed or an error (exit code 1)"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+// The commands the agent runs are reported as they start and end.
+func TestCodexCommands(t *testing.T) {
+	f := newFake(t, "codex-success.jsonl")
+	req := f.request("go")
+	var commands []string
+	req.OnCommand = func(c string) { commands = append(commands, c) }
+	if _, err := newCodex(t).Run(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(commands, "|"), "bash -lc ls|"; got != want {
+		t.Errorf("commands = %q, want %q", got, want)
+	}
+}
+
+// In a worktree, the sandbox's writable roots include the worktree's git
+// directory and the repository's common one, so that the agent's own git
+// commit works; agent.permissions "bypass" drops the sandbox.
+func TestCodexWritableGitDirs(t *testing.T) {
+	isolateGit(t)
+	root, wt := loopRepo(t)
+	gitDir, common := filepath.Join(root, ".git", "worktrees", "x"), filepath.Join(root, ".git")
+	for _, tt := range []struct {
+		permissions, session string
+		want                 []string
+	}{
+		{"auto", "", []string{"exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
+			"--add-dir", gitDir, "--add-dir", common, "go"}},
+		{"acceptEdits", codexThread, []string{"exec", "resume", codexThread, "--json", "--skip-git-repo-check",
+			"-c", `sandbox_mode="workspace-write"`, "-c", `sandbox_workspace_write.writable_roots=["` + gitDir + `","` + common + `"]`, "go"}},
+		{"bypass", "", []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "go"}},
+		{"bypass", codexThread, []string{"exec", "resume", codexThread, "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "go"}},
+	} {
+		f := newFake(t, "codex-success.jsonl")
+		req := f.request("go")
+		req.Worktree, req.SessionID = wt, tt.session
+		a := newCodex(t)
+		a.(*Codex).Permissions = tt.permissions
+		if _, err := a.Run(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		equalArgs(t, f.args(t), tt.want)
 	}
 }
 

@@ -57,6 +57,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Result, error) {
 	res := Result{
 		SessionID: req.SessionID,
 		ExitCode:  out.ExitCode,
+		Signal:    out.Signal,
 		Stalled:   out.Stalled,
 		Duration:  time.Since(start),
 	}

@@ -254,6 +254,11 @@ func (s *streaks) next(it iteration, in LoopInput) string {
 	case "error":
 		s.errors++
 		return fmt.Sprintf("The previous iteration failed to run: %s", it.data.Error)
+	case "api-error":
+		// Not counted with the errors: the sentinel's rules retry it
+		// (the stdlib's api_error rule, with backoff).
+		s.errors = 0
+		return fmt.Sprintf("The previous iteration stopped because the model API failed: %s. Continue where it stopped.", it.data.Error)
 	case "stopped":
 		s.errors = 0
 		return fmt.Sprintf("The previous iteration was stopped by set's supervision: %s. Keep working in small steps, with output.", it.data.Error)
@@ -313,10 +318,19 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	if decision == "resume" {
 		session = res.SessionID
 	}
-	if err := in.Emit(journal.AgentSessionDecisionData{
+	opened := journal.AgentSessionDecisionData{
 		Decision: decision, SessionID: session, Reason: why,
 		Iteration: n, Adapter: in.Adapter.Name(), Model: in.Model, Log: logRel,
-	}); err != nil {
+	}
+	if p, ok := in.Adapter.(PermissionReporter); ok && n == in.Done+1 {
+		// The first iteration of the run says what the agent may do.
+		perm, err := p.PermissionMode(in.Env)
+		opened.Permissions = perm.String()
+		if err != nil {
+			opened.Permissions = err.Error()
+		}
+	}
+	if err := in.Emit(opened); err != nil {
 		return iteration{}, "", false, err
 	}
 
@@ -331,9 +345,9 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	out, runErr := in.Adapter.Run(run, Request{
 		Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
 		Model: in.Model, SessionID: session, Env: in.Env, Log: io.MultiWriter(logw, tail),
-		OnActivity: in.Steer.Output,
+		OnActivity: in.Steer.Output, OnCommand: in.Steer.Command,
 	})
-	ended(Exit{Code: out.ExitCode})
+	ended(Exit{Code: out.ExitCode, Signal: out.Signal, APIError: out.APIError != ""})
 	logw.Close()
 	log.Close()
 	if budget.Err() != nil {
@@ -373,7 +387,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	}
 	it := iteration{
 		data: journal.AgentIterationData{
-			Iteration: n, ExitCode: out.ExitCode, DurationMS: out.Duration.Milliseconds(), Commits: commits,
+			Iteration: n, ExitCode: out.ExitCode, Signal: out.Signal, DurationMS: out.Duration.Milliseconds(), Commits: commits,
 			Tokens: tokens, SessionID: out.SessionID, Prompt: promptRel, Log: logRel,
 		},
 		inMerge: git.InMerge(ctx, in.Worktree), unresolved: unresolved, summary: out.Summary,
@@ -394,6 +408,8 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 		it.data.Result, it.data.Error = "stopped", fmt.Sprintf("rule %s: %s", stopped.Rule, stopped.Reason)
 	case runErr != nil:
 		it.data.Result, it.data.Error = "error", runErr.Error()
+	case out.APIError != "":
+		it.data.Result, it.data.Error = "api-error", out.APIError
 	default:
 		it.data.Result = "not-done"
 		if out.ExitCode != 0 {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
@@ -254,5 +255,105 @@ func TestLoopCommitsAnInterruptedIterationsLeftovers(t *testing.T) {
 	}
 	if _, err := gitTErr(wt, "merge-base", "--is-ancestor", "main", "HEAD"); err != nil {
 		t.Errorf("main was not merged into the branch")
+	}
+}
+
+// fakeLoop runs Loop for change x with the claude or codex adapter
+// running testdata/fake-agent.sh on stream, at most max iterations, and
+// returns the result and the events.
+func fakeLoop(t *testing.T, adapter, stream string, max int, extraEnv ...string) (LoopResult, []journal.Payload, string) {
+	t.Helper()
+	isolateGit(t)
+	root, wt := loopRepo(t)
+	a, err := New(config.Agent{Adapter: adapter, Argv: fakePrefix(t)}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := a.(*Claude); ok {
+		c.Euid = func() int { return 1000 }
+	}
+	f := newFake(t, stream, extraEnv...)
+	var events []journal.Payload
+	res, err := Loop(context.Background(), LoopInput{
+		Adapter:  a,
+		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
+		Layout:   rundir.New(root),
+		Worktree: wt, MainBranch: "main", MaxIterations: max, Env: f.env, StallAfter: 500 * time.Millisecond,
+		Emit: func(p journal.Payload) error {
+			events = append(events, p)
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, events, root
+}
+
+func iterations(events []journal.Payload) []journal.AgentIterationData {
+	var its []journal.AgentIterationData
+	for _, p := range events {
+		if it, ok := p.(journal.AgentIterationData); ok {
+			its = append(its, it)
+		}
+	}
+	return its
+}
+
+// A model API failure is an "api-error" iteration with the provider's
+// message, and the next prompt says so; until the sentinel's rules retry
+// it, it counts with the errors, so the change ends as an agent error
+// with the provider's message, not out of retries.
+func TestLoopAPIError(t *testing.T) {
+	for _, tt := range []struct{ adapter, stream, msg string }{
+		{"claude", "claude-api-error.jsonl", `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+		{"codex", "codex-failed.jsonl", "stream disconnected before completion: connection refused"},
+	} {
+		t.Run(tt.adapter, func(t *testing.T) {
+			res, events, root := fakeLoop(t, tt.adapter, tt.stream, 10, "FAKE_EXIT=1")
+			if res.Ending != EndAgentError || res.Reason != tt.msg || res.Iterations != maxConsecutiveErrors {
+				t.Errorf("ending %s after %d iterations: %q\nwant %s after %d: %q", res.Ending, res.Iterations, res.Reason, EndAgentError, maxConsecutiveErrors, tt.msg)
+			}
+			for _, it := range iterations(events) {
+				if it.Result != "api-error" || it.Error != tt.msg || it.ExitCode != 1 {
+					t.Errorf("iteration %d: result %q, exit %d, error %q", it.Iteration, it.Result, it.ExitCode, it.Error)
+				}
+			}
+			prompt, err := os.ReadFile(filepath.Join(root, ".set", "changes", "x", "prompt-2.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "The previous iteration stopped because the model API failed: " + tt.msg + ". Continue where it stopped."; !strings.Contains(string(prompt), want) || strings.Contains(string(prompt), "without any change") {
+				t.Errorf("prompt-2:\n%s\nwant: %s", prompt, want)
+			}
+		})
+	}
+}
+
+// Permission denials end the change at once with what to set.
+func TestLoopPermissionDenials(t *testing.T) {
+	res, events, _ := fakeLoop(t, "claude", "claude-denials.jsonl", 10)
+	if res.Ending != EndAgentError || res.Iterations != 1 || !strings.HasPrefix(res.Reason, "claude was denied Write (1 permission denial) with permissions bypass") {
+		t.Errorf("ending %s after %d iterations: %s", res.Ending, res.Iterations, res.Reason)
+	}
+	if its := iterations(events); len(its) != 1 || its[0].Result != "error" {
+		t.Errorf("iterations %+v", its)
+	}
+}
+
+// A success the agent reported is kept when its process then goes silent
+// and is stopped for it; the first iteration records the permission mode.
+func TestLoopSuccessThenStall(t *testing.T) {
+	res, events, _ := fakeLoop(t, "claude", "claude-success.jsonl", 3, "FAKE_SLEEP=30", "FAKE_WRITE=work.txt")
+	if res.Ending != EndDone || res.Iterations != 1 {
+		t.Errorf("ending %s after %d iterations: %s", res.Ending, res.Iterations, res.Reason)
+	}
+	its := iterations(events)
+	if len(its) != 1 || its[0].Result != "done" || its[0].Signal != "SIGTERM" || its[0].Tokens.Input != 1200 {
+		t.Errorf("iterations %+v", its)
+	}
+	opened, _ := events[0].(journal.AgentSessionDecisionData)
+	if opened.Permissions != "bypass (not running as root)" {
+		t.Errorf("first session decision = %+v, want the permissions", events[0])
 	}
 }

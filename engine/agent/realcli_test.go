@@ -59,9 +59,15 @@ func TestLoopEndsOnAModelNotServed(t *testing.T) {
 // srv, in a fresh repository, and returns the loop's result.
 func realLoop(t *testing.T, adapter string, argv, env []string, model string, max int) (LoopResult, string) {
 	t.Helper()
+	return realLoopWith(t, config.Agent{Adapter: adapter, Argv: argv}, env, model, max)
+}
+
+// realLoopWith is realLoop with the agent configuration cfg.
+func realLoopWith(t *testing.T, cfg config.Agent, env []string, model string, max int) (LoopResult, string) {
+	t.Helper()
 	isolateGit(t)
 	root, wt := loopRepo(t)
-	a, err := New(config.Agent{Adapter: adapter, Argv: argv}, root)
+	a, err := New(cfg, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,4 +131,113 @@ func TestRealCodexIteration(t *testing.T) {
 	if res.Ending != EndAgentError || res.Iterations != 1 || res.Reason != want {
 		t.Errorf("ending %s after %d iterations: %s", res.Ending, res.Iterations, res.Reason)
 	}
+}
+
+// The real Codex commits its own work in the change's worktree, whose git
+// directory lies outside the workspace: set adds the git directories as
+// writable roots, on a new session (--add-dir) and on a resumed one (-c
+// sandbox_workspace_write.writable_roots).
+func TestRealCodexCommitsInItsWorktree(t *testing.T) {
+	cli := modeltest.CodexCLI(t)
+	commit := func(file, msg string) []modeltest.Step {
+		return []modeltest.Step{
+			{Tools: []modeltest.ToolCall{{Name: "apply_patch", Patch: "*** Begin Patch\n*** Add File: " + file + "\n+hello\n*** End Patch\n"}}},
+			{Tools: []modeltest.ToolCall{{Name: "exec_command", Input: `{"cmd":"git add -A && git -c user.name=agent -c user.email=agent@example.com commit -qm '` + msg + `'"}`}}},
+			{Text: "Committed."},
+		}
+	}
+	// A new session commits at once; a resumed one, after an iteration
+	// that did nothing.
+	srv := modeltest.New(t, commit("a.txt", "agent commit")...)
+	argv := append([]string{cli}, srv.CodexFlags()...)
+	res, wt := realLoop(t, "codex", argv, srv.CodexEnv(t), "gpt-6.1-sol", 1)
+	if got := gitT(t, wt, "log", "-1", "--format=%s"); res.Ending != EndDone || got != "agent commit" {
+		t.Errorf("new session: ending %s (%s), last commit %q (server: %v)", res.Ending, res.Reason, got, srv.Err())
+	}
+
+	srv = modeltest.New(t, append([]modeltest.Step{{Text: "Looking around."}}, commit("b.txt", "agent commit on resume")...)...)
+	argv = append([]string{cli}, srv.CodexFlags()...)
+	res, wt = realLoop(t, "codex", argv, srv.CodexEnv(t), "gpt-6.1-sol", 2)
+	if got := gitT(t, wt, "log", "-1", "--format=%s"); res.Ending != EndDone || res.Iterations != 2 || got != "agent commit on resume" {
+		t.Errorf("resumed session: ending %s after %d iterations (%s), last commit %q (server: %v)", res.Ending, res.Iterations, res.Reason, got, srv.Err())
+	}
+}
+
+// A model API that fails ends the change as an agent error with the
+// provider's message, after the consecutive errors the loop allows.
+func TestRealAPIErrors(t *testing.T) {
+	t.Run("claude", func(t *testing.T) {
+		cli := modeltest.ClaudeCLI(t)
+		srv := modeltest.New(t)
+		for range 8 {
+			srv.Add(modeltest.Overloaded())
+		}
+		env := append(srv.ClaudeEnv(t), "IS_SANDBOX=1")
+		res, _ := realLoop(t, "claude", []string{cli}, env, "claude-sonnet-5-5", 5)
+		if res.Ending != EndAgentError || res.Iterations != maxConsecutiveErrors || !strings.Contains(res.Reason, "Overloaded") {
+			t.Errorf("ending %s after %d iterations: %s", res.Ending, res.Iterations, res.Reason)
+		}
+	})
+	t.Run("codex", func(t *testing.T) {
+		cli := modeltest.CodexCLI(t)
+		srv := modeltest.New(t)
+		for range 8 {
+			srv.Add(modeltest.Step{Status: 500, ErrorType: "server_error", ErrorMessage: "the model broke"})
+		}
+		argv := append([]string{cli}, srv.CodexFlags()...)
+		res, _ := realLoop(t, "codex", argv, srv.CodexEnv(t), "gpt-6.1-sol", 5)
+		if res.Ending != EndAgentError || res.Iterations != maxConsecutiveErrors || res.Reason == "" {
+			t.Errorf("ending %s after %d iterations: %s", res.Ending, res.Iterations, res.Reason)
+		}
+		t.Logf("codex's API error: %s", res.Reason)
+	})
+}
+
+// With permissions "acceptEdits", the real Claude Code is denied Bash:
+// the change ends at once with what to set.
+func TestRealClaudePermissionDenied(t *testing.T) {
+	cli := modeltest.ClaudeCLI(t)
+	srv := modeltest.New(t,
+		modeltest.Step{Tools: []modeltest.ToolCall{{Name: "Bash", Input: `{"command":"go test ./..."}`}}},
+		modeltest.Step{Text: "I could not run the tests."})
+	res, _ := realLoopWith(t, config.Agent{Adapter: "claude", Argv: []string{cli}, Permissions: "acceptEdits"}, srv.ClaudeEnv(t), "claude-sonnet-5-5", 5)
+	want := "claude was denied Bash (1 permission denial) with permissions acceptEdits (set by agent.permissions; Bash is denied): "
+	if res.Ending != EndAgentError || res.Iterations != 1 || !strings.HasPrefix(res.Reason, want) {
+		t.Errorf("ending %s after %d iterations: %s\nwant %s after 1: %s…", res.Ending, res.Iterations, res.Reason, EndAgentError, want)
+	}
+}
+
+// The real CLIs' streams report the shell commands the agent runs, as
+// they start and end.
+func TestRealCommands(t *testing.T) {
+	run := func(t *testing.T, cfg config.Agent, env []string, model string) []string {
+		t.Helper()
+		a, err := New(cfg, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var commands []string
+		res, err := a.Run(context.Background(), Request{Worktree: t.TempDir(), Prompt: "go", Model: model, Env: env,
+			OnCommand: func(c string) { commands = append(commands, c) }})
+		if err != nil || !res.Done {
+			t.Fatalf("result %+v, %v", res, err)
+		}
+		return commands
+	}
+	t.Run("claude", func(t *testing.T) {
+		cli := modeltest.ClaudeCLI(t)
+		srv := modeltest.New(t, modeltest.Step{Tools: []modeltest.ToolCall{{Name: "Bash", Input: `{"command":"echo hi"}`}}}, modeltest.Step{Text: "Done."})
+		got := run(t, config.Agent{Adapter: "claude", Argv: []string{cli}}, append(srv.ClaudeEnv(t), "IS_SANDBOX=1"), "claude-sonnet-5-5")
+		if strings.Join(got, "|") != "echo hi|" {
+			t.Errorf("commands %q", got)
+		}
+	})
+	t.Run("codex", func(t *testing.T) {
+		cli := modeltest.CodexCLI(t)
+		srv := modeltest.New(t, modeltest.Step{Tools: []modeltest.ToolCall{{Name: "exec_command", Input: `{"cmd":"echo hi"}`}}}, modeltest.Step{Text: "Done."})
+		got := run(t, config.Agent{Adapter: "codex", Argv: append([]string{cli}, srv.CodexFlags()...)}, srv.CodexEnv(t), "gpt-6.1-sol")
+		if len(got) != 2 || !strings.Contains(got[0], "echo hi") || got[1] != "" {
+			t.Errorf("commands %q", got)
+		}
+	})
 }

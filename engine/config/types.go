@@ -206,6 +206,11 @@ type Agent struct {
 	Recordings string            `json:"recordings,omitempty"`
 	Models     Models            `json:"models"`
 	Env        map[string]string `json:"env"`
+	// Permissions is the permission mode of a claude or codex agent:
+	// "auto", "bypass" or "acceptEdits" (see agent.ClaudePermissions and
+	// agent.CodexPermissions); exec and replay agents ignore it. ""
+	// means "auto".
+	Permissions string `json:"permissions,omitempty"`
 }
 
 // Models picks a model per role.

@@ -214,6 +214,22 @@ func (e *NotWorktreeError) Error() string {
 	return fmt.Sprintf("%s is not the worktree of branch %s (%s); setctl runs no git command there", e.Dir, e.Branch, e.Reason)
 }
 
+// GitDirs are the absolute git directory of the checkout at dir (for a
+// linked worktree, its own under the repository's .git/worktrees/) and the
+// repository's common git directory (the objects and refs every worktree
+// shares). For a main checkout both are its .git.
+func GitDirs(ctx context.Context, dir string) (gitDir, commonDir string, err error) {
+	out, err := Run(ctx, dir, "rev-parse", "--git-dir", "--git-common-dir")
+	if err != nil {
+		return "", "", err
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) != 2 {
+		return "", "", fmt.Errorf("git rev-parse in %s said %q", dir, out)
+	}
+	return absIn(dir, lines[0]), absIn(dir, lines[1]), nil
+}
+
 // CheckWorktree proves that dir is a linked worktree of the repository at
 // root, at dir's own top, with branch checked out. Every git command that
 // changes a change's worktree (commit, merge, reset, clean) is run only

@@ -180,15 +180,23 @@ type AgentSessionDecisionData struct {
 	Adapter   string `json:"adapter,omitempty"`
 	Model     string `json:"model,omitempty"`
 	Log       string `json:"log,omitempty"`
+	// Permissions is the permission mode the agent runs with and why
+	// ("acceptEdits (running as root without IS_SANDBOX=1; …)"), on the
+	// first iteration of a run of a claude or codex agent; "" otherwise.
+	Permissions string `json:"permissions,omitempty"`
 }
 
 type AgentIterationData struct {
 	Iteration int `json:"iteration"`
 	// Result is "done", "not-done", "stopped" (the sentinel stopped it;
-	// Error names the rule), "error" or "interrupted" ("stalled" in
-	// journals of a set before the sentinel).
-	Result     string `json:"result"`
-	ExitCode   int    `json:"exitCode"`
+	// Error names the rule), "error", "api-error" (the model API or its
+	// transport failed; Error is the provider's message) or "interrupted"
+	// ("stalled" in journals of a set before the sentinel).
+	Result   string `json:"result"`
+	ExitCode int    `json:"exitCode"`
+	// Signal names the signal that ended the agent's process ("SIGKILL"),
+	// "" when it exited by itself.
+	Signal     string `json:"signal,omitempty"`
 	DurationMS int64  `json:"durationMs"`
 	// Commits is the number of commits the branch has beyond its base
 	// after the iteration.

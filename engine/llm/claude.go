@@ -52,9 +52,32 @@ type ClaudeResult struct {
 		CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
 		CostUSD                  float64 `json:"costUSD"`
 	} `json:"modelUsage"`
-	PermissionDenials []struct {
-		ToolName string `json:"tool_name"`
-	} `json:"permission_denials"`
+	PermissionDenials []PermissionDenial `json:"permission_denials"`
+	// TerminalReason is why the run ended: "completed", "api_error", …
+	TerminalReason string `json:"terminal_reason"`
+}
+
+// PermissionDenial is one tool call Claude Code's permission mode denied.
+type PermissionDenial struct {
+	ToolName string `json:"tool_name"`
+}
+
+// APIFailure is the provider's message when the run ended because the
+// model API or its transport failed: an error result whose
+// terminal_reason is "api_error", that carries an API error status, or
+// whose text is Claude Code's "API Error: …". It is "" otherwise.
+func (r *ClaudeResult) APIFailure() string {
+	if !r.IsError {
+		return ""
+	}
+	msg := oneLine(r.Result)
+	if r.TerminalReason != "api_error" && r.APIErrorStatus == 0 && !strings.HasPrefix(msg, "API Error") {
+		return ""
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(fmt.Sprintf("API error %d %s", r.APIErrorStatus, r.APIErrorType))
+	}
+	return msg
 }
 
 // Tokens is the run's usage (result.usage).

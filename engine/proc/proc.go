@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Spec describes one child process.
@@ -47,6 +49,10 @@ type Outcome struct {
 	Stalled  bool
 	// Canceled is set when ctx ended before the child did.
 	Canceled bool
+	// Signal names the signal that ended the child ("SIGKILL",
+	// "SIGTERM", …), ours or anyone's; "" when it exited by itself, with
+	// ExitCode.
+	Signal string
 }
 
 // ErrStart wraps a failure to start the child (command not found,
@@ -129,6 +135,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 			// in the background, a stray job) ends with it.
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			out.ExitCode = ExitCode(err)
+			out.Signal = Signal(cmd.ProcessState)
 			if errors.Is(err, exec.ErrWaitDelay) {
 				out.ExitCode = cmd.ProcessState.ExitCode()
 			}
@@ -200,6 +207,22 @@ func ExitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// Signal names the signal that ended the process of state ("SIGKILL"),
+// "" when it exited by itself or did not end.
+func Signal(state *os.ProcessState) string {
+	if state == nil {
+		return ""
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return ""
+	}
+	if name := unix.SignalName(ws.Signal()); name != "" {
+		return name
+	}
+	return fmt.Sprintf("signal %d", int(ws.Signal()))
 }
 
 func orDiscard(w io.Writer) io.Writer {

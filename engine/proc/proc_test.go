@@ -100,8 +100,29 @@ func TestStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.Stalled {
-		t.Errorf("outcome = %+v, want stalled", o)
+	if !o.Stalled || o.Signal != "SIGTERM" {
+		t.Errorf("outcome = %+v, want stalled, ended by SIGTERM", o)
+	}
+}
+
+// A child that a signal ends, whoever sent it, says which; one that
+// exits by itself says none.
+func TestSignal(t *testing.T) {
+	for _, tt := range []struct {
+		script, signal string
+		code           int
+	}{
+		{"kill -KILL $$", "SIGKILL", -1},
+		{"kill -SEGV $$", "SIGSEGV", -1},
+		{"exit 3", "", 3},
+	} {
+		o, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", tt.script}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Signal != tt.signal || o.ExitCode != tt.code {
+			t.Errorf("%s: outcome = %+v, want signal %q, exit code %d", tt.script, o, tt.signal, tt.code)
+		}
 	}
 }
 
@@ -112,8 +133,8 @@ func TestCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.Canceled || o.ExitCode != -1 {
-		t.Errorf("outcome = %+v, want canceled", o)
+	if !o.Canceled || o.ExitCode != -1 || o.Signal != "SIGTERM" {
+		t.Errorf("outcome = %+v, want canceled by SIGTERM", o)
 	}
 }
 

@@ -64,7 +64,7 @@ func (p *Project) Agents(pl *plan.Plan) (agent.Adapter, map[string]agent.Adapter
 		if c.Agent == "" || c.Agent == p.Config.Agent.Adapter || out[c.Agent] != nil {
 			continue
 		}
-		a, err := agent.New(config.Agent{Adapter: c.Agent, Env: p.Config.Agent.Env, Models: p.Config.Agent.Models}, p.Root)
+		a, err := agent.New(config.Agent{Adapter: c.Agent, Env: p.Config.Agent.Env, Models: p.Config.Agent.Models, Permissions: p.Config.Agent.Permissions}, p.Root)
 		if err != nil {
 			return nil, nil, fmt.Errorf("change %s asks for the %s agent: %w", c.Name, c.Agent, err)
 		}

@@ -47,6 +47,7 @@ project: golang.#Project & {
 		recordings: "recordings"
 		models: implement: "m1"
 		env: FOO: "bar"
+		permissions: "acceptEdits" // for change core's codex
 	}
 	runner: {
 		kind: "dagger"
@@ -114,7 +115,7 @@ func TestEveryFieldReachesGo(t *testing.T) {
 	// The fixture must really be full: spot-check fields that are easy to
 	// forget.
 	for _, path := range []string{
-		"agent.recordings", "agent.models.implement", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
+		"agent.recordings", "agent.models.implement", "agent.permissions", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
 		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude", "gates.test.export", "generated.go.sum.runner",
 		"gates.test.when", "gates.test.runner", "gates.test.failures",
 		"stacks.feature.spec_verify.order", "integration.rules.mode",

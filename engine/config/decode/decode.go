@@ -50,6 +50,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d.checkForbidden()
 	d.checkFailures()
 	d.checkRunners()
+	d.checkPermissions()
 	d.recordPositions()
 	if d.errs != nil {
 		return nil, d.errs
@@ -177,6 +178,24 @@ func (d *decoder) checkFailures() {
 
 // checkRunners checks that every runner a gate or a regeneration uses is
 // configured: the dagger runner needs exactly one base.
+// checkPermissions refuses agent.permissions set for agents that have no
+// permission mode: the project's agent is exec or replay and no change of
+// the plan picks claude or codex.
+func (d *decoder) checkPermissions() {
+	has := func(adapter string) bool { return adapter == "claude" || adapter == "codex" }
+	if has(d.p.Agent.Adapter) || !d.lp.FieldPos("agent", "permissions").IsValid() {
+		return
+	}
+	if d.p.Plan != nil {
+		for _, c := range d.p.Plan.Changes {
+			if has(c.Agent) {
+				return
+			}
+		}
+	}
+	d.fail([]string{"agent", "permissions"}, "an %s agent has no permission mode: only claude and codex agents have one", d.p.Agent.Adapter)
+}
+
 func (d *decoder) checkRunners() {
 	var users []string
 	uses := func(runner string) bool {

@@ -145,3 +145,34 @@ func TestFieldError(t *testing.T) {
 		t.Error("Declares claims a field of the profile")
 	}
 }
+
+// agent.permissions is "auto" unless set; setting it for an exec or
+// replay agent alone is an error, and a bad value is named.
+func TestAgentPermissions(t *testing.T) {
+	for _, tt := range []struct{ agent, want string }{
+		{"", "auto"}, // the golang profile's agent is claude
+		{`agent: permissions: "acceptEdits"`, "acceptEdits"},
+		{`agent: {adapter: "codex", permissions: "bypass"}`, "bypass"},
+		{`agent: {adapter: "exec", argv: ["a"]}`, "auto"},
+	} {
+		src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+tt.agent+"\n", 1)
+		dir := writeProject(t, src)
+		p, _, err := Load(dir, load.Options{})
+		if err != nil {
+			t.Fatalf("%s: %s", tt.agent, load.Details(err, dir))
+		}
+		if p.Agent.Permissions != tt.want {
+			t.Errorf("%s: permissions = %q, want %q", tt.agent, p.Agent.Permissions, tt.want)
+		}
+	}
+	for _, bad := range []string{
+		`agent: permissions: "default"`,
+		`agent: {adapter: "exec", argv: ["a"], permissions: "bypass"}`,
+	} {
+		src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+bad+"\n", 1)
+		dir := writeProject(t, src)
+		if _, _, err := Load(dir, load.Options{}); err == nil || !strings.Contains(load.Details(err, dir), "project.agent.permissions") {
+			t.Errorf("%s: error = %v, want one about project.agent.permissions", bad, load.Details(err, dir))
+		}
+	}
+}
