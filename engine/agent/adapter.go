@@ -6,12 +6,10 @@
 //
 // Invariants shared by every adapter:
 //   - every child process goes through engine/proc, in its own process
-//     group: a cancelled ctx or Request.StallAfter without output kills the
-//     whole tree;
+//     group: a cancelled ctx kills the whole tree (the sentinel stops a
+//     stalled agent that way, see Steering);
 //   - raw output goes to Request.Log, and Request.OnActivity is called
 //     whenever the agent shows life;
-//   - a stalled child is not an error: Run returns Result.Stalled with a nil
-//     error so that the loop can apply its stall policy;
 //   - a cancelled ctx returns an error wrapping ctx.Err() together with
 //     the partial Result: the calls so far, the session, and Done when the
 //     agent had already reported success (a success is kept however the
@@ -40,17 +38,16 @@ import (
 
 // Request is one iteration of an agent on one change.
 type Request struct {
-	Change     string        // change name
-	Worktree   string        // absolute path of the change's worktree (cwd of the agent)
-	Iteration  int           // 1-based
-	Prompt     string        // full prompt text
-	PromptFile string        // absolute path of the prompt file (already written)
-	Model      string        // may be ""
-	SessionID  string        // non-empty: resume this session (claude --resume / codex exec resume)
-	Env        []string      // complete environment for the child (nil: the parent's)
-	StallAfter time.Duration // no output for this long → kill the process group (0 = never)
-	Log        io.Writer     // the iteration's log file: raw output goes here (nil discards)
-	OnActivity func()        // called whenever the agent shows life (output), may be nil
+	Change     string    // change name
+	Worktree   string    // absolute path of the change's worktree (cwd of the agent)
+	Iteration  int       // 1-based
+	Prompt     string    // full prompt text
+	PromptFile string    // absolute path of the prompt file (already written)
+	Model      string    // may be ""
+	SessionID  string    // non-empty: resume this session (claude --resume / codex exec resume)
+	Env        []string  // complete environment for the child (nil: the parent's)
+	Log        io.Writer // the iteration's log file: raw output goes here (nil discards)
+	OnActivity func()    // called whenever the agent shows life (output), may be nil
 	// OnCommand, when set, is called with the command line of a shell
 	// command when the agent starts one (claude: a Bash tool_use; codex:
 	// item.started of a command_execution), and with the one still
@@ -77,7 +74,6 @@ type Result struct {
 	// "SIGTERM", …), whoever sent it; "" when it exited by itself (and
 	// for replay, which runs no agent process).
 	Signal   string
-	Stalled  bool
 	Duration time.Duration
 	// APIError is the provider's message when the model API or its
 	// transport failed the iteration (claude: an error result with

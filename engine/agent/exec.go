@@ -45,20 +45,18 @@ func (e *Exec) Run(ctx context.Context, req Request) (Result, error) {
 	tail := &tailWriter{max: maxSummary}
 	log := newSyncWriter(io.MultiWriter(newSyncWriter(req.Log), tail))
 	out, err := proc.Run(ctx, proc.Spec{
-		Argv:       e.argv(req),
-		Dir:        req.Worktree,
-		Env:        req.Env,
-		Stdin:      strings.NewReader(req.Prompt),
-		Stdout:     log,
-		Stderr:     log,
-		StallAfter: req.StallAfter,
-		OnOutput:   req.OnActivity,
+		Argv:     e.argv(req),
+		Dir:      req.Worktree,
+		Env:      req.Env,
+		Stdin:    strings.NewReader(req.Prompt),
+		Stdout:   log,
+		Stderr:   log,
+		OnOutput: req.OnActivity,
 	})
 	res := Result{
 		SessionID: req.SessionID,
 		ExitCode:  out.ExitCode,
 		Signal:    out.Signal,
-		Stalled:   out.Stalled,
 		Duration:  time.Since(start),
 	}
 	if err != nil {
@@ -68,7 +66,7 @@ func (e *Exec) Run(ctx context.Context, req Request) (Result, error) {
 	if out.Canceled {
 		return res, runErr(ctx, "exec")
 	}
-	res.Done = out.ExitCode == 0 && !out.Stalled
+	res.Done = out.ExitCode == 0
 	return res, nil
 }
 

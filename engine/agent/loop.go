@@ -347,7 +347,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 		Model: in.Model, SessionID: session, Env: in.Env, Log: io.MultiWriter(logw, tail),
 		OnActivity: in.Steer.Output, OnCommand: in.Steer.Command,
 	})
-	ended(Exit{Code: out.ExitCode, Signal: out.Signal, APIError: out.APIError != ""})
+	ended()
 	logw.Close()
 	log.Close()
 	if budget.Err() != nil {

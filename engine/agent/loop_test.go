@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,7 +279,7 @@ func fakeLoop(t *testing.T, adapter, stream string, max int, extraEnv ...string)
 		Adapter:  a,
 		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
 		Layout:   rundir.New(root),
-		Worktree: wt, MainBranch: "main", MaxIterations: max, Env: f.env, StallAfter: 500 * time.Millisecond,
+		Worktree: wt, MainBranch: "main", MaxIterations: max, Env: f.env, Steer: &silenceSteer{after: 500 * time.Millisecond},
 		Emit: func(p journal.Payload) error {
 			events = append(events, p)
 			return nil
@@ -301,18 +302,18 @@ func iterations(events []journal.Payload) []journal.AgentIterationData {
 }
 
 // A model API failure is an "api-error" iteration with the provider's
-// message, and the next prompt says so; until the sentinel's rules retry
-// it, it counts with the errors, so the change ends as an agent error
-// with the provider's message, not out of retries.
+// message, and the next prompt says so. What it does to the change is
+// the sentinel's (the stdlib's api_error rule retries it with backoff,
+// then fails the change): the loop alone only spends its iterations.
 func TestLoopAPIError(t *testing.T) {
 	for _, tt := range []struct{ adapter, stream, msg string }{
 		{"claude", "claude-api-error.jsonl", `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
 		{"codex", "codex-failed.jsonl", "stream disconnected before completion: connection refused"},
 	} {
 		t.Run(tt.adapter, func(t *testing.T) {
-			res, events, root := fakeLoop(t, tt.adapter, tt.stream, 10, "FAKE_EXIT=1")
-			if res.Ending != EndAgentError || res.Reason != tt.msg || res.Iterations != maxConsecutiveErrors {
-				t.Errorf("ending %s after %d iterations: %q\nwant %s after %d: %q", res.Ending, res.Iterations, res.Reason, EndAgentError, maxConsecutiveErrors, tt.msg)
+			res, events, root := fakeLoop(t, tt.adapter, tt.stream, 3, "FAKE_EXIT=1")
+			if res.Ending != EndIterations || res.Iterations != 3 {
+				t.Errorf("ending %s after %d iterations: %q", res.Ending, res.Iterations, res.Reason)
 			}
 			for _, it := range iterations(events) {
 				if it.Result != "api-error" || it.Error != tt.msg || it.ExitCode != 1 {
@@ -357,3 +358,48 @@ func TestLoopSuccessThenStall(t *testing.T) {
 		t.Errorf("first session decision = %+v, want the permissions", events[0])
 	}
 }
+
+// silenceSteer is a sentinel of one rule: an iteration silent for after
+// is stopped, and the loop restarts it.
+type silenceSteer struct {
+	after time.Duration
+	mu    sync.Mutex
+	timer *time.Timer
+	stop  *Stop
+}
+
+func (s *silenceSteer) Iteration(ctx context.Context, _ int) (context.Context, func()) {
+	run, cancel := context.WithCancelCause(ctx)
+	s.mu.Lock()
+	s.timer = time.AfterFunc(s.after, func() {
+		s.mu.Lock()
+		s.stop = &Stop{Action: "restart", Rule: "silence", Reason: "no output"}
+		s.mu.Unlock()
+		cancel(s.stop)
+	})
+	s.mu.Unlock()
+	return run, func() {
+		s.mu.Lock()
+		s.timer.Stop()
+		s.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+func (s *silenceSteer) Take() *Stop {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stop := s.stop
+	s.stop = nil
+	return stop
+}
+
+func (s *silenceSteer) Output() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Reset(s.after)
+	}
+}
+
+func (s *silenceSteer) Command(string) {}

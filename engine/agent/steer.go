@@ -14,8 +14,9 @@ import (
 type Steering interface {
 	// Iteration returns the context iteration n of the agent runs on,
 	// derived from ctx, and the function the loop calls once the agent's
-	// process has ended, with its exit.
-	Iteration(ctx context.Context, n int) (context.Context, func(Exit))
+	// process has ended. (How it ended, the sentinel reads from the
+	// iteration's AGENT_ITERATION.)
+	Iteration(ctx context.Context, n int) (context.Context, func())
 	// Take returns the stop decided since it was last taken, nil if none.
 	Take() *Stop
 	// Output records that the agent wrote output.
@@ -23,14 +24,6 @@ type Steering interface {
 	// Command records the command line the agent runs now ("" when it
 	// runs none).
 	Command(line string)
-}
-
-// Exit is how an agent's process ended, for the sentinel's lastExit.
-type Exit struct {
-	Code   int
-	Signal string
-	// APIError: the model API failed (Result.APIError).
-	APIError bool
 }
 
 // Stop is what the sentinel decided for a change: a sentinel action that
@@ -60,8 +53,8 @@ func StopOf(ctx context.Context) *Stop {
 // unsteered is the steering of a loop nobody supervises.
 type unsteered struct{}
 
-func (unsteered) Iteration(ctx context.Context, _ int) (context.Context, func(Exit)) {
-	return ctx, func(Exit) {}
+func (unsteered) Iteration(ctx context.Context, _ int) (context.Context, func()) {
+	return ctx, func() {}
 }
 func (unsteered) Take() *Stop    { return nil }
 func (unsteered) Output()        {}

@@ -102,13 +102,12 @@ func runStream(ctx context.Context, req Request, argv, envList []string, handle 
 	log := newSyncWriter(req.Log)
 	split := &lineSplitter{log: log, handle: handle}
 	out, err := proc.Run(ctx, proc.Spec{
-		Argv:       argv,
-		Dir:        req.Worktree,
-		Env:        envList,
-		Stdout:     split,
-		Stderr:     log,
-		StallAfter: req.StallAfter,
-		OnOutput:   req.OnActivity,
+		Argv:     argv,
+		Dir:      req.Worktree,
+		Env:      envList,
+		Stdout:   split,
+		Stderr:   log,
+		OnOutput: req.OnActivity,
 	})
 	if err != nil {
 		return streamRun{}, err
@@ -119,14 +118,13 @@ func runStream(ctx context.Context, req Request, argv, envList []string, handle 
 
 // settle records how the stream's process ended in res and decides the
 // endings every streaming adapter shares: cancelled (an error), an
-// unreadable stream (an error), stalled (a result, not an error). A
-// success the stream already reported stays in res.Done however the
-// process ended, except when the stream could not be read. It reports
+// unreadable stream (an error). A success the stream already reported
+// stays in res.Done however the process ended, except when the stream
+// could not be read. It reports
 // whether it decided; if not, the adapter judges the stream.
 func (run streamRun) settle(ctx context.Context, name string, res *Result, start time.Time) (bool, error) {
 	res.ExitCode = run.out.ExitCode
 	res.Signal = run.out.Signal
-	res.Stalled = run.out.Stalled
 	res.Duration = time.Since(start)
 	switch {
 	case run.out.Canceled:
@@ -134,8 +132,6 @@ func (run streamRun) settle(ctx context.Context, name string, res *Result, start
 	case run.split.err != nil:
 		res.Done = false
 		return true, run.split.err
-	case run.out.Stalled:
-		return true, nil
 	}
 	return false, nil
 }

@@ -130,6 +130,9 @@ func compile[Env any](source string) (*Condition, error) {
 // Source is the expression as written.
 func (c *Condition) Source() string { return c.source }
 
+// Reads reports whether the expression reads the top-level name.
+func (c *Condition) Reads(name string) bool { return readsAny(c.program.Node(), []string{name}) }
+
 // RunTime reports whether the condition can only be decided at run time.
 func (c *Condition) RunTime() bool { return c.runTime }
 

@@ -42,6 +42,9 @@ type watch struct {
 	// runs).
 	iteration time.Time
 	lastExit  cond.Exit
+	// lastError is the error of the last iteration ("" when none, and
+	// while one runs): the provider's message of an API error.
+	lastError string
 	// commits is the number of commits of the branch the last iteration
 	// left: more is progress.
 	commits int
@@ -85,7 +88,7 @@ func (r *run) watched() []*watch {
 
 // Iteration is agent.Steering's: the iteration runs on a context the
 // sentinel can stop.
-func (w *watch) Iteration(ctx context.Context, _ int) (context.Context, func(agent.Exit)) {
+func (w *watch) Iteration(ctx context.Context, _ int) (context.Context, func()) {
 	run, cancel := context.WithCancelCause(ctx)
 	w.mu.Lock()
 	w.cancel = cancel
@@ -94,10 +97,9 @@ func (w *watch) Iteration(ctx context.Context, _ int) (context.Context, func(age
 		cancel(w.pending)
 	}
 	w.mu.Unlock()
-	return run, func(exit agent.Exit) {
+	return run, func() {
 		w.mu.Lock()
 		w.cancel, w.iteration, w.command = nil, time.Time{}, ""
-		w.lastExit = cond.Exit{Code: exit.Code, Signal: exit.Signal, APIError: exit.APIError}
 		w.mu.Unlock()
 		cancel(nil)
 	}
@@ -127,11 +129,12 @@ func (w *watch) Take() *agent.Stop {
 	return s
 }
 
-// Output is agent.Steering's: the agent wrote output, which is progress.
+// Output is agent.Steering's: the agent wrote output, which is progress
+// for the rules about output.
 func (w *watch) Output() {
 	w.mu.Lock()
 	w.lastOutput = w.run.opts.Now()
-	w.ladders.Progress()
+	w.ladders.Output()
 	w.mu.Unlock()
 }
 
@@ -152,7 +155,7 @@ func (w *watch) observe(e journal.Event) {
 		// over.
 		w.mu.Lock()
 		now := w.run.opts.Now()
-		w.iteration, w.lastOutput, w.command, w.lastExit = now, now, "", cond.Exit{}
+		w.iteration, w.lastOutput, w.command, w.lastExit, w.lastError = now, now, "", cond.Exit{}, ""
 		w.mu.Unlock()
 	case journal.GateStarted:
 		// A gate's output is its log's: the gate's silence counts from
@@ -161,7 +164,19 @@ func (w *watch) observe(e journal.Event) {
 		w.lastOutput = w.run.opts.Now()
 		w.mu.Unlock()
 	case journal.AgentIteration:
-		if d, err := journal.Decode[journal.AgentIterationData](e); err == nil && w.committed(d.Commits) {
+		d, err := journal.Decode[journal.AgentIterationData](e)
+		if err == nil {
+			w.mu.Lock()
+			w.lastError = d.Error
+			// An iteration the sentinel stopped did not crash: its
+			// signal is the sentinel's.
+			w.lastExit = cond.Exit{}
+			if d.Result != "stopped" {
+				w.lastExit = cond.Exit{Code: d.ExitCode, Signal: d.Signal, APIError: d.Result == "api-error"}
+			}
+			w.mu.Unlock()
+		}
+		if err == nil && w.committed(d.Commits) {
 			w.progress()
 		}
 	case journal.VerifyGate:
@@ -278,6 +293,11 @@ func (w *watch) act(fire sentinel.Firing, graced string) error {
 		Action: string(fire.Action), Rule: fire.Rule, Fails: fire.Fails, Backoff: fire.Backoff,
 		Reason: fmt.Sprintf("sentinel rule %s (%s) fired: %s", fire.Rule, fire.When, describe(fire.Facts)),
 	}
+	w.mu.Lock()
+	if w.lastError != "" {
+		stop.Reason += "; last iteration: " + w.lastError
+	}
+	w.mu.Unlock()
 	if fire.Action == sentinel.Pause && fire.Facts.TokenBudget > 0 && fire.Facts.TokensUsed >= fire.Facts.TokenBudget {
 		stop.Reason = fmt.Sprintf("token budget spent: %d of %d tokens (%s); raise it in set.cue and run setctl apply again",
 			fire.Facts.TokensUsed, fire.Facts.TokenBudget, w.run.tokenField(w.change))

@@ -2,12 +2,15 @@ package orchestrator
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/control"
 	"github.com/set-engine/set/engine/journal"
@@ -214,4 +217,143 @@ func waitFor(t *testing.T, f *fixture, ok func(*state.State) bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("timed out waiting for the run")
+}
+
+// TestSentinelNoticesACrashAtOnce: an agent killed by a signal is seen by
+// the wait on its process, not by a timer: the crash rule acts well
+// under a second after the death.
+func TestSentinelNoticesACrashAtOnce(t *testing.T) {
+	f := newFixture(t)
+	f.rule("crash", config.SentinelRule{When: `lastExit.signal != ""`, Ladder: []string{"restart", "fail"}})
+	f.change("fragile")
+	died := filepath.Join(t.TempDir(), "died")
+	sum, err := f.apply(context.Background(), f.agentScript(`date +%s.%N >> `+died+`
+kill -KILL $$
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Statuses["fragile"] != state.FailedStalled {
+		t.Fatalf("fragile = %s", sum.Statuses["fragile"])
+	}
+	deaths := strings.Fields(readFile(t, filepath.Dir(died), "died"))
+	var acted []time.Time
+	for _, e := range f.events() {
+		if e.Type == journal.SentinelAction && e.Change == "fragile" {
+			acted = append(acted, e.Time)
+		}
+		if e.Type == journal.AgentIteration {
+			if d, _ := journal.Decode[journal.AgentIterationData](e); d.Signal != "SIGKILL" {
+				t.Errorf("iteration %d: signal %q, want SIGKILL", d.Iteration, d.Signal)
+			}
+		}
+	}
+	if len(deaths) != 2 || len(acted) != 2 {
+		t.Fatalf("%d deaths, %d sentinel actions; want 2 of each", len(deaths), len(acted))
+	}
+	for i, d := range deaths {
+		sec, frac, _ := strings.Cut(d, ".")
+		at := parseUnix(t, sec, frac)
+		if lag := acted[i].Sub(at); lag >= time.Second || lag < 0 {
+			t.Errorf("crash %d: the sentinel acted %v after the death, want < 1s", i+1, lag)
+		} else {
+			t.Logf("crash %d: the sentinel acted %v after the death", i+1, lag)
+		}
+	}
+}
+
+func parseUnix(t *testing.T, sec, nsec string) time.Time {
+	t.Helper()
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	n, err2 := strconv.ParseInt(nsec, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("bad time %s.%s", sec, nsec)
+	}
+	return time.Unix(s, n)
+}
+
+// fakeClaude is the claude adapter running script, a stand-in for Claude
+// Code that prints a stream-json run.
+func (f *fixture) fakeClaude(t *testing.T, script string) agent.Adapter {
+	path := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &agent.Claude{Prefix: []string{"sh", path}}
+}
+
+// TestSentinelRetriesAnAPIErrorThenFails: an agent whose model API fails
+// is restarted with backoff by the api_error rule, and the change ends
+// failed:agent_error with the provider's message.
+func TestSentinelRetriesAnAPIErrorThenFails(t *testing.T) {
+	f := newFixture(t)
+	f.rule("api_error", config.SentinelRule{When: `lastExit.apiError`, Ladder: []string{"restart", "restart", "fail"},
+		Backoff: config.Duration(50 * time.Millisecond), Fails: "agent_error"})
+	f.change("unlucky")
+	stream, err := filepath.Abs("../agent/testdata/claude-api-error.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := f.apply(context.Background(), f.fakeClaude(t, "cat "+stream+"\nexit 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Statuses["unlucky"] != state.FailedAgentError {
+		for _, e := range f.events() { t.Log(string(e.Type), string(e.Data)) }
+		t.Fatalf("unlucky = %s", sum.Statuses["unlucky"])
+	}
+	msg := `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
+	if c := f.state().Changes["unlucky"]; !strings.Contains(c.Error, msg) {
+		t.Errorf("error %q does not give the provider's message", c.Error)
+	}
+	var backoffs []int64
+	for _, e := range f.events() {
+		if e.Type == journal.SentinelAction {
+			d, _ := journal.Decode[journal.SentinelActionData](e)
+			backoffs = append(backoffs, d.BackoffMS)
+		}
+	}
+	if !slices.Equal(backoffs, []int64{50, 100, 0}) {
+		t.Errorf("backoffs %v, want [50 100 0]", backoffs)
+	}
+	if n := count(f.events(), journal.RetryScheduled, "unlucky"); n != 0 {
+		t.Errorf("%d verify retries spent on API errors", n)
+	}
+}
+
+// TestSentinelGraceHoldsASlowInstall: a silent `npm install` the agent
+// runs is held back by a grace glob, and the stall rule stays quiet; the
+// same run without the grace is failed as stalled.
+func TestSentinelGraceHoldsASlowInstall(t *testing.T) {
+	success, err := filepath.Abs("../agent/testdata/claude-success.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `printf '%s\n' '{"type":"system","subtype":"init","session_id":"s-1","tools":["Bash"],"model":"m"}'
+printf '%s\n' '{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"npm install --no-audit"}}]},"session_id":"s-1"}'
+sleep 1
+printf '%s\n' '{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"added 1 package"}]},"session_id":"s-1"}'
+echo done > slow.txt
+grep '"type":"result"' ` + success + "\n"
+	for _, tt := range []struct {
+		grace map[string]config.Duration
+		want  state.Status
+		fired []string
+	}{
+		{map[string]config.Duration{"agent:*npm install*": config.Duration(10 * time.Second)}, state.Archived, nil},
+		{nil, state.FailedStalled, []string{"stall:warn", "stall:fail"}},
+	} {
+		f := newFixture(t)
+		f.rule("stall", config.SentinelRule{When: `activity == "agent" && secondsSinceOutput > 0.3`,
+			Ladder: []string{"warn", "fail"}, Every: config.Duration(200 * time.Millisecond), Graced: true})
+		f.project.Sentinel.Grace = tt.grace
+		f.change("slow")
+		sum, err := f.apply(context.Background(), f.fakeClaude(t, script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := actions(f.events(), "slow"); sum.Statuses["slow"] != tt.want || !slices.Equal(got, tt.fired) {
+			t.Errorf("grace %v: slow = %s, sentinel actions %v; want %s, %v", tt.grace, sum.Statuses["slow"], got, tt.want, tt.fired)
+		}
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -31,9 +30,6 @@ type Spec struct {
 	Stderr io.Writer // nil discards
 	// Timeout bounds the whole run; zero means none.
 	Timeout time.Duration
-	// StallAfter kills the child when it writes nothing to stdout or stderr
-	// for this long; zero means never.
-	StallAfter time.Duration
 	// OnOutput, if set, is called (from the copying goroutines) each time
 	// the child writes.
 	OnOutput func()
@@ -42,11 +38,10 @@ type Spec struct {
 // Outcome is how a child ended.
 type Outcome struct {
 	// ExitCode is the child's exit status; -1 when it was killed by a
-	// signal (including our own kill on timeout, stall or cancel).
+	// signal (including our own kill on timeout or cancel).
 	ExitCode int
 	Duration time.Duration
 	TimedOut bool
-	Stalled  bool
 	// Canceled is set when ctx ended before the child did.
 	Canceled bool
 	// Signal names the signal that ended the child ("SIGKILL",
@@ -82,12 +77,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	cmd.WaitDelay = outputGrace
 	DieWithParent(cmd)
 
-	var mu sync.Mutex
-	last := time.Now()
 	touch := func() {
-		mu.Lock()
-		last = time.Now()
-		mu.Unlock()
 		if s.OnOutput != nil {
 			s.OnOutput()
 		}
@@ -118,12 +108,6 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		defer t.Stop()
 		timeout = t.C
 	}
-	var stallCheck <-chan time.Time
-	if s.StallAfter > 0 {
-		tick := time.NewTicker(min(s.StallAfter/4, time.Second) + time.Millisecond)
-		defer tick.Stop()
-		stallCheck = tick.C
-	}
 
 	var out Outcome
 	canceled := ctx.Done()
@@ -139,7 +123,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 			if errors.Is(err, exec.ErrWaitDelay) {
 				out.ExitCode = cmd.ProcessState.ExitCode()
 			}
-			if out.TimedOut || out.Stalled || out.Canceled {
+			if out.TimedOut || out.Canceled {
 				out.ExitCode = -1
 			}
 			return out, nil
@@ -149,15 +133,6 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		case <-timeout:
 			out.TimedOut, timeout = true, nil
 			kill(cmd, killGrace, nil)
-		case <-stallCheck:
-			mu.Lock()
-			idle := time.Since(last)
-			mu.Unlock()
-			if idle >= s.StallAfter {
-				out.Stalled = true
-				stallCheck = nil
-				kill(cmd, killGrace, nil)
-			}
 		}
 	}
 }

@@ -92,19 +92,6 @@ func alive(pid int) bool {
 	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
 }
 
-func TestStall(t *testing.T) {
-	o, err := Run(context.Background(), Spec{
-		Argv:       []string{"sh", "-c", "echo start; sleep 30"},
-		StallAfter: 300 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !o.Stalled || o.Signal != "SIGTERM" {
-		t.Errorf("outcome = %+v, want stalled, ended by SIGTERM", o)
-	}
-}
-
 // A child that a signal ends, whoever sent it, says which; one that
 // exits by itself says none.
 func TestSignal(t *testing.T) {

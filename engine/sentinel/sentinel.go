@@ -25,10 +25,13 @@
 //     next step once `every` has passed since its last firing, but only
 //     while steps remain: holding never repeats the last step, a new edge
 //     does.
-//   - Progress. Watch.Progress (new output, a new commit, a passed gate)
-//     puts every rule back before its first step. It does not forget
-//     whether `when` held: a rule whose condition still holds fires again
-//     only on a new edge.
+//   - Progress. Watch.Progress (a new commit, a passed gate) puts every
+//     rule back before its first step; Watch.Output (new output) puts back
+//     the rules whose `when` reads secondsSinceOutput, the rules about
+//     output (an agent that prints an API error and exits has made no
+//     progress for the rules about its exits). Neither forgets whether
+//     `when` held: a rule whose condition still holds fires again only on
+//     a new edge.
 //   - Backoff. A restart step of a rule with a backoff waits
 //     backoff×2^(k-1), k being the restarts this rule has fired since its
 //     last reset (this one included).
@@ -313,7 +316,19 @@ func doubled(d time.Duration, n int) time.Duration {
 // last evaluation is kept, so a rule fires again only on a new edge.
 func (w *Watch) Progress() {
 	for i := range w.states {
-		st := &w.states[i]
-		st.step, st.fired, st.restarts = 0, time.Time{}, 0
+		w.states[i].reset()
 	}
 }
+
+// Output resets the rules whose `when` reads secondsSinceOutput: new
+// output is progress for them.
+func (w *Watch) Output() {
+	for i := range w.states {
+		if w.rules.rules[i].when.Reads("secondsSinceOutput") {
+			w.states[i].reset()
+		}
+	}
+}
+
+// reset puts the rule back before its first step.
+func (st *state) reset() { st.step, st.fired, st.restarts = 0, time.Time{}, 0 }
