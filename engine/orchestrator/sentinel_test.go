@@ -299,7 +299,9 @@ func TestSentinelRetriesAnAPIErrorThenFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sum.Statuses["unlucky"] != state.FailedAgentError {
-		for _, e := range f.events() { t.Log(string(e.Type), string(e.Data)) }
+		for _, e := range f.events() {
+			t.Log(string(e.Type), string(e.Data))
+		}
 		t.Fatalf("unlucky = %s", sum.Statuses["unlucky"])
 	}
 	msg := `API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
