@@ -348,6 +348,8 @@ func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
 		return exitOK
 	case "interrupted":
 		fmt.Fprintln(e.stdout, "Interrupted. Run `setctl apply` again to continue where this run stopped.")
+	case "paused":
+		fmt.Fprintln(e.stdout, "Some changes are paused (see why with `setctl status`). Once their cause is dealt with (a budget raised in set.cue), `setctl apply` resumes them, without a new plan.")
 	default:
 		fmt.Fprintf(e.stdout, "Some changes did not reach %s. See why in .set/logs/ and .set/events.jsonl; a new `setctl apply` retries them.\n", ws.cfg.MainBranch)
 	}

@@ -117,7 +117,10 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		if d.Error != "" {
 			msg += ": " + d.Error
 		}
-		if d.Result == "stalled" || d.Result == "error" || d.Result == "api-error" {
+		if d.Signal != "" {
+			msg += " (" + d.Signal + ")"
+		}
+		if d.Result == "stalled" || d.Result == "stopped" || d.Result == "error" || d.Result == "api-error" {
 			return failure(msg)
 		}
 		return routine(msg)
@@ -178,13 +181,37 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return hidden(fmt.Sprintf("heartbeat: %d active, %d queued", len(d.Active), len(d.Queued)))
 	case journal.BudgetExceeded:
 		d, _ := journal.Decode[journal.BudgetExceededData](e)
+		if d.Field != "" {
+			return failure(pal.red.Sprintf("%s budget spent (%d of %d, %s)", d.Budget, d.Used, d.Limit, d.Field))
+		}
 		return failure(pal.red.Sprintf("%s budget spent (%d of %d)", d.Budget, d.Used, d.Limit))
+	case journal.SentinelAction:
+		d, _ := journal.Decode[journal.SentinelActionData](e)
+		msg := fmt.Sprintf("sentinel: %s, rule %s (step %d of %d): %s", d.Action, d.Rule, d.Step, d.Steps, d.When)
+		if d.BackoffMS > 0 {
+			msg += fmt.Sprintf("; restarts in %s", ms(d.BackoffMS))
+		}
+		if d.Action == "warn" {
+			return warn(pal.yellow.Sprint(msg))
+		}
+		return failure(pal.red.Sprint(msg))
+	case journal.Control:
+		d, _ := journal.Decode[journal.ControlData](e)
+		what := d.Change
+		if what == "" {
+			what = "--all"
+		}
+		msg := fmt.Sprintf("setctl %s %s: %s", d.Action, what, strings.Join(d.Changes, ", "))
+		if len(d.Changes) == 0 {
+			msg = fmt.Sprintf("setctl %s %s: nothing to %s", d.Action, what, d.Action)
+		}
+		return info(msg)
 	case journal.RunFinished:
 		d, _ := journal.Decode[journal.RunFinishedData](e)
 		l := hidden(fmt.Sprintf("run finished: %s (%s)", d.Result, ms(d.DurationMS)))
 		switch d.Result {
 		case "success":
-		case "interrupted":
+		case "interrupted", "paused":
 			l.level = "warn"
 		default:
 			l.level = "error"

@@ -405,7 +405,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 		// stopped the process that lingered after it.
 		it.data.Result = "done"
 	case stopped != nil:
-		it.data.Result, it.data.Error = "stopped", fmt.Sprintf("rule %s: %s", stopped.Rule, stopped.Reason)
+		it.data.Result, it.data.Error = "stopped", stopped.Reason
 	case runErr != nil:
 		it.data.Result, it.data.Error = "error", runErr.Error()
 	case out.APIError != "":
