@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/spec"
@@ -255,5 +256,39 @@ func TestFingerprintChanges(t *testing.T) {
 	}
 	if a.Sum == b.Sum {
 		t.Error("different inputs, same sum")
+	}
+}
+
+// Budgets and the sentinel bound and supervise a run; they do not shape
+// its plan: changing them leaves the fingerprint as it was, so a saved
+// plan stays valid and a paused run resumes under the new budget. Any
+// other field changes it.
+func TestFingerprintLeavesOutBudgetsAndSentinel(t *testing.T) {
+	base := func() *config.Project {
+		p := &config.Project{Name: "x", MainBranch: "main", Gates: map[string]config.Gate{"test": {Kind: "exec", Run: []string{"go", "test"}}}}
+		p.Budgets.Tokens = map[string]int{"S": 10}
+		return p
+	}
+	sum := func(p *config.Project) string {
+		f, err := NewFingerprint(p, map[string][]byte{"spec.md": []byte("# spec\n")}, "abc", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Sum
+	}
+	want := sum(base())
+	raised := base()
+	raised.Budgets.Tokens["S"] = 1000
+	raised.Budgets.Tokens["run"] = 5000
+	raised.Budgets.Retries.Verify = 9
+	raised.Sentinel.Heartbeat = config.Duration(time.Second)
+	raised.Sentinel.Rules = map[string]config.SentinelRule{"stall": {When: "false", Action: "warn"}}
+	if got := sum(raised); got != want {
+		t.Errorf("budgets and sentinel changed the fingerprint")
+	}
+	gated := base()
+	gated.Gates["test"] = config.Gate{Kind: "exec", Run: []string{"go", "test", "-race"}}
+	if sum(gated) == want {
+		t.Errorf("a gate's command did not change the fingerprint")
 	}
 }
