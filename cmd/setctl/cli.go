@@ -53,7 +53,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		initCommand(), vetCommand(), planCommand(), applyCommand(), statusCommand(), eventsCommand(),
-		explainCommand(), logsCommand(), archiveCommand(),
+		explainCommand(), logsCommand(), dashboardCommand(), archiveCommand(),
 		doctorCommand(), versionCommand(),
 	}
 }

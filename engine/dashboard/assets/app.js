@@ -365,9 +365,10 @@ function graphPage(page) {
       el("title", {}, g).textContent = n.title;
       el("rect", { class: "box" + (n.critical ? " critical" : ""), x, y, width: W, height: H, rx: 6 }, g);
       svgText(g, x + 10, y + 18, n.name, { "font-weight": "600" });
-      el("rect", { class: "badge-bg " + statusClass(st), x: x + W - 110, y: y + 6, width: 100, height: 18, rx: 9, fill: statusFill(st) }, g);
-      svgText(g, x + W - 60, y + 19, st, { "text-anchor": "middle", class: "on" });
-      svgText(g, x + 10, y + 36, n.subtitle, { class: "dim" });
+      const bw = Math.min(W - 20, 7 * st.length + 16);
+      el("rect", { class: "badge-bg " + statusClass(st), x: x + W - 10 - bw, y: y + 22, width: bw, height: 18, rx: 9, fill: statusFill(st) }, g);
+      svgText(g, x + W - 10 - bw / 2, y + 35, st, { "text-anchor": "middle", class: "on" });
+      svgText(g, x + 10, y + 36, n.subtitle.length > 24 ? n.subtitle.slice(0, 23) + "…" : n.subtitle, { class: "dim" });
       const states = stageStates({ status: st, stages: (view.changes.find((c) => c.name === n.name) || {}).stages || {} });
       // The three drawn steps: agent (stage 1), verify (2), integration
       // into main (3 and 4).
