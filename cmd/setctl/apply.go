@@ -15,6 +15,7 @@ import (
 
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/coverage"
+	"github.com/set-engine/set/engine/dashboard"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
@@ -30,7 +31,7 @@ func applyCommand() command {
 		name:    "apply",
 		summary: "run the plan: agents implement, gates check, main moves",
 		arg:     "plan file",
-		usage: `Usage: setctl apply [PLANFILE] [--yes] [--json] [--accept-baseline] [--keep-branches]
+		usage: `Usage: setctl apply [PLANFILE] [--yes] [--json] [--accept-baseline] [--keep-branches] [--dashboard]
 
 Apply runs a plan to the end: every change whose dependencies are merged is
 dispatched into its own worktree (.set/worktrees/<change>, branch
@@ -80,6 +81,10 @@ apply never asks then, so it needs --yes or a plan file. Every line has
               "coverage" (every requirement on main after the run, as
               setctl plan --json gives it)}
 
+--dashboard serves the live web view of setctl dashboard beside the run,
+on 127.0.0.1:7400 or the loopback --dashboard-addr, and says where on
+stderr; it stops with the run.
+
 Exit status: 0 when every change is merged, 1 otherwise, 130 when
 interrupted by SIGINT, 143 by SIGTERM.
 
@@ -88,6 +93,7 @@ Examples:
   setctl plan --out plan.json && setctl apply plan.json
   setctl -C examples/linkshort apply --yes
   setctl apply --yes --json | jq -r 'select(.type == "summary") | .summary.result'
+  setctl apply --yes --dashboard
 `,
 		run: runApply,
 	}
@@ -96,6 +102,9 @@ Examples:
 // applyFlags are the options of one setctl apply.
 type applyFlags struct {
 	yes, acceptBaseline, keepBranches, json bool
+	// dashboard: serve setctl dashboard on dashboardAddr beside the run.
+	dashboard     bool
+	dashboardAddr string
 	// planFile is the PLANFILE argument as given; "" to plan now.
 	planFile string
 	// invocation is how the user ran apply, for messages that tell them
@@ -111,8 +120,16 @@ func runApply(e *env, args []string) (code int) {
 	fs.BoolVar(&f.acceptBaseline, "accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
 	fs.BoolVar(&f.keepBranches, "keep-branches", false, "keep the branch set/<change> of every change that reached main")
 	fs.BoolVar(&f.json, "json", false, "write one JSON object per line to stdout and nothing else (format above)")
+	fs.BoolVar(&f.dashboard, "dashboard", false, "serve the live web view of the run (setctl dashboard) while it runs")
+	fs.StringVar(&f.dashboardAddr, "dashboard-addr", dashboard.DefaultAddr, "the loopback address --dashboard listens on")
 	if code, done := c.parse(e, fs, args); done {
 		return code
+	}
+	if fs.Changed("dashboard-addr") && !f.dashboard {
+		return c.usageError(e, "--dashboard-addr applies to --dashboard")
+	}
+	if loopback, err := dashboard.CheckAddr(f.dashboardAddr, true); err != nil || !loopback {
+		return c.usageError(e, "--dashboard-addr %s: apply serves its dashboard on a loopback address only (`setctl dashboard --allow-remote` serves it elsewhere)", f.dashboardAddr)
 	}
 	f.planFile = fs.Arg(0)
 	f.invocation = invocation(fs)
@@ -130,6 +147,9 @@ func runApply(e *env, args []string) (code int) {
 		return code
 	}
 	defer r.closeRunners()
+	if f.dashboard {
+		defer startApplyDashboard(r.ws.root, f.dashboardAddr, e.stderr)()
+	}
 	sum, err := r.run()
 	return r.report(sum, err)
 }

@@ -53,7 +53,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		initCommand(), vetCommand(), planCommand(), applyCommand(), statusCommand(), eventsCommand(),
-		explainCommand(), logsCommand(), pauseCommand(), resumeCommand(), archiveCommand(),
+		explainCommand(), logsCommand(), pauseCommand(), resumeCommand(), dashboardCommand(), archiveCommand(),
 		doctorCommand(), versionCommand(),
 	}
 }

@@ -68,8 +68,11 @@ Rules and ladders
   ladder and takes that step. While when keeps holding, it climbs again
   each time every (60s unless set) has passed, up to the ladder's last
   step, which it takes again only when when becomes true anew. action: X
-  is a ladder of one step. Progress (new output, a new commit, a passed
-  gate) puts every ladder back at its foot. Rules fire in name order.
+  is a ladder of one step. Progress (a new commit, a passed gate) puts
+  every ladder back at its foot; new output puts back the ladders of the
+  rules that read secondsSinceOutput (an agent that prints an API error
+  and exits has made no progress for a rule about exits). Rules fire in
+  name order.
 
     warn        a SENTINEL_ACTION event and a line in the live view
     restart     kill the agent iteration's process group and start a new

@@ -9,6 +9,7 @@ package clitest
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -79,4 +80,26 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Chromium is the headless browser the dashboard's tests drive: $SET_CHROMIUM,
+// else the first of chromium, chromium-browser, google-chrome and
+// headless-shell on PATH (.ci/run installs Debian's chromium). Without one
+// the test is skipped, or fails under CI.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("SET_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	missing := "no chromium on PATH: install it (apt-get install chromium, as .ci/run does), or set SET_CHROMIUM"
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and %s", missing)
+	}
+	t.Skip(missing)
+	return ""
 }

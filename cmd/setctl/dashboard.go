@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/set-engine/set/engine/config/decode"
+	"github.com/set-engine/set/engine/dashboard"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/plan"
+)
+
+func dashboardCommand() command {
+	return command{
+		name:    "dashboard",
+		summary: "serve a live web view of the run",
+		usage: `Usage: setctl dashboard [--addr HOST:PORT] [--root DIR ...] [--allow-remote]
+
+Dashboard serves a web page that shows the project's run live, as its
+journal (.set/events.jsonl) says, while setctl apply runs it or after it
+ended:
+
+  Overview      every change with its status, its progress through the
+                stages, what runs for it, gates, retries and tokens
+                against their budgets, and what it waits for
+  Graph         the execution graph setctl plan draws, coloured by where
+                each change is
+  a change      its timeline, each gate's verdict with the end of its
+                output, every retry context handed to its agent, and its
+                agent's log as it is written
+  Timeline      every agent iteration, gate, model call and merge as a
+                span on a time axis, one row per change; click a span for
+                its detail
+  Tokens & cost tokens and cost per change and per role, against budgets
+  Sentinel      the sentinel's actions (SENTINEL_ACTION events)
+
+The page updates itself as events are journaled (Server-Sent Events); it
+needs no reload and no network beyond the dashboard: everything it uses is
+served by setctl itself. It only reads the project: nothing it shows
+changes the run. Several projects are shown with --root once per project.
+
+The dashboard listens on 127.0.0.1 (loopback) unless --addr says
+otherwise. Another address serves the runs (their logs, retry contexts and
+code paths) to whoever can reach it, so it is refused unless
+--allow-remote is given; then every request needs the access token in the
+URL setctl prints, which is new at each start.
+
+setctl apply --dashboard serves the same page beside the run.
+
+Ctrl-C stops it.
+
+Examples:
+  setctl dashboard
+  setctl dashboard --addr 127.0.0.1:8080
+  setctl dashboard --root ~/src/shop --root ~/src/billing
+  setctl dashboard --addr 0.0.0.0:7400 --allow-remote
+  setctl apply --yes --dashboard
+`,
+		run: runDashboard,
+	}
+}
+
+func runDashboard(e *env, args []string) int {
+	c := dashboardCommand()
+	fs := c.flagSet(e)
+	addr := fs.String("addr", dashboard.DefaultAddr, "the address to listen on: a loopback address, or any with --allow-remote")
+	roots := fs.StringArray("root", nil, "a project to show, by its directory; repeat for several (default: the project of the working directory)")
+	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --addr, with an access token required on every request")
+	if code, done := c.parse(e, fs, args); done {
+		return code
+	}
+	projects, err := dashboardProjects(e.dir, *roots)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	d, err := serveDashboard(projects, *addr, *allowRemote)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	if d.token != "" {
+		fmt.Fprintf(e.stderr, "setctl %s: warning: %s is not a loopback address: whoever can reach it and has the URL below (its access token) sees the runs; keep the URL to yourself\n", c.name, *addr)
+	}
+	fmt.Fprintf(e.stdout, "Dashboard of %s on %s (Ctrl-C stops it)\n", projectNames(projects), d.url)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	select {
+	case <-ctx.Done():
+	case err := <-d.done:
+		return e.errorf(c.name, "%v", err)
+	}
+	d.stop()
+	return exitOK
+}
+
+// dashboardProjects are the projects of the directories roots (relative to
+// dir), or the project dir is in when there is none; each is found as vet
+// finds it (load.FindRoot), and named once.
+func dashboardProjects(dir string, roots []string) ([]dashboard.Project, error) {
+	if len(roots) == 0 {
+		root, err := load.FindRoot(dir)
+		if err != nil {
+			return nil, err
+		}
+		return []dashboard.Project{{Root: root, Graph: planGraph(root)}}, nil
+	}
+	var projects []dashboard.Project
+	var seen []string
+	for _, r := range roots {
+		root, err := load.FindRoot(resolveDir(dir, r))
+		if err != nil {
+			return nil, fmt.Errorf("--root %s: %v", r, err)
+		}
+		if slices.Contains(seen, root) {
+			continue
+		}
+		seen = append(seen, root)
+		projects = append(projects, dashboard.Project{Root: root, Graph: planGraph(root)})
+	}
+	return projects, nil
+}
+
+// planGraph builds the execution graph of a plan of the project at root,
+// with its set.cue as it is now, as setctl plan does.
+func planGraph(root string) func(*plan.Plan) (*graph.Graph, error) {
+	return func(p *plan.Plan) (*graph.Graph, error) {
+		cfg, _, err := decode.Load(root, load.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("set.cue does not load (`setctl vet` says why): %v", err)
+		}
+		return graph.Build(p, cfg)
+	}
+}
+
+func projectNames(projects []dashboard.Project) string {
+	if len(projects) == 1 {
+		return projects[0].Root
+	}
+	return fmt.Sprintf("%d projects", len(projects))
+}
+
+// servedDashboard is a dashboard serving in the background.
+type servedDashboard struct {
+	url   string
+	token string
+	srv   *http.Server
+	// done receives the error that stopped the server early.
+	done chan error
+}
+
+// stop stops the server, letting the page's streams go.
+func (d *servedDashboard) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if d.srv.Shutdown(ctx) != nil {
+		d.srv.Close() // the streams do not end by themselves
+	}
+}
+
+// serveDashboard serves the dashboard of projects on addr (checked with
+// dashboard.CheckAddr) in the background. Off loopback it makes an access
+// token, which the URL carries.
+func serveDashboard(projects []dashboard.Project, addr string, allowRemote bool) (*servedDashboard, error) {
+	loopback, err := dashboard.CheckAddr(addr, allowRemote)
+	if err != nil {
+		return nil, err
+	}
+	opts := dashboard.Options{Projects: projects, Loopback: loopback}
+	if !loopback {
+		if opts.Token, err = dashboard.NewToken(); err != nil {
+			return nil, err
+		}
+	}
+	h, err := dashboard.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	d := &servedDashboard{
+		url: dashboard.URL(ln.Addr(), opts.Token), token: opts.Token,
+		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
+		done: make(chan error, 1),
+	}
+	go func() {
+		if err := d.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			d.done <- err
+		}
+	}()
+	return d, nil
+}
+
+// startApplyDashboard serves the dashboard of the project at root beside
+// its apply (apply --dashboard), saying where on w; a dashboard that
+// cannot start is a warning, not a reason to stop the run. It returns
+// the function that stops it.
+func startApplyDashboard(root, addr string, w io.Writer) func() {
+	d, err := serveDashboard([]dashboard.Project{{Root: root, Graph: planGraph(root)}}, addr, false)
+	if err != nil {
+		fmt.Fprintf(w, "setctl apply: warning: no dashboard: %v; the run goes on without it\n", err)
+		return func() {}
+	}
+	fmt.Fprintf(w, "Dashboard on %s\n", d.url)
+	return d.stop
+}

@@ -1,0 +1,355 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/report"
+	"github.com/set-engine/set/engine/state"
+)
+
+// run is a project's run as one reading of its journal: the events, their
+// projection and the lock's word on whether an apply runs.
+type run struct {
+	events []journal.Event
+	st     *state.State
+	live   report.Liveness
+}
+
+// read reads p's run from its journal; a project that never ran has no
+// events and the state before any.
+func (p *project) read() (*run, error) {
+	events, err := journal.ReadFile(p.layout.Events())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	st, err := state.Rebuild(events)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.layout.Events(), err)
+	}
+	live, err := p.liveness()
+	if err != nil {
+		return nil, err
+	}
+	return &run{events: events, st: st, live: live}, nil
+}
+
+// liveness asks the project's lock whether an apply runs.
+func (p *project) liveness() (report.Liveness, error) {
+	held, pid, err := state.LockHolder(p.layout.Dir())
+	return report.Liveness{Held: held, PID: pid}, err
+}
+
+// Overview is the run overview page's data: the report of the run, and
+// each change's model usage by role (report.RoleName) for the charts.
+type Overview struct {
+	Project string        `json:"project"`
+	Report  report.Report `json:"report"`
+	// Usage maps a change to its model calls by role.
+	Usage map[string]map[string]state.Usage `json:"usage"`
+	// LastSeq is the last event the projection applied.
+	LastSeq int64 `json:"lastSeq"`
+}
+
+// overview is the Overview of the run st projects, at the server's now.
+func (s *Server) overview(p *project, st *state.State, live report.Liveness) Overview {
+	o := Overview{Project: p.Name, Report: report.Build(st, live, s.opts.Now()), Usage: map[string]map[string]state.Usage{}, LastSeq: st.LastSeq}
+	for _, name := range report.Names(st) {
+		roles := map[string]state.Usage{}
+		for role, u := range st.Changes[name].Usage {
+			r := report.RoleName(role)
+			t := roles[r]
+			roles[r] = state.Usage{Calls: t.Calls + u.Calls, Tokens: t.Tokens.Add(u.Tokens), CostUSD: t.CostUSD + u.CostUSD}
+		}
+		o.Usage[name] = roles
+	}
+	return o
+}
+
+// ProjectInfo is one project of the dashboard.
+type ProjectInfo struct {
+	ID   string     `json:"id"`
+	Name string     `json:"name"`
+	Root string     `json:"root"`
+	Run  report.Run `json:"run"`
+	// Error is why its journal cannot be read.
+	Error string `json:"error,omitempty"`
+}
+
+func (s *Server) serveProjects(w http.ResponseWriter, r *http.Request) {
+	out := []ProjectInfo{}
+	for i := range s.projects {
+		p := &s.projects[i]
+		info := ProjectInfo{ID: p.id, Name: p.Name, Root: p.Root}
+		if rn, err := p.read(); err != nil {
+			info.Error = err.Error()
+		} else {
+			info.Run = report.Build(rn.st, rn.live, s.opts.Now()).Run
+		}
+		out = append(out, info)
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request, p *project) {
+	rn, err := p.read()
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	writeJSON(w, s.overview(p, rn.st, rn.live))
+}
+
+// GraphView is the graph page's data: the execution graph of the run's
+// latest plan (nil when the project cannot build it; Error says why), and
+// where each change stands.
+type GraphView struct {
+	Graph *graph.Graph `json:"graph"`
+	Error string       `json:"error,omitempty"`
+	// Changes are the run's changes in plan order, with their status and
+	// dependencies: what the page draws without a Graph.
+	Changes []report.Change `json:"changes"`
+}
+
+func (s *Server) serveGraph(w http.ResponseWriter, r *http.Request, p *project) {
+	rn, err := p.read()
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	v := GraphView{Changes: report.Build(rn.st, rn.live, s.opts.Now()).Changes}
+	g, err := p.planGraph(rn.events)
+	if err != nil {
+		v.Error = err.Error()
+	}
+	if g != nil {
+		// Build leaves Status to a caller that knows the run.
+		gc := *g
+		gc.Changes = slices.Clone(g.Changes)
+		for i := range gc.Changes {
+			if c := rn.st.Changes[gc.Changes[i].Name]; c != nil {
+				gc.Changes[i].Status = string(c.Status)
+			}
+		}
+		v.Graph = &gc
+	}
+	writeJSON(w, v)
+}
+
+// planGraph is the execution graph of the plan of the latest PLAN_CREATED
+// of events, built once per plan; nil without an error when the project
+// has no graph builder or no plan.
+func (p *project) planGraph(events []journal.Event) (*graph.Graph, error) {
+	var last *journal.Event
+	for i := range events {
+		if events[i].Type == journal.PlanCreated {
+			last = &events[i]
+		}
+	}
+	if p.Graph == nil || last == nil {
+		return nil, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.graphSeq == last.Seq {
+		return p.graph, p.graphErr
+	}
+	p.graphSeq, p.graph, p.graphErr = last.Seq, nil, nil
+	d, err := journal.Decode[journal.PlanCreatedData](*last)
+	if err == nil && (len(d.Plan) == 0 || string(d.Plan) == "null") {
+		err = errors.New("the run's PLAN_CREATED holds no plan")
+	}
+	var pl *plan.Plan
+	if err == nil {
+		pl, err = plan.Decode(d.Plan)
+	}
+	if err == nil {
+		p.graph, err = p.Graph(pl)
+	}
+	if err != nil {
+		p.graphErr = fmt.Errorf("the execution graph of the run's plan: %w", err)
+	}
+	return p.graph, p.graphErr
+}
+
+// ChangeView is a change's detail page's data.
+type ChangeView struct {
+	// Change is the change as the report has it; State as the projection
+	// has it (its retry context, worktree, branch, usage by role).
+	Change report.Change `json:"change"`
+	State  *state.Change `json:"state"`
+	Run    report.Run    `json:"run"`
+	// Events are the change's events, in journal order.
+	Events []journal.Event `json:"events"`
+	// Spans are its activities on the time axis.
+	Spans []Span `json:"spans"`
+	// AgentLog is the log of its latest agent iteration (running or
+	// done), relative to the project; "" before the first.
+	AgentLog string `json:"agentLog,omitempty"`
+}
+
+func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *project) {
+	rn, err := p.read()
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	name := r.PathValue("change")
+	c := rn.st.Changes[name]
+	if c == nil {
+		http.Error(w, fmt.Sprintf("no change %q in this run", name), http.StatusNotFound)
+		return
+	}
+	rep := report.Build(rn.st, rn.live, s.opts.Now())
+	v := ChangeView{State: c, Run: rep.Run, Events: []journal.Event{}, Spans: []Span{}}
+	for _, rc := range rep.Changes {
+		if rc.Name == name {
+			v.Change = rc
+		}
+	}
+	for _, e := range rn.events {
+		if e.Change != name {
+			continue
+		}
+		v.Events = append(v.Events, e)
+		switch e.Type {
+		case journal.AgentSessionDecision:
+			if d, err := journal.Decode[journal.AgentSessionDecisionData](e); err == nil && d.Log != "" {
+				v.AgentLog = d.Log
+			}
+		case journal.AgentIteration:
+			if d, err := journal.Decode[journal.AgentIterationData](e); err == nil && d.Log != "" {
+				v.AgentLog = d.Log
+			}
+		}
+	}
+	for _, sp := range Timeline(rn.events, rep.Run.State == report.Running, s.opts.Now()).Spans {
+		if sp.Change == name {
+			v.Spans = append(v.Spans, sp)
+		}
+	}
+	writeJSON(w, v)
+}
+
+func (s *Server) serveTimeline(w http.ResponseWriter, r *http.Request, p *project) {
+	rn, err := p.read()
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	running := report.Build(rn.st, rn.live, s.opts.Now()).Run.State == report.Running
+	tl := Timeline(rn.events, running, s.opts.Now())
+	tl.Changes = report.Names(rn.st)
+	writeJSON(w, tl)
+}
+
+func (s *Server) serveSentinel(w http.ResponseWriter, r *http.Request, p *project) {
+	rn, err := p.read()
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	out := []journal.Event{}
+	for _, e := range rn.events {
+		// The page shows each from its JSON payload (rule, action, step,
+		// facts), so a payload that grows needs no change here.
+		if e.Type == journal.SentinelAction {
+			out = append(out, e)
+		}
+	}
+	writeJSON(w, out)
+}
+
+// maxLogChunk bounds the bytes of a log one response carries.
+const maxLogChunk = 1 << 20
+
+// LogChunk is a part of a log: Text from Offset, of a log of Size bytes.
+type LogChunk struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Size   int64  `json:"size"`
+	Text   string `json:"text"`
+}
+
+// serveLog serves the log ?path= (a slash path relative to the project,
+// below .set/logs) from ?offset= (a negative offset counts from its end,
+// for its tail).
+func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, p *project) {
+	file, rel, err := p.logFile(r.URL.Query().Get("path"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	off, _ := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
+	chunk, err := readLog(file, rel, off)
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	writeJSON(w, chunk)
+}
+
+// logFile is the file of the log rel names, which must be below the
+// project's .set/logs.
+func (p *project) logFile(rel string) (file, clean string, err error) {
+	clean = path.Clean(rel)
+	if rel == "" || path.IsAbs(clean) || !strings.HasPrefix(clean, ".set/logs/") || strings.Contains(rel, "\\") {
+		return "", "", fmt.Errorf("not a log of the run: %q (a log is a path below .set/logs/)", rel)
+	}
+	return filepath.Join(p.Root, filepath.FromSlash(clean)), clean, nil
+}
+
+// readLog reads the log file (named rel) from off, at most maxLogChunk
+// bytes; a negative off starts that many bytes before its end.
+func readLog(file, rel string, off int64) (LogChunk, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return LogChunk{}, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return LogChunk{}, err
+	}
+	size := info.Size()
+	if off < 0 {
+		off = max(size+off, 0)
+	}
+	off = min(off, size)
+	buf := make([]byte, min(size-off, maxLogChunk))
+	n, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return LogChunk{}, err
+	}
+	return LogChunk{Path: rel, Offset: off, Size: size, Text: string(buf[:n])}, nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// httpError answers a request that failed to read the run: a missing file
+// is a 404, anything else a 500, with the error's text.
+func httpError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, os.ErrNotExist) {
+		code = http.StatusNotFound
+	}
+	http.Error(w, err.Error(), code)
+}

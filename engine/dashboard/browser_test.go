@@ -1,0 +1,208 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/internal/clitest"
+)
+
+// TestBrowser drives the dashboard in a real headless Chromium over a run
+// whose journal the test writes as it goes: the overview shows greet
+// implementing, then merged without a reload; the change's detail shows
+// its gate verdicts, retry context and agent log; the timeline, graph,
+// token and sentinel pages draw; the run ends and the page says so; and
+// the browser reports no console error or exception. A screenshot of each
+// page goes to the test's artifact directory (go test -artifacts keeps
+// them, under -outputdir).
+func TestBrowser(t *testing.T) {
+	chromium := clitest.Chromium(t)
+	f := newFixture(t)
+	release := f.lock()
+	f.start()
+
+	cfg := &config.Project{
+		Name: "demo", MainBranch: "main", Runner: config.Runner{Kind: "host"},
+		Gates:       map[string]config.Gate{"test": {Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"go", "test", "./..."}}},
+		Stacks:      map[string]config.Stack{"feature": {"test": {}}},
+		Integration: config.Stack{"test": {}},
+	}
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
+		Root: f.root, Name: "demo",
+		Graph: func(p *plan.Plan) (*graph.Graph, error) { return graph.Build(p, cfg) },
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base := URL(ln.Addr(), "")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelTimeout()
+
+	// Every message the page writes to its console, every exception it
+	// leaves uncaught and every error of the browser's log (a failed
+	// request, a refused script or style) is a problem.
+	var mu sync.Mutex
+	var problems []string
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleWarning || m.IsException() {
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+				mu.Unlock()
+			}
+		}
+	}()
+
+	dir := t.ArtifactDir()
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot %s", path)
+	}
+	// waitFor waits until the JavaScript condition holds on the page.
+	waitFor := func(cond string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatalf("waiting for %s: %v", cond, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("the text of %s: %v", sel, err)
+		}
+		return s
+	}
+	row := func(change, status string) string {
+		return fmt.Sprintf(`#changes tr[data-change=%q] td.status[data-status=%q]`, change, status)
+	}
+
+	start := time.Now()
+	do("the overview of the live run",
+		chromedp.Navigate(base),
+		chromedp.WaitVisible(row("greet", "implementing")),
+		chromedp.WaitVisible(`#run-state[data-state="running"]`),
+	)
+	// A reload would forget this.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.testMarker = "still the same page"`)); err != nil {
+		t.Fatal(err)
+	}
+	shot("overview-implementing.png")
+
+	f.toMerged()
+	do("greet merged on the same page", chromedp.WaitVisible(row("greet", "merged")))
+	marker, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.testMarker`))
+	if err != nil || marker != "still the same page" {
+		t.Fatalf("the page was reloaded to show greet merged (marker %q, %v)", marker, err)
+	}
+	shot("overview.png")
+
+	do("greet's detail",
+		chromedp.Click(`#changes tr[data-change="greet"]`),
+		chromedp.WaitVisible(`#change-title[data-change="greet"]`),
+		chromedp.WaitVisible(`#gates tr[data-gate-out="0"] pre`),
+	)
+	waitFor(`document.querySelector("#agent-log").textContent.includes("fixing the greeting")`)
+	waitFor(`document.querySelector('#gates tr[data-gate-out="0"] pre').textContent.includes("FAIL")`)
+	if out, ctxt := text(`#gates tr[data-gate-out="0"] pre`), text(`pre.context`); !strings.Contains(out, `--- FAIL: TestGreet`) || !strings.Contains(ctxt, `TestGreet failed: got "hi", want "hello"`) {
+		t.Errorf("greet's detail: gate output %q, retry context %q", out, ctxt)
+	}
+	shot("change.png")
+
+	do("the activity timeline",
+		chromedp.Click(`#nav a[data-page="timeline"]`),
+		chromedp.WaitVisible(`svg#timeline rect.span.k-gate.r-fail`),
+		chromedp.Click(`svg#timeline rect.span.k-gate.r-fail`),
+		chromedp.WaitVisible(`#span-detail`),
+	)
+	waitFor(`document.querySelector("#span-log").textContent.includes("FAIL")`)
+	if title := text(`#span-detail h2`); title != "greet: verify test #1" {
+		t.Errorf("the clicked span's detail is titled %q", title)
+	}
+	shot("timeline.png")
+
+	do("the execution graph",
+		chromedp.Click(`#nav a[data-page="graph"]`),
+		chromedp.WaitVisible(`svg#graph g.node[data-change="greet"][data-status="merged"]`),
+		chromedp.WaitVisible(`svg#graph g.node[data-change="farewell"][data-status="pending"]`),
+	)
+	shot("graph.png")
+
+	do("tokens and cost",
+		chromedp.Click(`#nav a[data-page="tokens"]`),
+		chromedp.WaitVisible(`#chart-tokens svg rect.bar-agent`),
+		chromedp.WaitVisible(`#roles`),
+	)
+	shot("tokens.png")
+
+	do("sentinel actions",
+		chromedp.Click(`#nav a[data-page="sentinel"]`),
+		chromedp.WaitVisible(`#sentinel`),
+	)
+	if r := text(`#sentinel tbody tr`); !strings.Contains(r, "slow_verify") || !strings.Contains(r, "warn") {
+		t.Errorf("sentinel row = %q", r)
+	}
+	shot("sentinel.png")
+
+	f.finish()
+	release()
+	do("the finished run",
+		chromedp.Click(`#nav a[data-page="overview"]`),
+		chromedp.WaitVisible(row("farewell", "archived")),
+		chromedp.WaitVisible(`#run-state[data-state="finished"]`),
+	)
+	shot("overview-finished.png")
+	t.Logf("the browser's part took %s", time.Since(start).Round(time.Millisecond))
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("the browser reported:\n%s", strings.Join(problems, "\n"))
+	}
+}
