@@ -197,7 +197,7 @@ func (c *Claude) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	st := claudeStream{onCommand: req.OnCommand}
+	st := claudeStream{commands: runningCommands{onCommand: req.OnCommand}}
 	run, err := runStream(ctx, req, argv, envList, st.line)
 	if err != nil {
 		return Result{ExitCode: -1, Duration: time.Since(start)}, fmt.Errorf("agent claude: %w", err)
@@ -296,13 +296,9 @@ type claudeStream struct {
 	results   int            // result events seen
 	tokens    journal.Tokens // summed over the result events
 	costs     float64        // total_cost_usd summed over the result events
-	// running are the Bash commands started and not yet ended, oldest
-	// first; onCommand hears of each change (Request.OnCommand).
-	running   []claudeCommand
-	onCommand func(string)
+	// commands are the Bash commands started and not yet ended.
+	commands runningCommands
 }
-
-type claudeCommand struct{ id, command string }
 
 func (s *claudeStream) line(n int, line []byte) error {
 	var ev claudeEvent
@@ -330,8 +326,7 @@ func (s *claudeStream) line(n int, line []byte) error {
 			case b.Type == "text" && strings.TrimSpace(b.Text) != "":
 				parts = append(parts, b.Text)
 			case b.Type == "tool_use" && b.Name == "Bash" && b.Input.Command != "":
-				s.running = append(s.running, claudeCommand{b.ID, b.Input.Command})
-				s.commandChanged()
+				s.commands.start(b.ID, b.Input.Command)
 			}
 		}
 		if len(parts) > 0 {
@@ -346,10 +341,7 @@ func (s *claudeStream) line(n int, line []byte) error {
 			if b.Type != "tool_result" {
 				continue
 			}
-			if i := slices.IndexFunc(s.running, func(c claudeCommand) bool { return c.id == b.ToolUseID }); i >= 0 {
-				s.running = slices.Delete(s.running, i, i+1)
-				s.commandChanged()
-			}
+			s.commands.end(b.ToolUseID)
 		}
 	case "result":
 		var r llm.ClaudeResult
@@ -365,19 +357,6 @@ func (s *claudeStream) line(n int, line []byte) error {
 		}
 	}
 	return nil
-}
-
-// commandChanged tells onCommand the command that runs now: the latest
-// one still running, or "" when none is.
-func (s *claudeStream) commandChanged() {
-	if s.onCommand == nil {
-		return
-	}
-	if len(s.running) == 0 {
-		s.onCommand("")
-		return
-	}
-	s.onCommand(s.running[len(s.running)-1].command)
 }
 
 // result turns the stream into a Result (without exit code, signal, stall

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -141,7 +140,7 @@ func (c *Codex) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	st := codexStream{model: req.Model, thread: req.SessionID, onCommand: req.OnCommand}
+	st := codexStream{model: req.Model, thread: req.SessionID, commands: runningCommands{onCommand: req.OnCommand}}
 	c.sessions.load("codex", req.SessionID, &st.prev)
 	run, err := runStream(ctx, req, argv, env(req.Env), st.line)
 	if err != nil {
@@ -211,13 +210,9 @@ type codexStream struct {
 	failMsg   string
 	lastText  string // last agent_message
 	lastError string // last error item or error event
-	// running are the commands started and not yet ended, oldest first;
-	// onCommand hears of each change (Request.OnCommand).
-	running   []codexCommand
-	onCommand func(string)
+	// commands are the commands started and not yet ended.
+	commands runningCommands
 }
-
-type codexCommand struct{ id, command string }
 
 func (s *codexStream) line(n int, line []byte) error {
 	var ev codexEvent
@@ -276,23 +271,12 @@ func (s *codexStream) line(n int, line []byte) error {
 // command follows the commands the agent runs: item.started of a
 // command_execution starts one, item.completed ends it.
 func (s *codexStream) command(event string, it codexItem) {
-	i := slices.IndexFunc(s.running, func(c codexCommand) bool { return c.id == it.ID })
-	switch {
-	case event == "item.started" && i < 0 && it.Command != "":
-		s.running = append(s.running, codexCommand{it.ID, it.Command})
-	case event == "item.completed" && i >= 0:
-		s.running = slices.Delete(s.running, i, i+1)
-	default:
-		return
+	switch event {
+	case "item.started":
+		s.commands.start(it.ID, it.Command)
+	case "item.completed":
+		s.commands.end(it.ID)
 	}
-	if s.onCommand == nil {
-		return
-	}
-	if len(s.running) == 0 {
-		s.onCommand("")
-		return
-	}
-	s.onCommand(s.running[len(s.running)-1].command)
 }
 
 // tokensOf is the usage between the cumulative totals base and u, with the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/set-engine/set/engine/proc"
@@ -134,4 +135,47 @@ func (run streamRun) settle(ctx context.Context, name string, res *Result, start
 		return true, run.split.err
 	}
 	return false, nil
+}
+
+// runningCommands are the shell commands an agent started and has not
+// ended, oldest first, as its stream tells them; the latest one is the
+// command the agent runs now, which onCommand hears of at each change
+// (Request.OnCommand; nil: nobody listens).
+type runningCommands struct {
+	running   []runningCommand
+	onCommand func(string)
+}
+
+type runningCommand struct{ id, line string }
+
+// start records that command id, running line, started.
+func (c *runningCommands) start(id, line string) {
+	if line == "" || slices.ContainsFunc(c.running, func(r runningCommand) bool { return r.id == id }) {
+		return
+	}
+	c.running = append(c.running, runningCommand{id, line})
+	c.report()
+}
+
+// end records that command id ended; an id never started is ignored.
+func (c *runningCommands) end(id string) {
+	i := slices.IndexFunc(c.running, func(r runningCommand) bool { return r.id == id })
+	if i < 0 {
+		return
+	}
+	c.running = slices.Delete(c.running, i, i+1)
+	c.report()
+}
+
+// report tells onCommand the command that runs now: the latest one still
+// running, or "" when none is.
+func (c *runningCommands) report() {
+	if c.onCommand == nil {
+		return
+	}
+	if len(c.running) == 0 {
+		c.onCommand("")
+		return
+	}
+	c.onCommand(c.running[len(c.running)-1].line)
 }
