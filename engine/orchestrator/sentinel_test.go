@@ -359,3 +359,35 @@ grep '"type":"result"' ` + success + "\n"
 		}
 	}
 }
+
+// TestRunTokenBudgetHoldsNewDispatches: once the run's changes have spent
+// budgets.tokens.run, nothing new is dispatched and the run ends paused;
+// with the budget raised, the next apply dispatches the rest.
+func TestRunTokenBudgetHoldsNewDispatches(t *testing.T) {
+	f := newFixture(t)
+	f.project.MaxParallel = 1
+	f.project.Budgets.Tokens["run"] = 10 // the instant agent reports 15 per iteration
+	f.change("first")
+	f.change("second")
+	sum, err := f.apply(context.Background(), instantAgent{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "paused" || sum.Statuses["first"] != state.Archived || sum.Statuses["second"] != state.Pending {
+		t.Fatalf("run %s: %v", sum.Result, sum.Statuses)
+	}
+	var spent []journal.BudgetExceededData
+	for _, e := range f.events() {
+		if e.Type == journal.BudgetExceeded {
+			d, _ := journal.Decode[journal.BudgetExceededData](e)
+			spent = append(spent, d)
+		}
+	}
+	if len(spent) != 1 || spent[0].Budget != "runTokens" || spent[0].Used != 15 || spent[0].Field != "budgets.tokens.run" {
+		t.Errorf("BUDGET_EXCEEDED = %+v", spent)
+	}
+	f.project.Budgets.Tokens["run"] = 1000
+	if sum, err = f.apply(context.Background(), instantAgent{}); err != nil || sum.Result != "success" {
+		t.Fatalf("after raising the budget: %v, %+v", err, sum)
+	}
+}
