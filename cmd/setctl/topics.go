@@ -57,7 +57,7 @@ project overrides and extends by unification.
 
 Facts
   A rule's when is an expr-lang condition over the change's live facts:
-  status, activity ("agent", "gate:NAME", "integrate", "merge"), command,
+  status, activity ("agent", "gate:NAME" or ""), command,
   activitySeconds, secondsSinceOutput, iterationSeconds, iterations,
   tokensUsed, tokenBudget, retries.verify, retries.integration, restarts
   and lastExit (code, signal, apiError). setctl help conditions describes

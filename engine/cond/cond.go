@@ -38,7 +38,7 @@ type SentinelEnv struct {
 	// Status is the change's status, e.g. "implementing".
 	Status string `expr:"status"`
 	// Activity is what the change does now: "agent", "gate:NAME",
-	// "integrate", "merge", or "" between activities.
+	// or "" between activities (the merge queue is not supervised).
 	Activity string `expr:"activity"`
 	// Command is the command line the activity runs now: the agent's
 	// current tool command (e.g. "npm install"), a gate's argv joined by

@@ -79,7 +79,7 @@ var docs = map[string]string{
 	"files":               "the paths, relative to the repository, that the change's diff touches",
 
 	"status":              `the change's status, e.g. "implementing", "verifying", "integrating"`,
-	"activity":            `what the change does now: "agent", "gate:NAME", "integrate", "merge", or "" between activities`,
+	"activity":            `what the change does now: "agent", "gate:NAME", or "" between them (a change in the merge queue is not supervised)`,
 	"command":             `the command line the activity runs now: the agent's current tool command (e.g. "npm install"), a gate's argv joined by spaces; "" when none`,
 	"activitySeconds":     "how long the current activity has run, in seconds",
 	"secondsSinceOutput":  "seconds since the agent or gate last wrote output (or since it started)",
