@@ -65,6 +65,15 @@ func realLoop(t *testing.T, adapter string, argv, env []string, model string, ma
 // realLoopWith is realLoop with the agent configuration cfg.
 func realLoopWith(t *testing.T, cfg config.Agent, env []string, model string, max int) (LoopResult, string) {
 	t.Helper()
+	res, wt, _ := realLoopEvents(t, cfg, env, model, max)
+	return res, wt
+}
+
+// realLoopEvents is realLoopWith that also returns the iterations the
+// loop recorded.
+func realLoopEvents(t *testing.T, cfg config.Agent, env []string, model string, max int) (LoopResult, string, []journal.AgentIterationData) {
+	t.Helper()
+	var its []journal.AgentIterationData
 	isolateGit(t)
 	root, wt := loopRepo(t)
 	a, err := New(cfg, root)
@@ -74,12 +83,17 @@ func realLoopWith(t *testing.T, cfg config.Agent, env []string, model string, ma
 	res, err := Loop(context.Background(), LoopInput{
 		Adapter: a, Prompt: PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
 		Layout: rundir.New(root), Worktree: wt, MainBranch: "main", MaxIterations: max,
-		Model: model, Env: env, Emit: func(journal.Payload) error { return nil },
+		Model: model, Env: env, Emit: func(p journal.Payload) error {
+			if it, ok := p.(journal.AgentIterationData); ok {
+				its = append(its, it)
+			}
+			return nil
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, wt
+	return res, wt, its
 }
 
 // The real Claude Code writes a file with its Write tool, as the script
@@ -163,9 +177,23 @@ func TestRealCodexCommitsInItsWorktree(t *testing.T) {
 	}
 }
 
-// A model API that fails ends the change as an agent error with the
-// provider's message, after the consecutive errors the loop allows.
+// The real CLIs' model API failures are "api-error" iterations with the
+// provider's message (what the sentinel's api_error rule retries and,
+// in the end, fails the change on); the loop alone only spends its
+// iterations on them.
 func TestRealAPIErrors(t *testing.T) {
+	check := func(t *testing.T, res LoopResult, its []journal.AgentIterationData, msg string) {
+		t.Helper()
+		if res.Ending != EndIterations || len(its) != 2 {
+			t.Fatalf("ending %s after %d iterations: %s", res.Ending, len(its), res.Reason)
+		}
+		for _, it := range its {
+			if it.Result != "api-error" || !strings.Contains(it.Error, msg) {
+				t.Errorf("iteration %d: %s, %q; want api-error with %q", it.Iteration, it.Result, it.Error, msg)
+			}
+		}
+		t.Logf("the provider's message: %s", its[0].Error)
+	}
 	t.Run("claude", func(t *testing.T) {
 		cli := modeltest.ClaudeCLI(t)
 		srv := modeltest.New(t)
@@ -173,10 +201,8 @@ func TestRealAPIErrors(t *testing.T) {
 			srv.Add(modeltest.Overloaded())
 		}
 		env := append(srv.ClaudeEnv(t), "IS_SANDBOX=1")
-		res, _ := realLoop(t, "claude", []string{cli}, env, "claude-sonnet-5-5", 5)
-		if res.Ending != EndAgentError || res.Iterations != maxConsecutiveErrors || !strings.Contains(res.Reason, "Overloaded") {
-			t.Errorf("ending %s after %d iterations: %s", res.Ending, res.Iterations, res.Reason)
-		}
+		res, _, its := realLoopEvents(t, config.Agent{Adapter: "claude", Argv: []string{cli}}, env, "claude-sonnet-5-5", 2)
+		check(t, res, its, "Overloaded")
 	})
 	t.Run("codex", func(t *testing.T) {
 		cli := modeltest.CodexCLI(t)
@@ -185,11 +211,8 @@ func TestRealAPIErrors(t *testing.T) {
 			srv.Add(modeltest.Step{Status: 500, ErrorType: "server_error", ErrorMessage: "the model broke"})
 		}
 		argv := append([]string{cli}, srv.CodexFlags()...)
-		res, _ := realLoop(t, "codex", argv, srv.CodexEnv(t), "gpt-6.1-sol", 5)
-		if res.Ending != EndAgentError || res.Iterations != maxConsecutiveErrors || res.Reason == "" {
-			t.Errorf("ending %s after %d iterations: %s", res.Ending, res.Iterations, res.Reason)
-		}
-		t.Logf("codex's API error: %s", res.Reason)
+		res, _, its := realLoopEvents(t, config.Agent{Adapter: "codex", Argv: argv}, srv.CodexEnv(t), "gpt-6.1-sol", 2)
+		check(t, res, its, "")
 	})
 }
 
