@@ -51,9 +51,13 @@ func (tool Tool) Find() (path, missing string) {
 }
 
 // Require returns the tool's executable; without it the test is skipped,
-// or fails under CI.
+// or fails under CI. With -short (the inner loop) it is skipped: the
+// tests that drive a real CLI run in make test.
 func (tool Tool) Require(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the tests of a real CLI run in make test")
+	}
 	p, missing := tool.Find()
 	if p == "" {
 		if os.Getenv("CI") == "true" {
