@@ -32,57 +32,58 @@ type GateEnv struct {
 }
 
 // SentinelEnv is the environment of a sentinel rule's `when`: the live
-// facts of one running change. Every fact is known only while the change
+// facts of one running change (SENTINEL_ACTION records them as JSON,
+// under the same names). Every fact is known only while the change
 // runs; the sentinel keeps them from events and process output.
 type SentinelEnv struct {
 	// Status is the change's status, e.g. "implementing".
-	Status string `expr:"status"`
+	Status string `expr:"status" json:"status"`
 	// Activity is what the change does now: "agent", "gate:NAME",
 	// or "" between activities (the merge queue is not supervised).
-	Activity string `expr:"activity"`
+	Activity string `expr:"activity" json:"activity"`
 	// Command is the command line the activity runs now: the agent's
 	// current tool command (e.g. "npm install"), a gate's argv joined by
 	// spaces; "" when none.
-	Command string `expr:"command"`
+	Command string `expr:"command" json:"command"`
 	// ActivitySeconds is how long the current activity has run.
-	ActivitySeconds float64 `expr:"activitySeconds"`
+	ActivitySeconds float64 `expr:"activitySeconds" json:"activitySeconds"`
 	// SecondsSinceOutput is the time since the agent or gate last wrote
 	// output, or since it started.
-	SecondsSinceOutput float64 `expr:"secondsSinceOutput"`
+	SecondsSinceOutput float64 `expr:"secondsSinceOutput" json:"secondsSinceOutput"`
 	// IterationSeconds is the time since the current agent iteration
 	// started; 0 outside one.
-	IterationSeconds float64 `expr:"iterationSeconds"`
+	IterationSeconds float64 `expr:"iterationSeconds" json:"iterationSeconds"`
 	// Iterations counts the agent iterations of the change.
-	Iterations int `expr:"iterations"`
+	Iterations int `expr:"iterations" json:"iterations"`
 	// TokensUsed and TokenBudget are the change's tokens so far and its
 	// budget by size (0: none).
-	TokensUsed  int64 `expr:"tokensUsed"`
-	TokenBudget int64 `expr:"tokenBudget"`
+	TokensUsed  int64 `expr:"tokensUsed" json:"tokensUsed"`
+	TokenBudget int64 `expr:"tokenBudget" json:"tokenBudget"`
 	// Retries are the retries used, by stage.
-	Retries Retries `expr:"retries"`
+	Retries Retries `expr:"retries" json:"retries"`
 	// Restarts counts the sentinel's restarts and redispatches of the
 	// change.
-	Restarts int `expr:"restarts"`
+	Restarts int `expr:"restarts" json:"restarts"`
 	// LastExit is how the last agent iteration ended; zero while an
 	// iteration runs.
-	LastExit Exit `expr:"lastExit"`
+	LastExit Exit `expr:"lastExit" json:"lastExit"`
 }
 
 // Retries are the retries a change has used, by stage.
 type Retries struct {
-	Verify      int `expr:"verify"`
-	Integration int `expr:"integration"`
+	Verify      int `expr:"verify" json:"verify"`
+	Integration int `expr:"integration" json:"integration"`
 }
 
 // Exit is how a process ended.
 type Exit struct {
 	// Code is the exit status; -1 when a signal ended the process.
-	Code int `expr:"code"`
+	Code int `expr:"code" json:"code"`
 	// Signal names the signal that ended it ("SIGKILL"), "" when none.
-	Signal string `expr:"signal"`
+	Signal string `expr:"signal" json:"signal"`
 	// APIError is set when the agent reported that the model's API failed
 	// the iteration.
-	APIError bool `expr:"apiError"`
+	APIError bool `expr:"apiError" json:"apiError"`
 }
 
 // Condition is a compiled boolean expression. It is immutable and safe for

@@ -276,7 +276,7 @@ func (w *watch) evaluate() error {
 
 // act journals one firing and carries out its action.
 func (w *watch) act(fire sentinel.Firing, graced string) error {
-	facts, err := json.Marshal(factsJSON(fire.Facts))
+	facts, err := json.Marshal(fire.Facts)
 	if err != nil {
 		return err
 	}
@@ -348,23 +348,6 @@ func orNone(s string) string {
 	}
 	return s
 }
-
-// factsJSON is f as SENTINEL_ACTION records it: the names a rule's
-// `when` reads.
-func factsJSON(f cond.SentinelEnv) map[string]any {
-	return map[string]any{
-		"status": f.Status, "activity": f.Activity, "command": f.Command,
-		"activitySeconds": round(f.ActivitySeconds), "secondsSinceOutput": round(f.SecondsSinceOutput),
-		"iterationSeconds": round(f.IterationSeconds), "iterations": f.Iterations,
-		"tokensUsed": f.TokensUsed, "tokenBudget": f.TokenBudget,
-		"retries":  map[string]int{"verify": f.Retries.Verify, "integration": f.Retries.Integration},
-		"restarts": f.Restarts,
-		"lastExit": map[string]any{"code": f.LastExit.Code, "signal": f.LastExit.Signal, "apiError": f.LastExit.APIError},
-	}
-}
-
-// round keeps a duration in seconds to the millisecond.
-func round(s float64) float64 { return float64(int64(s*1000)) / 1000 }
 
 // sentinelTick evaluates the rules of every watched change, for the facts
 // that change with time alone.

@@ -137,8 +137,6 @@ type Change struct {
 	// Restarts counts the sentinel's restarts and redispatches of the
 	// change (SENTINEL_ACTION).
 	Restarts int `json:"restarts,omitempty"`
-	// Sentinel is the last sentinel action on the change; nil when none.
-	Sentinel *journal.SentinelActionData `json:"sentinel,omitempty"`
 	// Work is what the latest plan naming the change asked of it
 	// (plan.Plan.Work): its progress is kept only by a plan that asks the
 	// same.
@@ -352,7 +350,6 @@ func applySentinelAction(c *Change, d journal.SentinelActionData) error {
 	if d.Action == "restart" || d.Action == "redispatch" {
 		c.Restarts++
 	}
-	c.Sentinel = &d
 	return nil
 }
 
