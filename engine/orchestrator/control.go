@@ -29,18 +29,13 @@ func (r *run) takeRequests() error {
 func (r *run) take(req control.Request) error {
 	names := []string{req.Change}
 	if req.Change == "" {
-		names = nil
-		for _, c := range r.opts.Plan.Changes {
-			names = append(names, c.Name)
-		}
+		names = r.concerned(req.Action)
 		r.held = req.Action == control.Pause
 	}
 	done := journal.ControlData{Action: req.Action, Change: req.Change, ID: req.ID, Changes: []string{}, Skipped: map[string]string{}}
 	for _, name := range names {
 		if why := r.request(req.Action, name); why != "" {
-			if req.Change != "" || (why != "not started" && why != "merged" && why != "not paused") {
-				done.Skipped[name] = why
-			}
+			done.Skipped[name] = why
 			continue
 		}
 		done.Changes = append(done.Changes, name)
@@ -50,6 +45,22 @@ func (r *run) take(req control.Request) error {
 		done.Skipped = nil
 	}
 	return r.rec.emit("", done)
+}
+
+// concerned are the changes a request for every change (--all) is about:
+// for a resume the paused ones; for a pause the ones at work, and those
+// in the merge queue, which it leaves to finish (and says so). The
+// changes not started are held by run.held instead.
+func (r *run) concerned(action string) []string {
+	var names []string
+	for _, c := range r.opts.Plan.Changes {
+		s := r.rec.status(c.Name)
+		if action == control.Resume && s == state.Paused ||
+			action == control.Pause && (r.active[c.Name] || s == state.Queued || s == state.Integrating) {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }
 
 // request pauses or resumes one change, or says why it does not.
