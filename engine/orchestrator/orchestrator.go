@@ -570,12 +570,15 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 		// integrating changes belong to the merge queue).
 		return s.Active() && s != state.Queued && s != state.Integrating
 	}
+	// New changes wait while setctl pause --all holds them or the run's
+	// token budget is spent (looked at once per dispatch).
+	held := r.held || r.runBudgetSpent()
 	for _, pass := range []func(plan.Change, state.Status) bool{
 		func(c plan.Change, s state.Status) bool {
 			return inFlight(s) || (s == state.Paused && r.resumable[c.Name])
 		},
 		func(c plan.Change, s state.Status) bool {
-			return s == state.Pending && r.ready(c) && !r.held && !r.runBudgetSpent()
+			return s == state.Pending && r.ready(c) && !held
 		},
 	} {
 		for _, name := range r.opts.Graph.Order {
