@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,25 +136,27 @@ func notRunningHint(action string) string {
 // awaitControl waits up to wait for the CONTROL event of request id
 // after seq from in the journal at path.
 func awaitControl(path string, from int64, id string, wait time.Duration) (journal.ControlData, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		events, err := journal.ReadFile(path)
-		if err != nil {
-			return journal.ControlData{}, err
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	var answer journal.ControlData
+	errAnswered := errors.New("answered")
+	err := journal.Follow(ctx, path, from, func(ev journal.Event) error {
+		if ev.Type != journal.Control {
+			return nil
 		}
-		for _, ev := range events {
-			if ev.Seq <= from || ev.Type != journal.Control {
-				continue
-			}
-			if d, err := journal.Decode[journal.ControlData](ev); err == nil && d.ID == id {
-				return d, nil
-			}
+		if d, err := journal.Decode[journal.ControlData](ev); err == nil && d.ID == id {
+			answer = d
+			return errAnswered
 		}
-		if time.Now().After(deadline) {
-			return journal.ControlData{}, errors.New("the running apply did not answer within --wait; it takes requests between its steps: see `setctl events`")
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errAnswered):
+		return answer, nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return answer, errors.New("the running apply did not answer within --wait; it takes requests between its steps: see `setctl events`")
 	}
+	return answer, err
 }
 
 // writeControl says what the apply did with the request.
