@@ -208,6 +208,11 @@ const StrategyStatic = "static"
 type Planner struct {
 	Strategy                 string `json:"strategy"`
 	MaxRequirementsPerChange int    `json:"maxRequirementsPerChange"`
+	// Replan is "auto" (replan uncovered requirements once nothing more
+	// can merge) or "off".
+	Replan string `json:"replan"`
+	// MaxReplanCycles bounds the replans of one run.
+	MaxReplanCycles int `json:"maxReplanCycles"`
 }
 
 // Agent configures what implements changes.
