@@ -114,7 +114,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	}
 	project = project.Unify(schema.LookupPath(cue.MakePath(cue.Def(ProjectDef))))
 	if err := project.Validate(cue.Concrete(true)); err != nil {
-		return nil, userErrors(err, insts[0].Files, insts[0])
+		return nil, userErrors(explainDefaults(project, err), insts[0].Files, insts[0])
 	}
 	return &Project{Root: root, Value: project, files: insts[0].Files}, nil
 }
