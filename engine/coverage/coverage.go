@@ -131,7 +131,7 @@ func Of(ctx context.Context, root string, cfg *config.Project, p *plan.Plan, sta
 	for i, r := range p.Requirements {
 		ids[i] = r.ID
 	}
-	if in.Tests, err = gate.TestsNaming(ctx, root, main, cfg.TestPatterns, ids); err != nil {
+	if in.Tests, err = gate.TestsNaming(ctx, root, main, cfg.TestGlobs(), ids); err != nil {
 		return nil, err
 	}
 	return Rows(in), nil

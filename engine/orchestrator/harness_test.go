@@ -74,7 +74,7 @@ func fixtureAt(t tb, root string) *fixture {
 		Name:         "fixture",
 		MainBranch:   "main",
 		MaxParallel:  2,
-		TestPatterns: []string{"**/*_test.txt"},
+		TestPatterns: map[string]string{"txt": "**/*_test.txt"},
 		Generated:    map[string]config.Generated{},
 		Gates: map[string]config.Gate{
 			// check fails while a change's file says "bad".

@@ -239,7 +239,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		runID = opts.Now().UTC().Format("20060102T150405Z")
 	}
 	env := os.Environ()
-	red := redact.New(env, opts.Project.Secrets)
+	red := redact.New(env, opts.Project.SecretNames())
 	w, err := journal.Open(layout.Dir(), runID, journal.WithRedactor(red))
 	if err != nil {
 		return nil, false, nil, err
