@@ -18,6 +18,7 @@ import (
 	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/plan/prompt"
 )
 
 // Load loads the project in dir and decodes it. Errors carry CUE paths and
@@ -51,6 +52,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d.checkFailures()
 	d.checkRunners()
 	d.checkPermissions()
+	d.checkPrompts()
 	d.recordPositions()
 	if d.errs != nil {
 		return nil, d.errs
@@ -194,6 +196,19 @@ func (d *decoder) checkPermissions() {
 		}
 	}
 	d.fail([]string{"agent", "permissions"}, "an %s agent has no permission mode: only claude and codex agents have one", d.p.Agent.Adapter)
+}
+
+// checkPrompts checks that the model planner's prompt templates, when
+// set, parse and execute on sample data (prompt.Parse), each error at its
+// field.
+func (d *decoder) checkPrompts() {
+	if d.p.Planner.Prompts == (config.PlannerPrompts{}) {
+		return
+	}
+	_, errs := prompt.Parse(d.p.Planner.Prompts)
+	for _, e := range errs {
+		d.fail([]string{"planner", "prompts", e.Name}, "invalid template: %v", e.Err)
+	}
 }
 
 func (d *decoder) checkRunners() {
