@@ -102,7 +102,7 @@ type Files struct {
 
 // Change is a change as the prompts show it.
 type Change struct {
-	Name, Type, Size, Description string
+	Name, Type, Size, Description  string
 	Requirements, DependsOn, Scope []string
 }
 
