@@ -23,6 +23,16 @@ const (
 	SizeL = "L"
 )
 
+// Sizes are the sizes of a change, smallest first (schema.#Size).
+var Sizes = []string{SizeS, SizeM, SizeL}
+
+// Types are the types of a change (schema.#ChangeType); each has its
+// stack.
+var Types = []string{"feature", "fix", "refactor", "infrastructure", "schema", "docs", "test", "cleanup"}
+
+// NamePattern is the regular expression of a change name (schema.#Name).
+const NamePattern = `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`
+
 // Plan is the changes of one run.
 type Plan struct {
 	Version     int         `json:"version"`
@@ -45,6 +55,9 @@ type Plan struct {
 	// new requirements go to and main has no living spec of (see
 	// spec.Purposes); change folders carry it.
 	Purposes map[string]string `json:"purposes,omitempty"`
+	// Planning records how a model made the changes; nil for the static
+	// strategy and explicit plans.
+	Planning *Planning `json:"planning,omitempty"`
 }
 
 // Change is one unit of work, implemented by one agent in one worktree.
