@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/set-engine/set/engine/journal"
@@ -94,4 +95,61 @@ func (p *Plan) Pending() []string {
 		}
 	}
 	return out
+}
+
+// Reuse is a Modeler that takes the changes of prev, a plan a model made
+// (the run's, .set/plan.json), when prev was made from the same
+// configuration and spec files as fp and its changes cover every
+// requirement asked for, with no existing changes to plan around;
+// otherwise it asks m, or returns a *NeedsModelError when m is nil. A
+// model's plan is not deterministic: reusing it keeps a run's plan from
+// one setctl apply to the next (a resumed run continues its changes), and
+// spares the model a question it has answered. Main moving (the run's
+// merges, HEAD) does not stop the reuse: Make prunes what main has done.
+func Reuse(prev *Plan, fp Fingerprint, m Modeler) Modeler {
+	return reuse{prev: prev, fp: fp, m: m}
+}
+
+type reuse struct {
+	prev *Plan
+	fp   Fingerprint
+	m    Modeler
+}
+
+func (r reuse) Changes(ctx context.Context, p *Plan, cover []string, existing []Change) ([]Change, *Planning, error) {
+	if r.reusable(cover, existing) {
+		planning := *r.prev.Planning
+		planning.Calls = slices.Clone(planning.Calls)
+		planning.Reused = true
+		changes := make([]Change, len(r.prev.Changes))
+		for i, c := range r.prev.Changes {
+			c.Requirements, c.DependsOn, c.Scope = slices.Clone(c.Requirements), slices.Clone(c.DependsOn), slices.Clone(c.Scope)
+			changes[i] = c
+		}
+		return changes, &planning, nil
+	}
+	if r.m == nil {
+		return nil, nil, &NeedsModelError{Strategy: p.Strategy}
+	}
+	return r.m.Changes(ctx, p, cover, existing)
+}
+
+func (r reuse) reusable(cover []string, existing []Change) bool {
+	prev := r.prev
+	if prev == nil || prev.Planning == nil || len(existing) > 0 ||
+		prev.Fingerprint.Config != r.fp.Config || !maps.Equal(prev.Fingerprint.Specs, r.fp.Specs) {
+		return false
+	}
+	covered := map[string]bool{}
+	for _, c := range prev.Changes {
+		for _, id := range c.Requirements {
+			covered[id] = true
+		}
+	}
+	for _, id := range cover {
+		if !covered[id] {
+			return false
+		}
+	}
+	return true
 }
