@@ -28,8 +28,7 @@ a gate set.cue declares that no stack runs, checks that the
 repository has the main branch set.cue names, parses every spec file,
 makes the plan (static or explicit) and resolves every gate stack. A
 planner strategy that asks a model (single, three-phase, auto) is not
-run: vet checks that the plan role has a model, and setctl plan asks it;
-a plan a model made for the run in .set/ is checked as the others.
+run: vet checks that the plan role has a model, which setctl plan asks.
 It prints nothing but a summary when all is well, and every problem with
 its field path and file:line:col otherwise. A directory that is not a git
 repository yet, or a repository with no commit yet, is vetted with a

@@ -214,7 +214,7 @@ func TestPlannerPrompts(t *testing.T) {
 }
 
 // A strategy that asks a model needs the prompts: a profile without them
-// is refused at planner.prompts.
+// is refused at planner.strategy.
 func TestModelStrategyNeedsPrompts(t *testing.T) {
 	src := `package demo
 
@@ -231,7 +231,7 @@ project: schema.#Project & {
 `
 	dir := writeProject(t, src)
 	_, _, err := Load(dir, load.Options{})
-	if got := load.Details(err, dir); !strings.Contains(got, "project.planner.prompts: field is required but not present") {
+	if got := load.Details(err, dir); !strings.HasPrefix(got, `project.planner.strategy: the single strategy asks a model, with the prompts of planner.prompts, which the profile does not set; set them, e.g. planner: prompts: stdlib.prompts.planner (import "github.com/set-engine/set/stdlib"): set.cue:11:21`) {
 		t.Errorf("error:\n%s", got)
 	}
 	if _, _, err := Load(writeProject(t, strings.Replace(src, `"single"`, `"static"`, 1)), load.Options{}); err != nil {
