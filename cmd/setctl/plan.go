@@ -227,8 +227,11 @@ func planningText(w io.Writer, pl *plan.Planning) {
 	if t.CacheWrite > 0 {
 		tokens += ", " + english.Tokens(t.CacheWrite) + " cache write"
 	}
-	if cost := pl.CostUSD(); cost > 0 {
+	switch cost := pl.CostUSD(); {
+	case cost >= 0.01:
 		tokens += "; cost " + report.Cost(cost)
+	case cost > 0: // a cent would round to $0.00
+		tokens += fmt.Sprintf("; cost $%.4f", cost)
 	}
 	fmt.Fprintln(w, tokens)
 }
