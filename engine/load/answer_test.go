@@ -2,7 +2,11 @@ package load
 
 import (
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/set-engine/set/engine/plan"
 )
 
 // A model planner's answer is checked against the schema's
@@ -44,5 +48,31 @@ func TestCheckPlannedChanges(t *testing.T) {
 		if got := c.Check([]byte(tt.answer)); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.answer, got, tt.want)
 		}
+	}
+}
+
+// The answer schema the planner sends a model (engine/plan/planner) is
+// built from plan.Types, plan.Sizes and plan.NamePattern: they are the
+// schema's #ChangeType, #Size and #Name.
+func TestPlannerSchemaMatchesCUE(t *testing.T) {
+	c, err := NewChecker(PlannedChangesDef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := func(xs []string) string {
+		q := make([]string, len(xs))
+		for i, x := range xs {
+			q[i] = strconv.Quote(x)
+		}
+		return strings.Join(q, ", ")
+	}
+	got := c.Check([]byte(`{"changes":[{"name":"-","type":"bogus","size":"XL","description":"","requirements":[],"dependsOn":[],"scope":[]}]}`))
+	want := []string{
+		`changes.0.size: "XL" is not one of ` + quoted(plan.Sizes),
+		`changes.0.type: "bogus" is not one of ` + quoted(plan.Types),
+		`changes.0.name: invalid value "-" (out of bound =~"` + plan.NamePattern + `")`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
