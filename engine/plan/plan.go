@@ -2,7 +2,9 @@
 // cover, and the fingerprint of the inputs it was made from. A plan holds
 // only what main does not implement yet: every requirement has a standing
 // against main's living specs (spec.Standing), and changes cover the new,
-// changed and removed ones. A Plan that Validate accepts is acyclic, covers
+// changed and removed ones. The changes come from set.cue's explicit
+// plan, from the static strategy, or from a model (a Modeler:
+// engine/plan/planner), whose calls the plan records (Planning). A Plan that Validate accepts is acyclic, covers
 // every such requirement exactly once (or defers it with a reason), and
 // keeps every change within the per-change requirement limit.
 package plan

@@ -180,7 +180,7 @@ func (p *Project) makePlan(ctx context.Context, ask bool) (*plan.Plan, error) {
 	if p.Config.Plan == nil && p.Config.Planner.NeedsModel() {
 		var model plan.Modeler
 		if ask {
-			if model, err = p.planner(ctx); err != nil {
+			if model, err = p.Planner(ctx); err != nil {
 				return nil, err
 			}
 		}
@@ -201,9 +201,12 @@ func (p *Project) fingerprint(ctx context.Context) (plan.Record, plan.Fingerprin
 	return rec, fp, err
 }
 
-// planner is the model planner of the project: the plan role's route,
-// answers checked against the schema, main's tree as the files.
-func (p *Project) planner(ctx context.Context) (plan.Modeler, error) {
+// Planner is the model planner of the project (engine/plan/planner): the
+// plan role's route (llm.ForProject), answers checked against the
+// schema's #PlannedChanges, main's tree as the files. A replan asks it
+// for changes covering some requirements beside the run's changes
+// (plan.Modeler's Changes with those IDs and the existing changes).
+func (p *Project) Planner(ctx context.Context) (plan.Modeler, error) {
 	check, err := load.NewChecker(load.PlannedChangesDef)
 	if err != nil {
 		return nil, err

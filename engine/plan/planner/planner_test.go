@@ -276,6 +276,12 @@ func TestHopeless(t *testing.T) {
 }
 
 func TestThreePhase(t *testing.T) {
+	for _, transport := range []string{llm.TransportOpenAI, llm.TransportAnthropic} {
+		t.Run(transport, func(t *testing.T) { testThreePhase(t, transport) })
+	}
+}
+
+func testThreePhase(t *testing.T, transport string) {
 	cfg := golangPlanner(t, "three-phase")
 	cfg.Planner.Parallel = 1 // the script answers in order
 	srv := modeltest.New(t,
@@ -283,7 +289,7 @@ func TestThreePhase(t *testing.T) {
 		modeltest.Answer(linksAnswer, modeltest.Usage{Input: 200, Output: 20}),
 		modeltest.Answer(statsAnswer, modeltest.Usage{Input: 300, Output: 30}),
 		modeltest.Answer(wholeAnswer, modeltest.Usage{Input: 400, Output: 40}))
-	pl := newPlanner(t, cfg, apiEnv(srv), llm.Target{Transport: llm.TransportAnthropic, Model: "m"})
+	pl := newPlanner(t, cfg, apiEnv(srv), llm.Target{Transport: transport, Model: "m"})
 	p, err := makePlan(cfg, plan.Record{}, pl)
 	if err != nil {
 		t.Fatal(err)
@@ -300,6 +306,9 @@ func TestThreePhase(t *testing.T) {
 	}
 	if got := p.Planning.Tokens(); got != (journal.Tokens{Input: 1000, Output: 100}) {
 		t.Errorf("tokens %+v", got)
+	}
+	if transport != llm.TransportAnthropic {
+		return
 	}
 	reqs := srv.Requests()
 	brief, links, stats, merge := promptOf(t, reqs[0]), promptOf(t, reqs[1]), promptOf(t, reqs[2]), promptOf(t, reqs[3])

@@ -8,6 +8,7 @@
 package prompt
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/template"
@@ -147,11 +148,16 @@ type Templates struct {
 }
 
 // Parse parses the prompts and executes each on Sample data (RepairSample
-// for repair). The error of a template is a *Error naming it.
+// for repair); an empty template is an error too. The error of a template
+// is a *Error naming it.
 func Parse(p config.PlannerPrompts) (*Templates, []*Error) {
 	t := &Templates{byName: map[string]*template.Template{}}
 	var errs []*Error
 	for _, f := range fields(p) {
+		if strings.TrimSpace(f.text) == "" {
+			errs = append(errs, &Error{Name: f.name, Err: errors.New("the template is empty")})
+			continue
+		}
 		tmpl, err := template.New(f.name).Funcs(funcs).Option("missingkey=error").Parse(f.text)
 		if err == nil {
 			var sample any = Sample()
