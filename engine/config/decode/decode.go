@@ -18,6 +18,7 @@ import (
 	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/plan/prompt"
 )
 
 // Load loads the project in dir and decodes it. Errors carry CUE paths and
@@ -51,6 +52,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d.checkFailures()
 	d.checkRunners()
 	d.checkPermissions()
+	d.checkPrompts()
 	d.checkFallbacks()
 	d.checkReplan()
 	d.recordPositions()
@@ -228,6 +230,22 @@ func (d *decoder) checkPermissions() {
 		}
 	}
 	d.fail([]string{"agent", "permissions"}, "an %s agent has no permission mode: only claude and codex agents have one", d.p.Agent.Adapter)
+}
+
+// checkPrompts checks that the model planner's prompt templates are set
+// when the strategy asks a model, and that, when set, they parse and
+// execute on sample data (prompt.Parse), each error at its field.
+func (d *decoder) checkPrompts() {
+	if d.p.Planner.Prompts == (config.PlannerPrompts{}) {
+		if d.p.Planner.NeedsModel() {
+			d.fail([]string{"planner", "strategy"}, "the %s strategy asks a model, with the prompts of planner.prompts, which the profile does not set; set them, e.g. planner: prompts: stdlib.prompts.planner (import \"github.com/set-engine/set/stdlib\")", d.p.Planner.Strategy)
+		}
+		return
+	}
+	_, errs := prompt.Parse(d.p.Planner.Prompts)
+	for _, e := range errs {
+		d.fail([]string{"planner", "prompts", e.Name}, "invalid template: %v", e.Err)
+	}
 }
 
 func (d *decoder) checkRunners() {
