@@ -180,19 +180,24 @@ func Text(w io.Writer, rows []Row) error {
 		return err
 	}
 	var uncovered []string
+	changes := map[string]bool{}
 	for _, r := range rows {
 		if r.Uncovered {
 			uncovered = append(uncovered, r.ID)
+			changes[r.Change] = true
 		}
 	}
 	if len(uncovered) == 0 {
 		return nil
 	}
-	whose, them := "its change", "it"
-	if len(uncovered) > 1 {
-		whose, them = "their changes", "them"
+	whose, them := "whose change", "it"
+	if len(changes) > 1 {
+		whose = "whose changes"
 	}
-	_, err := fmt.Fprintf(w, "Uncovered: %s (%s failed for good). A new `setctl apply` retries %s; with planner.replan: \"auto\" a run asks the planner for new changes.\n",
+	if len(uncovered) > 1 {
+		them = "them"
+	}
+	_, err := fmt.Fprintf(w, "Uncovered: %s, %s failed for good. A new `setctl apply` retries %s; with planner.replan: \"auto\" a run asks the planner for new changes.\n",
 		english.List(uncovered), whose, them)
 	return err
 }

@@ -44,8 +44,8 @@ func TestRows(t *testing.T) {
 	rows := Rows(in)
 	want := []Row{
 		{ID: "REQ-A-01", Title: "One", Status: spec.Implemented, Capability: "a", Change: "a-again", Commit: "2222222222222222222222222222222222222222", Tests: in.Tests["REQ-A-01"]},
-		{ID: "REQ-A-02", Title: "Two", Status: spec.New, Capability: "a", Change: "a", Why: "a is failed:retry_budget_exhausted"},
-		{ID: "REQ-A-03", Title: "Three", Status: spec.Changed, Capability: "a", Change: "a", Why: "its text and scenarios changed; a is failed:retry_budget_exhausted"},
+		{ID: "REQ-A-02", Title: "Two", Status: spec.New, Capability: "a", Change: "a", Why: "a is failed:retry_budget_exhausted", Uncovered: true},
+		{ID: "REQ-A-03", Title: "Three", Status: spec.Changed, Capability: "a", Change: "a", Why: "its text and scenarios changed; a is failed:retry_budget_exhausted", Uncovered: true},
 		{ID: "REQ-B-01", Title: "Later", Status: spec.New, Capability: "b", Why: "deferred: next quarter"},
 		{ID: "REQ-B-02", Title: "Gone", Status: spec.Removed, Capability: "b", Change: "b", Why: "planned in b"},
 		{ID: "REQ-C-01", Title: "Hand-made", Status: spec.Implemented, Capability: "c"},
@@ -65,6 +65,7 @@ func TestRows(t *testing.T) {
   REQ-B-01  new          deferred: next quarter
   REQ-B-02  removed      planned in b
   REQ-C-01  implemented  not credited to a change on main; no test names it
+Uncovered: REQ-A-02 and REQ-A-03, whose change failed for good. A new `+"`setctl apply`"+` retries them; with planner.replan: "auto" a run asks the planner for new changes.
 `
 	if diff := cmp.Diff(wantText, b.String()); diff != "" {
 		t.Errorf("Text (-want +got):\n%s", diff)
