@@ -17,6 +17,7 @@ import (
 
 	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/judge"
 	"github.com/set-engine/set/engine/load"
 )
 
@@ -37,7 +38,8 @@ func Load(dir string, opts load.Options) (*config.Project, string, error) {
 // conditions (of gates and sentinel rules) compile against their
 // environment, every sentinel rule has exactly one of action and ladder,
 // forbidden patterns and gates' failures patterns are valid regular
-// expressions. All problems are reported together.
+// expressions, model-graded gates' prompts are templates that execute.
+// All problems are reported together.
 func Project(lp *load.Project) (*config.Project, error) {
 	var p config.Project
 	if err := lp.Value.Decode(&p); err != nil {
@@ -49,6 +51,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d.checkSentinel()
 	d.checkForbidden()
 	d.checkFailures()
+	d.checkPrompts()
 	d.checkRunners()
 	d.checkPermissions()
 	d.recordPositions()
@@ -176,8 +179,18 @@ func (d *decoder) checkFailures() {
 	}
 }
 
-// checkRunners checks that every runner a gate or a regeneration uses is
-// configured: the dagger runner needs exactly one base.
+// checkPrompts checks that the prompt of every model-graded gate is a
+// template that executes on the data the gate gives it (judge.Check).
+func (d *decoder) checkPrompts() {
+	for _, name := range slices.Sorted(maps.Keys(d.p.Gates)) {
+		if g := d.p.Gates[name]; g.Graded() {
+			if _, err := judge.Check(g.Prompt); err != nil {
+				d.fail([]string{"gates", name, "prompt"}, "%v", err)
+			}
+		}
+	}
+}
+
 // checkPermissions refuses agent.permissions set for agents that have no
 // permission mode: the project's agent is exec or replay and no change of
 // the plan picks claude or codex.
@@ -195,6 +208,9 @@ func (d *decoder) checkPermissions() {
 	}
 	d.fail([]string{"agent", "permissions"}, "an %s agent has no permission mode: only claude and codex agents have one", d.p.Agent.Adapter)
 }
+
+// checkRunners checks that every runner a gate or a regeneration uses is
+// configured: the dagger runner needs exactly one base.
 
 func (d *decoder) checkRunners() {
 	var users []string
