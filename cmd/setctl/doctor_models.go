@@ -1,11 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
-	"strings"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/config/decode"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/load"
 )
 
@@ -27,6 +28,15 @@ func modelChecks(ws *workspace) []check {
 	if a.Adapter == "claude" || a.Adapter == "codex" {
 		if a.Models.Implement != "" {
 			uses = append(uses, modelUse{"implement", a.Models.Implement, a.Adapter, []string{"agent", "models", "implement"}})
+		}
+	}
+	if transport := llm.RoleTransport(a); transport != "" {
+		// The API transports reach the models of their vendor's CLI.
+		table := map[string]string{llm.TransportAnthropic: "claude", llm.TransportOpenAI: "codex"}[transport]
+		for _, role := range llm.ProjectRoles {
+			if m := a.Models.Of(string(role)); m != "" {
+				uses = append(uses, modelUse{string(role), m, cmp.Or(table, transport), []string{"agent", "models", string(role)}})
+			}
 		}
 	}
 	if ws.cfg.Plan != nil {
@@ -57,10 +67,7 @@ func modelChecks(ws *workspace) []check {
 
 // modelCheck is the line of one configured model.
 func modelCheck(cfg *config.Project, tables config.ModelTables, u modelUse) check {
-	field := "project." + strings.Join(u.path, ".")
-	if cfg.Declares(u.path...) {
-		field += " (" + cfg.Pos(strings.Join(u.path, ".")) + ")"
-	}
+	field := cfg.FieldName(u.path...)
 	name, st, listed := tables.Lookup(u.adapter, u.model)
 	table := tables[name]
 	fix := func(to string) string {

@@ -67,6 +67,17 @@ func (p *Project) Pos(path string) string {
 	return pos.Rel(p.Positions.Root)
 }
 
+// FieldName names the field at path below `project` for a message that
+// tells the user to change it: "project.agent.models.plan", with
+// " (set.cue:9:12)" when the project's own files declare it.
+func (p *Project) FieldName(path ...string) string {
+	name := "project." + strings.Join(path, ".")
+	if p.Declares(path...) {
+		name += " (" + p.Pos(strings.Join(path, ".")) + ")"
+	}
+	return name
+}
+
 // Declares reports whether the project's own files (set.cue and the rest
 // of its package), rather than its profile or the schema, declare the
 // field at path below `project`, for the paths FieldError knows.
@@ -228,11 +239,19 @@ type Planner struct {
 
 // Agent configures what implements changes.
 type Agent struct {
-	Adapter    string            `json:"adapter"`
-	Argv       []string          `json:"argv,omitempty"`
-	Recordings string            `json:"recordings,omitempty"`
-	Models     Models            `json:"models"`
-	Env        map[string]string `json:"env"`
+	Adapter    string   `json:"adapter"`
+	Argv       []string `json:"argv,omitempty"`
+	Recordings string   `json:"recordings,omitempty"`
+	Models     Models   `json:"models"`
+	// Transport is how the plan, review and verify roles reach their
+	// models ("claude", "codex", "anthropic", "openai"); "" means the
+	// adapter's own CLI for claude and codex agents, and none otherwise.
+	Transport string `json:"transport,omitempty"`
+	// Fallbacks lists, per role, the models tried when the one before
+	// failed transiently: "MODEL" on the role's transport, or
+	// "TRANSPORT:MODEL".
+	Fallbacks map[string][]string `json:"fallbacks"`
+	Env       map[string]string   `json:"env"`
 	// Permissions is the permission mode of a claude or codex agent:
 	// "auto", "bypass" or "acceptEdits" (see agent.ClaudePermissions and
 	// agent.CodexPermissions); exec and replay agents ignore it. ""
@@ -240,9 +259,31 @@ type Agent struct {
 	Permissions string `json:"permissions,omitempty"`
 }
 
+// Transports are the ways of reaching the models of the plan, review and
+// verify roles (schema #Transport).
+var Transports = []string{"claude", "codex", "anthropic", "openai"}
+
 // Models picks a model per role.
 type Models struct {
 	Implement string `json:"implement,omitempty"`
+	Plan      string `json:"plan,omitempty"`
+	Review    string `json:"review,omitempty"`
+	Verify    string `json:"verify,omitempty"`
+}
+
+// Of is the model of role ("implement", "plan", "review" or "verify").
+func (m Models) Of(role string) string {
+	switch role {
+	case "implement":
+		return m.Implement
+	case "plan":
+		return m.Plan
+	case "review":
+		return m.Review
+	case "verify":
+		return m.Verify
+	}
+	return ""
 }
 
 // Runner kinds.

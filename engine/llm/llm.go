@@ -121,6 +121,9 @@ func (c Call) Event() journal.LLMCallData {
 type Config struct {
 	// Routes holds each role's route.
 	Routes map[Role]Route
+	// Unrouted, when set, explains why a role has no route (what to
+	// configure); nil says only that no model is configured.
+	Unrouted func(Role) *ConfigError
 	// Env is the environment the API keys and base URLs are read from
 	// (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL,
 	// OPENAI_API_KEY, OPENAI_BASE_URL) and that the CLIs run with; nil
@@ -179,6 +182,9 @@ func New(cfg Config) *Client {
 func (c *Client) Ask(ctx context.Context, req Request) (Answer, error) {
 	route := c.cfg.Routes[req.Role]
 	if len(route) == 0 {
+		if c.cfg.Unrouted != nil {
+			return Answer{}, c.cfg.Unrouted(req.Role)
+		}
 		return Answer{}, &ConfigError{Reason: fmt.Sprintf("no model is configured for the %s role", req.Role)}
 	}
 	if req.MaxTokens == 0 {

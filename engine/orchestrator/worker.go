@@ -611,11 +611,7 @@ func (r *run) modelField(c plan.Change) string {
 	if c.Model != "" {
 		path = []string{"plan", "changes", c.Name, "model"}
 	}
-	field := "project." + strings.Join(path, ".")
-	if p := r.opts.Project; p.Declares(path...) {
-		field += " (" + p.Pos(strings.Join(path, ".")) + ")"
-	}
-	return field
+	return r.opts.Project.FieldName(path...)
 }
 
 // agentEnv is the agents' environment: set's own plus the agent's env.

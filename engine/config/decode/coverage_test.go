@@ -45,7 +45,9 @@ project: golang.#Project & {
 		adapter: "replay"
 		argv: ["replay"]
 		recordings: "recordings"
-		models: implement: "m1"
+		models: {implement: "m1", plan: "m2", review: "m3", verify: "m4"}
+		transport: "anthropic"
+		fallbacks: plan: ["m5", "openai:m6"]
 		env: FOO: "bar"
 		permissions: "acceptEdits" // for change core's codex
 	}

@@ -54,6 +54,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d.checkPrompts()
 	d.checkRunners()
 	d.checkPermissions()
+	d.checkFallbacks()
 	d.recordPositions()
 	if d.errs != nil {
 		return nil, d.errs
@@ -191,6 +192,24 @@ func (d *decoder) checkPrompts() {
 	}
 }
 
+// checkFallbacks refuses a fallback "TRANSPORT:MODEL" whose transport is
+// not one of the schema's (a model id never holds a colon).
+func (d *decoder) checkFallbacks() {
+	for _, role := range slices.Sorted(maps.Keys(d.p.Agent.Fallbacks)) {
+		for i, f := range d.p.Agent.Fallbacks[role] {
+			transport, model, ok := strings.Cut(f, ":")
+			switch {
+			case !ok:
+				continue
+			case !slices.Contains(config.Transports, transport):
+				d.fail([]string{"agent", "fallbacks", role}, "entry %d: unknown transport %q in %q (want %s, then a colon and the model)", i, transport, f, strings.Join(config.Transports, ", "))
+			case model == "":
+				d.fail([]string{"agent", "fallbacks", role}, "entry %d: %q names no model after the transport", i, f)
+			}
+		}
+	}
+}
+
 // checkPermissions refuses agent.permissions set for agents that have no
 // permission mode: the project's agent is exec or replay and no change of
 // the plan picks claude or codex.
@@ -211,7 +230,6 @@ func (d *decoder) checkPermissions() {
 
 // checkRunners checks that every runner a gate or a regeneration uses is
 // configured: the dagger runner needs exactly one base.
-
 func (d *decoder) checkRunners() {
 	var users []string
 	uses := func(runner string) bool {
@@ -284,7 +302,13 @@ func (d *decoder) recordPositions() {
 	for name := range d.p.Integration {
 		record("integration", name)
 	}
-	record("agent", "models", "implement")
+	for _, role := range []string{"implement", "plan", "review", "verify"} {
+		record("agent", "models", role)
+	}
+	record("agent", "transport")
+	for role := range d.p.Agent.Fallbacks {
+		record("agent", "fallbacks", role)
+	}
 	if d.p.Plan == nil {
 		return
 	}
