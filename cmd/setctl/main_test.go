@@ -29,13 +29,21 @@ var updateScripts = flag.Bool("update-scripts", false, "update the golden files 
 // archive holds a _registry directory gets a registry on 127.0.0.1 serving
 // the modules in it (one directory per module version, named as
 // modregistrytest.New describes: example.com_acme_profiles_v0.1.0) as
-// CUE_REGISTRY.
+// CUE_REGISTRY. The script command modeltest runs a scripted model
+// endpoint (see modeltestCmd).
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
 		UpdateScripts: *updateScripts,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"jsonnorm": jsonNorm, "nostrayset": noStraySet},
+		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"jsonnorm": jsonNorm, "nostrayset": noStraySet, "modeltest": modeltestCmd},
 		Setup: func(env *testscript.Env) error {
+			models := &modeltestServer{}
+			env.Values[modeltestKey{}] = models
+			env.Defer(func() {
+				if models.srv != nil {
+					models.srv.Close()
+				}
+			})
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cue-cache"))
 			env.Setenv("CUE_REGISTRY", "none")

@@ -130,15 +130,26 @@ type Server struct {
 // New starts a server answering with steps, closed when t ends.
 func New(t testing.TB, steps ...Step) *Server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := Start(steps...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a server answering with steps; the caller closes it. (New
+// is the form for a test; Start serves where there is no testing.TB, such
+// as a testscript command.)
+func Start(steps ...Step) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
 	}
 	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, steps: steps, stop: make(chan struct{})}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
 	go s.srv.Serve(ln)
-	t.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 // Close stops the server; hanging answers end.
