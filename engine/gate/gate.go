@@ -164,8 +164,9 @@ type verdict struct {
 	reason string // one line
 	retry  string // for the agent; set when fail or warn
 	detail string // for the log: what was checked
-	// log is added to the gate's log whatever the outcome, an error
-	// included (a model-graded gate's prompt and answers).
+	// log goes into the gate's log before the verdict, whatever the
+	// outcome, an error included (a model-graded gate's prompt and
+	// answers).
 	log string
 }
 
@@ -258,7 +259,11 @@ func evaluate(ctx context.Context, in Input, runners map[string]runner.Runner, r
 	if v.fail || v.warn {
 		body = v.retry
 	}
-	return withReport(in, res, body+v.log)
+	if v.log != "" {
+		// The verdict last, where a reader of the log's end looks.
+		body = strings.TrimRight(v.log, "\n") + "\n\n--- verdict ---\n" + body
+	}
+	return withReport(in, res, body)
 }
 
 // evalCondition decides the step's run-time condition on the change's
@@ -278,12 +283,16 @@ func evalCondition(ctx context.Context, in Input, d *changeDiff) (*Expansion, er
 	return exp, err
 }
 
-// errorResult makes res an error result and writes its log, err and what
-// more says (best effort: the result is an error already).
-func errorResult(in Input, res Result, err error, more ...string) Result {
+// errorResult makes res an error result and writes its log: what before
+// says, then err (best effort: the result is an error already).
+func errorResult(in Input, res Result, err error, before ...string) Result {
 	res = asError(res, err)
 	if in.LogPath != "" {
-		_ = writeFile(in.LogPath, []byte(in.Redact.String(report(in, res, err.Error()+strings.Join(more, "")))))
+		body := err.Error()
+		if b := strings.TrimRight(strings.Join(before, ""), "\n"); b != "" {
+			body = b + "\n\n--- error ---\n" + body
+		}
+		_ = writeFile(in.LogPath, []byte(in.Redact.String(report(in, res, body))))
 	}
 	return res
 }

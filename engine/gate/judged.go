@@ -68,7 +68,7 @@ func graded(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	ids := dedupe(in.Change.Requirements)
 	req := llm.Request{Role: role, System: judge.System(kind), Prompt: prompt, Schema: judge.Schema(kind)}
 	var log strings.Builder
-	fmt.Fprintf(&log, "\n--- diff shown: %s", english.Plural(len(diff.Files), "file"))
+	fmt.Fprintf(&log, "--- diff shown: %s", english.Plural(len(diff.Files), "file"))
 	if len(diff.Omitted) > 0 {
 		fmt.Fprintf(&log, "; left out (over maxDiffBytes %d):\n%s", g.MaxDiffBytes, bullets(diff.Omitted))
 	} else {

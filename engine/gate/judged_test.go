@@ -94,11 +94,16 @@ Fix the blocking findings.`)
 			t.Errorf("request lacks %s:\n%s", s, body)
 		}
 	}
+	// The log holds the prompt and the answer, then the verdict, where a
+	// reader of its end (setctl explain) looks.
 	log := readLog(t, res)
-	for _, s := range []string{"result: fail\n", "--- prompt (review role) ---\nReview auth-login", "--- answer of m-review via anthropic ---\n{\"findings\""} {
+	for _, s := range []string{"result: fail\n", ".)\n\n--- diff shown: 2 files\n", "--- prompt (review role) ---\nReview auth-login", "--- answer of m-review via anthropic ---\n{\"findings\""} {
 		if !strings.Contains(log, s) {
 			t.Errorf("log lacks %q:\n%s", s, log)
 		}
+	}
+	if !strings.HasSuffix(log, "\n--- verdict ---\n"+res.RetryContext+"\n") {
+		t.Errorf("log does not end with the verdict:\n%s", log)
 	}
 	if err := srv.Err(); err != nil {
 		t.Error(err)

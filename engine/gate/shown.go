@@ -159,8 +159,12 @@ type fileChunk struct {
 }
 
 // splitDiff cuts a unified diff, as `git diff` writes it with the a/ and b/
-// prefixes, into its files' parts.
+// prefixes, into its files' parts, each ending with a newline (git.Run
+// trims the output's last one).
 func splitDiff(text string) ([]fileChunk, error) {
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
 	var chunks []fileChunk
 	for len(text) > 0 {
 		end := strings.Index(text, "\ndiff --git ")
