@@ -39,6 +39,9 @@ func Role(g config.Gate) llm.Role {
 // as is the gate's timeout running out: the gate never passes without a
 // valid verdict.
 func graded(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
+	if in.Project == nil {
+		return verdict{}, fmt.Errorf("gate %s is graded by a model, and its input has no project to read its prompt from", in.Step.Gate)
+	}
 	g := in.Project.Gates[in.Step.Gate]
 	role, kind := Role(g), judge.KindReview
 	if g.Kind == config.KindSpecVerify {
