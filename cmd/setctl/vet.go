@@ -25,7 +25,9 @@ func vetCommand() command {
 Vet loads set.cue with its profile and the embedded schema, warns about
 a gate set.cue declares that no stack runs, checks that the
 repository has the main branch set.cue names, parses every spec file,
-makes the plan (static or explicit) and resolves every gate stack.
+makes the plan (static or explicit), resolves every gate stack, and
+checks that every gate a model grades (review, spec_verify with grader
+"llm") has a model to ask and that its prompt template executes.
 It prints nothing but a summary when all is well, and every problem with
 its field path and file:line:col otherwise. A directory that is not a git
 repository yet, or a repository with no commit yet, is vetted with a
