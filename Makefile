@@ -19,7 +19,14 @@ OPENSPEC_VERSION := 1.13.2
 OPENSPEC_STAMP := bin/tools/openspec/.installed-$(OPENSPEC_VERSION)
 NODE_CHECK := node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'
 
-.PHONY: build test lint demo bench fuzz clean openspec
+# The cue command, at the version of cuelang.org/go that setctl is built
+# with: `make cue` installs it into bin/tools (go install, as for
+# staticcheck), for `make cue-publish` and for the tests that evaluate
+# set.cue files with the real cue command (internal/clitest.CUE).
+CUE_VERSION := v0.17.1
+CUE := bin/tools/cue-$(CUE_VERSION)
+
+.PHONY: build test lint demo bench fuzz clean openspec cue cue-publish
 
 build:
 	$(GO) build -o $(BIN) ./cmd/setctl
@@ -52,6 +59,25 @@ $(OPENSPEC_STAMP):
 	@$(NODE_CHECK) 2>/dev/null || { echo "make openspec: the OpenSpec CLI $(OPENSPEC_VERSION) needs Node.js >= 20.19 and npm; node here: $$(node --version 2>/dev/null || echo none). Install Node.js 20.19 or newer (https://nodejs.org), then rerun." >&2; exit 1; }
 	npm install --prefix bin/tools/openspec @fission-ai/openspec@$(OPENSPEC_VERSION) --no-audit --no-fund
 	@touch $@
+
+cue: $(CUE)
+
+$(CUE):
+	@mkdir -p $(@D)
+	tmp=$$(mktemp -d $(@D)/.install.XXXXXX); \
+	GOFLAGS= GOBIN=$(CURDIR)/$$tmp $(GO) install cuelang.org/go/cmd/cue@$(CUE_VERSION) && \
+	mv $$tmp/cue $@; status=$$?; rm -rf $$tmp; exit $$status
+
+# cue-publish publishes set's CUE module to $$CUE_REGISTRY at the version
+# the binary serves it at (set.ModuleVersion): exactly the files setctl
+# embeds, written into a temporary directory by scripts/cuemodule, so that
+# the cue command evaluates a project's set.cue against the bytes setctl
+# checks it against.
+cue-publish: $(CUE)
+	@test -n "$$CUE_REGISTRY" || { echo "make cue-publish: set CUE_REGISTRY to the registry to publish to (e.g. CUE_REGISTRY=registry.example.com/cue)" >&2; exit 1; }
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	version=$$($(GO) run ./scripts/cuemodule "$$dir/set") && \
+	cd "$$dir/set" && $(abspath $(CUE)) mod publish "$$version"
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -206,6 +206,13 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 			msg = fmt.Sprintf("setctl %s %s: nothing to %s", d.Action, what, d.Action)
 		}
 		return info(msg)
+	case journal.Replanned:
+		d, _ := journal.Decode[journal.ReplannedData](e)
+		msg := fmt.Sprintf("replan %d: %s uncovered after %s", d.Cycle, strings.Join(d.Uncovered, ", "), strings.Join(d.Dropped, ", "))
+		if d.Error != "" {
+			return failure(pal.red.Sprint(msg + "; the planner gave no changes: " + d.Error))
+		}
+		return info(msg + "; added " + strings.Join(d.Added, ", "))
 	case journal.RunFinished:
 		d, _ := journal.Decode[journal.RunFinishedData](e)
 		l := hidden(fmt.Sprintf("run finished: %s (%s)", d.Result, ms(d.DurationMS)))

@@ -23,7 +23,7 @@ func initCommand() command {
 		name:    "init",
 		summary: "write set.cue, cue.mod and a spec template for a project",
 		arg:     "directory",
-		usage: fmt.Sprintf(`Usage: setctl init --profile PROFILE [--name NAME] [--force] [DIR]
+		usage: fmt.Sprintf(`Usage: setctl init [--profile PROFILE] [--name NAME] [--force] [DIR]
 
 Init prepares DIR (default: the current directory) for set:
   set.cue              the project's pipeline, built on the profile
@@ -32,8 +32,17 @@ Init prepares DIR (default: the current directory) for set:
   docs/spec.md         a spec template (left alone if it exists)
   .gitignore           gains a line for .set/, where runs keep their state
 
-PROFILE is a built-in profile (%s) or a CUE package in the
-registry CUE_REGISTRY names, such as a team's shared profile:
+PROFILE is a built-in profile or a CUE package in the registry
+CUE_REGISTRY names, such as a team's shared profile. The built-in ones:
+%s
+Without --profile, init picks the built-in profile from DIR's files, and
+says which file decided:
+  go.mod                                        golang
+  Cargo.toml                                    rust
+  pyproject.toml, setup.py or requirements.txt  python
+  package.json that depends on next             web
+  package.json                                  node
+A team's profile, from the registry:
   example.com/acme/profiles/gotools          its module's latest v0 release
   example.com/acme/profiles/gotools@v1       its module's latest v1 release
   example.com/acme/profiles/gotools@v0.3.1   that version of its module
@@ -51,7 +60,7 @@ Examples:
   setctl init --profile golang
   setctl init --profile golang --name payments services/payments
   CUE_REGISTRY=registry.acme.com setctl init --profile acme.com/profiles/gotools@v0
-`, strings.Join(load.BuiltinProfiles(), ", ")),
+`, builtinProfilesHelp()),
 		run: runInit,
 	}
 }
@@ -65,13 +74,21 @@ func runInit(e *env, args []string) int {
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	if *profile == "" {
-		return c.usageError(e, "--profile is required (built-in: %s; or a CUE package path such as example.com/acme/profiles/gotools@v0)", strings.Join(load.BuiltinProfiles(), ", "))
-	}
 	ctx := context.Background()
 	dir := e.dir
 	if fs.NArg() == 1 {
 		dir = resolveDir(e.dir, fs.Arg(0))
+	}
+	var detected string
+	if *profile == "" {
+		name, why, err := detectProfile(dir)
+		if err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
+		if name == "" {
+			return c.usageError(e, "no go.mod, Cargo.toml, pyproject.toml, setup.py, requirements.txt or package.json says what kind of project this is: pass --profile (built-in: %s; or a CUE package path such as example.com/acme/profiles/gotools@v0)", strings.Join(load.BuiltinProfiles(), ", "))
+		}
+		*profile, detected = name, fmt.Sprintf("setctl init: profile %s (%s)\n", name, why)
 	}
 	projectName := *name
 	if projectName == "" {
@@ -96,6 +113,7 @@ func runInit(e *env, args []string) int {
 	if err := writeAll(files); err != nil {
 		return e.errorf(c.name, "%v\nNothing was written.", err)
 	}
+	fmt.Fprint(e.stdout, detected)
 	var written []string
 	for _, f := range files {
 		fmt.Fprintf(e.stdout, "setctl init: %s\n", f.done)

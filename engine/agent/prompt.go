@@ -73,9 +73,9 @@ func Prompt(in PromptInput) string {
 			}
 		}
 	}
-	if len(in.Project.Conventions) > 0 {
+	if conventions := in.Project.ConventionList(); len(conventions) > 0 {
 		b.WriteString("\n## Conventions\n")
-		for _, cv := range in.Project.Conventions {
+		for _, cv := range conventions {
 			fmt.Fprintf(&b, "- %s\n", cv)
 		}
 	}

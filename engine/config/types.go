@@ -9,6 +9,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -18,8 +19,8 @@ import (
 type Project struct {
 	Name         string               `json:"name"`
 	Profile      string               `json:"profile"`
-	Conventions  []string             `json:"conventions"`
-	TestPatterns []string             `json:"testPatterns"`
+	Conventions  map[string]string    `json:"conventions"`
+	TestPatterns map[string]string    `json:"testPatterns"`
 	Generated    map[string]Generated `json:"generated"`
 	Forbidden    map[string]Forbidden `json:"forbidden"`
 	Gates        map[string]Gate      `json:"gates"`
@@ -30,7 +31,7 @@ type Project struct {
 	Strict       bool                 `json:"strict"`
 	MainBranch   string               `json:"mainBranch"`
 	MaxParallel  int                  `json:"maxParallel"`
-	Secrets      []string             `json:"secrets"`
+	Secrets      map[string]bool      `json:"secrets"`
 	Budgets      Budgets              `json:"budgets"`
 	Sentinel     Sentinel             `json:"sentinel"`
 	Planner      Planner              `json:"planner"`
@@ -43,15 +44,29 @@ type Project struct {
 	Positions Positions `json:"-"`
 }
 
-// Pos returns the position of the CUE path below `project` that the
-// decoder recorded, as "file:line:col" relative to the project root (""
-// when unknown).
 // Passed is the names passEnv lets through to gates, sorted: those whose
 // entry is true.
-func (p *Project) Passed() []string {
+func (p *Project) Passed() []string { return enabled(p.PassEnv) }
+
+// SecretNames are the variables secrets names, sorted: those whose entry
+// is true.
+func (p *Project) SecretNames() []string { return enabled(p.Secrets) }
+
+// ConventionList is the conventions handed to agents: the texts that are
+// not empty, ordered by their names.
+func (p *Project) ConventionList() []string { return nonEmpty(p.Conventions) }
+
+// TestGlobs is the globs of files that count as tests: the test patterns
+// that are not empty, ordered by their names, each once.
+func (p *Project) TestGlobs() []string {
+	return slices.Compact(slices.Sorted(slices.Values(nonEmpty(p.TestPatterns))))
+}
+
+// enabled is the keys of m whose entry is true, sorted.
+func enabled(m map[string]bool) []string {
 	var names []string
-	for name, pass := range p.PassEnv {
-		if pass {
+	for name, on := range m {
+		if on {
 			names = append(names, name)
 		}
 	}
@@ -59,6 +74,20 @@ func (p *Project) Passed() []string {
 	return names
 }
 
+// nonEmpty is the values of m that are not empty, ordered by their keys.
+func nonEmpty(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] != "" {
+			out = append(out, m[k])
+		}
+	}
+	return out
+}
+
+// Pos returns the position of the CUE path below `project` that the
+// decoder recorded, as "file:line:col" relative to the project root (""
+// when unknown).
 func (p *Project) Pos(path string) string {
 	pos, ok := p.Positions.At[path]
 	if !ok {
@@ -235,6 +264,11 @@ const StrategyStatic = "static"
 type Planner struct {
 	Strategy                 string `json:"strategy"`
 	MaxRequirementsPerChange int    `json:"maxRequirementsPerChange"`
+	// Replan is "auto" (replan uncovered requirements once nothing more
+	// can merge) or "off".
+	Replan string `json:"replan"`
+	// MaxReplanCycles bounds the replans of one run.
+	MaxReplanCycles int `json:"maxReplanCycles"`
 }
 
 // Agent configures what implements changes.
@@ -306,11 +340,15 @@ type DaggerRunner struct {
 	Rootfs  string            `json:"rootfs,omitempty"`
 	Tarball string            `json:"tarball,omitempty"`
 	Workdir string            `json:"workdir"`
-	Exclude []string          `json:"exclude"`
+	Exclude map[string]bool   `json:"exclude"`
 	Caches  map[string]string `json:"caches"`
 	Mounts  map[string]Mount  `json:"mounts"`
 	Env     map[string]string `json:"env"`
 }
+
+// Excluded is the globs exclude keeps out of the container, sorted: those
+// whose entry is true.
+func (d *DaggerRunner) Excluded() []string { return enabled(d.Exclude) }
 
 // Base says which base the runner uses, as "from <ref>", "rootfs <dir>"
 // or "tarball <file>".

@@ -42,6 +42,10 @@ type Row struct {
 	// Why says why a requirement main does not implement is not
 	// implemented yet; "" for an implemented one.
 	Why string `json:"why,omitempty"`
+	// Uncovered is set when the change of a requirement main does not
+	// implement failed for good, or was blocked by one that did: the run
+	// that ends so leaves it without a change at work.
+	Uncovered bool `json:"uncovered,omitempty"`
 }
 
 // Input is what Rows is made of.
@@ -101,6 +105,7 @@ func Rows(in Input) []Row {
 			row.Why += row.Change + " is " + string(s) + ", but main's living specs do not record it (see its ARCHIVED event)"
 		default:
 			row.Why += row.Change + " is " + string(s)
+			row.Uncovered = s.Failed() || s == state.DepBlocked
 		}
 		rows = append(rows, row)
 	}
@@ -126,7 +131,7 @@ func Of(ctx context.Context, root string, cfg *config.Project, p *plan.Plan, sta
 	for i, r := range p.Requirements {
 		ids[i] = r.ID
 	}
-	if in.Tests, err = gate.TestsNaming(ctx, root, main, cfg.TestPatterns, ids); err != nil {
+	if in.Tests, err = gate.TestsNaming(ctx, root, main, cfg.TestGlobs(), ids); err != nil {
 		return nil, err
 	}
 	return Rows(in), nil
@@ -171,7 +176,25 @@ func Text(w io.Writer, rows []Row) error {
 			return err
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var uncovered []string
+	for _, r := range rows {
+		if r.Uncovered {
+			uncovered = append(uncovered, r.ID)
+		}
+	}
+	if len(uncovered) == 0 {
+		return nil
+	}
+	whose, them := "its change", "it"
+	if len(uncovered) > 1 {
+		whose, them = "their changes", "them"
+	}
+	_, err := fmt.Fprintf(w, "Uncovered: %s (%s failed for good). A new `setctl apply` retries %s; with planner.replan: \"auto\" a run asks the planner for new changes.\n",
+		english.List(uncovered), whose, them)
+	return err
 }
 
 func shortCommit(c string) string {

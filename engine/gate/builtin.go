@@ -386,7 +386,7 @@ func testPatterns(in Input) []string {
 	if in.Project == nil {
 		return nil
 	}
-	return in.Project.TestPatterns
+	return in.Project.TestGlobs()
 }
 
 // bullets lists items one per line ("  - item\n"), at most listCap of them.

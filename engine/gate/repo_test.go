@@ -78,7 +78,7 @@ func (r *repo) commit() {
 func testProject() *config.Project {
 	return &config.Project{
 		MainBranch:   "main",
-		TestPatterns: []string{"**/*_test.go"},
+		TestPatterns: map[string]string{"go": "**/*_test.go"},
 		Generated:    map[string]config.Generated{"go.sum": {Regenerate: []string{"go", "mod", "tidy"}}},
 		Forbidden: map[string]config.Forbidden{
 			"debug-print": {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 
+	set "github.com/set-engine/set"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/plan"
 )
@@ -68,6 +69,12 @@ type Graph struct {
 	// MainBranch is the branch changes start from and integrate into;
 	// drawings name it.
 	MainBranch string `json:"mainBranch,omitempty"`
+	// Profile is the project's profile ("golang"), and SetModule the
+	// module and version of set's CUE module that set.cue was checked
+	// against: always the one the binary embeds
+	// ("github.com/set-engine/set@v0 v0.1.0").
+	Profile   string `json:"profile,omitempty"`
+	SetModule string `json:"setModule,omitempty"`
 
 	Order   []string      `json:"order"`
 	Changes []ChangeGraph `json:"changes"`
@@ -187,6 +194,8 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		RunnerBase:     runnerBase(cfg),
 		MaxParallel:    cfg.MaxParallel,
 		MainBranch:     cfg.MainBranch,
+		Profile:        cfg.Profile,
+		SetModule:      set.ModulePath + " " + set.ModuleVersion,
 		Order:          nonNil(d.Order),
 		Changes:        []ChangeGraph{},
 		Nodes:          []Node{},

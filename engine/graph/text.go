@@ -122,6 +122,9 @@ func (t *textWriter) render() {
 	if len(about) > 0 {
 		t.line(p.faint.Sprint(strings.Join(about, " · ")))
 	}
+	if g.SetModule != "" {
+		t.line(p.faint.Sprintf("profile %s · CUE module %s", g.Profile, g.SetModule))
+	}
 	if t.shared = sharedIntegration(g.Changes); t.shared {
 		c := &g.Changes[0]
 		label := "Integration of every change:"

@@ -51,6 +51,11 @@ const (
 	// Control records a request of `setctl pause` or `setctl resume` that
 	// the running apply took, beyond DESIGN.md's list.
 	Control Type = "CONTROL"
+	// Replanned records a replan cycle (planner.replan: "auto"): the
+	// requirements no merged change covered, the changes dropped for
+	// them, and the changes the planner added; a PLAN_CREATED with the
+	// new plan follows it, unless the planner failed (Error).
+	Replanned Type = "REPLANNED"
 )
 
 // Types lists every event type, in the order declared above, for readers
@@ -60,7 +65,7 @@ func Types() []Type {
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
 		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, Repaired,
-		GateStarted, SentinelAction, Control,
+		GateStarted, SentinelAction, Control, Replanned,
 	}
 }
 
@@ -146,6 +151,20 @@ type PlanCreatedData struct {
 	Requirements int      `json:"requirements"`
 	// Plan is the plan file's JSON.
 	Plan json.RawMessage `json:"plan"`
+}
+
+// ReplannedData is a REPLANNED event.
+type ReplannedData struct {
+	// Cycle counts the run's replans from 1.
+	Cycle int `json:"cycle"`
+	// Uncovered are the requirement IDs no merged change covered.
+	Uncovered []string `json:"uncovered"`
+	// Dropped are the failed or blocked changes that held them.
+	Dropped []string `json:"dropped"`
+	// Added are the new changes, in plan order; empty when Error is set.
+	Added []string `json:"added,omitempty"`
+	// Error says why the planner gave no valid changes.
+	Error string `json:"error,omitempty"`
 }
 
 type StateChangeData struct {
@@ -425,6 +444,7 @@ type RepairedData struct {
 
 func (RunStartedData) EventType() Type              { return RunStarted }
 func (PlanCreatedData) EventType() Type             { return PlanCreated }
+func (ReplannedData) EventType() Type               { return Replanned }
 func (StateChangeData) EventType() Type             { return StateChange }
 func (DispatchData) EventType() Type                { return Dispatch }
 func (AgentSessionDecisionData) EventType() Type    { return AgentSessionDecision }

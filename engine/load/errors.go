@@ -21,6 +21,7 @@ import (
 type FieldError struct {
 	path []string
 	pos  token.Pos
+	more []token.Pos // further positions, printed after pos
 	msg  string
 }
 
@@ -30,7 +31,7 @@ func NewFieldError(path []string, pos token.Pos, format string, args ...any) *Fi
 }
 
 func (e *FieldError) Position() token.Pos         { return e.pos }
-func (e *FieldError) InputPositions() []token.Pos { return nil }
+func (e *FieldError) InputPositions() []token.Pos { return e.more }
 func (e *FieldError) Path() []string              { return e.path }
 func (e *FieldError) Error() string               { return e.msg }
 func (e *FieldError) Msg() (string, []any)        { return "%s", []any{e.msg} }

@@ -53,6 +53,10 @@ type Project struct {
 	// as concrete.
 	Value cue.Value
 
+	// Warnings are about how the project loads: a cue.mod/module.cue
+	// that requires an older set module than the embedded one.
+	Warnings diag.List
+
 	// files are the project package's own parsed files.
 	files []*ast.File
 }
@@ -71,6 +75,14 @@ func Load(dir string, opts Options) (*Project, error) {
 	}
 	if !opts.exists(ModuleFilePath(root)) {
 		return nil, fmt.Errorf("no cue.mod/module.cue in %s (run `setctl init` to create one)", root)
+	}
+	modPath, modData, err := opts.readModuleFile(root)
+	if err != nil {
+		return nil, err
+	}
+	warning, err := checkSetVersion(modPath, modData)
+	if err != nil {
+		return nil, err
 	}
 	env := opts.environ()
 	reg, err := embeddedRegistry(env)
@@ -114,9 +126,13 @@ func Load(dir string, opts Options) (*Project, error) {
 	}
 	project = project.Unify(schema.LookupPath(cue.MakePath(cue.Def(ProjectDef))))
 	if err := project.Validate(cue.Concrete(true)); err != nil {
-		return nil, userErrors(err, insts[0].Files, insts[0])
+		return nil, userErrors(explainDefaults(project, err), insts[0].Files, insts[0])
 	}
-	return &Project{Root: root, Value: project, files: insts[0].Files}, nil
+	lp := &Project{Root: root, Value: project, files: insts[0].Files}
+	if warning != nil {
+		lp.Warnings = diag.List{*warning}
+	}
+	return lp, nil
 }
 
 // exists reports whether path is in the overlay or on disk.

@@ -187,6 +187,10 @@ func (r profileRef) inModule(ctx context.Context, reg *Registry, mpath, dir stri
 	for m, d := range mf.Deps {
 		requires[m] = d.Version
 	}
+	if need := requires[set.ModulePath]; semver.Compare(need, set.ModuleVersion) > 0 {
+		return nil, fmt.Errorf("%s %s requires %s at %s, newer than the %s this setctl embeds; install setctl %s or newer, or pick a release of the profile made for %s (--profile %s@<version>)",
+			mv.Path(), v, set.ModulePath, need, set.ModuleVersion, need, set.ModuleVersion, r.base)
+	}
 	return &Profile{ImportPath: r.importPath, Package: r.qualifier, Module: mv.Path(), Version: v, Requires: requires}, nil
 }
 

@@ -72,7 +72,7 @@ func TestResolveProfile(t *testing.T) {
 	}
 
 	for _, tt := range []struct{ ref, err string }{
-		{"cobol", `unknown profile "cobol" (built-in: golang; or a package path`},
+		{"cobol", `unknown profile "cobol" (built-in: golang, node, python, rust, web; or a package path`},
 		{"example.com/acme/profiles/rust", `no module in ` + reg.Host() + `+insecure provides package example.com/acme/profiles/rust at any version of major version v0`},
 		{"example.com/acme/profiles/gotools@v0.9.9", `provides package example.com/acme/profiles/gotools at version v0.9.9`},
 		{"example.com/acme/profiles/gotools@v1", `at any version of major version v1`},

@@ -18,7 +18,11 @@ import (
 
 // Registry serves one module from an embedded file tree, at one version,
 // and hands every other module to a fallback registry (CUE_REGISTRY, as the
-// cue tool does). The fallback is built on first use, so a project that only
+// cue tool does). The embedded module is never fetched from the fallback:
+// asked for another version of it, the registry serves the embedded tree
+// (Load refuses a project that requires a newer version and warns about
+// an older one before loading), so what a project is checked against is
+// always the binary's own bytes. The fallback is built on first use, so a project that only
 // imports the embedded module never touches the network or its settings.
 //
 // The embedded tree is extracted once into a content-addressed directory
@@ -59,7 +63,7 @@ var _ modconfig.Registry = (*Registry)(nil)
 
 // ModFile implements modconfig.Registry.
 func (r *Registry) ModFile(ctx context.Context, mv module.Version) (*modfile.File, error) {
-	if mv != r.version {
+	if mv.Path() != r.version.Path() {
 		fb, err := r.fallbackRegistry()
 		if err != nil {
 			return nil, err
@@ -79,7 +83,7 @@ func (r *Registry) ModFile(ctx context.Context, mv module.Version) (*modfile.Fil
 
 // Fetch implements modconfig.Registry.
 func (r *Registry) Fetch(ctx context.Context, mv module.Version) (module.SourceLoc, error) {
-	if mv != r.version {
+	if mv.Path() != r.version.Path() {
 		fb, err := r.fallbackRegistry()
 		if err != nil {
 			return module.SourceLoc{}, err
@@ -94,8 +98,7 @@ func (r *Registry) Fetch(ctx context.Context, mv module.Version) (module.SourceL
 }
 
 // ModuleVersions implements modconfig.Registry. For the embedded module's
-// path it lists the embedded version first and adds whatever the fallback
-// knows, if it can be asked.
+// path it lists the embedded version alone.
 func (r *Registry) ModuleVersions(ctx context.Context, mpath string) ([]string, error) {
 	if mpath != r.version.Path() {
 		fb, err := r.fallbackRegistry()

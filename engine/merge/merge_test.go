@@ -73,7 +73,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	f.project = &config.Project{
 		Name:         "fixture",
 		MainBranch:   "main",
-		TestPatterns: []string{"**/*_test.txt"},
+		TestPatterns: map[string]string{"txt": "**/*_test.txt"},
 		Generated:    map[string]config.Generated{},
 		Gates: map[string]config.Gate{
 			"ok":     {Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"true"}},

@@ -36,6 +36,8 @@ type fixture struct {
 	keepBranches bool
 	// wallBudget is Options.wallBudget.
 	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
+	// replan is Options.Replan.
+	replan ReplanFunc
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -72,7 +74,7 @@ func fixtureAt(t tb, root string) *fixture {
 		Name:         "fixture",
 		MainBranch:   "main",
 		MaxParallel:  2,
-		TestPatterns: []string{"**/*_test.txt"},
+		TestPatterns: map[string]string{"txt": "**/*_test.txt"},
 		Generated:    map[string]config.Generated{},
 		Gates: map[string]config.Gate{
 			// check fails while a change's file says "bad".
@@ -157,6 +159,7 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 		AcceptBaseline: f.acceptBaseline,
 		KeepBranches:   f.keepBranches,
 		wallBudget:     f.wallBudget,
+		Replan:         f.replan,
 		sentinelTick:   20 * time.Millisecond,
 	})
 }

@@ -75,6 +75,10 @@ type Options struct {
 	// KeepBranches keeps the branch set/<change> of a change that reached
 	// main; by default it is deleted once main holds its work.
 	KeepBranches bool
+	// Replan, if set, is asked for changes covering the requirements of
+	// changes that failed for good, once nothing more can merge (see
+	// run.replan); at most Project.Planner.MaxReplanCycles times a run.
+	Replan ReplanFunc
 	// Checkpoint, if set, is called at the named points of a change's way
 	// to main ("dispatched", "before-fast-forward", "fast-forwarded",
 	// "merged", "archived"), after everything before the point is
@@ -239,7 +243,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		runID = opts.Now().UTC().Format("20060102T150405Z")
 	}
 	env := os.Environ()
-	red := redact.New(env, opts.Project.Secrets)
+	red := redact.New(env, opts.Project.SecretNames())
 	w, err := journal.Open(layout.Dir(), runID, journal.WithRedactor(red))
 	if err != nil {
 		return nil, false, nil, err
@@ -490,7 +494,17 @@ func (r *run) loop(ctx context.Context) (string, error) {
 		}
 		if len(r.active) == 0 && r.merging == "" && (len(r.queue) == 0 || runErr != nil || interrupted) &&
 			(runErr != nil || interrupted || !r.waitingForResume()) {
-			break
+			if runErr != nil || interrupted {
+				break
+			}
+			replanned, err := r.replan(work)
+			if err != nil {
+				runErr = err
+			}
+			if !replanned {
+				break
+			}
+			continue
 		}
 		select {
 		case d := <-r.workerDone:

@@ -130,6 +130,13 @@ func (r *recorder) status(change string) state.Status {
 	return ""
 }
 
+// replans is how many replan cycles the run has had.
+func (r *recorder) replans() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.Replans
+}
+
 // names returns the changes the journal knows, in the state's order.
 func (r *recorder) names() []string {
 	r.mu.Lock()

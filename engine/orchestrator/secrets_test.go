@@ -28,7 +28,7 @@ func TestSecretsLeaveNoTrace(t *testing.T) {
 	t.Setenv("MY_TOKEN", secrets[1])
 	t.Setenv("DEPLOY_PHRASE", secrets[2])
 	f := newFixture(t)
-	f.project.Secrets = []string{"DEPLOY_PHRASE"}
+	f.project.Secrets = map[string]bool{"DEPLOY_PHRASE": true}
 	f.project.PassEnv = map[string]bool{"ANTHROPIC_API_KEY": true, "MY_TOKEN": true, "DEPLOY_PHRASE": true}
 	f.project.Gates["check"] = gateConfig{Kind: "exec", Mode: "run", Order: 10,
 		Run: []string{"sh", "-c", "env; echo 'token " + secrets[3] + "'; ! grep -rl bad --include='*.txt' . || { echo \"found bad content near $MY_TOKEN\"; exit 1; }"}}

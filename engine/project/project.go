@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
@@ -36,6 +37,10 @@ type Project struct {
 	// SpecData maps every spec file (slash path relative to Root) to its
 	// content.
 	SpecData map[string][]byte
+
+	// loadWarnings are load.Project's: the set module version the project
+	// requires, when older than the embedded one.
+	loadWarnings diag.List
 }
 
 // Load loads the project that dir is in (load.FindRoot: dir or the
@@ -49,11 +54,16 @@ func Load(dir string) (*Project, error) {
 	if err != nil {
 		return &Project{Root: dir}, err
 	}
-	cfg, root, err := decode.Load(root, load.Options{})
+	lp, err := load.Load(root, load.Options{})
 	if err != nil {
 		return &Project{Root: root}, err
 	}
-	p := &Project{Root: root, Config: cfg, SpecData: map[string][]byte{}}
+	root = lp.Root
+	cfg, err := decode.Project(lp)
+	if err != nil {
+		return &Project{Root: root, loadWarnings: lp.Warnings}, err
+	}
+	p := &Project{Root: root, Config: cfg, SpecData: map[string][]byte{}, loadWarnings: lp.Warnings}
 	names, err := expandSpecs(root, cfg)
 	if err != nil {
 		return p, err
@@ -139,12 +149,13 @@ func errNotExist(err error) error {
 	return err
 }
 
-// Warnings are the spec's warnings, as diagnostics.
+// Warnings are the warnings of loading set.cue, then the spec's, as
+// diagnostics.
 func (p *Project) Warnings() diag.List {
+	out := slices.Clone(p.loadWarnings)
 	if p.Spec == nil {
-		return nil
+		return out
 	}
-	var out diag.List
 	for _, w := range p.Spec.Warnings() {
 		out = append(out, w.Diagnostics()...)
 	}

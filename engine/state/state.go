@@ -67,6 +67,9 @@ type State struct {
 	Budgets *journal.Budgets `json:"budgets,omitempty"`
 	// Usage sums the model calls of no change (the planner's), by role.
 	Usage map[string]Usage `json:"usage,omitempty"`
+	// Replans counts the latest run's replan cycles (REPLANNED); a new
+	// run (RUN_STARTED, not resumed) starts again from 0.
+	Replans int `json:"replans,omitempty"`
 }
 
 // PlanIdentity is what tells two plans apart when a run resumes: the same
@@ -207,6 +210,10 @@ var handlers = map[journal.Type]handler{
 	journal.RunFinished:      runHandler(applyRunFinished),
 	// LLM_CALL of no change (the planner's) counts against no change.
 	journal.LLMCall: runHandler(applyLLMCall),
+	journal.Replanned: runHandler(func(s *State, _ *Change, _ journal.Event, d journal.ReplannedData) error {
+		s.Replans = d.Cycle
+		return nil
+	}),
 
 	journal.StateChange:             changeHandlerAt(applyStateChange),
 	journal.Dispatch:                changeHandler(applyDispatch),
@@ -269,7 +276,7 @@ func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedD
 	s.Finished, s.Result = false, ""
 	s.PID, s.MaxParallel, s.MainBranch, s.Budgets = d.PID, d.MaxParallel, d.MainBranch, d.Budgets
 	if !d.Resumed {
-		s.Accepted = nil
+		s.Accepted, s.Replans = nil, 0
 	}
 	for _, c := range s.Changes {
 		c.startClock(s, at)

@@ -1,9 +1,9 @@
 // Package clitest finds, for tests, the real command-line tools that .ci/run
-// installs under bin/tools (the OpenSpec CLI, the agent CLIs), so that
-// every test that checks set against one of them looks in the same places
-// and decides the same way when it is missing: skipped on a developer's
-// machine, a failure under CI (CI=true), where .ci/run must have installed
-// it.
+// installs under bin/tools (the OpenSpec CLI, the agent CLIs, the cue
+// command), so that every test that checks set against one of them looks
+// in the same places and decides the same way when it is missing: skipped
+// on a developer's machine, a failure under CI (CI=true), where .ci/run
+// must have installed it.
 package clitest
 
 import (
@@ -31,6 +31,15 @@ var OpenSpec = Tool{
 	Env:     "SET_OPENSPEC_CLI",
 	Path:    "bin/tools/openspec/node_modules/.bin/openspec",
 	Install: "make openspec (npm install of the pinned @fission-ai/openspec; needs node >= 20.19)",
+}
+
+// CUE is the cue command, at the version of cuelang.org/go setctl is
+// built with: the tests that evaluate set.cue files with it check that
+// the published set module serves the cue tool as it serves setctl.
+var CUE = Tool{
+	Env:     "SET_CUE",
+	Path:    "bin/tools/cue-v0.17.1",
+	Install: "make cue (go install cuelang.org/go/cmd/cue@v0.17.1)",
 }
 
 // Find returns the absolute path of the tool's executable, or "" and why

@@ -21,9 +21,10 @@ project: golang.#Project & {
 	strict: true
 	mainBranch: "trunk"
 	maxParallel: 4
-	secrets: ["DEPLOY_PHRASE"]
+	secrets: DEPLOY_PHRASE: true
 	passEnv: {GOCACHE: true, SSH_AUTH_SOCK: true}
-	conventions: ["one more rule"]
+	conventions: extra: "one more rule"
+	testPatterns: scripts: "scripts/**/*_test.sh"
 	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
 	gates: {
 		test: {when: "len(change.requirements) > 0", env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger", export: ["coverage.out"]}
@@ -58,7 +59,7 @@ project: golang.#Project & {
 		dagger: {
 			from: "golang:1.26"
 			workdir: "/work"
-			exclude: ["bin/"]
+			exclude: "bin/": true
 			caches: "/root/.cache/go-build": "go-build"
 			mounts: "/opt/go": {source: "/usr/local/go", readOnly: true}
 			env: GOFLAGS: "-buildvcs=false"
@@ -120,7 +121,7 @@ func TestEveryFieldReachesGo(t *testing.T) {
 	// forget.
 	for _, path := range []string{
 		"agent.recordings", "agent.models.implement", "agent.permissions", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
-		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude", "gates.test.export", "generated.go.sum.runner",
+		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude.bin/", "secrets.DEPLOY_PHRASE", "conventions.extra", "testPatterns.scripts", "gates.test.export", "generated.go.sum.runner",
 		"gates.test.when", "gates.test.runner", "gates.test.failures",
 		"gates.review.prompt", "gates.review.blockOn", "gates.review.maxDiffBytes", "gates.review.repairs", "gates.spec_verify.grader",
 		"stacks.feature.spec_verify.order", "integration.rules.mode",

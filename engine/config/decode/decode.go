@@ -55,6 +55,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d.checkRunners()
 	d.checkPermissions()
 	d.checkFallbacks()
+	d.checkReplan()
 	d.recordPositions()
 	if d.errs != nil {
 		return nil, d.errs
@@ -207,6 +208,20 @@ func (d *decoder) checkFallbacks() {
 				d.fail([]string{"agent", "fallbacks", role}, "entry %d: %q names no model after the transport", i, f)
 			}
 		}
+	}
+}
+
+// checkReplan refuses planner.replan: "auto" where there is no model
+// planner to ask: under the static strategy, or with an explicit plan.
+func (d *decoder) checkReplan() {
+	if d.p.Planner.Replan != "auto" {
+		return
+	}
+	switch {
+	case d.p.Plan != nil:
+		d.fail([]string{"planner", "replan"}, "replan needs a planner strategy that calls a model, and this project's plan is written in set.cue (project.plan)")
+	case d.p.Planner.Strategy == config.StrategyStatic:
+		d.fail([]string{"planner", "replan"}, "replan needs a planner strategy that calls a model (single, three-phase or auto), not %q", config.StrategyStatic)
 	}
 }
 

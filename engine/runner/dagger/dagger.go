@@ -299,7 +299,7 @@ func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Conta
 
 	// A mounted (not copied) worktree: the exec's writes to it stay in the
 	// container's snapshot, where export reads them back.
-	exclude := append(slices.Clone(alwaysExcluded), r.cfg.Exclude...)
+	exclude := append(slices.Clone(alwaysExcluded), r.cfg.Excluded()...)
 	wd := r.workdir()
 	ctr = ctr.
 		WithMountedDirectory(wd, client.Host().Directory(e.Dir, dagger.HostDirectoryOpts{Exclude: exclude, NoCache: true})).

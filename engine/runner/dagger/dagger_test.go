@@ -68,7 +68,7 @@ func TestTranslation(t *testing.T) {
 	cfg := &config.DaggerRunner{
 		From:    "golang:1.26",
 		Workdir: "/src",
-		Exclude: []string{"node_modules", "*.log"},
+		Exclude: map[string]bool{"node_modules": true, "*.log": true},
 		Caches:  map[string]string{"/root/.cache/go-build": "gobuild", "/go/pkg/mod": "gomod"},
 		Mounts: map[string]config.Mount{
 			"/opt/tools": {Source: "tools", ReadOnly: true},
@@ -86,7 +86,7 @@ func TestTranslation(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `container.from(address:"golang:1.26")` +
-		`.withMountedDirectory(path:"/src",source:host.directory(exclude:[".git",".set","node_modules","*.log"],noCache:true,path:` + strconv.Quote(wt) + `))` +
+		`.withMountedDirectory(path:"/src",source:host.directory(exclude:[".git",".set","*.log","node_modules"],noCache:true,path:` + strconv.Quote(wt) + `))` +
 		`.withWorkdir(path:"/src")` +
 		`.withEnvVariable(name:"CGO_ENABLED",value:"0")` +
 		`.withEnvVariable(name:"GATE",value:"test")` +

@@ -136,7 +136,7 @@ func TestLive(t *testing.T) {
 			"/mnt/ro":       {Source: readOnly, ReadOnly: true},
 			"/mnt/rw":       {Source: writable, ReadOnly: false},
 		},
-		Exclude: []string{"node_modules", "*.log"},
+		Exclude: map[string]bool{"node_modules": true, "*.log": true},
 	}
 	r := New(cfg, t.TempDir(), Connector(eng, io.Discard))
 	t.Cleanup(func() {

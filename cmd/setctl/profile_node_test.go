@@ -1,0 +1,127 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	set "github.com/set-engine/set"
+)
+
+// The node sample's dependencies, at exact versions: TypeScript 6 (the
+// newest typescript-eslint accepts), vitest 3 (vitest 4 and later need
+// Node.js 22, and Debian's is 20), eslint with its TypeScript rules.
+const nodeSamplePackageJSON = `{
+  "name": "greeter",
+  "private": true,
+  "type": "module",
+  "scripts": {
+    "test": "vitest run"
+  },
+  "devDependencies": {
+    "@eslint/js": "10.0.1",
+    "eslint": "10.15.0",
+    "typescript": "6.0.3",
+    "typescript-eslint": "8.73.0",
+    "vitest": "3.2.7"
+  }
+}
+`
+
+// sampleModule is a sample's cue.mod/module.cue, on the embedded module.
+var sampleModule = `module: "example.com/sample@v0"
+language: version: "v0.17.0"
+deps: "github.com/set-engine/set@v0": v: "` + set.ModuleVersion + `"
+`
+
+// sampleSpec is every sample's spec: one requirement.
+const sampleSpec = `# Greeter
+
+## Greeting
+
+### REQ-GREET-01: Greet by name
+The greeting for a name is "Hello, NAME!".
+
+#### Scenario: a name
+- **WHEN** the greeting for "Ada" is asked
+- **THEN** it is "Hello, Ada!"
+`
+
+// sampleSetCUE is a sample's set.cue on profile, with the exec agent.
+func sampleSetCUE(profile string) string {
+	return `package sample
+
+import "github.com/set-engine/set/profiles/` + profile + `"
+
+project: ` + profile + `.#Project & {
+	name: "greeter"
+	spec: ["docs/spec.md"]
+	agent: {adapter: "exec", argv: ["sh", "AGENT", "{prompt_file}"]}
+}
+`
+}
+
+// TestProfileNode: an npm project with TypeScript, vitest and eslint. The
+// install gate runs npm ci (the worktree has no node_modules), then tsc,
+// eslint and vitest run; vitest's failure goes back to the agent named.
+func TestProfileNode(t *testing.T) {
+	requireToolchain(t, "the node profile's sample needs Node.js >= 20.19 (apt-get install nodejs npm)",
+		"node", "-e", `const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)`)
+	requireToolchain(t, "the node profile's sample needs npm (apt-get install npm)", "npm", "--version")
+	p := newSample(t, `#!/bin/sh
+# The first iteration greets without the comma; the second, whose prompt
+# holds the test gate's failure, fixes it.
+set -e
+sep=""
+grep -q '^Gate test ' "$1" && sep=","
+mkdir -p src
+printf 'export function greet(name: string): string {\n  return "Hello%s " + name + "!";\n}\n' "$sep" > src/greet.ts
+cat > src/greet.test.ts <<'END'
+import { describe, expect, it } from "vitest";
+import { greet } from "./greet";
+
+describe("greet", () => {
+  // REQ-GREET-01
+  it("greets by name", () => {
+    expect(greet("Ada")).toBe("Hello, Ada!");
+  });
+});
+END
+`, map[string]string{
+		"package.json": nodeSamplePackageJSON,
+		"tsconfig.json": `{
+  "compilerOptions": {"target": "ES2022", "module": "ESNext", "moduleResolution": "Bundler", "strict": true, "noEmit": true, "skipLibCheck": true, "types": []},
+  "include": ["src"]
+}
+`,
+		"eslint.config.js": `import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(js.configs.recommended, ...tseslint.configs.recommended);
+`,
+		"src/index.ts":   "export { version } from \"./version\";\n",
+		"src/version.ts": "export const version = \"0.1.0\";\n",
+		"src/version.test.ts": `import { expect, it } from "vitest";
+import { version } from "./version";
+
+it("has a version", () => {
+  expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+});
+`,
+		".gitignore":         "node_modules/\n.set/\n",
+		"docs/spec.md":       sampleSpec,
+		"cue.mod/module.cue": sampleModule,
+		"set.cue":            sampleSetCUE("node"),
+	})
+	// The lockfile, from npm's download cache where it has the packages.
+	p.run(nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error")
+	p.commit()
+
+	p.apply("greet", "install", "typecheck", "lint", "test")
+	if got := p.gitShow("src/greet.ts"); !strings.Contains(got, `"Hello, "`) {
+		t.Errorf("main's src/greet.ts is not the fixed one:\n%s", got)
+	}
+	// The failure went back to the agent by name.
+	if prompt := p.read(".set/changes/greet/prompt-2.md"); !strings.Contains(prompt, "FAIL  src/greet.test.ts > greet > greets by name") {
+		t.Errorf("the second prompt does not name vitest's failure:\n%s", prompt)
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/internal/gittest"
+)
+
+// The profile tests each make a small real project of one profile's type
+// (its dependencies from the package registries this machine reaches,
+// through the tools' own download caches, so that a rerun is fast), with a
+// spec of one requirement, and run `setctl apply` on it with an exec agent
+// scripted as a shell script: its first iteration adds the feature and its
+// test with a bug, the test gate fails and sends the failure back, and the
+// second iteration (whose prompt carries the failure) fixes it. The
+// change must merge with every gate of the profile's verify stack run.
+//
+// They run the real toolchains, so they are skipped with -short; without a
+// toolchain a test is skipped with the reason, and fails under CI=true,
+// where .ci/run installs every one.
+
+// requireToolchain skips t under -short, and when check (a command line
+// run in dir, "" for the test's directory) fails: then missing says what
+// to install. Under CI=true a missing toolchain fails t instead.
+func requireToolchain(t *testing.T, missing string, check ...string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the profiles' sample projects run their real toolchains")
+	}
+	if out, err := exec.Command(check[0], check[1:]...).CombinedOutput(); err != nil {
+		why := missing + " (`" + strings.Join(check, " ") + "`: " + strings.TrimSpace(err.Error()+" "+lastLine(string(out))) + ")"
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %s", why)
+		}
+		t.Skip(why)
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// sampleProject is a real project in a temporary git repository.
+type sampleProject struct {
+	t   *testing.T
+	dir string
+}
+
+// newSample writes files (path → content) into a new directory, with an
+// agent script at agent/agent.sh outside the project that set.cue's exec
+// agent runs as `sh AGENT PROMPT_FILE` in the change's worktree (its path
+// replaces AGENT in files).
+func newSample(t *testing.T, agent string, files map[string]string) *sampleProject {
+	t.Helper()
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	gittest.Hermetic(t, "")
+	agentPath := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(agentPath, []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &sampleProject{t: t, dir: t.TempDir()}
+	for name, content := range files {
+		p.write(name, strings.ReplaceAll(content, "AGENT", agentPath))
+	}
+	return p
+}
+
+func (p *sampleProject) write(name, content string) {
+	p.t.Helper()
+	path := filepath.Join(p.dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *sampleProject) read(name string) string {
+	p.t.Helper()
+	data, err := os.ReadFile(filepath.Join(p.dir, filepath.FromSlash(name)))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// run runs a command in the project and returns its combined output.
+func (p *sampleProject) run(env []string, name string, args ...string) string {
+	p.t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = p.dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// commit makes the project's first commit, on main.
+func (p *sampleProject) commit() {
+	p.t.Helper()
+	p.run(nil, "git", "init", "-q", "-b", "main")
+	p.run(nil, "git", "add", "-A")
+	p.run(nil, "git", "commit", "-q", "-m", "skeleton")
+}
+
+// apply runs `setctl apply --yes` on the project, which must succeed, and
+// checks that the change merged after its verify stack ran every gate in
+// gates, the test gate failing once first. It returns apply's output.
+func (p *sampleProject) apply(change string, gates ...string) string {
+	p.t.Helper()
+	var stdout, stderr strings.Builder
+	code := Main([]string{"-C", p.dir, "apply", "--yes"}, &stdout, &stderr)
+	out := stdout.String()
+	p.t.Log(out)
+	if code != exitOK {
+		p.t.Fatalf("setctl apply exited %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
+	}
+	wants := []string{change + " +verify test: FAIL", change + " +iteration 2: done"}
+	for _, g := range gates {
+		wants = append(wants, change+" +verify "+g+": pass")
+	}
+	wants = append(wants, change+" +merged", "Run success")
+	for _, want := range wants {
+		if !matchLine(out, want) {
+			p.t.Errorf("apply's output has no line matching %q:\n%s", want, out)
+		}
+	}
+	return out
+}
+
+// matchLine reports whether a line of out holds a match of the regular
+// expression re (apply pads its columns: " +" matches the padding).
+func matchLine(out, re string) bool {
+	return regexp.MustCompile(`(?m)` + re).MatchString(out)
+}
+
+// gitShow is a file's content on main.
+func (p *sampleProject) gitShow(path string) string {
+	p.t.Helper()
+	return p.run(nil, "git", "show", "main:"+path)
+}

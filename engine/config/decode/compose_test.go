@@ -1,0 +1,149 @@
+package decode
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"cuelang.org/go/mod/modregistrytest"
+
+	"github.com/set-engine/set/engine/load"
+)
+
+// teamProfileModule serves examples/team-profile, Acme's goservice
+// profile built on golang, at v0.1.0 from a registry on 127.0.0.1, and
+// points CUE_REGISTRY at it.
+func teamProfileModule(t *testing.T) {
+	t.Helper()
+	src := filepath.Join("..", "..", "..", "examples", "team-profile")
+	files := fstest.MapFS{}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		files[path.Join("example.com_acme_profiles_v0.1.0", filepath.ToSlash(rel))] = &fstest.MapFile{Data: data}
+		return nil
+	})
+	must(t, err)
+	reg, err := modregistrytest.New(files, "")
+	must(t, err)
+	t.Cleanup(reg.Close)
+	t.Setenv("CUE_REGISTRY", reg.Host()+"+insecure")
+}
+
+// writeTeamProject writes a project on the goservice team profile.
+func writeTeamProject(t *testing.T, setCUE string) string {
+	t.Helper()
+	dir := writeProject(t, setCUE)
+	teamProfileModule(t)
+	mod := moduleCUE + `deps: "example.com/acme/profiles@v0": v: "v0.1.0"` + "\n"
+	must(t, os.WriteFile(filepath.Join(dir, "cue.mod", "module.cue"), []byte(mod), 0o644))
+	return dir
+}
+
+// TestThreeLevels: golang gives defaults, Acme's team profile replaces
+// one of them, adds a convention, a test pattern and a gate with defaults
+// of its own, and the project replaces Acme's defaults and drops one of
+// golang's. The decoded project holds each level's word.
+func TestThreeLevels(t *testing.T) {
+	dir := writeTeamProject(t, `package demo
+
+import "example.com/acme/profiles/goservice@v0"
+
+project: goservice.#Project & {
+	name: "demo"
+	spec: ["docs/spec.md"]
+	conventions: errors: "Wrap errors with %w."
+	conventions: modules: ""
+	testPatterns: integration: "it/**/*_test.go"
+	gates: modverify: run: ["go", "mod", "verify", "-v"]
+}
+`)
+	p, _, err := Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	if p.Profile != "goservice" {
+		t.Errorf("profile = %q, want goservice", p.Profile)
+	}
+	wantConventions := []string{
+		"Wrap errors with %w.",                       // errors: Acme's default, the project's text
+		"Format code with gofmt; keep go vet clean.", // gofmt: golang's default
+		// modules: golang's, dropped by the project
+		"Write table-driven tests beside the code in _test.go files; name the requirement ID (REQ-…) in the test it covers.", // tests: Acme's over golang's
+	}
+	if got := p.ConventionList(); !slices.Equal(got, wantConventions) {
+		t.Errorf("conventions = %q, want %q", got, wantConventions)
+	}
+	if got, want := p.TestGlobs(), []string{"**/*_test.go", "it/**/*_test.go"}; !slices.Equal(got, want) {
+		t.Errorf("test globs = %q, want %q", got, want)
+	}
+	if got := strings.Join(p.Gates["modverify"].Run, " "); got != "go mod verify -v" {
+		t.Errorf("modverify runs %q, want the project's go mod verify -v", got)
+	}
+	for _, stack := range []string{"feature", "fix", "cleanup"} {
+		if _, ok := p.Stacks[stack]["modverify"]; !ok {
+			t.Errorf("stacks.%s lacks Acme's modverify", stack)
+		}
+	}
+	if _, ok := p.Stacks["docs"]["modverify"]; ok {
+		t.Errorf("stacks.docs runs modverify; Acme leaves docs alone")
+	}
+	if _, ok := p.Integration["modverify"]; !ok {
+		t.Errorf("integration lacks Acme's modverify")
+	}
+	if p.Gates["test"].Order != 30 || p.Gates["modverify"].Order != 12 {
+		t.Errorf("gate orders: test %d, modverify %d", p.Gates["test"].Order, p.Gates["modverify"].Order)
+	}
+
+	// Acme's plain value is final: a project cannot change it.
+	dir = writeTeamProject(t, `package demo
+
+import "example.com/acme/profiles/goservice@v0"
+
+project: goservice.#Project & {
+	name: "demo"
+	spec: ["docs/spec.md"]
+	conventions: tests: "No tests."
+}
+`)
+	_, _, err = Load(dir, load.Options{})
+	if got := load.Details(err, dir); !strings.HasPrefix(got, "project.conventions.tests: \"No tests.\" is not one of") || !strings.Contains(got, "set.cue:8:22") {
+		t.Errorf("overriding Acme's fixed convention: %s", got)
+	}
+}
+
+// TestTwoDefaults: CUE keeps one default per field, so a derived profile
+// that gives its own default over its parent's leaves the field
+// ambiguous, and the error says which field, where each default comes
+// from, and what to do.
+func TestTwoDefaults(t *testing.T) {
+	dir := writeProject(t, `package demo
+
+import "github.com/set-engine/set/profiles/golang"
+
+_team: golang.#Project & {
+	conventions: gofmt: *"Format with gofumpt." | string
+}
+
+project: _team & {
+	name: "demo"
+	spec: ["docs/spec.md"]
+}
+`)
+	_, _, err := Load(dir, load.Options{})
+	want := `project.conventions.gofmt: has 2 defaults, "Format with gofumpt." and "Format code with gofmt; keep go vet clean.", and CUE keeps one default per field: set it in set.cue, or let the profile that builds on another give a plain value, or drop the other's entry and add its own (see schema #Profile): set.cue:6:15` + "\n"
+	if got := load.Details(err, dir); got != want {
+		t.Errorf("error:\n%s\nwant:\n%s", got, want)
+	}
+}
