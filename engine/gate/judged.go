@@ -111,7 +111,7 @@ func repairNote(answer string, problems []string) string {
 func promptData(in Input, g config.Gate, diff shownDiff) judge.PromptData {
 	data := judge.PromptData{
 		Project: in.Project.Name, Gate: in.Step.Gate, Stage: in.Stage, Change: in.Change,
-		Requirements: in.Reqs, Conventions: in.Project.Conventions,
+		Requirements: in.Reqs, Conventions: in.Project.ConventionList(),
 		Diff: diff.Text, Omitted: diff.Omitted, BlockOn: g.BlockOn,
 	}
 	for _, name := range slices.Sorted(maps.Keys(in.Project.Forbidden)) {
