@@ -221,6 +221,10 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: r.term.color}); err != nil {
 			return nil, e.errorf(name, "%v", err)
 		}
+		if p.Planning != nil {
+			fmt.Fprintln(e.stdout)
+			planningText(e.stdout, p.Planning)
+		}
 		if !confirm(ctx, e, len(p.Changes), ws.cfg.MainBranch) {
 			if sigs.interrupted() {
 				return nil, e.errorf(name, "interrupted; nothing was run")
@@ -284,10 +288,11 @@ func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
 
 // coverage is where every requirement stands on main after the run, with
 // the run's statuses saying why pending work is pending; nil when it
-// cannot be read (the summary then goes without it).
+// cannot be read (the summary then goes without it). A model's plan is
+// the run's (plan.Reuse): no model is asked for it.
 func (r *applyRun) coverage(sum *orchestrator.Summary) []coverage.Row {
 	ctx := context.Background()
-	p, err := r.ws.proj.MakePlan(ctx)
+	p, err := r.ws.proj.PlanWithoutModel(ctx)
 	if err != nil {
 		return nil
 	}

@@ -208,9 +208,10 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 }
 
 // doctorGraph is the execution graph of the project's current plan, or
-// nil when no plan can be made here (a planner strategy that needs a model).
+// nil when no plan can be made here; doctor asks no model for one (a
+// model's plan is the run's, when there is one: plan.Reuse).
 func doctorGraph(ctx context.Context, ws *workspace) *graph.Graph {
-	p, err := ws.proj.MakePlan(ctx)
+	p, err := ws.proj.PlanWithoutModel(ctx)
 	if err != nil {
 		return nil
 	}

@@ -29,21 +29,16 @@ var updateScripts = flag.Bool("update-scripts", false, "update the golden files 
 // archive holds a _registry directory gets a registry on 127.0.0.1 serving
 // the modules in it (one directory per module version, named as
 // modregistrytest.New describes: example.com_acme_profiles_v0.1.0) as
-// CUE_REGISTRY. The script command modeltest runs a scripted model
-// endpoint (see modeltestCmd).
+// CUE_REGISTRY. The commands modelserver and modelrequests start a
+// scripted model endpoint and show what it was asked (modelserver_test.go).
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
 		UpdateScripts: *updateScripts,
-		Cmds:          map[string]func(ts *testscript.TestScript, neg bool, args []string){"jsonnorm": jsonNorm, "nostrayset": noStraySet, "modeltest": modeltestCmd},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"jsonnorm": jsonNorm, "nostrayset": noStraySet, "modelserver": modelServer, "modelrequests": modelRequests,
+		},
 		Setup: func(env *testscript.Env) error {
-			models := &modeltestServer{}
-			env.Values[modeltestKey{}] = models
-			env.Defer(func() {
-				if models.srv != nil {
-					models.srv.Close()
-				}
-			})
 			env.Setenv("HOME", env.WorkDir)
 			env.Setenv("CUE_CACHE_DIR", filepath.Join(env.WorkDir, ".cue-cache"))
 			env.Setenv("CUE_REGISTRY", "none")
@@ -60,6 +55,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GOPROXY", "off")
 			env.Setenv("GOFLAGS", "-buildvcs=false")
 			env.Setenv("GOTOOLCHAIN", "local")
+			setupModelServer(env)
 			if modules := filepath.Join(env.WorkDir, "_registry"); dirExists(modules) {
 				reg, err := modregistrytest.New(os.DirFS(modules), "")
 				if err != nil {

@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/set-engine/set/engine/coverage"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/project"
+	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
@@ -116,7 +120,7 @@ func runPlan(e *env, args []string) int {
 		if err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
-		if err := showPlan(e, *format, g, rows); err != nil {
+		if err := showPlan(e, *format, g, p.Planning, rows); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
 	} else if err := render(e, g, graph.DrawOptions{Detail: *detail}); err != nil {
@@ -138,19 +142,25 @@ func runPlan(e *env, args []string) int {
 	return exitOK
 }
 
-// showPlan writes the plan as text or JSON: the execution graph and where
-// every requirement stands (rows). A plan without changes says so instead
-// of drawing an empty graph. The JSON is the graph's with the rows as
-// "coverage".
-func showPlan(e *env, format string, g *graph.Graph, rows []coverage.Row) error {
+// showPlan writes the plan as text or JSON: the execution graph, how a
+// model planned it (planning, nil for the static strategy and explicit
+// plans), and where every requirement stands (rows). A plan without
+// changes says so instead of drawing an empty graph. The JSON is the
+// graph's with the planning as "planning" and the rows as "coverage".
+func showPlan(e *env, format string, g *graph.Graph, planning *plan.Planning, rows []coverage.Row) error {
 	if format == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
+		var pj *planningJSON
+		if planning != nil {
+			pj = &planningJSON{planning, planning.Tokens(), planning.CostUSD()}
+		}
 		return enc.Encode(struct {
 			*graph.Graph
+			Planning *planningJSON  `json:"planning,omitempty"`
 			Coverage []coverage.Row `json:"coverage"`
-		}{g, rows})
+		}{g, pj, rows})
 	}
 	if len(g.Changes) == 0 {
 		fmt.Fprintf(e.stdout, "No changes: %s implements every requirement of the spec.\n", g.MainBranch)
@@ -159,8 +169,71 @@ func showPlan(e *env, format string, g *graph.Graph, rows []coverage.Row) error 
 			return err
 		}
 	}
+	if planning != nil {
+		fmt.Fprintln(e.stdout)
+		planningText(e.stdout, planning)
+	}
 	fmt.Fprintln(e.stdout)
 	return coverage.Text(e.stdout, rows)
+}
+
+// planningJSON is a model's planning with its totals, as plan --json
+// shows it.
+type planningJSON struct {
+	*plan.Planning
+	Tokens  journal.Tokens `json:"tokens"`
+	CostUSD float64        `json:"costUsd"`
+}
+
+// planningText says how a model made the plan: the strategy that ran and
+// why, the calls (repairs and failed attempts counted), the models that
+// answered, and the tokens and cost of every call.
+func planningText(w io.Writer, pl *plan.Planning) {
+	var repairs, failed int
+	for _, c := range pl.Calls {
+		if c.Repair > 0 && c.Error == "" {
+			repairs++
+		}
+		if c.Error != "" {
+			failed++
+		}
+	}
+	head := "Planner: " + pl.Strategy + ", " + english.Plural(len(pl.Calls), "model call")
+	var extra []string
+	if repairs > 0 {
+		extra = append(extra, english.Plural(repairs, "repair"))
+	}
+	if failed > 0 {
+		extra = append(extra, fmt.Sprintf("%d failed", failed))
+	}
+	if len(extra) > 0 {
+		head += " (" + strings.Join(extra, ", ") + ")"
+	}
+	if models := pl.Models(); len(models) > 0 {
+		head += " answered by " + english.List(models)
+	}
+	fmt.Fprintln(w, head)
+	if pl.Reused {
+		fmt.Fprintln(w, "  reused: the changes of the run's plan (.set/plan.json), made from the same set.cue and spec")
+	}
+	if pl.Reason != "" {
+		fmt.Fprintln(w, "  "+pl.Reason)
+	}
+	t := pl.Tokens()
+	tokens := fmt.Sprintf("  tokens: %s input, %s output", english.Tokens(t.Input), english.Tokens(t.Output))
+	if t.CacheRead > 0 {
+		tokens += ", " + english.Tokens(t.CacheRead) + " cache read"
+	}
+	if t.CacheWrite > 0 {
+		tokens += ", " + english.Tokens(t.CacheWrite) + " cache write"
+	}
+	switch cost := pl.CostUSD(); {
+	case cost >= 0.01:
+		tokens += "; cost " + report.Cost(cost)
+	case cost > 0: // a cent would round to $0.00
+		tokens += fmt.Sprintf("; cost $%.4f", cost)
+	}
+	fmt.Fprintln(w, tokens)
 }
 
 // jsonErrors is e for command name whose stdout is one JSON document: an

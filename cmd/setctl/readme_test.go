@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/internal/modeltest"
 )
 
 // A fenced CUE block of the README, and a field path in backquotes that a
@@ -126,6 +127,54 @@ func TestREADMEExecAgent(t *testing.T) {
 		if files[name] != want {
 			t.Errorf("agent_exec.txtar's %s differs from the README's:\n%s\nREADME:\n%s", name, files[name], want)
 		}
+	}
+}
+
+// TestREADMEPlanner: the set.cue of the README's section on planner
+// strategies plans with `setctl plan` (its model answering from a scripted
+// endpoint), as `setctl vet` accepts it (TestREADMESetCUE).
+func TestREADMEPlanner(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Planner strategies\n")
+	if !ok {
+		t.Fatal("README.md has no section \"Planner strategies\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	m := readmeCUEBlock.FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("the section has no cue block")
+	}
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	srv := modeltest.New(t, modeltest.Answer(`{"changes":[{"name":"greet","type":"feature","size":"S","description":"Greet.","requirements":["REQ-GREET-01","REQ-GREET-02"],"dependsOn":[],"scope":["main.go","main_test.go"]}]}`, modeltest.Usage{}))
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"set.cue":            m[1],
+		"cue.mod/module.cue": "module: \"example.com/myapp@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
+		"docs/spec.md":       specTemplate,
+	} {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr strings.Builder
+	if code := Main([]string{"-C", dir, "plan"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("setctl plan exited %d:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "\nPlanner: single, 1 model call answered by claude-opus-5-5 via anthropic\n") {
+		t.Errorf("setctl plan:\n%s", stdout.String())
+	}
+	if text := string(srv.Requests()[0].Body); !strings.Contains(text, "Keep each change small enough for one agent session.") {
+		t.Errorf("the project's planning rule is not in the request")
 	}
 }
 

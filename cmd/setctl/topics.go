@@ -18,8 +18,46 @@ type topic struct {
 }
 
 func topics() []topic {
-	return []topic{conditionsTopic(), sentinelTopic()}
+	return []topic{conditionsTopic(), plannerTopic(), sentinelTopic()}
 }
+
+func plannerTopic() topic {
+	return topic{
+		name:    "planner",
+		summary: "the planner strategies, and the prompts a model planner is given",
+		text: func() string {
+			return plannerText + "\nThe prompts, stdlib/prompts.cue:\n\n" + embeddedCUE("stdlib/prompts.cue")
+		},
+	}
+}
+
+const plannerText = `planner.strategy says how the spec becomes a plan's changes. Only what
+main does not implement yet (new, changed and removed requirements) is
+planned.
+
+  static       the default; no model: one change per spec domain, split
+               to at most planner.maxRequirementsPerChange requirements
+  single       the plan role's model plans in one call
+  three-phase  a brief call (the architecture, the decisions across
+               domains, notes per domain), one call per domain
+               (planner.parallel at once), then a merge call
+  auto         single when the single call's input, at one token per 4
+               bytes, is at most planner.singleCallMaxInputTokens, else
+               three-phase
+
+The plan role's model is agent.models.plan through agent.transport, with
+agent.fallbacks.plan when it is overloaded, rate-limited or times out.
+Every answer is checked against the schema's #PlannedChanges and the
+plan's rules; a rejected one goes back to the model with the errors, up to
+planner.repairs times per call, then setctl plan fails showing them.
+setctl vet asks no model; setctl plan prints the strategy, the calls and
+their tokens, and a run journals the calls as LLM_CALL events.
+
+A project adds planning rules (planner: rules: "one-session": "…") and
+replaces a prompt template by unification
+(planner: prompts: single: "…"); setctl vet runs every template on
+sample data, so a misspelled field is an error at its line.
+`
 
 func sentinelTopic() topic {
 	return topic{
@@ -33,14 +71,18 @@ func sentinelTopic() topic {
 // (engine/sentinel's package doc says the same), examples that pass vet
 // (TestREADMESetCUE), and the stdlib's defaults as the binary embeds them.
 func sentinelHelp() string {
-	defaults, err := fs.ReadFile(set.Module, "stdlib/sentinel.cue")
+	return sentinelText + "\nThe defaults, stdlib/sentinel.cue:\n\n" + embeddedCUE("stdlib/sentinel.cue")
+}
+
+// embeddedCUE is the embedded module's file at path from its first doc
+// comment on, indented, tabs as two spaces.
+func embeddedCUE(path string) string {
+	data, err := fs.ReadFile(set.Module, path)
 	if err != nil {
 		panic(err) // embedded by the same build
 	}
-	// The file from its doc comment on, tabs as two spaces.
-	_, body, _ := strings.Cut(string(defaults), "\n// ")
+	_, body, _ := strings.Cut(string(data), "\n// ")
 	var b strings.Builder
-	b.WriteString(sentinelText + "\nThe defaults, stdlib/sentinel.cue:\n\n")
 	for line := range strings.Lines("// " + body) {
 		tabs := len(line) - len(strings.TrimLeft(line, "\t"))
 		if line = strings.Repeat("  ", tabs) + line[tabs:]; line != "\n" {

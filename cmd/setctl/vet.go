@@ -12,6 +12,7 @@ import (
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/project"
 )
@@ -25,9 +26,11 @@ func vetCommand() command {
 Vet loads set.cue with its profile and the embedded schema, warns about
 a gate set.cue declares that no stack runs, checks that the
 repository has the main branch set.cue names, parses every spec file,
-makes the plan (static or explicit), resolves every gate stack, and
-checks that every gate a model grades (review, spec_verify with grader
-"llm") has a model to ask and that its prompt template executes.
+makes the plan (static or explicit) and resolves every gate stack. A
+planner strategy that asks a model (single, three-phase, auto) is not
+run: vet checks that the plan role has a model, which setctl plan asks.
+Every gate a model grades (review, spec_verify with grader "llm") must
+have a model to ask, and a prompt template that executes.
 It prints nothing but a summary when all is well, and every problem with
 its field path and file:line:col otherwise. A directory that is not a git
 repository yet, or a repository with no commit yet, is vetted with a
@@ -64,9 +67,16 @@ func runVet(e *env, args []string) int {
 		e = &je
 	}
 	ctx := context.Background()
-	pr, ds := project.Prepare(ctx, e.dir, project.Options{})
+	pr, ds := project.Prepare(ctx, e.dir, project.Options{NoModel: true})
 	if code := e.present(c.name, ds, pr.Root); code != exitOK {
 		return code
+	}
+	if pr.NeedsModel != nil {
+		// setctl plan asks the plan role's model: it must have one.
+		cfg := llm.ForProject(pr.Config, pr.Root)
+		if len(cfg.Routes[llm.Plan]) == 0 {
+			return e.errorf(c.name, "planner strategy %q: %v", pr.NeedsModel.Strategy, cfg.Unrouted(llm.Plan))
+		}
 	}
 	ws := workspaceOf(pr.Project)
 	warnings := load.Diagnostics(unusedGates(ws.cfg))
@@ -81,6 +91,11 @@ func runVet(e *env, args []string) int {
 	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
 		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
+	if pr.NeedsModel != nil {
+		route := llm.ForProject(ws.cfg, ws.root).Routes[llm.Plan]
+		fmt.Fprintf(e.stdout, "%s; plan: made by %s (%s strategy) at setctl plan, not by vet\n", summary, route[0], pr.NeedsModel.Strategy)
+		return exitOK
+	}
 	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, english.Plural(len(pr.Plan.Changes), "change"), pr.Plan.Strategy, english.Plural(countGates(pr.Graph), "gate run"))
 	return exitOK
 }

@@ -256,9 +256,14 @@ type SentinelRule struct {
 	Backoff Duration `json:"backoff,omitempty"`
 }
 
-// StrategyStatic is the planner strategy that needs no model, the only
-// one the schema offers.
-const StrategyStatic = "static"
+// Planner strategies (schema.#PlannerStrategy): static needs no model;
+// the others ask the plan role's model.
+const (
+	StrategyStatic     = "static"
+	StrategySingle     = "single"
+	StrategyThreePhase = "three-phase"
+	StrategyAuto       = "auto"
+)
 
 // Planner configures how the spec becomes a plan.
 type Planner struct {
@@ -269,6 +274,35 @@ type Planner struct {
 	Replan string `json:"replan"`
 	// MaxReplanCycles bounds the replans of one run.
 	MaxReplanCycles int `json:"maxReplanCycles"`
+	// SingleCallMaxInputTokens is auto's threshold on the single call's
+	// estimated input tokens.
+	SingleCallMaxInputTokens int `json:"singleCallMaxInputTokens"`
+	// Repairs is how many times one call's rejected answer is sent back
+	// with its errors.
+	Repairs int `json:"repairs"`
+	// Parallel bounds the three-phase domain calls running at once.
+	Parallel int `json:"parallel"`
+	// Rules are the planning rules given to the model, by name; an empty
+	// text drops one.
+	Rules map[string]string `json:"rules"`
+	// Prompts are the model planner's templates; decode guarantees that
+	// they parse and execute on sample data when set, and that they are
+	// set when the strategy needs a model.
+	Prompts PlannerPrompts `json:"prompts"`
+}
+
+// NeedsModel reports whether the strategy asks a model for the plan.
+func (p Planner) NeedsModel() bool { return p.Strategy != StrategyStatic }
+
+// PlannerPrompts are the model planner's prompt templates (Go
+// text/template), by the call they make.
+type PlannerPrompts struct {
+	System string `json:"system"`
+	Single string `json:"single"`
+	Brief  string `json:"brief"`
+	Domain string `json:"domain"`
+	Merge  string `json:"merge"`
+	Repair string `json:"repair"`
 }
 
 // Agent configures what implements changes.

@@ -413,6 +413,17 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		}); err != nil {
 			return err
 		}
+		// The planner's model calls, made before the run (setctl plan has
+		// no journal), are the run's: its first LLM_CALL events, of no
+		// change. A plan reused from an earlier run had them journaled
+		// there.
+		if pl := p.Planning; pl != nil && !pl.Reused {
+			for _, c := range pl.Calls {
+				if err := r.rec.emit("", c.LLMCallData); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	// A new plan keeps the progress of the changes it names again, so the
 	// repository is reconciled either way.

@@ -2,7 +2,9 @@
 // cover, and the fingerprint of the inputs it was made from. A plan holds
 // only what main does not implement yet: every requirement has a standing
 // against main's living specs (spec.Standing), and changes cover the new,
-// changed and removed ones. A Plan that Validate accepts is acyclic, covers
+// changed and removed ones. The changes come from set.cue's explicit
+// plan, from the static strategy, or from a model (a Modeler:
+// engine/plan/planner), whose calls the plan records (Planning). A Plan that Validate accepts is acyclic, covers
 // every such requirement exactly once (or defers it with a reason), and
 // keeps every change within the per-change requirement limit.
 package plan
@@ -22,6 +24,16 @@ const (
 	SizeM = "M"
 	SizeL = "L"
 )
+
+// Sizes are the sizes of a change, smallest first (schema.#Size).
+var Sizes = []string{SizeS, SizeM, SizeL}
+
+// Types are the types of a change (schema.#ChangeType); each has its
+// stack.
+var Types = []string{"feature", "fix", "refactor", "infrastructure", "schema", "docs", "test", "cleanup"}
+
+// NamePattern is the regular expression of a change name (schema.#Name).
+const NamePattern = `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`
 
 // Plan is the changes of one run.
 type Plan struct {
@@ -45,6 +57,9 @@ type Plan struct {
 	// new requirements go to and main has no living spec of (see
 	// spec.Purposes); change folders carry it.
 	Purposes map[string]string `json:"purposes,omitempty"`
+	// Planning records how a model made the changes; nil for the static
+	// strategy and explicit plans.
+	Planning *Planning `json:"planning,omitempty"`
 }
 
 // Change is one unit of work, implemented by one agent in one worktree.

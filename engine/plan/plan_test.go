@@ -208,14 +208,15 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// TestMakeRefusesModelStrategies: the schema offers only static, but a
-// config.Project built in Go could name another strategy.
-func TestMakeRefusesModelStrategies(t *testing.T) {
+// TestMakeWithoutModel: a strategy that asks a model, given none, is a
+// NeedsModelError, never replaced by the static strategy.
+func TestMakeWithoutModel(t *testing.T) {
 	for _, s := range []string{"single", "three-phase", "auto"} {
 		cfg := &config.Project{Name: "p", Planner: config.Planner{Strategy: s, MaxRequirementsPerChange: 6}}
-		_, err := Make(cfg, &spec.Spec{}, Record{}, Fingerprint{})
-		if err == nil || !strings.Contains(err.Error(), "not available in this build") {
-			t.Errorf("Make with strategy %q = %v, want a not-available error", s, err)
+		_, err := Make(cfg, &spec.Spec{Requirements: []spec.Requirement{req("REQ-A-01", 1)}}, Record{}, Fingerprint{})
+		var nm *NeedsModelError
+		if !errors.As(err, &nm) || nm.Strategy != s {
+			t.Errorf("Make with strategy %q = %v, want a NeedsModelError", s, err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"regexp"
@@ -28,15 +29,22 @@ type Record struct {
 	Sources map[string][]byte
 }
 
-// Make builds and validates the plan of a project: what the spec asks for
-// beyond what main implements (rec). Every requirement gets its standing
-// (spec.Compare); the changes are the explicit plan of set.cue when there
-// is one, otherwise the planner strategy's over every requirement, the
-// removed ones included; then main's work is pruned from them (see prune),
-// so that a change keeps its name from one plan to the next while main
-// moves. Strategies that need a model are refused with an error rather
-// than replaced by another.
+// Make is MakeWith without a model: a strategy that asks one is a
+// *NeedsModelError.
 func Make(cfg *config.Project, s *spec.Spec, rec Record, fp Fingerprint) (*Plan, error) {
+	return MakeWith(context.Background(), cfg, s, rec, fp, nil)
+}
+
+// MakeWith builds and validates the plan of a project: what the spec asks
+// for beyond what main implements (rec). Every requirement gets its
+// standing (spec.Compare); the changes are the explicit plan of set.cue
+// when there is one, the static strategy's over every requirement, the
+// removed ones included, or the model's (m) over the requirements main
+// does not implement; then main's work is pruned from them (see prune),
+// so that a change keeps its name from one plan to the next while main
+// moves. A strategy that asks a model without m is a *NeedsModelError,
+// never replaced by another; with nothing to plan, no model is asked.
+func MakeWith(ctx context.Context, cfg *config.Project, s *spec.Spec, rec Record, fp Fingerprint, m Modeler) (*Plan, error) {
 	standings := spec.Compare(s.Requirements, rec.Living)
 	reqs := slices.Clone(s.Requirements)
 	existing := map[string]bool{}
@@ -70,9 +78,17 @@ func Make(cfg *config.Project, s *spec.Spec, rec Record, fp Fingerprint) (*Plan,
 	case cfg.Planner.Strategy == config.StrategyStatic:
 		p.Strategy = config.StrategyStatic
 		p.Changes = Static(reqs, cfg.Planner.MaxRequirementsPerChange)
+	case m == nil:
+		return nil, &NeedsModelError{Strategy: cfg.Planner.Strategy}
 	default:
-		return nil, fmt.Errorf("planner strategy %q is not available in this build: it needs a model, and only the %q strategy and explicit plans (project.plan) are implemented; set project.planner.strategy: %q",
-			cfg.Planner.Strategy, config.StrategyStatic, config.StrategyStatic)
+		p.Strategy = cfg.Planner.Strategy
+		if cover := p.Pending(); len(cover) > 0 {
+			changes, planning, err := m.Changes(ctx, p, cover, nil)
+			if err != nil {
+				return nil, err
+			}
+			p.Changes, p.Planning, p.Strategy = changes, planning, planning.Strategy
+		}
 	}
 	prune(p, rec.Landed)
 	if p.Strategy == config.StrategyStatic {

@@ -13,7 +13,7 @@ import (
 )
 
 // namePattern is the kebab-case form of a change name (schema.#Name).
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+var namePattern = regexp.MustCompile(NamePattern)
 
 // MaxNameLen is the longest change name, in bytes: a name is a path
 // element and a git ref component, often with a prefix and a suffix.

@@ -21,8 +21,11 @@ import (
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/plan/planner"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/spec"
 )
 
@@ -164,17 +167,75 @@ func (p *Project) Warnings() diag.List {
 
 // MakePlan plans what the spec asks for beyond what main implements (see
 // Record) with the configured strategy (or takes its explicit plan), and
-// fingerprints the inputs.
+// fingerprints the inputs. A strategy that asks a model asks the plan
+// role's (llm.ForProject), unless the run's plan (.set/plan.json) was made
+// by a model from the same configuration and spec files: then its
+// changes are the plan's (plan.Reuse), so that the run continues them.
 func (p *Project) MakePlan(ctx context.Context) (*plan.Plan, error) {
+	return p.makePlan(ctx, true)
+}
+
+// PlanWithoutModel is MakePlan where planning would ask a model: it
+// returns a *plan.NeedsModelError instead (setctl vet and doctor ask no
+// model).
+func (p *Project) PlanWithoutModel(ctx context.Context) (*plan.Plan, error) {
+	return p.makePlan(ctx, false)
+}
+
+func (p *Project) makePlan(ctx context.Context, ask bool) (*plan.Plan, error) {
+	rec, fp, err := p.fingerprint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var m plan.Modeler
+	if p.Config.Plan == nil && p.Config.Planner.NeedsModel() {
+		var model plan.Modeler
+		if ask {
+			if model, err = p.Planner(ctx); err != nil {
+				return nil, err
+			}
+		}
+		prev, _ := plan.Read(rundir.New(p.Root).Plan()) // none, or unreadable: plan anew
+		m = plan.Reuse(prev, fp, model)
+	}
+	return plan.MakeWith(ctx, p.Config, p.Spec, rec, fp, m)
+}
+
+// fingerprint reads what main records (Record) and fingerprints the
+// inputs of a plan.
+func (p *Project) fingerprint(ctx context.Context) (plan.Record, plan.Fingerprint, error) {
 	rec, living, err := p.Record(ctx)
 	if err != nil {
-		return nil, err
+		return rec, plan.Fingerprint{}, err
 	}
 	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root), living)
+	return rec, fp, err
+}
+
+// Planner is the model planner of the project (engine/plan/planner): the
+// plan role's route (llm.ForProject), answers checked against the
+// schema's #PlannedChanges, main's tree as the files. A replan asks it
+// for changes covering some requirements beside the run's changes
+// (plan.Modeler's Changes with those IDs and the existing changes).
+func (p *Project) Planner(ctx context.Context) (plan.Modeler, error) {
+	check, err := load.NewChecker(load.PlannedChangesDef)
 	if err != nil {
 		return nil, err
 	}
-	return plan.Make(p.Config, p.Spec, rec, fp)
+	var files []string
+	if git.InRepository(ctx, p.Root) && git.BranchExists(ctx, p.Root, p.Config.MainBranch) {
+		if files, err = git.TreeFiles(ctx, p.Root, "refs/heads/"+p.Config.MainBranch); err != nil {
+			return nil, err
+		}
+	}
+	return planner.New(planner.Options{
+		Project:     p.Config.Name,
+		Conventions: p.Config.ConventionList(),
+		Planner:     p.Config.Planner,
+		LLM:         llm.ForProject(p.Config, p.Root),
+		Files:       planner.FilesOf(files),
+		Check:       check.Check,
+	})
 }
 
 // Options say how far Prepare goes.
@@ -183,6 +244,10 @@ type Options struct {
 	// instead of planning now; it is refused when its inputs changed.
 	// PlanFileShown is how to name it in messages (as the user typed it).
 	PlanFile, PlanFileShown string
+	// NoModel makes the plan only where that asks no model
+	// (PlanWithoutModel); otherwise Prepared has no plan and no graph, and
+	// NeedsModel says why.
+	NoModel bool
 }
 
 // Prepared is a project ready to show or run: loaded, planned, and its
@@ -190,9 +255,13 @@ type Options struct {
 // build runs: the schema offers nothing else.
 type Prepared struct {
 	*Project
-	// Plan and Graph are nil when a step before them failed.
+	// Plan and Graph are nil when a step before them failed, or when
+	// Options.NoModel kept the planner's model from being asked.
 	Plan  *plan.Plan
 	Graph *graph.Graph
+	// NeedsModel is set when Options.NoModel left the plan unmade: the
+	// strategy asks a model.
+	NeedsModel *plan.NeedsModelError
 }
 
 // Prepare loads the project dir is in and prepares it (see
@@ -215,14 +284,25 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Prepared, diag.Lis
 // (planWarnings) come back when it succeeds.
 func (p *Project) Prepare(ctx context.Context, opts Options) (*Prepared, diag.List) {
 	pr := &Prepared{Project: p}
-	pl, err := p.MakePlan(ctx)
+	var pl *plan.Plan
+	var err error
+	switch {
+	case opts.PlanFile != "":
+		var fp plan.Fingerprint
+		if _, fp, err = p.fingerprint(ctx); err == nil {
+			pl, err = p.SavedPlan(ctx, opts.PlanFile, opts.PlanFileShown, fp)
+		}
+	case opts.NoModel:
+		pl, err = p.PlanWithoutModel(ctx)
+		if nm := (*plan.NeedsModelError)(nil); errors.As(err, &nm) {
+			pr.NeedsModel = nm
+			return pr, nil
+		}
+	default:
+		pl, err = p.MakePlan(ctx)
+	}
 	if err != nil {
 		return pr, load.Diagnostics(err)
-	}
-	if opts.PlanFile != "" {
-		if pl, err = p.SavedPlan(ctx, opts.PlanFile, opts.PlanFileShown, pl); err != nil {
-			return pr, load.Diagnostics(err)
-		}
 	}
 	g, err := graph.Build(pl, p.Config)
 	if err != nil {

@@ -24,16 +24,17 @@ import (
 )
 
 // SavedPlan reads the plan saved at path (shown names it in messages) and
-// refuses it when its inputs changed since, compared with now, the plan
-// made of the current inputs; unless the journal shows a run of exactly
-// that plan to continue (that run moved git HEAD, and main's living specs,
-// itself).
-func (p *Project) SavedPlan(ctx context.Context, path, shown string, now *plan.Plan) (*plan.Plan, error) {
+// refuses it when its inputs changed since, compared with now, the
+// fingerprint of the current inputs; unless the journal shows a run of
+// exactly that plan to continue (that run moved git HEAD, and main's
+// living specs, itself). No plan is made to compare: a planner's model is
+// not asked again.
+func (p *Project) SavedPlan(ctx context.Context, path, shown string, now plan.Fingerprint) (*plan.Plan, error) {
 	saved, err := plan.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	changed := saved.Fingerprint.Changes(now.Fingerprint)
+	changed := saved.Fingerprint.Changes(now)
 	byRun := !slices.ContainsFunc(changed, func(c string) bool {
 		return !strings.HasPrefix(c, "git HEAD moved") && c != plan.LivingChanged
 	})

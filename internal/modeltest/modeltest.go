@@ -138,9 +138,8 @@ func New(t testing.TB, steps ...Step) *Server {
 	return s
 }
 
-// Start starts a server answering with steps; the caller closes it. (New
-// is the form for a test; Start serves where there is no testing.TB, such
-// as a testscript command.)
+// Start starts a server answering with steps, for a caller without a
+// testing.TB (a testscript command); the caller closes it.
 func Start(steps ...Step) (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

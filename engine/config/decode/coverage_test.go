@@ -43,7 +43,15 @@ project: golang.#Project & {
 		}
 		grace: "gate:test": "20m"
 	}
-	planner: {strategy: "static", maxRequirementsPerChange: 4}
+	planner: {
+		strategy: "auto"
+		maxRequirementsPerChange: 4
+		singleCallMaxInputTokens: 30000
+		repairs: 1
+		parallel: 2
+		rules: "small-changes": "Keep changes small."
+		prompts: single: "Plan {{.Project}}."
+	}
 	agent: {
 		adapter: "replay"
 		argv: ["replay"]
@@ -130,6 +138,8 @@ func TestEveryFieldReachesGo(t *testing.T) {
 		"sentinel.rules.api_error.backoff", "sentinel.grace.gate:test",
 		"plan.changes.core.scope", "plan.changes.core.agent", "plan.deferred.REQ-LATER-01",
 		"forbidden.no-sleep.paths", "budgets.gateTimeout", "planner.maxRequirementsPerChange",
+		"planner.singleCallMaxInputTokens", "planner.repairs", "planner.parallel", "planner.rules.small-changes",
+		"planner.prompts.system", "planner.prompts.single", "planner.prompts.repair",
 	} {
 		if !cuePaths[path] {
 			t.Errorf("fixture does not set %s", path)

@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/judge"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/plan/prompt"
 )
 
 // Load loads the project in dir and decodes it. Errors carry CUE paths and
@@ -51,9 +52,10 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d.checkSentinel()
 	d.checkForbidden()
 	d.checkFailures()
-	d.checkPrompts()
+	d.checkGatePrompts()
 	d.checkRunners()
 	d.checkPermissions()
+	d.checkPrompts()
 	d.checkFallbacks()
 	d.checkReplan()
 	d.recordPositions()
@@ -181,9 +183,9 @@ func (d *decoder) checkFailures() {
 	}
 }
 
-// checkPrompts checks that the prompt of every model-graded gate is a
-// template that executes on the data the gate gives it (judge.Check).
-func (d *decoder) checkPrompts() {
+// checkGatePrompts checks that the prompt of every model-graded gate is
+// a template that executes on the data the gate gives it (judge.Check).
+func (d *decoder) checkGatePrompts() {
 	for _, name := range slices.Sorted(maps.Keys(d.p.Gates)) {
 		if g := d.p.Gates[name]; g.Graded() {
 			if _, err := judge.Check(g.Prompt); err != nil {
@@ -241,6 +243,22 @@ func (d *decoder) checkPermissions() {
 		}
 	}
 	d.fail([]string{"agent", "permissions"}, "an %s agent has no permission mode: only claude and codex agents have one", d.p.Agent.Adapter)
+}
+
+// checkPrompts checks that the model planner's prompt templates are set
+// when the strategy asks a model, and that, when set, they parse and
+// execute on sample data (prompt.Parse), each error at its field.
+func (d *decoder) checkPrompts() {
+	if d.p.Planner.Prompts == (config.PlannerPrompts{}) {
+		if d.p.Planner.NeedsModel() {
+			d.fail([]string{"planner", "strategy"}, "the %s strategy asks a model, with the prompts of planner.prompts, which the profile does not set; set them, e.g. planner: prompts: stdlib.prompts.planner (import \"github.com/set-engine/set/stdlib\")", d.p.Planner.Strategy)
+		}
+		return
+	}
+	_, errs := prompt.Parse(d.p.Planner.Prompts)
+	for _, e := range errs {
+		d.fail([]string{"planner", "prompts", e.Name}, "invalid template: %v", e.Err)
+	}
 }
 
 // checkRunners checks that every runner a gate or a regeneration uses is

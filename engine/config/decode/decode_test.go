@@ -176,3 +176,65 @@ func TestAgentPermissions(t *testing.T) {
 		}
 	}
 }
+
+// The planner's prompt templates are checked at load time: a template
+// that does not parse, or names a field its data lacks, is an error at its
+// field, with the template's own line.
+func TestPlannerPrompts(t *testing.T) {
+	dir := writeProject(t, golangProject)
+	p, _, err := Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	pr := p.Planner.Prompts
+	if pr.System == "" || pr.Single == "" || pr.Brief == "" || pr.Domain == "" || pr.Merge == "" || pr.Repair == "" {
+		t.Errorf("the golang profile leaves a prompt empty: %+v", pr)
+	}
+	if p.Planner.Strategy != "static" || p.Planner.Repairs != 2 || p.Planner.Parallel != 4 || p.Planner.SingleCallMaxInputTokens != 60000 {
+		t.Errorf("planner defaults: %+v", p.Planner)
+	}
+	if p.Planner.Rules["tests-with-code"] == "" || p.Planner.Rules["go-packages"] == "" {
+		t.Errorf("planner rules: %v", p.Planner.Rules)
+	}
+	for _, tt := range []struct{ extra, want string }{
+		{`planner: prompts: single: "Plan {{.Project"`,
+			`project.planner.prompts.single: invalid template: template: single:1: unclosed action: set.cue:8:`},
+		{`planner: prompts: merge: "Plan {{.Projet}}"`,
+			`project.planner.prompts.merge: invalid template: template: merge:1:7: executing "merge" at <.Projet>: can't evaluate field Projet in type prompt.Data: set.cue:8:`},
+		{`planner: prompts: repair: "{{range .Errors}}{{.Message}}{{end}}"`,
+			`project.planner.prompts.repair: invalid template: template: repair:1:19: executing "repair" at <.Message>: can't evaluate field Message in type string: set.cue:8:`},
+	} {
+		src := strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+tt.extra+"\n", 1)
+		dir := writeProject(t, src)
+		_, _, err := Load(dir, load.Options{})
+		if got := load.Details(err, dir); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s:\n got %s\nwant %s…", tt.extra, got, tt.want)
+		}
+	}
+}
+
+// A strategy that asks a model needs the prompts: a profile without them
+// is refused at planner.strategy.
+func TestModelStrategyNeedsPrompts(t *testing.T) {
+	src := `package demo
+
+import "github.com/set-engine/set/schema"
+
+project: schema.#Project & {
+	name: "demo"
+	profile: "bare"
+	spec: ["docs/spec.md"]
+	stacks: {feature: {}, fix: {}, refactor: {}, infrastructure: {}, schema: {}, docs: {}, test: {}, cleanup: {}}
+	agent: adapter: "claude"
+	planner: strategy: "single"
+}
+`
+	dir := writeProject(t, src)
+	_, _, err := Load(dir, load.Options{})
+	if got := load.Details(err, dir); !strings.HasPrefix(got, `project.planner.strategy: the single strategy asks a model, with the prompts of planner.prompts, which the profile does not set; set them, e.g. planner: prompts: stdlib.prompts.planner (import "github.com/set-engine/set/stdlib"): set.cue:11:21`) {
+		t.Errorf("error:\n%s", got)
+	}
+	if _, _, err := Load(writeProject(t, strings.Replace(src, `"single"`, `"static"`, 1)), load.Options{}); err != nil {
+		t.Errorf("a static planner without prompts: %v", err)
+	}
+}
