@@ -17,18 +17,18 @@ func TestRealCLIReview(t *testing.T) {
 	answer := `{"findings": [` + criticalFinding + `]}`
 	for _, tc := range []struct {
 		transport string
-		config    func(*modeltest.Server) llm.Config
+		config    func(*testing.T, *modeltest.Server) llm.Config
 	}{
-		{llm.TransportClaude, func(srv *modeltest.Server) llm.Config {
+		{llm.TransportClaude, func(t *testing.T, srv *modeltest.Server) llm.Config {
 			return llm.Config{Env: srv.ClaudeEnv(t), ClaudeCommand: []string{modeltest.ClaudeCLI(t)}}
 		}},
-		{llm.TransportCodex, func(srv *modeltest.Server) llm.Config {
+		{llm.TransportCodex, func(t *testing.T, srv *modeltest.Server) llm.Config {
 			return llm.Config{Env: srv.CodexEnv(t), CodexCommand: append([]string{modeltest.CodexCLI(t)}, srv.CodexFlags()...)}
 		}},
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
 			srv := modeltest.New(t, modeltest.Answer(answer, modeltest.Usage{}))
-			cfg := tc.config(srv)
+			cfg := tc.config(t, srv)
 			cfg.Routes = map[llm.Role]llm.Route{llm.Review: {{Transport: tc.transport, Model: "m-review"}}}
 			cfg.Retries = -1
 			in := gradedInput(t, srv, config.KindReview, nil)
