@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -242,6 +243,9 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 		Runners: runners, Models: pr.Models(g), AcceptBaseline: f.acceptBaseline, KeepBranches: f.keepBranches,
 		Invocation: f.invocation,
 	}
+	if ws.cfg.Planner.Replan == "auto" {
+		r.opts.Replan = replanner(ws.proj)
+	}
 	return r, exitOK
 }
 
@@ -418,5 +422,32 @@ func confirm(ctx context.Context, e *env, n int, mainBranch string) bool {
 	case <-ctx.Done():
 		fmt.Fprintln(e.stdout)
 		return false
+	}
+}
+
+// replanner asks the project's model planner for changes covering a
+// replan's uncovered requirements, next to the changes that stay in the
+// run, and journals its model calls (failed attempts too) as LLM_CALL
+// events of the run.
+func replanner(proj *project.Project) orchestrator.ReplanFunc {
+	return func(ctx context.Context, req orchestrator.ReplanRequest) ([]plan.Change, error) {
+		m, err := proj.Planner(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(req.Uncovered))
+		for i, r := range req.Uncovered {
+			ids[i] = r.ID
+		}
+		existing := slices.DeleteFunc(slices.Clone(req.Plan.Changes), func(c plan.Change) bool { return slices.Contains(req.Dropped, c.Name) })
+		changes, planning, err := m.Changes(ctx, req.Plan, ids, existing)
+		if planning != nil {
+			for _, c := range planning.Calls {
+				if eerr := req.Emit(c.LLMCallData); eerr != nil {
+					return nil, eerr
+				}
+			}
+		}
+		return changes, err
 	}
 }

@@ -208,7 +208,7 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		return info(msg)
 	case journal.Replanned:
 		d, _ := journal.Decode[journal.ReplannedData](e)
-		msg := fmt.Sprintf("replan %d: %s uncovered after %s", d.Cycle, strings.Join(d.Uncovered, ", "), strings.Join(d.Dropped, ", "))
+		msg := fmt.Sprintf("replan %d: %s uncovered (%s did not reach %s)", d.Cycle, strings.Join(d.Uncovered, ", "), strings.Join(d.Dropped, ", "), mainBranch)
 		if d.Error != "" {
 			return failure(pal.red.Sprint(msg + "; the planner gave no changes: " + d.Error))
 		}

@@ -117,6 +117,14 @@ func (p *progress) event(e journal.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.update(e)
+	if e.Type == journal.Replanned {
+		d, _ := journal.Decode[journal.ReplannedData](e)
+		for _, name := range d.Added {
+			p.names = append(p.names, name)
+			p.rows[name] = &row{}
+			p.width = max(p.width, len(name))
+		}
+	}
 	l := describeEvent(e, p.main, p.palette)
 	if !p.live {
 		if l.shown {

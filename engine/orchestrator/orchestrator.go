@@ -112,7 +112,10 @@ type run struct {
 	layout rundir.Layout
 	rec    *recorder
 	reqs   map[string]spec.Requirement
-	env    []string
+	// replaced are the changes replans dropped from the plan: the
+	// summary still reports them.
+	replaced []string
+	env      []string
 	// redact masks the secrets of env (and the project's secrets) in
 	// everything the run writes: the journal (and so the state), gate and
 	// agent logs, prompts.
@@ -311,6 +314,9 @@ func (r *run) finish(result string, runErr error, resumed bool, took time.Durati
 		s := r.rec.status(c.Name)
 		sum.Statuses[c.Name] = s
 		counts[string(s)]++
+	}
+	for _, name := range r.replaced {
+		sum.Statuses[name] = r.rec.status(name)
 	}
 	if err := r.rec.emit("", journal.RunFinishedData{Result: result, Statuses: counts, DurationMS: took.Milliseconds()}); err != nil && runErr == nil {
 		runErr = err

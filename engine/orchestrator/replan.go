@@ -110,6 +110,7 @@ func (r *run) replan(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	r.opts.Plan, r.opts.Graph = next, g
+	r.replaced = append(r.replaced, dropped...)
 	return true, nil
 }
 

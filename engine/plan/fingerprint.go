@@ -15,10 +15,11 @@ import (
 // Fingerprint identifies the inputs a plan was made from: the decoded
 // configuration, each spec file, the git HEAD and the living specs on main
 // (what main records as implemented). Two fingerprints with the same Sum
-// come from the same inputs. The configuration's budgets and sentinel
-// are left out: they bound and supervise a run, they do not shape its
-// plan, so raising a budget neither makes a saved plan stale nor starts
-// a new run (the run goes on under the new budgets).
+// come from the same inputs. The configuration's budgets, sentinel and
+// replan settings are left out: they bound, supervise and extend a run,
+// they do not shape its plan, so raising a budget or turning replan on
+// neither makes a saved plan stale nor starts a new run (the run goes on
+// under the new settings).
 type Fingerprint struct {
 	Sum    string            `json:"sum"`
 	Config string            `json:"config"`
@@ -34,6 +35,7 @@ type Fingerprint struct {
 func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string, living map[string][]byte) (Fingerprint, error) {
 	planned := *cfg
 	planned.Budgets, planned.Sentinel = config.Budgets{}, config.Sentinel{}
+	planned.Planner.Replan, planned.Planner.MaxReplanCycles = "", 0
 	cfgJSON, err := json.Marshal(&planned)
 	if err != nil {
 		return Fingerprint{}, fmt.Errorf("fingerprint: %w", err)
