@@ -240,7 +240,7 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 	r.closeRunners = closeRunners
 	r.opts = orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners, AcceptBaseline: f.acceptBaseline, KeepBranches: f.keepBranches,
+		Runners: runners, Models: pr.Models(g), AcceptBaseline: f.acceptBaseline, KeepBranches: f.keepBranches,
 		Invocation: f.invocation,
 	}
 	if ws.cfg.Planner.Replan == "auto" {

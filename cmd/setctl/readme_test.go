@@ -177,3 +177,35 @@ func TestREADMEPlanner(t *testing.T) {
 		t.Errorf("the project's planning rule is not in the request")
 	}
 }
+
+// TestREADMEReview: the README's set.cue of model-graded gates is the one
+// testdata/script/review_gate.txtar runs against a scripted endpoint.
+func TestREADMEReview(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Gates a model grades: `review` and `spec_verify`\n")
+	if !ok {
+		t.Fatal("README.md has no section \"Gates a model grades\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, rest, ok := strings.Cut(section, "```cue\n")
+	if !ok {
+		t.Fatal("the section has no cue block")
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	ar, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "script", "review_gate.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.Files {
+		if f.Name == "set.cue" {
+			if string(f.Data) != block {
+				t.Errorf("review_gate.txtar's set.cue differs from the README's:\n%s\nREADME:\n%s", f.Data, block)
+			}
+			return
+		}
+	}
+	t.Error("review_gate.txtar has no set.cue")
+}

@@ -29,6 +29,8 @@ repository has the main branch set.cue names, parses every spec file,
 makes the plan (static or explicit) and resolves every gate stack. A
 planner strategy that asks a model (single, three-phase, auto) is not
 run: vet checks that the plan role has a model, which setctl plan asks.
+Every gate a model grades (review, spec_verify with grader "llm") must
+have a model to ask, and a prompt template that executes.
 It prints nothing but a summary when all is well, and every problem with
 its field path and file:line:col otherwise. A directory that is not a git
 repository yet, or a repository with no commit yet, is vetted with a

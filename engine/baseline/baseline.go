@@ -49,7 +49,8 @@ type Check struct {
 
 // Checks are the distinct exec gates of the verify and integration stacks
 // of changes, each once, in run order (order, then name). Built-in gates
-// judge a change's diff, which main does not have, and are left out; so
+// judge a change's diff, which main does not have, and are left out (the
+// model-graded ones too, so judging main never calls a model); so
 // are gates in mode "skip" (the graph never lists them). A gate whose
 // `when` is decided at run time is in: some change may run it.
 func Checks(changes []*graph.ChangeGraph) []Check {

@@ -29,8 +29,11 @@ func TestChecks(t *testing.T) {
 			step("scope_check", config.KindScopeCheck, config.ModeRun, 0),
 			step("lint", config.KindExec, config.ModeWarn, 20),
 			step("test", config.KindExec, config.ModeRun, 30),
+			// A model-graded gate judges a change's diff: main has none,
+			// and judging main would call a model.
+			step("review", config.KindReview, config.ModeRun, 70),
 		},
-		Integration: []graph.GateStep{step("test", config.KindExec, config.ModeRun, 30)},
+		Integration: []graph.GateStep{step("test", config.KindExec, config.ModeRun, 30), step("review", config.KindReview, config.ModeRun, 70)},
 	}
 	docs := &graph.ChangeGraph{
 		Verify: []graph.GateStep{

@@ -146,6 +146,13 @@ const (
 	KindTestFiles  = "test_files"
 	KindSpecVerify = "spec_verify"
 	KindRules      = "rules"
+	KindReview     = "review"
+)
+
+// Graders of a spec_verify gate.
+const (
+	GraderDeterministic = "deterministic"
+	GraderLLM           = "llm"
 )
 
 // Modes of a gate in a stack.
@@ -170,6 +177,26 @@ type Gate struct {
 	// its output reports, one per match on a line (see schema/gate.cue);
 	// "" when it has none.
 	Failures string `json:"failures,omitempty"`
+	// Grader is how a spec_verify gate decides: GraderDeterministic or
+	// GraderLLM; "" for the other kinds.
+	Grader string `json:"grader,omitempty"`
+	// Prompt, BlockOn, MaxDiffBytes and Repairs configure a model-graded
+	// gate (Graded); they are zero for the others. Prompt is a Go
+	// text/template executed on judge.PromptData (decode checks it);
+	// BlockOn the lowest severity of a finding that blocks ("critical",
+	// "high", "medium" or "low"); MaxDiffBytes bounds the diff the
+	// prompt shows; Repairs is how many times an invalid answer is sent
+	// back to the model with its problems before the gate errors.
+	Prompt       string `json:"prompt,omitempty"`
+	BlockOn      string `json:"blockOn,omitempty"`
+	MaxDiffBytes int    `json:"maxDiffBytes,omitempty"`
+	Repairs      int    `json:"repairs,omitempty"`
+}
+
+// Graded reports whether a model grades the gate: a review, or a
+// spec_verify whose grader is "llm".
+func (g Gate) Graded() bool {
+	return g.Kind == KindReview || g.Kind == KindSpecVerify && g.Grader == GraderLLM
 }
 
 // StackEntry places a gate in a stack; empty fields fall back to the gate.

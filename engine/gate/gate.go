@@ -48,8 +48,9 @@ const (
 )
 
 // BuiltinRunner is the Runner of a Result of a built-in gate (scope_check,
-// test_files, spec_verify, rules): the engine evaluates those itself from
-// the diff, whatever runner the stack names.
+// test_files, spec_verify, rules, review): the engine evaluates those
+// itself from the diff (asking a model for review and an "llm"
+// spec_verify), whatever runner the stack names.
 const BuiltinRunner = "engine"
 
 // defaultRunner is the runner of an exec gate whose step names none.
@@ -103,6 +104,9 @@ type Input struct {
 	// only accepted failures passes, and a failure's retry context names
 	// only the failures that are not accepted.
 	Accepted []string
+	// Models asks the models of model-graded gates (config.Gate.Graded);
+	// nil makes such a gate an error. Other gates do not use it.
+	Models Asker
 }
 
 // Result is the outcome of one gate run; its fields map one to one onto
@@ -153,10 +157,17 @@ func (r Result) Blocking() bool { return r.Status == StatusFail }
 
 // verdict is a checked gate's finding before the mode is applied.
 type verdict struct {
-	fail   bool
+	fail bool
+	// warn: the gate passes, with findings to report (a model-graded
+	// gate's findings below its blockOn); reason and retry are set.
+	warn   bool
 	reason string // one line
-	retry  string // for the agent; set when fail
+	retry  string // for the agent; set when fail or warn
 	detail string // for the log: what was checked
+	// log goes into the gate's log before the verdict, whatever the
+	// outcome, an error included (a model-graded gate's prompt and
+	// answers).
+	log string
 }
 
 // Run evaluates the gate of in.Step on in.Worktree. runners maps runner
@@ -223,22 +234,34 @@ func evaluate(ctx context.Context, in Input, runners map[string]runner.Runner, r
 		check = testFiles
 	case config.KindSpecVerify:
 		check = specVerify
+		if in.Project != nil && in.Project.Gates[in.Step.Gate].Graded() {
+			check = graded
+		}
 	case config.KindRules:
 		check = rules
+	case config.KindReview:
+		check = graded
 	default:
 		return errorResult(in, res, fmt.Errorf("unknown gate kind %q", res.Kind))
 	}
 	v, err := check(ctx, in, d)
 	if err != nil {
-		return errorResult(in, res, err)
+		return errorResult(in, res, err, v.log)
 	}
 	res.Status = StatusPass
-	if v.fail {
+	switch {
+	case v.fail:
 		res.Status, res.Reason, res.RetryContext = failStatus(res), v.reason, v.retry
+	case v.warn:
+		res.Status, res.Reason, res.RetryContext = StatusWarn, v.reason, v.retry
 	}
 	body := v.detail
-	if v.fail {
+	if v.fail || v.warn {
 		body = v.retry
+	}
+	if v.log != "" {
+		// The verdict last, where a reader of the log's end looks.
+		body = strings.TrimRight(v.log, "\n") + "\n\n--- verdict ---\n" + body
 	}
 	return withReport(in, res, body)
 }
@@ -260,12 +283,16 @@ func evalCondition(ctx context.Context, in Input, d *changeDiff) (*Expansion, er
 	return exp, err
 }
 
-// errorResult makes res an error result and writes its log (best effort:
-// the result is an error already).
-func errorResult(in Input, res Result, err error) Result {
+// errorResult makes res an error result and writes its log: what before
+// says, then err (best effort: the result is an error already).
+func errorResult(in Input, res Result, err error, before ...string) Result {
 	res = asError(res, err)
 	if in.LogPath != "" {
-		_ = writeFile(in.LogPath, []byte(in.Redact.String(report(in, res, err.Error()))))
+		body := err.Error()
+		if b := strings.TrimRight(strings.Join(before, ""), "\n"); b != "" {
+			body = b + "\n\n--- error ---\n" + body
+		}
+		_ = writeFile(in.LogPath, []byte(in.Redact.String(report(in, res, body))))
 	}
 	return res
 }

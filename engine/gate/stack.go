@@ -8,6 +8,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
@@ -43,6 +44,11 @@ type StackInput struct {
 	// Input.Accepted).
 	Accepted map[string][]string
 	Runners  map[string]runner.Runner
+	// Models configures the model calls of model-graded gates; nil when
+	// the run has none (such a gate is then an error). RunStack sets its
+	// OnCall to journal each call as an LLM_CALL of the change, after
+	// calling the OnCall it has, if any.
+	Models *llm.Config
 	// AfterGate, if set, is called after each gate that did not block; a
 	// non-empty rejection fails the stack at that gate with it as the
 	// retry context (the integration stack rejects a gate that changed the
@@ -79,13 +85,28 @@ func (s StackResult) RetryContext() string {
 // Each gate's log goes to in.Layout.GateLog; emit records, for each gate,
 // its GATE_STARTED, a GATE_SET_EXPANDED when its run-time condition held,
 // then its VERIFY_GATE (see Event); a gate cut short by ctx has only its
-// GATE_STARTED. A gate that could not run (status "error") is a run error,
+// GATE_STARTED. A model-graded gate's model calls are journaled as
+// LLM_CALL events between the two. A gate that could not run (status "error") is a run error,
 // returned after its event is recorded, as is emit failing.
 func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) error) (StackResult, error) {
 	for _, sk := range in.Skipped {
 		if err := emit(journal.VerifyGateData{Stage: in.Stage, Gate: sk.Gate, Result: StatusSkip, Reason: sk.Reason, Attempt: in.Attempt}); err != nil {
 			return StackResult{}, err
 		}
+	}
+	var models Asker
+	if in.Models != nil {
+		cfg := *in.Models
+		then := cfg.OnCall
+		cfg.OnCall = func(c llm.Call) error {
+			if then != nil {
+				if err := then(c); err != nil {
+					return err
+				}
+			}
+			return emit(c.Event())
+		}
+		models = llm.New(cfg)
 	}
 	for _, step := range in.Steps {
 		logPath, logRel := in.Layout.GateLog(in.Change.Name, in.Stage, step.Gate, in.Attempt)
@@ -96,6 +117,7 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Delta: in.Delta, Removing: in.Removing, Step: step, Stage: in.Stage,
 			Attempt: in.Attempt, Worktree: in.Worktree, Base: in.Base,
 			LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact, Accepted: in.Accepted[step.Gate],
+			Models: models,
 		}, in.Runners)
 		if ctx.Err() != nil {
 			return StackResult{Interrupted: true}, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
@@ -47,6 +48,9 @@ type Input struct {
 	// Accepted are main's failures the run accepted, by gate (see
 	// gate.Input.Accepted).
 	Accepted map[string][]string
+	// Models configures the model calls of the integration stack's
+	// model-graded gates (see gate.StackInput.Models).
+	Models *llm.Config
 	// Emit records an event of the change.
 	Emit func(journal.Payload) error
 	// Now gives the archive date.
@@ -139,7 +143,7 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	stack, err := gate.RunStack(ctx, gate.StackInput{
 		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Stage: graph.StageIntegration, Attempt: in.Attempt,
 		Layout: in.Layout, Worktree: in.Worktree, Base: oldMain, Env: in.Env, Redact: in.Redact,
-		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners,
+		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners, Models: in.Models,
 		AfterGate: func(ctx context.Context, r gate.Result) (string, error) {
 			// main gets the committed tree; a gate that edited it would
 			// have tested something else.

@@ -32,6 +32,7 @@ import (
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/proc"
@@ -55,6 +56,9 @@ type Options struct {
 	Adapter  agent.Adapter
 	Adapters map[string]agent.Adapter
 	Runners  map[string]runner.Runner
+	// Models configures the model calls of the model-graded gates
+	// (review, spec_verify graded by "llm"); nil when the plan runs none.
+	Models *llm.Config
 	// OnEvent, if set, sees every event of the run, in order, from its own
 	// goroutine.
 	OnEvent func(journal.Event)

@@ -455,7 +455,7 @@ func (r *run) verify(ctx, budget context.Context, c plan.Change, cg *graph.Chang
 		Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
 		Delta: r.deltaOf(c), Removing: r.removing(c),
 		Layout: r.layout, Worktree: wt, Base: base, Env: r.env, Redact: r.redact,
-		Steps: cg.Verify, Skipped: skipped, Accepted: r.rec.accepted(), Runners: r.opts.Runners,
+		Steps: cg.Verify, Skipped: skipped, Accepted: r.rec.accepted(), Runners: r.opts.Runners, Models: r.opts.Models,
 	}, func(p journal.Payload) error { return r.rec.emit(c.Name, p) })
 	return res.Passed, res.RetryContext(), err
 }
@@ -554,7 +554,7 @@ func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
 	return merge.Input{
 		Project: r.opts.Project, Layout: r.layout, Change: c, Reqs: r.requirements(c),
 		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
-		Env: r.env, Redact: r.redact, Runners: r.opts.Runners, Now: r.opts.Now, Accepted: r.rec.accepted(),
+		Env: r.env, Redact: r.redact, Runners: r.opts.Runners, Models: r.opts.Models, Now: r.opts.Now, Accepted: r.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },
 	}

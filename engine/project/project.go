@@ -278,7 +278,8 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Prepared, diag.Lis
 }
 
 // Prepare makes the project's plan, or reads and checks the saved one,
-// and builds the execution graph. It stops at the first step that fails and
+// builds the execution graph, and checks that every model-graded gate the
+// graph runs has a model to ask (checkModels). It stops at the first step that fails and
 // returns its diagnostics; the spec's warnings are Warnings', the plan's
 // (planWarnings) come back when it succeeds.
 func (p *Project) Prepare(ctx context.Context, opts Options) (*Prepared, diag.List) {
@@ -305,6 +306,9 @@ func (p *Project) Prepare(ctx context.Context, opts Options) (*Prepared, diag.Li
 	}
 	g, err := graph.Build(pl, p.Config)
 	if err != nil {
+		return pr, load.Diagnostics(err)
+	}
+	if err := checkModels(p.Config, g, p.Root); err != nil {
 		return pr, load.Diagnostics(err)
 	}
 	pr.Plan, pr.Graph = pl, g

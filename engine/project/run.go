@@ -2,6 +2,7 @@ package project
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
@@ -130,4 +133,72 @@ func UsesRunner(cfg *config.Project, g *graph.Graph, name string) bool {
 		}
 	}
 	return false
+}
+
+// Models is the configuration of the model calls of the model-graded
+// gates (review, spec_verify graded by "llm") that g runs: the project's
+// model roles (llm.ForProject). It is nil when g runs none, so that a run
+// without such gates never reaches for a model.
+func (p *Project) Models(g *graph.Graph) *llm.Config {
+	if len(gradedSteps(p.Config, g)) == 0 {
+		return nil
+	}
+	cfg := llm.ForProject(p.Config, p.Root)
+	return &cfg
+}
+
+// checkModels refuses a graph that runs a model-graded gate whose role
+// has no model to ask (no model configured, or no transport to reach it),
+// with an error at the stack entry that runs it, or at the gate when only
+// the project's own files declare that.
+func checkModels(cfg *config.Project, g *graph.Graph, root string) error {
+	steps := gradedSteps(cfg, g)
+	if len(steps) == 0 {
+		return nil
+	}
+	routes := llm.ForProject(cfg, root)
+	var errs []error
+	for _, s := range steps {
+		role := gate.Role(cfg.Gates[s.gate])
+		if len(routes.Routes[role]) > 0 {
+			continue
+		}
+		path := s.entry
+		if !cfg.Declares(path...) && cfg.Declares("gates", s.gate) {
+			path = []string{"gates", s.gate}
+		}
+		errs = append(errs, cfg.FieldError(path, "the %s gate asks the %s model, and %v", s.gate, role, routes.Unrouted(role)))
+	}
+	return errors.Join(errs...)
+}
+
+// gradedStep is a model-graded gate the graph runs, once per stack entry.
+type gradedStep struct {
+	gate string
+	// entry is the stack entry's path below `project`: stacks.TYPE.GATE
+	// or integration.GATE.
+	entry []string
+}
+
+// gradedSteps are the model-graded gates g runs, each stack entry once, in
+// the order of g's changes.
+func gradedSteps(cfg *config.Project, g *graph.Graph) []gradedStep {
+	var out []gradedStep
+	seen := map[string]bool{}
+	add := func(step graph.GateStep, entry ...string) {
+		key := strings.Join(entry, ".")
+		if cfg.Gates[step.Gate].Graded() && !seen[key] {
+			seen[key] = true
+			out = append(out, gradedStep{gate: step.Gate, entry: entry})
+		}
+	}
+	for _, c := range g.Changes {
+		for _, s := range c.Verify {
+			add(s, "stacks", c.Type, s.Gate)
+		}
+		for _, s := range c.Integration {
+			add(s, "integration", s.Gate)
+		}
+	}
+	return out
 }

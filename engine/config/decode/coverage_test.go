@@ -28,6 +28,8 @@ project: golang.#Project & {
 	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
 	gates: {
 		test: {when: "len(change.requirements) > 0", env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger", export: ["coverage.out"]}
+		review: {prompt: "Review {{.Change.Name}}", blockOn: "high", maxDiffBytes: 50_000, repairs: 1}
+		spec_verify: grader: "llm"
 	}
 	stacks: feature: spec_verify: {mode: "warn", order: 95}
 	integration: rules: mode: "skip"
@@ -129,6 +131,7 @@ func TestEveryFieldReachesGo(t *testing.T) {
 		"agent.recordings", "agent.models.implement", "agent.permissions", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
 		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude.bin/", "secrets.DEPLOY_PHRASE", "conventions.extra", "testPatterns.scripts", "gates.test.export", "generated.go.sum.runner",
 		"gates.test.when", "gates.test.runner", "gates.test.failures",
+		"gates.review.prompt", "gates.review.blockOn", "gates.review.maxDiffBytes", "gates.review.repairs", "gates.spec_verify.grader",
 		"stacks.feature.spec_verify.order", "integration.rules.mode",
 		"sentinel.heartbeat", "sentinel.rules.stall.when", "sentinel.rules.stall.ladder", "sentinel.rules.stall.every",
 		"sentinel.rules.slow_gate.action", "sentinel.rules.slow_gate.graced", "sentinel.rules.api_error.fails",

@@ -17,6 +17,7 @@ import (
 
 	"github.com/set-engine/set/engine/cond"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/judge"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan/prompt"
 )
@@ -38,7 +39,8 @@ func Load(dir string, opts load.Options) (*config.Project, string, error) {
 // conditions (of gates and sentinel rules) compile against their
 // environment, every sentinel rule has exactly one of action and ladder,
 // forbidden patterns and gates' failures patterns are valid regular
-// expressions. All problems are reported together.
+// expressions, model-graded gates' prompts are templates that execute.
+// All problems are reported together.
 func Project(lp *load.Project) (*config.Project, error) {
 	var p config.Project
 	if err := lp.Value.Decode(&p); err != nil {
@@ -50,6 +52,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 	d.checkSentinel()
 	d.checkForbidden()
 	d.checkFailures()
+	d.checkGatePrompts()
 	d.checkRunners()
 	d.checkPermissions()
 	d.checkPrompts()
@@ -180,8 +183,18 @@ func (d *decoder) checkFailures() {
 	}
 }
 
-// checkRunners checks that every runner a gate or a regeneration uses is
-// configured: the dagger runner needs exactly one base.
+// checkGatePrompts checks that the prompt of every model-graded gate is
+// a template that executes on the data the gate gives it (judge.Check).
+func (d *decoder) checkGatePrompts() {
+	for _, name := range slices.Sorted(maps.Keys(d.p.Gates)) {
+		if g := d.p.Gates[name]; g.Graded() {
+			if _, err := judge.Check(g.Prompt); err != nil {
+				d.fail([]string{"gates", name, "prompt"}, "%v", err)
+			}
+		}
+	}
+}
+
 // checkFallbacks refuses a fallback "TRANSPORT:MODEL" whose transport is
 // not one of the schema's (a model id never holds a colon).
 func (d *decoder) checkFallbacks() {
@@ -248,6 +261,8 @@ func (d *decoder) checkPrompts() {
 	}
 }
 
+// checkRunners checks that every runner a gate or a regeneration uses is
+// configured: the dagger runner needs exactly one base.
 func (d *decoder) checkRunners() {
 	var users []string
 	uses := func(runner string) bool {
