@@ -39,9 +39,9 @@ func TestUserErrors(t *testing.T) {
 			want:  `project.gates.lint.mode: "often" is not one of "run", "warn", "skip": set.cue:8:53`,
 		},
 		{
-			name:  "gate kind that is not in this build",
-			extra: `gates: lint: {kind: "review"}`,
-			want:  `project.gates.lint.kind: "review" is not one of "exec", "scope_check", "test_files", "spec_verify", "rules": set.cue:8:22`,
+			name:  "gate kind that does not exist",
+			extra: `gates: lint: {kind: "audit"}`,
+			want:  `project.gates.lint.kind: "audit" is not one of "exec", "scope_check", "test_files", "spec_verify", "rules", "review": set.cue:8:22`,
 		},
 		{
 			name:  "exec gate without run",
