@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -36,6 +37,8 @@ type fixture struct {
 	keepBranches bool
 	// wallBudget is Options.wallBudget.
 	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
+	// sentinelTick is Options.sentinelTick; zero means 20ms.
+	sentinelTick time.Duration
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -157,7 +160,7 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 		AcceptBaseline: f.acceptBaseline,
 		KeepBranches:   f.keepBranches,
 		wallBudget:     f.wallBudget,
-		sentinelTick:   20 * time.Millisecond,
+		sentinelTick:   cmp.Or(f.sentinelTick, 20*time.Millisecond),
 	})
 }
 
