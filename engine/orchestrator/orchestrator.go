@@ -236,10 +236,13 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 	}
 	env := os.Environ()
 	red := redact.New(env, opts.Project.Secrets)
-	w, err := journal.Open(layout.Dir(), runID, journal.WithRedactor(red))
+	rec, err := newRecorder(st, layout.State(), func(onCommit journal.Option) (*journal.Writer, error) {
+		return journal.Open(layout.Dir(), runID, journal.WithRedactor(red), onCommit)
+	})
 	if err != nil {
 		return nil, false, nil, err
 	}
+	w := rec.w
 	closeJournal = func() { w.Close() }
 	if opts.OnEvent != nil {
 		ch, stop := w.Subscribe()
@@ -259,7 +262,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 	r = &run{
 		opts:      opts,
 		layout:    layout,
-		rec:       newRecorder(w, st, layout.State()),
+		rec:       rec,
 		watches:   map[string]*watch{},
 		control:   control.NewReader(layout.Control()),
 		resumable: map[string]bool{}, userPaused: map[string]bool{},
