@@ -253,17 +253,17 @@ func CheckWorktree(ctx context.Context, root, dir, branch string) error {
 	if len(lines) != 4 {
 		return fail("git rev-parse said %q", out)
 	}
-	top, gitDir, commonDir, head := lines[0], absIn(dir, lines[1]), absIn(dir, lines[2]), lines[3]
-	rootCommon, err := Run(ctx, root, "rev-parse", "--git-common-dir")
+	top, gitDir, common, head := lines[0], absIn(dir, lines[1]), absIn(dir, lines[2]), lines[3]
+	rootCommon, err := commonDir(ctx, root)
 	if err != nil {
 		return err
 	}
 	switch {
 	case !samePath(top, dir):
 		return fail("it lies inside the checkout at %s", top)
-	case !samePath(commonDir, absIn(root, rootCommon)):
+	case !samePath(common, rootCommon):
 		return fail("it is a repository of its own, not a worktree of %s", root)
-	case samePath(gitDir, commonDir):
+	case samePath(gitDir, common):
 		return fail("it is the repository's main checkout, not a linked worktree")
 	case head != "refs/heads/"+branch:
 		if head == "HEAD" {

@@ -197,6 +197,8 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err := prepareRepository(ctx, opts.Root, opts.Project.MainBranch); err != nil {
 		return nil, err
 	}
+	// set's commits ask git for a committer identity once per run.
+	ctx = git.WithIdentity(ctx, opts.Root)
 	r, resumed, closeJournal, err := openRun(ctx, opts, layout)
 	if err != nil {
 		return nil, err
