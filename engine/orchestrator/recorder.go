@@ -51,8 +51,10 @@ type recorder struct {
 }
 
 // saveInterval is the least time between two snapshots the saver writes
-// while a run records events.
-const saveInterval = 100 * time.Millisecond
+// while a run records events. Nothing of set reads state.json during a
+// run (every reader rebuilds the state from the journal); the snapshot
+// costs an encoding of every change and an fsync, so it is taken rarely.
+const saveInterval = time.Second
 
 // newRecorder makes the recorder of st, the state rebuilt from the
 // journal that openJournal opens (with the recorder's commit hook).
