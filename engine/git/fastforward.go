@@ -47,15 +47,21 @@ type FastForwardRecord struct {
 // git starts until the branch has moved, and left there when git failed
 // half-way, for FinishFastForward. Otherwise the ref moves by
 // compare-and-swap against old, in one step, and record is not written.
+//
+// Checked out, the move takes two git processes: HEAD is checked to be at
+// old, and git merge --ff-only, which refuses anything but a
+// fast-forward, moves the files, the index and the ref. (It, not
+// read-tree, moves the checkout: it refreshes the index first, so a file
+// merely touched is no local edit.)
 func FastForward(ctx context.Context, root, branch, old, commit, record string) error {
-	ok, err := IsAncestor(ctx, root, old, commit)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("refusing to move %s: %s does not descend from %s", branch, short(commit), short(old))
-	}
 	if CurrentBranch(ctx, root) != branch {
+		ok, err := IsAncestor(ctx, root, old, commit)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notDescending(branch, old, commit)
+		}
 		_, err = Run(ctx, root, "update-ref", "-m", "set: fast-forward", "refs/heads/"+branch, commit, old)
 		return err
 	}
@@ -69,18 +75,26 @@ func FastForward(ctx context.Context, root, branch, old, commit, record string) 
 	args := append(identity(ctx, root), "merge", "--ff-only", "-q", commit)
 	if _, err := Run(ctx, root, args...); err != nil {
 		// git refuses before it writes anything when local edits or
-		// untracked files are in the way: then there is nothing to
-		// finish. Whatever it did write stays recorded.
+		// untracked files are in the way, or commit does not descend
+		// from old: then there is nothing to finish. Whatever it did
+		// write stays recorded.
 		if Head(ctx, root) == old {
 			if m, ierr := inspectMove(ctx, root, rec); ierr == nil && len(m.written) == 0 {
 				if rerr := removeRecord(record); rerr != nil {
 					return errors.Join(err, rerr)
 				}
 			}
+			if ok, aerr := IsAncestor(ctx, root, old, commit); aerr == nil && !ok {
+				return notDescending(branch, old, commit)
+			}
 		}
 		return err
 	}
 	return removeRecord(record)
+}
+
+func notDescending(branch, old, commit string) error {
+	return fmt.Errorf("refusing to move %s: %s does not descend from %s", branch, short(commit), short(old))
 }
 
 // FinishedMove is an interrupted move that FinishFastForward finished.

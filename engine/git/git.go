@@ -300,12 +300,32 @@ func gitDir(dir string) (string, bool) {
 
 // identity returns `-c user.name=… -c user.email=…` when dir has no
 // committer identity configured, so that set's own commits never fail on
-// a machine without one.
+// a machine without one. A ctx of WithIdentity has the answer already.
 func identity(ctx context.Context, dir string) []string {
+	if id, ok := ctx.Value(identityKey{}).([]string); ok {
+		return id
+	}
+	return resolveIdentity(ctx, dir)
+}
+
+func resolveIdentity(ctx context.Context, dir string) []string {
 	if email, _ := Run(ctx, dir, "config", "user.email"); email != "" {
 		return nil
 	}
 	return []string{"-c", "user.name=set", "-c", "user.email=set@localhost"}
+}
+
+type identityKey struct{}
+
+// WithIdentity returns ctx carrying the committer identity of set's
+// commits in the repository at root, resolved once (see identity): the
+// commits, merges and fast-forwards run with it then ask git for it no
+// more. A run resolves it at its start; a user who configures an identity
+// during the run gets it in the next one. Every worktree of the
+// repository shares root's configuration (set enables no per-worktree
+// configuration).
+func WithIdentity(ctx context.Context, root string) context.Context {
+	return context.WithValue(ctx, identityKey{}, resolveIdentity(ctx, root))
 }
 
 // CommitAll stages every change in dir and commits it with msg. It reports

@@ -763,6 +763,27 @@ func TestIdentityFallback(t *testing.T) {
 			t.Errorf("author = %q, want Ada <ada@example.com>", got)
 		}
 	})
+
+	t.Run("WithIdentity resolves it once", func(t *testing.T) {
+		r := newRepo(t)
+		noIdentity(t)
+		r.git("config", "user.useConfigOnly", "true")
+		runCtx := WithIdentity(ctx, r.dir)
+		// Configured after the run resolved it: the run's commits keep
+		// the identity it resolved, and so ask git no more.
+		r.git("config", "--global", "user.name", "Ada")
+		r.git("config", "--global", "user.email", "ada@example.com")
+		r.write("a.txt", "a\n")
+		if _, err := CommitAll(runCtx, r.dir, "by set"); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.git("log", "-1", "--format=%an <%ae>"); got != "set <set@localhost>" {
+			t.Errorf("author = %q, want the identity resolved at the start, set <set@localhost>", got)
+		}
+		if got := identity(ctx, r.dir); got != nil {
+			t.Errorf("identity without WithIdentity = %q, want none (Ada's)", got)
+		}
+	})
 }
 
 func TestCommitTree(t *testing.T) {

@@ -17,8 +17,15 @@ import (
 // the orphans of the killed run).
 
 // commonDir is the git directory shared by every worktree of the
-// repository at root (its .git directory).
+// repository at root (its .git directory), absolute. A main checkout at
+// the top of its work tree (root/.git a directory, and no GIT_DIR or
+// GIT_COMMON_DIR in the environment to say otherwise) has its .git there,
+// which is read without running git; any other root (a linked worktree,
+// a subdirectory of a work tree) asks git.
 func commonDir(ctx context.Context, root string) (string, error) {
+	if info, err := os.Stat(filepath.Join(root, ".git")); err == nil && info.IsDir() && os.Getenv("GIT_DIR") == "" && os.Getenv("GIT_COMMON_DIR") == "" {
+		return filepath.Join(filepath.Clean(root), ".git"), nil
+	}
 	dir, err := Run(ctx, root, "rev-parse", "--git-common-dir")
 	if err != nil {
 		return "", err

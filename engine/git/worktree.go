@@ -245,6 +245,9 @@ func CheckWorktree(ctx context.Context, root, dir, branch string) error {
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return fail("no such directory")
 	}
+	if worktreeByFiles(ctx, root, dir, branch) {
+		return nil
+	}
 	out, err := Run(ctx, dir, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir", "--symbolic-full-name", "HEAD")
 	if err != nil {
 		return fail("%v", err)
@@ -253,17 +256,17 @@ func CheckWorktree(ctx context.Context, root, dir, branch string) error {
 	if len(lines) != 4 {
 		return fail("git rev-parse said %q", out)
 	}
-	top, gitDir, commonDir, head := lines[0], absIn(dir, lines[1]), absIn(dir, lines[2]), lines[3]
-	rootCommon, err := Run(ctx, root, "rev-parse", "--git-common-dir")
+	top, gitDir, common, head := lines[0], absIn(dir, lines[1]), absIn(dir, lines[2]), lines[3]
+	rootCommon, err := commonDir(ctx, root)
 	if err != nil {
 		return err
 	}
 	switch {
 	case !samePath(top, dir):
 		return fail("it lies inside the checkout at %s", top)
-	case !samePath(commonDir, absIn(root, rootCommon)):
+	case !samePath(common, rootCommon):
 		return fail("it is a repository of its own, not a worktree of %s", root)
-	case samePath(gitDir, commonDir):
+	case samePath(gitDir, common):
 		return fail("it is the repository's main checkout, not a linked worktree")
 	case head != "refs/heads/"+branch:
 		if head == "HEAD" {
@@ -272,6 +275,46 @@ func CheckWorktree(ctx context.Context, root, dir, branch string) error {
 		return fail("it is on %s", strings.TrimPrefix(head, "refs/heads/"))
 	}
 	return nil
+}
+
+// worktreeByFiles reports whether the files git itself reads to find the
+// repository of dir prove what CheckWorktree asks, in the ordinary layout
+// only: no GIT_DIR, GIT_WORK_TREE or GIT_COMMON_DIR in the environment,
+// dir/.git a file naming its git directory (so dir is its work tree's top),
+// that directory's commondir naming root's common directory and its HEAD
+// naming branch, and no per-worktree configuration (which could move the
+// work tree). It runs no git. Anything else, and every failure, is left to
+// git (CheckWorktree's rev-parse), which says why.
+func worktreeByFiles(ctx context.Context, root, dir, branch string) bool {
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"} {
+		if os.Getenv(k) != "" {
+			return false
+		}
+	}
+	if info, err := os.Lstat(filepath.Join(dir, ".git")); err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	gd, ok := gitDir(dir)
+	if !ok {
+		return false
+	}
+	common, err := os.ReadFile(filepath.Join(gd, "commondir"))
+	if err != nil {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(gd, "config.worktree")); err == nil {
+		return false
+	}
+	head, err := os.ReadFile(filepath.Join(gd, "HEAD"))
+	if err != nil || strings.TrimSpace(string(head)) != "ref: refs/heads/"+branch {
+		return false
+	}
+	rootCommon, err := commonDir(ctx, root)
+	if err != nil {
+		return false
+	}
+	c := absIn(gd, strings.TrimSpace(string(common)))
+	return samePath(c, rootCommon) && !samePath(gd, c)
 }
 
 // absIn is path made absolute against dir, as git prints paths relative

@@ -763,6 +763,16 @@ func TestCheckWorktree(t *testing.T) {
 	if err := CheckWorktree(ctx, r.dir, good, "set/good"); err != nil {
 		t.Fatalf("the change's own worktree: %v", err)
 	}
+	// The ordinary layout is proved from git's own files, with no git.
+	if !worktreeByFiles(ctx, r.dir, good, "set/good") {
+		t.Error("worktreeByFiles = false for the change's own worktree")
+	}
+	if worktreeByFiles(ctx, r.dir, good, "set/other") {
+		t.Error("worktreeByFiles = true for another branch")
+	}
+	if worktreeByFiles(ctx, r.dir, r.dir, "main") {
+		t.Error("worktreeByFiles = true for the main checkout")
+	}
 	// Through a symbolic link to the repository, as a temp dir may be.
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(r.dir, link); err != nil {

@@ -59,6 +59,9 @@ func ReadFile(path string) ([]Event, error) {
 	return events, err
 }
 
+// errCorrupt is a line of a journal file, not its last, that is no event.
+var errCorrupt = errors.New("invalid event")
+
 // scanResult describes the end of a journal file.
 type scanResult struct {
 	// end is the offset just past the last complete event line.
@@ -97,7 +100,7 @@ func scan(r io.Reader, name string, fn func(raw []byte, e Event) error) (scanRes
 		if !blank(raw) {
 			e, perr := parseLine(raw)
 			if perr != nil {
-				return res, fmt.Errorf("%s:%d: invalid event: %v", name, lineNo, perr)
+				return res, fmt.Errorf("%s:%d: %w: %v", name, lineNo, errCorrupt, perr)
 			}
 			if err := fn(raw, e); err != nil {
 				return res, err

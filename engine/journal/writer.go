@@ -40,11 +40,17 @@ var errClosed = errors.New("journal: writer is closed")
 //   - Seq is 1 for the first event and grows by exactly one per event,
 //     across runs; file order is Seq order.
 //   - An event is committed once its line, newline included, is written
-//     and fsync'd; Append returns only after that.
-//   - journals/<change>.jsonl holds exactly the lines of events.jsonl that
-//     name that change, byte for byte and in the same order. It is written
-//     after events.jsonl, so a crash can leave it behind, never ahead; Open
-//     brings it back in line.
+//     and fsync'd; Append returns only after that, and only a committed
+//     event reaches the commit hook (OnCommit) and the subscribers.
+//   - Group commit: the events whose Appends arrive while a commit is
+//     under way are committed together, with one write and one fsync, by
+//     one of their Appends (commits never overlap and go in Seq order).
+//   - journals/<change>.jsonl holds the lines of events.jsonl that name
+//     that change, byte for byte and in the same order, or a prefix of
+//     them: it is derived from events.jsonl, the truth, and never ahead
+//     of it, because a line is written there only once the fsync of
+//     events.jsonl that covers it returned. It has no fsync of its own
+//     (a crash can leave it behind); Open brings it back in line.
 //
 // Only one Writer may be open on a run directory at a time, across
 // processes; the caller holds the run lock (state.AcquireLock) for that.
@@ -54,20 +60,53 @@ type Writer struct {
 	now    func() time.Time
 	subBuf int
 	redact *redact.Redactor // nil: events are written as given
+	// onCommit, if set, sees every committed event (see OnCommit).
+	onCommit func(Event) error
 
-	mu       sync.Mutex
-	events   *os.File
-	journals map[string]*os.File
-	seq      int64
-	err      error // sticky: the first I/O error; no append succeeds after it
-	closed   bool
-	subs     map[*subscriber]struct{}
+	mu sync.Mutex
+	// committed is broadcast when a commit ends, committed or failed,
+	// and so whenever committing, pending or durable change.
+	committed *sync.Cond
+	events    *os.File
+	journals  map[string]*os.File
+	// seq is the Seq of the last event given out; durable that of the last
+	// committed event. Events durable+1…seq are in pending, in Seq order,
+	// or in the batch being committed.
+	seq, durable int64
+	pending      []*pendingEvent
+	// committing is set while one Append commits a batch, with w.mu
+	// released for the I/O.
+	committing bool
+	err        error // sticky: the first I/O error; no append succeeds after it
+	closed     bool
+	subs       map[*subscriber]struct{}
+}
+
+// pendingEvent is an event given its Seq, waiting for its commit.
+type pendingEvent struct {
+	e       Event
+	line    []byte
+	journal *os.File // the change's journal; nil for an event of the run
+	// err is what went wrong after the event was committed: its change
+	// journal, or the commit hook. Its Append returns it with the event.
+	err error
 }
 
 type subscriber struct {
 	ch chan Event
 	// lagged is set once an event was dropped because ch was full.
 	lagged bool
+}
+
+// OnCommit makes the Writer call fn with every event once it is committed,
+// in Seq order, before the event's Append returns and before subscribers
+// get it: what fn records of an event is there when its Append returns.
+// fn runs in the goroutine that commits the event's batch (another
+// Append's, perhaps), one call at a time, and commits wait for it; it must
+// not call the Writer. An error of fn is returned by the event's Append,
+// with the event, which stays committed.
+func OnCommit(fn func(Event) error) Option {
+	return func(w *Writer) { w.onCommit = fn }
 }
 
 // Option configures a Writer.
@@ -104,6 +143,7 @@ func Open(setDir, run string, opts ...Option) (*Writer, error) {
 		journals: map[string]*os.File{},
 		subs:     map[*subscriber]struct{}{},
 	}
+	w.committed = sync.NewCond(&w.mu)
 	for _, o := range opts {
 		o(w)
 	}
@@ -138,6 +178,7 @@ func (w *Writer) open() error {
 	if err != nil {
 		return err
 	}
+	w.durable = w.seq
 
 	// behind is, for each change journal that misses events, the Seq of
 	// the last event it holds.
@@ -149,6 +190,15 @@ func (w *Writer) open() error {
 		}
 		jpath := jf.Name()
 		have, err := recoverFile(jf, jpath, func([]byte, Event) error { return nil })
+		if errors.Is(err, errCorrupt) {
+			// Written without fsync, a change journal can come back from a
+			// machine crash with any unsynced part damaged. It is derived
+			// from events.jsonl: it is written again from there.
+			have = 0
+			if err = jf.Truncate(0); err != nil {
+				err = fmt.Errorf("journal: %w", err)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -262,13 +312,15 @@ func (w *Writer) journal(change string) (*os.File, error) {
 }
 
 // Append commits one event of change ("" for an event of the whole run)
-// with payload p, and returns it. The event's line is written and fsync'd
-// to events.jsonl and then, for a change, to journals/<change>.jsonl, all
-// under the Writer's lock, so Seq order is file order.
+// with payload p, and returns it once it is committed: its line written
+// and fsync'd to events.jsonl (together with the lines of the Appends that
+// arrived meanwhile, see Writer), then written to journals/<change>.jsonl
+// and handed to the commit hook and the subscribers.
 //
 // After any I/O error the Writer refuses every further Append (reopen it to
-// repair the files). If only the change journal failed, the event is
-// committed all the same: it is returned, with the error.
+// repair the files). If only the change journal failed, or the commit
+// hook, the event is committed all the same: it is returned, with the
+// error.
 func (w *Writer) Append(change string, p Payload) (Event, error) {
 	if p == nil {
 		return Event{}, errors.New("journal: nil payload")
@@ -304,43 +356,99 @@ func (w *Writer) Append(change string, p Payload) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("journal: %s: %w", e.Type, err)
 	}
-	line = append(line, '\n')
-	// A change journal is opened before the event is committed, so that a
-	// bad name or an unopenable file costs no Seq.
-	var jf *os.File
+	// A change journal is opened before the event takes its Seq, so that
+	// a bad name or an unopenable file costs no Seq.
+	pe := &pendingEvent{e: e, line: append(line, '\n')}
 	if change != "" {
-		if jf, err = w.journal(change); err != nil {
+		if pe.journal, err = w.journal(change); err != nil {
 			return Event{}, err
 		}
 	}
-	if err := writeSync(w.events, line); err != nil {
-		w.err = fmt.Errorf("journal: append event %d: %w", e.Seq, err)
+	w.seq = e.Seq
+	w.pending = append(w.pending, pe)
+	// Either a commit under way takes this event in its successor, or
+	// this Append commits it itself, with whatever else is pending.
+	for w.durable < e.Seq && w.err == nil {
+		if w.committing {
+			w.committed.Wait()
+			continue
+		}
+		w.commit()
+	}
+	if w.durable < e.Seq {
 		return Event{}, w.err
 	}
-	w.seq = e.Seq
-	if jf != nil {
-		if err := writeSync(jf, line); err != nil {
-			w.err = fmt.Errorf("journal: append event %d to %s: %w", e.Seq, jf.Name(), err)
-			w.publish(e)
-			return e, w.err
-		}
-	}
-	w.publish(e)
-	return e, nil
+	return pe.e, pe.err
 }
 
-func writeSync(f *os.File, line []byte) error {
-	if _, err := f.Write(line); err != nil {
-		return err
+// commit commits every pending event, as one batch: one write and one
+// fsync of events.jsonl, then the change journals' lines, the commit
+// hook and the subscribers, in Seq order. w.mu is held on entry and on
+// return, and released for the I/O; committing keeps other commits out
+// meanwhile (and Close waits for it).
+func (w *Writer) commit() {
+	batch := w.pending
+	w.pending = nil
+	w.committing = true
+	w.mu.Unlock()
+
+	var buf []byte
+	for _, pe := range batch {
+		buf = append(buf, pe.line...)
 	}
-	return f.Sync()
+	first, last := batch[0].e.Seq, batch[len(batch)-1].e.Seq
+	_, err := w.events.Write(buf)
+	if err == nil {
+		err = w.events.Sync()
+	}
+	var journalErr error
+	if err == nil {
+		// Committed: only now may the change journals have the lines.
+		// After a failed write the other lines of the batch go unwritten
+		// too, so that no change journal gets a gap; Open fills them in.
+		for _, pe := range batch {
+			if pe.journal == nil {
+				continue
+			}
+			if journalErr == nil {
+				if _, jerr := pe.journal.Write(pe.line); jerr != nil {
+					journalErr = fmt.Errorf("journal: append event %d to %s: %w", pe.e.Seq, pe.journal.Name(), jerr)
+				}
+			}
+			pe.err = journalErr
+		}
+		if w.onCommit != nil {
+			for _, pe := range batch {
+				if herr := w.onCommit(pe.e); herr != nil && pe.err == nil {
+					pe.err = herr
+				}
+			}
+		}
+	}
+
+	w.mu.Lock()
+	w.committing = false
+	defer w.committed.Broadcast()
+	if err != nil {
+		// Nothing of the batch, nor of what queued behind it, is committed.
+		w.err = fmt.Errorf("journal: append events %d–%d: %w", first, last, err)
+		w.pending = nil
+		return
+	}
+	w.durable = last
+	if journalErr != nil {
+		w.err = journalErr
+	}
+	for _, pe := range batch {
+		w.publish(pe.e)
+	}
 }
 
 // LastSeq is the Seq of the last committed event (0 for an empty journal).
 func (w *Writer) LastSeq() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.seq
+	return w.durable
 }
 
 // Subscribe returns a channel that receives every event committed after
@@ -398,8 +506,9 @@ func (w *Writer) publish(e Event) {
 	}
 }
 
-// Close ends every subscription and closes the journal files. Appending
-// after Close is an error; closing twice is not.
+// Close ends every subscription and closes the journal files, once the
+// Appends under way have returned. Appending after Close is an error;
+// closing twice is not.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -407,6 +516,9 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	for w.committing || len(w.pending) > 0 {
+		w.committed.Wait()
+	}
 	for s := range w.subs {
 		close(s.ch)
 	}

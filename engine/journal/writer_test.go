@@ -456,3 +456,129 @@ func TestRedactorMasksEventData(t *testing.T) {
 		t.Errorf("clean event data = %s", e.Data)
 	}
 }
+
+// TestGroupCommit holds the commit of one event in its commit hook while
+// more Appends arrive: they are committed together, in one write of
+// events.jsonl (the hook of the first of them finds all of them there),
+// and none of them returns, nor is seen by the hook, before that.
+func TestGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, EventsFile)
+	release := make(chan struct{})
+	var seen []int64
+	var linesAt []int // lines of events.jsonl when the hook saw each event
+	w := openT(t, dir, OnCommit(func(e Event) error {
+		if e.Seq == 1 {
+			<-release
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		seen = append(seen, e.Seq)
+		linesAt = append(linesAt, bytes.Count(data, []byte("\n")))
+		return nil
+	}))
+	const more = 5
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := w.Append("a", MergedData{Commit: "first"}); err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, w, func() bool { return w.committing })
+	returned := make(chan int64, more)
+	for i := range more {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := w.Append(fmt.Sprintf("c%d", i), MergedData{})
+			if err != nil {
+				t.Error(err)
+			}
+			returned <- e.Seq
+		}()
+	}
+	waitFor(t, w, func() bool { return len(w.pending) == more })
+	select {
+	case seq := <-returned:
+		t.Fatalf("Append of event %d returned before its commit", seq)
+	default:
+	}
+	if w.LastSeq() != 0 {
+		t.Fatalf("LastSeq = %d before the first commit ended", w.LastSeq())
+	}
+	close(release)
+	wg.Wait()
+	if !reflect.DeepEqual(seen, []int64{1, 2, 3, 4, 5, 6}) {
+		t.Fatalf("the hook saw %v, want Seq order", seen)
+	}
+	if !reflect.DeepEqual(linesAt, []int{1, 6, 6, 6, 6, 6}) {
+		t.Fatalf("events.jsonl held %v lines as the hook saw each event, want [1 6 6 6 6 6]: the five were not committed together", linesAt)
+	}
+	if w.LastSeq() != 6 {
+		t.Fatalf("LastSeq = %d, want 6", w.LastSeq())
+	}
+}
+
+// waitFor waits until cond, evaluated under w's lock, holds.
+func waitFor(t *testing.T, w *Writer, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w.mu.Lock()
+		ok := cond()
+		w.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestCommitHookError: an event the commit hook fails on is committed all
+// the same, returned with the error, and the Writer goes on.
+func TestCommitHookError(t *testing.T) {
+	dir := t.TempDir()
+	bad := errors.New("projection refused it")
+	w := openT(t, dir, OnCommit(func(e Event) error {
+		if e.Seq == 1 {
+			return bad
+		}
+		return nil
+	}))
+	e, err := w.Append("a", MergedData{})
+	if !errors.Is(err, bad) || e.Seq != 1 {
+		t.Fatalf("Append = %+v, %v; want event 1 with the hook's error", e, err)
+	}
+	if e := appendT(t, w, "a", ArchivedData{}); e.Seq != 2 {
+		t.Fatalf("next seq = %d", e.Seq)
+	}
+	if got := seqs(readT(t, filepath.Join(dir, EventsFile))); !reflect.DeepEqual(got, []int64{1, 2}) {
+		t.Fatalf("seqs = %v", got)
+	}
+}
+
+// TestCorruptChangeJournalRebuilt: a change journal, written without
+// fsync, that a machine crash damaged is written again from events.jsonl.
+func TestCorruptChangeJournalRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	w := openT(t, dir)
+	appendT(t, w, "a", MergedData{Commit: "c1"})
+	appendT(t, w, "b", MergedData{Commit: "c2"})
+	appendT(t, w, "a", ArchivedData{Commit: "c3"})
+	w.Close()
+	jpath := ChangeJournal(dir, "a")
+	want, _ := os.ReadFile(jpath)
+	os.WriteFile(jpath, []byte("\x00\x00\x00\x00\n{\"seq\":3}\n"), 0o644)
+
+	openT(t, dir)
+	if got, _ := os.ReadFile(jpath); !bytes.Equal(got, want) {
+		t.Fatalf("rebuilt journal:\n%q\nwant:\n%q", got, want)
+	}
+}

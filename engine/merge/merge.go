@@ -175,12 +175,8 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 	// stack passed on, fold included, with main as its only parent, so
 	// main's history stays linear. The agent's own history stays on the
 	// branch (which the orchestrator deletes once the change is archived,
-	// unless kept).
-	tree, err := git.Run(ctx, in.Worktree, "rev-parse", "--verify", "HEAD^{tree}")
-	if err != nil {
-		return Outcome{}, err
-	}
-	commit, err := git.CommitTree(ctx, in.Worktree, tree, oldMain, squashMessage(in))
+	// unless kept). (git commit-tree resolves HEAD^{tree} itself.)
+	commit, err := git.CommitTree(ctx, in.Worktree, "HEAD^{tree}", oldMain, squashMessage(in))
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -38,6 +39,8 @@ type fixture struct {
 	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
 	// replan is Options.Replan.
 	replan ReplanFunc
+	// sentinelTick is Options.sentinelTick; zero means 20ms.
+	sentinelTick time.Duration
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -160,7 +163,7 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 		KeepBranches:   f.keepBranches,
 		wallBudget:     f.wallBudget,
 		Replan:         f.replan,
-		sentinelTick:   20 * time.Millisecond,
+		sentinelTick:   cmp.Or(f.sentinelTick, 20*time.Millisecond),
 	})
 }
 

@@ -123,9 +123,14 @@ type run struct {
 
 	workerDone chan workerResult
 	mergeDone  chan mergeResult
-	active     map[string]bool // changes with a running worker
-	queue      []string        // changes waiting for the merge queue, FIFO
-	merging    string          // the change being integrated, if any
+	// retired reports the retirements (run.retire) of the changes the
+	// merge queue archived; retiring counts those under way. Both are the
+	// loop's.
+	retired  chan workerResult
+	retiring int
+	active   map[string]bool // changes with a running worker
+	queue    []string        // changes waiting for the merge queue, FIFO
+	merging  string          // the change being integrated, if any
 	// worktrees serialises adding and removing worktrees: concurrent
 	// `git worktree add/remove` in one repository race on its metadata.
 	worktrees sync.Mutex
@@ -208,6 +213,8 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err := prepareRepository(ctx, opts.Root, opts.Project.MainBranch); err != nil {
 		return nil, err
 	}
+	// set's commits ask git for a committer identity once per run.
+	ctx = git.WithIdentity(ctx, opts.Root)
 	r, resumed, closeJournal, err := openRun(ctx, opts, layout)
 	if err != nil {
 		return nil, err
@@ -247,10 +254,13 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 	}
 	env := os.Environ()
 	red := redact.New(env, opts.Project.SecretNames())
-	w, err := journal.Open(layout.Dir(), runID, journal.WithRedactor(red))
+	rec, err := newRecorder(st, layout.State(), func(onCommit journal.Option) (*journal.Writer, error) {
+		return journal.Open(layout.Dir(), runID, journal.WithRedactor(red), onCommit)
+	})
 	if err != nil {
 		return nil, false, nil, err
 	}
+	w := rec.w
 	closeJournal = func() { w.Close() }
 	if opts.OnEvent != nil {
 		ch, stop := w.Subscribe()
@@ -270,7 +280,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 	r = &run{
 		opts:      opts,
 		layout:    layout,
-		rec:       newRecorder(w, st, layout.State()),
+		rec:       rec,
 		watches:   map[string]*watch{},
 		control:   control.NewReader(layout.Control()),
 		resumable: map[string]bool{}, userPaused: map[string]bool{},
@@ -281,6 +291,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		// when the loop has stopped listening.
 		workerDone: make(chan workerResult, max(opts.Project.MaxParallel, 1)),
 		mergeDone:  make(chan mergeResult, 1),
+		retired:    make(chan workerResult, 1),
 		active:     map[string]bool{},
 	}
 	for _, req := range opts.Plan.Requirements {
@@ -509,7 +520,7 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			}
 			r.startMerge(work)
 		}
-		if len(r.active) == 0 && r.merging == "" && (len(r.queue) == 0 || runErr != nil || interrupted) &&
+		if len(r.active) == 0 && r.merging == "" && r.retiring == 0 && (len(r.queue) == 0 || runErr != nil || interrupted) &&
 			(runErr != nil || interrupted || !r.waitingForResume()) {
 			if runErr != nil || interrupted {
 				break
@@ -536,6 +547,14 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			r.merging = ""
 			if err := r.afterMerge(work, m); err != nil && runErr == nil && !interrupted {
 				runErr = err
+			}
+			if m.err == nil && m.out.Merged {
+				r.retireLater(work, m.change)
+			}
+		case d := <-r.retired:
+			r.retiring--
+			if d.err != nil && runErr == nil && !interrupted {
+				runErr = fmt.Errorf("%s: %w", d.change, d.err)
 			}
 		case <-heartbeat.C:
 			if err := r.rec.emit("", journal.MonitorHeartbeatData{Active: slices.Sorted(maps.Keys(r.active)), Queued: slices.Clone(r.queue)}); err != nil && runErr == nil {
@@ -665,6 +684,24 @@ func (r *run) startMerge(ctx context.Context) {
 			err = errors.New("internal error in the merge queue: " + rec.String())
 		}
 		r.mergeDone <- mergeResult{change: name, out: out, err: err}
+	}()
+}
+
+// retireLater retires a change the merge queue archived (run.retire) in
+// a goroutine of its own: the changes that waited for it are dispatched,
+// and the queue takes its next change, while its worktree and branch go.
+// The loop ends only once it is done. (A run that stops before it is done
+// retires the change when it resumes, as it does after a crash.)
+func (r *run) retireLater(ctx context.Context, change string) {
+	r.retiring++
+	go func() {
+		var err error
+		var pc panics.Catcher
+		pc.Try(func() { err = r.retire(ctx, change) })
+		if rec := pc.Recovered(); rec != nil {
+			err = errors.New("internal error retiring the change: " + rec.String())
+		}
+		r.retired <- workerResult{change: change, err: err}
 	}()
 }
 

@@ -1,31 +1,48 @@
 package orchestrator
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/state"
 )
 
-// recorder is the single writer of a run's journal and state. Every event
-// goes to the journal first (fsync'd) and then into the in-memory state;
-// state.json, a cache of the journal, is written behind by a saver
-// goroutine, always atomically and always newer than the last one. A
-// crash can leave state.json behind the journal, never ahead of it, and a
-// restart rebuilds the state from the journal anyway.
+// recorder is the single writer of a run's journal and state.
+//
+// Invariants:
+//   - The state is the journal's projection: every event is applied to it
+//     once committed (fsync'd), by the journal's commit hook (apply), in
+//     Seq order, before the event's emit returns. No lock of the recorder
+//     is held across the journal's fsync, so the events that workers and
+//     the merge queue emit at the same moment share one fsync (group
+//     commit, see journal.Writer).
+//   - Nobody sees an event before it is durable: not the state, not the
+//     observer (which sees it after its emit's commit), not the journal's
+//     subscribers.
+//   - state.json is a cache of the journal, written behind by a saver
+//     goroutine: a snapshot encoded from the state at most every
+//     saveInterval while events arrive, and at close; each one atomically
+//     and newer than the last. Since the state holds only committed
+//     events, a crash can leave state.json behind the journal, never ahead
+//     of it, and a restart rebuilds the state from the journal anyway. An
+//     emit does no work that grows with the plan.
 type recorder struct {
-	mu        sync.Mutex
 	w         *journal.Writer
-	st        *state.State
 	statePath string
 
-	// snapshot is the latest encoded state not yet written (nil when
-	// none); wake tells the saver there is one.
-	snapshot []byte
-	wake     chan struct{}
-	saved    chan struct{}
-	saveErr  error
+	// mu guards st, dirty and saveErr.
+	mu sync.Mutex
+	st *state.State
+	// dirty is set when st has events that state.json lacks; wake tells
+	// the saver so.
+	dirty   bool
+	saveErr error
+	wake    chan struct{}
+	stop    chan struct{}
+	saved   chan struct{}
 
 	// observe, if set, sees every event of a change once it is recorded,
 	// in the goroutine that recorded it, with no lock held (the sentinel
@@ -33,42 +50,93 @@ type recorder struct {
 	observe func(journal.Event)
 }
 
-func newRecorder(w *journal.Writer, st *state.State, statePath string) *recorder {
-	r := &recorder{w: w, st: st, statePath: statePath, wake: make(chan struct{}, 1), saved: make(chan struct{})}
-	go r.saver()
-	return r
-}
+// saveInterval is the least time between two snapshots the saver writes
+// while a run records events. Nothing of set reads state.json during a
+// run (every reader rebuilds the state from the journal); the snapshot
+// costs an encoding of every change and an fsync, so it is taken rarely.
+const saveInterval = time.Second
 
-// saver writes the newest snapshot whenever there is one, until close.
-func (r *recorder) saver() {
-	defer close(r.saved)
-	for range r.wake {
-		r.mu.Lock()
-		data := r.snapshot
-		r.snapshot = nil
-		r.mu.Unlock()
-		if data == nil {
-			continue
-		}
-		if err := state.WriteEncoded(r.statePath, data); err != nil {
-			r.mu.Lock()
-			r.saveErr = err
-			r.mu.Unlock()
-		}
+// newRecorder makes the recorder of st, the state rebuilt from the
+// journal that openJournal opens (with the recorder's commit hook).
+func newRecorder(st *state.State, statePath string, openJournal func(onCommit journal.Option) (*journal.Writer, error)) (*recorder, error) {
+	r := &recorder{st: st, statePath: statePath,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), saved: make(chan struct{})}
+	w, err := openJournal(journal.OnCommit(r.apply))
+	if err != nil {
+		return nil, err
 	}
+	r.w = w
+	go r.saver()
+	return r, nil
 }
 
-// close writes the last snapshot and stops the saver.
-func (r *recorder) close() error {
-	close(r.wake)
-	<-r.saved
+// apply is the journal's commit hook: it applies a committed event to the
+// state and tells the saver.
+func (r *recorder) apply(e journal.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.snapshot != nil {
-		if err := state.WriteEncoded(r.statePath, r.snapshot); err != nil {
-			return err
+	if err := state.Apply(r.st, e); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	if !r.dirty {
+		r.dirty = true
+		select {
+		case r.wake <- struct{}{}:
+		default: // a wake-up is pending already
 		}
 	}
+	return nil
+}
+
+// saver writes a snapshot whenever the state has news, at most every
+// saveInterval, until close.
+func (r *recorder) saver() {
+	defer close(r.saved)
+	for {
+		select {
+		case <-r.wake:
+		case <-r.stop:
+			return
+		}
+		r.save()
+		// The events of the next saveInterval go into one snapshot.
+		select {
+		case <-time.After(saveInterval):
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+// save encodes the state, if it has news, and writes it to state.json.
+// Only the saver and close (after the saver stopped) call it, so snapshots
+// are written one at a time, each newer than the last.
+func (r *recorder) save() {
+	r.mu.Lock()
+	if !r.dirty {
+		r.mu.Unlock()
+		return
+	}
+	r.dirty = false
+	data, err := state.Encode(r.st)
+	r.mu.Unlock()
+	if err == nil {
+		err = state.WriteEncoded(r.statePath, data)
+	}
+	if err != nil {
+		r.mu.Lock()
+		r.saveErr = cmp.Or(r.saveErr, err)
+		r.mu.Unlock()
+	}
+}
+
+// close stops the saver and writes the last snapshot.
+func (r *recorder) close() error {
+	close(r.stop)
+	<-r.saved
+	r.save()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return r.saveErr
 }
 
@@ -82,26 +150,18 @@ func (r *recorder) emit(change string, p journal.Payload) error {
 	return err
 }
 
-// record appends one event to the journal and applies it to the state.
+// record appends one event to the journal; the journal's commit hook
+// (apply) has applied it to the state when it returns.
 func (r *recorder) record(change string, p journal.Payload) (journal.Event, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	e, err := r.w.Append(change, p)
 	if err != nil {
-		return e, fmt.Errorf("journal: %w", err)
+		if e.Seq == 0 {
+			return e, fmt.Errorf("journal: %w", err)
+		}
+		return e, err // committed; the change journal or the state failed
 	}
-	if err := state.Apply(r.st, e); err != nil {
-		return e, fmt.Errorf("state: %w", err)
-	}
-	data, err := state.Encode(r.st)
-	if err != nil {
-		return e, err
-	}
-	r.snapshot = data
-	select {
-	case r.wake <- struct{}{}:
-	default: // the saver has a wake-up pending and will take this snapshot
-	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return e, r.saveErr
 }
 

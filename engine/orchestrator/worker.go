@@ -477,23 +477,32 @@ func (r *run) integrate(ctx context.Context, c plan.Change) (merge.Outcome, erro
 	if err != nil || !out.Merged {
 		return out, err
 	}
-	return out, r.land(ctx, name, "")
+	// Retired by the loop (see run.retireLater), off the queue's way and
+	// the way of the changes that waited for this one.
+	return out, r.archive(name, "")
 }
 
 // land ends a change whose one commit is on main, its MERGED and ARCHIVED
 // journaled: merged, then archived (the fold is in that same commit), then
 // retired. reason explains the transitions (a restart found the commit).
 func (r *run) land(ctx context.Context, name, reason string) error {
+	if err := r.archive(name, reason); err != nil {
+		return err
+	}
+	return r.retire(ctx, name)
+}
+
+// archive moves a change whose one commit is on main, its MERGED and
+// ARCHIVED journaled, to merged and then archived: from then on the
+// changes that depend on it may start.
+func (r *run) archive(name, reason string) error {
 	if r.rec.status(name) != state.Merged {
 		if err := r.rec.transition(name, state.Merged, reason); err != nil {
 			return err
 		}
 	}
 	r.checkpoint("merged", name)
-	if err := r.rec.transition(name, state.Archived, reason); err != nil {
-		return err
-	}
-	return r.retire(ctx, name)
+	return r.rec.transition(name, state.Archived, reason)
 }
 
 // retire removes what an archived change leaves behind: its worktree and

@@ -1,0 +1,99 @@
+package orchestrator
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
+)
+
+// TestRecorderConcurrentEmits records events of many changes from many
+// goroutines at once: each emit sees its own event in the state when it
+// returns; state.json, read while events are recorded, is never ahead of
+// events.jsonl; and after close it is the journal's projection.
+func TestRecorderConcurrentEmits(t *testing.T) {
+	dir := t.TempDir()
+	statePath := filepath.Join(dir, "state.json")
+	rec, err := newRecorder(state.New(), statePath, func(onCommit journal.Option) (*journal.Writer, error) {
+		return journal.Open(dir, "run-1", onCommit)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.w.Close()
+	const changes, iterations = 8, 30
+	names := make([]string, changes)
+	for i := range names {
+		names[i] = fmt.Sprintf("c%d", i)
+	}
+	if err := rec.emit("", journal.PlanCreatedData{Strategy: "explicit", Changes: names}); err != nil {
+		t.Fatal(err)
+	}
+
+	stop := make(chan struct{})
+	var reader sync.WaitGroup
+	reader.Add(1)
+	go func() {
+		defer reader.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			st, err := state.Load(statePath)
+			if err != nil {
+				continue // not written yet
+			}
+			// Read after the snapshot: the journal can only have grown.
+			events, err := journal.ReadFile(filepath.Join(dir, journal.EventsFile))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if n := int64(len(events)); st.LastSeq > n {
+				t.Errorf("state.json holds event %d, events.jsonl only %d", st.LastSeq, n)
+				return
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 1; i <= iterations; i++ {
+				if err := rec.emit(name, journal.AgentIterationData{Iteration: i}); err != nil {
+					t.Error(err)
+					return
+				}
+				if got := rec.change(name).Iteration; got != i {
+					t.Errorf("%s: iteration %d after its emit returned, want %d", name, got, i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	reader.Wait()
+	if err := rec.close(); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := state.Load(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := state.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.LastSeq != 1+changes*iterations || !reflect.DeepEqual(saved, rebuilt) {
+		t.Fatalf("state.json after close (last event %d) is not the journal's projection (last event %d)", saved.LastSeq, rebuilt.LastSeq)
+	}
+}
