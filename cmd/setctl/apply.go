@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -270,10 +271,24 @@ func unfinishedRun(root string) bool {
 	return false
 }
 
+// clearDeadHolder takes and releases the run lock of setDir when its
+// file exists, so that the PID of an apply killed after its run finished
+// (it held the lock, the kernel released it) is no longer named there.
+// An apply that holds it is left alone; no lock file is created.
+func clearDeadHolder(setDir string) {
+	if _, err := os.Stat(filepath.Join(setDir, state.LockFile)); err != nil {
+		return
+	}
+	if l, err := state.AcquireLock(setDir); err == nil {
+		l.Release()
+	}
+}
+
 // nothingToDo ends an apply whose plan has no change (main implements the
 // whole spec) without a run: it says so, with where every requirement
 // stands, and returns exitOK.
 func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
+	clearDeadHolder(rundir.New(r.ws.root).Dir())
 	rows, err := coverage.Of(ctx, r.ws.root, r.ws.cfg, p, nil)
 	if err != nil {
 		return r.e.errorf(r.name, "%v", err)
