@@ -65,7 +65,7 @@ func TestRows(t *testing.T) {
   REQ-B-01  new          deferred: next quarter
   REQ-B-02  removed      planned in b
   REQ-C-01  implemented  not credited to a change on main; no test names it
-Uncovered: REQ-A-02 and REQ-A-03, whose change failed for good. A new `+"`setctl apply`"+` retries them; with planner.replan: "auto" a run asks the planner for new changes.
+Uncovered: REQ-A-02 and REQ-A-03, whose change failed for good. A new ` + "`setctl apply`" + ` retries them; with planner.replan: "auto" a run asks the planner for new changes.
 `
 	if diff := cmp.Diff(wantText, b.String()); diff != "" {
 		t.Errorf("Text (-want +got):\n%s", diff)
