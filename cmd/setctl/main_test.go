@@ -132,3 +132,18 @@ func goEnv(key string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// writeFiles writes files (slash-separated paths relative to dir, and
+// their contents) into dir, making the directories they need.
+func writeFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

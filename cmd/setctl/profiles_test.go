@@ -74,13 +74,7 @@ func newSample(t *testing.T, agent string, files map[string]string) *sampleProje
 
 func (p *sampleProject) write(name, content string) {
 	p.t.Helper()
-	path := filepath.Join(p.dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		p.t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		p.t.Fatal(err)
-	}
+	writeFiles(p.t, p.dir, map[string]string{name: content})
 }
 
 func (p *sampleProject) read(name string) string {

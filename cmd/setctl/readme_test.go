@@ -75,19 +75,7 @@ func TestREADMESetCUE(t *testing.T) {
 	}
 	for _, s := range snippets {
 		dir := t.TempDir()
-		for name, data := range map[string]string{
-			"set.cue":            s.setCUE,
-			"cue.mod/module.cue": "module: \"example.com/myapp@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
-			"docs/spec.md":       specTemplate,
-		} {
-			path := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeFiles(t, dir, readmeProject(s.setCUE))
 		var stdout, stderr strings.Builder
 		if code := Main([]string{"-C", dir, "vet"}, &stdout, &stderr); code != exitOK {
 			t.Errorf("%s: setctl vet exited %d:\n%s\nset.cue:\n%s", s.where, code, stderr.String(), s.setCUE)
@@ -153,19 +141,7 @@ func TestREADMEPlanner(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
 	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 	dir := t.TempDir()
-	for name, data := range map[string]string{
-		"set.cue":            m[1],
-		"cue.mod/module.cue": "module: \"example.com/myapp@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
-		"docs/spec.md":       specTemplate,
-	} {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, readmeProject(m[1]))
 	var stdout, stderr strings.Builder
 	if code := Main([]string{"-C", dir, "plan"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("setctl plan exited %d:\n%s", code, stderr.String())
@@ -208,4 +184,14 @@ func TestREADMEReview(t *testing.T) {
 		}
 	}
 	t.Error("review_gate.txtar has no set.cue")
+}
+
+// readmeProject is a project whose set.cue is a README example, with the
+// spec template of setctl init.
+func readmeProject(setCUE string) map[string]string {
+	return map[string]string{
+		"set.cue":            setCUE,
+		"cue.mod/module.cue": "module: \"example.com/myapp@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
+		"docs/spec.md":       specTemplate,
+	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,14 +67,7 @@ func realApply(t *testing.T, srv *modeltest.Server, adapter string, argv, env []
 	t.Setenv("NO_COLOR", "1")
 	gittest.Hermetic(t, "")
 	dir := t.TempDir()
-	for name, data := range realProject(t, adapter, argv, env, model) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, realProject(t, adapter, argv, env, model))
 	git := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
