@@ -30,17 +30,8 @@ func TestExampleApply(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "linkshort"))); err != nil {
 		t.Fatal(err)
 	}
-	git := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	git("add", "-A")
-	git("commit", "-q", "-m", "skeleton")
+	git := func(args ...string) string { t.Helper(); return gitIn(t, dir, args...) }
+	initRepo(t, dir)
 
 	var stdout, stderr strings.Builder
 	code := Main([]string{"-C", dir, "apply", "--yes"}, &stdout, &stderr)

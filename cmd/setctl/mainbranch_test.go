@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,14 +10,6 @@ import (
 
 	"github.com/set-engine/set/internal/gittest"
 )
-
-// gitIn runs git in dir with a hermetic configuration.
-func gitIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
 
 func hermeticGit(t *testing.T) {
 	gittest.Hermetic(t, "")

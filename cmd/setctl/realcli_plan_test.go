@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -73,18 +72,8 @@ func realPlan(t *testing.T, adapter, strategy string, argv, env []string, model 
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")
 	gittest.Hermetic(t, "")
-	agentEnv := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		agentEnv[k] = v
-	}
-	jsonOf := func(v any) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	agentEnv := envMap(env)
+	jsonOf := func(v any) string { return cueOf(t, v) }
 	dir := t.TempDir()
 	files := map[string]string{
 		"set.cue": fmt.Sprintf(`package hello
@@ -118,11 +107,7 @@ Depends on: REQ-GREETING-01
 `,
 	}
 	writeFiles(t, dir, files)
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "skeleton"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	initRepo(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, setctl, "-C", dir, "plan", "--out", "plan.json")

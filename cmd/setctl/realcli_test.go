@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -68,17 +67,8 @@ func realApply(t *testing.T, srv *modeltest.Server, adapter string, argv, env []
 	gittest.Hermetic(t, "")
 	dir := t.TempDir()
 	writeFiles(t, dir, realProject(t, adapter, argv, env, model))
-	git := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q", "-b", "main")
-	git("add", "-A")
-	git("commit", "-q", "-m", "skeleton")
+	git := func(args ...string) string { t.Helper(); return gitIn(t, dir, args...) }
+	initRepo(t, dir)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -161,19 +151,8 @@ func realApply(t *testing.T, srv *modeltest.Server, adapter string, argv, env []
 // the given one.
 func realProject(t *testing.T, adapter string, argv, env []string, model string) map[string]string {
 	t.Helper()
-	agentEnv := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		agentEnv[k] = v
-	}
-	// JSON is CUE.
-	jsonOf := func(v any) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	agentEnv := envMap(env)
+	jsonOf := func(v any) string { return cueOf(t, v) }
 	return map[string]string{
 		"set.cue": fmt.Sprintf(`package realcli
 
