@@ -30,7 +30,8 @@ import (
 // embedded set module; and the project of the team profile's README,
 // on Acme's profile, applies: its change merges after Acme's own gate
 // ran, with Acme's convention for tests in place of golang's in the
-// agent's prompt.
+// agent's prompt; and once set v0.2.0 and a release of Acme's profile
+// made for it are published, requiring either is refused.
 func TestPublishedModules(t *testing.T) {
 	cue := clitest.CUE.Require(t)
 	// The Acme project's gates run the go tool: the machine's caches
@@ -179,6 +180,28 @@ printf 'package app\n\nimport "testing"\n\n// REQ-GREET-01, REQ-GREET-02\nfunc T
 `
 	if !strings.Contains(string(prompt), conventions) {
 		t.Errorf("the agent's prompt does not hold\n%s\nprompt:\n%s", conventions, prompt)
+	}
+
+	// A set module v0.2.0 and a release of Acme's profile made for it:
+	// the project that requires either is refused, with both versions
+	// named (set_module_version.txtar pins the whole messages).
+	run(setDir, cue, "mod", "publish", "v0.2.0")
+	data, err := os.ReadFile(filepath.Join(acmeDir, "cue.mod", "module.cue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, acmeDir, map[string]string{"cue.mod/module.cue": strings.Replace(string(data), `v: "`+set.ModuleVersion+`"`, `v: "v0.2.0"`, 1)})
+	run(acmeDir, cue, "mod", "publish", "v0.2.0")
+	for _, tc := range []struct{ module, want string }{
+		{set.ModulePath, "cue.mod/module.cue requires " + set.ModulePath + " at v0.2.0, newer than the " + set.ModuleVersion + " this setctl embeds"},
+		{"example.com/acme/profiles@v0", "cue.mod/module.cue requires example.com/acme/profiles@v0 at v0.2.0, which requires " + set.ModulePath + " at v0.2.0, newer than the " + set.ModuleVersion + " this setctl embeds"},
+	} {
+		run(acmeProject, cue, "mod", "edit", "--require", strings.TrimSuffix(tc.module, "@v0")+"@v0.2.0")
+		var stdout, stderr strings.Builder
+		if code := Main([]string{"-C", acmeProject, "vet"}, &stdout, &stderr); code == exitOK || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("requiring %s at v0.2.0: setctl vet exited %d:\n%s%s\nwant %q", tc.module, code, stdout.String(), stderr.String(), tc.want)
+		}
+		run(acmeProject, "git", "checkout", "-q", "cue.mod/module.cue")
 	}
 }
 
