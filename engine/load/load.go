@@ -5,6 +5,7 @@
 package load
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,6 +88,9 @@ func Load(dir string, opts Options) (*Project, error) {
 	env := opts.environ()
 	reg, err := embeddedRegistry(env)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDepsSetVersion(context.Background(), reg, modPath, modData); err != nil {
 		return nil, err
 	}
 	ctx := cuecontext.New()

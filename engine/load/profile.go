@@ -80,9 +80,10 @@ func ResolveProfile(ctx context.Context, ref string, opts Options) (*Profile, er
 	if err != nil {
 		return nil, err
 	}
+	registry := proc.Getenv(env, "CUE_REGISTRY")
 	elems := strings.Split(r.base, "/")
 	for i := len(elems); i >= 1; i-- {
-		p, err := r.inModule(ctx, reg, strings.Join(elems[:i], "/"), strings.Join(elems[i:], "/"))
+		p, err := r.inModule(ctx, reg, registry, strings.Join(elems[:i], "/"), strings.Join(elems[i:], "/"))
 		if err != nil {
 			return nil, fmt.Errorf("profile %q: %w", ref, err)
 		}
@@ -90,7 +91,7 @@ func ResolveProfile(ctx context.Context, ref string, opts Options) (*Profile, er
 			return p, nil
 		}
 	}
-	return nil, r.notFound(proc.Getenv(env, "CUE_REGISTRY"))
+	return nil, r.notFound(registry)
 }
 
 // builtinProfile is the embedded module's profile called name.
@@ -150,14 +151,15 @@ func parseProfileRef(ref string) (profileRef, error) {
 // inModule is the profile when module mpath, at the version r asks for
 // (or its latest of r's major version), holds the package in its
 // directory dir; nil when the registry has no such version or the
-// version has no CUE files there.
-func (r profileRef) inModule(ctx context.Context, reg *Registry, mpath, dir string) (*Profile, error) {
+// version has no CUE files there. registry is CUE_REGISTRY's value, for
+// the error when the registry does not answer.
+func (r profileRef) inModule(ctx context.Context, reg *Registry, registry, mpath, dir string) (*Profile, error) {
 	if module.CheckPathWithoutVersion(mpath) != nil {
 		return nil, nil
 	}
 	versions, err := reg.ModuleVersions(ctx, mpath+"@"+r.major)
 	if err != nil {
-		return nil, err
+		return nil, registryFailed(registry, err)
 	}
 	v := r.version
 	if v == "" {
@@ -174,14 +176,14 @@ func (r profileRef) inModule(ctx context.Context, reg *Registry, mpath, dir stri
 	}
 	loc, err := reg.Fetch(ctx, mv)
 	if err != nil {
-		return nil, err
+		return nil, registryFailed(registry, err)
 	}
 	if !hasCUEFiles(loc.FS, path.Join(loc.Dir, dir)) {
 		return nil, nil
 	}
 	mf, err := reg.ModFile(ctx, mv)
 	if err != nil {
-		return nil, err
+		return nil, registryFailed(registry, err)
 	}
 	requires := map[string]string{}
 	for m, d := range mf.Deps {
@@ -210,6 +212,20 @@ func (r profileRef) notFound(registry string) error {
 	return fmt.Errorf("profile %q: no module in %s provides package %s at %s of major version %s",
 		r.ref, registry, r.base, what, r.major)
 }
+
+// registryFailed says which registry failed to answer (registry is
+// CUE_REGISTRY's value: unset, the cue tool asks its default one) and
+// what the user can do, with the registry client's error.
+func registryFailed(registry string, err error) error {
+	if registry == "" {
+		return fmt.Errorf("CUE_REGISTRY is unset, so the cue tool's default registry (%s) was asked, and it failed: %w; set CUE_REGISTRY to the registry that holds the profile", defaultRegistry, err)
+	}
+	return fmt.Errorf("the registry CUE_REGISTRY names (%s) failed: %w; check that it is up and that CUE_REGISTRY names the registry that holds the profile", registry, err)
+}
+
+// defaultRegistry is the registry the cue tool and its client library ask
+// when CUE_REGISTRY is unset.
+const defaultRegistry = "registry.cue.works"
 
 // environ is the environment Load and ResolveProfile read.
 func (o Options) environ() []string {

@@ -1,12 +1,15 @@
 package load
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/mod/modfile"
+	"cuelang.org/go/mod/module"
 	"golang.org/x/mod/semver"
 
 	set "github.com/set-engine/set"
@@ -32,7 +35,7 @@ func checkSetVersion(path string, data []byte) (warning *diag.Diagnostic, err er
 	if dep == nil || dep.Version == set.ModuleVersion || !semver.IsValid(dep.Version) {
 		return nil, nil
 	}
-	d := diag.Diagnostic{Severity: diag.Error, Pos: depVersionPos(path, data)}
+	d := diag.Diagnostic{Severity: diag.Error, Pos: depVersionPos(path, data, set.ModulePath)}
 	if semver.Compare(dep.Version, set.ModuleVersion) > 0 {
 		d.Summary = fmt.Sprintf("cue.mod/module.cue requires %s at %s, newer than the %s this setctl embeds and checks set.cue against", set.ModulePath, dep.Version, set.ModuleVersion)
 		d.Detail = fmt.Sprintf("Install setctl %s or newer (`setctl version` names the module version a setctl embeds), or require %s in cue.mod/module.cue.", dep.Version, set.ModuleVersion)
@@ -44,9 +47,56 @@ func checkSetVersion(path string, data []byte) (warning *diag.Diagnostic, err er
 	return &d, nil
 }
 
+// checkDepsSetVersion refuses a project whose cue.mod/module.cue requires
+// a module (a team's profile) that itself requires a newer set module
+// than this binary embeds: CUE's minimal version selection picks that
+// newer version, which the cue command evaluates set.cue with and which
+// the module may use, while setctl checks set.cue against its own. The
+// registry answers for each module the file requires, in path order; a
+// module it cannot answer for is left to the loader, which says so. path
+// and data are as for checkSetVersion.
+func checkDepsSetVersion(ctx context.Context, reg *Registry, path string, data []byte) error {
+	f, err := modfile.Parse(data, path)
+	if err != nil {
+		return err
+	}
+	deps := make([]string, 0, len(f.Deps))
+	for m := range f.Deps {
+		deps = append(deps, m)
+	}
+	slices.Sort(deps)
+	for _, m := range deps {
+		if m == set.ModulePath {
+			continue
+		}
+		mv, err := module.NewVersion(m, f.Deps[m].Version)
+		if err != nil {
+			continue
+		}
+		mf, err := reg.ModFile(ctx, mv)
+		if err != nil {
+			continue
+		}
+		need := mf.Deps[set.ModulePath]
+		if need == nil || !semver.IsValid(need.Version) || semver.Compare(need.Version, set.ModuleVersion) <= 0 {
+			continue
+		}
+		return diag.Diagnostic{
+			Severity: diag.Error,
+			Pos:      depVersionPos(path, data, m),
+			Summary: fmt.Sprintf("cue.mod/module.cue requires %s at %s, which requires %s at %s, newer than the %s this setctl embeds and checks set.cue against",
+				m, mv.Version(), set.ModulePath, need.Version, set.ModuleVersion),
+			Detail: fmt.Sprintf("Install setctl %s or newer (`setctl version` names the module version a setctl embeds), or require a release of %s made for %s in cue.mod/module.cue.",
+				need.Version, m, set.ModuleVersion),
+		}
+	}
+	return nil
+}
+
 // depVersionPos is where the module file at path names the version of
-// the set module it requires; the file alone when that cannot be found.
-func depVersionPos(path string, data []byte) config.Pos {
+// the module mpath (with its major version) it requires; the file alone
+// when that cannot be found.
+func depVersionPos(path string, data []byte, mpath string) config.Pos {
 	pos := config.Pos{File: path}
 	f, err := parser.ParseFile(path, data)
 	if err != nil {
@@ -58,7 +108,7 @@ func depVersionPos(path string, data []byte) config.Pos {
 		if !ok || found {
 			return !found
 		}
-		if name, _, _ := ast.LabelName(field.Label); name != set.ModulePath {
+		if name, _, _ := ast.LabelName(field.Label); name != mpath {
 			return true
 		}
 		ast.Walk(field.Value, func(n ast.Node) bool {
