@@ -56,6 +56,11 @@ const (
 	// them, and the changes the planner added; a PLAN_CREATED with the
 	// new plan follows it, unless the planner failed (Error).
 	Replanned Type = "REPLANNED"
+	// IntegrationAttempt records that the merge queue starts integrating
+	// a change: onto main, or onto the candidates of the changes ahead of
+	// it (mergeQueue.speculative), beyond DESIGN.md's list. MERGED names
+	// the attempt main took.
+	IntegrationAttempt Type = "INTEGRATION_ATTEMPT"
 )
 
 // Types lists every event type, in the order declared above, for readers
@@ -65,7 +70,7 @@ func Types() []Type {
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
 		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, Repaired,
-		GateStarted, SentinelAction, Control, Replanned,
+		GateStarted, SentinelAction, Control, Replanned, IntegrationAttempt,
 	}
 }
 
@@ -313,6 +318,23 @@ type MergedData struct {
 	// Previous is main before.
 	Commit   string `json:"commit"`
 	Previous string `json:"previous"`
+	// Attempt is the integration attempt (INTEGRATION_ATTEMPT) whose
+	// candidate main took; 0 when a restart found the commit on main.
+	Attempt int `json:"attempt,omitempty"`
+}
+
+// IntegrationAttemptData is one integration attempt of a change by the
+// merge queue. Its outcome is the change's next integration event:
+// MERGED (main took it), CHANGE_INTEGRATION_FAILED, or a STATE_CHANGE back
+// to queued (a change ahead failed, or the change conflicts with one: it
+// is integrated again).
+type IntegrationAttemptData struct {
+	Attempt int `json:"attempt"`
+	// Onto is the commit the change is merged onto: main's head, or the
+	// candidate of the last change of Ahead, the changes ahead of it in
+	// the queue that main does not hold yet.
+	Onto  string   `json:"onto"`
+	Ahead []string `json:"ahead,omitempty"`
 }
 
 // ArchivedData is the OpenSpec fold of a merged change. The fold is part
@@ -454,6 +476,7 @@ func (GateSetExpandedData) EventType() Type         { return GateSetExpanded }
 func (VerifyGateData) EventType() Type              { return VerifyGate }
 func (RetryScheduledData) EventType() Type          { return RetryScheduled }
 func (MergeQueuedData) EventType() Type             { return MergeQueued }
+func (IntegrationAttemptData) EventType() Type      { return IntegrationAttempt }
 func (ChangeIntegrationFailedData) EventType() Type { return ChangeIntegrationFailed }
 func (MergedData) EventType() Type                  { return Merged }
 func (ArchivedData) EventType() Type                { return Archived }

@@ -1,8 +1,12 @@
-// Package merge integrates one verified change into main. The queue that
-// calls it runs one change at a time; within one call, main moves only by
-// fast-forward, by exactly one commit per change, and only after the
-// integration stack passed on the exact tree main moves to: the merged
-// change with its OpenSpec delta folded into openspec/specs.
+// Package merge integrates verified changes into main, one attempt at a
+// time: Prepare merges a change onto main, or onto the candidate of the
+// change ahead of it in the queue (speculation), and makes the candidate
+// commit; Check runs the integration stack on its tree; Land moves main to
+// it, or Reject sends the change back to its agent. main moves only by
+// fast-forward, by exactly one commit per change, and only to a candidate
+// whose integration stack passed on exactly its tree: the merged change
+// with its OpenSpec delta folded into openspec/specs. The queue that calls
+// it lands candidates in queue order, each onto the one before.
 package merge
 
 import (
@@ -39,8 +43,13 @@ type Input struct {
 	Reqs     []spec.Requirement
 	Steps    []graph.GateStep // the integration stack
 	Worktree string
-	Attempt  int // integration attempt, 1-based
-	Env      []string
+	// Head is the change's verified head (MERGE_QUEUED): every attempt
+	// starts from it. "" for a journal that did not record it.
+	Head string
+	// Attempt numbers the change's integration attempt (1-based): it names
+	// the attempt's events and gate logs.
+	Attempt int
+	Env     []string
 	// Redact masks secrets in the gates' and the regeneration's logs
 	// (nil: none are masked).
 	Redact  *redact.Redactor
@@ -84,65 +93,152 @@ type Outcome struct {
 	Failed       bool
 	Reason       string // "conflict" or "gate"
 	RetryContext string
+	// Gate is the integration gate that failed (Reason "gate").
+	Gate string
+	// ConflictsAhead lists the files in which the change conflicts with
+	// the changes ahead of it that main does not hold yet (Onto.Ahead):
+	// not the change's fault until they are on main. Nothing was
+	// recorded; the worktree is back at the change's verified head.
+	ConflictsAhead []string
 }
 
-// Integrate merges main into the change's branch, resolves conflicts
-// confined to generated files by regenerating them, folds the change's
-// OpenSpec delta into the merged tree (see fold), runs the integration
-// stack on that tree, and fast-forwards main to one commit holding exactly
-// it. MERGED and ARCHIVED are journaled together once main moved; both name
-// that commit. A returned error is a run error (git or the disk failed),
-// never the change's fault.
+// Onto is what an integration attempt merges the change onto: main, or
+// the candidate of the attempt ahead of it in the merge queue.
+type Onto struct {
+	// Commit is main's head when Ahead is empty, else the candidate of the
+	// last change of Ahead.
+	Commit string
+	// Ahead are the changes, in queue order, whose candidates Commit holds
+	// and main does not hold yet; empty when Commit is main.
+	Ahead []string
+}
+
+// Candidate is a prepared integration attempt: the one commit main takes
+// for the change when the integration stack passes on its tree.
+type Candidate struct {
+	Onto Onto
+	// Commit has exactly the tree the integration stack checks (the
+	// merge with the fold), and Onto.Commit as its only parent, so that
+	// main moving to it is a fast-forward and main's history stays linear.
+	Commit string
+	// merged is the merge without the fold: where a change whose gate
+	// failed goes back to, for its agent to build on.
+	merged   string
+	archived journal.ArchivedData
+}
+
+// Integrate integrates the change onto main in one go: Prepare on main's
+// head, Check, then Land or Reject. It is the merge queue's step when it
+// integrates one change at a time.
 func Integrate(ctx context.Context, in Input) (Outcome, error) {
-	mainBranch := in.Project.MainBranch
-	oldMain, err := git.BranchHead(ctx, in.Layout.Root(), mainBranch)
+	head, err := git.BranchHead(ctx, in.Layout.Root(), in.Project.MainBranch)
 	if err != nil {
 		return Outcome{}, err
 	}
+	cand, out, err := Prepare(ctx, in, Onto{Commit: head})
+	if err != nil || out.Failed {
+		return out, err
+	}
+	if out, err = Check(ctx, in, cand); err != nil {
+		return Outcome{}, err
+	}
+	if out.Failed {
+		return Reject(ctx, in, cand, out)
+	}
+	return Land(ctx, in, cand)
+}
+
+// Prepare merges onto.Commit into the change's branch, starting from the
+// change's verified head (in.Head), resolves conflicts confined to
+// generated files by regenerating them, folds the change's OpenSpec delta
+// into the merged tree (see fold), and makes the candidate commit, which
+// it journals as INTEGRATION_ATTEMPT. A conflict is the change's failure
+// (CHANGE_INTEGRATION_FAILED, the merge left in progress for its agent)
+// only when onto is main; onto a candidate, it is Outcome.ConflictsAhead,
+// for the queue to try again once the changes ahead are on main. A
+// returned error is a run error (git or the disk failed), never the
+// change's fault.
+func Prepare(ctx context.Context, in Input, onto Onto) (Candidate, Outcome, error) {
 	if err := in.checkWorktree(ctx); err != nil {
-		return Outcome{}, err
+		return Candidate{}, Outcome{}, err
 	}
-	if git.InMerge(ctx, in.Worktree) {
-		// A merge left by an earlier, interrupted integration: start over.
-		if err := git.AbortMerge(ctx, in.Worktree); err != nil {
-			return Outcome{}, err
-		}
+	if err := startOver(ctx, in); err != nil {
+		return Candidate{}, Outcome{}, err
 	}
-	// The integration stack tests exactly the committed tree: whatever
-	// earlier gates left behind (build outputs) goes.
-	if err := git.Clean(ctx, in.Worktree); err != nil {
-		return Outcome{}, err
+	if err := in.Emit(journal.IntegrationAttemptData{Attempt: in.Attempt, Onto: onto.Commit, Ahead: onto.Ahead}); err != nil {
+		return Candidate{}, Outcome{}, err
 	}
-	// A fold committed by an integration that stopped before main moved is
-	// not the change's work: it is made again on the fresh merge.
-	if err := dropFold(ctx, in); err != nil {
-		return Outcome{}, err
+	// Onto main, merge the branch by name, not by commit: conflict
+	// markers then read ">>>>>>> main", the same in every run. The queue
+	// is the only mover of main, so the name still means onto.Commit.
+	rev, label := in.Project.MainBranch, in.Project.MainBranch
+	if len(onto.Ahead) > 0 {
+		rev, label = onto.Commit, in.Project.MainBranch+" with "+strings.Join(onto.Ahead, ", ")
 	}
-	// Merge the branch by name, not by commit: conflict markers then read
-	// ">>>>>>> main", the same in every run. The queue is the only mover
-	// of main, so the name still means oldMain.
-	res, err := git.Merge(ctx, in.Worktree, mainBranch, fmt.Sprintf("Merge %s into %s", mainBranch, in.Change.Name))
+	res, err := git.Merge(ctx, in.Worktree, rev, fmt.Sprintf("Merge %s into %s", label, in.Change.Name))
 	if err != nil {
-		return Outcome{}, err
+		return Candidate{}, Outcome{}, err
 	}
 	if !res.Clean {
+		if real := in.realConflicts(res.Conflicts); len(real) > 0 && len(onto.Ahead) > 0 {
+			if err := startOver(ctx, in); err != nil {
+				return Candidate{}, Outcome{}, err
+			}
+			return Candidate{}, Outcome{ConflictsAhead: real}, nil
+		}
 		out, err := resolveConflicts(ctx, in, res.Conflicts)
 		if err != nil || out.Failed {
-			return out, err
+			return Candidate{}, out, err
 		}
 	}
 	merged, err := git.RevParse(ctx, in.Worktree, "HEAD")
 	if err != nil {
-		return Outcome{}, err
+		return Candidate{}, Outcome{}, err
 	}
 	archived, err := fold(ctx, in)
 	if err != nil {
-		return Outcome{}, err
+		return Candidate{}, Outcome{}, err
 	}
+	// (git commit-tree resolves HEAD^{tree} itself.)
+	commit, err := git.CommitTree(ctx, in.Worktree, "HEAD^{tree}", onto.Commit, squashMessage(in))
+	if err != nil {
+		return Candidate{}, Outcome{}, err
+	}
+	return Candidate{Onto: onto, Commit: commit, merged: merged, archived: archived}, Outcome{}, nil
+}
 
+// startOver puts the worktree back at the change's verified head, clean:
+// what an earlier attempt left (a merge in progress, a merge onto a
+// candidate main never took, a fold, build outputs) goes. The
+// integration stack tests exactly the committed tree.
+func startOver(ctx context.Context, in Input) error {
+	if git.InMerge(ctx, in.Worktree) {
+		if err := git.AbortMerge(ctx, in.Worktree); err != nil {
+			return err
+		}
+	}
+	if in.Head != "" {
+		if _, err := git.Run(ctx, in.Worktree, "reset", "-q", "--hard", in.Head); err != nil {
+			return err
+		}
+	} else if err := dropFold(ctx, in); err != nil {
+		// A journal from before MERGE_QUEUED was projected: a fold
+		// committed by an integration that stopped before main moved is
+		// not the change's work.
+		return err
+	}
+	return git.Clean(ctx, in.Worktree)
+}
+
+// Check runs the integration stack on the candidate's tree. A blocking
+// failure is returned as a failed Outcome (Reason "gate") and changes
+// nothing: whether it is the change's failure depends on the changes
+// ahead of it (see Reject). A returned error is a run error, or ctx's
+// cause when ctx ended while a gate ran.
+func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 	stack, err := gate.RunStack(ctx, gate.StackInput{
 		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Stage: graph.StageIntegration, Attempt: in.Attempt,
-		Layout: in.Layout, Worktree: in.Worktree, Base: oldMain, Env: in.Env, Redact: in.Redact,
+		Layout: in.Layout, Worktree: in.Worktree, Base: cand.Onto.Commit, Env: in.Env, Redact: in.Redact,
 		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners, Models: in.Models,
 		AfterGate: func(ctx context.Context, r gate.Result) (string, error) {
 			// main gets the committed tree; a gate that edited it would
@@ -158,59 +254,68 @@ func Integrate(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, err
 	}
 	// The gates ran the change's code in the worktree; before git resets
-	// it or takes its tree for main, it must still be the worktree.
+	// it or takes its tree for main, it must still be the worktree, at
+	// the candidate's tree.
 	if err := in.checkWorktree(ctx); err != nil {
 		return Outcome{}, err
 	}
+	mainBranch := in.Project.MainBranch
 	switch {
 	case stack.Interrupted:
 		return Outcome{}, context.Cause(ctx)
 	case stack.Rejection != "":
-		return gateFailed(ctx, in, merged, stack.Blocking.Gate, stack.Rejection)
+		return Outcome{Failed: true, Reason: "gate", Gate: stack.Blocking.Gate, RetryContext: stack.Rejection}, nil
 	case stack.Blocking != nil:
-		return gateFailed(ctx, in, merged, stack.Blocking.Gate, fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, stack.Blocking.Gate, stack.Blocking.RetryContext))
+		return Outcome{Failed: true, Reason: "gate", Gate: stack.Blocking.Gate, RetryContext: fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, stack.Blocking.Gate, stack.Blocking.RetryContext)}, nil
 	}
-
-	// main gets one commit for the change: the exact tree the integration
-	// stack passed on, fold included, with main as its only parent, so
-	// main's history stays linear. The agent's own history stays on the
-	// branch (which the orchestrator deletes once the change is archived,
-	// unless kept). (git commit-tree resolves HEAD^{tree} itself.)
-	commit, err := git.CommitTree(ctx, in.Worktree, "HEAD^{tree}", oldMain, squashMessage(in))
+	trees, err := git.Run(ctx, in.Worktree, "rev-parse", "HEAD^{tree}", cand.Commit+"^{tree}")
 	if err != nil {
 		return Outcome{}, err
 	}
+	if t := strings.Fields(trees); len(t) != 2 || t[0] != t[1] {
+		return Outcome{Failed: true, Reason: "gate", Gate: in.Steps[len(in.Steps)-1].Gate,
+			RetryContext: "The integration gates committed to your branch while they ran; gates must leave the tree as committed."}, nil
+	}
+	return Outcome{}, nil
+}
+
+// Land moves main to the candidate, by fast-forward from cand.Onto.Commit
+// (which main must be), and journals MERGED and ARCHIVED together; both
+// name the candidate. Its stack passed (Check) on exactly its tree.
+func Land(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 	in.checkpoint("before-fast-forward")
 	// Moving main's checkout is not atomic: the record lets a run killed
 	// half-way through it finish it on resume. A Ctrl-C does not stop it
 	// half-way: it takes milliseconds, and the run stops after it.
-	if err := git.FastForward(context.WithoutCancel(ctx), in.Layout.Root(), mainBranch, oldMain, commit, in.Layout.FastForward()); err != nil {
+	if err := git.FastForward(context.WithoutCancel(ctx), in.Layout.Root(), in.Project.MainBranch, cand.Onto.Commit, cand.Commit, in.Layout.FastForward()); err != nil {
 		return Outcome{}, err
 	}
 	in.checkpoint("fast-forwarded")
-	if err := in.Emit(journal.MergedData{Commit: commit, Previous: oldMain}); err != nil {
+	if err := in.Emit(journal.MergedData{Commit: cand.Commit, Previous: cand.Onto.Commit, Attempt: in.Attempt}); err != nil {
 		return Outcome{}, err
 	}
-	archived.Commit = commit
+	archived := cand.archived
+	archived.Commit = cand.Commit
 	if err := in.Emit(archived); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Merged: true, Commit: commit}, nil
+	return Outcome{Merged: true, Commit: cand.Commit}, nil
 }
 
-// gateFailed sends the change back to its agent after a failed
-// integration gate, recording why. The branch goes back to the merge
-// (commit merged) first, without the fold, so that the agent works on its
-// change and its delta, never on an archive; the merge stays for the
-// agent to build on.
-func gateFailed(ctx context.Context, in Input, merged, gate, rc string) (Outcome, error) {
-	if err := resetKeep(ctx, in.Worktree, merged); err != nil {
+// Reject sends the change back to its agent after its integration stack
+// failed (out, from Check) on main and the changes ahead of it, all on
+// main now: the branch goes back to the merge, without the fold, so that
+// the agent works on its change and its delta, never on an archive; the
+// merge stays for the agent to build on. CHANGE_INTEGRATION_FAILED records
+// why.
+func Reject(ctx context.Context, in Input, cand Candidate, out Outcome) (Outcome, error) {
+	if err := resetKeep(ctx, in.Worktree, cand.merged); err != nil {
 		return Outcome{}, err
 	}
-	if err := in.Emit(journal.ChangeIntegrationFailedData{Reason: "gate", Gate: gate, RetryContext: rc, Attempt: in.Attempt}); err != nil {
+	if err := in.Emit(journal.ChangeIntegrationFailedData{Reason: "gate", Gate: out.Gate, RetryContext: out.RetryContext, Attempt: in.Attempt}); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Failed: true, Reason: "gate", RetryContext: rc}, nil
+	return out, nil
 }
 
 // resetKeep moves the worktree's branch to commit, keeping uncommitted
@@ -379,21 +484,28 @@ func squashMessage(in Input) string {
 	return b.String()
 }
 
+// realConflicts are the paths of conflicts that regenerating generated
+// files does not resolve.
+func (in Input) realConflicts(paths []string) []string {
+	var real []string
+	for _, p := range paths {
+		if _, ok := in.Project.Generated[p]; !ok {
+			real = append(real, p)
+		}
+	}
+	return real
+}
+
 // resolveConflicts regenerates the files of a conflict that touches only
 // generated files and concludes the merge; any other conflict is left in
 // progress for the agent, with the conflicting hunks as retry context.
 func resolveConflicts(ctx context.Context, in Input, paths []string) (Outcome, error) {
-	var real []string
-	regen := map[string]config.Generated{}
-	for _, p := range paths {
-		g, ok := in.Project.Generated[p]
-		if !ok {
-			real = append(real, p)
-			continue
-		}
-		regen[p] = g
-	}
+	real := in.realConflicts(paths)
 	if len(real) == 0 {
+		regen := map[string]config.Generated{}
+		for _, p := range paths {
+			regen[p] = in.Project.Generated[p]
+		}
 		if err := regenerate(ctx, in, regen); err != nil {
 			return Outcome{}, err
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +40,10 @@ type fixture struct {
 	setDir  string
 	wt      string
 	project *config.Project
-	// events are the payloads Integrate emitted, in order.
-	events []journal.Payload
+	// events are the payloads Integrate emitted, in order, but for its
+	// INTEGRATION_ATTEMPT records, which are attempts.
+	events   []journal.Payload
+	attempts []journal.IntegrationAttemptData
 	// checkpoints are the points Integrate passed, with main at each.
 	checkpoints []string
 }
@@ -109,6 +112,10 @@ func (f *fixture) input(gates ...string) Input {
 		Attempt:  1,
 		Runners:  map[string]runner.Runner{host.Name: host.New()},
 		Emit: func(p journal.Payload) error {
+			if a, ok := p.(journal.IntegrationAttemptData); ok {
+				f.attempts = append(f.attempts, a)
+				return nil
+			}
 			f.events = append(f.events, p)
 			return nil
 		},
@@ -274,8 +281,11 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 	if n := len(f.events); n != 6 {
 		t.Fatalf("%d events, want 2 gates (started and judged), MERGED and ARCHIVED: %#v", n, f.events)
 	}
+	if want := []journal.IntegrationAttemptData{{Attempt: 1, Onto: oldMain}}; !cmp.Equal(want, f.attempts) {
+		t.Errorf("attempts = %+v, want %+v", f.attempts, want)
+	}
 	wantLanded := []journal.Payload{
-		journal.MergedData{Commit: newMain, Previous: oldMain},
+		journal.MergedData{Commit: newMain, Previous: oldMain, Attempt: 1},
 		journal.ArchivedData{Commit: newMain, Skipped: "no OpenSpec delta (openspec/changes/feat)"},
 	}
 	if diff := cmp.Diff(wantLanded, f.events[4:]); diff != "" {
@@ -422,7 +432,7 @@ func TestIntegrateGateThatCannotRunIsARunError(t *testing.T) {
 	if want := "integration gate ok of feat could not run"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error = %v, want it to contain %q", err, want)
 	}
-	if out != (Outcome{}) {
+	if !reflect.DeepEqual(out, Outcome{}) {
 		t.Errorf("outcome = %+v, want zero with an error", out)
 	}
 	if got := f.mainAt(); got != oldMain {
@@ -831,7 +841,7 @@ func TestIntegrateFoldsTheDelta(t *testing.T) {
 	}
 
 	archived := journal.ArchivedData{Commit: newMain, Capabilities: []string{"auth", "billing"}, ArchiveDir: "openspec/changes/archive/2026-03-04-feat"}
-	if diff := cmp.Diff([]journal.Payload{journal.MergedData{Commit: newMain, Previous: oldMain}, archived}, f.events[len(f.events)-2:]); diff != "" {
+	if diff := cmp.Diff([]journal.Payload{journal.MergedData{Commit: newMain, Previous: oldMain, Attempt: 1}, archived}, f.events[len(f.events)-2:]); diff != "" {
 		t.Errorf("MERGED and ARCHIVED (-want +got):\n%s", diff)
 	}
 	if got, err := Archived(ctx, f.root, "feat", newMain); err != nil || !cmp.Equal(got, archived) {

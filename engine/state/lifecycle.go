@@ -29,11 +29,13 @@ var transitions = map[Status][]Status{
 	Dispatched: {Implementing, Paused, FailedWallTime, FailedAgentError},
 	// (failed:token_budget_exhausted is in journals of a set whose token
 	// budget failed a change; the sentinel's over_budget rule pauses it.)
-	Implementing:      {Verifying, Paused, FailedIterationBudget, FailedTokenBudget, FailedWallTime, FailedStalled, FailedAgentError},
-	Verifying:         {Queued, VerifyFailed, Paused, FailedRetryBudget, FailedWallTime, FailedStalled, FailedAgentError},
-	VerifyFailed:      {Implementing, Paused, FailedWallTime, FailedAgentError},
-	Queued:            {Integrating, Merged},
-	Integrating:       {Merged, IntegrationFailed},
+	Implementing: {Verifying, Paused, FailedIterationBudget, FailedTokenBudget, FailedWallTime, FailedStalled, FailedAgentError},
+	Verifying:    {Queued, VerifyFailed, Paused, FailedRetryBudget, FailedWallTime, FailedStalled, FailedAgentError},
+	VerifyFailed: {Implementing, Paused, FailedWallTime, FailedAgentError},
+	Queued:       {Integrating, Merged},
+	// integrating → queued: the merge queue integrates the change again
+	// (a change ahead of it failed, or it conflicts with one).
+	Integrating:       {Merged, IntegrationFailed, Queued},
 	IntegrationFailed: {Implementing, Paused, FailedRetryBudget, FailedWallTime, FailedAgentError},
 	Merged:            {Archived},
 	Paused:            {Implementing, Verifying, FailedWallTime, FailedAgentError},

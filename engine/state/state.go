@@ -128,9 +128,15 @@ type Change struct {
 	LastResult string `json:"lastResult,omitempty"`
 	// RetryContext is the retry context of the last failure: the one the
 	// agent's next iteration is given.
-	RetryContext  string `json:"retryContext,omitempty"`
-	MergedCommit  string `json:"mergedCommit,omitempty"`
-	ArchiveCommit string `json:"archiveCommit,omitempty"`
+	RetryContext string `json:"retryContext,omitempty"`
+	// QueuedHead is the verified head the change last entered the merge
+	// queue with (MERGE_QUEUED): each integration attempt starts from it.
+	QueuedHead string `json:"queuedHead,omitempty"`
+	// IntegrationTries counts the merge queue's integration attempts of
+	// the change (INTEGRATION_ATTEMPT), across runs.
+	IntegrationTries int    `json:"integrationTries,omitempty"`
+	MergedCommit     string `json:"mergedCommit,omitempty"`
+	ArchiveCommit    string `json:"archiveCommit,omitempty"`
 	// Error is why the change failed, is blocked or is paused; "" in any
 	// other status.
 	Error string `json:"error,omitempty"`
@@ -170,7 +176,7 @@ func Apply(s *State, e journal.Event) error {
 			return fmt.Errorf("event %d (%s): unknown change %q", e.Seq, e.Type, e.Change)
 		}
 	}
-	// GATE_SET_EXPANDED, MERGE_QUEUED, MONITOR_HEARTBEAT,
+	// GATE_SET_EXPANDED, MONITOR_HEARTBEAT,
 	// BUDGET_EXCEEDED, BASELINE_GATE (main's verdicts are cached in
 	// .set/baseline.json), REPAIRED, and types of a newer set have no
 	// handler: they are recorded, but no field of the projection depends
@@ -215,8 +221,16 @@ var handlers = map[journal.Type]handler{
 		return nil
 	}),
 
-	journal.StateChange:             changeHandlerAt(applyStateChange),
-	journal.Dispatch:                changeHandler(applyDispatch),
+	journal.StateChange: changeHandlerAt(applyStateChange),
+	journal.Dispatch:    changeHandler(applyDispatch),
+	journal.MergeQueued: changeHandler(func(c *Change, d journal.MergeQueuedData) error {
+		c.QueuedHead = d.Head
+		return nil
+	}),
+	journal.IntegrationAttempt: changeHandler(func(c *Change, d journal.IntegrationAttemptData) error {
+		c.IntegrationTries = max(c.IntegrationTries, d.Attempt)
+		return nil
+	}),
 	journal.AgentSessionDecision:    changeHandlerAt(applySessionDecision),
 	journal.AgentIteration:          changeHandlerAt(applyIteration),
 	journal.GateStarted:             changeHandlerAt(applyGateStarted),

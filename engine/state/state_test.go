@@ -136,6 +136,7 @@ func wantLifecycle() *State {
 				LastGate:            "integration/test",
 				LastResult:          "pass",
 				RetryContext:        "TestLogin: want 200, got 500",
+				QueuedHead:          "head1",
 				MergedCommit:        "merge1",
 				ArchiveCommit:       "archive1",
 				Work:                testWork("add-login"),
