@@ -11,7 +11,7 @@ mkdir -p bin
 "$go" test -c -o bin/orchestrator.test ./engine/orchestrator/
 out=bin/bench.txt
 : >"$out"
-for c in dag-50 dag-200 independent-20; do
+for c in dag-50 dag-200 independent-20 independent-20-spec4; do
 	echo "== BenchmarkApply/$c" >&2
 	(cd engine/orchestrator && "$here/bin/orchestrator.test" -test.run '^$' \
 		-test.bench "^BenchmarkApply\$/^$c\$" -test.benchtime 1x) | tee -a "$out" >&2

@@ -86,6 +86,8 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		switch s := state.Status(d.To); {
 		case s.Failed(), s == state.DepBlocked:
 			return failure(pal.red.Sprintf("%s: %s", d.To, d.Reason))
+		case s == state.Queued && d.From == string(state.Integrating):
+			return routine(pal.yellow.Sprintf("queued again: %s", d.Reason))
 		case s == state.Queued, s == state.Integrating:
 			return routine(d.To)
 		}
@@ -163,9 +165,19 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 			return warn(pal.yellow.Sprintf("merging %s conflicts in %s", mainBranch, strings.Join(d.Paths, ", ")))
 		}
 		return warn(pal.yellow.Sprintf("integration failed: %s", d.Gate))
+	case journal.IntegrationAttempt:
+		d, _ := journal.Decode[journal.IntegrationAttemptData](e)
+		if len(d.Ahead) == 0 {
+			return hidden(fmt.Sprintf("integration attempt %d onto %s %s", d.Attempt, mainBranch, shortSHA(d.Onto)))
+		}
+		return routine(fmt.Sprintf("integration attempt %d onto %s with %s (%s), ahead of it in the queue", d.Attempt, mainBranch, strings.Join(d.Ahead, ", "), shortSHA(d.Onto)))
 	case journal.Merged:
 		d, _ := journal.Decode[journal.MergedData](e)
-		return info(pal.green.Sprintf("merged: %s %s → %s", mainBranch, shortSHA(d.Previous), shortSHA(d.Commit)))
+		msg := fmt.Sprintf("merged: %s %s → %s", mainBranch, shortSHA(d.Previous), shortSHA(d.Commit))
+		if d.Attempt > 1 {
+			msg += fmt.Sprintf(", the candidate of integration attempt %d", d.Attempt)
+		}
+		return info(pal.green.Sprint(msg))
 	case journal.Archived:
 		d, _ := journal.Decode[journal.ArchivedData](e)
 		if d.Skipped != "" {

@@ -31,6 +31,7 @@ type Project struct {
 	Strict       bool                 `json:"strict"`
 	MainBranch   string               `json:"mainBranch"`
 	MaxParallel  int                  `json:"maxParallel"`
+	MergeQueue   MergeQueue           `json:"mergeQueue"`
 	Secrets      map[string]bool      `json:"secrets"`
 	Budgets      Budgets              `json:"budgets"`
 	Sentinel     Sentinel             `json:"sentinel"`
@@ -42,6 +43,14 @@ type Project struct {
 	// Positions is where the fields later stages report errors on are
 	// declared; the decoder records them.
 	Positions Positions `json:"-"`
+}
+
+// MergeQueue is how verified changes reach main.
+type MergeQueue struct {
+	// Speculative is how many queued changes the queue integrates at once,
+	// each merged onto the candidates of the ones ahead of it (1: one at a
+	// time).
+	Speculative int `json:"speculative"`
 }
 
 // Passed is the names passEnv lets through to gates, sorted: those whose

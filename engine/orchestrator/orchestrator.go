@@ -122,15 +122,14 @@ type run struct {
 	redact *redact.Redactor
 
 	workerDone chan workerResult
-	mergeDone  chan mergeResult
+	// mq is the merge queue, the loop's (see mergeQueue).
+	mq mergeQueue
 	// retired reports the retirements (run.retire) of the changes the
 	// merge queue archived; retiring counts those under way. Both are the
 	// loop's.
 	retired  chan workerResult
 	retiring int
 	active   map[string]bool // changes with a running worker
-	queue    []string        // changes waiting for the merge queue, FIFO
-	merging  string          // the change being integrated, if any
 	// worktrees serialises adding and removing worktrees: concurrent
 	// `git worktree add/remove` in one repository race on its metadata.
 	worktrees sync.Mutex
@@ -159,12 +158,6 @@ type run struct {
 type workerResult struct {
 	change string
 	err    error // a run error: the run stops
-}
-
-type mergeResult struct {
-	change string
-	out    merge.Outcome
-	err    error
 }
 
 // Apply runs the plan to completion, or continues the unfinished run of
@@ -290,7 +283,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		// Buffered so that a worker or the queue can always report, even
 		// when the loop has stopped listening.
 		workerDone: make(chan workerResult, max(opts.Project.MaxParallel, 1)),
-		mergeDone:  make(chan mergeResult, 1),
+		mq:         newMergeQueue(opts.Project.MergeQueue.Speculative),
 		retired:    make(chan workerResult, 1),
 		active:     map[string]bool{},
 	}
@@ -518,9 +511,9 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			if err := r.dispatch(work, workers); err != nil {
 				runErr = err
 			}
-			r.startMerge(work)
+			r.advanceQueue(work)
 		}
-		if len(r.active) == 0 && r.merging == "" && r.retiring == 0 && (len(r.queue) == 0 || runErr != nil || interrupted) &&
+		if len(r.active) == 0 && !r.mq.busy() && r.retiring == 0 && (r.mq.empty() || runErr != nil || interrupted) &&
 			(runErr != nil || interrupted || !r.waitingForResume()) {
 			if runErr != nil || interrupted {
 				break
@@ -541,15 +534,11 @@ func (r *run) loop(ctx context.Context) (string, error) {
 				runErr = fmt.Errorf("%s: %w", d.change, d.err)
 			}
 			if s := r.rec.status(d.change); s == state.Queued {
-				r.queue = append(r.queue, d.change)
+				r.mq.enqueue(d.change)
 			}
-		case m := <-r.mergeDone:
-			r.merging = ""
-			if err := r.afterMerge(work, m); err != nil && runErr == nil && !interrupted {
+		case res := <-r.mq.done:
+			if err := r.afterAttempt(work, res); err != nil && runErr == nil && !interrupted {
 				runErr = err
-			}
-			if m.err == nil && m.out.Merged {
-				r.retireLater(work, m.change)
 			}
 		case d := <-r.retired:
 			r.retiring--
@@ -557,7 +546,7 @@ func (r *run) loop(ctx context.Context) (string, error) {
 				runErr = fmt.Errorf("%s: %w", d.change, d.err)
 			}
 		case <-heartbeat.C:
-			if err := r.rec.emit("", journal.MonitorHeartbeatData{Active: slices.Sorted(maps.Keys(r.active)), Queued: slices.Clone(r.queue)}); err != nil && runErr == nil {
+			if err := r.rec.emit("", journal.MonitorHeartbeatData{Active: slices.Sorted(maps.Keys(r.active)), Queued: slices.Clone(r.mq.waiting)}); err != nil && runErr == nil {
 				runErr = err
 			}
 		case <-tick.C:
@@ -639,7 +628,7 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 			if len(r.active) >= r.opts.Project.MaxParallel {
 				return nil
 			}
-			if r.active[name] || slices.Contains(r.queue, name) || r.merging == name {
+			if r.active[name] || r.mq.holds(name) {
 				continue
 			}
 			c, _ := r.opts.Plan.Change(name)
@@ -662,29 +651,6 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 		}
 	}
 	return nil
-}
-
-// startMerge hands the next queued change to the merge queue when it is
-// idle. The queue integrates one change at a time.
-func (r *run) startMerge(ctx context.Context) {
-	if r.merging != "" || len(r.queue) == 0 {
-		return
-	}
-	name := r.queue[0]
-	r.queue = r.queue[1:]
-	r.merging = name
-	c, _ := r.opts.Plan.Change(name)
-	change := *c
-	go func() {
-		var out merge.Outcome
-		var err error
-		var pc panics.Catcher
-		pc.Try(func() { out, err = r.integrate(ctx, change) })
-		if rec := pc.Recovered(); rec != nil {
-			err = errors.New("internal error in the merge queue: " + rec.String())
-		}
-		r.mergeDone <- mergeResult{change: name, out: out, err: err}
-	}()
 }
 
 // retireLater retires a change the merge queue archived (run.retire) in

@@ -115,7 +115,7 @@ func (r *run) reconcile(ctx context.Context) error {
 				if s == state.Merged {
 					return fmt.Errorf("%s is recorded as merged, but no commit of %s since it was dispatched has the trailer %s: %s", name, r.opts.Project.MainBranch, merge.ChangeTrailer, name)
 				}
-				r.queue = append(r.queue, name)
+				r.mq.enqueue(name)
 				continue
 			}
 			// On main before the crash; MERGED and ARCHIVED may not be

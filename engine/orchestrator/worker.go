@@ -460,28 +460,6 @@ func (r *run) verify(ctx, budget context.Context, c plan.Change, cg *graph.Chang
 	return res.Passed, res.RetryContext(), err
 }
 
-// integrate runs the merge queue's step for one change.
-func (r *run) integrate(ctx context.Context, c plan.Change) (merge.Outcome, error) {
-	name := c.Name
-	for _, d := range c.DependsOn {
-		if r.rec.status(d) != state.Archived {
-			return merge.Outcome{}, fmt.Errorf("%s reached the merge queue before its dependency %s was merged", name, d)
-		}
-	}
-	if err := r.rec.transition(name, state.Integrating, ""); err != nil {
-		return merge.Outcome{}, err
-	}
-	cg, _ := r.opts.Graph.Change(name)
-	in := r.mergeInput(c, cg)
-	out, err := merge.Integrate(ctx, in)
-	if err != nil || !out.Merged {
-		return out, err
-	}
-	// Retired by the loop (see run.retireLater), off the queue's way and
-	// the way of the changes that waited for this one.
-	return out, r.archive(name, "")
-}
-
 // land ends a change whose one commit is on main, its MERGED and ARCHIVED
 // journaled: merged, then archived (the fold is in that same commit), then
 // retired. reason explains the transitions (a restart found the commit).
@@ -562,37 +540,28 @@ func (r *run) deleteBranch(ctx context.Context, change string) {
 func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
 	return merge.Input{
 		Project: r.opts.Project, Layout: r.layout, Change: c, Reqs: r.requirements(c),
-		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Attempt: r.rec.change(c.Name).IntegrationAttempts + 1,
+		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Head: r.rec.change(c.Name).QueuedHead, Attempt: r.rec.change(c.Name).IntegrationTries + 1,
 		Env: r.env, Redact: r.redact, Runners: r.opts.Runners, Models: r.opts.Models, Now: r.opts.Now, Accepted: r.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },
 	}
 }
 
-// afterMerge reacts to the merge queue: a change that failed integration
-// goes back to its agent while the integration budget lasts.
-func (r *run) afterMerge(ctx context.Context, m mergeResult) error {
-	if m.err != nil {
-		if ctx.Err() != nil {
-			return nil // interrupted mid-merge: a resumed run integrates again
-		}
-		return fmt.Errorf("merge queue, %s: %w", m.change, m.err)
-	}
-	if !m.out.Failed {
-		return nil
-	}
+// integrationFailed sends a change whose integration failed (out) back to
+// its agent while its integration budget lasts.
+func (r *run) integrationFailed(name string, out merge.Outcome) error {
 	budget := r.opts.Project.Budgets.Retries.Integration
-	used := r.rec.change(m.change).IntegrationAttempts
-	if err := r.rec.transition(m.change, state.IntegrationFailed, m.out.Reason); err != nil {
+	used := r.rec.change(name).IntegrationAttempts
+	if err := r.rec.transition(name, state.IntegrationFailed, out.Reason); err != nil {
 		return err
 	}
 	if used >= budget {
-		if err := r.rec.emit(m.change, journal.BudgetExceededData{Budget: "integration", Used: int64(used), Limit: int64(budget)}); err != nil {
+		if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "integration", Used: int64(used), Limit: int64(budget)}); err != nil {
 			return err
 		}
-		return r.fail(m.change, state.FailedRetryBudget, fmt.Sprintf("integration failed with its retry budget spent (budgets.retries.integration: %d)", budget))
+		return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("integration failed with its retry budget spent (budgets.retries.integration: %d)", budget))
 	}
-	return r.rec.emit(m.change, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: m.out.Reason, RetryContext: m.out.RetryContext})
+	return r.rec.emit(name, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: out.Reason, RetryContext: out.RetryContext})
 }
 
 // requirements are the spec requirements of a change, in its order.

@@ -1,0 +1,295 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sourcegraph/conc/panics"
+
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/merge"
+	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/state"
+)
+
+// mergeQueue is the merge queue: the verified changes waiting, and the
+// train of integration attempts under way. It is the loop goroutine's
+// own; the attempts' git and gate work runs in goroutines that report on
+// done.
+//
+// The train holds at most mergeQueue.speculative attempts, in queue
+// order: the first is merged onto main, each next one onto the candidate
+// of the one before it (merge.Onto), and their integration stacks run in
+// parallel. Only the first attempt settles: main moves to its candidate
+// (merge.Land), or it goes back to its agent (merge.Reject), so main
+// moves in queue order, by fast-forward, to trees whose stack passed.
+// When an attempt fails, every attempt behind it was merged onto a
+// candidate main will never take: they are discarded (stopped if they
+// run) and their changes queued again, in their places. A change that
+// conflicts with the changes ahead of it waits until the train is empty,
+// then merges onto main, where a conflict is its own.
+type mergeQueue struct {
+	// waiting are the changes waiting for the train, in the order they
+	// were first queued (order), which a discarded attempt's change keeps.
+	waiting []string
+	order   map[string]int
+	next    int
+	train   []*attempt
+	// conflictedAhead are the waiting changes whose last attempt
+	// conflicted with the changes ahead of it.
+	conflictedAhead map[string]bool
+	done            chan attemptResult
+}
+
+// attempt is one integration attempt of a change. The loop changes it
+// only while it is not busy.
+type attempt struct {
+	change plan.Change
+	in     merge.Input
+	onto   merge.Onto
+	// busy: a goroutine prepares, checks or settles the attempt; cancel
+	// stops it.
+	busy   bool
+	cancel context.CancelCauseFunc
+	// prepared: cand is made; checked: the stack ran, and out holds a
+	// failure, if any.
+	prepared, checked bool
+	cand              merge.Candidate
+	out               merge.Outcome
+	// discarded says why the attempt is discarded, once an attempt ahead
+	// of it failed; it goes once it is not busy.
+	discarded string
+}
+
+// attemptResult is what the goroutine of an attempt's step reports.
+type attemptResult struct {
+	a    *attempt
+	step attemptStep
+	cand merge.Candidate
+	out  merge.Outcome
+	err  error
+}
+
+type attemptStep int
+
+const (
+	stepPrepare attemptStep = iota // merge.Prepare
+	stepCheck                      // merge.Check
+	stepSettle                     // merge.Land or merge.Reject, and the change's status
+)
+
+// errDiscarded stops the steps of a discarded attempt.
+var errDiscarded = errors.New("the attempt is discarded")
+
+func newMergeQueue(speculative int) mergeQueue {
+	return mergeQueue{
+		order: map[string]int{}, conflictedAhead: map[string]bool{},
+		done: make(chan attemptResult, max(speculative, 1)),
+	}
+}
+
+// enqueue puts a change in the queue, at its first place if it had one.
+func (q *mergeQueue) enqueue(name string) {
+	if _, ok := q.order[name]; !ok {
+		q.order[name] = q.next
+		q.next++
+	}
+	i, _ := slices.BinarySearchFunc(q.waiting, name, func(w, n string) int { return q.order[w] - q.order[n] })
+	q.waiting = slices.Insert(q.waiting, i, name)
+}
+
+// holds reports whether the change is waiting or in the train.
+func (q *mergeQueue) holds(name string) bool {
+	return slices.Contains(q.waiting, name) || slices.ContainsFunc(q.train, func(a *attempt) bool { return a.change.Name == name })
+}
+
+// busy reports whether a step of an attempt is under way.
+func (q *mergeQueue) busy() bool {
+	return slices.ContainsFunc(q.train, func(a *attempt) bool { return a.busy })
+}
+
+// empty reports whether nothing waits and no attempt is under way.
+func (q *mergeQueue) empty() bool { return len(q.waiting) == 0 && len(q.train) == 0 }
+
+// remove takes a out of the train.
+func (q *mergeQueue) remove(a *attempt) {
+	q.train = slices.DeleteFunc(q.train, func(b *attempt) bool { return b == a })
+}
+
+// speculative is how many attempts the train holds at most.
+func (r *run) speculative() int { return max(r.opts.Project.MergeQueue.Speculative, 1) }
+
+// advanceQueue settles the train's first attempt once its stack ran, and
+// lengthens the train from the waiting changes.
+func (r *run) advanceQueue(ctx context.Context) {
+	q := &r.mq
+	if len(q.train) > 0 {
+		if h := q.train[0]; h.checked && !h.busy && h.discarded == "" {
+			r.step(ctx, h, stepSettle, func(ctx context.Context) attemptResult { return r.settle(ctx, h) })
+		}
+	}
+	for len(q.train) < r.speculative() && len(q.waiting) > 0 {
+		onto := merge.Onto{}
+		if n := len(q.train); n > 0 {
+			last := q.train[n-1]
+			if !last.prepared || last.discarded != "" || last.out.Failed || q.conflictedAhead[q.waiting[0]] {
+				return
+			}
+			onto = merge.Onto{Commit: last.cand.Commit, Ahead: append(slices.Clone(last.onto.Ahead), last.change.Name)}
+		}
+		name := q.waiting[0]
+		q.waiting = q.waiting[1:]
+		delete(q.conflictedAhead, name)
+		c, _ := r.opts.Plan.Change(name)
+		a := &attempt{change: *c, onto: onto}
+		q.train = append(q.train, a)
+		r.step(ctx, a, stepPrepare, func(ctx context.Context) attemptResult { return r.prepare(ctx, a) })
+	}
+}
+
+// step runs one step of a in a goroutine of its own, on a context the
+// queue can cancel when it discards a.
+func (r *run) step(ctx context.Context, a *attempt, step attemptStep, do func(context.Context) attemptResult) {
+	ctx, a.cancel = context.WithCancelCause(ctx)
+	cancel := a.cancel
+	a.busy = true
+	go func() {
+		var res attemptResult
+		var pc panics.Catcher
+		pc.Try(func() { res = do(ctx) })
+		if rec := pc.Recovered(); rec != nil {
+			res = attemptResult{err: errors.New("internal error in the merge queue: " + rec.String())}
+		}
+		cancel(nil)
+		res.a, res.step = a, step
+		r.mq.done <- res
+	}()
+}
+
+// prepare starts the attempt: the change is integrating, and its merge
+// onto main or onto the candidate ahead becomes its candidate.
+func (r *run) prepare(ctx context.Context, a *attempt) attemptResult {
+	name := a.change.Name
+	for _, d := range a.change.DependsOn {
+		if r.rec.status(d) != state.Archived {
+			return attemptResult{err: fmt.Errorf("%s reached the merge queue before its dependency %s was merged", name, d)}
+		}
+	}
+	if err := r.rec.transition(name, state.Integrating, ""); err != nil {
+		return attemptResult{err: err}
+	}
+	if a.onto.Commit == "" {
+		head, err := git.BranchHead(ctx, r.opts.Root, r.opts.Project.MainBranch)
+		if err != nil {
+			return attemptResult{err: err}
+		}
+		a.onto.Commit = head
+	}
+	cg, _ := r.opts.Graph.Change(name)
+	a.in = r.mergeInput(a.change, cg)
+	cand, out, err := merge.Prepare(ctx, a.in, a.onto)
+	if err != nil || out.Failed || out.ConflictsAhead != nil {
+		return attemptResult{out: out, err: err}
+	}
+	return attemptResult{cand: cand}
+}
+
+// settle ends the train's first attempt: main takes its candidate, or
+// the change goes back to its agent.
+func (r *run) settle(ctx context.Context, a *attempt) attemptResult {
+	if a.out.Failed {
+		out, err := merge.Reject(ctx, a.in, a.cand, a.out)
+		return attemptResult{out: out, err: err}
+	}
+	out, err := merge.Land(ctx, a.in, a.cand)
+	if err != nil {
+		return attemptResult{err: err}
+	}
+	// Retired by the loop (see run.retireLater), off the queue's way and
+	// the way of the changes that waited for this one.
+	return attemptResult{out: out, err: r.archive(a.change.Name, "")}
+}
+
+// afterAttempt takes the report of an attempt's step.
+func (r *run) afterAttempt(ctx context.Context, res attemptResult) error {
+	q, a := &r.mq, res.a
+	a.busy = false
+	name := a.change.Name
+	if a.discarded != "" {
+		if res.err != nil && ctx.Err() == nil && !errors.Is(res.err, errDiscarded) {
+			return fmt.Errorf("merge queue, %s: %w", name, res.err)
+		}
+		return r.discard(a)
+	}
+	if res.err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted: a resumed run integrates it again
+		}
+		return fmt.Errorf("merge queue, %s: %w", name, res.err)
+	}
+	switch res.step {
+	case stepPrepare:
+		switch {
+		case res.out.ConflictsAhead != nil:
+			q.remove(a)
+			q.conflictedAhead[name] = true
+			q.enqueue(name)
+			reason := fmt.Sprintf("merging onto %s conflicts in %s; integrated again once %s are on %s",
+				strings.Join(a.onto.Ahead, ", "), strings.Join(res.out.ConflictsAhead, ", "), strings.Join(a.onto.Ahead, ", "), r.opts.Project.MainBranch)
+			return r.rec.transition(name, state.Queued, reason)
+		case res.out.Failed:
+			q.remove(a)
+			return r.integrationFailed(name, res.out)
+		}
+		a.prepared, a.cand = true, res.cand
+		r.step(ctx, a, stepCheck, func(ctx context.Context) attemptResult {
+			out, err := merge.Check(ctx, a.in, a.cand)
+			return attemptResult{out: out, err: err}
+		})
+	case stepCheck:
+		a.checked, a.out = true, res.out
+		if res.out.Failed {
+			return r.discardBehind(a, fmt.Sprintf("%s, ahead of it, failed its integration stack", name))
+		}
+	case stepSettle:
+		q.remove(a)
+		if res.out.Failed {
+			return r.integrationFailed(name, res.out)
+		}
+		r.retireLater(ctx, name)
+	}
+	return nil
+}
+
+// discardBehind discards every attempt behind a in the train: each was
+// merged onto a's candidate, which main will never take. One whose
+// stack runs is stopped; one being prepared finishes its git work first
+// (a git command killed half-way would leave its locks in the worktree).
+func (r *run) discardBehind(a *attempt, why string) error {
+	q := &r.mq
+	i := slices.Index(q.train, a)
+	for _, b := range slices.Clone(q.train[i+1:]) {
+		b.discarded = why
+		switch {
+		case b.busy && b.prepared:
+			b.cancel(errDiscarded)
+		case !b.busy:
+			if err := r.discard(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// discard takes a discarded attempt out of the train and queues its
+// change again, in its place.
+func (r *run) discard(a *attempt) error {
+	q := &r.mq
+	q.remove(a)
+	q.enqueue(a.change.Name)
+	return r.rec.transition(a.change.Name, state.Queued, "integrated again: "+a.discarded)
+}
