@@ -36,8 +36,9 @@ const (
 	envKillTrials = "SET_KILL_TRIALS"
 	// envKillSeed replays the trials from a seed a failure printed.
 	envKillSeed = "SET_KILL_SEED"
-	// defaultKillTrials is the short form that `make test` runs.
-	defaultKillTrials = 10
+	// defaultKillTrials is the short form that `make test` runs, for
+	// each merge queue.
+	defaultKillTrials = 6
 )
 
 // killKind is how a trial kills a running setctl apply.
@@ -54,9 +55,11 @@ func (k killKind) String() string {
 }
 
 // TestKillCampaign kills `setctl apply` at random and checks that
-// resuming always ends the run as an uninterrupted run ends it:
-// `SET_KILL_TRIALS=100 go test ./cmd/setctl -run TestKillCampaign` runs
-// a hundred trials; SET_KILL_SEED replays the ones a failure names.
+// resuming always ends the run as an uninterrupted run ends it, with the
+// merge queue integrating one change at a time (speculative-1) and four
+// stacked (speculative-4): `SET_KILL_TRIALS=100 go test ./cmd/setctl -run
+// TestKillCampaign` runs a hundred trials of each; SET_KILL_SEED replays
+// the ones a failure names.
 func TestKillCampaign(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("finds the processes of a run through /proc")
@@ -93,6 +96,31 @@ func TestKillCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	for _, speculative := range []int{1, 4} {
+		t.Run(fmt.Sprintf("speculative-%d", speculative), func(t *testing.T) {
+			campaign(t, setctl, withSpeculative(t, project, speculative), trials, seed)
+		})
+	}
+}
+
+// withSpeculative is the campaign's project with mergeQueue.speculative n.
+func withSpeculative(t *testing.T, project *txtar.Archive, n int) *txtar.Archive {
+	out := &txtar.Archive{Comment: project.Comment}
+	for _, f := range project.Files {
+		if f.Name == "set.cue" {
+			data := strings.Replace(string(f.Data), "\tmaxParallel: 4\n", fmt.Sprintf("\tmaxParallel: 4\n\tmergeQueue: speculative: %d\n", n), 1)
+			if data == string(f.Data) {
+				t.Fatal("the campaign's set.cue has no `maxParallel: 4` line to put the merge queue's setting under")
+			}
+			f.Data = []byte(data)
+		}
+		out.Files = append(out.Files, f)
+	}
+	return out
+}
+
+// campaign runs the trials on project, from seed.
+func campaign(t *testing.T, setctl string, project *txtar.Archive, trials int, seed uint64) {
 	// The uninterrupted run: what every trial must end with.
 	ref := newCampaignRepo(t, project)
 	start := time.Now()
@@ -113,8 +141,8 @@ func TestKillCampaign(t *testing.T) {
 			var log []string
 			defer func() {
 				if t.Failed() {
-					t.Logf("replay: %s=%d %s=1 go test ./cmd/setctl -run 'TestKillCampaign'\nkills: %s",
-						envKillSeed, trialSeed, envKillTrials, strings.Join(log, "; "))
+					t.Logf("replay: %s=%d %s=1 go test ./cmd/setctl -run 'TestKillCampaign/%s'\nkills: %s",
+						envKillSeed, trialSeed, envKillTrials, strings.Split(t.Name(), "/")[1], strings.Join(log, "; "))
 				}
 			}()
 			var sessions []int
