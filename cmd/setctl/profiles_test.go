@@ -112,6 +112,12 @@ func (p *sampleProject) commit() {
 // gates, the test gate failing once first. It returns apply's output.
 func (p *sampleProject) apply(change string, gates ...string) string {
 	p.t.Helper()
+	return p.applyFailing(change, "test", gates...)
+}
+
+// applyFailing is apply with the gate that fails once first named.
+func (p *sampleProject) applyFailing(change, failing string, gates ...string) string {
+	p.t.Helper()
 	var stdout, stderr strings.Builder
 	code := Main([]string{"-C", p.dir, "apply", "--yes"}, &stdout, &stderr)
 	out := stdout.String()
@@ -119,7 +125,7 @@ func (p *sampleProject) apply(change string, gates ...string) string {
 	if code != exitOK {
 		p.t.Fatalf("setctl apply exited %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
 	}
-	wants := []string{change + " +verify test: FAIL", change + " +iteration 2: done"}
+	wants := []string{change + " +verify " + failing + ": FAIL", change + " +iteration 2: done"}
 	for _, g := range gates {
 		wants = append(wants, change+" +verify "+g+": pass")
 	}
