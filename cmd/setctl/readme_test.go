@@ -19,7 +19,7 @@ import (
 // set.cue could hold (`gates: fmt: mode: "warn"`).
 var (
 	readmeCUEBlock = regexp.MustCompile("(?s)```cue\n(.*?)```")
-	readmeCUESpan  = regexp.MustCompile("`((?:gates|stacks|integration|budgets|agent|runner|sentinel|planner): [^`]+)`")
+	readmeCUESpan  = regexp.MustCompile("`((?:gates|stacks|integration|budgets|agent|runner|sentinel|planner|mergeQueue): [^`]+)`")
 )
 
 // TestREADMESetCUE: every set.cue the README shows, whole or as a field to

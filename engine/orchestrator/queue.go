@@ -291,5 +291,5 @@ func (r *run) discard(a *attempt) error {
 	q := &r.mq
 	q.remove(a)
 	q.enqueue(a.change.Name)
-	return r.rec.transition(a.change.Name, state.Queued, "integrated again: "+a.discarded)
+	return r.rec.transition(a.change.Name, state.Queued, a.discarded)
 }
