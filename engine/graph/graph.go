@@ -66,6 +66,9 @@ type Graph struct {
 	RunnerBase string `json:"runnerBase,omitempty"`
 	// MaxParallel bounds how many changes are worked on at once.
 	MaxParallel int `json:"maxParallel,omitempty"`
+	// Speculative is how many queued changes the merge queue integrates
+	// at once, stacked (mergeQueue.speculative; 1: one at a time).
+	Speculative int `json:"speculative,omitempty"`
 	// MainBranch is the branch changes start from and integrate into;
 	// drawings name it.
 	MainBranch string `json:"mainBranch,omitempty"`
@@ -193,6 +196,7 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		Runner:         cfg.Runner.Kind,
 		RunnerBase:     runnerBase(cfg),
 		MaxParallel:    cfg.MaxParallel,
+		Speculative:    cfg.MergeQueue.Speculative,
 		MainBranch:     cfg.MainBranch,
 		Profile:        cfg.Profile,
 		SetModule:      set.ModulePath + " " + set.ModuleVersion,

@@ -112,6 +112,9 @@ func (t *textWriter) render() {
 	if g.MaxParallel > 0 {
 		about = append(about, fmt.Sprintf("up to %d in parallel", g.MaxParallel))
 	}
+	if g.Speculative > 1 {
+		about = append(about, fmt.Sprintf("merge queue stacks up to %d", g.Speculative))
+	}
 	if g.Runner != "" {
 		runs := "gates on " + g.Runner
 		if g.RunnerBase != "" {
