@@ -38,7 +38,7 @@ const (
 	envKillSeed = "SET_KILL_SEED"
 	// defaultKillTrials is the short form that `make test` runs, for
 	// each merge queue.
-	defaultKillTrials = 6
+	defaultKillTrials = 5
 )
 
 // killKind is how a trial kills a running setctl apply.
