@@ -16,6 +16,7 @@ import (
 // neither Debian bookworm nor npm's reach, so the sample does not
 // configure it and the lint gate passes saying so.
 func TestProfilePython(t *testing.T) {
+	t.Parallel()
 	python := pythonWith(t, "pytest", "mypy")
 	p := newSample(t, `#!/bin/sh
 # The first iteration greets without the comma; the second, whose prompt
@@ -67,7 +68,7 @@ def test_has_a_version() -> None:
 	if err := os.Symlink(python, filepath.Join(bin, "python3")); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	p.setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	p.commit()
 
 	out := p.apply("greet", "install", "lint", "typecheck", "test")
