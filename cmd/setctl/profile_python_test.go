@@ -88,9 +88,10 @@ def test_has_a_version() -> None:
 
 // pythonWith is the first of python3 on PATH and Debian's /usr/bin/python3
 // that imports every module; without one t is skipped (failed under
-// CI=true).
+// CI=true). Under -short t is skipped, as every profile sample is.
 func pythonWith(t *testing.T, modules ...string) string {
 	t.Helper()
+	skipShort(t)
 	var candidates []string
 	if p, err := exec.LookPath("python3"); err == nil {
 		candidates = append(candidates, p)

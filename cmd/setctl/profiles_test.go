@@ -32,15 +32,21 @@ import (
 // to install. Under CI=true a missing toolchain fails t instead.
 func requireToolchain(t *testing.T, missing string, check ...string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: the profiles' sample projects run their real toolchains")
-	}
+	skipShort(t)
 	if out, err := exec.Command(check[0], check[1:]...).CombinedOutput(); err != nil {
 		why := missing + " (`" + strings.Join(check, " ") + "`: " + strings.TrimSpace(err.Error()+" "+lastLine(string(out))) + ")"
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true and %s", why)
 		}
 		t.Skip(why)
+	}
+}
+
+// skipShort skips t under -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the profiles' sample projects run their real toolchains")
 	}
 }
 
