@@ -64,6 +64,7 @@ project: ` + profile + `.#Project & {
 // install gate runs npm ci (the worktree has no node_modules), then tsc,
 // eslint and vitest run; vitest's failure goes back to the agent named.
 func TestProfileNode(t *testing.T) {
+	t.Parallel()
 	requireToolchain(t, "the node profile's sample needs Node.js >= 20.19 (apt-get install nodejs npm)",
 		"node", "-e", `const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)`)
 	requireToolchain(t, "the node profile's sample needs npm (apt-get install npm)", "npm", "--version")
@@ -113,7 +114,7 @@ it("has a version", () => {
 		"set.cue":            sampleSetCUE("node"),
 	})
 	// The lockfile, from npm's download cache where it has the packages.
-	p.run(nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error")
+	p.run("npm", "install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error")
 	p.commit()
 
 	p.apply("greet", "install", "typecheck", "lint", "test")

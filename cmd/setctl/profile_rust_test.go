@@ -9,6 +9,7 @@ import (
 // out of this machine's reach). cargo build, fmt, clippy and test run;
 // the failing test goes back to the agent named.
 func TestProfileRust(t *testing.T) {
+	t.Parallel()
 	requireToolchain(t, "the rust profile's sample needs cargo (rustup, or apt-get install cargo)", "cargo", "--version")
 	requireToolchain(t, "the rust profile's sample needs clippy (rustup component add clippy, or apt-get install rust-clippy)", "cargo", "clippy", "--version")
 	requireToolchain(t, "the rust profile's sample needs rustfmt (rustup component add rustfmt, or apt-get install rustfmt)", "cargo", "fmt", "--version")
@@ -63,7 +64,7 @@ fn has_a_version() {
 		"cue.mod/module.cue": sampleModule,
 		"set.cue":            sampleSetCUE("rust"),
 	})
-	p.run(nil, "cargo", "generate-lockfile", "--offline")
+	p.run("cargo", "generate-lockfile", "--offline")
 	p.commit()
 
 	p.apply("greet", "build", "fmt", "clippy", "test")

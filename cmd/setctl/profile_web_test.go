@@ -108,13 +108,11 @@ project: web.#Project & {
 // The orm gate checks the column's SQL that the agent committed against
 // what drizzle-kit writes; build and e2e run next build and Playwright.
 func TestProfileWeb(t *testing.T) {
+	t.Parallel()
 	requireToolchain(t, "the web profile's sample needs Node.js >= 20.9 (apt-get install nodejs npm)",
 		"node", "-e", `const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 9) ? 0 : 1)`)
 	requireToolchain(t, "the web profile's sample needs npm (apt-get install npm)", "npm", "--version")
 	requireToolchain(t, "the web profile's sample needs Chromium for its e2e tests (apt-get install chromium)", "chromium", "--version")
-	// Nothing of the pinned packages downloads a browser; this keeps it so
-	// for the skeleton's install and the install gate alike (passEnv).
-	t.Setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 	p := newSample(t, `#!/bin/sh
 # The first iteration greets without the comma; the second, whose prompt
 # holds the e2e gate's failure, fixes it. Both add the greeting column with
@@ -220,10 +218,13 @@ export default defineConfig({
 		"cue.mod/module.cue": sampleModule,
 		"set.cue":            webSampleSetCUE,
 	})
+	// Nothing of the pinned packages downloads a browser; this keeps it so
+	// for the skeleton's install and the install gate alike (passEnv).
+	p.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 	// The lockfile, from npm's download cache where it has the packages,
 	// and the schema's SQL as drizzle-kit writes it.
-	p.run(nil, "npm", "install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error")
-	p.run(nil, "sh", "-c", "npm exec --no -- drizzle-kit export > db/schema.sql")
+	p.run("npm", "install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error")
+	p.run("sh", "-c", "npm exec --no -- drizzle-kit export > db/schema.sql")
 	p.commit()
 
 	out := p.applyFailing("greet", "e2e", "install", "typecheck", "lint", "test", "orm", "build", "e2e")

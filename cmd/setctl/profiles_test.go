@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/set-engine/set/internal/gittest"
 )
@@ -22,22 +23,30 @@ import (
 //
 // They run the real toolchains, so they are skipped with -short; without a
 // toolchain a test is skipped with the reason, and fails under CI=true,
-// where .ci/run installs every one.
+// where .ci/run installs every one. They run in parallel (a minute or
+// more each): each sample's commands, setctl among them, get the
+// sample's environment, and none of them changes the process's.
 
 // requireToolchain skips t under -short, and when check (a command line
 // run in dir, "" for the test's directory) fails: then missing says what
 // to install. Under CI=true a missing toolchain fails t instead.
 func requireToolchain(t *testing.T, missing string, check ...string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: the profiles' sample projects run their real toolchains")
-	}
+	skipShort(t)
 	if out, err := exec.Command(check[0], check[1:]...).CombinedOutput(); err != nil {
 		why := missing + " (`" + strings.Join(check, " ") + "`: " + strings.TrimSpace(err.Error()+" "+lastLine(string(out))) + ")"
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true and %s", why)
 		}
 		t.Skip(why)
+	}
+}
+
+// skipShort skips t under -short.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the profiles' sample projects run their real toolchains")
 	}
 }
 
@@ -50,6 +59,12 @@ func lastLine(s string) string {
 type sampleProject struct {
 	t   *testing.T
 	dir string
+	// env is the environment of every command run for the project
+	// (setctl, git, npm, ...; setctl's gates and agent inherit it): the
+	// process's, with the sample's own CUE cache, no CUE registry, git's
+	// hermetic settings and what setenv adds, each overriding the
+	// process's value. The process's environment is never changed.
+	env []string
 }
 
 // newSample writes files (path → content) into a new directory, with an
@@ -58,18 +73,22 @@ type sampleProject struct {
 // replaces AGENT in files).
 func newSample(t *testing.T, agent string, files map[string]string) *sampleProject {
 	t.Helper()
-	t.Setenv("CUE_CACHE_DIR", t.TempDir())
-	t.Setenv("CUE_REGISTRY", "none")
-	gittest.Hermetic(t, "")
+	env := append(os.Environ(), "CUE_CACHE_DIR="+t.TempDir(), "CUE_REGISTRY=none")
+	env = append(env, gittest.Env(t, "")...)
 	agentPath := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(agentPath, []byte(agent), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := &sampleProject{t: t, dir: t.TempDir()}
+	p := &sampleProject{t: t, dir: t.TempDir(), env: env}
 	for name, content := range files {
 		p.write(name, strings.ReplaceAll(content, "AGENT", agentPath))
 	}
 	return p
+}
+
+// setenv sets key to value in the environment of the project's commands.
+func (p *sampleProject) setenv(key, value string) {
+	p.env = append(p.env, key+"="+value)
 }
 
 func (p *sampleProject) write(name, content string) {
@@ -86,12 +105,13 @@ func (p *sampleProject) read(name string) string {
 	return string(data)
 }
 
-// run runs a command in the project and returns its combined output.
-func (p *sampleProject) run(env []string, name string, args ...string) string {
+// run runs a command in the project, with its environment, and returns
+// its combined output. (exec finds name on the process's PATH.)
+func (p *sampleProject) run(name string, args ...string) string {
 	p.t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = p.dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = p.env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		p.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
@@ -102,9 +122,9 @@ func (p *sampleProject) run(env []string, name string, args ...string) string {
 // commit makes the project's first commit, on main.
 func (p *sampleProject) commit() {
 	p.t.Helper()
-	p.run(nil, "git", "init", "-q", "-b", "main")
-	p.run(nil, "git", "add", "-A")
-	p.run(nil, "git", "commit", "-q", "-m", "skeleton")
+	p.run("git", "init", "-q", "-b", "main")
+	p.run("git", "add", "-A")
+	p.run("git", "commit", "-q", "-m", "skeleton")
 }
 
 // apply runs `setctl apply --yes` on the project, which must succeed, and
@@ -118,12 +138,24 @@ func (p *sampleProject) apply(change string, gates ...string) string {
 // applyFailing is apply with the gate that fails once first named.
 func (p *sampleProject) applyFailing(change, failing string, gates ...string) string {
 	p.t.Helper()
+	// A process of its own, not Main in this one: setctl reads its
+	// configuration from the environment, which is the sample's.
+	setctl, err := exec.LookPath("setctl") // the test binary, as testscript.Main installs it
+	if err != nil {
+		p.t.Fatal(err)
+	}
 	var stdout, stderr strings.Builder
-	code := Main([]string{"-C", p.dir, "apply", "--yes"}, &stdout, &stderr)
+	cmd := exec.Command(setctl, "-C", p.dir, "apply", "--yes")
+	cmd.Env = p.env
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Whatever of the run outlives setctl and holds its output fails
+	// the test instead of hanging it.
+	cmd.WaitDelay = 10 * time.Second
+	err = cmd.Run()
 	out := stdout.String()
 	p.t.Log(out)
-	if code != exitOK {
-		p.t.Fatalf("setctl apply exited %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr.String())
+	if err != nil {
+		p.t.Fatalf("setctl apply: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
 	}
 	wants := []string{change + " +verify " + failing + ": FAIL", change + " +iteration 2: done"}
 	for _, g := range gates {
@@ -147,5 +179,5 @@ func matchLine(out, re string) bool {
 // gitShow is a file's content on main.
 func (p *sampleProject) gitShow(path string) string {
 	p.t.Helper()
-	return p.run(nil, "git", "show", "main:"+path)
+	return p.run("git", "show", "main:"+path)
 }

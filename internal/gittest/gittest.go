@@ -6,6 +6,7 @@ package gittest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -13,18 +14,43 @@ import (
 // git configuration of t's own, no system configuration, and the identity
 // "test <test@example.com>" for authors and committers. It returns the
 // path of the global configuration file, which `git config --global`
-// writes.
+// writes. Like t.Setenv, it cannot be used in a parallel test: Env gives
+// such a test the same settings to pass to the commands it runs.
 func Hermetic(t testing.TB, globalConfig string) string {
 	t.Helper()
-	global := filepath.Join(t.TempDir(), "gitconfig")
+	global, env := hermetic(t, globalConfig)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return global
+}
+
+// Env is the environment entries (KEY=VALUE) that Hermetic sets, with
+// t's own global configuration file holding globalConfig, for a test
+// that gives its commands an environment of their own rather than
+// changing the process's (a parallel test). They go after the process's
+// entries, which they override.
+func Env(t testing.TB, globalConfig string) []string {
+	t.Helper()
+	_, env := hermetic(t, globalConfig)
+	return env
+}
+
+// hermetic writes t's global configuration file and returns its path and
+// the environment entries that make git hermetic with it.
+func hermetic(t testing.TB, globalConfig string) (global string, env []string) {
+	t.Helper()
+	global = filepath.Join(t.TempDir(), "gitconfig")
 	if err := os.WriteFile(global, []byte(globalConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("GIT_CONFIG_GLOBAL", global)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_AUTHOR_NAME", "test")
-	t.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-	t.Setenv("GIT_COMMITTER_NAME", "test")
-	t.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
-	return global
+	return global, []string{
+		"GIT_CONFIG_GLOBAL=" + global,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=test",
+		"GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=test",
+		"GIT_COMMITTER_EMAIL=test@example.com",
+	}
 }
