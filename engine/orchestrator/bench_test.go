@@ -287,8 +287,11 @@ func lowerBound(g *graph.Graph, bc benchCase) time.Duration {
 				next = t
 			}
 		}
+		// A stack that ends now (an integration stack of no duration)
+		// merges now: time does not move for it. (The train's first
+		// attempt ends first, so it is the one that merges.)
 		for _, name := range train {
-			if t := ends[name]; t > now && (next < 0 || t < next) {
+			if t := ends[name]; t >= now && (next < 0 || t < next) {
 				next = t
 			}
 		}
@@ -521,4 +524,62 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// TestLowerBound pins the simulation on cases small enough to work out
+// by hand, and checks that it ends on every scenario of BenchmarkApply.
+func TestLowerBound(t *testing.T) {
+	graphOf := func(t *testing.T, changes []dagChange) *graph.Graph {
+		f := fixtureAt(t, t.TempDir())
+		for _, c := range changes {
+			f.change(c.name, c.deps...)
+		}
+		g, err := graph.Build(f.plan, f.project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	s := time.Second
+	chain := []dagChange{{name: "a"}, {name: "b", deps: []string{"a"}}}
+	pair := []dagChange{{name: "a"}, {name: "b"}}
+	for _, tc := range []struct {
+		name    string
+		changes []dagChange
+		bc      benchCase
+		want    time.Duration
+	}{
+		// An integration stack of no duration merges at once: b starts
+		// as a's agent ends.
+		{"chain, instant merges", chain, benchCase{agent: s}, 2 * s},
+		// The baseline runs the verify gate once (1 s) before anything.
+		{"chain, a verify gate", chain, benchCase{agent: s, verify: []time.Duration{s}}, s + 4*s},
+		// Both verified at 1 s; a integrates 1–3 s, b 3–5 s; the
+		// baseline runs the integration gate once (2 s).
+		{"pair, serial queue", pair, benchCase{agent: s, integration: []time.Duration{2 * s}}, 2*s + 5*s},
+		// Stacked, both integrate 1–3 s.
+		{"pair, two stacked", pair, benchCase{agent: s, integration: []time.Duration{2 * s}, speculative: 2}, 2*s + 3*s},
+		// One at a time: a 0–1 s, b 1–2 s, each merged as it ends.
+		{"pair, one at a time", pair, benchCase{agent: s, maxParallel: 1}, 2 * s},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lowerBound(graphOf(t, tc.changes), tc.bc); got != tc.want {
+				t.Errorf("lowerBound = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, bc := range benchCases {
+		t.Run(bc.name, func(t *testing.T) {
+			g := graphOf(t, generateDAG(bc.changes, bc.depth, bc.seed))
+			// At least the longest chain of agents and verify stacks, one
+			// after the other.
+			chainWork := time.Duration(bc.depth) * bc.agent
+			for _, d := range bc.verify {
+				chainWork += time.Duration(bc.depth) * d
+			}
+			if got := lowerBound(g, bc); got < chainWork {
+				t.Errorf("lowerBound = %v, less than the longest chain's %v", got, chainWork)
+			}
+		})
+	}
 }
