@@ -490,7 +490,15 @@ func (in LoopInput) checkWorktree(ctx context.Context) error {
 // merge of main never meets a dirty worktree (git refuses to merge over
 // local edits of a file main changed). A merge with conflict markers left
 // is not concluded: syncMain skips it and the agent resumes it.
+//
+// A worktree with nothing uncommitted, outside a merge, has nothing to
+// commit: that takes one git call (a fresh dispatch's worktree is clean).
 func commitLeftovers(ctx context.Context, in LoopInput) error {
+	if !git.InMerge(ctx, in.Worktree) {
+		if dirty, err := git.Uncommitted(ctx, in.Worktree); err != nil || !dirty {
+			return err
+		}
+	}
 	unresolved, err := git.UnresolvedConflicts(ctx, in.Worktree)
 	if err != nil || len(unresolved) > 0 {
 		return err
@@ -506,7 +514,7 @@ func syncMain(ctx context.Context, worktree, mainBranch string) error {
 	if git.InMerge(ctx, worktree) {
 		return nil
 	}
-	main, err := git.RevParse(ctx, worktree, mainBranch)
+	main, err := git.RevParse(ctx, worktree, "refs/heads/"+mainBranch)
 	if err != nil {
 		return err
 	}

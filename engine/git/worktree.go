@@ -187,12 +187,20 @@ func HasConflictMarkers(text string) bool {
 	return false
 }
 
+// Uncommitted reports whether dir has anything `git add -A` would stage
+// or the index holds that HEAD does not: changes to tracked files,
+// untracked files that are not ignored, staged changes.
+func Uncommitted(ctx context.Context, dir string) (bool, error) {
+	status, err := Run(ctx, dir, "status", "--porcelain", "--untracked-files=all")
+	return status != "", err
+}
+
 // Clean discards every uncommitted change and every untracked file that is
 // not ignored in dir, leaving the tree of HEAD (ignored files, such as
 // build caches, stay).
 func Clean(ctx context.Context, dir string) error {
-	status, err := Run(ctx, dir, "status", "--porcelain", "--untracked-files=all")
-	if err != nil || status == "" {
+	dirty, err := Uncommitted(ctx, dir)
+	if err != nil || !dirty {
 		return err // nothing to clean: one git call in the common case
 	}
 	if _, err := Run(ctx, dir, "reset", "-q", "--hard", "HEAD"); err != nil {
