@@ -72,12 +72,24 @@ func Worktrees(ctx context.Context, root string) ([]Worktree, error) {
 // If the branch exists already (a run that crashed after creating it), the
 // worktree is attached to it instead, keeping its commits.
 func AddWorktree(ctx context.Context, root, path, branch, base string) error {
-	if BranchExists(ctx, root, branch) {
-		_, err := Run(ctx, root, "worktree", "add", "-q", path, branch)
-		return err
-	}
-	_, err := Run(ctx, root, "worktree", "add", "-q", "-b", branch, path, base)
+	_, err := NewWorktree(ctx, root, path, branch, base)
 	return err
+}
+
+// NewWorktree is AddWorktree, reporting whether it created the branch
+// (then at base, with no commit of its own). With base "" the branch
+// must exist. A new branch, the usual case, takes one git process: git
+// refuses `worktree add -b` for a branch that exists before it writes
+// anything, and only then is the branch looked for.
+func NewWorktree(ctx context.Context, root, path, branch, base string) (created bool, err error) {
+	if base != "" {
+		_, err := Run(ctx, root, "worktree", "add", "-q", "-b", branch, path, base)
+		if err == nil || !BranchExists(ctx, root, branch) {
+			return err == nil, err
+		}
+	}
+	_, err = Run(ctx, root, "worktree", "add", "-q", path, branch)
+	return false, err
 }
 
 // AddDetachedWorktree creates a worktree at path with rev checked out and

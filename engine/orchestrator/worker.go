@@ -318,13 +318,13 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 		return err
 	}
 	_, statErr := os.Stat(wt)
-	reused := statErr == nil
+	reused, created := statErr == nil, false
 	if !reused {
 		if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
 			return err
 		}
 		r.worktrees.Lock()
-		err := git.AddWorktree(ctx, r.opts.Root, wt, branch, base)
+		created, err = git.NewWorktree(ctx, r.opts.Root, wt, branch, base)
 		r.worktrees.Unlock()
 		if err != nil {
 			return err
@@ -335,7 +335,7 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 	if err := r.checkWorktree(ctx, c.Name); err != nil {
 		return err
 	}
-	if err := r.writeFolder(ctx, c); err != nil {
+	if err := r.writeFolder(ctx, c, created); err != nil {
 		return err
 	}
 	if err := r.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: base, Reused: reused}); err != nil {
@@ -363,23 +363,26 @@ func (r *run) folder(c plan.Change) map[string][]byte {
 // delta is derived from the requirements' standings, never left to the
 // agent. A branch that has that commit already (a worktree an interrupted
 // run left, a change retried) keeps its folder, which the agent may have
-// refined.
-func (r *run) writeFolder(ctx context.Context, c plan.Change) error {
+// refined. A branch created just now (newBranch) is main's head, with no
+// commit of its own to look through.
+func (r *run) writeFolder(ctx context.Context, c plan.Change, newBranch bool) error {
 	files := r.folder(c)
 	if files == nil {
 		return nil
 	}
 	wt := r.layout.Worktree(c.Name)
-	done, err := git.FindTrailer(ctx, wt, "refs/heads/"+r.opts.Project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
-	if err != nil || done != "" {
-		return err
+	if !newBranch {
+		done, err := git.FindTrailer(ctx, wt, "refs/heads/"+r.opts.Project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
+		if err != nil || done != "" {
+			return err
+		}
 	}
 	if err := spec.WriteChangeFolder(wt, c.Name, files); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("%s: the OpenSpec change folder\n\nset wrote %s/ from the spec and %s's living specs.\n\n%s: %s\n",
 		c.Name, spec.ChangeDir(c.Name), r.opts.Project.MainBranch, agent.FolderTrailer, c.Name)
-	_, err = git.CommitPaths(ctx, wt, msg, spec.ChangeDir(c.Name))
+	_, err := git.CommitPaths(ctx, wt, msg, spec.ChangeDir(c.Name))
 	return err
 }
 
