@@ -92,6 +92,44 @@ func NewWorktree(ctx context.Context, root, path, branch, base string) (created 
 	return false, err
 }
 
+// ParkWorktree keeps the worktree at path for ReuseWorktree: its HEAD is
+// detached from its branch (which can then be deleted) and the worktree
+// moved to spare, files and all. Removing a worktree deletes every file
+// of it and adding one writes them all again; reusing it rewrites only
+// the files that differ. A worktree git cannot move (one with
+// submodules) is an error, and stays where it was.
+func ParkWorktree(ctx context.Context, root, path, spare string) error {
+	if _, err := Run(ctx, path, "checkout", "-q", "--detach"); err != nil {
+		return err
+	}
+	_, err := Run(ctx, root, "worktree", "move", path, spare)
+	return err
+}
+
+// ReuseWorktree makes the worktree ParkWorktree parked at spare the
+// worktree at path, as NewWorktree would make it: on branch, created at
+// base, or as it is when it exists, with nothing else in it (what was not
+// committed there goes, ignored files included). It reports whether it
+// created the branch. After an error the worktree may be at spare or at
+// path, in any state: the caller discards it (DiscardWorktree).
+func ReuseWorktree(ctx context.Context, root, spare, path, branch, base string) (created bool, err error) {
+	if _, err := Run(ctx, root, "worktree", "move", spare, path); err != nil {
+		return false, err
+	}
+	_, err = Run(ctx, path, "checkout", "-q", "-f", "-b", branch, base)
+	created = err == nil
+	if !created {
+		if !BranchExists(ctx, root, branch) {
+			return false, err
+		}
+		if _, err := Run(ctx, path, "checkout", "-q", "-f", branch); err != nil {
+			return false, err
+		}
+	}
+	_, err = Run(ctx, path, "clean", "-q", "-ffdx")
+	return created, err
+}
+
 // AddDetachedWorktree creates a worktree at path with rev checked out and
 // no branch: a clean, throwaway checkout of a commit.
 func AddDetachedWorktree(ctx context.Context, root, path, rev string) error {

@@ -130,9 +130,21 @@ type run struct {
 	retired  chan workerResult
 	retiring int
 	active   map[string]bool // changes with a running worker
-	// worktrees serialises adding and removing worktrees: concurrent
-	// `git worktree add/remove` in one repository race on its metadata.
+	// worktrees serialises adding, moving and removing worktrees:
+	// concurrent `git worktree add/remove` in one repository race on its
+	// metadata. It guards spares and parking.
 	worktrees sync.Mutex
+	// spares are worktrees of archived changes, parked (see
+	// run.parkWorktree) for the next dispatches to reuse, at most
+	// maxParallel; the run removes them when it ends, and reconcile
+	// discards those a killed run left (their names are no change's).
+	// parking are the changes retireLater will park the worktree of: a
+	// dispatch with no spare waits for them (parked is signalled as each
+	// is done), as parking takes a fraction of making a worktree.
+	spares   []string
+	spareSeq int
+	parking  map[string]bool
+	parked   *sync.Cond
 
 	// rules are the project's sentinel rules; watches the sentinel of
 	// each change a worker took in this run (see watch), and
@@ -220,6 +232,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	result, runErr := r.execute(ctx)
+	r.dropSpares(context.WithoutCancel(ctx))
 	return r.finish(result, runErr, resumed, opts.Now().Sub(start))
 }
 
@@ -286,7 +299,9 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		mq:         newMergeQueue(opts.Project.MergeQueue.Speculative),
 		retired:    make(chan workerResult, 1),
 		active:     map[string]bool{},
+		parking:    map[string]bool{},
 	}
+	r.parked = sync.NewCond(&r.worktrees)
 	for _, req := range opts.Plan.Requirements {
 		r.reqs[req.ID] = req
 	}
@@ -660,6 +675,9 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 // retires the change when it resumes, as it does after a crash.)
 func (r *run) retireLater(ctx context.Context, change string) {
 	r.retiring++
+	r.worktrees.Lock()
+	r.parking[change] = true
+	r.worktrees.Unlock()
 	go func() {
 		var err error
 		var pc panics.Catcher
@@ -667,6 +685,7 @@ func (r *run) retireLater(ctx context.Context, change string) {
 		if rec := pc.Recovered(); rec != nil {
 			err = errors.New("internal error retiring the change: " + rec.String())
 		}
+		r.parkedOrNot(change)
 		r.retired <- workerResult{change: change, err: err}
 	}()
 }

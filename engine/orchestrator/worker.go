@@ -324,7 +324,7 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 			return err
 		}
 		r.worktrees.Lock()
-		created, err = git.NewWorktree(ctx, r.opts.Root, wt, branch, base)
+		created, err = r.addWorktree(ctx, wt, branch, base)
 		r.worktrees.Unlock()
 		if err != nil {
 			return err
@@ -486,16 +486,87 @@ func (r *run) archive(name, reason string) error {
 	return r.rec.transition(name, state.Archived, reason)
 }
 
-// retire removes what an archived change leaves behind: its worktree and
-// its branch. Both steps are safe to repeat, so a run restarted between
-// them finishes the job.
+// retire removes what an archived change leaves behind: its worktree
+// (parked for reuse, or removed) and its branch. Both steps are safe to
+// repeat, so a run restarted between them finishes the job.
 func (r *run) retire(ctx context.Context, change string) error {
 	r.checkpoint("archived", change)
-	if err := r.removeWorktree(ctx, change); err != nil {
+	if err := r.parkWorktree(ctx, change); err != nil {
 		return err
 	}
 	r.deleteBranch(ctx, change)
 	return nil
+}
+
+// parkWorktree takes an archived change's worktree out of the way: it
+// becomes a spare (see run.spares) while fewer than maxParallel are kept,
+// else it is removed. Removing a worktree deletes every file of the
+// project and adding one writes them all again; a spare reused by the
+// next dispatch (run.addWorktree) rewrites only the files that differ.
+func (r *run) parkWorktree(ctx context.Context, change string) error {
+	defer r.parkedOrNot(change)
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	wt := r.layout.Worktree(change)
+	if _, err := os.Stat(wt); err == nil && len(r.spares) < max(r.opts.Project.MaxParallel, 1) && r.checkWorktree(ctx, change) == nil {
+		r.spareSeq++
+		spare := r.layout.SpareWorktree(r.spareSeq)
+		if err := git.ParkWorktree(ctx, r.opts.Root, wt, spare); err == nil {
+			r.spares = append(r.spares, spare)
+			return nil
+		}
+		// Not parked: what a move half-done left at the spare's place
+		// goes, and the worktree is removed as usual.
+		if _, err := git.DiscardWorktree(ctx, r.opts.Root, spare); err != nil {
+			return err
+		}
+	}
+	return git.RemoveWorktree(ctx, r.opts.Root, wt)
+}
+
+// addWorktree makes a change's worktree at wt as git.NewWorktree does, in
+// a spare when there is one (see run.parkWorktree); a spare git cannot
+// reuse is discarded, and a new worktree made. r.worktrees is held.
+func (r *run) addWorktree(ctx context.Context, wt, branch, base string) (created bool, err error) {
+	for len(r.spares) == 0 && len(r.parking) > 0 {
+		r.parked.Wait()
+	}
+	if n := len(r.spares); n > 0 {
+		spare := r.spares[n-1]
+		r.spares = r.spares[:n-1]
+		if created, err := git.ReuseWorktree(ctx, r.opts.Root, spare, wt, branch, base); err == nil {
+			return created, nil
+		}
+		for _, p := range []string{wt, spare} {
+			if _, err := git.DiscardWorktree(ctx, r.opts.Root, p); err != nil {
+				return false, err
+			}
+		}
+	}
+	return git.NewWorktree(ctx, r.opts.Root, wt, branch, base)
+}
+
+// parkedOrNot ends the wait of the dispatches for the change's worktree
+// (see run.parking), parked or not.
+func (r *run) parkedOrNot(change string) {
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	if r.parking[change] {
+		delete(r.parking, change)
+		r.parked.Broadcast()
+	}
+}
+
+// dropSpares removes the spare worktrees when the run ends. One git
+// cannot remove stays, and the next run's reconcile discards it: a spare
+// holds no work.
+func (r *run) dropSpares(ctx context.Context) {
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	for _, s := range r.spares {
+		_ = git.RemoveWorktree(ctx, r.opts.Root, s)
+	}
+	r.spares = nil
 }
 
 // removeWorktree removes a change's worktree (see run.worktrees).
