@@ -165,6 +165,9 @@ type run struct {
 	userPaused map[string]bool
 	held       bool
 	runTokens  bool
+	// blockedAt is recorder.failures when blockDependents last looked
+	// (-1: never, or the plan changed since); the loop's.
+	blockedAt int
 }
 
 type workerResult struct {
@@ -300,6 +303,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		retired:    make(chan workerResult, 1),
 		active:     map[string]bool{},
 		parking:    map[string]bool{},
+		blockedAt:  -1,
 	}
 	r.parked = sync.NewCond(&r.worktrees)
 	for _, req := range opts.Plan.Requirements {
@@ -540,6 +544,7 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			if !replanned {
 				break
 			}
+			r.blockedAt = -1 // new changes may depend on failed ones
 			continue
 		}
 		select {
@@ -646,8 +651,14 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 			if r.active[name] || r.mq.holds(name) {
 				continue
 			}
+			// Most changes are past dispatch (or failed) in a long run:
+			// they are passed over before their plan entry is looked up.
+			s := r.rec.status(name)
+			if s != state.Pending && s != state.Paused && !inFlight(s) {
+				continue
+			}
 			c, _ := r.opts.Plan.Change(name)
-			if !pass(*c, r.rec.status(name)) {
+			if !pass(*c, s) {
 				continue
 			}
 			r.active[name] = true
@@ -691,8 +702,16 @@ func (r *run) retireLater(ctx context.Context, change string) {
 }
 
 // blockDependents marks every pending change that depends, directly or
-// not, on a failed or blocked change as dep-blocked.
+// not, on a failed or blocked change as dep-blocked. It looks through the
+// plan only when a change failed or was blocked since it last did (see
+// recorder.failures): not on every turn of the loop.
 func (r *run) blockDependents() error {
+	// Read before the scan: a change that fails during it is looked at
+	// again next time (as are the dep-blocks the scan itself makes).
+	failures := r.rec.failures()
+	if failures == r.blockedAt {
+		return nil
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, c := range r.opts.Plan.Changes {
@@ -710,6 +729,7 @@ func (r *run) blockDependents() error {
 			}
 		}
 	}
+	r.blockedAt = failures
 	return nil
 }
 

@@ -33,9 +33,13 @@ type recorder struct {
 	w         *journal.Writer
 	statePath string
 
-	// mu guards st, dirty and saveErr.
+	// mu guards st, dirty, saveErr and failed.
 	mu sync.Mutex
 	st *state.State
+	// failed counts the moves of a change into a failed status or
+	// dep-blocked that the recorder applied: it only grows, so a reader
+	// that saw it unchanged knows no change failed meanwhile.
+	failed int
 	// dirty is set when st has events that state.json lacks; wake tells
 	// the saver so.
 	dirty   bool
@@ -75,8 +79,15 @@ func newRecorder(st *state.State, statePath string, openJournal func(onCommit jo
 func (r *recorder) apply(e journal.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var before state.Status
+	if c := r.st.Changes[e.Change]; c != nil {
+		before = c.Status
+	}
 	if err := state.Apply(r.st, e); err != nil {
 		return fmt.Errorf("state: %w", err)
+	}
+	if c := r.st.Changes[e.Change]; c != nil && c.Status != before && (c.Status.Failed() || c.Status == state.DepBlocked) {
+		r.failed++
 	}
 	if !r.dirty {
 		r.dirty = true
@@ -188,6 +199,14 @@ func (r *recorder) status(change string) state.Status {
 		return c.Status
 	}
 	return ""
+}
+
+// failures counts the moves of changes into a failed status or
+// dep-blocked so far (see recorder.failed).
+func (r *recorder) failures() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
 }
 
 // replans is how many replan cycles the run has had.

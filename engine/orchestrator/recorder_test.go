@@ -97,3 +97,45 @@ func TestRecorderConcurrentEmits(t *testing.T) {
 		t.Fatalf("state.json after close (last event %d) is not the journal's projection (last event %d)", saved.LastSeq, rebuilt.LastSeq)
 	}
 }
+
+// TestRecorderCountsFailures: failures grows with every move of a change
+// into a failed status or dep-blocked, and with nothing else, so that the
+// loop looks for changes to block only after one failed.
+func TestRecorderCountsFailures(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := newRecorder(state.New(), filepath.Join(dir, "state.json"), func(onCommit journal.Option) (*journal.Writer, error) {
+		return journal.Open(dir, "run-1", onCommit)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.w.Close()
+	if err := rec.emit("", journal.PlanCreatedData{Strategy: "explicit", Changes: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		change string
+		to     state.Status
+		want   int
+	}{
+		{"a", state.Dispatched, 0},
+		{"a", state.Implementing, 0},
+		{"a", state.FailedAgentError, 1},
+		{"b", state.DepBlocked, 2},
+		{"a", state.Pending, 2}, // a new apply retries it
+		{"b", state.Pending, 2},
+		{"a", state.Dispatched, 2},
+		{"a", state.Implementing, 2},
+		{"a", state.FailedStalled, 3},
+	} {
+		if err := rec.transition(step.change, step.to, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.failures(); got != step.want {
+			t.Errorf("after %s → %s: failures = %d, want %d", step.change, step.to, got, step.want)
+		}
+	}
+	if err := rec.close(); err != nil {
+		t.Fatal(err)
+	}
+}

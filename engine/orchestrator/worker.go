@@ -483,7 +483,12 @@ func (r *run) archive(name, reason string) error {
 		}
 	}
 	r.checkpoint("merged", name)
-	return r.rec.transition(name, state.Archived, reason)
+	if err := r.rec.transition(name, state.Archived, reason); err != nil {
+		return err
+	}
+	// Archived is final: the sentinel has nothing more to watch.
+	r.unwatch(name)
+	return nil
 }
 
 // retire removes what an archived change leaves behind: its worktree
