@@ -89,3 +89,26 @@ func TestCommitLeftovers(t *testing.T) {
 		}
 	})
 }
+
+// CommitNewPaths commits the paths, leaves everything else in the work
+// tree uncommitted, and commits nothing when the paths hold no change.
+func TestCommitNewPaths(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	r.write("folder/a.md", "a\n")
+	r.write("code.go", "package x\n")
+	r.write("notes.txt", "edited\n")
+	ok, err := CommitNewPaths(ctx, r.dir, "folder", "folder")
+	if err != nil || !ok {
+		t.Fatalf("CommitNewPaths = %v, %v", ok, err)
+	}
+	if got := r.git("show", "--name-only", "--format=", "HEAD"); got != "folder/a.md" {
+		t.Errorf("committed %q, want folder/a.md only", got)
+	}
+	if dirty := r.git("status", "--porcelain"); dirty != "M notes.txt\n?? code.go" {
+		t.Errorf("after CommitNewPaths, git status: %q", dirty)
+	}
+	if ok, err := CommitNewPaths(ctx, r.dir, "again", "folder"); err != nil || ok {
+		t.Errorf("CommitNewPaths with nothing to commit = %v, %v", ok, err)
+	}
+}

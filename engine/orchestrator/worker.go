@@ -382,7 +382,11 @@ func (r *run) writeFolder(ctx context.Context, c plan.Change, newBranch bool) er
 	}
 	msg := fmt.Sprintf("%s: the OpenSpec change folder\n\nset wrote %s/ from the spec and %s's living specs.\n\n%s: %s\n",
 		c.Name, spec.ChangeDir(c.Name), r.opts.Project.MainBranch, agent.FolderTrailer, c.Name)
-	_, err := git.CommitPaths(ctx, wt, msg, spec.ChangeDir(c.Name))
+	commit := git.CommitPaths
+	if newBranch {
+		commit = git.CommitNewPaths // nothing else is staged there
+	}
+	_, err := commit(ctx, wt, msg, spec.ChangeDir(c.Name))
 	return err
 }
 
