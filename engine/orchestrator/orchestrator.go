@@ -132,19 +132,22 @@ type run struct {
 	active   map[string]bool // changes with a running worker
 	// worktrees serialises adding, moving and removing worktrees:
 	// concurrent `git worktree add/remove` in one repository race on its
-	// metadata. It guards spares and parking.
+	// metadata. It guards spareSeq.
 	worktrees sync.Mutex
-	// spares are worktrees of archived changes, parked (see
+	spareSeq  int
+	// spareMu guards spares and parking, and is never held across a git
+	// command (nor taken before worktrees by one who holds it): the loop
+	// takes it. spares are worktrees of archived changes, parked (see
 	// run.parkWorktree) for the next dispatches to reuse, at most
 	// maxParallel; the run removes them when it ends, and reconcile
 	// discards those a killed run left (their names are no change's).
 	// parking are the changes retireLater will park the worktree of: a
 	// dispatch with no spare waits for them (parked is signalled as each
 	// is done), as parking takes a fraction of making a worktree.
-	spares   []string
-	spareSeq int
-	parking  map[string]bool
-	parked   *sync.Cond
+	spareMu sync.Mutex
+	spares  []string
+	parking map[string]bool
+	parked  *sync.Cond
 
 	// rules are the project's sentinel rules; watches the sentinel of
 	// each change a worker took in this run (see watch), and
@@ -305,7 +308,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		parking:    map[string]bool{},
 		blockedAt:  -1,
 	}
-	r.parked = sync.NewCond(&r.worktrees)
+	r.parked = sync.NewCond(&r.spareMu)
 	for _, req := range opts.Plan.Requirements {
 		r.reqs[req.ID] = req
 	}
@@ -686,9 +689,9 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 // retires the change when it resumes, as it does after a crash.)
 func (r *run) retireLater(ctx context.Context, change string) {
 	r.retiring++
-	r.worktrees.Lock()
+	r.spareMu.Lock()
 	r.parking[change] = true
-	r.worktrees.Unlock()
+	r.spareMu.Unlock()
 	go func() {
 		var err error
 		var pc panics.Catcher

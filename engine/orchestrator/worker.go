@@ -323,9 +323,7 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 		if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
 			return err
 		}
-		r.worktrees.Lock()
 		created, err = r.addWorktree(ctx, wt, branch, base)
-		r.worktrees.Unlock()
 		if err != nil {
 			return err
 		}
@@ -517,11 +515,16 @@ func (r *run) parkWorktree(ctx context.Context, change string) error {
 	r.worktrees.Lock()
 	defer r.worktrees.Unlock()
 	wt := r.layout.Worktree(change)
-	if _, err := os.Stat(wt); err == nil && len(r.spares) < max(r.opts.Project.MaxParallel, 1) && r.checkWorktree(ctx, change) == nil {
+	r.spareMu.Lock()
+	room := len(r.spares) < max(r.opts.Project.MaxParallel, 1)
+	r.spareMu.Unlock()
+	if _, err := os.Stat(wt); err == nil && room && r.checkWorktree(ctx, change) == nil {
 		r.spareSeq++
 		spare := r.layout.SpareWorktree(r.spareSeq)
 		if err := git.ParkWorktree(ctx, r.opts.Root, wt, spare); err == nil {
+			r.spareMu.Lock()
 			r.spares = append(r.spares, spare)
+			r.spareMu.Unlock()
 			return nil
 		}
 		// Not parked: what a move half-done left at the spare's place
@@ -535,14 +538,12 @@ func (r *run) parkWorktree(ctx context.Context, change string) error {
 
 // addWorktree makes a change's worktree at wt as git.NewWorktree does, in
 // a spare when there is one (see run.parkWorktree); a spare git cannot
-// reuse is discarded, and a new worktree made. r.worktrees is held.
+// reuse is discarded, and a new worktree made.
 func (r *run) addWorktree(ctx context.Context, wt, branch, base string) (created bool, err error) {
-	for len(r.spares) == 0 && len(r.parking) > 0 {
-		r.parked.Wait()
-	}
-	if n := len(r.spares); n > 0 {
-		spare := r.spares[n-1]
-		r.spares = r.spares[:n-1]
+	spare := r.takeSpare()
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	if spare != "" {
 		if created, err := git.ReuseWorktree(ctx, r.opts.Root, spare, wt, branch, base); err == nil {
 			return created, nil
 		}
@@ -555,11 +556,28 @@ func (r *run) addWorktree(ctx context.Context, wt, branch, base string) (created
 	return git.NewWorktree(ctx, r.opts.Root, wt, branch, base)
 }
 
+// takeSpare takes a spare worktree, waiting for those being parked when
+// there is none; "" when none is left.
+func (r *run) takeSpare() string {
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	for len(r.spares) == 0 && len(r.parking) > 0 {
+		r.parked.Wait()
+	}
+	n := len(r.spares)
+	if n == 0 {
+		return ""
+	}
+	spare := r.spares[n-1]
+	r.spares = r.spares[:n-1]
+	return spare
+}
+
 // parkedOrNot ends the wait of the dispatches for the change's worktree
 // (see run.parking), parked or not.
 func (r *run) parkedOrNot(change string) {
-	r.worktrees.Lock()
-	defer r.worktrees.Unlock()
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
 	if r.parking[change] {
 		delete(r.parking, change)
 		r.parked.Broadcast()
@@ -570,12 +588,15 @@ func (r *run) parkedOrNot(change string) {
 // cannot remove stays, and the next run's reconcile discards it: a spare
 // holds no work.
 func (r *run) dropSpares(ctx context.Context) {
+	r.spareMu.Lock()
+	spares := r.spares
+	r.spares = nil
+	r.spareMu.Unlock()
 	r.worktrees.Lock()
 	defer r.worktrees.Unlock()
-	for _, s := range r.spares {
+	for _, s := range spares {
 		_ = git.RemoveWorktree(ctx, r.opts.Root, s)
 	}
-	r.spares = nil
 }
 
 // removeWorktree removes a change's worktree (see run.worktrees).
