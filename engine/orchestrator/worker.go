@@ -506,8 +506,9 @@ func (r *run) retire(ctx context.Context, change string) error {
 }
 
 // parkWorktree takes an archived change's worktree out of the way: it
-// becomes a spare (see run.spares) while fewer than maxParallel are kept,
-// else it is removed. Removing a worktree deletes every file of the
+// becomes a spare (see run.spares) while fewer are kept than maxParallel
+// and the changes still to dispatch, else it is removed (here, off the
+// run's way, rather than when the run ends). Removing a worktree deletes every file of the
 // project and adding one writes them all again; a spare reused by the
 // next dispatch (run.addWorktree) rewrites only the files that differ.
 func (r *run) parkWorktree(ctx context.Context, change string) error {
@@ -516,7 +517,7 @@ func (r *run) parkWorktree(ctx context.Context, change string) error {
 	defer r.worktrees.Unlock()
 	wt := r.layout.Worktree(change)
 	r.spareMu.Lock()
-	room := len(r.spares) < max(r.opts.Project.MaxParallel, 1)
+	room := len(r.spares) < min(max(r.opts.Project.MaxParallel, 1), r.rec.pendingChanges())
 	r.spareMu.Unlock()
 	if _, err := os.Stat(wt); err == nil && room && r.checkWorktree(ctx, change) == nil {
 		r.spareSeq++
