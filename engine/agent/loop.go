@@ -364,14 +364,9 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	}
 	// Leftovers are committed, but a merge is never concluded while a
 	// conflict marker remains: the agent has not resolved it yet.
-	unresolved, err := git.UnresolvedConflicts(ctx, in.Worktree)
+	unresolved, _, err := git.CommitLeftovers(ctx, in.Worktree, fmt.Sprintf("%s: iteration %d (uncommitted work)", change, n))
 	if err != nil {
 		return iteration{}, "", false, err
-	}
-	if len(unresolved) == 0 {
-		if _, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("%s: iteration %d (uncommitted work)", change, n)); err != nil {
-			return iteration{}, "", false, err
-		}
 	}
 	commits, err := git.CountWork(ctx, in.Worktree, in.MainBranch, "HEAD", FolderTrailer, change)
 	if err != nil {
@@ -490,12 +485,9 @@ func (in LoopInput) checkWorktree(ctx context.Context) error {
 // merge of main never meets a dirty worktree (git refuses to merge over
 // local edits of a file main changed). A merge with conflict markers left
 // is not concluded: syncMain skips it and the agent resumes it.
+// (A fresh dispatch's clean worktree takes one git call.)
 func commitLeftovers(ctx context.Context, in LoopInput) error {
-	unresolved, err := git.UnresolvedConflicts(ctx, in.Worktree)
-	if err != nil || len(unresolved) > 0 {
-		return err
-	}
-	_, err = git.CommitAll(ctx, in.Worktree, fmt.Sprintf("%s: uncommitted work of interrupted iteration %d", in.Prompt.Change.Name, in.Done+1))
+	_, _, err := git.CommitLeftovers(ctx, in.Worktree, fmt.Sprintf("%s: uncommitted work of interrupted iteration %d", in.Prompt.Change.Name, in.Done+1))
 	return err
 }
 
@@ -506,7 +498,7 @@ func syncMain(ctx context.Context, worktree, mainBranch string) error {
 	if git.InMerge(ctx, worktree) {
 		return nil
 	}
-	main, err := git.RevParse(ctx, worktree, mainBranch)
+	main, err := git.RevParse(ctx, worktree, "refs/heads/"+mainBranch)
 	if err != nil {
 		return err
 	}

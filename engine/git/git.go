@@ -82,16 +82,85 @@ func exitCode(err error) int {
 // Head is the commit HEAD points at in dir, or "" when dir is not a git
 // work tree or has no commit yet.
 func Head(ctx context.Context, dir string) string {
-	out, err := Run(ctx, dir, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	out, err := RevParse(ctx, dir, "HEAD")
 	if err != nil {
 		return ""
 	}
 	return out
 }
 
-// RevParse resolves rev to a commit ID.
+// RevParse resolves rev to a commit ID. HEAD and a branch's full name
+// (refs/heads/<branch>) are read from the files git itself reads, where
+// they settle it (see commitByFiles), without running git.
 func RevParse(ctx context.Context, dir, rev string) (string, error) {
+	if id, ok := commitByFiles(dir, rev); ok {
+		return id, nil
+	}
 	return Run(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{commit}")
+}
+
+// commitByFiles resolves rev, when it is HEAD or a branch's full name
+// (refs/heads/<branch>), in the work tree whose top is dir, by reading
+// the files git reads: HEAD in the work tree's git directory, then the
+// branch's loose ref in the repository's common directory. Git writes
+// both by renaming a finished lock file into place, so a read sees the
+// old or the new commit, never a part. ok is false whenever the files do
+// not settle it, and then git must be asked: a GIT_DIR, GIT_WORK_TREE or
+// GIT_COMMON_DIR in the environment, dir not a work tree's top, a branch
+// with no loose ref (packed, or a reftable repository), anything that is
+// not a plain object ID. A branch's ref names a commit (git refuses to
+// point refs/heads/ anywhere else).
+func commitByFiles(dir, rev string) (string, bool) {
+	if rev != "HEAD" && (!strings.HasPrefix(rev, "refs/heads/") || strings.Contains(rev, "..")) {
+		return "", false
+	}
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"} {
+		if os.Getenv(k) != "" {
+			return "", false
+		}
+	}
+	gd, ok := gitDir(dir)
+	if !ok {
+		return "", false
+	}
+	common := gd
+	if data, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+		common = absIn(gd, strings.TrimSpace(string(data)))
+	}
+	ref := rev
+	if rev == "HEAD" {
+		head, err := os.ReadFile(filepath.Join(gd, "HEAD"))
+		if err != nil {
+			return "", false
+		}
+		h := strings.TrimSpace(string(head))
+		if objectID(h) {
+			return h, true // detached
+		}
+		var found bool
+		if ref, found = strings.CutPrefix(h, "ref: "); !found || !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
+			return "", false
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(common, filepath.FromSlash(ref)))
+	if id := strings.TrimSpace(string(data)); err == nil && objectID(id) {
+		return id, true
+	}
+	return "", false
+}
+
+// objectID reports whether s is a full object ID (SHA-1 or SHA-256), in
+// lower-case hex as git writes it.
+func objectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // BranchHead is the commit refs/heads/<branch> points at. Only the branch

@@ -72,12 +72,62 @@ func Worktrees(ctx context.Context, root string) ([]Worktree, error) {
 // If the branch exists already (a run that crashed after creating it), the
 // worktree is attached to it instead, keeping its commits.
 func AddWorktree(ctx context.Context, root, path, branch, base string) error {
-	if BranchExists(ctx, root, branch) {
-		_, err := Run(ctx, root, "worktree", "add", "-q", path, branch)
+	_, err := NewWorktree(ctx, root, path, branch, base)
+	return err
+}
+
+// NewWorktree is AddWorktree, reporting whether it created the branch
+// (then at base, with no commit of its own). With base "" the branch
+// must exist. A new branch, the usual case, takes one git process: git
+// refuses `worktree add -b` for a branch that exists before it writes
+// anything, and only then is the branch looked for.
+func NewWorktree(ctx context.Context, root, path, branch, base string) (created bool, err error) {
+	if base != "" {
+		_, err := Run(ctx, root, "worktree", "add", "-q", "-b", branch, path, base)
+		if err == nil || !BranchExists(ctx, root, branch) {
+			return err == nil, err
+		}
+	}
+	_, err = Run(ctx, root, "worktree", "add", "-q", path, branch)
+	return false, err
+}
+
+// ParkWorktree keeps the worktree at path for ReuseWorktree: its HEAD is
+// detached from its branch (which can then be deleted) and the worktree
+// moved to spare, files and all. Removing a worktree deletes every file
+// of it and adding one writes them all again; reusing it rewrites only
+// the files that differ. A worktree git cannot move (one with
+// submodules) is an error, and stays where it was.
+func ParkWorktree(ctx context.Context, root, path, spare string) error {
+	if _, err := Run(ctx, path, "checkout", "-q", "--detach"); err != nil {
 		return err
 	}
-	_, err := Run(ctx, root, "worktree", "add", "-q", "-b", branch, path, base)
+	_, err := Run(ctx, root, "worktree", "move", path, spare)
 	return err
+}
+
+// ReuseWorktree makes the worktree ParkWorktree parked at spare the
+// worktree at path, as NewWorktree would make it: on branch, created at
+// base, or as it is when it exists, with nothing else in it (what was not
+// committed there goes, ignored files included). It reports whether it
+// created the branch. After an error the worktree may be at spare or at
+// path, in any state: the caller discards it (DiscardWorktree).
+func ReuseWorktree(ctx context.Context, root, spare, path, branch, base string) (created bool, err error) {
+	if _, err := Run(ctx, root, "worktree", "move", spare, path); err != nil {
+		return false, err
+	}
+	_, err = Run(ctx, path, "checkout", "-q", "-f", "-b", branch, base)
+	created = err == nil
+	if !created {
+		if !BranchExists(ctx, root, branch) {
+			return false, err
+		}
+		if _, err := Run(ctx, path, "checkout", "-q", "-f", branch); err != nil {
+			return false, err
+		}
+	}
+	_, err = Run(ctx, path, "clean", "-q", "-ffdx")
+	return created, err
 }
 
 // AddDetachedWorktree creates a worktree at path with rev checked out and
@@ -187,12 +237,20 @@ func HasConflictMarkers(text string) bool {
 	return false
 }
 
+// Uncommitted reports whether dir has anything `git add -A` would stage
+// or the index holds that HEAD does not: changes to tracked files,
+// untracked files that are not ignored, staged changes.
+func Uncommitted(ctx context.Context, dir string) (bool, error) {
+	status, err := Run(ctx, dir, "status", "--porcelain", "--untracked-files=all")
+	return status != "", err
+}
+
 // Clean discards every uncommitted change and every untracked file that is
 // not ignored in dir, leaving the tree of HEAD (ignored files, such as
 // build caches, stay).
 func Clean(ctx context.Context, dir string) error {
-	status, err := Run(ctx, dir, "status", "--porcelain", "--untracked-files=all")
-	if err != nil || status == "" {
+	dirty, err := Uncommitted(ctx, dir)
+	if err != nil || !dirty {
 		return err // nothing to clean: one git call in the common case
 	}
 	if _, err := Run(ctx, dir, "reset", "-q", "--hard", "HEAD"); err != nil {

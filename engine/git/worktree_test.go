@@ -123,8 +123,8 @@ func TestAddWorktreeNewBranch(t *testing.T) {
 	r.commit("main moves on")
 
 	wt := filepath.Join(t.TempDir(), "wt")
-	if err := AddWorktree(ctx, r.dir, wt, "set/feature", base); err != nil {
-		t.Fatal(err)
+	if created, err := NewWorktree(ctx, r.dir, wt, "set/feature", base); err != nil || !created {
+		t.Fatalf("NewWorktree = %v, %v; want the branch created", created, err)
 	}
 	if got := Head(ctx, wt); got != base {
 		t.Errorf("worktree HEAD = %s, want base %s", got, base)
@@ -175,8 +175,8 @@ func TestAddWorktreeReattachesAnExistingBranch(t *testing.T) {
 
 	// The base is ignored for an existing branch (the run passes "").
 	for _, b := range []string{"", newMain} {
-		if err := AddWorktree(ctx, r.dir, wt, "set/feature", b); err != nil {
-			t.Fatalf("AddWorktree(base %q): %v", b, err)
+		if created, err := NewWorktree(ctx, r.dir, wt, "set/feature", b); err != nil || created {
+			t.Fatalf("NewWorktree(base %q) = %v, %v; want the branch attached, not created", b, created, err)
 		}
 		if got := Head(ctx, wt); got != work {
 			t.Errorf("base %q: worktree HEAD = %s, want the branch's %s", b, got, work)

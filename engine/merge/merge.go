@@ -125,6 +125,10 @@ type Candidate struct {
 	// failed goes back to, for its agent to build on.
 	merged   string
 	archived journal.ArchivedData
+	// head is the worktree's HEAD that Commit's tree is the tree of (the
+	// fold, or the merge when nothing folded): while HEAD is there, the
+	// gates committed nothing. "" when unknown.
+	head string
 }
 
 // Integrate integrates the change onto main in one go: Prepare on main's
@@ -199,12 +203,15 @@ func Prepare(ctx context.Context, in Input, onto Onto) (Candidate, Outcome, erro
 	if err != nil {
 		return Candidate{}, Outcome{}, err
 	}
-	// (git commit-tree resolves HEAD^{tree} itself.)
-	commit, err := git.CommitTree(ctx, in.Worktree, "HEAD^{tree}", onto.Commit, squashMessage(in))
+	head, err := git.RevParse(ctx, in.Worktree, "HEAD")
 	if err != nil {
 		return Candidate{}, Outcome{}, err
 	}
-	return Candidate{Onto: onto, Commit: commit, merged: merged, archived: archived}, Outcome{}, nil
+	commit, err := git.CommitTree(ctx, in.Worktree, head+"^{tree}", onto.Commit, squashMessage(in))
+	if err != nil {
+		return Candidate{}, Outcome{}, err
+	}
+	return Candidate{Onto: onto, Commit: commit, merged: merged, archived: archived, head: head}, Outcome{}, nil
 }
 
 // startOver puts the worktree back at the change's verified head, clean:
@@ -218,8 +225,12 @@ func startOver(ctx context.Context, in Input) error {
 		}
 	}
 	if in.Head != "" {
-		if _, err := git.Run(ctx, in.Worktree, "reset", "-q", "--hard", in.Head); err != nil {
-			return err
+		// At the verified head already (a first attempt), Clean alone
+		// discards what is not committed.
+		if git.Head(ctx, in.Worktree) != in.Head {
+			if _, err := git.Run(ctx, in.Worktree, "reset", "-q", "--hard", in.Head); err != nil {
+				return err
+			}
 		}
 	} else if err := dropFold(ctx, in); err != nil {
 		// A journal from before MERGE_QUEUED was projected: a fold
@@ -267,6 +278,9 @@ func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 		return Outcome{Failed: true, Reason: "gate", Gate: stack.Blocking.Gate, RetryContext: stack.Rejection}, nil
 	case stack.Blocking != nil:
 		return Outcome{Failed: true, Reason: "gate", Gate: stack.Blocking.Gate, RetryContext: fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, stack.Blocking.Gate, stack.Blocking.RetryContext)}, nil
+	}
+	if cand.head != "" && git.Head(ctx, in.Worktree) == cand.head {
+		return Outcome{}, nil // HEAD has the candidate's tree still
 	}
 	trees, err := git.Run(ctx, in.Worktree, "rev-parse", "HEAD^{tree}", cand.Commit+"^{tree}")
 	if err != nil {

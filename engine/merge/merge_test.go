@@ -1272,3 +1272,43 @@ func TestIntegrateRefusesAWorktreeAGateBroke(t *testing.T) {
 		t.Errorf("main moved to %s, want unchanged %s", got, oldMain)
 	}
 }
+
+// TestIntegrateGateThatCommits: main gets the tree the gates checked. A
+// gate that commits a change to the branch fails the integration; one
+// whose commit leaves the tree as it was does not.
+func TestIntegrateGateThatCommits(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		fails        bool
+	}{
+		{"a new file", "echo gate > gate.txt && git add gate.txt && git -c user.name=g -c user.email=g@g commit -qm gate", true},
+		{"the same tree", "git -c user.name=g -c user.email=g@g commit -q --allow-empty -m empty", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.project.Gates["commits"] = config.Gate{Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"sh", "-c", tc.script}}
+			f.write(f.wt, "feat.txt", "feat\n")
+			f.commit(f.wt, "feat work")
+			oldMain := f.mainAt()
+			out, err := Integrate(context.Background(), f.input("commits"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.fails {
+				if !out.Merged {
+					t.Fatalf("outcome = %+v, want merged", out)
+				}
+				if _, ok := f.onMain("gate.txt"); ok {
+					t.Error("gate.txt reached main")
+				}
+				return
+			}
+			if !out.Failed || out.Gate != "commits" || !strings.Contains(out.RetryContext, "committed to your branch while they ran") {
+				t.Errorf("outcome = %+v, want failed by the gates' commit", out)
+			}
+			if got := f.mainAt(); got != oldMain {
+				t.Errorf("main = %s, want unchanged %s", got, oldMain)
+			}
+		})
+	}
+}

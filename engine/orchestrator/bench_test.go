@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
 )
 
 // benchScale divides the durations of issue 16's scenario (a 1 s agent,
@@ -28,6 +30,12 @@ import (
 // them are kept, so that wall / lower bound compares with the issue's
 // figures while a run of 200 changes takes half a minute, not two.
 const benchScale = 4
+
+// benchKeep, if set, is a directory BenchmarkApply copies each run's
+// journal (<case>-events.jsonl) and git trace (<case>-git-trace2.json,
+// GIT_TRACE2_EVENT's, with each git process's start and exit times) to,
+// for a closer look at where a run spends its time.
+var benchKeep = flag.String("bench.keep", "", "copy each BenchmarkApply run's journal and git trace to this directory")
 
 // benchCase is one scenario of BenchmarkApply.
 type benchCase struct {
@@ -86,7 +94,12 @@ var benchCases = []benchCase{
 //     process, as `make bench` does, for it to be the case's);
 //   - the reaction latencies of BenchmarkApply's events: agent exit to the
 //     first verify gate, the last verify gate to MERGE_QUEUED, and DISPATCH
-//     to ARCHIVED.
+//     to ARCHIVED;
+//   - where a change waits between them (see stageLatencies): handoff-ms,
+//     its last dependency archived to its agent's start (a wait for a free
+//     worker included); queue-wait-ms, MERGE_QUEUED to integrating; and
+//     merge-ms, integrating to ARCHIVED, the merge queue's own time per
+//     change, and queue-busy, the share of the run it is busy with a change.
 //
 // Figures, never a pass/fail test on time: `make bench` prints them.
 func BenchmarkApply(b *testing.B) {
@@ -151,6 +164,20 @@ func benchApply(b *testing.B, bc benchCase) {
 			b.Fatal(err)
 		}
 		m.add(bc, wall, lb, cpu1.sub(cpu0), calls, f.events())
+		if *benchKeep != "" {
+			for from, to := range map[string]string{
+				filepath.Join(f.root, ".set", "events.jsonl"): bc.name + "-events.jsonl",
+				trace: bc.name + "-git-trace2.json",
+			} {
+				data, err := os.ReadFile(from)
+				if err == nil {
+					err = os.WriteFile(filepath.Join(*benchKeep, to), data, 0o644)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 		b.StartTimer()
 	}
 	m.report(b, bc)
@@ -287,8 +314,11 @@ func lowerBound(g *graph.Graph, bc benchCase) time.Duration {
 				next = t
 			}
 		}
+		// A stack that ends now (an integration stack of no duration)
+		// merges now: time does not move for it. (The train's first
+		// attempt ends first, so it is the one that merges.)
 		for _, name := range train {
-			if t := ends[name]; t > now && (next < 0 || t < next) {
+			if t := ends[name]; t >= now && (next < 0 || t < next) {
 				next = t
 			}
 		}
@@ -408,6 +438,8 @@ type benchMetrics struct {
 	cpu                                cpu
 	git                                gitCalls
 	pipeline, agentToGate, gateToQueue []float64
+	handoff, queueWait, merge          []float64
+	queueBusy                          float64 // of the walls, summed
 }
 
 func (m *benchMetrics) add(bc benchCase, wall, lb time.Duration, c cpu, calls gitCalls, events []journal.Event) {
@@ -428,6 +460,11 @@ func (m *benchMetrics) add(bc benchCase, wall, lb time.Duration, c cpu, calls gi
 	m.agentToGate = append(m.agentToGate, a...)
 	m.gateToQueue = append(m.gateToQueue, g...)
 	m.pipeline = append(m.pipeline, pipelineLatencies(events)...)
+	st := stageLatencies(events)
+	m.handoff = append(m.handoff, st.handoff...)
+	m.queueWait = append(m.queueWait, st.queueWait...)
+	m.merge = append(m.merge, st.merge...)
+	m.queueBusy += st.busy.Seconds() / wall.Seconds()
 }
 
 func (m *benchMetrics) report(b *testing.B, bc benchCase) {
@@ -448,6 +485,10 @@ func (m *benchMetrics) report(b *testing.B, bc benchCase) {
 	b.ReportMetric(mean(m.pipeline), "pipeline-ms/change")
 	b.ReportMetric(mean(m.agentToGate), "agent→gate-ms")
 	b.ReportMetric(mean(m.gateToQueue), "gate→queue-ms")
+	b.ReportMetric(mean(m.handoff), "handoff-ms")
+	b.ReportMetric(mean(m.queueWait), "queue-wait-ms")
+	b.ReportMetric(mean(m.merge), "merge-ms")
+	b.ReportMetric(m.queueBusy/runs, "queue-busy")
 	subs := slices.SortedFunc(func(yield func(string) bool) {
 		for k := range m.git.bySub {
 			if !yield(k) {
@@ -495,6 +536,69 @@ func reactionLatencies(events []journal.Event) (agentToGate, gateToQueue []float
 	return agentToGate, gateToQueue
 }
 
+// stages are the waits of stageLatencies.
+type stages struct {
+	handoff, queueWait, merge []float64
+	// busy sums the merge queue's time with a change (merge).
+	busy time.Duration
+}
+
+// stageLatencies measures, per change: from the ARCHIVED of the last of
+// its dependencies to its first AGENT_SESSION_DECISION (handoff; changes
+// with dependencies only), from each MERGE_QUEUED to its change becoming
+// integrating (queueWait), and from then to its ARCHIVED (merge).
+func stageLatencies(events []journal.Event) stages {
+	var st stages
+	archived := map[string]time.Time{}
+	deps := map[string][]string{}
+	started := map[string]bool{}
+	queued := map[string]time.Time{}
+	integrating := map[string]time.Time{}
+	for _, e := range events {
+		switch e.Type {
+		case journal.PlanCreated:
+			d, _ := journal.Decode[journal.PlanCreatedData](e)
+			p, err := plan.Decode(d.Plan)
+			if err != nil {
+				break
+			}
+			for _, c := range p.Changes {
+				deps[c.Name] = c.DependsOn
+			}
+		case journal.AgentSessionDecision:
+			if started[e.Change] || len(deps[e.Change]) == 0 {
+				break
+			}
+			started[e.Change] = true
+			var last time.Time
+			for _, d := range deps[e.Change] {
+				if t := archived[d]; t.After(last) {
+					last = t
+				}
+			}
+			st.handoff = append(st.handoff, ms(e.Time.Sub(last)))
+		case journal.MergeQueued:
+			queued[e.Change] = e.Time
+		case journal.StateChange:
+			d, _ := journal.Decode[journal.StateChangeData](e)
+			if d.To == "integrating" {
+				integrating[e.Change] = e.Time
+				if t, ok := queued[e.Change]; ok {
+					st.queueWait = append(st.queueWait, ms(e.Time.Sub(t)))
+					delete(queued, e.Change)
+				}
+			}
+		case journal.Archived:
+			archived[e.Change] = e.Time
+			if t, ok := integrating[e.Change]; ok {
+				st.merge = append(st.merge, ms(e.Time.Sub(t)))
+				st.busy += e.Time.Sub(t)
+			}
+		}
+	}
+	return st
+}
+
 // pipelineLatencies measures, per change, DISPATCH to ARCHIVED.
 func pipelineLatencies(events []journal.Event) []float64 {
 	dispatched := map[string]time.Time{}
@@ -521,4 +625,62 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// TestLowerBound pins the simulation on cases small enough to work out
+// by hand, and checks that it ends on every scenario of BenchmarkApply.
+func TestLowerBound(t *testing.T) {
+	graphOf := func(t *testing.T, changes []dagChange) *graph.Graph {
+		f := fixtureAt(t, t.TempDir())
+		for _, c := range changes {
+			f.change(c.name, c.deps...)
+		}
+		g, err := graph.Build(f.plan, f.project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	s := time.Second
+	chain := []dagChange{{name: "a"}, {name: "b", deps: []string{"a"}}}
+	pair := []dagChange{{name: "a"}, {name: "b"}}
+	for _, tc := range []struct {
+		name    string
+		changes []dagChange
+		bc      benchCase
+		want    time.Duration
+	}{
+		// An integration stack of no duration merges at once: b starts
+		// as a's agent ends.
+		{"chain, instant merges", chain, benchCase{agent: s}, 2 * s},
+		// The baseline runs the verify gate once (1 s) before anything.
+		{"chain, a verify gate", chain, benchCase{agent: s, verify: []time.Duration{s}}, s + 4*s},
+		// Both verified at 1 s; a integrates 1–3 s, b 3–5 s; the
+		// baseline runs the integration gate once (2 s).
+		{"pair, serial queue", pair, benchCase{agent: s, integration: []time.Duration{2 * s}}, 2*s + 5*s},
+		// Stacked, both integrate 1–3 s.
+		{"pair, two stacked", pair, benchCase{agent: s, integration: []time.Duration{2 * s}, speculative: 2}, 2*s + 3*s},
+		// One at a time: a 0–1 s, b 1–2 s, each merged as it ends.
+		{"pair, one at a time", pair, benchCase{agent: s, maxParallel: 1}, 2 * s},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lowerBound(graphOf(t, tc.changes), tc.bc); got != tc.want {
+				t.Errorf("lowerBound = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for _, bc := range benchCases {
+		t.Run(bc.name, func(t *testing.T) {
+			g := graphOf(t, generateDAG(bc.changes, bc.depth, bc.seed))
+			// At least the longest chain of agents and verify stacks, one
+			// after the other.
+			chainWork := time.Duration(bc.depth) * bc.agent
+			for _, d := range bc.verify {
+				chainWork += time.Duration(bc.depth) * d
+			}
+			if got := lowerBound(g, bc); got < chainWork {
+				t.Errorf("lowerBound = %v, less than the longest chain's %v", got, chainWork)
+			}
+		})
+	}
 }

@@ -130,9 +130,24 @@ type run struct {
 	retired  chan workerResult
 	retiring int
 	active   map[string]bool // changes with a running worker
-	// worktrees serialises adding and removing worktrees: concurrent
-	// `git worktree add/remove` in one repository race on its metadata.
+	// worktrees serialises adding, moving and removing worktrees:
+	// concurrent `git worktree add/remove` in one repository race on its
+	// metadata. It guards spareSeq.
 	worktrees sync.Mutex
+	spareSeq  int
+	// spareMu guards spares and parking, and is never held across a git
+	// command (nor taken before worktrees by one who holds it): the loop
+	// takes it. spares are worktrees of archived changes, parked (see
+	// run.parkWorktree) for the next dispatches to reuse, at most
+	// maxParallel; the run removes them when it ends, and reconcile
+	// discards those a killed run left (their names are no change's).
+	// parking are the changes retireLater will park the worktree of: a
+	// dispatch with no spare waits for them (parked is signalled as each
+	// is done), as parking takes a fraction of making a worktree.
+	spareMu sync.Mutex
+	spares  []string
+	parking map[string]bool
+	parked  *sync.Cond
 
 	// rules are the project's sentinel rules; watches the sentinel of
 	// each change a worker took in this run (see watch), and
@@ -153,6 +168,9 @@ type run struct {
 	userPaused map[string]bool
 	held       bool
 	runTokens  bool
+	// blockedAt is recorder.failures when blockDependents last looked
+	// (-1: never, or the plan changed since); the loop's.
+	blockedAt int
 }
 
 type workerResult struct {
@@ -220,6 +238,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	result, runErr := r.execute(ctx)
+	r.dropSpares(context.WithoutCancel(ctx))
 	return r.finish(result, runErr, resumed, opts.Now().Sub(start))
 }
 
@@ -286,7 +305,10 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 		mq:         newMergeQueue(opts.Project.MergeQueue.Speculative),
 		retired:    make(chan workerResult, 1),
 		active:     map[string]bool{},
+		parking:    map[string]bool{},
+		blockedAt:  -1,
 	}
+	r.parked = sync.NewCond(&r.spareMu)
 	for _, req := range opts.Plan.Requirements {
 		r.reqs[req.ID] = req
 	}
@@ -525,6 +547,7 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			if !replanned {
 				break
 			}
+			r.blockedAt = -1 // new changes may depend on failed ones
 			continue
 		}
 		select {
@@ -631,8 +654,14 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 			if r.active[name] || r.mq.holds(name) {
 				continue
 			}
+			// Most changes are past dispatch (or failed) in a long run:
+			// they are passed over before their plan entry is looked up.
+			s := r.rec.status(name)
+			if s != state.Pending && s != state.Paused && !inFlight(s) {
+				continue
+			}
 			c, _ := r.opts.Plan.Change(name)
-			if !pass(*c, r.rec.status(name)) {
+			if !pass(*c, s) {
 				continue
 			}
 			r.active[name] = true
@@ -660,6 +689,9 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 // retires the change when it resumes, as it does after a crash.)
 func (r *run) retireLater(ctx context.Context, change string) {
 	r.retiring++
+	r.spareMu.Lock()
+	r.parking[change] = true
+	r.spareMu.Unlock()
 	go func() {
 		var err error
 		var pc panics.Catcher
@@ -667,13 +699,22 @@ func (r *run) retireLater(ctx context.Context, change string) {
 		if rec := pc.Recovered(); rec != nil {
 			err = errors.New("internal error retiring the change: " + rec.String())
 		}
+		r.parkedOrNot(change)
 		r.retired <- workerResult{change: change, err: err}
 	}()
 }
 
 // blockDependents marks every pending change that depends, directly or
-// not, on a failed or blocked change as dep-blocked.
+// not, on a failed or blocked change as dep-blocked. It looks through the
+// plan only when a change failed or was blocked since it last did (see
+// recorder.failures): not on every turn of the loop.
 func (r *run) blockDependents() error {
+	// Read before the scan: a change that fails during it is looked at
+	// again next time (as are the dep-blocks the scan itself makes).
+	failures := r.rec.failures()
+	if failures == r.blockedAt {
+		return nil
+	}
 	for changed := true; changed; {
 		changed = false
 		for _, c := range r.opts.Plan.Changes {
@@ -691,6 +732,7 @@ func (r *run) blockDependents() error {
 			}
 		}
 	}
+	r.blockedAt = failures
 	return nil
 }
 

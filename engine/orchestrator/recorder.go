@@ -33,9 +33,15 @@ type recorder struct {
 	w         *journal.Writer
 	statePath string
 
-	// mu guards st, dirty and saveErr.
+	// mu guards st, dirty, saveErr, failed and pending.
 	mu sync.Mutex
 	st *state.State
+	// failed counts the moves of a change into a failed status or
+	// dep-blocked that the recorder applied: it only grows, so a reader
+	// that saw it unchanged knows no change failed meanwhile.
+	failed int
+	// pending counts the changes of st that are pending.
+	pending int
 	// dirty is set when st has events that state.json lacks; wake tells
 	// the saver so.
 	dirty   bool
@@ -61,6 +67,7 @@ const saveInterval = time.Second
 func newRecorder(st *state.State, statePath string, openJournal func(onCommit journal.Option) (*journal.Writer, error)) (*recorder, error) {
 	r := &recorder{st: st, statePath: statePath,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), saved: make(chan struct{})}
+	r.countPending()
 	w, err := openJournal(journal.OnCommit(r.apply))
 	if err != nil {
 		return nil, err
@@ -75,8 +82,28 @@ func newRecorder(st *state.State, statePath string, openJournal func(onCommit jo
 func (r *recorder) apply(e journal.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	var before state.Status
+	if c := r.st.Changes[e.Change]; c != nil {
+		before = c.Status
+	}
 	if err := state.Apply(r.st, e); err != nil {
 		return fmt.Errorf("state: %w", err)
+	}
+	if e.Change == "" {
+		// A run's event (PLAN_CREATED) may add changes: they are
+		// counted again. Such events are few and far between.
+		r.countPending()
+	}
+	if c := r.st.Changes[e.Change]; c != nil && c.Status != before {
+		if c.Status.Failed() || c.Status == state.DepBlocked {
+			r.failed++
+		}
+		if c.Status == state.Pending {
+			r.pending++
+		}
+		if before == state.Pending {
+			r.pending--
+		}
 	}
 	if !r.dirty {
 		r.dirty = true
@@ -188,6 +215,33 @@ func (r *recorder) status(change string) state.Status {
 		return c.Status
 	}
 	return ""
+}
+
+// countPending counts the pending changes of the state anew. r.mu is
+// held, or r is not yet shared.
+func (r *recorder) countPending() {
+	r.pending = 0
+	for _, c := range r.st.Changes {
+		if c.Status == state.Pending {
+			r.pending++
+		}
+	}
+}
+
+// pendingChanges is how many changes are pending: the dispatches to come
+// (at most; some may end dep-blocked).
+func (r *recorder) pendingChanges() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pending
+}
+
+// failures counts the moves of changes into a failed status or
+// dep-blocked so far (see recorder.failed).
+func (r *recorder) failures() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
 }
 
 // replans is how many replan cycles the run has had.

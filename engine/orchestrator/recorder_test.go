@@ -97,3 +97,59 @@ func TestRecorderConcurrentEmits(t *testing.T) {
 		t.Fatalf("state.json after close (last event %d) is not the journal's projection (last event %d)", saved.LastSeq, rebuilt.LastSeq)
 	}
 }
+
+// TestRecorderCountsFailuresAndPending: failures grows with every move of
+// a change into a failed status or dep-blocked, and with nothing else, so
+// that the loop looks for changes to block only after one failed; pending
+// follows the changes waiting for dispatch, new plans included.
+func TestRecorderCountsFailuresAndPending(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := newRecorder(state.New(), filepath.Join(dir, "state.json"), func(onCommit journal.Option) (*journal.Writer, error) {
+		return journal.Open(dir, "run-1", onCommit)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.w.Close()
+	if err := rec.emit("", journal.PlanCreatedData{Strategy: "explicit", Changes: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.pendingChanges(); got != 2 {
+		t.Errorf("pending after the plan = %d, want 2", got)
+	}
+	for _, step := range []struct {
+		change            string
+		to                state.Status
+		failures, pending int
+	}{
+		{"a", state.Dispatched, 0, 1},
+		{"a", state.Implementing, 0, 1},
+		{"a", state.FailedAgentError, 1, 1},
+		{"b", state.DepBlocked, 2, 0},
+		{"a", state.Pending, 2, 1}, // a new apply retries it
+		{"b", state.Pending, 2, 2},
+		{"a", state.Dispatched, 2, 1},
+		{"a", state.Implementing, 2, 1},
+		{"a", state.FailedStalled, 3, 1},
+	} {
+		if err := rec.transition(step.change, step.to, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.failures(); got != step.failures {
+			t.Errorf("after %s → %s: failures = %d, want %d", step.change, step.to, got, step.failures)
+		}
+		if got := rec.pendingChanges(); got != step.pending {
+			t.Errorf("after %s → %s: pending = %d, want %d", step.change, step.to, got, step.pending)
+		}
+	}
+	// A new plan with one more change.
+	if err := rec.emit("", journal.PlanCreatedData{Strategy: "explicit", Changes: []string{"a", "b", "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.pendingChanges(); got != 2 {
+		t.Errorf("pending after a new plan adds c = %d, want 2 (b and c)", got)
+	}
+	if err := rec.close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -75,6 +75,15 @@ func (r *run) watchOf(change string) *watch {
 	return w
 }
 
+// unwatch forgets the watch of a change that is archived: the sentinel's
+// tick evaluates the changes that may still work, not every change the
+// run has seen.
+func (r *run) unwatch(change string) {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	delete(r.watches, change)
+}
+
 // watched returns the watches of the changes with a worker.
 func (r *run) watched() []*watch {
 	r.watchMu.Lock()

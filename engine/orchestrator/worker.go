@@ -318,14 +318,12 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 		return err
 	}
 	_, statErr := os.Stat(wt)
-	reused := statErr == nil
+	reused, created := statErr == nil, false
 	if !reused {
 		if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
 			return err
 		}
-		r.worktrees.Lock()
-		err := git.AddWorktree(ctx, r.opts.Root, wt, branch, base)
-		r.worktrees.Unlock()
+		created, err = r.addWorktree(ctx, wt, branch, base)
 		if err != nil {
 			return err
 		}
@@ -335,7 +333,7 @@ func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
 	if err := r.checkWorktree(ctx, c.Name); err != nil {
 		return err
 	}
-	if err := r.writeFolder(ctx, c); err != nil {
+	if err := r.writeFolder(ctx, c, created); err != nil {
 		return err
 	}
 	if err := r.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: base, Reused: reused}); err != nil {
@@ -363,23 +361,30 @@ func (r *run) folder(c plan.Change) map[string][]byte {
 // delta is derived from the requirements' standings, never left to the
 // agent. A branch that has that commit already (a worktree an interrupted
 // run left, a change retried) keeps its folder, which the agent may have
-// refined.
-func (r *run) writeFolder(ctx context.Context, c plan.Change) error {
+// refined. A branch created just now (newBranch) is main's head, with no
+// commit of its own to look through.
+func (r *run) writeFolder(ctx context.Context, c plan.Change, newBranch bool) error {
 	files := r.folder(c)
 	if files == nil {
 		return nil
 	}
 	wt := r.layout.Worktree(c.Name)
-	done, err := git.FindTrailer(ctx, wt, "refs/heads/"+r.opts.Project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
-	if err != nil || done != "" {
-		return err
+	if !newBranch {
+		done, err := git.FindTrailer(ctx, wt, "refs/heads/"+r.opts.Project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
+		if err != nil || done != "" {
+			return err
+		}
 	}
 	if err := spec.WriteChangeFolder(wt, c.Name, files); err != nil {
 		return err
 	}
 	msg := fmt.Sprintf("%s: the OpenSpec change folder\n\nset wrote %s/ from the spec and %s's living specs.\n\n%s: %s\n",
 		c.Name, spec.ChangeDir(c.Name), r.opts.Project.MainBranch, agent.FolderTrailer, c.Name)
-	_, err = git.CommitPaths(ctx, wt, msg, spec.ChangeDir(c.Name))
+	commit := git.CommitPaths
+	if newBranch {
+		commit = git.CommitNewPaths // nothing else is staged there
+	}
+	_, err := commit(ctx, wt, msg, spec.ChangeDir(c.Name))
 	return err
 }
 
@@ -480,19 +485,119 @@ func (r *run) archive(name, reason string) error {
 		}
 	}
 	r.checkpoint("merged", name)
-	return r.rec.transition(name, state.Archived, reason)
+	if err := r.rec.transition(name, state.Archived, reason); err != nil {
+		return err
+	}
+	// Archived is final: the sentinel has nothing more to watch.
+	r.unwatch(name)
+	return nil
 }
 
-// retire removes what an archived change leaves behind: its worktree and
-// its branch. Both steps are safe to repeat, so a run restarted between
-// them finishes the job.
+// retire removes what an archived change leaves behind: its worktree
+// (parked for reuse, or removed) and its branch. Both steps are safe to
+// repeat, so a run restarted between them finishes the job.
 func (r *run) retire(ctx context.Context, change string) error {
 	r.checkpoint("archived", change)
-	if err := r.removeWorktree(ctx, change); err != nil {
+	if err := r.parkWorktree(ctx, change); err != nil {
 		return err
 	}
 	r.deleteBranch(ctx, change)
 	return nil
+}
+
+// parkWorktree takes an archived change's worktree out of the way: it
+// becomes a spare (see run.spares) while fewer are kept than maxParallel
+// and the changes still to dispatch, else it is removed (here, off the
+// run's way, rather than when the run ends). Removing a worktree deletes every file of the
+// project and adding one writes them all again; a spare reused by the
+// next dispatch (run.addWorktree) rewrites only the files that differ.
+func (r *run) parkWorktree(ctx context.Context, change string) error {
+	defer r.parkedOrNot(change)
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	wt := r.layout.Worktree(change)
+	r.spareMu.Lock()
+	room := len(r.spares) < min(max(r.opts.Project.MaxParallel, 1), r.rec.pendingChanges())
+	r.spareMu.Unlock()
+	if _, err := os.Stat(wt); err == nil && room && r.checkWorktree(ctx, change) == nil {
+		r.spareSeq++
+		spare := r.layout.SpareWorktree(r.spareSeq)
+		if err := git.ParkWorktree(ctx, r.opts.Root, wt, spare); err == nil {
+			r.spareMu.Lock()
+			r.spares = append(r.spares, spare)
+			r.spareMu.Unlock()
+			return nil
+		}
+		// Not parked: what a move half-done left at the spare's place
+		// goes, and the worktree is removed as usual.
+		if _, err := git.DiscardWorktree(ctx, r.opts.Root, spare); err != nil {
+			return err
+		}
+	}
+	return git.RemoveWorktree(ctx, r.opts.Root, wt)
+}
+
+// addWorktree makes a change's worktree at wt as git.NewWorktree does, in
+// a spare when there is one (see run.parkWorktree); a spare git cannot
+// reuse is discarded, and a new worktree made.
+func (r *run) addWorktree(ctx context.Context, wt, branch, base string) (created bool, err error) {
+	spare := r.takeSpare()
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	if spare != "" {
+		if created, err := git.ReuseWorktree(ctx, r.opts.Root, spare, wt, branch, base); err == nil {
+			return created, nil
+		}
+		for _, p := range []string{wt, spare} {
+			if _, err := git.DiscardWorktree(ctx, r.opts.Root, p); err != nil {
+				return false, err
+			}
+		}
+	}
+	return git.NewWorktree(ctx, r.opts.Root, wt, branch, base)
+}
+
+// takeSpare takes a spare worktree, waiting for those being parked when
+// there is none; "" when none is left.
+func (r *run) takeSpare() string {
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	for len(r.spares) == 0 && len(r.parking) > 0 {
+		r.parked.Wait()
+	}
+	n := len(r.spares)
+	if n == 0 {
+		return ""
+	}
+	spare := r.spares[n-1]
+	r.spares = r.spares[:n-1]
+	return spare
+}
+
+// parkedOrNot ends the wait of the dispatches for the change's worktree
+// (see run.parking), parked or not.
+func (r *run) parkedOrNot(change string) {
+	r.spareMu.Lock()
+	defer r.spareMu.Unlock()
+	if r.parking[change] {
+		delete(r.parking, change)
+		r.parked.Broadcast()
+	}
+}
+
+// dropSpares removes the spare worktrees when the run ends. One git
+// cannot remove stays, and the next run's reconcile discards it: a spare
+// holds no work.
+func (r *run) dropSpares(ctx context.Context) {
+	r.spareMu.Lock()
+	spares := r.spares
+	r.spares = nil
+	r.spareMu.Unlock()
+	r.worktrees.Lock()
+	defer r.worktrees.Unlock()
+	for _, s := range spares {
+		_ = git.RemoveWorktree(ctx, r.opts.Root, s)
+	}
 }
 
 // removeWorktree removes a change's worktree (see run.worktrees).

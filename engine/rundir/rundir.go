@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"strconv"
 
 	"github.com/set-engine/set/engine/journal"
 )
@@ -67,6 +68,13 @@ func (l Layout) Worktrees() string { return l.abs("worktrees") }
 
 // Worktree is the worktree of a change.
 func (l Layout) Worktree(change string) string { return l.abs("worktrees", change) }
+
+// SpareWorktree is the n-th worktree a run keeps for reuse (see
+// git.ParkWorktree), beside the changes' worktrees under a name no change
+// has (change names never start with a dot).
+func (l Layout) SpareWorktree(n int) string {
+	return l.abs("worktrees", ".spare-"+strconv.Itoa(n))
+}
 
 // Sessions holds the running totals of the agents' sessions.
 func (l Layout) Sessions() string { return l.abs("sessions") }
