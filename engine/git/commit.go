@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // CommitPaths stages every change under the given paths (relative to
@@ -43,6 +44,35 @@ func CommitNewPaths(ctx context.Context, dir, msg string, paths ...string) (bool
 		return false, err
 	}
 	return true, nil
+}
+
+// CommitOnHead stages every change under paths and commits the whole
+// index as a child of HEAD with msg, moving HEAD's branch to it. It is
+// for a work tree whose index was HEAD's before something under paths
+// changed, and commits by plumbing (write-tree, commit-tree, update-ref
+// from HEAD, so that a HEAD moved meanwhile is an error), which is
+// quicker than git commit. It returns the commit.
+func CommitOnHead(ctx context.Context, dir, msg string, paths ...string) (string, error) {
+	if _, err := Run(ctx, dir, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
+		return "", err
+	}
+	tree, err := Run(ctx, dir, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	head, err := RevParse(ctx, dir, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	commit, err := CommitTree(ctx, dir, tree, head, msg)
+	if err != nil {
+		return "", err
+	}
+	subject, _, _ := strings.Cut(msg, "\n")
+	if _, err := Run(ctx, dir, "update-ref", "-m", "commit: "+subject, "HEAD", commit, head); err != nil {
+		return "", err
+	}
+	return commit, nil
 }
 
 // CountWork counts the commits of head that base does not have, leaving

@@ -64,3 +64,31 @@ func TestRevParseByFiles(t *testing.T) {
 	t.Setenv("GIT_DIR", filepath.Join(r.dir, ".git"))
 	check(r.dir, "HEAD", fourth, false)
 }
+
+// CommitOnHead commits the paths' changes as a child of HEAD, with its
+// message, moves the branch and leaves the work tree clean.
+func TestCommitOnHead(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	before := r.git("rev-parse", "HEAD")
+	r.write("openspec/specs/a/spec.md", "# a\n")
+	commit, err := CommitOnHead(ctx, r.dir, "Archive x: fold\n\nSet-Archive: x\n", "openspec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("rev-parse", "HEAD"); got != commit {
+		t.Errorf("HEAD = %s, want the commit %s", got, commit)
+	}
+	if got := r.git("rev-parse", "HEAD^"); got != before {
+		t.Errorf("HEAD^ = %s, want %s", got, before)
+	}
+	if got := r.git("symbolic-ref", "HEAD"); got != "refs/heads/main" {
+		t.Errorf("HEAD is %s, want still on main", got)
+	}
+	if got := r.git("log", "-1", "--format=%s%n%(trailers:key=Set-Archive,valueonly)", "HEAD"); got != "Archive x: fold\nx" {
+		t.Errorf("message = %q", got)
+	}
+	if got := r.git("status", "--porcelain", "--untracked-files=all"); got != "" {
+		t.Errorf("status after the commit:\n%s", got)
+	}
+}

@@ -199,13 +199,14 @@ func Prepare(ctx context.Context, in Input, onto Onto) (Candidate, Outcome, erro
 	if err != nil {
 		return Candidate{}, Outcome{}, err
 	}
-	archived, err := fold(ctx, in)
+	archived, head, err := fold(ctx, in)
 	if err != nil {
 		return Candidate{}, Outcome{}, err
 	}
-	head, err := git.RevParse(ctx, in.Worktree, "HEAD")
-	if err != nil {
-		return Candidate{}, Outcome{}, err
+	if head == "" { // nothing folded: the merge is the tree
+		if head, err = git.RevParse(ctx, in.Worktree, "HEAD"); err != nil {
+			return Candidate{}, Outcome{}, err
+		}
 	}
 	commit, err := git.CommitTree(ctx, in.Worktree, head+"^{tree}", onto.Commit, squashMessage(in))
 	if err != nil {
@@ -359,22 +360,23 @@ const (
 // moved under openspec/changes/archive/, see spec.ArchiveChange) and
 // commits that on the branch with the ArchiveTrailer, so that the
 // integration stack runs on the tree main gets. It returns the ARCHIVED
-// record (without its commit, which main does not have yet). A change
+// record (without its commit, which main does not have yet) and the fold
+// commit ("" when nothing was folded). A change
 // without a delta, or whose delta does not fold onto main's specs, is
 // integrated as it is, and the record says why nothing was folded: its
 // code is good, and a delta left in openspec/changes/ is for a person to
 // fix.
-func fold(ctx context.Context, in Input) (journal.ArchivedData, error) {
+func fold(ctx context.Context, in Input) (_ journal.ArchivedData, commit string, _ error) {
 	res, err := spec.ArchiveChange(in.Worktree, in.Change.Name, in.Now())
 	if errors.Is(err, spec.ErrNoDelta) {
-		return journal.ArchivedData{Skipped: noDelta(in.Change.Name)}, nil
+		return journal.ArchivedData{Skipped: noDelta(in.Change.Name)}, "", nil
 	}
 	if err != nil {
 		// ArchiveChange undid its writes; Clean makes sure of it.
 		if cerr := git.Clean(ctx, in.Worktree); cerr != nil {
-			return journal.ArchivedData{}, cerr
+			return journal.ArchivedData{}, "", cerr
 		}
-		return journal.ArchivedData{Skipped: notFolded(in.Change.Name) + ": " + err.Error()}, nil
+		return journal.ArchivedData{Skipped: notFolded(in.Change.Name) + ": " + err.Error()}, "", nil
 	}
 	var did []string
 	if len(res.Capabilities) > 0 {
@@ -388,10 +390,13 @@ func fold(ctx context.Context, in Input) (journal.ArchivedData, error) {
 		subject = "move the change folder to " + res.ArchiveDir
 	}
 	msg := fmt.Sprintf("Archive %s: %s\n\n%s: %s\n", in.Change.Name, subject, ArchiveTrailer, in.Change.Name)
-	if _, err := git.CommitAll(ctx, in.Worktree, msg); err != nil {
-		return journal.ArchivedData{}, err
+	// The fold writes under openspec/ only, onto a worktree whose index
+	// is its HEAD (the merge is committed, startOver cleaned the rest).
+	commit, err = git.CommitOnHead(ctx, in.Worktree, msg, "openspec")
+	if err != nil {
+		return journal.ArchivedData{}, "", err
 	}
-	return journal.ArchivedData{Capabilities: res.Capabilities, ArchiveDir: res.ArchiveDir}, nil
+	return journal.ArchivedData{Capabilities: res.Capabilities, ArchiveDir: res.ArchiveDir}, commit, nil
 }
 
 // dropFold removes the fold commit an interrupted integration left at the
