@@ -11,12 +11,7 @@ import (
 // dir) and commits only those, with msg; other changes in dir stay as
 // they are. It reports false when there was nothing to commit.
 func CommitPaths(ctx context.Context, dir, msg string, paths ...string) (bool, error) {
-	if _, err := Run(ctx, dir, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
-		return false, err
-	}
-	if _, err := Run(ctx, dir, append([]string{"diff", "--cached", "--quiet", "--"}, paths...)...); err == nil {
-		return false, nil
-	} else if exitCode(err) != 1 {
+	if staged, err := stagePaths(ctx, dir, paths); !staged || err != nil {
 		return false, err
 	}
 	args := append(identity(ctx, dir), append([]string{"commit", "-q", "--no-verify", "-m", msg, "--"}, paths...)...)
@@ -31,16 +26,25 @@ func CommitPaths(ctx context.Context, dir, msg string, paths ...string) (bool, e
 // committed as it is, which spares git the temporary index that a commit
 // of paths builds. A change staged before would be committed with them.
 func CommitNewPaths(ctx context.Context, dir, msg string, paths ...string) (bool, error) {
+	if staged, err := stagePaths(ctx, dir, paths); !staged || err != nil {
+		return false, err
+	}
+	args := append(identity(ctx, dir), "commit", "-q", "--no-verify", "-m", msg)
+	if _, err := Run(ctx, dir, args...); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// stagePaths stages every change under paths and reports whether the
+// index then differs from HEAD there.
+func stagePaths(ctx context.Context, dir string, paths []string) (bool, error) {
 	if _, err := Run(ctx, dir, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
 		return false, err
 	}
 	if _, err := Run(ctx, dir, append([]string{"diff", "--cached", "--quiet", "--"}, paths...)...); err == nil {
 		return false, nil
 	} else if exitCode(err) != 1 {
-		return false, err
-	}
-	args := append(identity(ctx, dir), "commit", "-q", "--no-verify", "-m", msg)
-	if _, err := Run(ctx, dir, args...); err != nil {
 		return false, err
 	}
 	return true, nil
