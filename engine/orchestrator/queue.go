@@ -45,7 +45,9 @@ type mergeQueue struct {
 }
 
 // attempt is one integration attempt of a change. The loop changes it
-// only while it is not busy.
+// only while it is not busy (discarded aside, which no step reads); the
+// prepare step sets in and onto.Commit, which the loop reads once the
+// step reported.
 type attempt struct {
 	change plan.Change
 	in     merge.Input
