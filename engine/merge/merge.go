@@ -131,27 +131,6 @@ type Candidate struct {
 	head string
 }
 
-// Integrate integrates the change onto main in one go: Prepare on main's
-// head, Check, then Land or Reject. It is the merge queue's step when it
-// integrates one change at a time.
-func Integrate(ctx context.Context, in Input) (Outcome, error) {
-	head, err := git.BranchHead(ctx, in.Layout.Root(), in.Project.MainBranch)
-	if err != nil {
-		return Outcome{}, err
-	}
-	cand, out, err := Prepare(ctx, in, Onto{Commit: head})
-	if err != nil || out.Failed {
-		return out, err
-	}
-	if out, err = Check(ctx, in, cand); err != nil {
-		return Outcome{}, err
-	}
-	if out.Failed {
-		return Reject(ctx, in, cand, out)
-	}
-	return Land(ctx, in, cand)
-}
-
 // Prepare merges onto.Commit into the change's branch, starting from the
 // change's verified head (in.Head), resolves conflicts confined to
 // generated files by regenerating them, folds the change's OpenSpec delta

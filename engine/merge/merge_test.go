@@ -216,7 +216,7 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 	f.write(f.root, "main.txt", "main\n")
 	oldMain := f.commit(f.root, "main work")
 
-	out, err := Integrate(ctx, f.input("ok", "tree"))
+	out, err := integrate(ctx, f.input("ok", "tree"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestIntegrateRecordsTheMoveOfMainsCheckout(t *testing.T) {
 			f.write(f.root, ".git/refs/heads/main.lock", "")
 		}
 	}
-	if out, err := Integrate(context.Background(), in); err == nil {
+	if out, err := integrate(context.Background(), in); err == nil {
 		t.Fatalf("Integrate with main's ref locked = %+v, want an error", out)
 	}
 	data, err := os.ReadFile(filepath.Join(f.setDir, "fast-forward.json"))
@@ -351,7 +351,7 @@ func TestIntegrateWithMainUnmoved(t *testing.T) {
 	f.write(f.wt, "b.txt", "b\n")
 	f.commit(f.wt, "two")
 
-	out, err := Integrate(context.Background(), f.input("ok"))
+	out, err := integrate(context.Background(), f.input("ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestIntegrateFailingGate(t *testing.T) {
 	f.write(f.root, "main.txt", "main\n")
 	oldMain := f.commit(f.root, "main work")
 
-	out, err := Integrate(context.Background(), f.input("ok", "broken", "tree"))
+	out, err := integrate(context.Background(), f.input("ok", "broken", "tree"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestIntegrateGateThatCannotRunIsARunError(t *testing.T) {
 
 	in := f.input("ok")
 	in.Runners = map[string]runner.Runner{} // no host runner
-	out, err := Integrate(context.Background(), in)
+	out, err := integrate(context.Background(), in)
 	if err == nil {
 		t.Fatalf("Integrate = %+v, want an error", out)
 	}
@@ -449,7 +449,7 @@ func TestIntegrateEmitErrorStopsIt(t *testing.T) {
 	in := f.input("ok")
 	full := errors.New("journal full")
 	in.Emit = func(journal.Payload) error { return full }
-	if _, err := Integrate(context.Background(), in); !errors.Is(err, full) {
+	if _, err := integrate(context.Background(), in); !errors.Is(err, full) {
 		t.Errorf("error = %v, want %v", err, full)
 	}
 	if got := f.mainAt(); got != oldMain {
@@ -473,7 +473,7 @@ func TestIntegrateConflict(t *testing.T) {
 	oldMain := f.conflictOnNotes()
 	branch := f.git(f.wt, "rev-parse", "HEAD")
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +520,7 @@ func TestIntegrateAfterTheAgentResolvedTheConflict(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	oldMain := f.conflictOnNotes()
-	if out, err := Integrate(ctx, f.input("ok")); err != nil || out.Reason != "conflict" {
+	if out, err := integrate(ctx, f.input("ok")); err != nil || out.Reason != "conflict" {
 		t.Fatalf("first Integrate = %+v, %v; want a conflict", out, err)
 	}
 
@@ -532,7 +532,7 @@ func TestIntegrateAfterTheAgentResolvedTheConflict(t *testing.T) {
 	}
 	in := f.input("ok")
 	in.Attempt = 2
-	out, err := Integrate(ctx, in)
+	out, err := integrate(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,13 +557,13 @@ func TestIntegrateRestartsAnInterruptedMerge(t *testing.T) {
 	ctx := context.Background()
 	f.conflictOnNotes()
 	branch := f.git(f.wt, "rev-parse", "HEAD")
-	if _, err := Integrate(ctx, f.input("ok")); err != nil {
+	if _, err := integrate(ctx, f.input("ok")); err != nil {
 		t.Fatal(err)
 	}
 	f.write(f.wt, "notes.txt", "half edited\n")
 	f.write(f.wt, "scratch.txt", "untracked\n")
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,7 +594,7 @@ func TestIntegrateConflictInSeveralFiles(t *testing.T) {
 	f.write(f.root, "notes.txt", "line 1\nmain 2\nline 3\n")
 	f.commit(f.root, "main")
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -647,7 +647,7 @@ func TestIntegrateRegeneratesGeneratedFileConflicts(t *testing.T) {
 	oldMain := f.mainAt()
 	branch := f.git(f.wt, "rev-parse", "HEAD")
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -696,7 +696,7 @@ func TestIntegrateMixedConflictGoesToTheAgent(t *testing.T) {
 	f.write(f.root, "notes.txt", "line 1\nmain 2\nline 3\n")
 	oldMain := f.commit(f.root, "main edit")
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -729,7 +729,7 @@ func TestIntegrateRegenerationFailureIsARunError(t *testing.T) {
 	bad := []string{"sh", "-c", "echo cannot; exit 2"}
 	f.project.Generated = map[string]config.Generated{"gen.txt": {Regenerate: bad}, "gen2.txt": {Regenerate: bad}}
 
-	out, err := Integrate(context.Background(), f.input("ok"))
+	out, err := integrate(context.Background(), f.input("ok"))
 	if err == nil {
 		t.Fatalf("Integrate = %+v, want an error", out)
 	}
@@ -786,7 +786,7 @@ func TestIntegrateFoldsTheDelta(t *testing.T) {
 	treeOut := filepath.Join(t.TempDir(), "tree")
 	t.Setenv("TREE_OUT", treeOut)
 
-	out, err := Integrate(ctx, f.input("ok", "tree"))
+	out, err := integrate(ctx, f.input("ok", "tree"))
 	if err != nil || !out.Merged {
 		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
 	}
@@ -859,7 +859,7 @@ func TestIntegrateBadDeltaIsRecorded(t *testing.T) {
 	f.write(f.wt, "openspec/changes/feat/specs/auth/spec.md", "## CHANGED\n### Requirement: Login\nv2\n")
 	f.commit(f.wt, "feat with a bad delta")
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil || !out.Merged {
 		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
 	}
@@ -908,7 +908,7 @@ func TestIntegrateSymlinksInTheChangeAreNotFollowed(t *testing.T) {
 	}
 	f.commit(f.wt, "feat with links out of the repository")
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil || !out.Merged {
 		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
 	}
@@ -935,7 +935,7 @@ func TestIntegrateSymlinksInTheChangeAreNotFollowed(t *testing.T) {
 func TestIntegrateFailingGateDropsTheFold(t *testing.T) {
 	f, oldMain := deltaFixture(t)
 	ctx := context.Background()
-	out, err := Integrate(ctx, f.input("ok", "broken"))
+	out, err := integrate(ctx, f.input("ok", "broken"))
 	if err != nil || out.Reason != "gate" {
 		t.Fatalf("Integrate = %+v, %v; want a failed gate", out, err)
 	}
@@ -955,7 +955,7 @@ func TestIntegrateFailingGateDropsTheFold(t *testing.T) {
 		t.Errorf("worktree status:\n%s", got)
 	}
 
-	out, err = Integrate(ctx, f.input("ok"))
+	out, err = integrate(ctx, f.input("ok"))
 	if err != nil || !out.Merged {
 		t.Fatalf("second Integrate = %+v, %v; want merged", out, err)
 	}
@@ -979,7 +979,7 @@ func TestIntegrateDropsAnInterruptedFold(t *testing.T) {
 	}
 	func() {
 		defer func() { _ = recover() }()
-		_, _ = Integrate(ctx, in)
+		_, _ = integrate(ctx, in)
 	}()
 	if got := f.git(f.wt, "log", "-1", "--format=%s"); got != "Archive feat: update openspec/specs (auth, billing)" {
 		t.Fatalf("the interrupted integration left %q at the branch tip, want its fold", got)
@@ -987,7 +987,7 @@ func TestIntegrateDropsAnInterruptedFold(t *testing.T) {
 	f.write(f.wt, "openspec/specs/auth/spec.md", "half written\n")
 	f.events = nil
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil || !out.Merged {
 		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
 	}
@@ -1046,7 +1046,7 @@ func TestIntegrateFoldsNestedAndRetired(t *testing.T) {
 	f.write(f.wt, "openspec/changes/feat/specs/search/full-text/spec.md", "## ADDED Requirements\n"+loginV1)
 	f.commit(f.wt, "feat retires billing, adds full-text search")
 
-	out, err := Integrate(ctx, f.input("ok"))
+	out, err := integrate(ctx, f.input("ok"))
 	if err != nil || !out.Merged {
 		t.Fatalf("Integrate = %+v, %v; want merged", out, err)
 	}
@@ -1207,7 +1207,7 @@ func TestSquashMessage(t *testing.T) {
 
 func TestRegenerateKeepsTheOutputOfASharedCommand(t *testing.T) {
 	f, _ := generatedFixture(t)
-	out, err := Integrate(context.Background(), f.input("ok"))
+	out, err := integrate(context.Background(), f.input("ok"))
 	if err != nil || !out.Merged {
 		t.Fatalf("Integrate = %+v, %v", out, err)
 	}
@@ -1240,7 +1240,7 @@ func TestIntegrateRefusesAPlainDirectory(t *testing.T) {
 	f.write(f.root, "precious.txt", "the user's untracked file\n")
 	oldMain := f.mainAt()
 
-	_, err := Integrate(ctx, f.input("ok"))
+	_, err := integrate(ctx, f.input("ok"))
 	var nw *git.NotWorktreeError
 	if !errors.As(err, &nw) {
 		t.Errorf("Integrate = %v, want a *git.NotWorktreeError", err)
@@ -1263,7 +1263,7 @@ func TestIntegrateRefusesAWorktreeAGateBroke(t *testing.T) {
 	f.commit(f.wt, "feat work")
 	oldMain := f.mainAt()
 
-	_, err := Integrate(context.Background(), f.input("rm-git"))
+	_, err := integrate(context.Background(), f.input("rm-git"))
 	var nw *git.NotWorktreeError
 	if !errors.As(err, &nw) {
 		t.Errorf("Integrate = %v, want a *git.NotWorktreeError", err)
@@ -1290,7 +1290,7 @@ func TestIntegrateGateThatCommits(t *testing.T) {
 			f.write(f.wt, "feat.txt", "feat\n")
 			f.commit(f.wt, "feat work")
 			oldMain := f.mainAt()
-			out, err := Integrate(context.Background(), f.input("commits"))
+			out, err := integrate(context.Background(), f.input("commits"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1311,4 +1311,25 @@ func TestIntegrateGateThatCommits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// integrate integrates the change onto main in one go, as the merge queue
+// does with one change at a time: Prepare on main's head, Check, then
+// Land or Reject.
+func integrate(ctx context.Context, in Input) (Outcome, error) {
+	head, err := git.BranchHead(ctx, in.Layout.Root(), in.Project.MainBranch)
+	if err != nil {
+		return Outcome{}, err
+	}
+	cand, out, err := Prepare(ctx, in, Onto{Commit: head})
+	if err != nil || out.Failed {
+		return out, err
+	}
+	if out, err = Check(ctx, in, cand); err != nil {
+		return Outcome{}, err
+	}
+	if out.Failed {
+		return Reject(ctx, in, cand, out)
+	}
+	return Land(ctx, in, cand)
 }
