@@ -643,9 +643,10 @@ func (r *run) deleteBranch(ctx context.Context, change string) {
 }
 
 func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
+	st := r.rec.change(c.Name)
 	return merge.Input{
 		Project: r.opts.Project, Layout: r.layout, Change: c, Reqs: r.requirements(c),
-		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Head: r.rec.change(c.Name).QueuedHead, Attempt: r.rec.change(c.Name).IntegrationTries + 1,
+		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Head: st.QueuedHead, Attempt: st.IntegrationTries + 1,
 		Env: r.env, Redact: r.redact, Runners: r.opts.Runners, Models: r.opts.Models, Now: r.opts.Now, Accepted: r.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },
