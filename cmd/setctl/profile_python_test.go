@@ -78,12 +78,7 @@ def test_has_a_version() -> None:
 	if log := p.read(".set/logs/_baseline/lint.log"); !strings.Contains(log, "no ruff configuration: nothing to lint") {
 		t.Errorf("the lint gate did not say why it passed:\n%s", log)
 	}
-	if got := p.gitShow("greeter/greet.py"); !strings.Contains(got, `f"Hello, {name}!"`) {
-		t.Errorf("main's greeter/greet.py is not the fixed one:\n%s", got)
-	}
-	if prompt := p.read(".set/changes/greet/prompt-2.md"); !strings.Contains(prompt, "FAILED tests/test_greet.py::test_greets_by_name") {
-		t.Errorf("the second prompt does not name the failing test:\n%s", prompt)
-	}
+	p.fixedOnMain("greeter/greet.py", `f"Hello, {name}!"`, "FAILED tests/test_greet.py::test_greets_by_name")
 }
 
 // pythonWith is the first of python3 on PATH and Debian's /usr/bin/python3

@@ -181,3 +181,18 @@ func (p *sampleProject) gitShow(path string) string {
 	p.t.Helper()
 	return p.run("git", "show", "main:"+path)
 }
+
+// fixedOnMain checks that main's path holds fixed, the second iteration's
+// fix, and that the second prompt handed the agent each of failures.
+func (p *sampleProject) fixedOnMain(path, fixed string, failures ...string) {
+	p.t.Helper()
+	if got := p.gitShow(path); !strings.Contains(got, fixed) {
+		p.t.Errorf("main's %s is not the fixed one:\n%s", path, got)
+	}
+	prompt := p.read(".set/changes/greet/prompt-2.md")
+	for _, f := range failures {
+		if !strings.Contains(prompt, f) {
+			p.t.Errorf("the second prompt does not hand the agent %q:\n%s", f, prompt)
+		}
+	}
+}
