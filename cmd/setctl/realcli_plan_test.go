@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/plan"
-	"github.com/set-engine/set/internal/gittest"
 	"github.com/set-engine/set/internal/modeltest"
 )
 
@@ -64,14 +63,7 @@ func TestRealCLIPlan(t *testing.T) {
 // strategy and plan model, and returns the plan file.
 func realPlan(t *testing.T, adapter, strategy string, argv, env []string, model string) *plan.Plan {
 	t.Helper()
-	setctl, err := exec.LookPath("setctl") // the test binary, as testscript.Main installs it
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("CUE_CACHE_DIR", t.TempDir())
-	t.Setenv("CUE_REGISTRY", "none")
-	gittest.Hermetic(t, "")
+	setctl := setctlProcess(t)
 	agentEnv := envMap(env)
 	jsonOf := func(v any) string { return cueOf(t, v) }
 	dir := t.TempDir()

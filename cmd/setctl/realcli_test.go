@@ -56,15 +56,7 @@ func TestRealCodexApply(t *testing.T) {
 // resuming the first one's session.
 func realApply(t *testing.T, srv *modeltest.Server, adapter string, argv, env []string, model, firstCall string) {
 	t.Helper()
-	setctl, err := exec.LookPath("setctl") // the test binary, as testscript.Main installs it
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("CUE_CACHE_DIR", t.TempDir())
-	t.Setenv("CUE_REGISTRY", "none")
-	t.Setenv("NO_COLOR", "1")
-	gittest.Hermetic(t, "")
+	setctl := setctlProcess(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, realProject(t, adapter, argv, env, model))
 	git := func(args ...string) string { t.Helper(); return gitIn(t, dir, args...) }
@@ -204,4 +196,23 @@ fi
 `,
 		".gitignore": ".set/\n",
 	}
+}
+
+// setctlProcess is the test binary as testscript.Main installs it on
+// PATH, for a test that runs setctl as a process (a real CLI calls back
+// into it). The process environment it gets, through t.Setenv: a home of
+// its own, a CUE cache of its own, no CUE registry, no colours, and git's
+// hermetic settings.
+func setctlProcess(t *testing.T) string {
+	t.Helper()
+	setctl, err := exec.LookPath("setctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	t.Setenv("NO_COLOR", "1")
+	gittest.Hermetic(t, "")
+	return setctl
 }
