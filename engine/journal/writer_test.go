@@ -261,13 +261,7 @@ func TestCorruptMiddleLine(t *testing.T) {
 
 func TestChangeJournalRepairedOnOpen(t *testing.T) {
 	dir := t.TempDir()
-	w := openT(t, dir)
-	appendT(t, w, "a", MergedData{Commit: "c1"})
-	appendT(t, w, "b", MergedData{Commit: "c2"})
-	appendT(t, w, "a", ArchivedData{Commit: "c3"})
-	w.Close()
-	jpath := ChangeJournal(dir, "a")
-	want, _ := os.ReadFile(jpath)
+	jpath, want := journalOfA(t, dir)
 
 	// The crash came between the write to events.jsonl and the write of
 	// the change journal, in the middle of the latter.
@@ -568,17 +562,28 @@ func TestCommitHookError(t *testing.T) {
 // fsync, that a machine crash damaged is written again from events.jsonl.
 func TestCorruptChangeJournalRebuilt(t *testing.T) {
 	dir := t.TempDir()
-	w := openT(t, dir)
-	appendT(t, w, "a", MergedData{Commit: "c1"})
-	appendT(t, w, "b", MergedData{Commit: "c2"})
-	appendT(t, w, "a", ArchivedData{Commit: "c3"})
-	w.Close()
-	jpath := ChangeJournal(dir, "a")
-	want, _ := os.ReadFile(jpath)
+	jpath, want := journalOfA(t, dir)
 	os.WriteFile(jpath, []byte("\x00\x00\x00\x00\n{\"seq\":3}\n"), 0o644)
 
 	openT(t, dir)
 	if got, _ := os.ReadFile(jpath); !bytes.Equal(got, want) {
 		t.Fatalf("rebuilt journal:\n%q\nwant:\n%q", got, want)
 	}
+}
+
+// journalOfA journals two events of change a and one of b in dir, and
+// returns a's change journal and what it holds, for a test to damage.
+func journalOfA(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	w := openT(t, dir)
+	appendT(t, w, "a", MergedData{Commit: "c1"})
+	appendT(t, w, "b", MergedData{Commit: "c2"})
+	appendT(t, w, "a", ArchivedData{Commit: "c3"})
+	w.Close()
+	jpath := ChangeJournal(dir, "a")
+	want, err := os.ReadFile(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jpath, want
 }
