@@ -25,15 +25,24 @@ func CommitPaths(ctx context.Context, dir, msg string, paths ...string) (bool, e
 // but HEAD (a worktree made just now): the paths are staged and the index
 // committed as it is, which spares git the temporary index that a commit
 // of paths builds. A change staged before would be committed with them.
+// It takes two git processes when there is something to commit, the usual
+// case: the index is compared with HEAD only when git commit refused.
 func CommitNewPaths(ctx context.Context, dir, msg string, paths ...string) (bool, error) {
-	if staged, err := stagePaths(ctx, dir, paths); !staged || err != nil {
+	if _, err := Run(ctx, dir, append([]string{"add", "-A", "--"}, paths...)...); err != nil {
 		return false, err
 	}
 	args := append(identity(ctx, dir), "commit", "-q", "--no-verify", "-m", msg)
-	if _, err := Run(ctx, dir, args...); err != nil {
-		return false, err
+	_, err := Run(ctx, dir, args...)
+	if err == nil {
+		return true, nil
 	}
-	return true, nil
+	if exitCode(err) == 1 {
+		// git commit says "nothing to commit" with exit status 1.
+		if _, derr := Run(ctx, dir, "diff", "--cached", "--quiet", "HEAD"); derr == nil {
+			return false, nil
+		}
+	}
+	return false, err
 }
 
 // stagePaths stages every change under paths and reports whether the

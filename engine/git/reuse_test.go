@@ -91,3 +91,38 @@ func TestParkAndReuseWorktree(t *testing.T) {
 		t.Errorf("Worktrees = %+v, want the root and %s on set/b", list, wt3)
 	}
 }
+
+// A worktree set aside is gone for git and from its place, its files in
+// the trash, none of git's among them.
+func TestSetAsideWorktree(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	wt, trash := filepath.Join(dir, "a"), filepath.Join(dir, ".trash-1")
+	if _, err := NewWorktree(ctx, r.dir, wt, "set/a", r.git("rev-parse", "HEAD")); err != nil {
+		t.Fatal(err)
+	}
+	writeIn(t, wt, "sub/a.txt", "a\n")
+	if err := SetAsideWorktree(ctx, r.dir, wt, trash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(wt); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", wt, err)
+	}
+	if got := readIn(t, trash, "sub/a.txt"); got != "a\n" {
+		t.Errorf("trash's sub/a.txt = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(trash, ".git")); !os.IsNotExist(err) {
+		t.Errorf("the trash holds .git: %v", err)
+	}
+	if list, err := Worktrees(ctx, r.dir); err != nil || len(list) != 1 {
+		t.Errorf("Worktrees = %+v, %v; want the root alone", list, err)
+	}
+	// Gone already: nothing to do, and no trash made.
+	if err := SetAsideWorktree(ctx, r.dir, wt, filepath.Join(dir, ".trash-2")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".trash-2")); !os.IsNotExist(err) {
+		t.Errorf("a trash was made for no worktree: %v", err)
+	}
+}
