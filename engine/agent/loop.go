@@ -35,7 +35,14 @@ type LoopInput struct {
 	// Done is the number of iterations already recorded for the change;
 	// the loop continues from Done+1, so an interrupted iteration is run
 	// again.
-	Done          int
+	Done int
+	// Fresh says the worktree was made for this loop just now: a new
+	// branch at main's head, clean, with nothing on it but set's folder
+	// commit. Before the first iteration the loop then skips what only
+	// an earlier run or iteration leaves (uncommitted work, work of the
+	// agent's to count, a branch behind main), three git processes on
+	// the way from dispatch to the agent.
+	Fresh         bool
 	MaxIterations int
 	Model         string
 	// ModelField is the set.cue field that names Model, with its
@@ -137,10 +144,13 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 	if err := in.checkWorktree(ctx); err != nil {
 		return res, err
 	}
-	if err := commitLeftovers(ctx, in); err != nil {
-		return res, err
+	if !in.Fresh {
+		if err := commitLeftovers(ctx, in); err != nil {
+			return res, err
+		}
 	}
 	for n := in.Done + 1; ; n++ {
+		fresh := in.Fresh && n == in.Done+1
 		if stop := in.Steer.Take(); stop != nil {
 			if stop.Action != "restart" {
 				res.Ending, res.Reason, res.Stop = EndStopped, stop.Reason, stop
@@ -163,10 +173,12 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 		if err := in.checkWorktree(ctx); err != nil {
 			return res, err
 		}
-		if err := syncMain(ctx, in.Worktree, in.MainBranch); err != nil {
-			return res, err
+		if !fresh {
+			if err := syncMain(ctx, in.Worktree, in.MainBranch); err != nil {
+				return res, err
+			}
 		}
-		it, tail, madeCommits, err := iterate(ctx, budget, in, n, &res, streak, retryContext)
+		it, tail, madeCommits, err := iterate(ctx, budget, in, n, fresh, &res, streak, retryContext)
 		if err != nil || res.Ending == EndInterrupted {
 			return res, err
 		}
@@ -287,13 +299,14 @@ type iteration struct {
 	summary    string
 }
 
-// iterate runs iteration n: it writes the prompt, decides the session,
+// iterate runs iteration n (fresh: the first on a fresh branch, see
+// LoopInput.Fresh): it writes the prompt, decides the session,
 // runs the agent on the budget context, commits what the agent left, and
 // records its model calls. It reports the iteration, the tail of the
 // agent's output, and whether the agent added commits. When the budget
 // ended during the run, res.Ending is EndInterrupted and the iteration is
 // not recorded: a resumed run does it again.
-func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, streak streaks, retryContext string) (iteration, string, bool, error) {
+func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *LoopResult, streak streaks, retryContext string) (iteration, string, bool, error) {
 	change := in.Prompt.Change.Name
 	pin := in.Prompt
 	pin.Iteration = n
@@ -309,9 +322,12 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, res *LoopResult, 
 	if err := os.WriteFile(promptPath, []byte(text), 0o644); err != nil {
 		return iteration{}, "", false, err
 	}
-	before, err := git.CountWork(ctx, in.Worktree, in.MainBranch, "HEAD", FolderTrailer, change)
-	if err != nil {
-		return iteration{}, "", false, err
+	before := 0 // a fresh branch has no work of the agent's
+	if !fresh {
+		var err error
+		if before, err = git.CountWork(ctx, in.Worktree, in.MainBranch, "HEAD", FolderTrailer, change); err != nil {
+			return iteration{}, "", false, err
+		}
 	}
 	decision, why := streak.session(res.SessionID, n)
 	session := ""

@@ -132,9 +132,13 @@ type run struct {
 	active   map[string]bool // changes with a running worker
 	// worktrees serialises adding, moving and removing worktrees:
 	// concurrent `git worktree add/remove` in one repository race on its
-	// metadata. It guards spareSeq.
-	worktrees sync.Mutex
-	spareSeq  int
+	// metadata. It guards worktreeSeq, which numbers the spare and trash
+	// directories the run makes.
+	worktrees   sync.Mutex
+	worktreeSeq int
+	// trash deletes the files of the worktrees the run removed (see
+	// run.emptyTrash) while the run goes on; Apply returns once it is done.
+	trash sync.WaitGroup
 	// spareMu guards spares and parking, and is never held across a git
 	// command (nor taken before worktrees by one who holds it): the loop
 	// takes it. spares are worktrees of archived changes, parked (see
@@ -239,7 +243,9 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	result, runErr := r.execute(ctx)
 	r.dropSpares(context.WithoutCancel(ctx))
-	return r.finish(result, runErr, resumed, opts.Now().Sub(start))
+	sum, err := r.finish(result, runErr, resumed, opts.Now().Sub(start))
+	r.trash.Wait()
+	return sum, err
 }
 
 // notRepositoryError is the error for a project root outside any git

@@ -24,6 +24,8 @@ func TestWorktreesReused(t *testing.T) {
 	// A spare a killed run left: discarded before anything starts.
 	stale := filepath.Join(f.root, ".set", "worktrees", ".spare-1")
 	f.git("worktree", "add", "-q", "--detach", stale, "main")
+	// And the files of a removed worktree it had yet to delete.
+	f.write(".set/worktrees/.trash-2/a.txt", "a\n")
 
 	gitDirs := map[string]string{}
 	f.checkpoint = func(point, change string) {

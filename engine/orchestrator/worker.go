@@ -87,8 +87,10 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 	if err != nil {
 		return r.fail(name, state.FailedAgentError, err.Error())
 	}
+	// fresh: dispatched just now, on a new branch (see agent.LoopInput.Fresh).
+	fresh := false
 	if r.rec.status(name) == state.Pending {
-		if err := r.dispatchChange(ctx, c); err != nil {
+		if fresh, err = r.dispatchChange(ctx, c); err != nil {
 			return err
 		}
 	}
@@ -111,10 +113,11 @@ func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) err
 			return nil
 		}
 		if s := r.rec.status(name); s != state.Verifying {
-			if ended, err := r.implement(ctx, budget, c, cg, adapter, retry, w); ended || err != nil {
+			if ended, err := r.implement(ctx, budget, c, cg, adapter, retry, fresh, w); ended || err != nil {
 				return err
 			}
 		}
+		fresh = false
 		if ended, err := r.settleStop(ctx, c, w.Take()); ended || err != nil {
 			return err
 		}
@@ -148,16 +151,18 @@ type retryNote struct{ context, stage string }
 // implement runs the agent loop on the change until the agent is done, and
 // moves the change to verifying. It reports ended when the change ended
 // instead (a budget, a stall, an agent error) or the run is stopping.
-func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote, w *watch) (ended bool, err error) {
+// fresh: the worktree is the one dispatch made just now for a new branch.
+func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote, fresh bool, w *watch) (ended bool, err error) {
 	name := c.Name
 	if err := r.rec.transition(name, state.Implementing, ""); err != nil {
 		return true, err
 	}
 	for {
-		res, err := r.agentLoop(ctx, budget, c, cg, adapter, retry, w)
+		res, err := r.agentLoop(ctx, budget, c, cg, adapter, retry, fresh, w)
 		if err != nil {
 			return true, err
 		}
+		fresh = false
 		if res.Ending == agent.EndStopped && res.Stop.Action == "redispatch" {
 			if err := r.redispatch(ctx, c, res.Stop); err != nil {
 				return true, err
@@ -179,7 +184,7 @@ func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.Ch
 }
 
 // agentLoop runs the agent loop of the change once, under its sentinel.
-func (r *run) agentLoop(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote, w *watch) (agent.LoopResult, error) {
+func (r *run) agentLoop(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote, fresh bool, w *watch) (agent.LoopResult, error) {
 	name := c.Name
 	gates := make([]string, 0, len(cg.Verify))
 	for _, s := range cg.Verify {
@@ -198,7 +203,7 @@ func (r *run) agentLoop(ctx, budget context.Context, c plan.Change, cg *graph.Ch
 			Folder: folderName(c), Standings: r.standings(c),
 		},
 		Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
-		Done: st.Iteration, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
+		Done: st.Iteration, Fresh: fresh, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
 		Model: r.model(c), ModelField: r.modelField(c), SessionID: st.SessionID,
 		TokensUsed: st.Tokens.Total(), TokenBudget: r.tokenBudget(name), TokenField: r.tokenField(name),
 		Steer: w, Env: r.agentEnv(), Redact: r.redact,
@@ -310,40 +315,41 @@ func (r *run) settleVerify(ctx context.Context, name string, passed bool, rc str
 }
 
 // dispatchChange creates the change's worktree on branch set/<change> from
-// main, or takes over the one an interrupted run left.
-func (r *run) dispatchChange(ctx context.Context, c plan.Change) error {
+// main, or takes over the one an interrupted run left. It reports fresh
+// when it created the branch, at main's head (see agent.LoopInput.Fresh).
+func (r *run) dispatchChange(ctx context.Context, c plan.Change) (fresh bool, err error) {
 	wt, branch := r.layout.Worktree(c.Name), "set/"+c.Name
 	base, err := git.BranchHead(ctx, r.opts.Root, r.opts.Project.MainBranch)
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, statErr := os.Stat(wt)
 	reused, created := statErr == nil, false
 	if !reused {
 		if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
-			return err
+			return false, err
 		}
 		created, err = r.addWorktree(ctx, wt, branch, base)
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
 	// A directory found where the worktree belongs must be that worktree:
 	// git run in anything else falls through to the root checkout, main.
 	if err := r.checkWorktree(ctx, c.Name); err != nil {
-		return err
+		return false, err
 	}
 	if err := r.writeFolder(ctx, c, created); err != nil {
-		return err
+		return false, err
 	}
 	if err := r.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: base, Reused: reused}); err != nil {
-		return err
+		return false, err
 	}
 	if err := r.rec.transition(c.Name, state.Dispatched, ""); err != nil {
-		return err
+		return false, err
 	}
 	r.checkpoint("dispatched", c.Name)
-	return nil
+	return created, nil
 }
 
 // folder is the OpenSpec change folder set writes for a change (see
@@ -513,6 +519,15 @@ func (r *run) retire(ctx context.Context, change string) error {
 // next dispatch (run.addWorktree) rewrites only the files that differ.
 func (r *run) parkWorktree(ctx context.Context, change string) error {
 	defer r.parkedOrNot(change)
+	trash, err := r.parkOrSetAside(ctx, change)
+	r.emptyTrash(trash)
+	return err
+}
+
+// parkOrSetAside is parkWorktree's part under run.worktrees: it parks the
+// worktree or sets it aside (see run.setAside), and returns the trash to
+// delete, if any.
+func (r *run) parkOrSetAside(ctx context.Context, change string) (trash string, err error) {
 	r.worktrees.Lock()
 	defer r.worktrees.Unlock()
 	wt := r.layout.Worktree(change)
@@ -520,21 +535,41 @@ func (r *run) parkWorktree(ctx context.Context, change string) error {
 	room := len(r.spares) < min(max(r.opts.Project.MaxParallel, 1), r.rec.pendingChanges())
 	r.spareMu.Unlock()
 	if _, err := os.Stat(wt); err == nil && room && r.checkWorktree(ctx, change) == nil {
-		r.spareSeq++
-		spare := r.layout.SpareWorktree(r.spareSeq)
+		r.worktreeSeq++
+		spare := r.layout.SpareWorktree(r.worktreeSeq)
 		if err := git.ParkWorktree(ctx, r.opts.Root, wt, spare); err == nil {
 			r.spareMu.Lock()
 			r.spares = append(r.spares, spare)
 			r.spareMu.Unlock()
-			return nil
+			return "", nil
 		}
 		// Not parked: what a move half-done left at the spare's place
 		// goes, and the worktree is removed as usual.
 		if _, err := git.DiscardWorktree(ctx, r.opts.Root, spare); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return git.RemoveWorktree(ctx, r.opts.Root, wt)
+	return r.setAside(ctx, wt)
+}
+
+// setAside removes the worktree at wt, its files moved into a trash
+// directory first (git.SetAsideWorktree), and returns the trash, which
+// the caller hands to run.emptyTrash once it no longer holds
+// run.worktrees, which it holds: deleting the files of a large checkout
+// takes long, and dispatches wait for run.worktrees meanwhile.
+func (r *run) setAside(ctx context.Context, wt string) (trash string, err error) {
+	r.worktreeSeq++
+	trash = r.layout.Trash(r.worktreeSeq)
+	return trash, git.SetAsideWorktree(ctx, r.opts.Root, wt, trash)
+}
+
+// emptyTrash deletes a trash directory of run.setAside ("": none) in the
+// background (see run.trash). One it cannot delete stays, and the next
+// run's reconcile discards it: it holds only what a removed worktree held.
+func (r *run) emptyTrash(trash string) {
+	if trash != "" {
+		r.trash.Go(func() { _ = os.RemoveAll(trash) })
+	}
 }
 
 // addWorktree makes a change's worktree at wt as git.NewWorktree does, in
@@ -585,26 +620,33 @@ func (r *run) parkedOrNot(change string) {
 	}
 }
 
-// dropSpares removes the spare worktrees when the run ends. One git
-// cannot remove stays, and the next run's reconcile discards it: a spare
-// holds no work.
+// dropSpares removes the spare worktrees when the run ends (see
+// run.setAside). One git cannot remove stays, and the next run's
+// reconcile discards it: a spare holds no work.
 func (r *run) dropSpares(ctx context.Context) {
 	r.spareMu.Lock()
 	spares := r.spares
 	r.spares = nil
 	r.spareMu.Unlock()
+	var trash []string
 	r.worktrees.Lock()
-	defer r.worktrees.Unlock()
 	for _, s := range spares {
-		_ = git.RemoveWorktree(ctx, r.opts.Root, s)
+		t, _ := r.setAside(ctx, s)
+		trash = append(trash, t)
+	}
+	r.worktrees.Unlock()
+	for _, t := range trash {
+		r.emptyTrash(t)
 	}
 }
 
 // removeWorktree removes a change's worktree (see run.worktrees).
 func (r *run) removeWorktree(ctx context.Context, change string) error {
 	r.worktrees.Lock()
-	defer r.worktrees.Unlock()
-	return git.RemoveWorktree(ctx, r.opts.Root, r.layout.Worktree(change))
+	trash, err := r.setAside(ctx, r.layout.Worktree(change))
+	r.worktrees.Unlock()
+	r.emptyTrash(trash)
+	return err
 }
 
 // deleteBranch deletes the branch set/<change> of a change that is on

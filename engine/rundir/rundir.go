@@ -76,6 +76,14 @@ func (l Layout) SpareWorktree(n int) string {
 	return l.abs("worktrees", ".spare-"+strconv.Itoa(n))
 }
 
+// Trash is the n-th directory a run moves a removed worktree's files
+// into before it deletes them (see git.SetAsideWorktree), beside the
+// changes' worktrees under a name no change has: reconcile discards one
+// a stopped run left.
+func (l Layout) Trash(n int) string {
+	return l.abs("worktrees", ".trash-"+strconv.Itoa(n))
+}
+
 // Sessions holds the running totals of the agents' sessions.
 func (l Layout) Sessions() string { return l.abs("sessions") }
 
