@@ -39,6 +39,44 @@ func TestCommitLeftovers(t *testing.T) {
 			t.Errorf("last commit = %q", got)
 		}
 	})
+	// What the agent staged is committed as staged, what it did not is
+	// staged with it: a staged deletion, a renamed file edited again, a
+	// file deleted but not staged, a path with a space and a glob's stars.
+	t.Run("staged and not", func(t *testing.T) {
+		r := newRepo(t)
+		r.write("gone.txt", "gone\n")
+		r.write("unstaged-gone.txt", "x\n")
+		r.write("keep.txt", "keep\n")
+		r.commit("more files")
+		r.git("rm", "-q", "gone.txt")
+		r.git("mv", "keep.txt", "kept.txt")
+		r.write("kept.txt", "kept, edited\n")
+		if err := os.Remove(filepath.Join(r.dir, "unstaged-gone.txt")); err != nil {
+			t.Fatal(err)
+		}
+		r.write("a dir/with *stars*.txt", "odd\n")
+		if _, committed, err := CommitLeftovers(ctx, r.dir, "leftovers"); err != nil || !committed {
+			t.Fatalf("CommitLeftovers = %v, %v; want a commit", committed, err)
+		}
+		if got := r.git("status", "--porcelain"); got != "" {
+			t.Errorf("left uncommitted:\n%s", got)
+		}
+		if got, want := r.git("show", "--name-status", "--format=", "HEAD"), "A\ta dir/with *stars*.txt\nD\tgone.txt\nD\tkeep.txt\nA\tkept.txt\nD\tunstaged-gone.txt"; got != want {
+			t.Errorf("the commit changed:\n%s\nwant:\n%s", got, want)
+		}
+	})
+	// Only staged changes: committed as they are.
+	t.Run("staged only", func(t *testing.T) {
+		r := newRepo(t)
+		r.write("staged.txt", "s\n")
+		r.git("add", "staged.txt")
+		if _, committed, err := CommitLeftovers(ctx, r.dir, "leftovers"); err != nil || !committed {
+			t.Fatalf("CommitLeftovers = %v, %v; want a commit", committed, err)
+		}
+		if got := r.git("show", "--name-status", "--format=", "HEAD"); got != "A\tstaged.txt" {
+			t.Errorf("the commit changed %q", got)
+		}
+	})
 	t.Run("markers left", func(t *testing.T) {
 		r := newRepo(t)
 		conflicting(r)
