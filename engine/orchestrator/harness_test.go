@@ -140,6 +140,20 @@ func (f *fixture) agentScript(body string) agent.Adapter {
 	return &agent.Exec{Argv: []string{"sh", path, "{change}", "{iteration}"}}
 }
 
+// applySucceeds runs the plan with a, failing the test unless the run
+// succeeds, and returns the summary.
+func (f *fixture) applySucceeds(a agent.Adapter) *Summary {
+	f.t.Helper()
+	sum, err := f.apply(context.Background(), a)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if sum.Result != "success" {
+		f.t.Fatalf("result = %s, statuses %v", sum.Result, sum.Statuses)
+	}
+	return sum
+}
+
 // apply runs the plan and returns the summary.
 func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) {
 	f.t.Helper()

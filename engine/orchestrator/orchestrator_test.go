@@ -35,13 +35,7 @@ func TestRetryThenPass(t *testing.T) {
 if [ "$change" = alpha ] && [ "$iteration" = 1 ]; then echo bad > alpha.txt; else echo "good $iteration" > "$change.txt"; fi
 echo "test for REQ" > "${change}_test.txt"
 `)
-	sum, err := f.apply(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Result != "success" {
-		t.Fatalf("result = %s, statuses %v", sum.Result, sum.Statuses)
-	}
+	f.applySucceeds(a)
 	ev := f.events()
 	if n := count(ev, journal.RetryScheduled, "alpha"); n != 1 {
 		t.Errorf("alpha retries = %d, want 1", n)
@@ -204,13 +198,7 @@ name=${change#add-}
 echo "$name" > "deps/$name"
 cat deps/* | sort > deps.lock
 `)
-	sum, err := f.apply(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Result != "success" {
-		t.Fatalf("result = %s: %v", sum.Result, sum.Statuses)
-	}
+	f.applySucceeds(a)
 	if got := f.git("show", "main:deps.lock"); got != "base\nyaml\nzlib" {
 		t.Errorf("main:deps.lock = %q", got)
 	}
@@ -491,13 +479,7 @@ if git rev-parse -q --verify MERGE_HEAD >/dev/null; then
 fi
 sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 `)
-	sum, err := f.apply(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Result != "success" {
-		t.Fatalf("result = %s: %v", sum.Result, sum.Statuses)
-	}
+	f.applySucceeds(a)
 	if got := f.git("show", "main:notes.txt"); strings.Contains(got, "<<<<<<<") {
 		t.Fatalf("conflict markers reached main:\n%s", got)
 	}

@@ -174,13 +174,7 @@ else
 	printf 'line 1\n%s\nline 3\n' "$change" > notes.txt
 fi
 `)
-	sum, err := f.apply(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Result != "success" {
-		t.Fatalf("result = %s, statuses %v", sum.Result, sum.Statuses)
-	}
+	f.applySucceeds(a)
 	ev := f.events()
 	var reasons []string
 	for _, e := range ev {

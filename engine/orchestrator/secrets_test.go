@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,13 +39,7 @@ printf 'split planted-tok'; printf 'en-abcdef\n'
 if [ "$iteration" = 1 ]; then echo bad > alpha.txt; else echo good > alpha.txt; fi
 echo "test for REQ" > alpha_test.txt
 `)
-	sum, err := f.apply(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Result != "success" {
-		t.Fatalf("result = %s, statuses %v", sum.Result, sum.Statuses)
-	}
+	f.applySucceeds(a)
 	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 1 {
 		t.Fatalf("alpha retries = %d, want 1: the gate's failing output must reach the journal and the next prompt", n)
 	}
@@ -54,7 +47,7 @@ echo "test for REQ" > alpha_test.txt
 	setDir := filepath.Join(f.root, ".set")
 	redacted := map[string]bool{}
 	files := 0
-	err = filepath.WalkDir(setDir, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(setDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
