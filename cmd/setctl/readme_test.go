@@ -245,3 +245,30 @@ func docProject(setCUE string) map[string]string {
 		"docs/spec.md":       specTemplate,
 	}
 }
+
+// TestREADMEShape: the README stays a front page, under 12 KB, whose first
+// lines after the title are the two commands for a fresh machine (make
+// demo, make test); the manual is docs/.
+func TestREADMEShape(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(readme) >= 12<<10 {
+		t.Errorf("README.md has %d bytes, want under %d: move the detail to a page of docs/", len(readme), 12<<10)
+	}
+	title, rest, _ := strings.Cut(string(readme), "\n\n")
+	if !strings.HasPrefix(title, "# ") || !strings.HasPrefix(rest, "```sh\nmake demo ") {
+		t.Fatalf("README.md does not open with its title and the block of make demo and make test:\n%.200s", readme)
+	}
+	block, _, _ := strings.Cut(strings.TrimPrefix(rest, "```sh\n"), "```")
+	var first []string
+	for line := range strings.Lines(block) {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "make" {
+			first = append(first, f[1])
+		}
+	}
+	if strings.Join(first, " ") != "demo test" {
+		t.Errorf("the first block of README.md runs make %v, want make demo then make test", first)
+	}
+}
