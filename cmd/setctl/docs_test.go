@@ -81,3 +81,34 @@ func TestDocsLifecycle(t *testing.T) {
 		t.Errorf("docs/architecture.md's lifecycle differs from engine/state's:\n%s\nengine/state:\n%s", table, want)
 	}
 }
+
+// TestDocsArchitecture: docs/architecture.md describes every package of
+// engine/ (a directory with Go code other than tests), by its path in
+// backquotes, so that a new package gets its line.
+func TestDocsArchitecture(t *testing.T) {
+	page := docFile(t, "architecture.md")
+	root := filepath.Join("..", "..")
+	seen := 0
+	err := filepath.WalkDir(filepath.Join(root, "engine"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.Contains(p, "testdata") {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		pkg := "`" + filepath.ToSlash(rel) + "`"
+		if !strings.Contains(page, pkg) {
+			t.Errorf("docs/architecture.md does not describe %s", pkg)
+			page += pkg // once per package
+		}
+		seen++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen == 0 {
+		t.Fatal("found no Go file under engine/")
+	}
+}
