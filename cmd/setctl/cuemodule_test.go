@@ -213,7 +213,7 @@ func teamProfileREADMEProject(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range readmeCUEBlock.FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range docCUEBlock.FindAllStringSubmatch(string(readme), -1) {
 		if strings.HasPrefix(m[1], "package ") {
 			return m[1]
 		}

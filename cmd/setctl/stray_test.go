@@ -5,7 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -49,8 +48,8 @@ func noStraySet(ts *testscript.TestScript, neg bool, args []string) {
 
 // TestNoStraySetInstruction scans every string literal of the Go code in
 // cmd/ and engine/ (tests aside), so that an error message deep in the
-// engine cannot tell a user to type `set …`; and the embedded CUE module and
-// the README, which users read too.
+// engine cannot tell a user to type `set …`; and the embedded CUE module,
+// the README and the pages of docs/, which users read too.
 func TestNoStraySetInstruction(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
@@ -96,8 +95,8 @@ func TestNoStraySetInstruction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if texts["README.md"], err = os.ReadFile(filepath.Join(root, "README.md")); err != nil {
-		t.Fatal(err)
+	for _, page := range docPages(t) {
+		texts[page.path] = []byte(page.text)
 	}
 	if len(texts) < 5 {
 		t.Fatalf("scanned only %d texts", len(texts))

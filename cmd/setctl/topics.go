@@ -9,6 +9,10 @@ import (
 	"github.com/set-engine/set/engine/cond"
 )
 
+// The pages of docs/ that hold what setctl prints (the help topics, the
+// command reference) are rewritten from it by:
+//go:generate go test -run TestDocs(Topics|Commands) -update-docs
+
 // topic is a help page that is not a command: `setctl help NAME` prints
 // its text to stdout.
 type topic struct {
@@ -69,7 +73,7 @@ func sentinelTopic() topic {
 
 // sentinelHelp is `setctl help sentinel`: how rules, ladders and grace act
 // (engine/sentinel's package doc says the same), examples that pass vet
-// (TestREADMESetCUE), and the stdlib's defaults as the binary embeds them.
+// (TestDocsSetCUE), and the stdlib's defaults as the binary embeds them.
 func sentinelHelp() string {
 	return sentinelText + "\nThe defaults, stdlib/sentinel.cue:\n\n" + embeddedCUE("stdlib/sentinel.cue")
 }
@@ -152,8 +156,8 @@ func conditionsTopic() topic {
 }
 
 // conditionsHelp is `setctl help conditions`, generated from the condition
-// environments of engine/cond so that it lists exactly what compiles. The
-// README holds the same text (TestREADMEConditions).
+// environments of engine/cond so that it lists exactly what compiles.
+// docs/conditions.md holds the same text (TestDocsTopics).
 func conditionsHelp() string {
 	var b strings.Builder
 	b.WriteString(`A when condition is an expr-lang expression that yields true or false

@@ -12,7 +12,8 @@ import (
 // Type names an event.
 type Type string
 
-// The event types of DESIGN.md §3.
+// The event types, which docs/architecture.md lists with what each
+// records.
 const (
 	RunStarted              Type = "RUN_STARTED"
 	PlanCreated             Type = "PLAN_CREATED"
@@ -32,24 +33,27 @@ const (
 	BudgetExceeded          Type = "BUDGET_EXCEEDED"
 	RunFinished             Type = "RUN_FINISHED"
 	// BaselineGate and BaselineAccepted record the judgement of main
-	// before the first dispatch (the baseline), beyond DESIGN.md's list.
+	// before the first dispatch (the baseline), added to the events set
+	// was designed with (docs/architecture.md).
 	BaselineGate     Type = "BASELINE_GATE"
 	BaselineAccepted Type = "BASELINE_ACCEPTED"
 	// Repaired records what a resumed run found broken in the repository
-	// by the crash of the run before it, and removed, beyond DESIGN.md's
-	// list.
+	// by the crash of the run before it, and removed, added to the events
+	// set was designed with (docs/architecture.md).
 	Repaired Type = "REPAIRED"
 	// GateStarted records that a gate of a change starts running, with
-	// its command, beyond DESIGN.md's list: with AGENT_SESSION_DECISION,
-	// which opens an agent iteration, it is how the views know what a
-	// change is doing now (the VERIFY_GATE verdict ends it).
+	// its command, added to the events set was designed with
+	// (docs/architecture.md): with AGENT_SESSION_DECISION, which opens an
+	// agent iteration, it is how the views know what a change is doing
+	// now (the VERIFY_GATE verdict ends it).
 	GateStarted Type = "GATE_STARTED"
 	// SentinelAction records what the sentinel did to a change: a rule
 	// fired (warn, restart, redispatch, fail, pause), with the facts that
 	// fired it and the step of its ladder.
 	SentinelAction Type = "SENTINEL_ACTION"
 	// Control records a request of `setctl pause` or `setctl resume` that
-	// the running apply took, beyond DESIGN.md's list.
+	// the running apply took, added to the events set was designed with
+	// (docs/architecture.md).
 	Control Type = "CONTROL"
 	// Replanned records a replan cycle (planner.replan: "auto"): the
 	// requirements no merged change covered, the changes dropped for
@@ -58,8 +62,8 @@ const (
 	Replanned Type = "REPLANNED"
 	// IntegrationAttempt records that the merge queue starts integrating
 	// a change: onto main, or onto the candidates of the changes ahead of
-	// it (mergeQueue.speculative), beyond DESIGN.md's list. MERGED names
-	// the attempt main took.
+	// it (mergeQueue.speculative), added to the events set was designed
+	// with (docs/architecture.md). MERGED names the attempt main took.
 	IntegrationAttempt Type = "INTEGRATION_ATTEMPT"
 )
 
