@@ -9,6 +9,7 @@ package diag
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +39,21 @@ type Diagnostic struct {
 	// it came from); Pos is then the zero Pos.
 	Pos  config.Pos
 	More []config.Pos
+}
+
+// Errorf is an error at line of file (line 0: the whole file, file "":
+// no position), its summary formatted as fmt.Sprintf formats it.
+func Errorf(file string, line int, format string, args ...any) Diagnostic {
+	return at(Error, file, line, format, args...)
+}
+
+// Warningf is Errorf for a warning.
+func Warningf(file string, line int, format string, args ...any) Diagnostic {
+	return at(Warning, file, line, format, args...)
+}
+
+func at(sev Severity, file string, line int, format string, args ...any) Diagnostic {
+	return Diagnostic{Severity: sev, Summary: fmt.Sprintf(format, args...), Pos: config.Pos{File: file, Line: line}}
 }
 
 // Error makes a Diagnostic an error: its text without the root.

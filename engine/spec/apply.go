@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"github.com/set-engine/set/engine/diag"
 	"strings"
 )
 
@@ -93,10 +94,10 @@ func (o *orderedBlocks) nearMiss(name, except string) (RequirementBlock, bool) {
 func applyDelta(d *Delta, living string, exists bool, change, deltaFile, specFile string) (*applied, error) {
 	a := &applied{}
 	derr := func(line int, format string, args ...any) error {
-		return Diagnostic{File: deltaFile, Line: line, Severity: Error, Message: fmt.Sprintf(format, args...)}
+		return diag.Errorf(deltaFile, line, format, args...)
 	}
 	serr := func(line int, format string, args ...any) error {
-		return Diagnostic{File: specFile, Line: line, Severity: Error, Message: fmt.Sprintf(format, args...)}
+		return diag.Errorf(specFile, line, format, args...)
 	}
 	if len(d.unpaired) > 0 {
 		u := d.unpaired[0]

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"github.com/set-engine/set/engine/diag"
 	"io/fs"
 	"os"
 	"path"
@@ -147,7 +148,7 @@ func validateChange(root, changeRel string, scan *deltaScan) ([]error, error) {
 		delta := parseDelta(d.capability, d.src)
 		ops += delta.ops()
 		for _, dg := range validateDelta(d.rel, delta) {
-			if dg.Severity == Error {
+			if dg.Severity == diag.Error {
 				errs = append(errs, dg)
 			}
 		}

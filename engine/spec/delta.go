@@ -3,6 +3,8 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"strings"
 )
 
@@ -270,10 +272,10 @@ func ParseDelta(capability string, src []byte) (*Delta, error) {
 }
 
 // diagnosticsErr joins the error diagnostics of ds, nil when there is none.
-func diagnosticsErr(ds []Diagnostic) error {
+func diagnosticsErr(ds []diag.Diagnostic) error {
 	var errs []error
 	for _, d := range ds {
-		if d.Severity == Error {
+		if d.Severity == diag.Error {
 			errs = append(errs, d)
 		}
 	}
@@ -282,24 +284,24 @@ func diagnosticsErr(ds []Diagnostic) error {
 
 // validateDelta checks one delta file as the CLI's validateChangeDeltaSpecs
 // does; file names it in the diagnostics.
-func validateDelta(file string, d *Delta) []Diagnostic {
-	var ds []Diagnostic
-	report := func(sev Severity, line int, format string, args ...any) {
-		ds = append(ds, Diagnostic{File: file, Line: line, Severity: sev, Message: fmt.Sprintf(format, args...)})
+func validateDelta(file string, d *Delta) []diag.Diagnostic {
+	var ds []diag.Diagnostic
+	report := func(sev diag.Severity, line int, format string, args ...any) {
+		ds = append(ds, diag.Diagnostic{Severity: sev, Summary: fmt.Sprintf(format, args...), Pos: config.Pos{File: file, Line: line}})
 	}
 	for _, u := range d.unpaired {
 		missing := "TO"
 		if u.side == "TO" {
 			missing = "FROM"
 		}
-		report(Error, u.line, "RENAMED %s: %q has no matching %s: line; write each rename as a FROM: line followed by its TO: line", u.side, u.name, missing)
+		report(diag.Error, u.line, "RENAMED %s: %q has no matching %s: line; write each rename as a FROM: line followed by its TO: line", u.side, u.name, missing)
 	}
 	for _, o := range d.orphans {
 		where := "above the first ## section"
 		if o.section != "" {
 			where = "under \"## " + o.section + "\""
 		}
-		report(Warning, o.line, "requirement %q is %s, which is not a delta section, so it is ignored", o.name, where)
+		report(diag.Warning, o.line, "requirement %q is %s, which is not a delta section, so it is ignored", o.name, where)
 	}
 	if d.ops() == 0 {
 		var present []string
@@ -312,9 +314,9 @@ func validateDelta(file string, d *Delta) []Diagnostic {
 			}
 		}
 		if len(present) > 0 {
-			report(Error, 0, "no operations: %s holds no \"### Requirement:\" entry", strings.Join(present, ", "))
+			report(diag.Error, 0, "no operations: %s holds no \"### Requirement:\" entry", strings.Join(present, ", "))
 		} else {
-			report(Error, 0, "no operations: no ## ADDED, MODIFIED, REMOVED or RENAMED Requirements section (a title with doubled spaces is not one)")
+			report(diag.Error, 0, "no operations: no ## ADDED, MODIFIED, REMOVED or RENAMED Requirements section (a title with doubled spaces is not one)")
 		}
 	}
 	checkBlocks := func(op string, blocks []RequirementBlock) map[string]bool {
@@ -322,18 +324,18 @@ func validateDelta(file string, d *Delta) []Diagnostic {
 		for _, b := range blocks {
 			key := normalizeRequirementName(b.Name)
 			if names[key] {
-				report(Error, b.Line, "duplicate requirement %q under ## %s Requirements", b.Name, op)
+				report(diag.Error, b.Line, "duplicate requirement %q under ## %s Requirements", b.Name, op)
 			}
 			names[key] = true
 			text := requirementBody(strings.Split(b.Raw, "\n")[1:])
 			switch {
 			case text == "":
-				report(Error, b.Line, "%s requirement %q has no text (want a statement with SHALL or MUST after its header)", op, b.Name)
+				report(diag.Error, b.Line, "%s requirement %q has no text (want a statement with SHALL or MUST after its header)", op, b.Name)
 			case !containsShallOrMust(text):
-				report(Warning, b.Line, "%s requirement %q should contain SHALL or MUST", op, b.Name)
+				report(diag.Warning, b.Line, "%s requirement %q should contain SHALL or MUST", op, b.Name)
 			}
 			if countScenarios(strings.Split(b.Raw, "\n")[1:]) < 1 {
-				report(Error, b.Line, "%s requirement %q has no scenario (want a \"#### Scenario:\" heading with steps under it)", op, b.Name)
+				report(diag.Error, b.Line, "%s requirement %q has no scenario (want a \"#### Scenario:\" heading with steps under it)", op, b.Name)
 			}
 		}
 		return names
@@ -345,7 +347,7 @@ func validateDelta(file string, d *Delta) []Diagnostic {
 	for _, r := range d.Removed {
 		key := normalizeRequirementName(r.Name)
 		if removed[key] {
-			report(Error, r.Line, "duplicate requirement %q under ## REMOVED Requirements", r.Name)
+			report(diag.Error, r.Line, "duplicate requirement %q under ## REMOVED Requirements", r.Name)
 			continue
 		}
 		removed[key] = true
@@ -355,38 +357,38 @@ func validateDelta(file string, d *Delta) []Diagnostic {
 	for _, r := range d.Renamed {
 		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
 		if from[fk] {
-			report(Error, r.Line, "requirement %q is renamed twice", r.From)
+			report(diag.Error, r.Line, "requirement %q is renamed twice", r.From)
 		}
 		if to[tk] {
-			report(Error, r.Line, "two requirements are renamed to %q", r.To)
+			report(diag.Error, r.Line, "two requirements are renamed to %q", r.To)
 		}
 		from[fk], to[tk] = true, true
 	}
 	for _, b := range d.Modified {
 		key := normalizeRequirementName(b.Name)
 		if removed[key] {
-			report(Error, b.Line, "requirement %q is under both ## MODIFIED and ## REMOVED Requirements", key)
+			report(diag.Error, b.Line, "requirement %q is under both ## MODIFIED and ## REMOVED Requirements", key)
 		}
 		if added[key] {
-			report(Error, b.Line, "requirement %q is under both ## MODIFIED and ## ADDED Requirements", key)
+			report(diag.Error, b.Line, "requirement %q is under both ## MODIFIED and ## ADDED Requirements", key)
 		}
 	}
 	for _, b := range d.Added {
 		if key := normalizeRequirementName(b.Name); removed[key] {
-			report(Error, b.Line, "requirement %q is under both ## ADDED and ## REMOVED Requirements", key)
+			report(diag.Error, b.Line, "requirement %q is under both ## ADDED and ## REMOVED Requirements", key)
 		}
 	}
 	for _, r := range d.Renamed {
 		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
 		if modified[fk] {
-			report(Error, r.Line, "MODIFIED names %q, which RENAMED renames to %q; use the new name", r.From, r.To)
+			report(diag.Error, r.Line, "MODIFIED names %q, which RENAMED renames to %q; use the new name", r.From, r.To)
 		}
 		if added[tk] {
-			report(Error, r.Line, "RENAMED target %q is also ADDED", r.To)
+			report(diag.Error, r.Line, "RENAMED target %q is also ADDED", r.To)
 		}
 		for _, rk := range removedOrder {
 			if foldRequirementName(rk) == foldRequirementName(fk) {
-				report(Error, r.Line, "requirement %q is both RENAMED and REMOVED", r.From)
+				report(diag.Error, r.Line, "requirement %q is both RENAMED and REMOVED", r.From)
 				break
 			}
 		}

@@ -79,7 +79,7 @@ specs/auth/spec.md:6: error: ADDED requirement "B" has no scenario (want a "####
 			d, err := ParseDelta("auth", []byte(tt.src))
 			gotErr := ""
 			if err != nil {
-				gotErr = err.Error()
+				gotErr = errLines(err)
 			}
 			if diff := cmp.Diff(tt.wantErr, gotErr); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/set-engine/set/engine/diag"
 )
 
 // loopSpec is a spec in every form set reads, for the round trip tests.
@@ -55,7 +56,7 @@ func parseLoopSpec(t *testing.T) []Requirement {
 	t.Helper()
 	reqs, diags := Parse("docs/spec.md", []byte(loopSpec), Options{})
 	for _, d := range diags {
-		if d.Severity == Error {
+		if d.Severity == diag.Error {
 			t.Fatalf("loopSpec: %s", d)
 		}
 	}
