@@ -2,13 +2,14 @@ package spec
 
 import (
 	"errors"
-	"github.com/set-engine/set/engine/diag"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // Load reads and parses the given files (paths relative to root,

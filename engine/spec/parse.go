@@ -2,9 +2,11 @@ package spec
 
 import (
 	"bytes"
-	"github.com/set-engine/set/engine/diag"
 	"sort"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/openspec"
 )
 
 // Parse parses one markdown file. file is recorded in every Requirement and
@@ -39,7 +41,7 @@ func parseFile(file string, src []byte, opts Options) fileResult {
 		diags:    diags,
 		seen:     map[string]int{},
 		ordinals: map[string]int{},
-		openSpec: isOpenSpecMain(file),
+		openSpec: openspec.IsMainSpec(file),
 	}
 	for _, l := range lines {
 		p.line(l)
@@ -65,7 +67,7 @@ type parser struct {
 	ordinals map[string]int // domain -> OpenSpec requirements seen so far
 	headings []section      // the headings enclosing the current line, outermost first
 	cur      *builder
-	// openSpec is set for an OpenSpec main spec (isOpenSpecMain), which
+	// openSpec is set for an OpenSpec main spec (openspec.IsMainSpec), which
 	// checkOpenSpec holds to the rules of `openspec validate --strict`.
 	openSpec bool
 }

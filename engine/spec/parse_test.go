@@ -58,23 +58,6 @@ func diagLine(d diag.Diagnostic) string {
 	return b.String() + string(d.Severity) + ": " + d.Summary
 }
 
-// errLines is err's message with each diagnostic in it as diagLine shows
-// it: the members of an errors.Join (or of an error that unwraps to
-// several) one a line, any other error as its message.
-func errLines(err error) string {
-	switch e := err.(type) {
-	case diag.Diagnostic:
-		return diagLine(e)
-	case interface{ Unwrap() []error }:
-		lines := make([]string, 0, len(e.Unwrap()))
-		for _, m := range e.Unwrap() {
-			lines = append(lines, errLines(m))
-		}
-		return strings.Join(lines, "\n")
-	}
-	return err.Error()
-}
-
 // parseCase is one Parse table entry. want is the render of the requirements
 // and diags the diagnostics, one per line; a leading newline in either is
 // ignored.

@@ -20,7 +20,17 @@
 // start a requirement, a scenario or a step.
 //
 // A file at openspec/specs/<capability>/spec.md is an OpenSpec main spec and
-// is also held to the rules of `openspec validate --strict` (openspec.go).
+// is also held to the rules of `openspec validate --strict`
+// (openspec.CheckMainSpec, mainspec.go).
+//
+// The package also relates a spec to OpenSpec's living specs, the record of
+// what main implements, through set's one-to-one mapping of a requirement
+// ID and title to an OpenSpec name (canonical.go): which requirements are
+// new, changed or removed against them (Compare, status.go), and the change
+// folder set writes for a change's requirements (ChangeFolder,
+// changefolder.go; Purposes, purpose.go). Reading and folding OpenSpec's
+// own files is engine/openspec's: it imports nothing of set's model, and
+// this package imports it.
 //
 // Parsing is total: Parse never panics and reports every problem as a
 // diag.Diagnostic at its file and 1-based line (Pos.Line; 0 for the whole

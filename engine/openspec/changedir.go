@@ -1,15 +1,16 @@
-package spec
+package openspec
 
 import (
 	"errors"
 	"fmt"
-	"github.com/set-engine/set/engine/diag"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // This file reads what a change directory holds, and checks it as `openspec
@@ -44,7 +45,7 @@ type deltaFile struct {
 // followed.
 func scanDeltas(root, changeRel string) (*deltaScan, error) {
 	s := &deltaScan{specsRel: changeRel + "/specs"}
-	if err := checkNoLinks(root, s.specsRel); err != nil {
+	if err := CheckNoLinks(root, s.specsRel); err != nil {
 		return nil, err
 	}
 	var walk func(rel string, segs []string) error
@@ -64,7 +65,7 @@ func scanDeltas(root, changeRel string) (*deltaScan, error) {
 			erel := rel + "/" + name
 			switch {
 			case e.Type()&fs.ModeSymlink != 0:
-				s.links = append(s.links, checkNoLinks(root, erel))
+				s.links = append(s.links, CheckNoLinks(root, erel))
 				continue
 			case e.IsDir():
 				if err := walk(erel, append(segs[:len(segs):len(segs)], name)); err != nil {

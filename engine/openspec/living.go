@@ -1,8 +1,9 @@
-package spec
+package openspec
 
 import (
-	"github.com/set-engine/set/engine/diag"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // This file reads a living spec, openspec/specs/<capability>/spec.md, as the

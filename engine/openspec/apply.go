@@ -1,9 +1,10 @@
-package spec
+package openspec
 
 import (
 	"fmt"
-	"github.com/set-engine/set/engine/diag"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // Placeholder Purpose of a capability a change creates without a

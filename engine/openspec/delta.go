@@ -1,11 +1,12 @@
-package spec
+package openspec
 
 import (
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/diag"
-	"strings"
 )
 
 // This file reads a change's delta spec,
@@ -264,7 +265,7 @@ func (d *Delta) renamePairs(b sectionBody) []Rename {
 // SHALL or MUST, a requirement outside the four sections) are not errors.
 func ParseDelta(capability string, src []byte) (*Delta, error) {
 	if capability == "" {
-		return nil, errors.New("spec: ParseDelta: empty capability name")
+		return nil, errors.New("openspec: ParseDelta: empty capability name")
 	}
 	file := "specs/" + capability + "/spec.md"
 	d := parseDelta(capability, decodeUTF8(src))
