@@ -92,218 +92,316 @@ func (o *orderedBlocks) nearMiss(name, except string) (RequirementBlock, bool) {
 // exist, an ADDED one that exists with other content, a MODIFIED block that
 // drops a scenario the spec has, MODIFIED or RENAMED for a new capability,
 // a spec whose structure is unsound (see structureIssues).
+//
+// It runs in the steps the CLI takes: the delta's self-consistency
+// (checkConsistent), the spec it folds into (target), the four operations
+// on that spec's requirement blocks (rename, remove, modify, add), and the
+// new text (render).
 func applyDelta(d *Delta, living string, exists bool, change, deltaFile, specFile string) (*applied, error) {
-	a := &applied{}
-	derr := func(line int, format string, args ...any) error {
-		return diag.Errorf(deltaFile, line, format, args...)
+	at := foldFiles{delta: deltaFile, spec: specFile}
+	if err := checkConsistent(d, at); err != nil {
+		return nil, err
 	}
-	serr := func(line int, format string, args ...any) error {
-		return diag.Errorf(specFile, line, format, args...)
+	a := &applied{warnings: orphanWarnings(d, at)}
+	target, err := a.target(d, living, exists, change, at)
+	if err != nil {
+		return nil, err
 	}
-	if len(d.unpaired) > 0 {
-		u := d.unpaired[0]
-		return nil, derr(u.line, "RENAMED %s: %q has no matching line; write each rename as a FROM: line followed by its TO: line", u.side, u.name)
+	parts := splitLiving(target)
+	blocks := newSpecBlocks(parts)
+	for _, op := range []func(*Delta, *specBlocks, bool, foldFiles) error{a.rename, a.remove, a.modify, a.add} {
+		if err := op(d, blocks, !exists, at); err != nil {
+			return nil, err
+		}
 	}
+	a.render(parts, blocks)
+	return a, nil
+}
+
+// foldFiles names the two files of a fold in its diagnostics: the delta
+// and the living spec.
+type foldFiles struct{ delta, spec string }
+
+// deltaErr is an error at line of the delta file.
+func (f foldFiles) deltaErr(line int, format string, args ...any) error {
+	return diag.Errorf(f.delta, line, format, args...)
+}
+
+// specErr is an error at line of the living spec.
+func (f foldFiles) specErr(line int, format string, args ...any) error {
+	return diag.Errorf(f.spec, line, format, args...)
+}
+
+// orphanWarnings says which requirements of d are outside its four delta
+// sections, and so not applied.
+func orphanWarnings(d *Delta, at foldFiles) []string {
+	var ws []string
 	for _, o := range d.orphans {
 		where := "above the first ## section"
 		if o.section != "" {
 			where = "under \"## " + o.section + "\""
 		}
-		a.warnings = append(a.warnings, fmt.Sprintf("%s:%d: requirement %q is %s, which is not a delta section, so it was not applied", deltaFile, o.line, o.name, where))
+		ws = append(ws, fmt.Sprintf("%s:%d: requirement %q is %s, which is not a delta section, so it was not applied", at.delta, o.line, o.name, where))
 	}
+	return ws
+}
 
-	// The delta must not contradict itself.
-	names := func(section string, lines []NamedLine) (map[string]int, []string, error) {
-		at, order := map[string]int{}, make([]string, 0, len(lines))
-		for _, n := range lines {
-			k := normalizeRequirementName(n.Name)
-			if _, dup := at[k]; dup {
-				return nil, nil, derr(n.Line, "duplicate requirement %q under ## %s Requirements", n.Name, section)
-			}
-			at[k] = n.Line
-			order = append(order, k)
-		}
-		return at, order, nil
+// checkConsistent fails on the first way d contradicts itself: a FROM or
+// TO line without its pair, a name twice in one section, a requirement
+// renamed twice or two renamed to one name, a name in two sections that
+// exclude each other, or no operation at all.
+func checkConsistent(d *Delta, at foldFiles) error {
+	if len(d.unpaired) > 0 {
+		u := d.unpaired[0]
+		return at.deltaErr(u.line, "RENAMED %s: %q has no matching line; write each rename as a FROM: line followed by its TO: line", u.side, u.name)
 	}
-	added, addedOrder, err := names("ADDED", blockNames(d.Added))
+	added, addedOrder, err := sectionNames("ADDED", blockNames(d.Added), at)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	modified, modifiedOrder, err := names("MODIFIED", blockNames(d.Modified))
+	modified, modifiedOrder, err := sectionNames("MODIFIED", blockNames(d.Modified), at)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	removed, removedOrder, err := names("REMOVED", d.Removed)
+	removed, removedOrder, err := sectionNames("REMOVED", d.Removed, at)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	from, to := map[string]bool{}, map[string]bool{}
-	for _, r := range d.Renamed {
-		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
-		if from[fk] {
-			return nil, derr(r.Line, "requirement %q is renamed twice", r.From)
-		}
-		if to[tk] {
-			return nil, derr(r.Line, "two requirements are renamed to %q", r.To)
-		}
-		from[fk], to[tk] = true, true
-	}
-	for _, r := range d.Renamed {
-		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
-		for _, rk := range removedOrder {
-			if foldRequirementName(rk) == foldRequirementName(fk) {
-				return nil, derr(r.Line, "requirement %q is both RENAMED and REMOVED", r.From)
-			}
-		}
-		if _, ok := modified[fk]; ok {
-			return nil, derr(r.Line, "MODIFIED names %q, which RENAMED renames to %q; use the new name", r.From, r.To)
-		}
-		if _, ok := added[tk]; ok {
-			return nil, derr(r.Line, "RENAMED target %q is also ADDED", r.To)
-		}
+	if err := checkRenames(d.Renamed, added, modified, removedOrder, at); err != nil {
+		return err
 	}
 	for _, k := range modifiedOrder {
 		if _, ok := removed[k]; ok {
-			return nil, derr(modified[k], "requirement %q is under both ## MODIFIED and ## REMOVED Requirements", k)
+			return at.deltaErr(modified[k], "requirement %q is under both ## MODIFIED and ## REMOVED Requirements", k)
 		}
 		if _, ok := added[k]; ok {
-			return nil, derr(modified[k], "requirement %q is under both ## MODIFIED and ## ADDED Requirements", k)
+			return at.deltaErr(modified[k], "requirement %q is under both ## MODIFIED and ## ADDED Requirements", k)
 		}
 	}
 	for _, k := range addedOrder {
 		if _, ok := removed[k]; ok {
-			return nil, derr(added[k], "requirement %q is under both ## ADDED and ## REMOVED Requirements", k)
+			return at.deltaErr(added[k], "requirement %q is under both ## ADDED and ## REMOVED Requirements", k)
 		}
 	}
 	if d.ops() == 0 {
-		return nil, derr(0, "no operations: want ## ADDED, ## MODIFIED, ## REMOVED or ## RENAMED Requirements with entries")
+		return at.deltaErr(0, "no operations: want ## ADDED, ## MODIFIED, ## REMOVED or ## RENAMED Requirements with entries")
 	}
+	return nil
+}
 
+// sectionNames returns the normalized names of one section's entries with
+// their lines, and in order; a name twice is an error.
+func sectionNames(section string, lines []NamedLine, at foldFiles) (map[string]int, []string, error) {
+	line, order := map[string]int{}, make([]string, 0, len(lines))
+	for _, n := range lines {
+		k := normalizeRequirementName(n.Name)
+		if _, dup := line[k]; dup {
+			return nil, nil, at.deltaErr(n.Line, "duplicate requirement %q under ## %s Requirements", n.Name, section)
+		}
+		line[k] = n.Line
+		order = append(order, k)
+	}
+	return line, order, nil
+}
+
+// checkRenames fails on a requirement renamed twice, two renamed to one
+// name, or a rename that another section contradicts.
+func checkRenames(renames []Rename, added, modified map[string]int, removedOrder []string, at foldFiles) error {
+	from, to := map[string]bool{}, map[string]bool{}
+	for _, r := range renames {
+		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
+		if from[fk] {
+			return at.deltaErr(r.Line, "requirement %q is renamed twice", r.From)
+		}
+		if to[tk] {
+			return at.deltaErr(r.Line, "two requirements are renamed to %q", r.To)
+		}
+		from[fk], to[tk] = true, true
+	}
+	for _, r := range renames {
+		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
+		for _, rk := range removedOrder {
+			if foldRequirementName(rk) == foldRequirementName(fk) {
+				return at.deltaErr(r.Line, "requirement %q is both RENAMED and REMOVED", r.From)
+			}
+		}
+		if _, ok := modified[fk]; ok {
+			return at.deltaErr(r.Line, "MODIFIED names %q, which RENAMED renames to %q; use the new name", r.From, r.To)
+		}
+		if _, ok := added[tk]; ok {
+			return at.deltaErr(r.Line, "RENAMED target %q is also ADDED", r.To)
+		}
+	}
+	return nil
+}
+
+// target returns the spec d is folded into: living when it exists, else
+// the skeleton of a new capability, whose Purpose is the delta's (or a
+// placeholder naming change when the delta has none or one that would
+// leave the spec unreadable). A new capability takes only ADDED
+// requirements; a spec whose structure is unsound is refused.
+func (a *applied) target(d *Delta, living string, exists bool, change string, at foldFiles) (string, error) {
 	target := living
-	isNew := !exists
 	if exists {
 		if d.purpose != "" {
 			if p := purposeSection(living); p != "" && p != d.purpose {
-				a.warnings = append(a.warnings, fmt.Sprintf("%s: the delta's ## Purpose is ignored: %s already has one", deltaFile, specFile))
+				a.warnings = append(a.warnings, fmt.Sprintf("%s: the delta's ## Purpose is ignored: %s already has one", at.delta, at.spec))
 			}
 		}
 	} else {
 		if len(d.Modified) > 0 || len(d.Renamed) > 0 {
-			return nil, serr(0, "does not exist; a new capability takes only ADDED requirements, not MODIFIED or RENAMED")
+			return "", at.specErr(0, "does not exist; a new capability takes only ADDED requirements, not MODIFIED or RENAMED")
 		}
 		if len(d.Removed) > 0 {
-			a.warnings = append(a.warnings, fmt.Sprintf("%s: %d REMOVED requirement(s) ignored: %s is new", deltaFile, len(d.Removed), specFile))
+			a.warnings = append(a.warnings, fmt.Sprintf("%s: %d REMOVED requirement(s) ignored: %s is new", at.delta, len(d.Removed), at.spec))
 		}
 		target = specSkeleton(d.Capability, change, d.purpose)
 		if d.purpose != "" && readableOverview(target) == "" {
 			target = specSkeleton(d.Capability, change, "")
-			a.warnings = append(a.warnings, fmt.Sprintf("%s: the delta's ## Purpose is ignored (it would leave the new spec unreadable); the placeholder Purpose is used", deltaFile))
+			a.warnings = append(a.warnings, fmt.Sprintf("%s: the delta's ## Purpose is ignored (it would leave the new spec unreadable); the placeholder Purpose is used", at.delta))
 		}
 	}
-	if issues := structureIssues(specFile, target); len(issues) > 0 {
-		return nil, issues[0]
+	if issues := structureIssues(at.spec, target); len(issues) > 0 {
+		return "", issues[0]
 	}
+	return target, nil
+}
 
-	parts := splitLiving(target)
-	blocks := &orderedBlocks{m: map[string]RequirementBlock{}}
-	order := make([]string, len(parts.blocks))
+// specBlocks is the requirement blocks of the spec being folded into, as
+// the operations leave them: by normalized name in JavaScript Map order,
+// and the name each block the spec had now goes by (original, which a
+// rename updates), so that a requirement keeps its place.
+type specBlocks struct {
+	*orderedBlocks
+	original []string
+}
+
+func newSpecBlocks(parts livingParts) *specBlocks {
+	s := &specBlocks{orderedBlocks: &orderedBlocks{m: map[string]RequirementBlock{}}, original: make([]string, len(parts.blocks))}
 	for i, b := range parts.blocks {
 		k := normalizeRequirementName(b.Name)
-		blocks.set(k, b)
-		order[i] = k
+		s.set(k, b)
+		s.original[i] = k
 	}
-	lineOf := func(k string) int { b, _ := blocks.get(k); return b.Line }
+	return s
+}
 
+// rename applies d's RENAMED requirements. One whose target exists and
+// source does not is already applied, unless the source is only misspelt.
+func (a *applied) rename(d *Delta, s *specBlocks, _ bool, at foldFiles) error {
 	for _, r := range d.Renamed {
 		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
-		if _, ok := blocks.get(fk); !ok {
-			if _, ok := blocks.get(tk); ok {
-				// Already renamed, unless the source is only misspelt.
-				if near, ok := blocks.nearMiss(fk, tk); ok {
-					return nil, serr(near.Line, "RENAMED requirement %q does not exist, but %q does; write the name exactly as the spec does", r.From, near.Name)
+		if _, ok := s.get(fk); !ok {
+			if _, ok := s.get(tk); ok {
+				if near, ok := s.nearMiss(fk, tk); ok {
+					return at.specErr(near.Line, "RENAMED requirement %q does not exist, but %q does; write the name exactly as the spec does", r.From, near.Name)
 				}
 				continue
 			}
-			return nil, serr(0, "RENAMED requirement %q does not exist", r.From)
+			return at.specErr(0, "RENAMED requirement %q does not exist", r.From)
 		}
-		if _, ok := blocks.get(tk); ok {
-			return nil, serr(lineOf(tk), "cannot rename %q to %q: %q already exists", r.From, r.To, r.To)
+		if b, ok := s.get(tk); ok {
+			return at.specErr(b.Line, "cannot rename %q to %q: %q already exists", r.From, r.To, r.To)
 		}
-		if near, ok := blocks.nearMiss(tk, fk); ok {
-			return nil, serr(near.Line, "cannot rename %q to %q: %q differs from it only in case or spacing", r.From, r.To, near.Name)
+		if near, ok := s.nearMiss(tk, fk); ok {
+			return at.specErr(near.Line, "cannot rename %q to %q: %q differs from it only in case or spacing", r.From, r.To, near.Name)
 		}
-		b, _ := blocks.get(fk)
+		b, _ := s.get(fk)
 		lines := strings.Split(b.Raw, "\n")
 		lines[0] = "### Requirement: " + tk
-		blocks.del(fk)
-		blocks.set(tk, RequirementBlock{Name: tk, Raw: strings.Join(lines, "\n"), Line: b.Line})
-		for i, k := range order {
+		s.del(fk)
+		s.set(tk, RequirementBlock{Name: tk, Raw: strings.Join(lines, "\n"), Line: b.Line})
+		for i, k := range s.original {
 			if k == fk {
-				order[i] = tk
+				s.original[i] = tk
 				break
 			}
 		}
 		a.renamed++
 	}
+	return nil
+}
+
+// remove applies d's REMOVED requirements. One the spec does not have is
+// already removed (with a warning, unless the spec is new), unless its
+// name is only misspelt.
+func (a *applied) remove(d *Delta, s *specBlocks, isNew bool, at foldFiles) error {
 	for _, r := range d.Removed {
 		k := normalizeRequirementName(r.Name)
-		if _, ok := blocks.get(k); !ok {
+		if _, ok := s.get(k); !ok {
 			if !isNew {
-				if near, ok := blocks.nearMiss(k, ""); ok {
-					return nil, serr(near.Line, "REMOVED requirement %q does not exist, but %q does; write the name exactly as the spec does", r.Name, near.Name)
+				if near, ok := s.nearMiss(k, ""); ok {
+					return at.specErr(near.Line, "REMOVED requirement %q does not exist, but %q does; write the name exactly as the spec does", r.Name, near.Name)
 				}
-				a.warnings = append(a.warnings, fmt.Sprintf("%s: REMOVED requirement %q is not in the spec; treated as already removed", specFile, r.Name))
+				a.warnings = append(a.warnings, fmt.Sprintf("%s: REMOVED requirement %q is not in the spec; treated as already removed", at.spec, r.Name))
 			}
 			continue
 		}
-		blocks.del(k)
+		s.del(k)
 		a.removed++
 	}
+	return nil
+}
+
+// modify applies d's MODIFIED requirements: each must exist, be named by
+// its own header, and keep every scenario of the spec's block.
+func (a *applied) modify(d *Delta, s *specBlocks, _ bool, at foldFiles) error {
 	for _, m := range d.Modified {
 		k := normalizeRequirementName(m.Name)
-		cur, ok := blocks.get(k)
+		cur, ok := s.get(k)
 		if !ok {
-			return nil, serr(0, "MODIFIED requirement %q does not exist", m.Name)
+			return at.specErr(0, "MODIFIED requirement %q does not exist", m.Name)
 		}
 		h := reRequirementHeader.FindStringSubmatch(strings.Split(m.Raw, "\n")[0])
 		if h == nil || normalizeRequirementName(h[1]) != k {
-			return nil, derr(m.Line, "MODIFIED requirement %q: its header does not name it", m.Name)
+			return at.deltaErr(m.Line, "MODIFIED requirement %q: its header does not name it", m.Name)
 		}
 		if missing := missingScenarios(cur.Raw, m.Raw); len(missing) > 0 {
-			return nil, derr(m.Line, "MODIFIED requirement %q drops the scenario(s) %s that %s has; a MODIFIED block replaces the whole requirement, so copy them into it", m.Name, quoteAll(missing), specFile)
+			return at.deltaErr(m.Line, "MODIFIED requirement %q drops the scenario(s) %s that %s has; a MODIFIED block replaces the whole requirement, so copy them into it", m.Name, quoteAll(missing), at.spec)
 		}
 		if normalizeBlockRaw(cur.Raw) != normalizeBlockRaw(m.Raw) {
 			a.modified++
 		}
-		blocks.set(k, m)
+		s.set(k, m)
 	}
+	return nil
+}
+
+// add applies d's ADDED requirements. One the spec has with the same
+// content is already added; one with other content, or whose name
+// differs from an existing one only in case or spacing, is an error.
+func (a *applied) add(d *Delta, s *specBlocks, _ bool, at foldFiles) error {
 	for _, ad := range d.Added {
 		k := normalizeRequirementName(ad.Name)
-		if cur, ok := blocks.get(k); ok {
+		if cur, ok := s.get(k); ok {
 			if normalizeBlockRaw(cur.Raw) == normalizeBlockRaw(ad.Raw) {
 				continue // already added
 			}
-			return nil, serr(cur.Line, "ADDED requirement %q already exists (with other content)", ad.Name)
+			return at.specErr(cur.Line, "ADDED requirement %q already exists (with other content)", ad.Name)
 		}
-		if near, ok := blocks.nearMiss(k, ""); ok {
-			return nil, serr(near.Line, "ADDED requirement %q differs from the existing %q only in case or spacing; use MODIFIED with that exact name, or choose a distinct name", ad.Name, near.Name)
+		if near, ok := s.nearMiss(k, ""); ok {
+			return at.specErr(near.Line, "ADDED requirement %q differs from the existing %q only in case or spacing; use MODIFIED with that exact name, or choose a distinct name", ad.Name, near.Name)
 		}
-		blocks.set(k, ad)
+		s.set(k, ad)
 		a.added++
 	}
+	return nil
+}
 
-	// Requirements keep their order; new ones follow.
+// render writes the folded spec into a: the requirements keep their
+// order, new ones follow, and the parts around them stay.
+func (a *applied) render(parts livingParts, s *specBlocks) {
 	var kept []string
 	seen := map[string]bool{}
-	for i := range parts.blocks {
-		if b, ok := blocks.get(order[i]); ok {
+	for _, k := range s.original {
+		if b, ok := s.get(k); ok {
 			kept = append(kept, b.Raw)
-			seen[order[i]] = true
+			seen[k] = true
 		}
 	}
-	for _, k := range blocks.keys {
+	for _, k := range s.keys {
 		if !seen[k] {
-			kept = append(kept, blocks.m[k].Raw)
+			kept = append(kept, s.m[k].Raw)
 		}
 	}
 	var body []string
@@ -312,15 +410,14 @@ func applyDelta(d *Delta, living string, exists bool, change, deltaFile, specFil
 	}
 	body = append(body, kept...)
 	var doc []string
-	for _, s := range []string{jsTrimEnd(parts.before), parts.headerLine, jsTrimEnd(strings.Join(body, "\n\n")), jsTrim(parts.after)} {
-		if s != "" {
-			doc = append(doc, s)
+	for _, part := range []string{jsTrimEnd(parts.before), parts.headerLine, jsTrimEnd(strings.Join(body, "\n\n")), jsTrim(parts.after)} {
+		if part != "" {
+			doc = append(doc, part)
 		}
 	}
 	a.text = jsTrimEnd(collapseBlankRuns(strings.Join(doc, "\n\n"))) + "\n"
 	a.noBlocks = len(kept) == 0
 	a.unaccounted = unaccountedContent(parts)
-	return a, nil
 }
 
 // specSkeleton is the spec of a new capability before its requirements.
