@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/openspec"
 )
 
@@ -65,11 +66,12 @@ func runArchive(e *env, args []string) int {
 		return e.errorf(c.name, "no change %s: openspec/changes/%s does not exist", change, change)
 	}
 	if err != nil {
-		e.present(c.name, diag.From(err), root)
+		e.present(c.name, load.Diagnostics(err), root)
 		return e.errorf(c.name, "openspec/changes/%s was not archived; nothing was changed", change)
 	}
 	for _, w := range res.Warnings {
-		e.present(c.name, diag.List{{Severity: diag.Warning, Summary: w}}, root)
+		// An archive's warning shows its file first, as it always has.
+		e.present(c.name, diag.List{{Severity: diag.Warning, Summary: diag.Rel(w.Pos, root) + ": " + w.Summary}}, root)
 	}
 	for _, u := range res.Specs {
 		fmt.Fprintf(e.stdout, "%s: %s\n", u.Path, describeSpecUpdate(u))

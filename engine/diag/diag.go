@@ -8,7 +8,6 @@
 package diag
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -140,41 +139,9 @@ func (l List) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Lister is an error that knows its diagnostics (a spec's, an invalid
-// plan's).
+// Lister is an error that knows its diagnostics (an invalid plan's).
+// load.Diagnostics, the one converter of an error into diagnostics, asks
+// it for them.
 type Lister interface {
 	Diagnostics() List
-}
-
-// From is err as diagnostics: a List or a Diagnostic as it is, a Lister's
-// diagnostics, the members of an errors.Join in order, and any other error
-// as one error diagnostic whose summary is its first line. nil is an
-// empty List. Errors of CUE go through load.Diagnostics instead, which
-// knows them.
-func From(err error) List {
-	if err == nil {
-		return nil
-	}
-	switch e := err.(type) {
-	case List:
-		return e
-	case Diagnostic:
-		return List{e}
-	case *Diagnostic:
-		return List{*e}
-	case Lister:
-		return e.Diagnostics()
-	case interface{ Unwrap() []error }:
-		var out List
-		for _, m := range e.Unwrap() {
-			out = append(out, From(m)...)
-		}
-		return out
-	}
-	var l Lister
-	if errors.As(err, &l) {
-		return l.Diagnostics()
-	}
-	summary, detail, _ := strings.Cut(err.Error(), "\n")
-	return List{{Severity: Error, Summary: summary, Detail: detail}}
 }

@@ -23,7 +23,7 @@ type applied struct {
 	// The operations that changed something; all zero when the delta was
 	// already applied (the spec is then left as it is).
 	added, modified, removed, renamed int
-	warnings                          []string
+	warnings                          diag.List
 	// noBlocks reports that no requirement block is left.
 	noBlocks bool
 	// unaccounted is the content of the spec that is neither its title,
@@ -134,14 +134,14 @@ func (f foldFiles) specErr(line int, format string, args ...any) error {
 
 // orphanWarnings says which requirements of d are outside its four delta
 // sections, and so not applied.
-func orphanWarnings(d *Delta, at foldFiles) []string {
-	var ws []string
+func orphanWarnings(d *Delta, at foldFiles) diag.List {
+	var ws diag.List
 	for _, o := range d.orphans {
 		where := "above the first ## section"
 		if o.section != "" {
 			where = "under \"## " + o.section + "\""
 		}
-		ws = append(ws, fmt.Sprintf("%s:%d: requirement %q is %s, which is not a delta section, so it was not applied", at.delta, o.line, o.name, where))
+		ws = append(ws, diag.Warningf(at.delta, o.line, "requirement %q is %s, which is not a delta section, so it was not applied", o.name, where))
 	}
 	return ws
 }
@@ -245,7 +245,7 @@ func (a *applied) target(d *Delta, living string, exists bool, change string, at
 	if exists {
 		if d.purpose != "" {
 			if p := purposeSection(living); p != "" && p != d.purpose {
-				a.warnings = append(a.warnings, fmt.Sprintf("%s: the delta's ## Purpose is ignored: %s already has one", at.delta, at.spec))
+				a.warnings = append(a.warnings, diag.Warningf(at.delta, 0, "the delta's ## Purpose is ignored: %s already has one", at.spec))
 			}
 		}
 	} else {
@@ -253,12 +253,12 @@ func (a *applied) target(d *Delta, living string, exists bool, change string, at
 			return "", at.specErr(0, "does not exist; a new capability takes only ADDED requirements, not MODIFIED or RENAMED")
 		}
 		if len(d.Removed) > 0 {
-			a.warnings = append(a.warnings, fmt.Sprintf("%s: %d REMOVED requirement(s) ignored: %s is new", at.delta, len(d.Removed), at.spec))
+			a.warnings = append(a.warnings, diag.Warningf(at.delta, 0, "%d REMOVED requirement(s) ignored: %s is new", len(d.Removed), at.spec))
 		}
 		target = specSkeleton(d.Capability, change, d.purpose)
 		if d.purpose != "" && readableOverview(target) == "" {
 			target = specSkeleton(d.Capability, change, "")
-			a.warnings = append(a.warnings, fmt.Sprintf("%s: the delta's ## Purpose is ignored (it would leave the new spec unreadable); the placeholder Purpose is used", at.delta))
+			a.warnings = append(a.warnings, diag.Warningf(at.delta, 0, "the delta's ## Purpose is ignored (it would leave the new spec unreadable); the placeholder Purpose is used"))
 		}
 	}
 	if issues := structureIssues(at.spec, target); len(issues) > 0 {
@@ -333,7 +333,7 @@ func (a *applied) remove(d *Delta, s *specBlocks, isNew bool, at foldFiles) erro
 				if near, ok := s.nearMiss(k, ""); ok {
 					return at.specErr(near.Line, "REMOVED requirement %q does not exist, but %q does; write the name exactly as the spec does", r.Name, near.Name)
 				}
-				a.warnings = append(a.warnings, fmt.Sprintf("%s: REMOVED requirement %q is not in the spec; treated as already removed", at.spec, r.Name))
+				a.warnings = append(a.warnings, diag.Warningf(at.spec, 0, "REMOVED requirement %q is not in the spec; treated as already removed", r.Name))
 			}
 			continue
 		}

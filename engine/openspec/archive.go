@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // ErrNoDelta is returned by ArchiveChange for a change that has no
@@ -37,8 +39,8 @@ type ArchiveResult struct {
 	// ".../archive/<change>" when the change's name starts with a date.
 	ArchiveDir string
 	// Warnings are what the archive did not apply or ignored, in the order
-	// found ("file:line: message").
-	Warnings []string
+	// found, each at the root-relative file (and line) it concerns.
+	Warnings diag.List
 }
 
 // SpecUpdate is the outcome for one capability.
@@ -284,10 +286,10 @@ type specWrite struct {
 // write, without writing anything. It returns one specWrite per capability
 // in capability order, the warnings, and the problems that refuse the
 // archive.
-func planArchive(root, change string, scan *deltaScan, retireDeclared bool) ([]specWrite, []string, []error, error) {
+func planArchive(root, change string, scan *deltaScan, retireDeclared bool) ([]specWrite, diag.List, []error, error) {
 	var (
 		plan     []specWrite
-		warnings []string
+		warnings diag.List
 		problems []error
 	)
 	for _, d := range scan.deltas {

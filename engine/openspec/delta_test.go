@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/set-engine/set/engine/diag"
 )
 
 // renderDelta prints a delta one operation per line, so that a table test
@@ -124,7 +125,7 @@ func TestArchiveChangeResult(t *testing.T) {
 			{Capability: "search/full-text", Path: "openspec/specs/search/full-text/spec.md", Action: "created", Added: 1},
 		},
 		ArchiveDir: "openspec/changes/archive/2025-01-15-mixed",
-		Warnings:   []string{`openspec/specs/auth/spec.md: REMOVED requirement "Ghost" is not in the spec; treated as already removed`},
+		Warnings:   diag.List{diag.Warningf("openspec/specs/auth/spec.md", 0, `REMOVED requirement "Ghost" is not in the spec; treated as already removed`)},
 	}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
