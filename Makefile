@@ -11,9 +11,9 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)-$(shell $(GO) env GOVERSION)
 
 # The OpenSpec CLI, at the one version whose `openspec archive` set's
-# archive reproduces (spec.OpenSpecVersion): installed from npm into
+# archive reproduces (openspec.OpenSpecVersion): installed from npm into
 # bin/tools/openspec by `make openspec`, for the differential archive tests
-# of engine/spec (TestArchiveDiff), which compare set with it when it is
+# of engine/openspec (TestArchiveDiff), which compare set with it when it is
 # there. It needs Node.js >= 20.19 (the package's engines field).
 OPENSPEC_VERSION := 1.13.2
 OPENSPEC_STAMP := bin/tools/openspec/.installed-$(OPENSPEC_VERSION)

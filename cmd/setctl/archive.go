@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/diag"
-	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/openspec"
 )
 
 func archiveCommand() command {
@@ -24,7 +25,7 @@ specs: each delta specs/<capability>/spec.md of the change (a capability may
 nest, as search/full-text) is applied to openspec/specs/<capability>/spec.md,
 and the change's folder moves to openspec/changes/archive/<date>-CHANGE (a
 CHANGE that starts with a date keeps its name). The files it writes are
-byte for byte those of ` + "`openspec archive CHANGE --yes`" + ` of OpenSpec ` + spec.OpenSpecVersion + `,
+byte for byte those of ` + "`openspec archive CHANGE --yes`" + ` of OpenSpec ` + openspec.OpenSpecVersion + `,
 and it refuses what that command refuses, leaving every file as it was:
 a delta with no operation, a requirement without text or without a
 "#### Scenario:", a name that differs from an existing one only in case or
@@ -60,16 +61,17 @@ func runArchive(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	res, err := spec.ArchiveChange(root, change, time.Now())
-	if errors.Is(err, spec.ErrNoDelta) {
+	res, err := openspec.ArchiveChange(root, change, time.Now())
+	if errors.Is(err, openspec.ErrNoDelta) {
 		return e.errorf(c.name, "no change %s: openspec/changes/%s does not exist", change, change)
 	}
 	if err != nil {
-		e.present(c.name, diag.From(err), root)
+		e.present(c.name, load.Diagnostics(err), root)
 		return e.errorf(c.name, "openspec/changes/%s was not archived; nothing was changed", change)
 	}
 	for _, w := range res.Warnings {
-		e.present(c.name, diag.List{{Severity: diag.Warning, Summary: w}}, root)
+		// An archive's warning shows its file first, as it always has.
+		e.present(c.name, diag.List{{Severity: diag.Warning, Summary: diag.Rel(w.Pos, root) + ": " + w.Summary}}, root)
 	}
 	for _, u := range res.Specs {
 		fmt.Fprintf(e.stdout, "%s: %s\n", u.Path, describeSpecUpdate(u))
@@ -80,7 +82,7 @@ func runArchive(e *env, args []string) int {
 
 // describeSpecUpdate says what the archive did to one living spec:
 // "updated: 1 added, 2 modified".
-func describeSpecUpdate(u spec.SpecUpdate) string {
+func describeSpecUpdate(u openspec.SpecUpdate) string {
 	var ops []string
 	for _, op := range []struct {
 		n    int

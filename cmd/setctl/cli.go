@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/load"
 )
 
 // Exit codes, as in Terraform: 0 success, 1 error, 2 work pending (only
@@ -252,7 +253,7 @@ func terminalOf(tty bool, getenv func(string) string) terminal {
 // errorf reports an error of command name without a position, as
 // present does, and returns exitError.
 func (e *env) errorf(name, format string, args ...any) int {
-	return e.present(name, diag.From(fmt.Errorf(format, args...)), "")
+	return e.present(name, load.Diagnostics(fmt.Errorf(format, args...)), "")
 }
 
 // present is the one place a command shows its problems to the user: each

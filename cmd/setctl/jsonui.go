@@ -13,6 +13,7 @@ import (
 	"github.com/set-engine/set/engine/coverage"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/state"
 )
@@ -123,7 +124,7 @@ func (u *jsonUI) version() {
 
 // diagnose writes an error or a warning given as its message alone.
 func (u *jsonUI) diagnose(severity diag.Severity, msg string) {
-	d := diag.From(errors.New(msg))[0]
+	d := load.Diagnostics(errors.New(msg))[0]
 	d.Severity = severity
 	u.diagnostic(d, "")
 }

@@ -308,69 +308,28 @@ type iteration struct {
 // not recorded: a resumed run does it again.
 func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *LoopResult, streak streaks, retryContext string) (iteration, string, bool, error) {
 	change := in.Prompt.Change.Name
-	pin := in.Prompt
-	pin.Iteration = n
-	pin.RetryContext = retryContext
-	text := in.Redact.String(Prompt(pin))
-	promptPath, promptRel := in.Layout.Prompt(change, n)
-	logPath, logRel := in.Layout.AgentLog(change, n)
-	for _, dir := range []string{filepath.Dir(promptPath), filepath.Dir(logPath)} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return iteration{}, "", false, err
-		}
-	}
-	if err := os.WriteFile(promptPath, []byte(text), 0o644); err != nil {
+	text, files, err := writePrompt(in, n, retryContext)
+	if err != nil {
 		return iteration{}, "", false, err
 	}
 	before := 0 // a fresh branch has no work of the agent's
 	if !fresh {
-		var err error
 		if before, err = git.CountWork(ctx, in.Worktree, in.MainBranch, "HEAD", FolderTrailer, change); err != nil {
 			return iteration{}, "", false, err
 		}
 	}
-	decision, why := streak.session(res.SessionID, n)
-	session := ""
-	if decision == "resume" {
-		session = res.SessionID
-	}
-	opened := journal.AgentSessionDecisionData{
-		Decision: decision, SessionID: session, Reason: why,
-		Iteration: n, Adapter: in.Adapter.Name(), Model: in.Model, Log: logRel,
-	}
-	if p, ok := in.Adapter.(PermissionReporter); ok && n == in.Done+1 {
-		// The first iteration of the run says what the agent may do.
-		perm, err := p.PermissionMode(in.Env)
-		opened.Permissions = perm.String()
-		if err != nil {
-			opened.Permissions = err.Error()
-		}
-	}
-	if err := in.Emit(opened); err != nil {
-		return iteration{}, "", false, err
-	}
-
-	log, err := os.Create(logPath)
+	session, err := openSession(in, n, res, streak, files.logRel)
 	if err != nil {
 		return iteration{}, "", false, err
 	}
-	// The tail of the output, for the last line of a failing agent.
-	tail := &tailWriter{max: 4 * maxLastLine}
-	logw := in.Redact.Writer(log)
-	run, ended := in.Steer.Iteration(budget, n)
-	out, runErr := in.Adapter.Run(run, Request{
-		Change: change, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: promptPath,
-		Model: in.Model, SessionID: session, Env: in.Env, Log: io.MultiWriter(logw, tail),
-		OnActivity: in.Steer.Output, OnCommand: in.Steer.Command,
-	})
-	ended()
-	logw.Close()
-	log.Close()
+	ran, err := runAgent(budget, in, n, text, files, session)
+	if err != nil {
+		return iteration{}, "", false, err
+	}
 	if budget.Err() != nil {
 		res.Ending = EndInterrupted
 		return iteration{}, "", false, nil
 	}
-	stopped := StopOf(run)
 
 	// The agent may have broken the worktree (removed its .git file, or
 	// switched branches): git must not commit through whatever repository
@@ -388,6 +347,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *
 	if err != nil {
 		return iteration{}, "", false, err
 	}
+	out := ran.out
 	tokens, err := recordCalls(in, n, out.Calls)
 	if err != nil {
 		return iteration{}, "", false, err
@@ -399,10 +359,106 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *
 	it := iteration{
 		data: journal.AgentIterationData{
 			Iteration: n, ExitCode: out.ExitCode, Signal: out.Signal, DurationMS: out.Duration.Milliseconds(), Commits: commits,
-			Tokens: tokens, SessionID: out.SessionID, Prompt: promptRel, Log: logRel,
+			Tokens: tokens, SessionID: out.SessionID, Prompt: files.promptRel, Log: files.logRel,
 		},
 		inMerge: git.InMerge(ctx, in.Worktree), unresolved: unresolved, summary: out.Summary,
 	}
+	it.judge(in, ran)
+	return it, ran.tail, commits > before, nil
+}
+
+// iterationFiles are where an iteration's prompt and the agent's log are
+// written: absolute, and relative to the run directory as events name
+// them.
+type iterationFiles struct {
+	prompt, promptRel string
+	log, logRel       string
+}
+
+// writePrompt writes the prompt of iteration n, redacted, and returns it
+// with the iteration's files.
+func writePrompt(in LoopInput, n int, retryContext string) (string, iterationFiles, error) {
+	change := in.Prompt.Change.Name
+	pin := in.Prompt
+	pin.Iteration = n
+	pin.RetryContext = retryContext
+	text := in.Redact.String(Prompt(pin))
+	var f iterationFiles
+	f.prompt, f.promptRel = in.Layout.Prompt(change, n)
+	f.log, f.logRel = in.Layout.AgentLog(change, n)
+	for _, dir := range []string{filepath.Dir(f.prompt), filepath.Dir(f.log)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", iterationFiles{}, err
+		}
+	}
+	if err := os.WriteFile(f.prompt, []byte(text), 0o644); err != nil {
+		return "", iterationFiles{}, err
+	}
+	return text, f, nil
+}
+
+// openSession decides whether iteration n resumes the agent's session or
+// starts a new one, journals the decision (AGENT_SESSION_DECISION, with
+// what the agent may do on the run's first iteration), and returns the
+// session to resume, "" for a new one.
+func openSession(in LoopInput, n int, res *LoopResult, streak streaks, logRel string) (string, error) {
+	decision, why := streak.session(res.SessionID, n)
+	session := ""
+	if decision == "resume" {
+		session = res.SessionID
+	}
+	opened := journal.AgentSessionDecisionData{
+		Decision: decision, SessionID: session, Reason: why,
+		Iteration: n, Adapter: in.Adapter.Name(), Model: in.Model, Log: logRel,
+	}
+	if p, ok := in.Adapter.(PermissionReporter); ok && n == in.Done+1 {
+		// The first iteration of the run says what the agent may do.
+		perm, err := p.PermissionMode(in.Env)
+		opened.Permissions = perm.String()
+		if err != nil {
+			opened.Permissions = err.Error()
+		}
+	}
+	return session, in.Emit(opened)
+}
+
+// agentRun is what one run of the agent gave.
+type agentRun struct {
+	out     Result
+	err     error  // the adapter's
+	stopped *Stop  // the sentinel's stop, when it stopped the agent
+	tail    string // the tail of the output, for the last line of a failing agent
+}
+
+// runAgent runs the agent for iteration n on the budget context, its
+// output redacted into the iteration's log. The error is only the log
+// file's; the adapter's is the agentRun's.
+func runAgent(budget context.Context, in LoopInput, n int, text string, f iterationFiles, session string) (agentRun, error) {
+	log, err := os.Create(f.log)
+	if err != nil {
+		return agentRun{}, err
+	}
+	tail := &tailWriter{max: 4 * maxLastLine}
+	logw := in.Redact.Writer(log)
+	run, ended := in.Steer.Iteration(budget, n)
+	out, runErr := in.Adapter.Run(run, Request{
+		Change: in.Prompt.Change.Name, Worktree: in.Worktree, Iteration: n, Prompt: text, PromptFile: f.prompt,
+		Model: in.Model, SessionID: session, Env: in.Env, Log: io.MultiWriter(logw, tail),
+		OnActivity: in.Steer.Output, OnCommand: in.Steer.Command,
+	})
+	ended()
+	logw.Close()
+	log.Close()
+	return agentRun{out: out, err: runErr, stopped: StopOf(run), tail: tail.String()}, nil
+}
+
+// judge sets the iteration's result from what the agent did: done (a
+// success it reported, with commits and no merge in progress, kept even
+// when the sentinel stopped the process that lingered after it), stopped,
+// error, api-error or not-done; and marks a configuration error, which no
+// further iteration can pass.
+func (it *iteration) judge(in LoopInput, ran agentRun) {
+	out, runErr := ran.out, ran.err
 	var ce *llm.ConfigError
 	if errors.As(runErr, &ce) {
 		if ce.Field == "" && ce.Model != "" {
@@ -411,12 +467,10 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *
 		it.config = true
 	}
 	switch {
-	case out.Done && commits > 0 && !it.inMerge:
-		// A success the agent reported is kept, even when the sentinel
-		// stopped the process that lingered after it.
+	case out.Done && it.data.Commits > 0 && !it.inMerge:
 		it.data.Result = "done"
-	case stopped != nil:
-		it.data.Result, it.data.Error = "stopped", stopped.Reason
+	case ran.stopped != nil:
+		it.data.Result, it.data.Error = "stopped", ran.stopped.Reason
 	case runErr != nil:
 		it.data.Result, it.data.Error = "error", runErr.Error()
 	case out.APIError != "":
@@ -424,10 +478,9 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *
 	default:
 		it.data.Result = "not-done"
 		if out.ExitCode != 0 {
-			it.data.Error = withLine(fmt.Sprintf("exit %d", out.ExitCode), lastLine(tail.String()))
+			it.data.Error = withLine(fmt.Sprintf("exit %d", out.ExitCode), lastLine(ran.tail))
 		}
 	}
-	return it, tail.String(), commits > before, nil
 }
 
 // recordCalls journals the model calls of iteration n (LLM_CALL) and

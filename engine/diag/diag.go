@@ -8,7 +8,7 @@
 package diag
 
 import (
-	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +38,21 @@ type Diagnostic struct {
 	// it came from); Pos is then the zero Pos.
 	Pos  config.Pos
 	More []config.Pos
+}
+
+// Errorf is an error at line of file (line 0: the whole file, file "":
+// no position), its summary formatted as fmt.Sprintf formats it.
+func Errorf(file string, line int, format string, args ...any) Diagnostic {
+	return at(Error, file, line, format, args...)
+}
+
+// Warningf is Errorf for a warning.
+func Warningf(file string, line int, format string, args ...any) Diagnostic {
+	return at(Warning, file, line, format, args...)
+}
+
+func at(sev Severity, file string, line int, format string, args ...any) Diagnostic {
+	return Diagnostic{Severity: sev, Summary: fmt.Sprintf(format, args...), Pos: config.Pos{File: file, Line: line}}
 }
 
 // Error makes a Diagnostic an error: its text without the root.
@@ -124,41 +139,9 @@ func (l List) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Lister is an error that knows its diagnostics (a spec's, an invalid
-// plan's).
+// Lister is an error that knows its diagnostics (an invalid plan's).
+// load.Diagnostics, the one converter of an error into diagnostics, asks
+// it for them.
 type Lister interface {
 	Diagnostics() List
-}
-
-// From is err as diagnostics: a List or a Diagnostic as it is, a Lister's
-// diagnostics, the members of an errors.Join in order, and any other error
-// as one error diagnostic whose summary is its first line. nil is an
-// empty List. Errors of CUE go through load.Diagnostics instead, which
-// knows them.
-func From(err error) List {
-	if err == nil {
-		return nil
-	}
-	switch e := err.(type) {
-	case List:
-		return e
-	case Diagnostic:
-		return List{e}
-	case *Diagnostic:
-		return List{*e}
-	case Lister:
-		return e.Diagnostics()
-	case interface{ Unwrap() []error }:
-		var out List
-		for _, m := range e.Unwrap() {
-			out = append(out, From(m)...)
-		}
-		return out
-	}
-	var l Lister
-	if errors.As(err, &l) {
-		return l.Diagnostics()
-	}
-	summary, detail, _ := strings.Cut(err.Error(), "\n")
-	return List{{Severity: Error, Summary: summary, Detail: detail}}
 }

@@ -1,8 +1,6 @@
 package diag
 
 import (
-	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
@@ -33,23 +31,8 @@ func TestText(t *testing.T) {
 	}
 }
 
-type lister struct{}
-
-func (lister) Error() string     { return "lister" }
-func (lister) Diagnostics() List { return List{{Severity: Warning, Summary: "from lister"}} }
-
-func TestFrom(t *testing.T) {
-	err := errors.Join(errors.New("one\ntwo"), fmt.Errorf("wrapped: %w", lister{}), Diagnostic{Severity: Error, Summary: "d"})
-	got := From(err)
-	want := List{
-		{Severity: Error, Summary: "one", Detail: "two"},
-		{Severity: Warning, Summary: "from lister"},
-		{Severity: Error, Summary: "d"},
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("From = %+v\nwant %+v", got, want)
-	}
-	if From(nil) != nil || (List{{Severity: Warning}}).Err() != nil || got.Err() == nil {
-		t.Error("Err or From(nil) is wrong")
+func TestListErr(t *testing.T) {
+	if (List{{Severity: Warning}}).Err() != nil || (List{{Severity: Warning}, {Severity: Error}}).Err() == nil {
+		t.Error("List.Err is wrong")
 	}
 }

@@ -259,13 +259,44 @@ func inspectMove(ctx context.Context, root string, rec FastForwardRecord) (move,
 	if err != nil {
 		return move{}, err
 	}
-	status, err := run(ctx, root, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none")
+	out, err := run(ctx, root, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=none")
 	if err != nil {
 		return move{}, err
 	}
-	index := map[string]string{} // path → blob ID in the index, "" when absent
-	bad := map[string]bool{}     // paths no version explains whatever their content
-	var paths []string
+	st, err := parseStatus(out)
+	if err != nil {
+		return move{}, err
+	}
+	files, err := worktreeBlobs(ctx, root, len(rec.From), changed, st)
+	if err != nil {
+		return move{}, err
+	}
+	var m move
+	for _, p := range st.paths {
+		v, ok := changed[p]
+		explained := ok && !st.bad[p] && v.holds(st.index[p]) && (v.submodule || v.holds(files[p]))
+		if explained {
+			m.written = append(m.written, p)
+		} else {
+			m.unexplained = append(m.unexplained, p)
+		}
+	}
+	return m, nil
+}
+
+// worktreeStatus is what `git status --porcelain=v2 -z` says of the
+// worktree's paths.
+type worktreeStatus struct {
+	index map[string]string // path → blob ID in the index, "" when absent
+	bad   map[string]bool   // paths no version explains whatever their content
+	paths []string          // every path status names, sorted, once each
+}
+
+// parseStatus reads the output of `git status --porcelain=v2 -z
+// --no-renames`: an ordinary entry's index blob, an untracked path, and an
+// unmerged path or a rename, which no move explains.
+func parseStatus(status string) (worktreeStatus, error) {
+	st := worktreeStatus{index: map[string]string{}, bad: map[string]bool{}}
 	fields := strings.Split(status, "\x00")
 	for i := 0; i < len(fields); i++ {
 		line := fields[i]
@@ -274,46 +305,53 @@ func inspectMove(ctx context.Context, root string, rec FastForwardRecord) (move,
 		case strings.HasPrefix(line, "1 "): // 1 XY sub mH mI mW hH hI path
 			f := strings.SplitN(line, " ", 9)
 			if len(f) != 9 {
-				return move{}, fmt.Errorf("git status: unexpected line %q", line)
+				return worktreeStatus{}, fmt.Errorf("git status: unexpected line %q", line)
 			}
 			path = f[8]
-			index[path] = blobOrAbsent(f[4], f[7])
+			st.index[path] = blobOrAbsent(f[4], f[7])
 		case strings.HasPrefix(line, "? "):
 			path = line[2:]
-			if _, ok := index[path]; !ok {
-				index[path] = ""
+			if _, ok := st.index[path]; !ok {
+				st.index[path] = ""
 			}
 		case strings.HasPrefix(line, "u "): // unmerged: no move of set's leaves that
 			f := strings.SplitN(line, " ", 11)
 			path = f[len(f)-1]
-			bad[path] = true
+			st.bad[path] = true
 		case strings.HasPrefix(line, "2 "): // a rename, which --no-renames rules out
 			f := strings.SplitN(line, " ", 10)
 			path = f[len(f)-1]
-			bad[path] = true
+			st.bad[path] = true
 			if i+1 < len(fields) {
 				i++
-				bad[fields[i]] = true
-				paths = append(paths, fields[i])
+				st.bad[fields[i]] = true
+				st.paths = append(st.paths, fields[i])
 			}
 		case line == "":
 			continue
 		default:
-			return move{}, fmt.Errorf("git status: unexpected line %q", line)
+			return worktreeStatus{}, fmt.Errorf("git status: unexpected line %q", line)
 		}
-		if !slices.Contains(paths, path) {
-			paths = append(paths, path)
+		if !slices.Contains(st.paths, path) {
+			st.paths = append(st.paths, path)
 		}
 	}
-	slices.Sort(paths)
-	paths = slices.Compact(paths)
+	slices.Sort(st.paths)
+	st.paths = slices.Compact(st.paths)
+	return st, nil
+}
 
-	// The files to hash: regular files of paths the move changes.
+// worktreeBlobs returns the blob ID of the file at each path of st that
+// the move changes ("" when there is no file; a symbolic link's target
+// hashed as a blob, with IDs of idLen hex digits), counting a file that
+// holds the start of To's content as To's. A path whose file is neither a
+// regular file, a link nor a directory is marked bad in st.
+func worktreeBlobs(ctx context.Context, root string, idLen int, changed map[string]versions, st worktreeStatus) (map[string]string, error) {
 	var toHash []string
-	files := map[string]string{} // path → blob ID of its file, "" when absent
-	for _, p := range paths {
+	files := map[string]string{}
+	for _, p := range st.paths {
 		v, ok := changed[p]
-		if !ok || bad[p] || v.submodule {
+		if !ok || st.bad[p] || v.submodule {
 			continue
 		}
 		full := filepath.Join(root, filepath.FromSlash(p))
@@ -322,29 +360,29 @@ func inspectMove(ctx context.Context, root string, rec FastForwardRecord) (move,
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			files[p] = ""
 		case err != nil:
-			return move{}, err
+			return nil, err
 		case info.Mode().IsDir():
 			files[p] = "" // a directory where the move has a file: no file there
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(full)
 			if err != nil {
-				return move{}, err
+				return nil, err
 			}
-			files[p] = blobID(len(rec.From), []byte(target))
+			files[p] = blobID(idLen, []byte(target))
 		case info.Mode().IsRegular():
 			toHash = append(toHash, p)
 		default:
-			bad[p] = true // a device, a socket or a pipe: no version's content
+			st.bad[p] = true // a device, a socket or a pipe: no version's content
 		}
 	}
 	for chunk := range slices.Chunk(toHash, 256) {
 		out, err := Run(ctx, root, append([]string{"hash-object", "--"}, chunk...)...)
 		if err != nil {
-			return move{}, err
+			return nil, err
 		}
 		ids := strings.Split(out, "\n")
 		if len(ids) != len(chunk) {
-			return move{}, fmt.Errorf("git hash-object gave %d IDs for %d files", len(ids), len(chunk))
+			return nil, fmt.Errorf("git hash-object gave %d IDs for %d files", len(ids), len(chunk))
 		}
 		for i, p := range chunk {
 			files[p] = ids[i]
@@ -357,25 +395,14 @@ func inspectMove(ctx context.Context, root string, rec FastForwardRecord) (move,
 		if v := changed[p]; v.to != "" && !v.holds(files[p]) {
 			partial, err := prefixOf(ctx, root, p, v.to)
 			if err != nil {
-				return move{}, err
+				return nil, err
 			}
 			if partial {
 				files[p] = v.to
 			}
 		}
 	}
-
-	var m move
-	for _, p := range paths {
-		v, ok := changed[p]
-		explained := ok && !bad[p] && v.holds(index[p]) && (v.submodule || v.holds(files[p]))
-		if explained {
-			m.written = append(m.written, p)
-		} else {
-			m.unexplained = append(m.unexplained, p)
-		}
-	}
-	return m, nil
+	return files, nil
 }
 
 // prefixOf reports whether the file at path in root holds the start of

@@ -234,8 +234,9 @@ func Details(err error, root string) string {
 // Diagnostics is err as the diagnostics set shows the user: the errors of
 // the CUE evaluator and every config.FieldError sorted by position with
 // duplicates dropped, as cue prints them, then any other error (a spec's
-// diagnostics, an invalid plan's problems) as diag.From lists it. It is
-// the one place that turns CUE errors into diagnostics. Positions inside
+// diagnostics, an invalid plan's problems, an archive's refusal) as
+// fromError lists it. It is the one place that turns an error into
+// diagnostics. Positions inside
 // the extracted embedded module are shown as
 // github.com/set-engine/set@<version>/<file>, not as cache paths.
 func Diagnostics(err error) diag.List {
@@ -252,13 +253,42 @@ func Diagnostics(err error) diag.List {
 			}
 			continue
 		}
-		others = append(others, diag.From(e)...)
+		others = append(others, fromError(e)...)
 	}
 	var out diag.List
 	for _, e := range errors.Errors(errors.Sanitize(all)) {
 		out = append(out, cueDiagnostic(e))
 	}
 	return append(out, others...)
+}
+
+// fromError is an error that is not CUE's as diagnostics: a diag.List or
+// a diag.Diagnostic as it is, a diag.Lister's diagnostics, the members of
+// an errors.Join in order, and any other error as one error diagnostic
+// whose summary is its first line and whose detail is the lines below.
+func fromError(err error) diag.List {
+	switch e := err.(type) {
+	case diag.List:
+		return e
+	case diag.Diagnostic:
+		return diag.List{e}
+	case *diag.Diagnostic:
+		return diag.List{*e}
+	case diag.Lister:
+		return e.Diagnostics()
+	case interface{ Unwrap() []error }:
+		var out diag.List
+		for _, m := range e.Unwrap() {
+			out = append(out, fromError(m)...)
+		}
+		return out
+	}
+	var l diag.Lister
+	if errors.As(err, &l) {
+		return l.Diagnostics()
+	}
+	summary, detail, _ := strings.Cut(err.Error(), "\n")
+	return diag.List{{Severity: diag.Error, Summary: summary, Detail: detail}}
 }
 
 // leaves are the members of err when it is an errors.Join (of joins),

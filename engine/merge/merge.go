@@ -26,6 +26,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
+	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
@@ -336,7 +337,7 @@ const (
 
 // fold folds the change's OpenSpec delta into the merged tree in the
 // worktree (openspec/changes/<change> folded into openspec/specs/ and
-// moved under openspec/changes/archive/, see spec.ArchiveChange) and
+// moved under openspec/changes/archive/, see openspec.ArchiveChange) and
 // commits that on the branch with the ArchiveTrailer, so that the
 // integration stack runs on the tree main gets. It returns the ARCHIVED
 // record (without its commit, which main does not have yet) and the fold
@@ -346,8 +347,8 @@ const (
 // code is good, and a delta left in openspec/changes/ is for a person to
 // fix.
 func fold(ctx context.Context, in Input) (_ journal.ArchivedData, commit string, _ error) {
-	res, err := spec.ArchiveChange(in.Worktree, in.Change.Name, in.Now())
-	if errors.Is(err, spec.ErrNoDelta) {
+	res, err := openspec.ArchiveChange(in.Worktree, in.Change.Name, in.Now())
+	if errors.Is(err, openspec.ErrNoDelta) {
 		return journal.ArchivedData{Skipped: noDelta(in.Change.Name)}, "", nil
 	}
 	if err != nil {
@@ -456,9 +457,9 @@ func Archived(ctx context.Context, root, change, commit string) (journal.Archive
 // <yyyy-mm-dd>-<change>.
 const archiveRoot = "openspec/changes/archive/"
 
-// archivedAs reports whether dir is the name spec.ArchiveChange gives the
-// archived folder of change (see spec.ArchiveName).
-func archivedAs(dir, change string) bool { return spec.ArchivedAs(dir, change) }
+// archivedAs reports whether dir is the name openspec.ArchiveChange gives the
+// archived folder of change (see openspec.ArchiveName).
+func archivedAs(dir, change string) bool { return openspec.ArchivedAs(dir, change) }
 
 // squashMessage is the message of a change's commit on main.
 func squashMessage(in Input) string {

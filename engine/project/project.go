@@ -159,10 +159,7 @@ func (p *Project) Warnings() diag.List {
 	if p.Spec == nil {
 		return out
 	}
-	for _, w := range p.Spec.Warnings() {
-		out = append(out, w.Diagnostics()...)
-	}
-	return out
+	return append(out, p.Spec.Warnings()...)
 }
 
 // MakePlan plans what the spec asks for beyond what main implements (see

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/openspec"
 )
 
 // ChangeRequirement is one requirement of a change, as its OpenSpec change
@@ -220,13 +221,13 @@ func tasks(in ChangeFolderInput) string {
 // WriteChangeFolder writes the files of a change folder (see ChangeFolder)
 // to openspec/changes/<change> under root, replacing whatever was there:
 // the folder then holds exactly files. A symbolic link on the way, or in
-// the folder, is refused (see checkNoLinks) before anything is written.
+// the folder, is refused (see openspec.CheckNoLinks) before anything is written.
 func WriteChangeFolder(root, change string, files map[string][]byte) error {
-	if err := checkChangeName(change); err != nil {
+	if err := openspec.CheckChangeName(change); err != nil {
 		return err
 	}
 	rel := ChangeDir(change)
-	if err := checkNoLinks(root, rel); err != nil {
+	if err := openspec.CheckNoLinks(root, rel); err != nil {
 		return err
 	}
 	dir := filepath.Join(root, filepath.FromSlash(rel))

@@ -2,8 +2,9 @@ package spec
 
 import (
 	"errors"
-	"strings"
 	"testing"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 func TestParseDiagnostics(t *testing.T) {
@@ -168,26 +169,6 @@ func TestDerivedIDMatchesPattern(t *testing.T) {
 	}
 }
 
-func TestDiagnosticString(t *testing.T) {
-	for _, tc := range []struct {
-		d    Diagnostic
-		want string
-	}{
-		{Diagnostic{"docs/spec.md", 12, Error, "duplicate requirement ID REQ-AUTH-01 (first at docs/spec.md:4)"},
-			"docs/spec.md:12: error: duplicate requirement ID REQ-AUTH-01 (first at docs/spec.md:4)"},
-		{Diagnostic{"docs/spec.md", 0, Warning, "whole file"}, "docs/spec.md: warning: whole file"},
-		{Diagnostic{"", 3, Error, "no file"}, "3: error: no file"},
-		{Diagnostic{"", 0, Severity(7), "odd"}, "Severity(7): odd"},
-	} {
-		if got := tc.d.String(); got != tc.want {
-			t.Errorf("String() = %q, want %q", got, tc.want)
-		}
-		if got := tc.d.Error(); got != tc.want {
-			t.Errorf("Error() = %q, want %q", got, tc.want)
-		}
-	}
-}
-
 func TestSpecErrWarningsLookup(t *testing.T) {
 	s := ParseAll([]string{"a.md"}, map[string][]byte{"a.md": []byte(
 		"### REQ-A-01: One\n" + ok + "### REQ-A-02: Two\n### REQ-bad: Three\n### REQ-A-01: Again\n" + ok)}, Options{})
@@ -195,13 +176,13 @@ func TestSpecErrWarningsLookup(t *testing.T) {
 	if err == nil {
 		t.Fatal("Err() = nil, want the error diagnostics")
 	}
-	want := `a.md:5: error: malformed requirement ID "REQ-bad" (want REQ-<DOMAIN>-<NUMBER>, e.g. REQ-AUTH-01)
-a.md:6: error: duplicate requirement ID REQ-A-01 (first at a.md:1)`
+	want := `malformed requirement ID "REQ-bad" (want REQ-<DOMAIN>-<NUMBER>, e.g. REQ-AUTH-01): a.md:5
+duplicate requirement ID REQ-A-01 (first at a.md:1): a.md:6`
 	if err.Error() != want {
 		t.Errorf("Err():\n got: %s\nwant: %s", err, want)
 	}
-	var d Diagnostic
-	if !errors.As(err, &d) || d.Line != 5 {
+	var d diag.Diagnostic
+	if !errors.As(err, &d) || d.Pos.Line != 5 {
 		t.Errorf("errors.As(Err(), &Diagnostic) = %v, %+v; want the diagnostic at line 5", errors.As(err, &d), d)
 	}
 	if got := renderDiags(s.Warnings()); got != "a.md:4: warning: requirement REQ-A-02 has no scenario\n" {
@@ -224,8 +205,5 @@ a.md:6: error: duplicate requirement ID REQ-A-01 (first at a.md:1)`
 	}
 	if _, ok := nilSpec.Lookup("REQ-A-01"); ok {
 		t.Error("a nil *Spec has requirements")
-	}
-	if !strings.Contains(Error.String()+Warning.String(), "errorwarning") {
-		t.Errorf("Severity strings = %q, %q", Error, Warning)
 	}
 }

@@ -91,10 +91,10 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		for i, d := range diags {
-			if d.Line < 0 || d.Line > nlines {
-				t.Errorf("diagnostic %q at line %d, want 0..%d", d, d.Line, nlines)
+			if d.Pos.Line < 0 || d.Pos.Line > nlines {
+				t.Errorf("diagnostic %q at line %d, want 0..%d", d, d.Pos.Line, nlines)
 			}
-			if i > 0 && d.Line < diags[i-1].Line {
+			if i > 0 && d.Pos.Line < diags[i-1].Pos.Line {
 				t.Errorf("diagnostics out of line order: %q after %q", d, diags[i-1])
 			}
 		}
@@ -113,8 +113,8 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("ParseAll returned %d requirements, Parse %d", len(s.Requirements), len(reqs))
 		}
 		for _, d := range s.Diagnostics {
-			if d.Line < 0 || d.Line > nlines {
-				t.Errorf("ParseAll diagnostic %q at line %d, want 0..%d", d, d.Line, nlines)
+			if d.Pos.Line < 0 || d.Pos.Line > nlines {
+				t.Errorf("ParseAll diagnostic %q at line %d, want 0..%d", d, d.Pos.Line, nlines)
 			}
 		}
 		_ = s.Err()

@@ -1,6 +1,10 @@
 package spec
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/set-engine/set/engine/diag"
+)
 
 // srcLine is one line of a spec file, ready for the parser.
 //
@@ -18,14 +22,14 @@ type srcLine struct {
 
 // splitLines turns src into lines and reports an unclosed code fence or HTML
 // comment, each of which hides the rest of the file.
-func splitLines(file string, src []byte) ([]srcLine, []Diagnostic) {
+func splitLines(file string, src []byte) ([]srcLine, []diag.Diagnostic) {
 	raw := strings.Split(string(src), "\n")
 	if len(raw) > 1 && raw[len(raw)-1] == "" {
 		raw = raw[:len(raw)-1] // the final newline ends the last line
 	}
 	var (
 		out          = make([]srcLine, 0, len(raw))
-		diags        []Diagnostic
+		diags        []diag.Diagnostic
 		inComment    bool
 		commentStart int
 		fence        fenceInfo
@@ -56,12 +60,10 @@ func splitLines(file string, src []byte) ([]srcLine, []Diagnostic) {
 		out = append(out, srcLine{num: num, text: s})
 	}
 	if fence.n > 0 {
-		diags = append(diags, Diagnostic{File: file, Line: fenceStart, Severity: Warning,
-			Message: "code fence is never closed; the rest of the file is code"})
+		diags = append(diags, diag.Warningf(file, fenceStart, "code fence is never closed; the rest of the file is code"))
 	}
 	if inComment {
-		diags = append(diags, Diagnostic{File: file, Line: commentStart, Severity: Warning,
-			Message: "HTML comment is never closed; the rest of the file is ignored"})
+		diags = append(diags, diag.Warningf(file, commentStart, "HTML comment is never closed; the rest of the file is ignored"))
 	}
 	return out, diags
 }

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -8,8 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/openspec"
 )
 
 // loopSpec is a spec in every form set reads, for the round trip tests.
@@ -55,7 +60,7 @@ func parseLoopSpec(t *testing.T) []Requirement {
 	t.Helper()
 	reqs, diags := Parse("docs/spec.md", []byte(loopSpec), Options{})
 	for _, d := range diags {
-		if d.Severity == Error {
+		if d.Severity == diag.Error {
 			t.Fatalf("loopSpec: %s", d)
 		}
 	}
@@ -157,28 +162,35 @@ func livingOf(t *testing.T, reqs []Requirement) map[string][]byte {
 }
 
 // fold applies the deltas of a change folder to living specs, as the
-// archive does, and returns the new living specs.
+// archive does (openspec.ArchiveChange on a copy of both in a temporary
+// directory, the change allowed to retire a capability whose last
+// requirement it removes), and returns the new living specs.
 func fold(t *testing.T, living map[string][]byte, folder map[string][]byte) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	for k, v := range living {
-		out[k] = v
+	root := t.TempDir()
+	for name, data := range living {
+		writeFile(t, filepath.Join(root, filepath.FromSlash(name)), data)
 	}
-	for name, src := range folder {
-		capability, ok := strings.CutSuffix(strings.TrimPrefix(name, "specs/"), "/spec.md")
-		if !ok || !strings.HasPrefix(name, "specs/") {
-			continue
+	for name, data := range folder {
+		writeFile(t, filepath.Join(root, filepath.FromSlash(ChangeDir("change")+"/"+name)), data)
+	}
+	writeFile(t, filepath.Join(root, filepath.FromSlash(ChangeDir("change")+"/.openspec.yaml")), []byte("schema: spec-driven\nretire_capabilities: true\n"))
+	if _, err := openspec.ArchiveChange(root, "change", time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatalf("folding %v:\n%v", slices.Sorted(maps.Keys(folder)), err)
+	}
+	out := map[string][]byte{}
+	specs := filepath.Join(root, filepath.FromSlash(LivingSpecsDir))
+	err := filepath.WalkDir(specs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		d, err := ParseDelta(capability, src)
-		if err != nil {
-			t.Fatalf("delta %s:\n%s\n%v", name, src, err)
-		}
-		file := LivingSpecsDir + "/" + capability + "/spec.md"
-		a, err := applyDelta(d, string(out[file]), out[file] != nil, "change", name, file)
-		if err != nil {
-			t.Fatalf("folding %s:\n%s\n%v", name, src, err)
-		}
-		out[file] = []byte(a.text)
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -329,15 +341,7 @@ func TestChangeFolderProposalAndTasks(t *testing.T) {
 	if !strings.HasPrefix(string(files["specs/cart/spec.md"]), "## Purpose\nThe cart holds what a visitor is about to buy.\n\n## ADDED Requirements\n") {
 		t.Errorf("the delta of a new capability lacks its Purpose:\n%s", files["specs/cart/spec.md"])
 	}
-	d, err := ParseDelta("cart", files["specs/cart/spec.md"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := applyDelta(d, "", false, "cart", "specs/cart/spec.md", LivingSpecsDir+"/cart/spec.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := a.text
+	spec := fold(t, nil, map[string][]byte{"specs/cart/spec.md": files["specs/cart/spec.md"]})[LivingSpecsDir+"/cart/spec.md"]
 	if !strings.HasPrefix(string(spec), "# cart Specification\n\n## Purpose\nThe cart holds what a visitor is about to buy.\n\n## Requirements\n") {
 		t.Errorf("the new living spec does not carry the delta's Purpose:\n%s", spec)
 	}

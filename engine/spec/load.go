@@ -2,13 +2,14 @@ package spec
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // Load reads and parses the given files (paths relative to root,
@@ -67,12 +68,12 @@ type reqRef struct{ file, req int }
 // link combines parsed files into a Spec and runs the checks that need all
 // of them.
 func link(files []fileResult) *Spec {
-	diags := make([][]Diagnostic, len(files))
+	diags := make([][]diag.Diagnostic, len(files))
 	for i, f := range files {
-		diags[i] = append([]Diagnostic(nil), f.diags...)
+		diags[i] = append([]diag.Diagnostic(nil), f.diags...)
 	}
 	errorf := func(fi, line int, format string, args ...any) {
-		diags[fi] = append(diags[fi], Diagnostic{File: files[fi].file, Line: line, Severity: Error, Message: fmt.Sprintf(format, args...)})
+		diags[fi] = append(diags[fi], diag.Errorf(files[fi].file, line, format, args...))
 	}
 
 	// Duplicates within a file were reported by parseFile; report the first
@@ -135,7 +136,7 @@ func link(files []fileResult) *Spec {
 	s := &Spec{}
 	for fi, f := range files {
 		s.Requirements = append(s.Requirements, f.reqs...)
-		sort.SliceStable(diags[fi], func(i, j int) bool { return diags[fi][i].Line < diags[fi][j].Line })
+		sort.SliceStable(diags[fi], func(i, j int) bool { return diags[fi][i].Pos.Line < diags[fi][j].Pos.Line })
 		s.Diagnostics = append(s.Diagnostics, diags[fi]...)
 	}
 	return s

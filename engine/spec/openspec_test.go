@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/internal/clitest"
 )
 
@@ -145,8 +146,8 @@ func TestOpenSpecOnlyForMainSpecs(t *testing.T) {
 		"specs/auth/spec.md": false,
 		"openspec/specs/auth/spec.md/../../billing/spec.md": true,
 	} {
-		if got := isOpenSpecMain(file); got != want {
-			t.Errorf("isOpenSpecMain(%q) = %v, want %v", file, got, want)
+		if got := openspec.IsMainSpec(file); got != want {
+			t.Errorf("openspec.IsMainSpec(%q) = %v, want %v", file, got, want)
 		}
 	}
 	// Outside openspec/specs, set's own reading applies: no Purpose or
@@ -230,8 +231,8 @@ func TestOpenSpecValidateCorpus(t *testing.T) {
 				t.Errorf("set says valid=%v, openspec validate --strict says valid=%v; set's diagnostics:\n%s", valid, want.valid, renderDiags(s.Diagnostics))
 			}
 			var rules []string
-			for _, is := range checkOpenSpec(src).issues {
-				rules = append(rules, string(is.rule))
+			for _, is := range openspec.CheckMainSpec(src).Issues {
+				rules = append(rules, string(is.Rule))
 			}
 			if got := sortedSet(rules); !slices.Equal(got, want.rules) {
 				t.Errorf("set's OpenSpec rules %q, openspec validate's %q", got, want.rules)
@@ -258,18 +259,18 @@ func TestOpenSpecValidateCorpus(t *testing.T) {
 // rules of openspec.go; a message none of them names fails the test, since
 // it is a rule set does not know.
 var cliRules = []struct{ message, rule string }{
-	{"Spec must have a Purpose section", string(rulePurposeMissing)},
-	{"Purpose section is still a placeholder", string(rulePurposePlaceholder)},
-	{"Purpose section is too brief", string(rulePurposeBrief)},
-	{"Spec must have a Requirements section", string(ruleRequirementsMissing)},
-	{"Spec must have at least one requirement", string(ruleNoRequirements)},
-	{"Requirement must have at least one scenario", string(ruleNoScenario)},
-	{"Requirement text cannot be empty", string(ruleEmptyText)},
-	{"must contain SHALL or MUST", string(ruleNoBody)},
-	{"should contain SHALL or MUST", string(ruleNoShall)},
-	{"Main spec contains delta header", string(ruleDeltaHeader)},
-	{"appears outside the main ## Requirements section", string(ruleOutside)},
-	{"duplicates the requirement declared on line", string(ruleDuplicate)},
+	{"Spec must have a Purpose section", string(openspec.RulePurposeMissing)},
+	{"Purpose section is still a placeholder", string(openspec.RulePurposePlaceholder)},
+	{"Purpose section is too brief", string(openspec.RulePurposeBrief)},
+	{"Spec must have a Requirements section", string(openspec.RuleRequirementsMissing)},
+	{"Spec must have at least one requirement", string(openspec.RuleNoRequirements)},
+	{"Requirement must have at least one scenario", string(openspec.RuleNoScenario)},
+	{"Requirement text cannot be empty", string(openspec.RuleEmptyText)},
+	{"must contain SHALL or MUST", string(openspec.RuleNoBody)},
+	{"should contain SHALL or MUST", string(openspec.RuleNoShall)},
+	{"Main spec contains delta header", string(openspec.RuleDeltaHeader)},
+	{"appears outside the main ## Requirements section", string(openspec.RuleOutside)},
+	{"duplicates the requirement declared on line", string(openspec.RuleDuplicate)},
 }
 
 // runOpenSpecValidate runs `openspec validate --specs --strict --json` on a

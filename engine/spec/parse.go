@@ -2,9 +2,11 @@ package spec
 
 import (
 	"bytes"
-	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/openspec"
 )
 
 // Parse parses one markdown file. file is recorded in every Requirement and
@@ -16,7 +18,7 @@ import (
 // is reported and left out; a duplicate ID is reported at its second use and
 // both requirements are returned. Checks that need every file (unknown or
 // self dependencies, duplicates across files) are done by ParseAll and Load.
-func Parse(file string, src []byte, opts Options) ([]Requirement, []Diagnostic) {
+func Parse(file string, src []byte, opts Options) ([]Requirement, []diag.Diagnostic) {
 	r := parseFile(file, src, opts)
 	return r.reqs, r.diags
 }
@@ -26,7 +28,7 @@ func Parse(file string, src []byte, opts Options) ([]Requirement, []Diagnostic) 
 type fileResult struct {
 	file     string
 	reqs     []Requirement
-	diags    []Diagnostic
+	diags    []diag.Diagnostic
 	depLines [][]int
 }
 
@@ -39,7 +41,7 @@ func parseFile(file string, src []byte, opts Options) fileResult {
 		diags:    diags,
 		seen:     map[string]int{},
 		ordinals: map[string]int{},
-		openSpec: isOpenSpecMain(file),
+		openSpec: openspec.IsMainSpec(file),
 	}
 	for _, l := range lines {
 		p.line(l)
@@ -48,7 +50,7 @@ func parseFile(file string, src []byte, opts Options) fileResult {
 	if p.openSpec {
 		p.checkOpenSpec(src)
 	}
-	sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Line < p.diags[j].Line })
+	sort.SliceStable(p.diags, func(i, j int) bool { return p.diags[i].Pos.Line < p.diags[j].Pos.Line })
 	return fileResult{file: file, reqs: p.reqs, diags: p.diags, depLines: p.depLines}
 }
 
@@ -60,12 +62,12 @@ type parser struct {
 	opts     Options
 	reqs     []Requirement
 	depLines [][]int
-	diags    []Diagnostic
+	diags    []diag.Diagnostic
 	seen     map[string]int // ID -> line of its first requirement in this file
 	ordinals map[string]int // domain -> OpenSpec requirements seen so far
 	headings []section      // the headings enclosing the current line, outermost first
 	cur      *builder
-	// openSpec is set for an OpenSpec main spec (isOpenSpecMain), which
+	// openSpec is set for an OpenSpec main spec (openspec.IsMainSpec), which
 	// checkOpenSpec holds to the rules of `openspec validate --strict`.
 	openSpec bool
 }
@@ -114,11 +116,11 @@ type bodyLine struct {
 }
 
 func (p *parser) errorf(line int, format string, args ...any) {
-	p.diags = append(p.diags, Diagnostic{File: p.file, Line: line, Severity: Error, Message: fmt.Sprintf(format, args...)})
+	p.diags = append(p.diags, diag.Errorf(p.file, line, format, args...))
 }
 
 func (p *parser) warnf(line int, format string, args ...any) {
-	p.diags = append(p.diags, Diagnostic{File: p.file, Line: line, Severity: Warning, Message: fmt.Sprintf(format, args...)})
+	p.diags = append(p.diags, diag.Warningf(p.file, line, format, args...))
 }
 
 func (p *parser) line(l srcLine) {

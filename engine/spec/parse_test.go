@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // render prints requirements one block each, so a table test reads as the
@@ -30,13 +32,30 @@ func render(reqs []Requirement) string {
 	return b.String()
 }
 
-func renderDiags(diags []Diagnostic) string {
+// renderDiags prints diagnostics one a line, each as diagLine shows it.
+func renderDiags(diags diag.List) string {
 	var b strings.Builder
 	for _, d := range diags {
-		b.WriteString(d.String())
+		b.WriteString(diagLine(d))
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// diagLine is d as the tables of these tests write it, position first:
+// "docs/spec.md:12: error: message" ("docs/spec.md: …" for the whole file).
+func diagLine(d diag.Diagnostic) string {
+	var b strings.Builder
+	if d.Pos.File != "" {
+		b.WriteString(d.Pos.File + ":")
+	}
+	if d.Pos.Line > 0 {
+		fmt.Fprintf(&b, "%d:", d.Pos.Line)
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	return b.String() + string(d.Severity) + ": " + d.Summary
 }
 
 // parseCase is one Parse table entry. want is the render of the requirements

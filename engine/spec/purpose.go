@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"strings"
+
+	"github.com/set-engine/set/engine/openspec"
 )
 
 // Purposes gives the Purpose of every capability that new requirements
@@ -38,7 +40,7 @@ func Purposes(reqs []Requirement, standings []Standing, existing map[string]bool
 		switch text := out[capability]; {
 		case text == "":
 			out[capability] = fmt.Sprintf("The %s capability, as the requirements of the spec describe it: %s.", capability, list)
-		case utf16Len(text) < minPurpose: // followed by the titles, to be long enough
+		case openspec.PurposeTooBrief(text): // followed by the titles, to be long enough
 			out[capability] = fmt.Sprintf("%s Its requirements: %s.", text, list)
 		}
 	}

@@ -20,20 +20,29 @@
 // start a requirement, a scenario or a step.
 //
 // A file at openspec/specs/<capability>/spec.md is an OpenSpec main spec and
-// is also held to the rules of `openspec validate --strict` (openspec.go).
+// is also held to the rules of `openspec validate --strict`
+// (openspec.CheckMainSpec, mainspec.go).
+//
+// The package also relates a spec to OpenSpec's living specs, the record of
+// what main implements, through set's one-to-one mapping of a requirement
+// ID and title to an OpenSpec name (canonical.go): which requirements are
+// new, changed or removed against them (Compare, status.go), and the change
+// folder set writes for a change's requirements (ChangeFolder,
+// changefolder.go; Purposes, purpose.go). Reading and folding OpenSpec's
+// own files is engine/openspec's: it imports nothing of set's model, and
+// this package imports it.
 //
 // Parsing is total: Parse never panics and reports every problem as a
-// Diagnostic with a 1-based line, so one run of `setctl vet` shows them all.
+// diag.Diagnostic at its file and 1-based line (Pos.Line; 0 for the whole
+// file), so one run of `setctl vet` shows them all.
 // Every Requirement this package returns has an ID matching IDPattern.
 package spec
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
-	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/diag"
 )
 
@@ -77,69 +86,6 @@ type Requirement struct {
 	Line      int        `json:"line"`
 }
 
-// Severity says whether a Diagnostic fails the spec (Error) or only informs
-// (Warning).
-type Severity int
-
-const (
-	Warning Severity = iota
-	Error
-)
-
-// String returns "warning" or "error".
-func (s Severity) String() string {
-	switch s {
-	case Warning:
-		return "warning"
-	case Error:
-		return "error"
-	}
-	return fmt.Sprintf("Severity(%d)", int(s))
-}
-
-// Diagnostic is one problem found in a spec, with its position. Line is
-// 1-based; 0 means the problem concerns the whole file. A Diagnostic is also
-// an error, so callers can recover positions with errors.As from Spec.Err.
-type Diagnostic struct {
-	File     string
-	Line     int
-	Severity Severity
-	Message  string
-}
-
-// String formats the diagnostic as "file:line: severity: message", e.g.
-// "docs/spec.md:12: error: duplicate requirement ID REQ-AUTH-01 (first at docs/spec.md:4)".
-func (d Diagnostic) String() string {
-	var b strings.Builder
-	if d.File != "" {
-		b.WriteString(d.File)
-		b.WriteByte(':')
-	}
-	if d.Line > 0 {
-		fmt.Fprintf(&b, "%d:", d.Line)
-	}
-	if b.Len() > 0 {
-		b.WriteByte(' ')
-	}
-	b.WriteString(d.Severity.String())
-	b.WriteString(": ")
-	b.WriteString(d.Message)
-	return b.String()
-}
-
-// Error returns d.String(), making a Diagnostic usable as an error.
-func (d Diagnostic) Error() string { return d.String() }
-
-// Diagnostics is d as the diagnostic set shows the user: its message at
-// File:Line (File alone when Line is 0).
-func (d Diagnostic) Diagnostics() diag.List {
-	sev := diag.Error
-	if d.Severity == Warning {
-		sev = diag.Warning
-	}
-	return diag.List{{Severity: sev, Summary: d.Message, Pos: config.Pos{File: d.File, Line: d.Line}}}
-}
-
 // Options tune how strictly a spec is checked.
 type Options struct {
 	Strict bool // a requirement without scenarios is an error instead of a warning
@@ -151,11 +97,11 @@ type Options struct {
 // of the Spec other than its owner, and dependencies have no cycle.
 type Spec struct {
 	Requirements []Requirement
-	Diagnostics  []Diagnostic
+	Diagnostics  diag.List
 }
 
 // Err returns nil when no diagnostic has Error severity. Otherwise it returns
-// the errors.Join of every error diagnostic (each a Diagnostic), so its
+// the errors.Join of every error diagnostic (each a diag.Diagnostic), so its
 // message lists them one per line.
 func (s *Spec) Err() error {
 	if s == nil {
@@ -163,7 +109,7 @@ func (s *Spec) Err() error {
 	}
 	var errs []error
 	for _, d := range s.Diagnostics {
-		if d.Severity == Error {
+		if d.Severity == diag.Error {
 			errs = append(errs, d)
 		}
 	}
@@ -171,13 +117,13 @@ func (s *Spec) Err() error {
 }
 
 // Warnings returns the diagnostics of Warning severity, in order.
-func (s *Spec) Warnings() []Diagnostic {
+func (s *Spec) Warnings() diag.List {
 	if s == nil {
 		return nil
 	}
-	var ws []Diagnostic
+	var ws diag.List
 	for _, d := range s.Diagnostics {
-		if d.Severity == Warning {
+		if d.Severity == diag.Warning {
 			ws = append(ws, d)
 		}
 	}

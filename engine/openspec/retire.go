@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"strings"
@@ -80,10 +80,27 @@ func isHeadingLine(line string) bool {
 // a requirement block's header, statement and scenarios (with their
 // bullets): content that deleting the spec would lose unmentioned.
 func unaccountedContent(p livingParts) []string {
+	left := unaccountedBefore(p.before)
+	for _, slice := range []string{p.preamble, p.after} {
+		for _, l := range strings.Split(slice, "\n") {
+			if t := jsTrim(l); t != "" {
+				left = append(left, t)
+			}
+		}
+	}
+	for _, b := range p.blocks {
+		left = append(left, unaccountedInBlock(b.Raw)...)
+	}
+	return left
+}
+
+// unaccountedBefore returns the non-blank lines of the part of a living
+// spec before its "## Requirements" heading that are neither its title nor
+// its "## Purpose" section.
+func unaccountedBefore(part string) []string {
 	var left []string
 	add := func(s string) { left = append(left, s) }
-
-	before := strings.Split(normalizeEOL(stripBOM(p.before)), "\n")
+	before := strings.Split(normalizeEOL(stripBOM(part)), "\n")
 	mask := fenceMask(before)
 	inPurpose, titleSeen, prev := false, false, ""
 	for i, l := range before {
@@ -127,80 +144,80 @@ func unaccountedContent(p livingParts) []string {
 			add(jsTrim(l))
 		}
 	}
-	for _, slice := range []string{p.preamble, p.after} {
-		for _, l := range strings.Split(slice, "\n") {
-			if t := jsTrim(l); t != "" {
-				add(t)
-			}
-		}
+	return left
+}
+
+// unaccountedInBlock returns what a requirement block holds besides its
+// header, statement and scenarios (with their bullets): a heading of level
+// 1-3 it swallowed first, then its other non-blank lines in order.
+func unaccountedInBlock(raw string) []string {
+	var left []string
+	add := func(s string) { left = append(left, s) }
+	if h := foreignTail(raw); h != "" {
+		add(h)
 	}
-	for _, b := range p.blocks {
-		if h := foreignTail(b.Raw); h != "" {
-			add(h)
+	lines := strings.Split(normalizeEOL(raw), "\n")
+	mask := fenceMask(lines)
+	seenScenario, inBullets, bulletsSeen := false, false, false
+	itemIndent := -1 // content column of the open list item; -1: none
+	paragraphOpen := false
+	for i, l := range lines {
+		if jsTrim(l) == "" {
+			if bulletsSeen {
+				inBullets = false
+			}
+			itemIndent, paragraphOpen = -1, false
+			continue
 		}
-		lines := strings.Split(normalizeEOL(b.Raw), "\n")
-		mask := fenceMask(lines)
-		seenScenario, inBullets, bulletsSeen := false, false, false
-		itemIndent := -1 // content column of the open list item; -1: none
-		paragraphOpen := false
-		for i, l := range lines {
-			if jsTrim(l) == "" {
-				if bulletsSeen {
-					inBullets = false
-				}
-				itemIndent, paragraphOpen = -1, false
-				continue
-			}
-			if i == 0 {
-				continue // the requirement's header
-			}
-			indent := column(reIndent.FindString(l))
-			insideItem := itemIndent >= 0 && indent >= itemIndent
-			within := l
-			if insideItem {
-				within = dropIndent(l, itemIndent)
-			}
-			lazy := paragraphOpen && inBullets && !reInterrupts.MatchString(within)
-			continues := (insideItem || lazy) && !isHeadingLine(within)
-			if mask[i] {
-				if !insideItem {
-					itemIndent = -1
-				}
-				paragraphOpen = false
-				continue
-			}
-			if i > 1 && reSetextUnderline.MatchString(within) && jsTrim(lines[i-1]) != "" {
-				add(jsTrim(lines[i-1]))
-				itemIndent, paragraphOpen = -1, false
-				continue
-			}
-			if continues {
-				paragraphOpen = !reInterrupts.MatchString(within)
-				continue
-			}
-			bullet := reListItem.FindStringSubmatch(l)
-			itemIndent, paragraphOpen = -1, bullet != nil
-			if bullet != nil {
-				itemIndent = column(bullet[1])
-			}
-			if reScenarioHeading.MatchString(l) {
-				seenScenario, inBullets, bulletsSeen = true, true, false
-				continue
-			}
-			if bullet != nil {
-				switch {
-				case inBullets:
-					bulletsSeen = true
-				case seenScenario:
-					add(jsTrim(l))
-				}
-				continue
-			}
-			if !seenScenario && !reTableOrHTML.MatchString(l) {
-				continue // the requirement's statement
-			}
-			add(jsTrim(l))
+		if i == 0 {
+			continue // the requirement's header
 		}
+		indent := column(reIndent.FindString(l))
+		insideItem := itemIndent >= 0 && indent >= itemIndent
+		within := l
+		if insideItem {
+			within = dropIndent(l, itemIndent)
+		}
+		lazy := paragraphOpen && inBullets && !reInterrupts.MatchString(within)
+		continues := (insideItem || lazy) && !isHeadingLine(within)
+		if mask[i] {
+			if !insideItem {
+				itemIndent = -1
+			}
+			paragraphOpen = false
+			continue
+		}
+		if i > 1 && reSetextUnderline.MatchString(within) && jsTrim(lines[i-1]) != "" {
+			add(jsTrim(lines[i-1]))
+			itemIndent, paragraphOpen = -1, false
+			continue
+		}
+		if continues {
+			paragraphOpen = !reInterrupts.MatchString(within)
+			continue
+		}
+		bullet := reListItem.FindStringSubmatch(l)
+		itemIndent, paragraphOpen = -1, bullet != nil
+		if bullet != nil {
+			itemIndent = column(bullet[1])
+		}
+		if reScenarioHeading.MatchString(l) {
+			seenScenario, inBullets, bulletsSeen = true, true, false
+			continue
+		}
+		if bullet != nil {
+			switch {
+			case inBullets:
+				bulletsSeen = true
+			case seenScenario:
+				add(jsTrim(l))
+			}
+			continue
+		}
+		if !seenScenario && !reTableOrHTML.MatchString(l) {
+			continue // the requirement's statement
+		}
+		add(jsTrim(l))
 	}
 	return left
 }

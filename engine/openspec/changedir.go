@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // This file reads what a change directory holds, and checks it as `openspec
@@ -43,7 +45,7 @@ type deltaFile struct {
 // followed.
 func scanDeltas(root, changeRel string) (*deltaScan, error) {
 	s := &deltaScan{specsRel: changeRel + "/specs"}
-	if err := checkNoLinks(root, s.specsRel); err != nil {
+	if err := CheckNoLinks(root, s.specsRel); err != nil {
 		return nil, err
 	}
 	var walk func(rel string, segs []string) error
@@ -63,7 +65,7 @@ func scanDeltas(root, changeRel string) (*deltaScan, error) {
 			erel := rel + "/" + name
 			switch {
 			case e.Type()&fs.ModeSymlink != 0:
-				s.links = append(s.links, checkNoLinks(root, erel))
+				s.links = append(s.links, CheckNoLinks(root, erel))
 				continue
 			case e.IsDir():
 				if err := walk(erel, append(segs[:len(segs):len(segs)], name)); err != nil {
@@ -147,7 +149,7 @@ func validateChange(root, changeRel string, scan *deltaScan) ([]error, error) {
 		delta := parseDelta(d.capability, d.src)
 		ops += delta.ops()
 		for _, dg := range validateDelta(d.rel, delta) {
-			if dg.Severity == Error {
+			if dg.Severity == diag.Error {
 				errs = append(errs, dg)
 			}
 		}

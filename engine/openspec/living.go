@@ -1,8 +1,9 @@
-package spec
+package openspec
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // This file reads a living spec, openspec/specs/<capability>/spec.md, as the
@@ -94,7 +95,7 @@ func splitLiving(content string) livingParts {
 // delta section heading in it, a "### Requirement:" header outside its
 // "## Requirements" section, or a requirement name it has twice. Code
 // fences are not structure.
-func structureIssues(file, content string) []Diagnostic {
+func structureIssues(file, content string) []diag.Diagnostic {
 	lines := strings.Split(normalizeEOL(content), "\n")
 	mask := fenceMask(lines)
 	for i := range lines {
@@ -117,9 +118,9 @@ func structureIssues(file, content string) []Diagnostic {
 			}
 		}
 	}
-	var ds []Diagnostic
+	var ds []diag.Diagnostic
 	issue := func(line int, format string, args ...any) {
-		ds = append(ds, Diagnostic{File: file, Line: line, Severity: Error, Message: fmt.Sprintf(format, args...)})
+		ds = append(ds, diag.Errorf(file, line, format, args...))
 	}
 	seen := map[string]int{}
 	for i, l := range lines {
@@ -227,9 +228,9 @@ func overview(content string) string {
 // has text. onlyEmpty reports that the one problem is that the spec has no
 // requirement at all: a capability whose last requirement was removed.
 // content is not on disk yet, so the diagnostics name file without a line.
-func checkSpec(file, content string) (errs []Diagnostic, onlyEmpty bool) {
+func checkSpec(file, content string) (errs []diag.Diagnostic, onlyEmpty bool) {
 	errf := func(format string, args ...any) {
-		errs = append(errs, Diagnostic{File: file, Severity: Error, Message: fmt.Sprintf(format, args...)})
+		errs = append(errs, diag.Errorf(file, 0, format, args...))
 	}
 	secs := mdSections(content)
 	purpose := findSection(secs, "Purpose")
@@ -265,7 +266,7 @@ func checkSpec(file, content string) (errs []Diagnostic, onlyEmpty bool) {
 	}
 	onlyEmpty = len(errs) == 1 && len(reqs.children) == 0
 	for _, d := range structureIssues(file, content) {
-		d.Line = 0
+		d.Pos.Line = 0
 		errs = append(errs, d)
 		onlyEmpty = false
 	}

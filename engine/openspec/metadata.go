@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ var (
 // link.
 func readMarker(root, changeRel, key string) (marker, error) {
 	rel := path.Join(changeRel, metadataFile)
-	if err := checkNoLinks(root, rel); err != nil {
+	if err := CheckNoLinks(root, rel); err != nil {
 		return marker{}, err
 	}
 	raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))

@@ -1,9 +1,12 @@
-package spec
+package openspec
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 )
 
 // This file reads a change's delta spec,
@@ -262,7 +265,7 @@ func (d *Delta) renamePairs(b sectionBody) []Rename {
 // SHALL or MUST, a requirement outside the four sections) are not errors.
 func ParseDelta(capability string, src []byte) (*Delta, error) {
 	if capability == "" {
-		return nil, errors.New("spec: ParseDelta: empty capability name")
+		return nil, errors.New("openspec: ParseDelta: empty capability name")
 	}
 	file := "specs/" + capability + "/spec.md"
 	d := parseDelta(capability, decodeUTF8(src))
@@ -270,10 +273,10 @@ func ParseDelta(capability string, src []byte) (*Delta, error) {
 }
 
 // diagnosticsErr joins the error diagnostics of ds, nil when there is none.
-func diagnosticsErr(ds []Diagnostic) error {
+func diagnosticsErr(ds []diag.Diagnostic) error {
 	var errs []error
 	for _, d := range ds {
-		if d.Severity == Error {
+		if d.Severity == diag.Error {
 			errs = append(errs, d)
 		}
 	}
@@ -281,115 +284,160 @@ func diagnosticsErr(ds []Diagnostic) error {
 }
 
 // validateDelta checks one delta file as the CLI's validateChangeDeltaSpecs
-// does; file names it in the diagnostics.
-func validateDelta(file string, d *Delta) []Diagnostic {
-	var ds []Diagnostic
-	report := func(sev Severity, line int, format string, args ...any) {
-		ds = append(ds, Diagnostic{File: file, Line: line, Severity: sev, Message: fmt.Sprintf(format, args...)})
-	}
+// does; file names it in the diagnostics, which come in the order of the
+// checks: unpaired renames and requirements outside the delta sections,
+// the operations, each ADDED and MODIFIED block, names twice, and names in
+// two sections that exclude each other.
+func validateDelta(file string, d *Delta) []diag.Diagnostic {
+	r := &deltaReport{file: file}
+	r.placement(d)
+	r.operations(d)
+	added := r.blocks("ADDED", d.Added)
+	modified := r.blocks("MODIFIED", d.Modified)
+	removed, removedOrder := r.removed(d.Removed)
+	r.renamedTwice(d.Renamed)
+	r.contradictions(d, added, modified, removed, removedOrder)
+	return r.ds
+}
+
+// deltaReport is the diagnostics found in one delta file, in order.
+type deltaReport struct {
+	file string
+	ds   []diag.Diagnostic
+}
+
+func (r *deltaReport) report(sev diag.Severity, line int, format string, args ...any) {
+	r.ds = append(r.ds, diag.Diagnostic{Severity: sev, Summary: fmt.Sprintf(format, args...), Pos: config.Pos{File: r.file, Line: line}})
+}
+
+// placement reports a FROM or TO line without its pair (an error) and a
+// requirement outside the four delta sections (a warning).
+func (r *deltaReport) placement(d *Delta) {
 	for _, u := range d.unpaired {
 		missing := "TO"
 		if u.side == "TO" {
 			missing = "FROM"
 		}
-		report(Error, u.line, "RENAMED %s: %q has no matching %s: line; write each rename as a FROM: line followed by its TO: line", u.side, u.name, missing)
+		r.report(diag.Error, u.line, "RENAMED %s: %q has no matching %s: line; write each rename as a FROM: line followed by its TO: line", u.side, u.name, missing)
 	}
 	for _, o := range d.orphans {
 		where := "above the first ## section"
 		if o.section != "" {
 			where = "under \"## " + o.section + "\""
 		}
-		report(Warning, o.line, "requirement %q is %s, which is not a delta section, so it is ignored", o.name, where)
+		r.report(diag.Warning, o.line, "requirement %q is %s, which is not a delta section, so it is ignored", o.name, where)
 	}
-	if d.ops() == 0 {
-		var present []string
-		for _, s := range []struct {
-			ok    bool
-			title string
-		}{{d.sections.added, "## ADDED Requirements"}, {d.sections.modified, "## MODIFIED Requirements"}, {d.sections.removed, "## REMOVED Requirements"}, {d.sections.renamed, "## RENAMED Requirements"}} {
-			if s.ok {
-				present = append(present, s.title)
-			}
-		}
-		if len(present) > 0 {
-			report(Error, 0, "no operations: %s holds no \"### Requirement:\" entry", strings.Join(present, ", "))
-		} else {
-			report(Error, 0, "no operations: no ## ADDED, MODIFIED, REMOVED or RENAMED Requirements section (a title with doubled spaces is not one)")
+}
+
+// operations reports a delta without any operation, naming the delta
+// sections it has that hold none.
+func (r *deltaReport) operations(d *Delta) {
+	if d.ops() > 0 {
+		return
+	}
+	var present []string
+	for _, s := range []struct {
+		ok    bool
+		title string
+	}{{d.sections.added, "## ADDED Requirements"}, {d.sections.modified, "## MODIFIED Requirements"}, {d.sections.removed, "## REMOVED Requirements"}, {d.sections.renamed, "## RENAMED Requirements"}} {
+		if s.ok {
+			present = append(present, s.title)
 		}
 	}
-	checkBlocks := func(op string, blocks []RequirementBlock) map[string]bool {
-		names := map[string]bool{}
-		for _, b := range blocks {
-			key := normalizeRequirementName(b.Name)
-			if names[key] {
-				report(Error, b.Line, "duplicate requirement %q under ## %s Requirements", b.Name, op)
-			}
-			names[key] = true
-			text := requirementBody(strings.Split(b.Raw, "\n")[1:])
-			switch {
-			case text == "":
-				report(Error, b.Line, "%s requirement %q has no text (want a statement with SHALL or MUST after its header)", op, b.Name)
-			case !containsShallOrMust(text):
-				report(Warning, b.Line, "%s requirement %q should contain SHALL or MUST", op, b.Name)
-			}
-			if countScenarios(strings.Split(b.Raw, "\n")[1:]) < 1 {
-				report(Error, b.Line, "%s requirement %q has no scenario (want a \"#### Scenario:\" heading with steps under it)", op, b.Name)
-			}
-		}
-		return names
+	if len(present) > 0 {
+		r.report(diag.Error, 0, "no operations: %s holds no \"### Requirement:\" entry", strings.Join(present, ", "))
+	} else {
+		r.report(diag.Error, 0, "no operations: no ## ADDED, MODIFIED, REMOVED or RENAMED Requirements section (a title with doubled spaces is not one)")
 	}
-	added := checkBlocks("ADDED", d.Added)
-	modified := checkBlocks("MODIFIED", d.Modified)
+}
+
+// blocks checks the blocks of the ADDED or MODIFIED section (op): a name
+// twice, no text (an error) or no SHALL or MUST in it (a warning), no
+// scenario. It returns the section's normalized names.
+func (r *deltaReport) blocks(op string, blocks []RequirementBlock) map[string]bool {
+	names := map[string]bool{}
+	for _, b := range blocks {
+		key := normalizeRequirementName(b.Name)
+		if names[key] {
+			r.report(diag.Error, b.Line, "duplicate requirement %q under ## %s Requirements", b.Name, op)
+		}
+		names[key] = true
+		text := requirementBody(strings.Split(b.Raw, "\n")[1:])
+		switch {
+		case text == "":
+			r.report(diag.Error, b.Line, "%s requirement %q has no text (want a statement with SHALL or MUST after its header)", op, b.Name)
+		case !containsShallOrMust(text):
+			r.report(diag.Warning, b.Line, "%s requirement %q should contain SHALL or MUST", op, b.Name)
+		}
+		if countScenarios(strings.Split(b.Raw, "\n")[1:]) < 1 {
+			r.report(diag.Error, b.Line, "%s requirement %q has no scenario (want a \"#### Scenario:\" heading with steps under it)", op, b.Name)
+		}
+	}
+	return names
+}
+
+// removed reports a name twice under REMOVED and returns the section's
+// normalized names, as a set and in order.
+func (r *deltaReport) removed(lines []NamedLine) (map[string]bool, []string) {
 	removed := map[string]bool{}
-	var removedOrder []string
-	for _, r := range d.Removed {
-		key := normalizeRequirementName(r.Name)
+	var order []string
+	for _, n := range lines {
+		key := normalizeRequirementName(n.Name)
 		if removed[key] {
-			report(Error, r.Line, "duplicate requirement %q under ## REMOVED Requirements", r.Name)
+			r.report(diag.Error, n.Line, "duplicate requirement %q under ## REMOVED Requirements", n.Name)
 			continue
 		}
 		removed[key] = true
-		removedOrder = append(removedOrder, key)
+		order = append(order, key)
 	}
+	return removed, order
+}
+
+// renamedTwice reports a requirement renamed twice and two renamed to one
+// name.
+func (r *deltaReport) renamedTwice(renames []Rename) {
 	from, to := map[string]bool{}, map[string]bool{}
-	for _, r := range d.Renamed {
-		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
+	for _, rn := range renames {
+		fk, tk := normalizeRequirementName(rn.From), normalizeRequirementName(rn.To)
 		if from[fk] {
-			report(Error, r.Line, "requirement %q is renamed twice", r.From)
+			r.report(diag.Error, rn.Line, "requirement %q is renamed twice", rn.From)
 		}
 		if to[tk] {
-			report(Error, r.Line, "two requirements are renamed to %q", r.To)
+			r.report(diag.Error, rn.Line, "two requirements are renamed to %q", rn.To)
 		}
 		from[fk], to[tk] = true, true
 	}
+}
+
+// contradictions reports a name in two sections that exclude each other.
+func (r *deltaReport) contradictions(d *Delta, added, modified, removed map[string]bool, removedOrder []string) {
 	for _, b := range d.Modified {
 		key := normalizeRequirementName(b.Name)
 		if removed[key] {
-			report(Error, b.Line, "requirement %q is under both ## MODIFIED and ## REMOVED Requirements", key)
+			r.report(diag.Error, b.Line, "requirement %q is under both ## MODIFIED and ## REMOVED Requirements", key)
 		}
 		if added[key] {
-			report(Error, b.Line, "requirement %q is under both ## MODIFIED and ## ADDED Requirements", key)
+			r.report(diag.Error, b.Line, "requirement %q is under both ## MODIFIED and ## ADDED Requirements", key)
 		}
 	}
 	for _, b := range d.Added {
 		if key := normalizeRequirementName(b.Name); removed[key] {
-			report(Error, b.Line, "requirement %q is under both ## ADDED and ## REMOVED Requirements", key)
+			r.report(diag.Error, b.Line, "requirement %q is under both ## ADDED and ## REMOVED Requirements", key)
 		}
 	}
-	for _, r := range d.Renamed {
-		fk, tk := normalizeRequirementName(r.From), normalizeRequirementName(r.To)
+	for _, rn := range d.Renamed {
+		fk, tk := normalizeRequirementName(rn.From), normalizeRequirementName(rn.To)
 		if modified[fk] {
-			report(Error, r.Line, "MODIFIED names %q, which RENAMED renames to %q; use the new name", r.From, r.To)
+			r.report(diag.Error, rn.Line, "MODIFIED names %q, which RENAMED renames to %q; use the new name", rn.From, rn.To)
 		}
 		if added[tk] {
-			report(Error, r.Line, "RENAMED target %q is also ADDED", r.To)
+			r.report(diag.Error, rn.Line, "RENAMED target %q is also ADDED", rn.To)
 		}
 		for _, rk := range removedOrder {
 			if foldRequirementName(rk) == foldRequirementName(fk) {
-				report(Error, r.Line, "requirement %q is both RENAMED and REMOVED", r.From)
+				r.report(diag.Error, rn.Line, "requirement %q is both RENAMED and REMOVED", rn.From)
 				break
 			}
 		}
 	}
-	return ds
 }

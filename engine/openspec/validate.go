@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"fmt"
@@ -15,14 +15,14 @@ import (
 // makes the document's structure valid. The CLI reads markdown its own way
 // (no indented headings, fences opened by any ``` or ~~~ line, HTML comments
 // not special, JavaScript's notion of whitespace), so these checks read the
-// raw lines the same way rather than through the parser's srcLines. Under
+// raw lines the same way, not as engine/spec's parser reads them. Under
 // --strict the CLI's warnings fail validation too, so every rule here is an
 // error.
 
-// isOpenSpecMain reports whether file (slash-separated) is an OpenSpec main
+// IsMainSpec reports whether file (slash-separated) is an OpenSpec main
 // spec: ".../openspec/specs/<capability…>/spec.md", the files `openspec
 // validate` checks as specs.
-func isOpenSpecMain(file string) bool {
+func IsMainSpec(file string) bool {
 	parts := strings.Split(path.Clean(file), "/")
 	n := len(parts)
 	if n < 4 || parts[n-1] != "spec.md" {
@@ -36,46 +36,50 @@ func isOpenSpecMain(file string) bool {
 	return false
 }
 
-// osRule names a rule of `openspec validate --strict` for main specs.
-type osRule string
+// Rule names a rule of `openspec validate --strict` for main specs.
+type Rule string
 
 const (
-	rulePurposeMissing      osRule = "purpose-missing"      // no "Purpose" section with content
-	rulePurposePlaceholder  osRule = "purpose-placeholder"  // Purpose is TBD/TODO or archive's placeholder sentence
-	rulePurposeBrief        osRule = "purpose-brief"        // Purpose shorter than 50 characters
-	ruleRequirementsMissing osRule = "requirements-missing" // no "Requirements" section
-	ruleNoRequirements      osRule = "no-requirements"      // the Requirements section has no requirement heading
-	ruleNoScenario          osRule = "no-scenario"          // a requirement has no scenario heading with content
-	ruleEmptyText           osRule = "empty-text"           // a requirement has neither text nor title
-	ruleNoBody              osRule = "no-body"              // a "### Requirement:" has no text under its heading
-	ruleNoShall             osRule = "no-shall"             // a "### Requirement:" text has no SHALL or MUST
-	ruleDeltaHeader         osRule = "delta-header"         // "## ADDED Requirements" (etc.) in a main spec
-	ruleOutside             osRule = "outside-requirements" // "### Requirement:" outside "## Requirements"
-	ruleDuplicate           osRule = "duplicate-requirement"
+	RulePurposeMissing      Rule = "purpose-missing"      // no "Purpose" section with content
+	RulePurposePlaceholder  Rule = "purpose-placeholder"  // Purpose is TBD/TODO or archive's placeholder sentence
+	RulePurposeBrief        Rule = "purpose-brief"        // Purpose shorter than 50 characters
+	RuleRequirementsMissing Rule = "requirements-missing" // no "Requirements" section
+	RuleNoRequirements      Rule = "no-requirements"      // the Requirements section has no requirement heading
+	RuleNoScenario          Rule = "no-scenario"          // a requirement has no scenario heading with content
+	RuleEmptyText           Rule = "empty-text"           // a requirement has neither text nor title
+	RuleNoBody              Rule = "no-body"              // a "### Requirement:" has no text under its heading
+	RuleNoShall             Rule = "no-shall"             // a "### Requirement:" text has no SHALL or MUST
+	RuleDeltaHeader         Rule = "delta-header"         // "## ADDED Requirements" (etc.) in a main spec
+	RuleOutside             Rule = "outside-requirements" // "### Requirement:" outside "## Requirements"
+	RuleDuplicate           Rule = "duplicate-requirement"
 )
 
-// osIssue is one violated rule, at a 1-based line (0: the whole file).
-type osIssue struct {
-	rule osRule
-	line int
-	msg  string
+// Issue is one violated rule, at a 1-based line (0: the whole file).
+type Issue struct {
+	Rule    Rule
+	Line    int
+	Message string
 }
 
-// osReport is what checkOpenSpec finds in one main spec.
-type osReport struct {
-	issues []osIssue
-	// hasRequirements says whether a "Requirements" section exists;
-	// requirements holds the 1-based lines of the headings OpenSpec reads as
-	// requirements (the headings directly under that section), and outside
-	// those of "### Requirement:" headings reported as outside it.
-	hasRequirements bool
-	requirements    map[int]bool
-	outside         map[int]bool
+// Report is what CheckMainSpec finds in one main spec.
+type Report struct {
+	Issues []Issue
+	// HasRequirements says whether a "Requirements" section exists;
+	// Requirements holds the 1-based lines of the headings OpenSpec reads
+	// as requirements (the headings directly under that section), and
+	// Outside those of "### Requirement:" headings reported as outside it.
+	HasRequirements bool
+	Requirements    map[int]bool
+	Outside         map[int]bool
 }
 
 // minPurpose is the length (in UTF-16 code units, as JavaScript counts)
 // below which OpenSpec finds a Purpose too brief.
 const minPurpose = 50
+
+// PurposeTooBrief reports whether `openspec validate --strict` finds the
+// text of a Purpose section too brief (purpose-brief).
+func PurposeTooBrief(purpose string) bool { return utf16Len(purpose) < minPurpose }
 
 // osLabelRe reads the name from a requirement title, as the CLI's
 // structure check does.
@@ -90,18 +94,18 @@ type osHeading struct {
 	content string // the lines up to the next heading of this level or higher, trimmed
 }
 
-// checkOpenSpec applies the rules of `openspec validate --strict` to the
-// main spec src. Issue lines are 1-based and agree with the parser's.
-func checkOpenSpec(src []byte) osReport {
+// CheckMainSpec applies the rules of `openspec validate --strict` to the
+// main spec src. Issue lines are 1-based and agree with engine/spec's parser's.
+func CheckMainSpec(src []byte) Report {
 	text := strings.TrimPrefix(string(src), "\ufeff")
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
 	}
 	mask := fenceMask(lines)
-	rep := osReport{requirements: map[int]bool{}, outside: map[int]bool{}}
-	add := func(rule osRule, line int, format string, args ...any) {
-		rep.issues = append(rep.issues, osIssue{rule: rule, line: line, msg: fmt.Sprintf(format, args...)})
+	rep := Report{Requirements: map[int]bool{}, Outside: map[int]bool{}}
+	add := func(rule Rule, line int, format string, args ...any) {
+		rep.Issues = append(rep.Issues, Issue{Rule: rule, Line: line, Message: fmt.Sprintf(format, args...)})
 	}
 
 	heads := osHeadings(lines, mask)
@@ -119,25 +123,25 @@ func checkOpenSpec(src []byte) osReport {
 	// Requirements section.
 	switch {
 	case purpose < 0:
-		add(rulePurposeMissing, 0, `no "## Purpose" section: openspec validate requires one saying what the capability is for`)
+		add(RulePurposeMissing, 0, `no "## Purpose" section: openspec validate requires one saying what the capability is for`)
 	case heads[purpose].content == "":
-		add(rulePurposeMissing, heads[purpose].line+1, `"## Purpose" is empty: openspec validate requires it to say what the capability is for`)
+		add(RulePurposeMissing, heads[purpose].line+1, `"## Purpose" is empty: openspec validate requires it to say what the capability is for`)
 	case purposePlaceholder(heads[purpose].content):
-		add(rulePurposePlaceholder, heads[purpose].line+1, `"## Purpose" is a placeholder (TBD, TODO or the sentence openspec archive writes): say what the capability is for`)
+		add(RulePurposePlaceholder, heads[purpose].line+1, `"## Purpose" is a placeholder (TBD, TODO or the sentence openspec archive writes): say what the capability is for`)
 	case utf16Len(heads[purpose].content) < minPurpose:
-		add(rulePurposeBrief, heads[purpose].line+1, `"## Purpose" is too brief (%d characters; openspec validate --strict wants at least %d)`, utf16Len(heads[purpose].content), minPurpose)
+		add(RulePurposeBrief, heads[purpose].line+1, `"## Purpose" is too brief (%d characters; openspec validate --strict wants at least %d)`, utf16Len(heads[purpose].content), minPurpose)
 	}
 	if reqs < 0 {
-		add(ruleRequirementsMissing, 0, `no "## Requirements" section: openspec validate requires one holding the "### Requirement: <name>" headings`)
+		add(RuleRequirementsMissing, 0, `no "## Requirements" section: openspec validate requires one holding the "### Requirement: <name>" headings`)
 	} else {
-		rep.hasRequirements = true
+		rep.HasRequirements = true
 		n := 0
 		for i, h := range heads {
 			if h.parent != reqs {
 				continue
 			}
 			n++
-			rep.requirements[h.line+1] = true
+			rep.Requirements[h.line+1] = true
 			name := osRequirementName(h.title)
 			scenarios, empty := 0, 0
 			for _, s := range heads[i+1:] {
@@ -153,18 +157,18 @@ func checkOpenSpec(src []byte) osReport {
 				}
 			}
 			if requirementBody(strings.Split(h.content, "\n")) == "" && h.title == "" {
-				add(ruleEmptyText, h.line+1, "requirement heading without a name or text")
+				add(RuleEmptyText, h.line+1, "requirement heading without a name or text")
 			}
 			switch {
 			case scenarios > 0:
 			case empty > 0:
-				add(ruleNoScenario, h.line+1, `requirement %q has no scenario: its scenario heading has nothing under it (add "- **WHEN** …" and "- **THEN** …")`, name)
+				add(RuleNoScenario, h.line+1, `requirement %q has no scenario: its scenario heading has nothing under it (add "- **WHEN** …" and "- **THEN** …")`, name)
 			default:
-				add(ruleNoScenario, h.line+1, `requirement %q has no scenario: openspec validate wants a "#### Scenario: <name>" heading with its steps under it`, name)
+				add(RuleNoScenario, h.line+1, `requirement %q has no scenario: openspec validate wants a "#### Scenario: <name>" heading with its steps under it`, name)
 			}
 		}
 		if n == 0 {
-			add(ruleNoRequirements, heads[reqs].line+1, `"## %s" holds no requirement`, heads[reqs].title)
+			add(RuleNoRequirements, heads[reqs].line+1, `"## %s" holds no requirement`, heads[reqs].title)
 		}
 	}
 
@@ -246,7 +250,7 @@ func requirementsSection(lines []string, mask []bool) (start, end int) {
 
 // checkStructure reports delta headers, "### Requirement:" headings outside
 // "## Requirements" and requirement names declared twice.
-func checkStructure(lines []string, mask []bool, rep *osReport, add func(osRule, int, string, ...any)) {
+func checkStructure(lines []string, mask []bool, rep *Report, add func(Rule, int, string, ...any)) {
 	start, end := requirementsSection(lines, mask)
 	first := map[string]int{}
 	for i, l := range lines {
@@ -254,7 +258,7 @@ func checkStructure(lines []string, mask []bool, rep *osReport, add func(osRule,
 			continue
 		}
 		if reDeltaHeading.MatchString(l) {
-			add(ruleDeltaHeader, i+1, "delta header %q in a main spec: it belongs in openspec/changes/<change>/specs/<capability>/spec.md", jsTrim(l))
+			add(RuleDeltaHeader, i+1, "delta header %q in a main spec: it belongs in openspec/changes/<change>/specs/<capability>/spec.md", jsTrim(l))
 			continue
 		}
 		m := reStrictRequirement.FindStringSubmatch(l)
@@ -263,12 +267,12 @@ func checkStructure(lines []string, mask []bool, rep *osReport, add func(osRule,
 		}
 		name := normalizeRequirementName(m[1])
 		if start < 0 || i <= start || i >= end {
-			rep.outside[i+1] = true
-			add(ruleOutside, i+1, `requirement %q is outside the "## Requirements" section, where OpenSpec does not read it`, name)
+			rep.Outside[i+1] = true
+			add(RuleOutside, i+1, `requirement %q is outside the "## Requirements" section, where OpenSpec does not read it`, name)
 			continue
 		}
 		if at, dup := first[name]; dup {
-			add(ruleDuplicate, i+1, "duplicate requirement %q (first at line %d)", name, at)
+			add(RuleDuplicate, i+1, "duplicate requirement %q (first at line %d)", name, at)
 			continue
 		}
 		first[name] = i + 1
@@ -278,7 +282,7 @@ func checkStructure(lines []string, mask []bool, rep *osReport, add func(osRule,
 // checkShall reports a "### Requirement:" block of the Requirements section
 // whose text (the lines under its heading, up to the first heading) is
 // missing or has no SHALL or MUST.
-func checkShall(lines []string, mask []bool, add func(osRule, int, string, ...any)) {
+func checkShall(lines []string, mask []bool, add func(Rule, int, string, ...any)) {
 	start, end := requirementsSection(lines, mask)
 	if start < 0 {
 		return
@@ -295,9 +299,9 @@ func checkShall(lines []string, mask []bool, add func(osRule, int, string, ...an
 		}
 		switch body := requirementBody(lines[i+1 : j]); {
 		case body == "":
-			add(ruleNoBody, i+1, `requirement %q has no text: say what the system SHALL or MUST do on the lines under its heading`, name)
+			add(RuleNoBody, i+1, `requirement %q has no text: say what the system SHALL or MUST do on the lines under its heading`, name)
 		case !reShallOrMust.MatchString(body):
-			add(ruleNoShall, i+1, `requirement %q has no SHALL or MUST in its text (openspec validate --strict requires one)`, name)
+			add(RuleNoShall, i+1, `requirement %q has no SHALL or MUST in its text (openspec validate --strict requires one)`, name)
 		}
 	}
 }
@@ -343,24 +347,4 @@ func leadingMarker(s string) bool {
 		}
 	}
 	return false
-}
-
-// checkOpenSpec adds to the file's diagnostics the rules of `openspec
-// validate --strict`, and set's own: every requirement set reads in a main
-// spec must be one OpenSpec reads, a heading directly under "## Requirements"
-// (so "### REQ-AUTH-01: Log in" is set's extension of the format, and a
-// bullet-form requirement is refused).
-func (p *parser) checkOpenSpec(src []byte) {
-	rep := checkOpenSpec(src)
-	for _, is := range rep.issues {
-		p.errorf(is.line, "%s", is.msg)
-	}
-	if !rep.hasRequirements {
-		return
-	}
-	for _, r := range p.reqs {
-		if !rep.requirements[r.Line] && !rep.outside[r.Line] {
-			p.errorf(r.Line, `requirement %s is not a heading directly under "## Requirements", where OpenSpec reads requirements (write it as "### %s: %s")`, r.ID, r.ID, r.Title)
-		}
-	}
 }

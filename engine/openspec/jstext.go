@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"regexp"
@@ -204,4 +204,26 @@ func utf16Len(s string) int {
 		}
 	}
 	return n
+}
+
+// asciiEqualFold reports whether a and b are equal when ASCII letters are
+// lower-cased, and only those (as JavaScript's comparison of two strings
+// lower-cased by a regexp's "i" flag on ASCII words does).
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
+	"github.com/set-engine/set/engine/diag"
 )
 
 // renderDelta prints a delta one operation per line, so that a table test
@@ -79,7 +80,7 @@ specs/auth/spec.md:6: error: ADDED requirement "B" has no scenario (want a "####
 			d, err := ParseDelta("auth", []byte(tt.src))
 			gotErr := ""
 			if err != nil {
-				gotErr = err.Error()
+				gotErr = errLines(err)
 			}
 			if diff := cmp.Diff(tt.wantErr, gotErr); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
@@ -124,7 +125,7 @@ func TestArchiveChangeResult(t *testing.T) {
 			{Capability: "search/full-text", Path: "openspec/specs/search/full-text/spec.md", Action: "created", Added: 1},
 		},
 		ArchiveDir: "openspec/changes/archive/2025-01-15-mixed",
-		Warnings:   []string{`openspec/specs/auth/spec.md: REMOVED requirement "Ghost" is not in the spec; treated as already removed`},
+		Warnings:   diag.List{diag.Warningf("openspec/specs/auth/spec.md", 0, `REMOVED requirement "Ghost" is not in the spec; treated as already removed`)},
 	}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)

@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/set-engine/set/engine/diag"
 )
 
 // ErrNoDelta is returned by ArchiveChange for a change that has no
@@ -37,8 +39,8 @@ type ArchiveResult struct {
 	// ".../archive/<change>" when the change's name starts with a date.
 	ArchiveDir string
 	// Warnings are what the archive did not apply or ignored, in the order
-	// found ("file:line: message").
-	Warnings []string
+	// found, each at the root-relative file (and line) it concerns.
+	Warnings diag.List
 }
 
 // SpecUpdate is the outcome for one capability.
@@ -132,12 +134,12 @@ func ArchiveChange(root, change string, now time.Time) (*ArchiveResult, error) {
 // archiveChange is ArchiveChange with the directory move as a parameter,
 // so that a test can make it fail after the specs were written.
 func archiveChange(root, change string, now time.Time, renameDir func(from, to string) error) (*ArchiveResult, error) {
-	if err := checkChangeName(change); err != nil {
+	if err := CheckChangeName(change); err != nil {
 		return nil, err
 	}
 	changeRel := "openspec/changes/" + change
 	changeDir := filepath.Join(root, filepath.FromSlash(changeRel))
-	if err := checkNoLinks(root, changeRel); err != nil {
+	if err := CheckNoLinks(root, changeRel); err != nil {
 		return nil, err
 	}
 	switch fi, err := os.Lstat(changeDir); {
@@ -153,7 +155,7 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	}
 	archiveRel := "openspec/changes/archive/" + ArchiveName(change, now)
 	archiveDir := filepath.Join(root, filepath.FromSlash(archiveRel))
-	if err := checkNoLinks(root, archiveRel); err != nil {
+	if err := CheckNoLinks(root, archiveRel); err != nil {
 		return nil, err
 	}
 
@@ -163,7 +165,7 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	}
 	links := scan.links
 	for _, d := range scan.deltas {
-		if err := checkNoLinks(root, "openspec/specs/"+d.capability+"/spec.md"); err != nil {
+		if err := CheckNoLinks(root, "openspec/specs/"+d.capability+"/spec.md"); err != nil {
 			links = append(links, err)
 		}
 	}
@@ -223,9 +225,9 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	return res, nil
 }
 
-// checkChangeName rejects names that are not one plain path element, and
+// CheckChangeName rejects names that are not one plain path element, and
 // "archive", the directory archived changes live in.
-func checkChangeName(change string) error {
+func CheckChangeName(change string) error {
 	if change == "" || change == "." || change == ".." || change == "archive" ||
 		strings.ContainsAny(change, `/\`) || change != strings.TrimSpace(change) {
 		return fmt.Errorf("invalid change name %q", change)
@@ -233,12 +235,12 @@ func checkChangeName(change string) error {
 	return nil
 }
 
-// checkNoLinks fails when rel (a slash path relative to root), or any
+// CheckNoLinks fails when rel (a slash path relative to root), or any
 // directory on the way to it under root, is a symbolic link, or when one of
 // those directories is not a directory. A change could commit such a link
 // to make the archive read or write outside the project; root itself may
 // be a link. A missing component ends the check: nothing below it exists.
-func checkNoLinks(root, rel string) error {
+func CheckNoLinks(root, rel string) error {
 	parts := strings.Split(rel, "/")
 	p := root
 	for i, part := range parts {
@@ -284,16 +286,16 @@ type specWrite struct {
 // write, without writing anything. It returns one specWrite per capability
 // in capability order, the warnings, and the problems that refuse the
 // archive.
-func planArchive(root, change string, scan *deltaScan, retireDeclared bool) ([]specWrite, []string, []error, error) {
+func planArchive(root, change string, scan *deltaScan, retireDeclared bool) ([]specWrite, diag.List, []error, error) {
 	var (
 		plan     []specWrite
-		warnings []string
+		warnings diag.List
 		problems []error
 	)
 	for _, d := range scan.deltas {
 		w := specWrite{update: SpecUpdate{Capability: d.capability, Path: "openspec/specs/" + d.capability + "/spec.md"}, mode: 0o644}
 		w.path = filepath.Join(root, filepath.FromSlash(w.update.Path))
-		if err := checkNoLinks(root, w.update.Path); err != nil {
+		if err := CheckNoLinks(root, w.update.Path); err != nil {
 			return nil, nil, nil, err
 		}
 		exists := false

@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"errors"
@@ -170,7 +170,7 @@ openspec/changes/add-mfa/specs/billing/spec.md:8: error: ADDED requirement "Invo
 			if res != nil {
 				t.Errorf("result %+v on error", res)
 			}
-			if diff := cmp.Diff(tt.wantErr, err.Error()); diff != "" {
+			if diff := cmp.Diff(tt.wantErr, errLines(err)); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {

@@ -1,4 +1,4 @@
-package spec
+package openspec
 
 import (
 	"bytes"
@@ -201,7 +201,7 @@ func TestArchiveDiff(t *testing.T) {
 				}
 				t.Logf("set refused:\n%v", err)
 			} else if len(res.Warnings) > 0 {
-				t.Logf("set warned:\n%s", strings.Join(res.Warnings, "\n"))
+				t.Logf("set warned:\n%s", res.Warnings)
 			}
 			got := diffSnapshot(t, root, diffDate.Format("2006-01-02"), outcome)
 			if outcome == "refused" && got != before {
