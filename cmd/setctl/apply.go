@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
 	"github.com/set-engine/set/engine/baseline"
@@ -181,7 +178,7 @@ type applyRun struct {
 // runners. Nothing has run or been recorded yet. On a problem it reports
 // it and returns a nil run with the exit code.
 func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRun, int) {
-	r := &applyRun{name: name, sigs: sigs, term: terminalFor(e.stdout)}
+	r := &applyRun{name: name, sigs: sigs, term: terminalFor(e.stdout, e.getenv)}
 	pe := *e
 	pe.stdout = &pipeWriter{w: e.stdout}
 	e = &pe
@@ -234,7 +231,7 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 			return nil, e.errorf(name, "not applied (pass --yes to run without asking)")
 		}
 	}
-	runners, closeRunners, err := pr.Runners(ctx, g, os.Getenv)
+	runners, closeRunners, err := pr.Runners(ctx, g, e.getenv)
 	if err != nil {
 		return nil, e.errorf(name, "%v", err)
 	}
@@ -415,29 +412,6 @@ func invocation(fs *pflag.FlagSet) baseline.Invocation {
 		}
 	})
 	return in
-}
-
-// confirm asks on the terminal whether to run n changes that move
-// mainBranch. An interrupt (ctx ending) is a no.
-func confirm(ctx context.Context, e *env, n int, mainBranch string) bool {
-	if !isatty.IsTerminal(os.Stdin.Fd()) {
-		e.present("apply", diag.List{{Severity: diag.Warning, Summary: "stdin is not a terminal, so setctl cannot ask before running; pass --yes, or a plan file from `setctl plan --out`"}}, "")
-		return false
-	}
-	fmt.Fprintf(e.stdout, "\nApply %s? Agents will run and %s will move. [y/N] ", map[bool]string{true: "this change", false: fmt.Sprintf("these %d changes", n)}[n == 1], mainBranch)
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-		lines <- line
-	}()
-	select {
-	case line := <-lines:
-		answer := strings.ToLower(strings.TrimSpace(line))
-		return answer == "y" || answer == "yes"
-	case <-ctx.Done():
-		fmt.Fprintln(e.stdout)
-		return false
-	}
 }
 
 // replanner asks the project's model planner for changes covering a

@@ -82,9 +82,9 @@ func runDoctor(e *env, args []string) int {
 		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
 		status, d := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", d.Text(ws.root))
-		checks = append(checks, agentChecks(ctx, ws)...)
+		checks = append(checks, agentChecks(ctx, ws, e.environ)...)
 		checks = append(checks, modelChecks(ws)...)
-		checks = append(checks, runnerChecks(ctx, ws)...)
+		checks = append(checks, runnerChecks(ctx, ws, e.getenv)...)
 		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)
 	}
 
@@ -116,8 +116,9 @@ func runDoctor(e *env, args []string) int {
 	return exitOK
 }
 
-// agentChecks checks the configured agent.
-func agentChecks(ctx context.Context, ws *workspace) []check {
+// agentChecks checks the configured agent, started under the environment
+// environ.
+func agentChecks(ctx context.Context, ws *workspace, environ []string) []check {
 	a := ws.cfg.Agent
 	switch a.Adapter {
 	case "replay":
@@ -149,7 +150,7 @@ func agentChecks(ctx context.Context, ws *workspace) []check {
 		return []check{{"agent", "fail", fmt.Sprintf("%s: %s --version failed: %v", a.Adapter, path, err)}}
 	}
 	out := []check{{"agent", "ok", fmt.Sprintf("%s %s (%s)", a.Adapter, version, path)}}
-	childEnv := os.Environ() // then the agent's env, as setctl apply gives it
+	childEnv := slices.Clone(environ) // then the agent's env, as setctl apply gives it
 	for k, v := range a.Env {
 		childEnv = append(childEnv, k+"="+v)
 	}
@@ -175,8 +176,9 @@ func permissionsCheck(a config.Agent, euid int, env []string) check {
 	return check{"agent", statusOK, "claude permissions: " + perm.String()}
 }
 
-// runnerChecks checks every runner the project's gates use.
-func runnerChecks(ctx context.Context, ws *workspace) []check {
+// runnerChecks checks every runner the project's gates use, under the
+// environment getenv reads.
+func runnerChecks(ctx context.Context, ws *workspace, getenv func(string) string) []check {
 	used := map[string]bool{}
 	for _, g := range ws.cfg.Gates {
 		if g.Kind != config.KindExec {
@@ -193,7 +195,7 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 		out = append(out, check{"runner", "ok", "host: gates run as processes in the change's worktree"})
 	}
 	if used[config.RunnerDagger] {
-		eng, err := dagger.Preflight(ctx, os.Getenv)
+		eng, err := dagger.Preflight(ctx, getenv)
 		if err != nil {
 			out = append(out, check{"runner", "fail", "dagger: " + strings.ReplaceAll(err.Error(), "\n  ", "; ")})
 		} else {

@@ -279,7 +279,7 @@ func addStatuses(g *graph.Graph, p *plan.Plan, root string) (map[string]state.St
 // draw, and read the DrawOptions.
 var renderers = map[string]func(e *env, g *graph.Graph, draw graph.DrawOptions) error{
 	"text": func(e *env, g *graph.Graph, _ graph.DrawOptions) error {
-		return graph.Text(e.stdout, g, graph.TextOptions{Color: terminalFor(e.stdout).color})
+		return graph.Text(e.stdout, g, graph.TextOptions{Color: terminalFor(e.stdout, e.getenv).color})
 	},
 	"dot":     func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.DOT(e.stdout, g, draw) },
 	"mermaid": func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.Mermaid(e.stdout, g, draw) },

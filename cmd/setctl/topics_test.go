@@ -22,7 +22,7 @@ const (
 // the compiler uses.
 func TestREADMEConditions(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"help", "conditions"}, &stdout, &stderr); code != exitOK {
+	if code := Main([]string{"help", "conditions"}, testProcess(&stdout, &stderr)); code != exitOK {
 		t.Fatalf("setctl help conditions exited %d: %s", code, stderr.String())
 	}
 	path := filepath.Join("..", "..", "README.md")
