@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -17,7 +14,6 @@ import (
 	"github.com/set-engine/set/engine/dashboard"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
-	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/project"
@@ -98,8 +94,8 @@ Examples:
 	}
 }
 
-// applyFlags are the options of one setctl apply.
-type applyFlags struct {
+// applyArgs are the arguments of one setctl apply, parsed.
+type applyArgs struct {
 	yes, acceptBaseline, keepBranches, json bool
 	// dashboard: serve setctl dashboard on dashboardAddr beside the run.
 	dashboard     bool
@@ -111,43 +107,58 @@ type applyFlags struct {
 	invocation baseline.Invocation
 }
 
-func runApply(e *env, args []string) (code int) {
-	c := applyCommand()
-	fs := c.flagSet(e)
-	var f applyFlags
-	fs.BoolVar(&f.yes, "yes", false, "do not ask for confirmation")
-	fs.BoolVar(&f.acceptBaseline, "accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
-	fs.BoolVar(&f.keepBranches, "keep-branches", false, "keep the branch set/<change> of every change that reached main")
-	fs.BoolVar(&f.json, "json", false, "write one JSON object per line to stdout and nothing else (format above)")
-	fs.BoolVar(&f.dashboard, "dashboard", false, "serve the live web view of the run (setctl dashboard) while it runs")
-	fs.StringVar(&f.dashboardAddr, "dashboard-addr", dashboard.DefaultAddr, "the loopback address --dashboard listens on")
-	if code, done := c.parse(e, fs, args); done {
+func runApply(e *env, args []string) int {
+	a, code, done := parseApply(e, args)
+	if done {
 		return code
 	}
-	if fs.Changed("dashboard-addr") && !f.dashboard {
-		return c.usageError(e, "--dashboard-addr applies to --dashboard")
+	return apply(e, a)
+}
+
+// parseApply parses the arguments of setctl apply. When done, it has
+// printed the usage or a usage error and code is the exit status.
+func parseApply(e *env, args []string) (a applyArgs, code int, done bool) {
+	c := applyCommand()
+	fs := c.flagSet(e)
+	fs.BoolVar(&a.yes, "yes", false, "do not ask for confirmation")
+	fs.BoolVar(&a.acceptBaseline, "accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
+	fs.BoolVar(&a.keepBranches, "keep-branches", false, "keep the branch set/<change> of every change that reached main")
+	fs.BoolVar(&a.json, "json", false, "write one JSON object per line to stdout and nothing else (format above)")
+	fs.BoolVar(&a.dashboard, "dashboard", false, "serve the live web view of the run (setctl dashboard) while it runs")
+	fs.StringVar(&a.dashboardAddr, "dashboard-addr", dashboard.DefaultAddr, "the loopback address --dashboard listens on")
+	if code, done := c.parse(e, fs, args); done {
+		return a, code, true
 	}
-	if loopback, err := dashboard.CheckAddr(f.dashboardAddr, true); err != nil || !loopback {
-		return c.usageError(e, "--dashboard-addr %s: apply serves its dashboard on a loopback address only (`setctl dashboard --allow-remote` serves it elsewhere)", f.dashboardAddr)
+	if fs.Changed("dashboard-addr") && !a.dashboard {
+		return a, c.usageError(e, "--dashboard-addr applies to --dashboard"), true
 	}
-	f.planFile = fs.Arg(0)
-	f.invocation = invocation(fs)
+	if loopback, err := dashboard.CheckAddr(a.dashboardAddr, true); err != nil || !loopback {
+		return a, c.usageError(e, "--dashboard-addr %s: apply serves its dashboard on a loopback address only (`setctl dashboard --allow-remote` serves it elsewhere)", a.dashboardAddr), true
+	}
+	a.planFile = fs.Arg(0)
+	a.invocation = invocation(fs)
+	return a, exitOK, false
+}
+
+// apply runs setctl apply with its parsed arguments a.
+func apply(e *env, a applyArgs) (code int) {
+	const name = "apply"
 	// SIGINT and SIGTERM stop the run in order and make the exit status
 	// 128+signal; a closed stdout ends the output, never the run.
-	sigs := watchInterrupts(c.name, e.stderr)
+	sigs := watchInterrupts(name, e.stderr)
 	defer sigs.stop()
 	defer func() {
 		if sc := sigs.exitCode(); sc != 0 {
 			code = sc
 		}
 	}()
-	r, code := prepareApply(e, c.name, f, sigs)
+	r, code := prepareApply(e, name, a, sigs)
 	if r == nil {
 		return code
 	}
 	defer r.closeRunners()
-	if f.dashboard {
-		defer startApplyDashboard(r.ws.root, f.dashboardAddr, e.stderr)()
+	if a.dashboard {
+		defer startApplyDashboard(r.ws.root, a.dashboardAddr, e.stderr)()
 	}
 	sum, err := r.run()
 	return r.report(sum, err)
@@ -159,41 +170,35 @@ type applyRun struct {
 	e    *env
 	name string // the command's
 	sigs *interrupts
-	// term is what the plain view may use; ui is the --json stream, nil
-	// for the plain view.
-	term terminal
-	ui   *jsonUI
+	view applyView
 	ws   *workspace
 	opts orchestrator.Options
 	// closeRunners releases the gate runners once the run is over.
 	closeRunners func()
-	// progress is the plain view (on io.Discard with --json).
-	progress *progress
 }
 
-// prepareApply gets an apply ready: its output (plain or --json), the
+// prepareApply gets an apply ready: its view (plain or --json), the
 // project, a runnable configuration and an existing main branch, the plan
-// (made now or read from f.planFile, and refused when stale), the agents,
+// (made now or read from a.planFile, and refused when stale), the agents,
 // the user's go-ahead unless --yes or a plan file gave it, and the gate
 // runners. Nothing has run or been recorded yet. On a problem it reports
 // it and returns a nil run with the exit code.
-func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRun, int) {
-	r := &applyRun{name: name, sigs: sigs, term: terminalFor(e.stdout, e.getenv)}
+func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun, int) {
+	r := &applyRun{name: name, sigs: sigs}
 	pe := *e
 	pe.stdout = &pipeWriter{w: e.stdout}
 	e = &pe
 	r.e = e
-	if f.json {
-		r.ui = newJSONUI(e.stdout, time.Now)
-		r.ui.version()
-		e.diagnose = r.ui.diagnostic
-		sigs.sayWith(func(msg string) { r.ui.diagnose(diag.Warning, msg) })
+	if a.json {
+		r.view = newApplyJSON(e, name, sigs)
+	} else {
+		r.view = &applyHuman{e: e, name: name, sigs: sigs, term: terminalFor(e.stdout, e.getenv)}
 	}
 	ctx := sigs.ctx
 
-	opts := project.Options{PlanFileShown: f.planFile}
-	if f.planFile != "" {
-		opts.PlanFile = resolveDir(e.dir, f.planFile)
+	opts := project.Options{PlanFileShown: a.planFile}
+	if a.planFile != "" {
+		opts.PlanFile = resolveDir(e.dir, a.planFile)
 	}
 	pr, ds := project.Prepare(ctx, e.dir, opts)
 	if code := e.present(name, ds, pr.Root); code != exitOK {
@@ -213,22 +218,9 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 	if err != nil {
 		return nil, e.errorf(name, "%v", err)
 	}
-	if f.planFile == "" && !f.yes {
-		if r.ui != nil {
-			return nil, e.errorf(name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan --out`")
-		}
-		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: r.term.color}); err != nil {
-			return nil, e.errorf(name, "%v", err)
-		}
-		if p.Planning != nil {
-			fmt.Fprintln(e.stdout)
-			planningText(e.stdout, p.Planning)
-		}
-		if !confirm(ctx, e, len(p.Changes), ws.cfg.MainBranch) {
-			if sigs.interrupted() {
-				return nil, e.errorf(name, "interrupted; nothing was run")
-			}
-			return nil, e.errorf(name, "not applied (pass --yes to run without asking)")
+	if a.planFile == "" && !a.yes {
+		if yes, code := r.view.confirm(ctx, p, g, ws.cfg.MainBranch); !yes {
+			return nil, code
 		}
 	}
 	runners, closeRunners, err := pr.Runners(ctx, g, e.getenv)
@@ -238,8 +230,8 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 	r.closeRunners = closeRunners
 	r.opts = orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners, Models: pr.Models(g), AcceptBaseline: f.acceptBaseline, KeepBranches: f.keepBranches,
-		Invocation: f.invocation,
+		Runners: runners, Models: pr.Models(g), AcceptBaseline: a.acceptBaseline, KeepBranches: a.keepBranches,
+		Invocation: a.invocation,
 	}
 	if ws.cfg.Planner.Replan == "auto" {
 		r.opts.Replan = replanner(ws.proj)
@@ -290,13 +282,8 @@ func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
 	if err != nil {
 		return r.e.errorf(r.name, "%v", err)
 	}
-	if r.ui != nil {
-		head, _ := git.BranchHead(ctx, r.ws.root, r.ws.cfg.MainBranch)
-		r.ui.summary(&orchestrator.Summary{Result: "success", Statuses: map[string]state.Status{}}, head, rows)
-		return exitOK
-	}
-	fmt.Fprintf(r.e.stdout, "No changes: %s implements every requirement of the spec.\n\n", r.ws.cfg.MainBranch)
-	if err := coverage.Text(r.e.stdout, rows); err != nil {
+	head, _ := git.BranchHead(ctx, r.ws.root, r.ws.cfg.MainBranch)
+	if err := r.view.nothingToDo(r.ws.cfg.MainBranch, head, rows); err != nil {
 		return r.e.errorf(r.name, "%v", err)
 	}
 	return exitOK
@@ -319,39 +306,20 @@ func (r *applyRun) coverage(sum *orchestrator.Summary) []coverage.Row {
 	return rows
 }
 
-// run runs the plan, showing its events as they are journaled: in the
-// plain view (a live block on a terminal), or as the --json stream.
+// run runs the plan, showing its events in the view as they are
+// journaled.
 func (r *applyRun) run() (*orchestrator.Summary, error) {
-	layout := rundir.New(r.ws.root)
-	out, term := r.e.stdout, r.term
-	if r.ui != nil {
-		out, term = io.Discard, terminal{}
-	}
-	r.progress = newProgress(out, r.opts.Plan, r.ws.cfg.MainBranch, term, time.Now, redrawEvery)
-	if st, err := state.Read(layout.Dir()); err == nil {
-		r.progress.seed(st)
-	}
-	r.opts.OnEvent = r.progress.event
-	if r.ui != nil {
-		r.ui.start(r.ws.cfg.MainBranch, layout.Events())
-		r.opts.OnEvent = r.ui.event
-	}
+	r.view.runStarts(&r.opts, rundir.New(r.ws.root))
 	r.sigs.runStarts()
-	if r.ui == nil {
-		r.sigs.sayWith(func(msg string) { r.progress.notice(r.e.stderr, "setctl "+r.name+": "+msg) })
-	}
 	sum, err := orchestrator.Apply(r.sigs.ctx, r.opts)
-	r.progress.close()
-	if r.ui != nil {
-		r.ui.end()
-	}
+	r.view.runEnds()
 	return sum, err
 }
 
 // report ends the output of the run with its summary (or its error) and
 // returns the exit code: 0 when every change reached main.
 func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
-	e, ws, ui := r.e, r.ws, r.ui
+	e, ws := r.e, r.ws
 	if nb := (*git.NoBranchError)(nil); errors.As(err, &nb) {
 		// The branch went away since checkMainBranch looked.
 		return ws.report(e, r.name, noBranchError(r.sigs.ctx, ws, nb))
@@ -366,33 +334,12 @@ func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
 			msg = "%v" // it says how to go on
 		}
 		failed := e.errorf(r.name, msg, err)
-		if ui != nil {
-			ui.summary(sum, head, r.coverage(sum))
-		}
+		r.view.stopped(sum, head, func() []coverage.Row { return r.coverage(sum) })
 		return failed
 	}
-	rows := r.coverage(sum)
-	if ui != nil {
-		ui.summary(sum, head, rows)
-		if sum.Result == "success" {
-			return exitOK
-		}
-		return exitError
-	}
-	r.progress.summary(sum, head)
-	if rows != nil {
-		fmt.Fprintln(e.stdout)
-		coverage.Text(e.stdout, rows)
-	}
-	switch sum.Result {
-	case "success":
+	r.view.ended(sum, head, ws.cfg.MainBranch, r.coverage(sum))
+	if sum.Result == "success" {
 		return exitOK
-	case "interrupted":
-		fmt.Fprintln(e.stdout, "Interrupted. Run `setctl apply` again to continue where this run stopped.")
-	case "paused":
-		fmt.Fprintln(e.stdout, "Some changes are paused (see why with `setctl status`). Once their cause is dealt with (a budget raised in set.cue), `setctl apply` resumes them, without a new plan.")
-	default:
-		fmt.Fprintf(e.stdout, "Some changes did not reach %s. See why in .set/logs/ and .set/events.jsonl; a new `setctl apply` retries them.\n", ws.cfg.MainBranch)
 	}
 	return exitError
 }
