@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
-	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -211,7 +208,7 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 		d.Severity = diag.Error
 		return nil, e.present(name, diag.List{d}, ws.root)
 	}
-	if len(p.Changes) == 0 && !unfinishedRun(ws.root) {
+	if len(p.Changes) == 0 && !state.Unfinished(rundir.New(ws.root).Dir()) {
 		return nil, r.nothingToDo(ctx, p)
 	}
 	adapter, adapters, err := pr.Agents(p)
@@ -234,50 +231,16 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 		Invocation: a.invocation,
 	}
 	if ws.cfg.Planner.Replan == "auto" {
-		r.opts.Replan = replanner(ws.proj)
+		r.opts.Replan = ws.proj.Replanner()
 	}
 	return r, exitOK
-}
-
-// unfinishedRun reports whether the project's journal holds a run that
-// did not end (killed before RUN_FINISHED) or that left a change in
-// flight. Its work may all be on main, so the plan has no change, and
-// still the run must be resumed: to record what reached main, remove its
-// worktrees and release what it held.
-func unfinishedRun(root string) bool {
-	st, err := state.Read(rundir.New(root).Dir())
-	if err != nil {
-		return true // the run will say what is wrong with the journal
-	}
-	if st.Run != "" && !st.Finished {
-		return true
-	}
-	for _, c := range st.Changes {
-		if c.Status.Active() || c.Status == state.Merged {
-			return true
-		}
-	}
-	return false
-}
-
-// clearDeadHolder takes and releases the run lock of setDir when its
-// file exists, so that the PID of an apply killed after its run finished
-// (it held the lock, the kernel released it) is no longer named there.
-// An apply that holds it is left alone; no lock file is created.
-func clearDeadHolder(setDir string) {
-	if _, err := os.Stat(filepath.Join(setDir, state.LockFile)); err != nil {
-		return
-	}
-	if l, err := state.AcquireLock(setDir); err == nil {
-		l.Release()
-	}
 }
 
 // nothingToDo ends an apply whose plan has no change (main implements the
 // whole spec) without a run: it says so, with where every requirement
 // stands, and returns exitOK.
 func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
-	clearDeadHolder(rundir.New(r.ws.root).Dir())
+	state.ClearDeadHolder(rundir.New(r.ws.root).Dir())
 	rows, err := coverage.Of(ctx, r.ws.root, r.ws.cfg, p, nil)
 	if err != nil {
 		return r.e.errorf(r.name, "%v", err)
@@ -359,31 +322,4 @@ func invocation(fs *pflag.FlagSet) baseline.Invocation {
 		}
 	})
 	return in
-}
-
-// replanner asks the project's model planner for changes covering a
-// replan's uncovered requirements, next to the changes that stay in the
-// run, and journals its model calls (failed attempts too) as LLM_CALL
-// events of the run.
-func replanner(proj *project.Project) orchestrator.ReplanFunc {
-	return func(ctx context.Context, req orchestrator.ReplanRequest) ([]plan.Change, error) {
-		m, err := proj.Planner(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]string, len(req.Uncovered))
-		for i, r := range req.Uncovered {
-			ids[i] = r.ID
-		}
-		existing := slices.DeleteFunc(slices.Clone(req.Plan.Changes), func(c plan.Change) bool { return slices.Contains(req.Dropped, c.Name) })
-		changes, planning, err := m.Changes(ctx, req.Plan, ids, existing)
-		if planning != nil {
-			for _, c := range planning.Calls {
-				if eerr := req.Emit(c.LLMCallData); eerr != nil {
-					return nil, eerr
-				}
-			}
-		}
-		return changes, err
-	}
 }
