@@ -204,7 +204,7 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	r.ws = ws
 	// The run branches every change from the main branch and moves it.
-	if status, d := checkMainBranch(ctx, ws); status != statusOK {
+	if d, ok := project.CheckMainBranch(ctx, ws.root, ws.cfg); !ok {
 		d.Severity = diag.Error
 		return nil, e.present(name, diag.List{d}, ws.root)
 	}
@@ -284,8 +284,8 @@ func (r *applyRun) run() (*orchestrator.Summary, error) {
 func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
 	e, ws := r.e, r.ws
 	if nb := (*git.NoBranchError)(nil); errors.As(err, &nb) {
-		// The branch went away since checkMainBranch looked.
-		return ws.report(e, r.name, noBranchError(r.sigs.ctx, ws, nb))
+		// The branch went away since CheckMainBranch looked.
+		return ws.report(e, r.name, project.NoBranchError(r.sigs.ctx, ws.root, ws.cfg, nb))
 	}
 	if err != nil && sum == nil {
 		return e.errorf(r.name, "%v", err)

@@ -14,10 +14,12 @@ import (
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/runner/dagger"
 )
 
@@ -374,4 +376,25 @@ func commandOutput(ctx context.Context, name string, args ...string) (string, er
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line, nil
+}
+
+// Verdicts of a check.
+const (
+	statusOK   = "ok"
+	statusWarn = "warn"
+	statusFail = "fail"
+)
+
+// checkMainBranch is project.CheckMainBranch of ws as a verdict of
+// setctl doctor: ok when the branch exists, warn when committing fixes
+// it, fail otherwise.
+func checkMainBranch(ctx context.Context, ws *workspace) (status string, d diag.Diagnostic) {
+	d, ok := project.CheckMainBranch(ctx, ws.root, ws.cfg)
+	switch {
+	case ok:
+		return statusOK, d
+	case d.Severity == diag.Warning:
+		return statusWarn, d
+	}
+	return statusFail, d
 }
