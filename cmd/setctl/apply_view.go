@@ -43,6 +43,11 @@ type applyView interface {
 	stopped(sum *orchestrator.Summary, head string, rows func() []coverage.Row)
 }
 
+var (
+	_ applyView = (*applyHuman)(nil)
+	_ applyView = (*applyJSON)(nil)
+)
+
 // applyHuman is the plain view of setctl apply: the plan and the question
 // before the run, a line per notable event during it (a live block of rows
 // on a terminal), the summary and the coverage after it.
