@@ -182,6 +182,9 @@ type applyRun struct {
 // it and returns a nil run with the exit code.
 func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun, int) {
 	r := &applyRun{name: name, sigs: sigs}
+	// What the plain view may use is stdout's own (a terminal?), not that
+	// of the pipeWriter around it.
+	term := terminalFor(e.stdout, e.getenv)
 	pe := *e
 	pe.stdout = &pipeWriter{w: e.stdout}
 	e = &pe
@@ -189,7 +192,7 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	if a.json {
 		r.view = newApplyJSON(e, name, sigs)
 	} else {
-		r.view = &applyHuman{e: e, name: name, sigs: sigs, term: terminalFor(e.stdout, e.getenv)}
+		r.view = &applyHuman{e: e, name: name, sigs: sigs, term: term}
 	}
 	ctx := sigs.ctx
 
