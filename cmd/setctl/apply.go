@@ -1,18 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/pflag"
 
 	"github.com/set-engine/set/engine/baseline"
@@ -20,7 +11,6 @@ import (
 	"github.com/set-engine/set/engine/dashboard"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
-	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/project"
@@ -101,8 +91,8 @@ Examples:
 	}
 }
 
-// applyFlags are the options of one setctl apply.
-type applyFlags struct {
+// applyArgs are the arguments of one setctl apply, parsed.
+type applyArgs struct {
 	yes, acceptBaseline, keepBranches, json bool
 	// dashboard: serve setctl dashboard on dashboardAddr beside the run.
 	dashboard     bool
@@ -114,43 +104,58 @@ type applyFlags struct {
 	invocation baseline.Invocation
 }
 
-func runApply(e *env, args []string) (code int) {
-	c := applyCommand()
-	fs := c.flagSet(e)
-	var f applyFlags
-	fs.BoolVar(&f.yes, "yes", false, "do not ask for confirmation")
-	fs.BoolVar(&f.acceptBaseline, "accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
-	fs.BoolVar(&f.keepBranches, "keep-branches", false, "keep the branch set/<change> of every change that reached main")
-	fs.BoolVar(&f.json, "json", false, "write one JSON object per line to stdout and nothing else (format above)")
-	fs.BoolVar(&f.dashboard, "dashboard", false, "serve the live web view of the run (setctl dashboard) while it runs")
-	fs.StringVar(&f.dashboardAddr, "dashboard-addr", dashboard.DefaultAddr, "the loopback address --dashboard listens on")
-	if code, done := c.parse(e, fs, args); done {
+func runApply(e *env, args []string) int {
+	a, code, done := parseApply(e, args)
+	if done {
 		return code
 	}
-	if fs.Changed("dashboard-addr") && !f.dashboard {
-		return c.usageError(e, "--dashboard-addr applies to --dashboard")
+	return apply(e, a)
+}
+
+// parseApply parses the arguments of setctl apply. When done, it has
+// printed the usage or a usage error and code is the exit status.
+func parseApply(e *env, args []string) (a applyArgs, code int, done bool) {
+	c := applyCommand()
+	fs := c.flagSet(e)
+	fs.BoolVar(&a.yes, "yes", false, "do not ask for confirmation")
+	fs.BoolVar(&a.acceptBaseline, "accept-baseline", false, "accept the failures gates already have on main and fail changes only on new ones")
+	fs.BoolVar(&a.keepBranches, "keep-branches", false, "keep the branch set/<change> of every change that reached main")
+	fs.BoolVar(&a.json, "json", false, "write one JSON object per line to stdout and nothing else (format above)")
+	fs.BoolVar(&a.dashboard, "dashboard", false, "serve the live web view of the run (setctl dashboard) while it runs")
+	fs.StringVar(&a.dashboardAddr, "dashboard-addr", dashboard.DefaultAddr, "the loopback address --dashboard listens on")
+	if code, done := c.parse(e, fs, args); done {
+		return a, code, true
 	}
-	if loopback, err := dashboard.CheckAddr(f.dashboardAddr, true); err != nil || !loopback {
-		return c.usageError(e, "--dashboard-addr %s: apply serves its dashboard on a loopback address only (`setctl dashboard --allow-remote` serves it elsewhere)", f.dashboardAddr)
+	if fs.Changed("dashboard-addr") && !a.dashboard {
+		return a, c.usageError(e, "--dashboard-addr applies to --dashboard"), true
 	}
-	f.planFile = fs.Arg(0)
-	f.invocation = invocation(fs)
+	if loopback, err := dashboard.CheckAddr(a.dashboardAddr, true); err != nil || !loopback {
+		return a, c.usageError(e, "--dashboard-addr %s: apply serves its dashboard on a loopback address only (`setctl dashboard --allow-remote` serves it elsewhere)", a.dashboardAddr), true
+	}
+	a.planFile = fs.Arg(0)
+	a.invocation = invocation(fs)
+	return a, exitOK, false
+}
+
+// apply runs setctl apply with its parsed arguments a.
+func apply(e *env, a applyArgs) (code int) {
+	const name = "apply"
 	// SIGINT and SIGTERM stop the run in order and make the exit status
 	// 128+signal; a closed stdout ends the output, never the run.
-	sigs := watchInterrupts(c.name, e.stderr)
+	sigs := watchInterrupts(name, e.stderr)
 	defer sigs.stop()
 	defer func() {
 		if sc := sigs.exitCode(); sc != 0 {
 			code = sc
 		}
 	}()
-	r, code := prepareApply(e, c.name, f, sigs)
+	r, code := prepareApply(e, name, a, sigs)
 	if r == nil {
 		return code
 	}
 	defer r.closeRunners()
-	if f.dashboard {
-		defer startApplyDashboard(r.ws.root, f.dashboardAddr, e.stderr)()
+	if a.dashboard {
+		defer startApplyDashboard(r.ws.root, a.dashboardAddr, e.stderr)()
 	}
 	sum, err := r.run()
 	return r.report(sum, err)
@@ -162,41 +167,38 @@ type applyRun struct {
 	e    *env
 	name string // the command's
 	sigs *interrupts
-	// term is what the plain view may use; ui is the --json stream, nil
-	// for the plain view.
-	term terminal
-	ui   *jsonUI
+	view applyView
 	ws   *workspace
 	opts orchestrator.Options
 	// closeRunners releases the gate runners once the run is over.
 	closeRunners func()
-	// progress is the plain view (on io.Discard with --json).
-	progress *progress
 }
 
-// prepareApply gets an apply ready: its output (plain or --json), the
+// prepareApply gets an apply ready: its view (plain or --json), the
 // project, a runnable configuration and an existing main branch, the plan
-// (made now or read from f.planFile, and refused when stale), the agents,
+// (made now or read from a.planFile, and refused when stale), the agents,
 // the user's go-ahead unless --yes or a plan file gave it, and the gate
 // runners. Nothing has run or been recorded yet. On a problem it reports
 // it and returns a nil run with the exit code.
-func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRun, int) {
-	r := &applyRun{name: name, sigs: sigs, term: terminalFor(e.stdout)}
+func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun, int) {
+	r := &applyRun{name: name, sigs: sigs}
+	// What the plain view may use is stdout's own (a terminal?), not that
+	// of the pipeWriter around it.
+	term := terminalFor(e.stdout, e.getenv)
 	pe := *e
 	pe.stdout = &pipeWriter{w: e.stdout}
 	e = &pe
 	r.e = e
-	if f.json {
-		r.ui = newJSONUI(e.stdout, time.Now)
-		r.ui.version()
-		e.diagnose = r.ui.diagnostic
-		sigs.sayWith(func(msg string) { r.ui.diagnose(diag.Warning, msg) })
+	if a.json {
+		r.view = newApplyJSON(e, name, sigs)
+	} else {
+		r.view = &applyHuman{e: e, name: name, sigs: sigs, term: term}
 	}
 	ctx := sigs.ctx
 
-	opts := project.Options{PlanFileShown: f.planFile}
-	if f.planFile != "" {
-		opts.PlanFile = resolveDir(e.dir, f.planFile)
+	opts := project.Options{PlanFileShown: a.planFile}
+	if a.planFile != "" {
+		opts.PlanFile = resolveDir(e.dir, a.planFile)
 	}
 	pr, ds := project.Prepare(ctx, e.dir, opts)
 	if code := e.present(name, ds, pr.Root); code != exitOK {
@@ -205,101 +207,49 @@ func prepareApply(e *env, name string, f applyFlags, sigs *interrupts) (*applyRu
 	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	r.ws = ws
 	// The run branches every change from the main branch and moves it.
-	if status, d := checkMainBranch(ctx, ws); status != statusOK {
+	if d, ok := project.CheckMainBranch(ctx, ws.root, ws.cfg); !ok {
 		d.Severity = diag.Error
 		return nil, e.present(name, diag.List{d}, ws.root)
 	}
-	if len(p.Changes) == 0 && !unfinishedRun(ws.root) {
+	if len(p.Changes) == 0 && !state.Unfinished(rundir.New(ws.root).Dir()) {
 		return nil, r.nothingToDo(ctx, p)
 	}
 	adapter, adapters, err := pr.Agents(p)
 	if err != nil {
 		return nil, e.errorf(name, "%v", err)
 	}
-	if f.planFile == "" && !f.yes {
-		if r.ui != nil {
-			return nil, e.errorf(name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan --out`")
-		}
-		if err := graph.Text(e.stdout, g, graph.TextOptions{Color: r.term.color}); err != nil {
-			return nil, e.errorf(name, "%v", err)
-		}
-		if p.Planning != nil {
-			fmt.Fprintln(e.stdout)
-			planningText(e.stdout, p.Planning)
-		}
-		if !confirm(ctx, e, len(p.Changes), ws.cfg.MainBranch) {
-			if sigs.interrupted() {
-				return nil, e.errorf(name, "interrupted; nothing was run")
-			}
-			return nil, e.errorf(name, "not applied (pass --yes to run without asking)")
+	if a.planFile == "" && !a.yes {
+		if yes, code := r.view.confirm(ctx, p, g, ws.cfg.MainBranch); !yes {
+			return nil, code
 		}
 	}
-	runners, closeRunners, err := pr.Runners(ctx, g, os.Getenv)
+	runners, closeRunners, err := pr.Runners(ctx, g, e.getenv)
 	if err != nil {
 		return nil, e.errorf(name, "%v", err)
 	}
 	r.closeRunners = closeRunners
 	r.opts = orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
-		Runners: runners, Models: pr.Models(g), AcceptBaseline: f.acceptBaseline, KeepBranches: f.keepBranches,
-		Invocation: f.invocation,
+		Runners: runners, Models: pr.Models(g), AcceptBaseline: a.acceptBaseline, KeepBranches: a.keepBranches,
+		Invocation: a.invocation,
 	}
 	if ws.cfg.Planner.Replan == "auto" {
-		r.opts.Replan = replanner(ws.proj)
+		r.opts.Replan = ws.proj.Replanner()
 	}
 	return r, exitOK
-}
-
-// unfinishedRun reports whether the project's journal holds a run that
-// did not end (killed before RUN_FINISHED) or that left a change in
-// flight. Its work may all be on main, so the plan has no change, and
-// still the run must be resumed: to record what reached main, remove its
-// worktrees and release what it held.
-func unfinishedRun(root string) bool {
-	st, err := state.Read(rundir.New(root).Dir())
-	if err != nil {
-		return true // the run will say what is wrong with the journal
-	}
-	if st.Run != "" && !st.Finished {
-		return true
-	}
-	for _, c := range st.Changes {
-		if c.Status.Active() || c.Status == state.Merged {
-			return true
-		}
-	}
-	return false
-}
-
-// clearDeadHolder takes and releases the run lock of setDir when its
-// file exists, so that the PID of an apply killed after its run finished
-// (it held the lock, the kernel released it) is no longer named there.
-// An apply that holds it is left alone; no lock file is created.
-func clearDeadHolder(setDir string) {
-	if _, err := os.Stat(filepath.Join(setDir, state.LockFile)); err != nil {
-		return
-	}
-	if l, err := state.AcquireLock(setDir); err == nil {
-		l.Release()
-	}
 }
 
 // nothingToDo ends an apply whose plan has no change (main implements the
 // whole spec) without a run: it says so, with where every requirement
 // stands, and returns exitOK.
 func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
-	clearDeadHolder(rundir.New(r.ws.root).Dir())
+	state.ClearDeadHolder(rundir.New(r.ws.root).Dir())
 	rows, err := coverage.Of(ctx, r.ws.root, r.ws.cfg, p, nil)
 	if err != nil {
 		return r.e.errorf(r.name, "%v", err)
 	}
-	if r.ui != nil {
-		head, _ := git.BranchHead(ctx, r.ws.root, r.ws.cfg.MainBranch)
-		r.ui.summary(&orchestrator.Summary{Result: "success", Statuses: map[string]state.Status{}}, head, rows)
-		return exitOK
-	}
-	fmt.Fprintf(r.e.stdout, "No changes: %s implements every requirement of the spec.\n\n", r.ws.cfg.MainBranch)
-	if err := coverage.Text(r.e.stdout, rows); err != nil {
+	head, _ := git.BranchHead(ctx, r.ws.root, r.ws.cfg.MainBranch)
+	if err := r.view.nothingToDo(r.ws.cfg.MainBranch, head, rows); err != nil {
 		return r.e.errorf(r.name, "%v", err)
 	}
 	return exitOK
@@ -322,42 +272,23 @@ func (r *applyRun) coverage(sum *orchestrator.Summary) []coverage.Row {
 	return rows
 }
 
-// run runs the plan, showing its events as they are journaled: in the
-// plain view (a live block on a terminal), or as the --json stream.
+// run runs the plan, showing its events in the view as they are
+// journaled.
 func (r *applyRun) run() (*orchestrator.Summary, error) {
-	layout := rundir.New(r.ws.root)
-	out, term := r.e.stdout, r.term
-	if r.ui != nil {
-		out, term = io.Discard, terminal{}
-	}
-	r.progress = newProgress(out, r.opts.Plan, r.ws.cfg.MainBranch, term, time.Now, redrawEvery)
-	if st, err := state.Read(layout.Dir()); err == nil {
-		r.progress.seed(st)
-	}
-	r.opts.OnEvent = r.progress.event
-	if r.ui != nil {
-		r.ui.start(r.ws.cfg.MainBranch, layout.Events())
-		r.opts.OnEvent = r.ui.event
-	}
+	r.view.runStarts(&r.opts, rundir.New(r.ws.root))
 	r.sigs.runStarts()
-	if r.ui == nil {
-		r.sigs.sayWith(func(msg string) { r.progress.notice(r.e.stderr, "setctl "+r.name+": "+msg) })
-	}
 	sum, err := orchestrator.Apply(r.sigs.ctx, r.opts)
-	r.progress.close()
-	if r.ui != nil {
-		r.ui.end()
-	}
+	r.view.runEnds()
 	return sum, err
 }
 
 // report ends the output of the run with its summary (or its error) and
 // returns the exit code: 0 when every change reached main.
 func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
-	e, ws, ui := r.e, r.ws, r.ui
+	e, ws := r.e, r.ws
 	if nb := (*git.NoBranchError)(nil); errors.As(err, &nb) {
-		// The branch went away since checkMainBranch looked.
-		return ws.report(e, r.name, noBranchError(r.sigs.ctx, ws, nb))
+		// The branch went away since CheckMainBranch looked.
+		return ws.report(e, r.name, project.NoBranchError(r.sigs.ctx, ws.root, ws.cfg, nb))
 	}
 	if err != nil && sum == nil {
 		return e.errorf(r.name, "%v", err)
@@ -369,33 +300,12 @@ func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
 			msg = "%v" // it says how to go on
 		}
 		failed := e.errorf(r.name, msg, err)
-		if ui != nil {
-			ui.summary(sum, head, r.coverage(sum))
-		}
+		r.view.stopped(sum, head, func() []coverage.Row { return r.coverage(sum) })
 		return failed
 	}
-	rows := r.coverage(sum)
-	if ui != nil {
-		ui.summary(sum, head, rows)
-		if sum.Result == "success" {
-			return exitOK
-		}
-		return exitError
-	}
-	r.progress.summary(sum, head)
-	if rows != nil {
-		fmt.Fprintln(e.stdout)
-		coverage.Text(e.stdout, rows)
-	}
-	switch sum.Result {
-	case "success":
+	r.view.ended(sum, head, ws.cfg.MainBranch, r.coverage(sum))
+	if sum.Result == "success" {
 		return exitOK
-	case "interrupted":
-		fmt.Fprintln(e.stdout, "Interrupted. Run `setctl apply` again to continue where this run stopped.")
-	case "paused":
-		fmt.Fprintln(e.stdout, "Some changes are paused (see why with `setctl status`). Once their cause is dealt with (a budget raised in set.cue), `setctl apply` resumes them, without a new plan.")
-	default:
-		fmt.Fprintf(e.stdout, "Some changes did not reach %s. See why in .set/logs/ and .set/events.jsonl; a new `setctl apply` retries them.\n", ws.cfg.MainBranch)
 	}
 	return exitError
 }
@@ -415,54 +325,4 @@ func invocation(fs *pflag.FlagSet) baseline.Invocation {
 		}
 	})
 	return in
-}
-
-// confirm asks on the terminal whether to run n changes that move
-// mainBranch. An interrupt (ctx ending) is a no.
-func confirm(ctx context.Context, e *env, n int, mainBranch string) bool {
-	if !isatty.IsTerminal(os.Stdin.Fd()) {
-		e.present("apply", diag.List{{Severity: diag.Warning, Summary: "stdin is not a terminal, so setctl cannot ask before running; pass --yes, or a plan file from `setctl plan --out`"}}, "")
-		return false
-	}
-	fmt.Fprintf(e.stdout, "\nApply %s? Agents will run and %s will move. [y/N] ", map[bool]string{true: "this change", false: fmt.Sprintf("these %d changes", n)}[n == 1], mainBranch)
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-		lines <- line
-	}()
-	select {
-	case line := <-lines:
-		answer := strings.ToLower(strings.TrimSpace(line))
-		return answer == "y" || answer == "yes"
-	case <-ctx.Done():
-		fmt.Fprintln(e.stdout)
-		return false
-	}
-}
-
-// replanner asks the project's model planner for changes covering a
-// replan's uncovered requirements, next to the changes that stay in the
-// run, and journals its model calls (failed attempts too) as LLM_CALL
-// events of the run.
-func replanner(proj *project.Project) orchestrator.ReplanFunc {
-	return func(ctx context.Context, req orchestrator.ReplanRequest) ([]plan.Change, error) {
-		m, err := proj.Planner(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ids := make([]string, len(req.Uncovered))
-		for i, r := range req.Uncovered {
-			ids[i] = r.ID
-		}
-		existing := slices.DeleteFunc(slices.Clone(req.Plan.Changes), func(c plan.Change) bool { return slices.Contains(req.Dropped, c.Name) })
-		changes, planning, err := m.Changes(ctx, req.Plan, ids, existing)
-		if planning != nil {
-			for _, c := range planning.Calls {
-				if eerr := req.Emit(c.LLMCallData); eerr != nil {
-					return nil, eerr
-				}
-			}
-		}
-		return changes, err
-	}
 }

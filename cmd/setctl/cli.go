@@ -25,12 +25,29 @@ const (
 	exitPending = 2
 )
 
-// env is what one invocation of a command sees: its output streams and
-// directory. Commands also read the process environment (NO_COLOR, the
-// CUE and Dagger variables) and, to confirm, standard input; tests set
-// those with testscript's env.
+// Process is what one invocation of setctl is given by the process that
+// runs it: its standard streams and its environment. main passes its own
+// (os.Stdin, os.Stdout, os.Stderr, os.Environ()); a test passes buffers.
+// No command reads os.Stdin, writes os.Stdout or os.Stderr, or reads
+// os.Getenv itself: each reaches them through its env.
+type Process struct {
+	// Stdin is read only to confirm, and only when it is a terminal.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Environ is the environment, as os.Environ gives it, that the
+	// commands read: NO_COLOR and TERM, the Dagger variables, and the
+	// environment the doctor checks agents under. CUE reads its own
+	// variables (CUE_REGISTRY, CUE_CACHE_DIR) from the process, and the
+	// engine starts agents, gates and git with the process's environment.
+	Environ []string
+}
+
+// env is what one invocation of a command sees: its streams and
+// environment (see Process) and its directory.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
+	environ        []string
 	// dir is the directory -C named, or the working directory.
 	dir string
 	// diagnose, when set, takes the errors and warnings the command would
@@ -84,10 +101,11 @@ Run 'setctl COMMAND --help' for a command's options, 'setctl help TOPIC'
 for a topic.
 `
 
-// Main runs set with args (without the program name) and returns the exit
-// code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+// Main runs set with args (without the program name) in the process p
+// and returns the exit code.
+func Main(args []string, p Process) int {
+	stdout, stderr := p.Stdout, p.Stderr
+	e := &env{stdin: p.Stdin, stdout: stdout, stderr: stderr, environ: p.Environ}
 	wd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "setctl: %v\n", err)
@@ -237,10 +255,16 @@ type terminal struct {
 	color bool
 }
 
-// terminalFor is what output to w may use.
-func terminalFor(w io.Writer) terminal {
-	f, ok := w.(*os.File)
-	return terminalOf(ok && isatty.IsTerminal(f.Fd()), os.Getenv)
+// terminalFor is what output to w may use under the environment getenv
+// reads.
+func terminalFor(w io.Writer, getenv func(string) string) terminal {
+	return terminalOf(isTerminal(w), getenv)
+}
+
+// isTerminal reports whether f, a stream of the process, is a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && isatty.IsTerminal(file.Fd())
 }
 
 // terminalOf is what output to a tty (or not) may use under the
@@ -248,6 +272,16 @@ func terminalFor(w io.Writer) terminal {
 func terminalOf(tty bool, getenv func(string) string) terminal {
 	live := tty && getenv("TERM") != "dumb"
 	return terminal{live: live, color: live && getenv("NO_COLOR") == ""}
+}
+
+// getenv is the value of the environment variable key, "" when unset.
+func (e *env) getenv(key string) string {
+	for i := len(e.environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(e.environ[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 // errorf reports an error of command name without a position, as

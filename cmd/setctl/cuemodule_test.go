@@ -65,7 +65,7 @@ func TestPublishedModules(t *testing.T) {
 	setctl := func(dir string, args ...string) string {
 		t.Helper()
 		var stdout, stderr strings.Builder
-		if code := Main(append([]string{"-C", dir}, args...), &stdout, &stderr); code != exitOK {
+		if code := Main(append([]string{"-C", dir}, args...), testProcess(&stdout, &stderr)); code != exitOK {
 			t.Fatalf("setctl %s exited %d:\n%s%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
 		}
 		return stdout.String()
@@ -198,7 +198,7 @@ printf 'package app\n\nimport "testing"\n\n// REQ-GREET-01, REQ-GREET-02\nfunc T
 	} {
 		run(acmeProject, cue, "mod", "edit", "--require", strings.TrimSuffix(tc.module, "@v0")+"@v0.2.0")
 		var stdout, stderr strings.Builder
-		if code := Main([]string{"-C", acmeProject, "vet"}, &stdout, &stderr); code == exitOK || !strings.Contains(stderr.String(), tc.want) {
+		if code := Main([]string{"-C", acmeProject, "vet"}, testProcess(&stdout, &stderr)); code == exitOK || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("requiring %s at v0.2.0: setctl vet exited %d:\n%s%s\nwant %q", tc.module, code, stdout.String(), stderr.String(), tc.want)
 		}
 		run(acmeProject, "git", "checkout", "-q", "cue.mod/module.cue")

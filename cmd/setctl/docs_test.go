@@ -39,7 +39,7 @@ func commandReference(t *testing.T) string {
 	t.Helper()
 	help := func(args ...string) string {
 		var stdout, stderr bytes.Buffer
-		if code := Main(args, &stdout, &stderr); code != exitOK {
+		if code := Main(args, testProcess(&stdout, &stderr)); code != exitOK {
 			t.Fatalf("setctl %s exited %d: %s", strings.Join(args, " "), code, stderr.String())
 		}
 		return stdout.String()

@@ -14,10 +14,12 @@ import (
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/runner/dagger"
 )
 
@@ -82,9 +84,9 @@ func runDoctor(e *env, args []string) int {
 		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
 		status, d := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", d.Text(ws.root))
-		checks = append(checks, agentChecks(ctx, ws)...)
+		checks = append(checks, agentChecks(ctx, ws, e.environ)...)
 		checks = append(checks, modelChecks(ws)...)
-		checks = append(checks, runnerChecks(ctx, ws)...)
+		checks = append(checks, runnerChecks(ctx, ws, e.getenv)...)
 		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)
 	}
 
@@ -116,8 +118,9 @@ func runDoctor(e *env, args []string) int {
 	return exitOK
 }
 
-// agentChecks checks the configured agent.
-func agentChecks(ctx context.Context, ws *workspace) []check {
+// agentChecks checks the configured agent, started under the environment
+// environ.
+func agentChecks(ctx context.Context, ws *workspace, environ []string) []check {
 	a := ws.cfg.Agent
 	switch a.Adapter {
 	case "replay":
@@ -149,7 +152,7 @@ func agentChecks(ctx context.Context, ws *workspace) []check {
 		return []check{{"agent", "fail", fmt.Sprintf("%s: %s --version failed: %v", a.Adapter, path, err)}}
 	}
 	out := []check{{"agent", "ok", fmt.Sprintf("%s %s (%s)", a.Adapter, version, path)}}
-	childEnv := os.Environ() // then the agent's env, as setctl apply gives it
+	childEnv := slices.Clone(environ) // then the agent's env, as setctl apply gives it
 	for k, v := range a.Env {
 		childEnv = append(childEnv, k+"="+v)
 	}
@@ -175,8 +178,9 @@ func permissionsCheck(a config.Agent, euid int, env []string) check {
 	return check{"agent", statusOK, "claude permissions: " + perm.String()}
 }
 
-// runnerChecks checks every runner the project's gates use.
-func runnerChecks(ctx context.Context, ws *workspace) []check {
+// runnerChecks checks every runner the project's gates use, under the
+// environment getenv reads.
+func runnerChecks(ctx context.Context, ws *workspace, getenv func(string) string) []check {
 	used := map[string]bool{}
 	for _, g := range ws.cfg.Gates {
 		if g.Kind != config.KindExec {
@@ -193,7 +197,7 @@ func runnerChecks(ctx context.Context, ws *workspace) []check {
 		out = append(out, check{"runner", "ok", "host: gates run as processes in the change's worktree"})
 	}
 	if used[config.RunnerDagger] {
-		eng, err := dagger.Preflight(ctx, os.Getenv)
+		eng, err := dagger.Preflight(ctx, getenv)
 		if err != nil {
 			out = append(out, check{"runner", "fail", "dagger: " + strings.ReplaceAll(err.Error(), "\n  ", "; ")})
 		} else {
@@ -372,4 +376,25 @@ func commandOutput(ctx context.Context, name string, args ...string) (string, er
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	return line, nil
+}
+
+// Verdicts of a check.
+const (
+	statusOK   = "ok"
+	statusWarn = "warn"
+	statusFail = "fail"
+)
+
+// checkMainBranch is project.CheckMainBranch of ws as a verdict of
+// setctl doctor: ok when the branch exists, warn when committing fixes
+// it, fail otherwise.
+func checkMainBranch(ctx context.Context, ws *workspace) (status string, d diag.Diagnostic) {
+	d, ok := project.CheckMainBranch(ctx, ws.root, ws.cfg)
+	switch {
+	case ok:
+		return statusOK, d
+	case d.Severity == diag.Warning:
+		return statusWarn, d
+	}
+	return statusFail, d
 }

@@ -81,7 +81,7 @@ project: golang.#Project & {
 
 	start := time.Now()
 	var stdout, stderr strings.Builder
-	code := Main([]string{"-C", dir, "doctor"}, &stdout, &stderr)
+	code := Main([]string{"-C", dir, "doctor"}, testProcess(&stdout, &stderr))
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("doctor took %v", d)
 	}

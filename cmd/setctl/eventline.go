@@ -61,60 +61,91 @@ func agentName(adapter, model string) string {
 }
 
 // describeEvent describes e of a run whose main branch is mainBranch,
-// coloured with pal. Every type of journal.Types has its own line; an
-// unknown type (a journal from a newer setctl) gets its name.
+// coloured with pal, by its type's entry in eventLines. A type without an
+// entry (one of a newer setctl) gets its name; an event whose payload does
+// not decode gets an error line that says so.
 func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
-	info := func(text string) eventLine { return eventLine{text: text, level: "info", shown: true, notable: true} }
-	routine := func(text string) eventLine { return eventLine{text: text, level: "info", shown: true} }
-	hidden := func(text string) eventLine { return eventLine{text: text, level: "info"} }
-	warn := func(text string) eventLine { return eventLine{text: text, level: "warn", shown: true, notable: true} }
-	failure := func(text string) eventLine { return eventLine{text: text, level: "error", shown: true, notable: true} }
+	l, handled, err := eventLines.Handle(lineStyle{main: mainBranch, pal: pal}, e)
+	switch {
+	case err != nil:
+		return failureLine("cannot describe " + err.Error())
+	case !handled:
+		return hiddenLine(strings.ToLower(string(e.Type)))
+	}
+	return l
+}
 
-	switch e.Type {
-	case journal.RunStarted:
-		d, _ := journal.Decode[journal.RunStartedData](e)
+// lineStyle is how a view writes the lines of a run's events: the run's
+// main branch, which lines name, and the palette that colours them.
+type lineStyle struct {
+	main string
+	pal  palette
+}
+
+// The kinds of line: infoLine is notable, routineLine only updates the
+// live rows, hiddenLine is in the JSON stream only, warnLine and
+// failureLine are notable warnings and errors (see eventLine).
+func infoLine(text string) eventLine {
+	return eventLine{text: text, level: "info", shown: true, notable: true}
+}
+func routineLine(text string) eventLine { return eventLine{text: text, level: "info", shown: true} }
+func hiddenLine(text string) eventLine  { return eventLine{text: text, level: "info"} }
+func warnLine(text string) eventLine {
+	return eventLine{text: text, level: "warn", shown: true, notable: true}
+}
+func failureLine(text string) eventLine {
+	return eventLine{text: text, level: "error", shown: true, notable: true}
+}
+
+// eventLines is what the views say about each event type: every type of
+// journal.Types has its entry (a test keeps it complete). It is a table
+// of the same kind as the state's projection (journal.Table), so both
+// decode a payload once, the same way, and neither sees a payload that
+// did not decode.
+var eventLines = journal.NewTable(
+	journal.On(func(_ lineStyle, e journal.Event, d journal.RunStartedData) eventLine {
 		verb := "started"
 		if d.Resumed {
 			verb = "resumed"
 		}
-		return info(fmt.Sprintf("run %s %s: %s, up to %d at once", e.Run, verb, english.Plural(len(d.Changes), "change"), d.MaxParallel))
-	case journal.PlanCreated:
-		d, _ := journal.Decode[journal.PlanCreatedData](e)
-		return hidden(fmt.Sprintf("plan created (%s): %s, %s", d.Strategy, english.Plural(len(d.Changes), "change"), english.Plural(d.Requirements, "requirement")))
-	case journal.StateChange:
-		d, _ := journal.Decode[journal.StateChangeData](e)
+		return infoLine(fmt.Sprintf("run %s %s: %s, up to %d at once", e.Run, verb, english.Plural(len(d.Changes), "change"), d.MaxParallel))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.PlanCreatedData) eventLine {
+		return hiddenLine(fmt.Sprintf("plan created (%s): %s, %s", d.Strategy, english.Plural(len(d.Changes), "change"), english.Plural(d.Requirements, "requirement")))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.StateChangeData) eventLine {
 		switch s := state.Status(d.To); {
 		case s.Failed(), s == state.DepBlocked:
-			return failure(pal.red.Sprintf("%s: %s", d.To, d.Reason))
+			return failureLine(v.pal.red.Sprintf("%s: %s", d.To, d.Reason))
 		case s == state.Queued && d.From == string(state.Integrating):
-			return routine(pal.yellow.Sprintf("queued again: %s", d.Reason))
+			return routineLine(v.pal.yellow.Sprintf("queued again: %s", d.Reason))
 		case s == state.Queued, s == state.Integrating:
-			return routine(d.To)
+			return routineLine(d.To)
 		}
 		msg := d.From + " → " + d.To
 		if d.Reason != "" {
 			msg += ": " + d.Reason
 		}
-		return hidden(msg)
-	case journal.Dispatch:
-		d, _ := journal.Decode[journal.DispatchData](e)
+		return hiddenLine(msg)
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.DispatchData) eventLine {
 		verb := "dispatched to"
 		if d.Reused {
 			verb = "resumed in"
 		}
-		return info(fmt.Sprintf("%s %s (branch %s from %s)", verb, d.Worktree, d.Branch, shortSHA(d.Base)))
-	case journal.AgentSessionDecision:
-		d, _ := journal.Decode[journal.AgentSessionDecisionData](e)
+		return infoLine(fmt.Sprintf("%s %s (branch %s from %s)", verb, d.Worktree, d.Branch, shortSHA(d.Base)))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.AgentSessionDecisionData) eventLine {
 		if d.Iteration == 0 { // a journal that did not record the iteration
-			return hidden(fmt.Sprintf("agent session: %s (%s)", d.Decision, d.Reason))
+			return hiddenLine(fmt.Sprintf("agent session: %s (%s)", d.Decision, d.Reason))
 		}
 		msg := fmt.Sprintf("iteration %d: %s started, %s session (%s)", d.Iteration, agentName(d.Adapter, d.Model), d.Decision, d.Reason)
 		if d.Permissions != "" {
 			msg += "; permissions " + d.Permissions
 		}
-		return hidden(msg)
-	case journal.AgentIteration:
-		d, _ := journal.Decode[journal.AgentIterationData](e)
+		return hiddenLine(msg)
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.AgentIterationData) eventLine {
 		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), english.Tokens(d.Tokens.Total()), english.Plural(d.Commits, "commit"))
 		if d.Error != "" {
 			msg += ": " + d.Error
@@ -123,92 +154,92 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 			msg += " (" + d.Signal + ")"
 		}
 		if d.Result == "stalled" || d.Result == "stopped" || d.Result == "error" || d.Result == "api-error" {
-			return failure(msg)
+			return failureLine(msg)
 		}
-		return routine(msg)
-	case journal.LLMCall:
-		d, _ := journal.Decode[journal.LLMCallData](e)
-		return hidden(fmt.Sprintf("%s call to %s: %s tokens", d.Role, d.Model, english.Tokens(d.Tokens.Total())))
-	case journal.GateSetExpanded:
-		d, _ := journal.Decode[journal.GateSetExpandedData](e)
-		return info(fmt.Sprintf("%s %s added: %s", d.Stage, d.Gate, d.Condition))
-	case journal.GateStarted:
-		d, _ := journal.Decode[journal.GateStartedData](e)
+		return routineLine(msg)
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.LLMCallData) eventLine {
+		return hiddenLine(fmt.Sprintf("%s call to %s: %s tokens", d.Role, d.Model, english.Tokens(d.Tokens.Total())))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.GateSetExpandedData) eventLine {
+		return infoLine(fmt.Sprintf("%s %s added: %s", d.Stage, d.Gate, d.Condition))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.GateStartedData) eventLine {
 		msg := fmt.Sprintf("%s %s: started", d.Stage, d.Gate)
 		if len(d.Command) > 0 {
 			msg += " (" + strings.Join(d.Command, " ") + ")"
 		}
-		return hidden(msg)
-	case journal.VerifyGate:
-		d, _ := journal.Decode[journal.VerifyGateData](e)
+		return hiddenLine(msg)
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.VerifyGateData) eventLine {
 		switch d.Result {
 		case "pass":
 			if d.Reason != "" { // failures main has too, accepted
-				return routine(fmt.Sprintf("%s %s: %s (%s): %s", d.Stage, d.Gate, pal.green.Sprint("pass"), ms(d.DurationMS), d.Reason))
+				return routineLine(fmt.Sprintf("%s %s: %s (%s): %s", d.Stage, d.Gate, v.pal.green.Sprint("pass"), ms(d.DurationMS), d.Reason))
 			}
-			return routine(fmt.Sprintf("%s %s: %s (%s)", d.Stage, d.Gate, pal.green.Sprint("pass"), ms(d.DurationMS)))
+			return routineLine(fmt.Sprintf("%s %s: %s (%s)", d.Stage, d.Gate, v.pal.green.Sprint("pass"), ms(d.DurationMS)))
 		case "skip":
-			return routine(pal.dim.Sprintf("%s %s: skipped, %s", d.Stage, d.Gate, d.Reason))
+			return routineLine(v.pal.dim.Sprintf("%s %s: skipped, %s", d.Stage, d.Gate, d.Reason))
 		case "warn":
-			return warn(pal.yellow.Sprintf("%s %s: failed, not blocking (warn): %s", d.Stage, d.Gate, d.Reason))
+			return warnLine(v.pal.yellow.Sprintf("%s %s: failed, not blocking (warn): %s", d.Stage, d.Gate, d.Reason))
 		}
-		return failure(fmt.Sprintf("%s %s: %s (%s): %s; log %s", d.Stage, d.Gate, pal.red.Sprint(strings.ToUpper(d.Result)), ms(d.DurationMS), d.Reason, d.Log))
-	case journal.RetryScheduled:
-		d, _ := journal.Decode[journal.RetryScheduledData](e)
-		return warn(pal.yellow.Sprintf("retry %d/%d (%s): back to the agent", d.Attempt, d.Budget, d.Stage))
-	case journal.MergeQueued:
-		d, _ := journal.Decode[journal.MergeQueuedData](e)
-		return hidden("in the merge queue at " + shortSHA(d.Head))
-	case journal.ChangeIntegrationFailed:
-		d, _ := journal.Decode[journal.ChangeIntegrationFailedData](e)
+		return failureLine(fmt.Sprintf("%s %s: %s (%s): %s; log %s", d.Stage, d.Gate, v.pal.red.Sprint(strings.ToUpper(d.Result)), ms(d.DurationMS), d.Reason, d.Log))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.RetryScheduledData) eventLine {
+		return warnLine(v.pal.yellow.Sprintf("retry %d/%d (%s): back to the agent", d.Attempt, d.Budget, d.Stage))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.MergeQueuedData) eventLine {
+		return hiddenLine("in the merge queue at " + shortSHA(d.Head))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.ChangeIntegrationFailedData) eventLine {
 		if d.Reason == "conflict" {
-			return warn(pal.yellow.Sprintf("merging %s conflicts in %s", mainBranch, strings.Join(d.Paths, ", ")))
+			return warnLine(v.pal.yellow.Sprintf("merging %s conflicts in %s", v.main, strings.Join(d.Paths, ", ")))
 		}
-		return warn(pal.yellow.Sprintf("integration failed: %s", d.Gate))
-	case journal.IntegrationAttempt:
-		d, _ := journal.Decode[journal.IntegrationAttemptData](e)
+		return warnLine(v.pal.yellow.Sprintf("integration failed: %s", d.Gate))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.IntegrationAttemptData) eventLine {
 		if len(d.Ahead) == 0 {
-			return hidden(fmt.Sprintf("integration attempt %d onto %s %s", d.Attempt, mainBranch, shortSHA(d.Onto)))
+			return hiddenLine(fmt.Sprintf("integration attempt %d onto %s %s", d.Attempt, v.main, shortSHA(d.Onto)))
 		}
-		return routine(fmt.Sprintf("integration attempt %d onto %s with %s (%s), ahead of it in the queue", d.Attempt, mainBranch, strings.Join(d.Ahead, ", "), shortSHA(d.Onto)))
-	case journal.Merged:
-		d, _ := journal.Decode[journal.MergedData](e)
-		msg := fmt.Sprintf("merged: %s %s → %s", mainBranch, shortSHA(d.Previous), shortSHA(d.Commit))
+		return routineLine(fmt.Sprintf("integration attempt %d onto %s with %s (%s), ahead of it in the queue", d.Attempt, v.main, strings.Join(d.Ahead, ", "), shortSHA(d.Onto)))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.MergedData) eventLine {
+		msg := fmt.Sprintf("merged: %s %s → %s", v.main, shortSHA(d.Previous), shortSHA(d.Commit))
 		if d.Attempt > 1 {
 			msg += fmt.Sprintf(", the candidate of integration attempt %d", d.Attempt)
 		}
-		return info(pal.green.Sprint(msg))
-	case journal.Archived:
-		d, _ := journal.Decode[journal.ArchivedData](e)
+		return infoLine(v.pal.green.Sprint(msg))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.ArchivedData) eventLine {
 		if d.Skipped != "" {
-			return info("archived: nothing to fold, " + d.Skipped)
+			return infoLine("archived: nothing to fold, " + d.Skipped)
 		}
 		specs := make([]string, len(d.Capabilities))
 		for i, c := range d.Capabilities {
 			specs[i] = path.Join("openspec/specs", c)
 		}
-		return info(fmt.Sprintf("archived: %s updated, change folder in %s", strings.Join(specs, ", "), d.ArchiveDir))
-	case journal.MonitorHeartbeat:
-		d, _ := journal.Decode[journal.MonitorHeartbeatData](e)
-		return hidden(fmt.Sprintf("heartbeat: %d active, %d queued", len(d.Active), len(d.Queued)))
-	case journal.BudgetExceeded:
-		d, _ := journal.Decode[journal.BudgetExceededData](e)
+		return infoLine(fmt.Sprintf("archived: %s updated, change folder in %s", strings.Join(specs, ", "), d.ArchiveDir))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.MonitorHeartbeatData) eventLine {
+		return hiddenLine(fmt.Sprintf("heartbeat: %d active, %d queued", len(d.Active), len(d.Queued)))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.BudgetExceededData) eventLine {
 		if d.Field != "" {
-			return failure(pal.red.Sprintf("%s budget spent (%d of %d, %s)", d.Budget, d.Used, d.Limit, d.Field))
+			return failureLine(v.pal.red.Sprintf("%s budget spent (%d of %d, %s)", d.Budget, d.Used, d.Limit, d.Field))
 		}
-		return failure(pal.red.Sprintf("%s budget spent (%d of %d)", d.Budget, d.Used, d.Limit))
-	case journal.SentinelAction:
-		d, _ := journal.Decode[journal.SentinelActionData](e)
+		return failureLine(v.pal.red.Sprintf("%s budget spent (%d of %d)", d.Budget, d.Used, d.Limit))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.SentinelActionData) eventLine {
 		msg := fmt.Sprintf("sentinel: %s, rule %s (step %d of %d): %s", d.Action, d.Rule, d.Step, d.Steps, d.When)
 		if d.BackoffMS > 0 {
 			msg += fmt.Sprintf("; restarts in %s", ms(d.BackoffMS))
 		}
 		if d.Action == "warn" {
-			return warn(pal.yellow.Sprint(msg))
+			return warnLine(v.pal.yellow.Sprint(msg))
 		}
-		return failure(pal.red.Sprint(msg))
-	case journal.Control:
-		d, _ := journal.Decode[journal.ControlData](e)
+		return failureLine(v.pal.red.Sprint(msg))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.ControlData) eventLine {
 		what := d.Change
 		if what == "" {
 			what = "--all"
@@ -217,17 +248,17 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		if len(d.Changes) == 0 {
 			msg = fmt.Sprintf("setctl %s %s: nothing to %s", d.Action, what, d.Action)
 		}
-		return info(msg)
-	case journal.Replanned:
-		d, _ := journal.Decode[journal.ReplannedData](e)
-		msg := fmt.Sprintf("replan %d: %s uncovered (%s did not reach %s)", d.Cycle, strings.Join(d.Uncovered, ", "), strings.Join(d.Dropped, ", "), mainBranch)
+		return infoLine(msg)
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.ReplannedData) eventLine {
+		msg := fmt.Sprintf("replan %d: %s uncovered (%s did not reach %s)", d.Cycle, strings.Join(d.Uncovered, ", "), strings.Join(d.Dropped, ", "), v.main)
 		if d.Error != "" {
-			return failure(pal.red.Sprint(msg + "; the planner gave no changes: " + d.Error))
+			return failureLine(v.pal.red.Sprint(msg + "; the planner gave no changes: " + d.Error))
 		}
-		return info(msg + "; added " + strings.Join(d.Added, ", "))
-	case journal.RunFinished:
-		d, _ := journal.Decode[journal.RunFinishedData](e)
-		l := hidden(fmt.Sprintf("run finished: %s (%s)", d.Result, ms(d.DurationMS)))
+		return infoLine(msg + "; added " + strings.Join(d.Added, ", "))
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.RunFinishedData) eventLine {
+		l := hiddenLine(fmt.Sprintf("run finished: %s (%s)", d.Result, ms(d.DurationMS)))
 		switch d.Result {
 		case "success":
 		case "interrupted", "paused":
@@ -236,24 +267,24 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 			l.level = "error"
 		}
 		return l
-	case journal.BaselineGate:
-		d, _ := journal.Decode[journal.BaselineGateData](e)
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.BaselineGateData) eventLine {
 		when := ms(d.DurationMS)
 		if d.Cached {
 			when = "judged before"
 		}
 		switch {
 		case d.Result == "pass":
-			return info(fmt.Sprintf("baseline %s: %s (%s)", d.Gate, pal.green.Sprint("pass"), when))
+			return infoLine(fmt.Sprintf("baseline %s: %s (%s)", d.Gate, v.pal.green.Sprint("pass"), when))
 		case d.Mode == "warn":
-			return warn(pal.yellow.Sprintf("baseline %s: fails on %s, not blocking (warn): %s (%s); log %s", d.Gate, mainBranch, d.Reason, when, d.Log))
+			return warnLine(v.pal.yellow.Sprintf("baseline %s: fails on %s, not blocking (warn): %s (%s); log %s", d.Gate, v.main, d.Reason, when, d.Log))
 		}
-		return failure(fmt.Sprintf("baseline %s: %s on %s: %s (%s); log %s", d.Gate, pal.red.Sprint("FAIL"), mainBranch, d.Reason, when, d.Log))
-	case journal.BaselineAccepted:
-		d, _ := journal.Decode[journal.BaselineAcceptedData](e)
-		return warn(pal.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, english.Plural(len(d.Failures), "failure"), mainBranch))
-	case journal.Repaired:
-		d, _ := journal.Decode[journal.RepairedData](e)
+		return failureLine(fmt.Sprintf("baseline %s: %s on %s: %s (%s); log %s", d.Gate, v.pal.red.Sprint("FAIL"), v.main, d.Reason, when, d.Log))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.BaselineAcceptedData) eventLine {
+		return warnLine(v.pal.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, english.Plural(len(d.Failures), "failure"), v.main))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.RepairedData) eventLine {
 		text := "repaired after a crash: " + d.Problem
 		if len(d.Removed) > 0 {
 			text += "; removed " + strings.Join(d.Removed, ", ")
@@ -261,7 +292,6 @@ func describeEvent(e journal.Event, mainBranch string, pal palette) eventLine {
 		if d.Done != "" {
 			text += "; " + d.Done
 		}
-		return warn(pal.yellow.Sprint(text))
-	}
-	return hidden(strings.ToLower(string(e.Type)))
-}
+		return warnLine(v.pal.yellow.Sprint(text))
+	}),
+)

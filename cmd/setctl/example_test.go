@@ -34,7 +34,7 @@ func TestExampleApply(t *testing.T) {
 	initRepo(t, dir)
 
 	var stdout, stderr strings.Builder
-	code := Main([]string{"-C", dir, "apply", "--yes"}, &stdout, &stderr)
+	code := Main([]string{"-C", dir, "apply", "--yes"}, testProcess(&stdout, &stderr))
 	if code != exitOK {
 		t.Fatalf("setctl apply exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -83,7 +83,7 @@ func TestExampleApply(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := Main([]string{"-C", dir, "plan", "--detailed-exitcode"}, &stdout, &stderr); code != exitOK {
+	if code := Main([]string{"-C", dir, "plan", "--detailed-exitcode"}, testProcess(&stdout, &stderr)); code != exitOK {
 		t.Errorf("setctl plan --detailed-exitcode after the run exited %d:\n%s%s", code, stdout.String(), stderr.String())
 	}
 	test := exec.Command("go", "test", "./...")

@@ -105,7 +105,7 @@ func runInit(e *env, args []string) int {
 	if _, err := os.Stat(setCUE); err == nil && !*force {
 		return e.errorf(c.name, "%s already exists (use --force to overwrite it)", setCUE)
 	}
-	branch, source := defaultBranch(ctx, dir)
+	branch, source := git.DefaultBranch(ctx, existingDir(dir))
 	files, err := initFiles(dir, projectName, prof, branch)
 	if err != nil {
 		return e.errorf(c.name, "%s\nNothing was written.", strings.TrimRight(err.Error(), "\n"))
@@ -337,4 +337,19 @@ func withLine(data []byte, line string) (_ []byte, added bool) {
 		out = append(out, '\n')
 	}
 	return append(out, line+"\n"...), true
+}
+
+// existingDir is dir or its nearest existing ancestor, for asking git
+// about a directory init is about to create.
+func existingDir(dir string) string {
+	for {
+		if info, err := os.Stat(dir); err == nil && info.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
 }

@@ -69,3 +69,15 @@ func TestCUEModulePathFromGoMod(t *testing.T) {
 		}
 	}
 }
+
+// init asks git about the directory it is about to create through its
+// nearest existing ancestor.
+func TestExistingDir(t *testing.T) {
+	dir := t.TempDir()
+	if got := existingDir(filepath.Join(dir, "new", "project")); got != dir {
+		t.Errorf("existingDir(%s/new/project) = %s, want %s", dir, got, dir)
+	}
+	if got := existingDir(dir); got != dir {
+		t.Errorf("existingDir(%s) = %s", dir, got)
+	}
+}

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
 )
 
 func logsCommand() command {
@@ -47,64 +44,6 @@ Examples:
 	}
 }
 
-// logRef is a log of a change that its events name.
-type logRef struct {
-	path string // relative to the project
-	// kind is "agent" or "gate"; stage and gate name a gate's run; n is
-	// the agent's iteration or the gate's attempt.
-	kind, stage, gate string
-	n                 int
-	// result is how it ended ("done", "fail", …); "" while it runs (or
-	// its run was cut short).
-	result string
-}
-
-// String names the log as the stderr header does.
-func (l logRef) String() string {
-	what := fmt.Sprintf("agent, iteration %d", l.n)
-	if l.kind == "gate" {
-		what = fmt.Sprintf("%s %s, attempt %d", l.stage, l.gate, l.n)
-	}
-	return what + ": " + cmp.Or(l.result, "running")
-}
-
-// logRefs are the logs that events (of one change) name, in the order
-// they were first named.
-func logRefs(events []journal.Event) []logRef {
-	var refs []logRef
-	at := map[string]int{}
-	add := func(r logRef) {
-		if r.path == "" {
-			return
-		}
-		if i, ok := at[r.path]; ok {
-			if r.result != "" {
-				refs[i].result = r.result
-			}
-			return
-		}
-		at[r.path] = len(refs)
-		refs = append(refs, r)
-	}
-	for _, e := range events {
-		switch e.Type {
-		case journal.AgentSessionDecision:
-			d, _ := journal.Decode[journal.AgentSessionDecisionData](e)
-			add(logRef{path: d.Log, kind: "agent", n: d.Iteration})
-		case journal.AgentIteration:
-			d, _ := journal.Decode[journal.AgentIterationData](e)
-			add(logRef{path: d.Log, kind: "agent", n: d.Iteration, result: d.Result})
-		case journal.GateStarted:
-			d, _ := journal.Decode[journal.GateStartedData](e)
-			add(logRef{path: d.Log, kind: "gate", stage: d.Stage, gate: d.Gate, n: d.Attempt})
-		case journal.VerifyGate:
-			d, _ := journal.Decode[journal.VerifyGateData](e)
-			add(logRef{path: d.Log, kind: "gate", stage: d.Stage, gate: d.Gate, n: d.Attempt, result: d.Result})
-		}
-	}
-	return refs
-}
-
 func runLogs(e *env, args []string) int {
 	c := logsCommand()
 	fs := c.flagSet(e)
@@ -129,13 +68,17 @@ func runLogs(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	ref, err := pickLog(v, ch.Name, logRefs(events), *gate, *agentLog, *iteration)
+	logs, err := state.Logs(events)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	fmt.Fprintf(e.stderr, "==> %s (%s) <==\n", ref.path, ref)
-	path := filepath.Join(v.layout.Root(), filepath.FromSlash(ref.path))
-	if !*follow || ref.result != "" || !v.live.Held {
+	ref, err := state.PickLog(ch, v.live.Held, logs, state.LogQuery{Gate: *gate, Agent: *agentLog, N: *iteration})
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	fmt.Fprintf(e.stderr, "==> %s (%s) <==\n", ref.Path, ref)
+	path := filepath.Join(v.layout.Root(), filepath.FromSlash(ref.Path))
+	if !*follow || ref.Result != "" || !v.live.Held {
 		if err := copyLog(e.stdout, path); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
@@ -145,82 +88,6 @@ func runLogs(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	return exitOK
-}
-
-// pickLog chooses the log of change that the flags ask for among refs.
-func pickLog(v *runView, change string, refs []logRef, gate string, agentLog bool, n int) (logRef, error) {
-	if len(refs) == 0 {
-		return logRef{}, fmt.Errorf("change %s has no log yet: it is %s", change, v.st.Changes[change].Status)
-	}
-	var pick []logRef
-	switch {
-	case agentLog:
-		for _, r := range refs {
-			if r.kind == "agent" {
-				pick = append(pick, r)
-			}
-		}
-		if len(pick) == 0 {
-			return logRef{}, fmt.Errorf("change %s has no agent log yet", change)
-		}
-	case gate != "":
-		stage, name, staged := strings.Cut(gate, "/")
-		if !staged {
-			stage, name = "", gate
-		}
-		var names []string
-		for _, r := range refs {
-			if r.kind != "gate" {
-				continue
-			}
-			if !slices.Contains(names, r.gate) {
-				names = append(names, r.gate)
-			}
-			if r.gate == name && (stage == "" || r.stage == stage) {
-				pick = append(pick, r)
-			}
-		}
-		if len(pick) == 0 {
-			msg := fmt.Sprintf("change %s has no log of gate %s", change, gate)
-			if best := english.Closest(name, names); best != "" && best != name {
-				msg += fmt.Sprintf("; did you mean %s?", best)
-			}
-			if len(names) > 0 {
-				msg += fmt.Sprintf(" (its gates: %s)", strings.Join(names, ", "))
-			}
-			return logRef{}, errors.New(msg)
-		}
-	default:
-		if a := v.st.Changes[change].Activity; a != nil && a.Log != "" && v.live.Held {
-			for _, r := range refs {
-				if r.path == a.Log {
-					return r, nil
-				}
-			}
-		}
-		return refs[len(refs)-1], nil
-	}
-	if n == 0 {
-		return pick[len(pick)-1], nil
-	}
-	var have []string
-	for i := len(pick) - 1; i >= 0; i-- {
-		if pick[i].n == n {
-			return pick[i], nil
-		}
-	}
-	for _, r := range pick {
-		have = append(have, fmt.Sprint(r.n))
-	}
-	what := "iteration"
-	if !agentLog {
-		what = "attempt"
-	}
-	those := what
-	if len(have) > 1 {
-		those += "s"
-	}
-	return logRef{}, fmt.Errorf("change %s has no log of %s %d (it has %s %s)", change, what, n, those, english.List(have))
 }
 
 // copyLog writes the log at path to w.
@@ -240,12 +107,13 @@ const logPoll = 200 * time.Millisecond
 // followLog writes the log at path, of ref, to w as it grows, until the
 // journal records the end of its agent iteration or gate run, or the run
 // ends.
-func followLog(w io.Writer, v *runView, path string, ref logRef) error {
+func followLog(w io.Writer, v *runView, path string, ref state.Log) error {
 	done := make(chan error, 1)
 	go func() {
 		done <- followRun(v, v.st.LastSeq, func(e journal.Event) bool {
-			for _, r := range logRefs([]journal.Event{e}) {
-				if r.path == ref.path && r.result != "" {
+			logs, _ := state.Logs([]journal.Event{e}) // an event that does not decode ends no log
+			for _, l := range logs {
+				if l.Path == ref.Path && l.Result != "" {
 					return true
 				}
 			}

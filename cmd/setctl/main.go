@@ -5,4 +5,9 @@ package main
 
 import "os"
 
-func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(Main(os.Args[1:], osProcess())) }
+
+// osProcess is this process's standard streams and environment.
+func osProcess() Process {
+	return Process{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ()}
+}

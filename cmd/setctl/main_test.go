@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"setctl": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		"setctl": func() { os.Exit(Main(os.Args[1:], osProcess())) },
 	})
 }
 
@@ -79,10 +80,17 @@ func TestOwnProjectsVet(t *testing.T) {
 	t.Setenv("CUE_REGISTRY", "none")
 	for _, dir := range []string{"../..", "../../examples/linkshort"} {
 		var stdout, stderr strings.Builder
-		if code := Main([]string{"-C", dir, "vet"}, &stdout, &stderr); code != exitOK {
+		if code := Main([]string{"-C", dir, "vet"}, testProcess(&stdout, &stderr)); code != exitOK {
 			t.Errorf("setctl -C %s vet exited %d:\n%s", dir, code, stderr.String())
 		}
 	}
+}
+
+// testProcess is the process of a command run in a test: it writes to
+// stdout and stderr, has nothing on stdin (not a terminal) and the test's
+// environment.
+func testProcess(stdout, stderr io.Writer) Process {
+	return Process{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr, Environ: os.Environ()}
 }
 
 func dirExists(path string) bool {

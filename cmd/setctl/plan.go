@@ -79,102 +79,172 @@ Examples:
 	}
 }
 
+// planArgs are the arguments of one setctl plan, parsed.
+type planArgs struct {
+	// out is the file to save the plan to, as given; "" for none.
+	out string
+	// format is the view: text, json, dot or mermaid.
+	format string
+	// detail draws every step of a change (dot and mermaid).
+	detail bool
+	// detailed: exit 2 when the plan has changes.
+	detailed bool
+}
+
 func runPlan(e *env, args []string) int {
-	c := planCommand()
-	fs := c.flagSet(e)
-	out := fs.String("out", "", "save the plan to `FILE` (JSON)")
-	format := fs.String("format", "text", "output `format`: text, dot, mermaid or json")
-	asJSON := fs.Bool("json", false, "same as --format json")
-	detail := fs.Bool("detail", false, "draw every step of a change as its own node (dot and mermaid)")
-	detailed := fs.Bool("detailed-exitcode", false, "exit 2 when the plan has changes to run, 0 when it has none")
-	if code, done := c.parse(e, fs, args); done {
+	a, e, code, done := parsePlan(e, args)
+	if done {
 		return code
 	}
-	if *asJSON || *format == "json" {
+	return runPlanWith(e, a)
+}
+
+// parsePlan parses the arguments of setctl plan. It returns the env the
+// command runs with: one whose errors go to stdout as JSON when the view
+// is JSON. When done, it has printed the usage or a usage error and code
+// is the exit status.
+func parsePlan(e *env, args []string) (a planArgs, _ *env, code int, done bool) {
+	c := planCommand()
+	fs := c.flagSet(e)
+	fs.StringVar(&a.out, "out", "", "save the plan to `FILE` (JSON)")
+	fs.StringVar(&a.format, "format", "text", "output `format`: text, dot, mermaid or json")
+	asJSON := fs.Bool("json", false, "same as --format json")
+	fs.BoolVar(&a.detail, "detail", false, "draw every step of a change as its own node (dot and mermaid)")
+	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 2 when the plan has changes to run, 0 when it has none")
+	if code, done := c.parse(e, fs, args); done {
+		return a, e, code, true
+	}
+	if *asJSON || a.format == "json" {
 		e = jsonErrors(e, c.name)
 	}
 	if *asJSON {
-		if fs.Changed("format") && *format != "json" {
-			return c.usageError(e, "--json and --format %s disagree", *format)
+		if fs.Changed("format") && a.format != "json" {
+			return a, e, c.usageError(e, "--json and --format %s disagree", a.format), true
 		}
-		*format = "json"
+		a.format = "json"
 	}
-	render, ok := renderers[*format]
-	if !ok {
-		return c.usageError(e, "unknown format %q (want text, dot, mermaid or json)", *format)
+	if _, ok := planViews[a.format]; !ok {
+		return a, e, c.usageError(e, "unknown format %q (want text, dot, mermaid or json)", a.format), true
 	}
-	if *detail && *format != "dot" && *format != "mermaid" {
-		return c.usageError(e, "--detail applies to --format dot and mermaid, not %s", *format)
+	if a.detail && a.format != "dot" && a.format != "mermaid" {
+		return a, e, c.usageError(e, "--detail applies to --format dot and mermaid, not %s", a.format), true
 	}
+	return a, e, exitOK, false
+}
+
+// runPlanWith runs setctl plan with its parsed arguments a.
+func runPlanWith(e *env, a planArgs) int {
+	const name = "plan"
 	pr, ds := project.Prepare(context.Background(), e.dir, project.Options{})
-	if code := e.present(c.name, ds, pr.Root); code != exitOK {
+	if code := e.present(name, ds, pr.Root); code != exitOK {
 		return code
 	}
 	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
-	if *format == "json" || *format == "text" {
+	// standing is where every requirement stands; it gives every change
+	// of g its status in the project's run.
+	standing := func() ([]coverage.Row, error) {
 		statuses, err := addStatuses(g, p, ws.root)
 		if err != nil {
-			return e.errorf(c.name, "%v", err)
+			return nil, err
 		}
-		rows, err := coverage.Of(context.Background(), ws.root, ws.cfg, p, statuses)
-		if err != nil {
-			return e.errorf(c.name, "%v", err)
-		}
-		if err := showPlan(e, *format, g, p.Planning, rows); err != nil {
-			return e.errorf(c.name, "%v", err)
-		}
-	} else if err := render(e, g, graph.DrawOptions{Detail: *detail}); err != nil {
-		return e.errorf(c.name, "%v", err)
+		return coverage.Of(context.Background(), ws.root, ws.cfg, p, statuses)
 	}
-	if *out != "" {
-		path := *out
+	view := planViews[a.format](e, graph.DrawOptions{Detail: a.detail})
+	if err := view.show(g, p.Planning, standing); err != nil {
+		return e.errorf(name, "%v", err)
+	}
+	if a.out != "" {
+		path := a.out
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(e.dir, path)
 		}
 		if err := plan.Write(path, p); err != nil {
-			return e.errorf(c.name, "%v", err)
+			return e.errorf(name, "%v", err)
 		}
-		fmt.Fprintf(e.stderr, "Saved the plan to %s (%s, fingerprint %s).\n", *out, english.Plural(len(p.Changes), "change"), p.Fingerprint.Short())
+		fmt.Fprintf(e.stderr, "Saved the plan to %s (%s, fingerprint %s).\n", a.out, english.Plural(len(p.Changes), "change"), p.Fingerprint.Short())
 	}
-	if *detailed && len(p.Changes) > 0 {
+	if a.detailed && len(p.Changes) > 0 {
 		return exitPending
 	}
 	return exitOK
 }
 
-// showPlan writes the plan as text or JSON: the execution graph, how a
-// model planned it (planning, nil for the static strategy and explicit
-// plans), and where every requirement stands (rows). A plan without
-// changes says so instead of drawing an empty graph. The JSON is the
-// graph's with the planning as "planning" and the rows as "coverage".
-func showPlan(e *env, format string, g *graph.Graph, planning *plan.Planning, rows []coverage.Row) error {
-	if format == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		var pj *planningJSON
-		if planning != nil {
-			pj = &planningJSON{planning, planning.Tokens(), planning.CostUSD()}
-		}
-		return enc.Encode(struct {
-			*graph.Graph
-			Planning *planningJSON  `json:"planning,omitempty"`
-			Coverage []coverage.Row `json:"coverage"`
-		}{g, pj, rows})
+// planView is how setctl plan shows a plan: as text (planText), as JSON
+// (planJSON), or drawn as a DOT or Mermaid graph (planDrawing).
+type planView interface {
+	// show shows the plan of graph g; planning is how a model made it
+	// (nil for the static strategy and explicit plans). standing gives
+	// where every requirement stands, and the statuses of g's changes in
+	// the project's run; a view that shows neither does not call it.
+	show(g *graph.Graph, planning *plan.Planning, standing func() ([]coverage.Row, error)) error
+}
+
+// planViews are the views of setctl plan by --format, each on e's
+// stdout; only the drawings read draw.
+var planViews = map[string]func(e *env, draw graph.DrawOptions) planView{
+	"text":    func(e *env, _ graph.DrawOptions) planView { return planText{e} },
+	"json":    func(e *env, _ graph.DrawOptions) planView { return planJSON{e} },
+	"dot":     func(e *env, draw graph.DrawOptions) planView { return planDrawing{e, graph.DOT, draw} },
+	"mermaid": func(e *env, draw graph.DrawOptions) planView { return planDrawing{e, graph.Mermaid, draw} },
+}
+
+// planText shows the execution graph as text, how a model planned it,
+// and where every requirement stands. A plan without changes says so
+// instead of drawing an empty graph.
+type planText struct{ e *env }
+
+func (v planText) show(g *graph.Graph, planning *plan.Planning, standing func() ([]coverage.Row, error)) error {
+	rows, err := standing()
+	if err != nil {
+		return err
 	}
+	out := v.e.stdout
 	if len(g.Changes) == 0 {
-		fmt.Fprintf(e.stdout, "No changes: %s implements every requirement of the spec.\n", g.MainBranch)
-	} else {
-		if err := renderers["text"](e, g, graph.DrawOptions{}); err != nil {
-			return err
-		}
+		fmt.Fprintf(out, "No changes: %s implements every requirement of the spec.\n", g.MainBranch)
+	} else if err := graph.Text(out, g, graph.TextOptions{Color: terminalFor(out, v.e.getenv).color}); err != nil {
+		return err
 	}
 	if planning != nil {
-		fmt.Fprintln(e.stdout)
-		planningText(e.stdout, planning)
+		fmt.Fprintln(out)
+		planningText(out, planning)
 	}
-	fmt.Fprintln(e.stdout)
-	return coverage.Text(e.stdout, rows)
+	fmt.Fprintln(out)
+	return coverage.Text(out, rows)
+}
+
+// planJSON shows the plan as one JSON document: the graph's, with the
+// planning as "planning" and where every requirement stands as
+// "coverage".
+type planJSON struct{ e *env }
+
+func (v planJSON) show(g *graph.Graph, planning *plan.Planning, standing func() ([]coverage.Row, error)) error {
+	rows, err := standing()
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(v.e.stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	var pj *planningJSON
+	if planning != nil {
+		pj = &planningJSON{planning, planning.Tokens(), planning.CostUSD()}
+	}
+	return enc.Encode(struct {
+		*graph.Graph
+		Planning *planningJSON  `json:"planning,omitempty"`
+		Coverage []coverage.Row `json:"coverage"`
+	}{g, pj, rows})
+}
+
+// planDrawing draws the execution graph (as DOT or Mermaid), alone.
+type planDrawing struct {
+	e    *env
+	draw func(w io.Writer, g *graph.Graph, opts graph.DrawOptions) error
+	opts graph.DrawOptions
+}
+
+func (v planDrawing) show(g *graph.Graph, _ *plan.Planning, _ func() ([]coverage.Row, error)) error {
+	return v.draw(v.e.stdout, g, v.opts)
 }
 
 // planningJSON is a model's planning with its totals, as plan --json
@@ -273,15 +343,4 @@ func addStatuses(g *graph.Graph, p *plan.Plan, root string) (map[string]state.St
 		out[c.Name] = s
 	}
 	return out, nil
-}
-
-// renderers print a graph to stdout in one format; only dot and mermaid
-// draw, and read the DrawOptions.
-var renderers = map[string]func(e *env, g *graph.Graph, draw graph.DrawOptions) error{
-	"text": func(e *env, g *graph.Graph, _ graph.DrawOptions) error {
-		return graph.Text(e.stdout, g, graph.TextOptions{Color: terminalFor(e.stdout).color})
-	},
-	"dot":     func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.DOT(e.stdout, g, draw) },
-	"mermaid": func(e *env, g *graph.Graph, draw graph.DrawOptions) error { return graph.Mermaid(e.stdout, g, draw) },
-	"json":    func(e *env, g *graph.Graph, _ graph.DrawOptions) error { return graph.JSON(e.stdout, g) },
 }

@@ -205,6 +205,9 @@ func testEvent(t *testing.T, seq int64, at time.Time, change string, p journal.P
 // line, which the plain view and the JSON stream share.
 func TestDescribeEveryEvent(t *testing.T) {
 	for _, typ := range journal.Types() {
+		if !eventLines.Handles(typ) {
+			t.Errorf("eventLines has no entry for %s", typ)
+		}
 		e := journal.Event{Seq: 1, Type: typ, Data: []byte("{}")}
 		l := describeEvent(e, "main", noColors)
 		if l.text == "" || l.text == strings.ToLower(string(typ)) {
@@ -213,6 +216,17 @@ func TestDescribeEveryEvent(t *testing.T) {
 		if l.level != "info" && l.level != "warn" && l.level != "error" {
 			t.Errorf("%s: level %q", typ, l.level)
 		}
+	}
+}
+
+// TestDescribeUndecodable: an event whose payload does not decode is
+// described by the error, as an error, never as a line of zero values.
+func TestDescribeUndecodable(t *testing.T) {
+	e := journal.Event{Seq: 7, Type: journal.Merged, Data: []byte(`{"commit":1}`)}
+	got := describeEvent(e, "main", noColors)
+	want := "cannot describe event 7 (MERGED): json: cannot unmarshal number into Go struct field MergedData.commit of type string"
+	if got.text != want || got.level != "error" || !got.shown {
+		t.Errorf("describeEvent = %+v, want a shown error line %q", got, want)
 	}
 }
 

@@ -149,7 +149,7 @@ func TestDocsSetCUE(t *testing.T) {
 		dir := t.TempDir()
 		writeFiles(t, dir, docProject(s.setCUE))
 		var stdout, stderr strings.Builder
-		if code := Main([]string{"-C", dir, "vet"}, &stdout, &stderr); code != exitOK {
+		if code := Main([]string{"-C", dir, "vet"}, testProcess(&stdout, &stderr)); code != exitOK {
 			t.Errorf("%s: setctl vet exited %d:\n%s\nset.cue:\n%s", s.where, code, stderr.String(), s.setCUE)
 		}
 	}
@@ -200,7 +200,7 @@ func TestDocsPlanner(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, docProject(m[1]))
 	var stdout, stderr strings.Builder
-	if code := Main([]string{"-C", dir, "plan"}, &stdout, &stderr); code != exitOK {
+	if code := Main([]string{"-C", dir, "plan"}, testProcess(&stdout, &stderr)); code != exitOK {
 		t.Fatalf("setctl plan exited %d:\n%s", code, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "\nPlanner: single, 1 model call answered by claude-opus-5-5 via anthropic\n") {

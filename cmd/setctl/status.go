@@ -105,7 +105,7 @@ func runStatus(e *env, args []string) int {
 	switch {
 	case *asJSON:
 		layout = watchLines
-	case terminalFor(e.stdout).live:
+	case terminalFor(e.stdout, e.getenv).live:
 		layout = watchRedraw
 	}
 	if err := watchStatus(e, v, *interval, layout, show); err != nil {

@@ -29,7 +29,7 @@ func topicBlock(topic string) (begin, end string) {
 func TestDocsTopics(t *testing.T) {
 	for _, topic := range topics() {
 		var stdout, stderr bytes.Buffer
-		if code := Main([]string{"help", topic.name}, &stdout, &stderr); code != exitOK {
+		if code := Main([]string{"help", topic.name}, testProcess(&stdout, &stderr)); code != exitOK {
 			t.Fatalf("setctl help %s exited %d: %s", topic.name, code, stderr.String())
 		}
 		path := filepath.Join("..", "..", "docs", topic.name+".md")

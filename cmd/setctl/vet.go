@@ -84,7 +84,7 @@ func runVet(e *env, args []string) int {
 		warnings[i].Severity = diag.Warning
 	}
 	e.present(c.name, warnings, ws.root)
-	if status, d := checkMainBranch(ctx, ws); status != statusOK {
+	if d, ok := project.CheckMainBranch(ctx, ws.root, ws.cfg); !ok {
 		if code := e.present(c.name, diag.List{d}, ws.root); code != exitOK {
 			return code
 		}

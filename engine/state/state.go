@@ -179,15 +179,14 @@ func Apply(s *State, e journal.Event) error {
 	// GATE_SET_EXPANDED, MONITOR_HEARTBEAT,
 	// BUDGET_EXCEEDED, BASELINE_GATE (main's verdicts are cached in
 	// .set/baseline.json), REPAIRED, and types of a newer set have no
-	// handler: they are recorded, but no field of the projection depends
+	// entry: they are recorded, but no field of the projection depends
 	// on them.
-	if h, ok := handlers[e.Type]; ok {
-		if h.ofChange && c == nil {
-			return fmt.Errorf("event %d (%s): names no change", e.Seq, e.Type)
-		}
-		if err := h.apply(s, c, e); err != nil {
-			return err
-		}
+	failed, _, err := projection.Handle(target{s, c}, e)
+	if err != nil {
+		return err
+	}
+	if failed != nil {
+		return failed
 	}
 	if s.Version == 0 {
 		s.Version = FormatVersion
@@ -200,77 +199,82 @@ func Apply(s *State, e journal.Event) error {
 	return nil
 }
 
-// handler applies the events of one type. Each decodes and checks
-// everything before it changes the state.
-type handler struct {
-	// ofChange: the event must name a change, and apply is given it.
-	ofChange bool
-	apply    func(s *State, c *Change, e journal.Event) error
+// target is what an event applies to: the state, and the change the
+// event names (nil when it names none).
+type target struct {
+	s *State
+	c *Change
 }
 
-// handlers are the projection: what each event type does to the state.
-var handlers = map[journal.Type]handler{
-	journal.PlanCreated:      runHandler(applyPlanCreated),
-	journal.RunStarted:       runHandler(applyRunStarted),
-	journal.BaselineAccepted: runHandler(applyBaselineAccepted),
-	journal.RunFinished:      runHandler(applyRunFinished),
+// projection is what each event type does to the state: the entry of a
+// type applies an event of it, or returns why it cannot. Each entry
+// checks everything before it changes the state. The views of setctl
+// describe events from a table of the same kind (journal.Table).
+var projection = journal.NewTable(
+	runHandler(applyPlanCreated),
+	runHandler(applyRunStarted),
+	runHandler(applyBaselineAccepted),
+	runHandler(applyRunFinished),
 	// LLM_CALL of no change (the planner's) counts against no change.
-	journal.LLMCall: runHandler(applyLLMCall),
-	journal.Replanned: runHandler(func(s *State, _ *Change, _ journal.Event, d journal.ReplannedData) error {
+	runHandler(applyLLMCall),
+	runHandler(func(s *State, _ *Change, _ journal.Event, d journal.ReplannedData) error {
 		s.Replans = d.Cycle
 		return nil
 	}),
 
-	journal.StateChange: changeHandlerAt(applyStateChange),
-	journal.Dispatch:    changeHandler(applyDispatch),
-	journal.MergeQueued: changeHandler(func(c *Change, d journal.MergeQueuedData) error {
+	changeHandlerAt(applyStateChange),
+	changeHandler(applyDispatch),
+	changeHandler(func(c *Change, d journal.MergeQueuedData) error {
 		c.QueuedHead = d.Head
 		return nil
 	}),
-	journal.IntegrationAttempt: changeHandler(func(c *Change, d journal.IntegrationAttemptData) error {
+	changeHandler(func(c *Change, d journal.IntegrationAttemptData) error {
 		c.IntegrationTries = max(c.IntegrationTries, d.Attempt)
 		return nil
 	}),
-	journal.AgentSessionDecision:    changeHandlerAt(applySessionDecision),
-	journal.AgentIteration:          changeHandlerAt(applyIteration),
-	journal.GateStarted:             changeHandlerAt(applyGateStarted),
-	journal.VerifyGate:              changeHandlerAt(applyVerifyGate),
-	journal.RetryScheduled:          changeHandler(applyRetryScheduled),
-	journal.ChangeIntegrationFailed: changeHandler(applyIntegrationFailed),
-	journal.Merged:                  changeHandler(applyMerged),
-	journal.Archived:                changeHandler(applyArchived),
-	journal.SentinelAction:          changeHandler(applySentinelAction),
-}
+	changeHandlerAt(applySessionDecision),
+	changeHandlerAt(applyIteration),
+	changeHandlerAt(applyGateStarted),
+	changeHandlerAt(applyVerifyGate),
+	changeHandler(applyRetryScheduled),
+	changeHandler(applyIntegrationFailed),
+	changeHandler(applyMerged),
+	changeHandler(applyArchived),
+	changeHandler(applySentinelAction),
+)
 
 // runHandler handles events of payload T that may or may not name a
 // change (c is nil when they do not). An error of apply is named by the
 // event.
-func runHandler[T journal.Payload](apply func(s *State, c *Change, e journal.Event, d T) error) handler {
-	return handler{apply: func(s *State, c *Change, e journal.Event) error {
-		d, err := journal.Decode[T](e)
-		if err != nil {
-			return err
-		}
-		if err := apply(s, c, e, d); err != nil {
+func runHandler[T journal.Payload](apply func(s *State, c *Change, e journal.Event, d T) error) journal.Entry[target, error] {
+	return journal.On(func(t target, e journal.Event, d T) error {
+		if err := apply(t.s, t.c, e, d); err != nil {
 			return fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
 		}
 		return nil
-	}}
+	})
+}
+
+// changeOnly handles events of payload T that must name a change: one
+// that names none is an error.
+func changeOnly[T journal.Payload](apply func(s *State, c *Change, e journal.Event, d T) error) journal.Entry[target, error] {
+	return runHandler(func(s *State, c *Change, e journal.Event, d T) error {
+		if c == nil {
+			return errors.New("names no change")
+		}
+		return apply(s, c, e, d)
+	})
 }
 
 // changeHandler handles events of payload T that must name a change.
-func changeHandler[T journal.Payload](apply func(c *Change, d T) error) handler {
-	h := runHandler(func(_ *State, c *Change, _ journal.Event, d T) error { return apply(c, d) })
-	h.ofChange = true
-	return h
+func changeHandler[T journal.Payload](apply func(c *Change, d T) error) journal.Entry[target, error] {
+	return changeOnly(func(_ *State, c *Change, _ journal.Event, d T) error { return apply(c, d) })
 }
 
 // changeHandlerAt handles events of payload T that must name a change,
 // and need the state and the event's time.
-func changeHandlerAt[T journal.Payload](apply func(s *State, c *Change, at time.Time, d T) error) handler {
-	h := runHandler(func(s *State, c *Change, e journal.Event, d T) error { return apply(s, c, e.Time.UTC(), d) })
-	h.ofChange = true
-	return h
+func changeHandlerAt[T journal.Payload](apply func(s *State, c *Change, at time.Time, d T) error) journal.Entry[target, error] {
+	return changeOnly(func(s *State, c *Change, e journal.Event, d T) error { return apply(s, c, e.Time.UTC(), d) })
 }
 
 func applyPlanCreated(s *State, _ *Change, e journal.Event, d journal.PlanCreatedData) error {
