@@ -41,7 +41,7 @@ func defaultBranch(ctx context.Context, dir string) (branch, source string) {
 // repository has no branch at all.
 func likelyMainBranch(ctx context.Context, dir string) (branch, why string) {
 	current := git.CurrentBranch(ctx, dir)
-	if strings.HasPrefix(current, "set/") {
+	if git.IsChangeBranch(current) {
 		current = ""
 	}
 	because := func(b, source string) (string, string) {
@@ -61,7 +61,7 @@ func likelyMainBranch(ctx context.Context, dir string) (branch, why string) {
 		{"main", ""},
 		{"master", ""},
 	} {
-		if c.branch != "" && !strings.HasPrefix(c.branch, "set/") && git.BranchExists(ctx, dir, c.branch) {
+		if c.branch != "" && !git.IsChangeBranch(c.branch) && git.BranchExists(ctx, dir, c.branch) {
 			return because(c.branch, c.source)
 		}
 	}
@@ -69,7 +69,7 @@ func likelyMainBranch(ctx context.Context, dir string) (branch, why string) {
 		return current, "the current branch"
 	}
 	all, _ := git.Branches(ctx, dir)
-	others := slices.DeleteFunc(all, func(b string) bool { return strings.HasPrefix(b, "set/") })
+	others := slices.DeleteFunc(all, git.IsChangeBranch)
 	switch len(others) {
 	case 0:
 		return "", ""
@@ -144,7 +144,7 @@ func noBranchError(ctx context.Context, ws *workspace, nb *git.NoBranchError) *c
 		return ws.cfg.FieldError(at, "branch %q does not exist: the repository has no commit yet and is on %s; set mainBranch: %q in set.cue", nb.Branch, current, current)
 	}
 	// set/<change> branches are setctl apply's own, never a main branch.
-	branches := slices.DeleteFunc(slices.Clone(nb.Branches), func(b string) bool { return strings.HasPrefix(b, "set/") })
+	branches := slices.DeleteFunc(slices.Clone(nb.Branches), git.IsChangeBranch)
 	if len(branches) == 0 {
 		return ws.cfg.FieldError(at, "branch %q does not exist in this repository, which has only setctl's own set/ branches", nb.Branch)
 	}

@@ -492,7 +492,7 @@ func lastLine(output string) string {
 // repository at in.Layout.Root(), on branch set/<change>, before git
 // changes it (see git.CheckWorktree).
 func (in LoopInput) checkWorktree(ctx context.Context) error {
-	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, "set/"+in.Prompt.Change.Name)
+	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, git.ChangeBranch(in.Prompt.Change.Name))
 }
 
 // commitLeftovers commits what an interrupted iteration (a run killed or

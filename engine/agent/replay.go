@@ -161,7 +161,10 @@ func sleepActive(ctx context.Context, d time.Duration, onActivity func()) error 
 }
 
 // gitRunner runs git in one worktree through proc, logging each command
-// and its output.
+// and its output. It is the replayed agent's git, not set's (which is
+// engine/git's alone): like a coding agent's, it runs in the agent's
+// process group, with the agent's environment, into the agent's log, and
+// its hooks and configuration are the user's.
 type gitRunner struct {
 	ctx context.Context
 	dir string
