@@ -33,7 +33,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // Request is one iteration of an agent on one change.
@@ -89,7 +89,7 @@ type Result struct {
 // together).
 type Call struct {
 	Model   string
-	Tokens  journal.Tokens
+	Tokens  usage.Tokens
 	CostUSD float64
 }
 

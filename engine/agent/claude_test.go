@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 const claudeSession = "11111111-2222-3333-4444-555555555555"
@@ -60,7 +60,7 @@ func TestClaudeSuccess(t *testing.T) {
 	}
 	want := Call{
 		Model:   "claude-sonnet-4-5-20250929",
-		Tokens:  journal.Tokens{Input: 1200, Output: 250, CacheRead: 4000, CacheWrite: 300},
+		Tokens:  usage.Tokens{Input: 1200, Output: 250, CacheRead: 4000, CacheWrite: 300},
 		CostUSD: 0.0421,
 	}
 	if len(res.Calls) != 1 || res.Calls[0] != want {
@@ -199,7 +199,7 @@ func TestClaudeResumeCost(t *testing.T) {
 	// session's previous total.
 	b, _ := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, root)
 	c := resume(b)
-	if c.Tokens != (journal.Tokens{Input: 100, Output: 20, CacheRead: 880}) {
+	if c.Tokens != (usage.Tokens{Input: 100, Output: 20, CacheRead: 880}) {
 		t.Errorf("tokens = %+v", c.Tokens)
 	}
 	if d := c.CostUSD - (0.05 - 0.0421); d > 1e-12 || d < -1e-12 {
@@ -259,7 +259,7 @@ func TestClaudeBackgroundTask(t *testing.T) {
 	}
 	want := Call{
 		Model:   "claude-sonnet-5-5",
-		Tokens:  journal.Tokens{Input: 300 + 1200, Output: 80 + 300, CacheRead: 1000 + 5400, CacheWrite: 200 + 100},
+		Tokens:  usage.Tokens{Input: 300 + 1200, Output: 80 + 300, CacheRead: 1000 + 5400, CacheWrite: 200 + 100},
 		CostUSD: 0.0634, // total_cost_usd covers the session so far
 	}
 	if len(res.Calls) != 1 || res.Calls[0] != want {

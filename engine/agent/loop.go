@@ -15,6 +15,7 @@ import (
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
 )
@@ -432,8 +433,8 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *
 
 // recordCalls journals the model calls of iteration n (LLM_CALL) and
 // returns their tokens, added up.
-func recordCalls(in LoopInput, n int, calls []Call) (journal.Tokens, error) {
-	var tokens journal.Tokens
+func recordCalls(in LoopInput, n int, calls []Call) (usage.Tokens, error) {
+	var tokens usage.Tokens
 	for _, c := range calls {
 		tokens = tokens.Add(c.Tokens)
 		model := c.Model

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/proc"
 )
 
@@ -44,12 +44,12 @@ func (r *Replay) Name() string { return "replay" }
 
 // replayMeta is <n>.json.
 type replayMeta struct {
-	DurationMs int64          `json:"durationMs"`
-	Tokens     journal.Tokens `json:"tokens"`
-	Model      string         `json:"model"`
-	CostUSD    float64        `json:"costUsd"`
-	Done       *bool          `json:"done"`
-	Summary    string         `json:"summary"`
+	DurationMs int64        `json:"durationMs"`
+	Tokens     usage.Tokens `json:"tokens"`
+	Model      string       `json:"model"`
+	CostUSD    float64      `json:"costUsd"`
+	Done       *bool        `json:"done"`
+	Summary    string       `json:"summary"`
 }
 
 // Run replays iteration req.Iteration of req.Change.

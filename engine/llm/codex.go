@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // codexCLI asks Codex non-interactively, read-only and without saving
@@ -73,7 +73,7 @@ func (c *codexCLI) call(ctx context.Context, model string, req Request) (result,
 // codexRun is what a codex exec --json stream said.
 type codexRun struct {
 	text      string // last agent_message
-	tokens    journal.Tokens
+	tokens    usage.Tokens
 	completed bool
 	failed    string // turn.failed's message
 	lastError string // last error event or item
@@ -171,11 +171,11 @@ func (u CodexUsage) Below(v CodexUsage) bool {
 // for u's own), with the cached and cache-write parts of the input
 // counted only as CacheRead and CacheWrite, so that Tokens.Total() is
 // input + output. base is never above u (see Below).
-func (u CodexUsage) Since(base CodexUsage) journal.Tokens {
+func (u CodexUsage) Since(base CodexUsage) usage.Tokens {
 	cached := u.CachedInputTokens - base.CachedInputTokens
 	written := u.CacheWriteInputTokens - base.CacheWriteInputTokens
 	input := u.InputTokens - base.InputTokens - cached - written
-	return journal.Tokens{
+	return usage.Tokens{
 		Input:      max(input, 0),
 		Output:     u.OutputTokens - base.OutputTokens,
 		CacheRead:  cached,

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // Role is what a model call is for.
@@ -98,7 +99,7 @@ type Call struct {
 	// Model is the model that answered as the endpoint reported it, else
 	// the one asked for.
 	Model    string
-	Tokens   journal.Tokens
+	Tokens   usage.Tokens
 	CostUSD  float64 // 0 when the transport reports none (anthropic, openai, codex)
 	Duration time.Duration
 	// Err is why the attempt failed; nil for the one that answered.
@@ -268,7 +269,7 @@ type transport interface {
 type result struct {
 	text    string
 	model   string
-	tokens  journal.Tokens
+	tokens  usage.Tokens
 	costUSD float64
 }
 

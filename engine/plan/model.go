@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // Modeler makes a plan's changes with a model: the planner strategies
@@ -56,8 +57,8 @@ type Call struct {
 }
 
 // Tokens sums the calls' tokens.
-func (p *Planning) Tokens() journal.Tokens {
-	var t journal.Tokens
+func (p *Planning) Tokens() usage.Tokens {
+	var t usage.Tokens
 	for _, c := range p.Calls {
 		t = t.Add(c.Tokens)
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/english"
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -177,10 +177,10 @@ type Stages struct {
 type Role struct {
 	// Name is the role: "agent" (the coding agents' calls, journaled as
 	// role "implement"), or the role as journaled.
-	Name    string         `json:"name"`
-	Calls   int            `json:"calls"`
-	Tokens  journal.Tokens `json:"tokens"`
-	CostUSD float64        `json:"costUsd"`
+	Name    string       `json:"name"`
+	Calls   int          `json:"calls"`
+	Tokens  usage.Tokens `json:"tokens"`
+	CostUSD float64      `json:"costUsd"`
 }
 
 // Coverage is one requirement of the plan and where it stands.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/plan"
 )
 
@@ -116,12 +117,12 @@ type Change struct {
 	VerifyAttempts      int `json:"verifyAttempts"`
 	IntegrationAttempts int `json:"integrationAttempts"`
 	// Tokens and CostUSD sum the change's LLM_CALL events.
-	Tokens    journal.Tokens `json:"tokens"`
-	CostUSD   float64        `json:"costUsd"`
-	Worktree  string         `json:"worktree,omitempty"`
-	Branch    string         `json:"branch,omitempty"`
-	Base      string         `json:"base,omitempty"`
-	SessionID string         `json:"sessionId,omitempty"`
+	Tokens    usage.Tokens `json:"tokens"`
+	CostUSD   float64      `json:"costUsd"`
+	Worktree  string       `json:"worktree,omitempty"`
+	Branch    string       `json:"branch,omitempty"`
+	Base      string       `json:"base,omitempty"`
+	SessionID string       `json:"sessionId,omitempty"`
 	// LastGate is "<stage>/<gate>" of the last VERIFY_GATE event and
 	// LastResult its result.
 	LastGate   string `json:"lastGate,omitempty"`
