@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/set-engine/set/engine/proc"
@@ -295,15 +294,6 @@ func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 // MergeBase is the best common ancestor of a and b.
 func MergeBase(ctx context.Context, dir, a, b string) (string, error) {
 	return Run(ctx, dir, "merge-base", a, b)
-}
-
-// CountCommits is the number of commits reachable from head but not base.
-func CountCommits(ctx context.Context, dir, base, head string) (int, error) {
-	out, err := Run(ctx, dir, "rev-list", "--count", base+".."+head)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(out)
 }
 
 // Dirty lists the tracked paths with uncommitted changes in dir. Untracked

@@ -29,12 +29,6 @@ type Record struct {
 	Sources map[string][]byte
 }
 
-// Make is MakeWith without a model: a strategy that asks one is a
-// *NeedsModelError.
-func Make(cfg *config.Project, s *spec.Spec, rec Record, fp Fingerprint) (*Plan, error) {
-	return MakeWith(context.Background(), cfg, s, rec, fp, nil)
-}
-
 // MakeWith builds and validates the plan of a project: what the spec asks
 // for beyond what main implements (rec). Every requirement gets its
 // standing (spec.Compare); the changes are the explicit plan of set.cue

@@ -64,7 +64,7 @@ var _ plan.Modeler = (*Planner)(nil)
 func New(opts Options) (*Planner, error) {
 	t, errs := prompt.Parse(opts.Planner.Prompts)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("planner.prompts.%s: %w", errs[0].Name, errs[0].Err)
+		return nil, fmt.Errorf("planner.prompts.%s: %w", errs[0].Name, errs[0])
 	}
 	return &Planner{opts: opts, templates: t}, nil
 }

@@ -184,6 +184,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Err.Error() }
 
+// Unwrap is the parse or execution error.
+func (e *Error) Unwrap() error { return e.Err }
+
 type field struct{ name, text string }
 
 func fields(p config.PlannerPrompts) []field {
