@@ -389,7 +389,7 @@ func (s *claudeStream) result(req Request, base *claudeTotals) Result {
 		summary = fmt.Sprintf("%d permission denial(s): %s. %s", len(tools), strings.Join(tools, ", "), summary)
 	}
 	res.Summary = truncate(summary, maxSummary)
-	res.Calls = []Call{{Model: s.resultModel(req), Tokens: s.tokens, CostUSD: s.runCost(req, base)}}
+	res.Calls = []CallUsage{{Model: s.resultModel(req), Tokens: s.tokens, CostUSD: s.runCost(req, base)}}
 	return res
 }
 

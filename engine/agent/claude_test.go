@@ -58,7 +58,7 @@ func TestClaudeSuccess(t *testing.T) {
 	if res.SessionID != claudeSession {
 		t.Errorf("session = %q", res.SessionID)
 	}
-	want := Call{
+	want := CallUsage{
 		Model:   "claude-sonnet-4-5-20250929",
 		Tokens:  usage.Tokens{Input: 1200, Output: 250, CacheRead: 4000, CacheWrite: 300},
 		CostUSD: 0.0421,
@@ -175,7 +175,7 @@ func TestClaudePermissions(t *testing.T) {
 }
 
 // TestClaudeResumeCost: total_cost_usd of a resumed session covers the
-// whole session; the Call gets this run's part.
+// whole session; the CallUsage gets this run's part.
 func TestClaudeResumeCost(t *testing.T) {
 	root := t.TempDir()
 	a, err := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, root)
@@ -185,7 +185,7 @@ func TestClaudeResumeCost(t *testing.T) {
 	if _, err := a.Run(context.Background(), newFake(t, "claude-success.jsonl").request("go")); err != nil {
 		t.Fatal(err)
 	}
-	resume := func(a Adapter) Call {
+	resume := func(a Adapter) CallUsage {
 		t.Helper()
 		req := newFake(t, "claude-resumed.jsonl").request("fix it")
 		req.SessionID = claudeSession
@@ -257,7 +257,7 @@ func TestClaudeBackgroundTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Call{
+	want := CallUsage{
 		Model:   "claude-sonnet-5-5",
 		Tokens:  usage.Tokens{Input: 300 + 1200, Output: 80 + 300, CacheRead: 1000 + 5400, CacheWrite: 200 + 100},
 		CostUSD: 0.0634, // total_cost_usd covers the session so far

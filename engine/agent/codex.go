@@ -27,12 +27,12 @@ import (
 // --dangerously-bypass-approvals-and-sandbox.
 //
 // The usage in turn.completed is cumulative
-// over the thread, across `exec resume` too, so each turn becomes one Call
+// over the thread, across `exec resume` too, so each turn becomes one CallUsage
 // with the difference from the previous total. The previous total of a
 // resumed thread comes from the session store (sessionStore); a thread
 // it does not know starts from zero, and a total that went down is taken
 // as a fresh count. input_tokens includes the cached and cache-write
-// tokens: Call.Tokens splits them, so Tokens.Total() is input + output.
+// tokens: CallUsage.Tokens splits them, so Tokens.Total() is input + output.
 // Codex reports no cost, so CostUSD stays 0.
 type Codex struct {
 	// Prefix is the command the subcommand follows, e.g. ["codex"].
@@ -171,7 +171,7 @@ type codexStream struct {
 	thread    string
 	prev      llm.CodexUsage // cumulative usage at the previous turn.completed
 	turns     int            // turn.completed seen
-	calls     []Call
+	calls     []CallUsage
 	failed    bool
 	failMsg   string
 	lastText  string // last agent_message
@@ -220,7 +220,7 @@ func (s *codexStream) line(n int, line []byte) error {
 		if u.Below(base) {
 			base = llm.CodexUsage{}
 		}
-		s.calls = append(s.calls, Call{Model: s.model, Tokens: u.Since(base)})
+		s.calls = append(s.calls, CallUsage{Model: s.model, Tokens: u.Since(base)})
 		s.prev = u
 		s.turns++
 	case "turn.failed":

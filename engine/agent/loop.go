@@ -433,7 +433,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *
 
 // recordCalls journals the model calls of iteration n (LLM_CALL) and
 // returns their tokens, added up.
-func recordCalls(in LoopInput, n int, calls []Call) (usage.Tokens, error) {
+func recordCalls(in LoopInput, n int, calls []CallUsage) (usage.Tokens, error) {
 	var tokens usage.Tokens
 	for _, c := range calls {
 		tokens = tokens.Add(c.Tokens)

@@ -104,7 +104,7 @@ func (r *Replay) Run(ctx context.Context, req Request) (Result, error) {
 		res.Summary = fmt.Sprintf("replayed %s/%s.patch", req.Change, n)
 	}
 	if meta.present {
-		res.Calls = []Call{{Model: meta.Model, Tokens: meta.Tokens, CostUSD: meta.CostUSD}}
+		res.Calls = []CallUsage{{Model: meta.Model, Tokens: meta.Tokens, CostUSD: meta.CostUSD}}
 	}
 	return finish(nil)
 }

@@ -78,7 +78,8 @@ func Checks(changes []*graph.ChangeGraph) []Check {
 	return checks
 }
 
-// Verdict is one gate's judgement of main's tree.
+// Verdict is one gate's judgement of main's tree (judge.Verdict is a
+// model's checked answer, another thing).
 type Verdict struct {
 	Gate string
 	// Branch is the project's main branch, whose tip was judged; messages

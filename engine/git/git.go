@@ -20,7 +20,8 @@ import (
 	"github.com/set-engine/set/engine/proc"
 )
 
-// Error is a failed git command.
+// Error is a failed git command. (Each package's Error is its own
+// failure: cond.Error a condition's, prompt.Error a template's.)
 type Error struct {
 	Args     []string
 	ExitCode int

@@ -120,8 +120,8 @@ type RunStartedData struct {
 	Budgets    *Budgets `json:"budgets,omitempty"`
 }
 
-// Budgets are the limits a run puts on each change (set.cue's budgets),
-// as recorded when the run starts, so that views show what a change has
+// Budgets are the limits a run puts on each change (set.cue's budgets,
+// config.Budgets), as recorded when the run starts, so that views show what a change has
 // left against the budgets it runs under.
 type Budgets struct {
 	// RetriesVerify and RetriesIntegration are the retries per stage.

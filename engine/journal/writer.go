@@ -54,6 +54,7 @@ var errClosed = errors.New("journal: writer is closed")
 //
 // Only one Writer may be open on a run directory at a time, across
 // processes; the caller holds the run lock (state.AcquireLock) for that.
+// (redact.Writer is an io.Writer that masks secrets, another thing.)
 type Writer struct {
 	setDir string
 	run    string

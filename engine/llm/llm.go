@@ -31,7 +31,7 @@ import (
 	"github.com/set-engine/set/engine/llm/usage"
 )
 
-// Role is what a model call is for.
+// Role is what a model call is for (report.Role sums the calls of one).
 type Role string
 
 // The roles that call models. The agent that implements changes
@@ -70,7 +70,8 @@ func (t Target) String() string { return t.Model + " via " + t.Transport }
 // in order, only when the one before failed transiently.
 type Route []Target
 
-// Request is one question to a model.
+// Request is one question to a model (agent.Request is an agent's
+// iteration, control.Request a line of the control file).
 type Request struct {
 	Role   Role
 	System string // instructions; "" for none

@@ -33,7 +33,9 @@ import (
 	"github.com/set-engine/set/engine/spec"
 )
 
-// Input is one change to integrate.
+// Input is one change to integrate. Each engine package with one entry
+// point names its argument Input (gate.Input, baseline.Input,
+// coverage.Input): the package says whose input it is.
 type Input struct {
 	Project *config.Project
 	// Layout is the run directory of the project (the user's checkout,
@@ -83,7 +85,8 @@ func (in Input) checkpoint(point string) {
 	}
 }
 
-// Outcome of an integration.
+// Outcome of an integration (proc.Outcome is how a process ended,
+// another thing).
 type Outcome struct {
 	// Merged is set when main moved to the change; Commit is main then.
 	Merged bool

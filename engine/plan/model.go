@@ -39,15 +39,17 @@ type Planning struct {
 	Reason string `json:"reason,omitempty"`
 	// Calls are the model calls, failed attempts included, in the order
 	// they ended.
-	Calls []Call `json:"calls"`
+	Calls []PlannerCall `json:"calls"`
 	// Reused is set when the changes are those of the run's plan
 	// (.set/plan.json), made from the same configuration and spec: the
 	// calls are that plan's, journaled by its run.
 	Reused bool `json:"reused,omitempty"`
 }
 
-// Call is one model call of a planner.
-type Call struct {
+// PlannerCall is one model call of a planner: the LLM_CALL event it was
+// journaled as, and the planner's step and repair it belongs to, which an
+// llm.Call does not know.
+type PlannerCall struct {
 	// Step is the call's part of its strategy: "single", "brief",
 	// "domain <name>" or "merge".
 	Step string `json:"step"`

@@ -23,7 +23,7 @@ func TestReuse(t *testing.T) {
 	prev := &Plan{
 		Fingerprint: fp,
 		Changes:     []Change{{Name: "a", Requirements: []string{"REQ-A-01", "REQ-A-02"}, DependsOn: []string{}}},
-		Planning:    &Planning{Strategy: "three-phase", Calls: []Call{{Step: "brief"}}},
+		Planning:    &Planning{Strategy: "three-phase", Calls: []PlannerCall{{Step: "brief"}}},
 	}
 	p := &Plan{Strategy: "auto"}
 	ctx := context.Background()
@@ -64,7 +64,7 @@ func TestReuse(t *testing.T) {
 }
 
 func TestPlanningTotals(t *testing.T) {
-	pl := &Planning{Calls: []Call{
+	pl := &Planning{Calls: []PlannerCall{
 		{Step: "brief", LLMCallData: journal.LLMCallData{Model: "a", Transport: "anthropic", Error: "529", Tokens: usage.Tokens{Input: 1}}},
 		{Step: "brief", LLMCallData: journal.LLMCallData{Model: "b", Transport: "anthropic", Tokens: usage.Tokens{Input: 10, Output: 2}, CostUSD: 0.5}},
 		{Step: "merge", LLMCallData: journal.LLMCallData{Model: "b", Transport: "anthropic", Tokens: usage.Tokens{Input: 20, CacheRead: 3}, CostUSD: 0.25}},

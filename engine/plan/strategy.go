@@ -17,9 +17,9 @@ import (
 // StrategyExplicit names a plan written in set.cue under `project.plan`.
 const StrategyExplicit = "explicit"
 
-// Record is what main records as done, for Make: the requirements its
-// living specs hold (openspec/specs), and the changes whose commit is on
-// it (by their Set-Change trailer). The zero Record is a main that
+// Record is what main records as done, for MakeWith: the requirements
+// its living specs hold (openspec/specs), and the changes whose commit is
+// on it (by their Set-Change trailer). The zero Record is a main that
 // implements nothing.
 type Record struct {
 	Living []spec.LivingRequirement

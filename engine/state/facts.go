@@ -26,7 +26,7 @@ const (
 	ActivityIntegrate = "integrate"
 )
 
-// Activity is what runs for a change now. It is what the journal last said
+// Activity is what runs for a change now (report.Activity shows it). It is what the journal last said
 // started and has not said ended; a run that was killed leaves its last
 // activity behind until the next RUN_STARTED, so a view tells the two
 // apart with the run's liveness, not with the activity.

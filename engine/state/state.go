@@ -30,7 +30,8 @@ const (
 	StageIntegration = "integration"
 )
 
-// State is where a run stands after the events up to LastSeq.
+// State is where a run stands after the events up to LastSeq
+// (sentinel.state is a rule's ladder for one change, another thing).
 type State struct {
 	Version     int    `json:"version"`
 	Run         string `json:"run"`
@@ -84,7 +85,9 @@ type PlanIdentity struct {
 	Work map[string]string `json:"work,omitempty"`
 }
 
-// Change is where one change stands.
+// Change is where one change stands: the projection of its events. The
+// change itself, as planned, is a config.Change (plan.Change); report.Change
+// is this as setctl status shows it.
 type Change struct {
 	Name   string `json:"name"`
 	Status Status `json:"status"`

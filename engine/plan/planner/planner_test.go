@@ -147,7 +147,7 @@ func TestSingle(t *testing.T) {
 				t.Errorf("plan: %+v", p)
 			}
 			tokens := usage.Tokens{Input: 1200, Output: 300, CacheRead: 40}
-			want := []plan.Call{{Step: "single", LLMCallData: journal.LLMCallData{Role: "plan", Model: "m-plan", Transport: transport, Tokens: tokens}}}
+			want := []plan.PlannerCall{{Step: "single", LLMCallData: journal.LLMCallData{Role: "plan", Model: "m-plan", Transport: transport, Tokens: tokens}}}
 			if got := withoutDurations(p.Planning.Calls); !reflect.DeepEqual(got, want) {
 				t.Errorf("calls:\n got %+v\nwant %+v", got, want)
 			}
@@ -177,8 +177,8 @@ func TestSingle(t *testing.T) {
 	}
 }
 
-func withoutDurations(calls []plan.Call) []plan.Call {
-	out := make([]plan.Call, len(calls))
+func withoutDurations(calls []plan.PlannerCall) []plan.PlannerCall {
+	out := make([]plan.PlannerCall, len(calls))
 	for i, c := range calls {
 		c.DurationMS = 0
 		out[i] = c
