@@ -13,7 +13,7 @@ import (
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/report"
@@ -251,8 +251,8 @@ func (v planDrawing) show(g *graph.Graph, _ *plan.Planning, _ func() ([]coverage
 // shows it.
 type planningJSON struct {
 	*plan.Planning
-	Tokens  journal.Tokens `json:"tokens"`
-	CostUSD float64        `json:"costUsd"`
+	Tokens  usage.Tokens `json:"tokens"`
+	CostUSD float64      `json:"costUsd"`
 }
 
 // planningText says how a model made the plan: the strategy that ran and

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/state"
@@ -84,8 +85,8 @@ func progressRun(t *testing.T, t0 time.Time) []journal.Event {
 		{"", journal.PlanCreatedData{Changes: []string{"greet", "bye"}}},
 		{"greet", journal.StateChangeData{From: "pending", To: "dispatched"}},
 		{"greet", journal.StateChangeData{From: "dispatched", To: "implementing"}},
-		{"greet", journal.LLMCallData{Role: "implement", Iteration: 1, Tokens: journal.Tokens{Input: 1000, Output: 500}}},
-		{"greet", journal.AgentIterationData{Iteration: 1, Result: "done", Tokens: journal.Tokens{Input: 1000, Output: 500}}},
+		{"greet", journal.LLMCallData{Role: "implement", Iteration: 1, Tokens: usage.Tokens{Input: 1000, Output: 500}}},
+		{"greet", journal.AgentIterationData{Iteration: 1, Result: "done", Tokens: usage.Tokens{Input: 1000, Output: 500}}},
 		{"greet", journal.StateChangeData{From: "implementing", To: "verifying"}},
 		{"greet", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", DurationMS: 1200}},
 		{"bye", journal.StateChangeData{From: "pending", To: "dispatched"}},

@@ -33,10 +33,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
-// Request is one iteration of an agent on one change.
+// Request is one iteration of an agent on one change (llm.Request is one
+// question to a model, control.Request a line of the control file).
 type Request struct {
 	Change     string    // change name
 	Worktree   string    // absolute path of the change's worktree (cwd of the agent)
@@ -57,7 +58,8 @@ type Request struct {
 	OnCommand func(command string)
 }
 
-// Result is how one iteration ended.
+// Result is how one iteration ended (gate.Result is how one gate ended,
+// another thing).
 type Result struct {
 	// Done: the agent reports success (claude: a result event that is not
 	// an error and has no permission denials; codex: a turn.completed and
@@ -65,10 +67,10 @@ type Result struct {
 	// recording says done, which it does by default).
 	Done      bool
 	SessionID string
-	// Calls are the model calls with their token usage (claude: one Call
-	// from the result event's totals; codex: one per turn.completed, the
+	// Calls are the model calls with their token usage (claude: one from
+	// the result event's totals; codex: one per turn.completed, the
 	// difference of the cumulative usage; replay: one from <n>.json).
-	Calls    []Call
+	Calls    []CallUsage
 	ExitCode int
 	// Signal names the signal that ended the agent's process ("SIGKILL",
 	// "SIGTERM", …), whoever sent it; "" when it exited by itself (and
@@ -85,11 +87,13 @@ type Result struct {
 	Summary string
 }
 
-// Call is the usage of one model call (or of a group of calls reported
-// together).
-type Call struct {
+// CallUsage is the usage of one model call (or of a group of calls
+// reported together), as an agent's CLI reports it. It is not an llm.Call:
+// set makes no call of its own here, and knows of the agent's calls no
+// more than their model, tokens and cost.
+type CallUsage struct {
 	Model   string
-	Tokens  journal.Tokens
+	Tokens  usage.Tokens
 	CostUSD float64
 }
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/english"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/proc"
 )
 
@@ -293,9 +293,9 @@ type claudeStream struct {
 	model     string // from system/init
 	lastText  string // last assistant text
 	final     *llm.ClaudeResult
-	results   int            // result events seen
-	tokens    journal.Tokens // summed over the result events
-	costs     float64        // total_cost_usd summed over the result events
+	results   int          // result events seen
+	tokens    usage.Tokens // summed over the result events
+	costs     float64      // total_cost_usd summed over the result events
 	// commands are the Bash commands started and not yet ended.
 	commands runningCommands
 }
@@ -389,7 +389,7 @@ func (s *claudeStream) result(req Request, base *claudeTotals) Result {
 		summary = fmt.Sprintf("%d permission denial(s): %s. %s", len(tools), strings.Join(tools, ", "), summary)
 	}
 	res.Summary = truncate(summary, maxSummary)
-	res.Calls = []Call{{Model: s.resultModel(req), Tokens: s.tokens, CostUSD: s.runCost(req, base)}}
+	res.Calls = []CallUsage{{Model: s.resultModel(req), Tokens: s.tokens, CostUSD: s.runCost(req, base)}}
 	return res
 }
 

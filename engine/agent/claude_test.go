@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 const claudeSession = "11111111-2222-3333-4444-555555555555"
@@ -58,9 +58,9 @@ func TestClaudeSuccess(t *testing.T) {
 	if res.SessionID != claudeSession {
 		t.Errorf("session = %q", res.SessionID)
 	}
-	want := Call{
+	want := CallUsage{
 		Model:   "claude-sonnet-4-5-20250929",
-		Tokens:  journal.Tokens{Input: 1200, Output: 250, CacheRead: 4000, CacheWrite: 300},
+		Tokens:  usage.Tokens{Input: 1200, Output: 250, CacheRead: 4000, CacheWrite: 300},
 		CostUSD: 0.0421,
 	}
 	if len(res.Calls) != 1 || res.Calls[0] != want {
@@ -175,7 +175,7 @@ func TestClaudePermissions(t *testing.T) {
 }
 
 // TestClaudeResumeCost: total_cost_usd of a resumed session covers the
-// whole session; the Call gets this run's part.
+// whole session; the CallUsage gets this run's part.
 func TestClaudeResumeCost(t *testing.T) {
 	root := t.TempDir()
 	a, err := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, root)
@@ -185,7 +185,7 @@ func TestClaudeResumeCost(t *testing.T) {
 	if _, err := a.Run(context.Background(), newFake(t, "claude-success.jsonl").request("go")); err != nil {
 		t.Fatal(err)
 	}
-	resume := func(a Adapter) Call {
+	resume := func(a Adapter) CallUsage {
 		t.Helper()
 		req := newFake(t, "claude-resumed.jsonl").request("fix it")
 		req.SessionID = claudeSession
@@ -199,7 +199,7 @@ func TestClaudeResumeCost(t *testing.T) {
 	// session's previous total.
 	b, _ := New(config.Agent{Adapter: "claude", Argv: fakePrefix(t)}, root)
 	c := resume(b)
-	if c.Tokens != (journal.Tokens{Input: 100, Output: 20, CacheRead: 880}) {
+	if c.Tokens != (usage.Tokens{Input: 100, Output: 20, CacheRead: 880}) {
 		t.Errorf("tokens = %+v", c.Tokens)
 	}
 	if d := c.CostUSD - (0.05 - 0.0421); d > 1e-12 || d < -1e-12 {
@@ -257,9 +257,9 @@ func TestClaudeBackgroundTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Call{
+	want := CallUsage{
 		Model:   "claude-sonnet-5-5",
-		Tokens:  journal.Tokens{Input: 300 + 1200, Output: 80 + 300, CacheRead: 1000 + 5400, CacheWrite: 200 + 100},
+		Tokens:  usage.Tokens{Input: 300 + 1200, Output: 80 + 300, CacheRead: 1000 + 5400, CacheWrite: 200 + 100},
 		CostUSD: 0.0634, // total_cost_usd covers the session so far
 	}
 	if len(res.Calls) != 1 || res.Calls[0] != want {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/git"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
 )
 
@@ -28,12 +27,12 @@ import (
 // --dangerously-bypass-approvals-and-sandbox.
 //
 // The usage in turn.completed is cumulative
-// over the thread, across `exec resume` too, so each turn becomes one Call
+// over the thread, across `exec resume` too, so each turn becomes one CallUsage
 // with the difference from the previous total. The previous total of a
 // resumed thread comes from the session store (sessionStore); a thread
 // it does not know starts from zero, and a total that went down is taken
 // as a fresh count. input_tokens includes the cached and cache-write
-// tokens: Call.Tokens splits them, so Tokens.Total() is input + output.
+// tokens: CallUsage.Tokens splits them, so Tokens.Total() is input + output.
 // Codex reports no cost, so CostUSD stays 0.
 type Codex struct {
 	// Prefix is the command the subcommand follows, e.g. ["codex"].
@@ -166,46 +165,13 @@ func (c *Codex) Run(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-// codexUsage is the usage object of turn.completed. InputTokens includes
-// CachedInputTokens and CacheWriteInputTokens.
-type codexUsage struct {
-	InputTokens           int64 `json:"input_tokens"`
-	CachedInputTokens     int64 `json:"cached_input_tokens"`
-	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
-	OutputTokens          int64 `json:"output_tokens"`
-}
-
-func (u codexUsage) below(v codexUsage) bool {
-	return u.InputTokens < v.InputTokens || u.CachedInputTokens < v.CachedInputTokens ||
-		u.CacheWriteInputTokens < v.CacheWriteInputTokens || u.OutputTokens < v.OutputTokens
-}
-
-type codexEvent struct {
-	Type     string      `json:"type"`
-	ThreadID string      `json:"thread_id"`
-	Usage    *codexUsage `json:"usage"`
-	Message  string      `json:"message"` // error events
-	Error    *struct {
-		Message string `json:"message"`
-	} `json:"error"` // turn.failed
-	Item json.RawMessage `json:"item"`
-}
-
-type codexItem struct {
-	ID      string `json:"id"`
-	Type    string `json:"type"`
-	Text    string `json:"text"`    // agent_message
-	Message string `json:"message"` // error
-	Command string `json:"command"` // command_execution
-}
-
 // codexStream accumulates what the stream said.
 type codexStream struct {
 	model     string
 	thread    string
-	prev      codexUsage // cumulative usage at the previous turn.completed
-	turns     int        // turn.completed seen
-	calls     []Call
+	prev      llm.CodexUsage // cumulative usage at the previous turn.completed
+	turns     int            // turn.completed seen
+	calls     []CallUsage
 	failed    bool
 	failMsg   string
 	lastText  string // last agent_message
@@ -215,7 +181,7 @@ type codexStream struct {
 }
 
 func (s *codexStream) line(n int, line []byte) error {
-	var ev codexEvent
+	var ev llm.CodexEvent
 	if err := decodeLine("codex", n, line, &ev); err != nil {
 		return err
 	}
@@ -227,8 +193,8 @@ func (s *codexStream) line(n int, line []byte) error {
 	case "item.completed", "item.started", "item.updated":
 		// Items only feed the summary: one of an unexpected shape is
 		// skipped rather than failing the iteration.
-		var it codexItem
-		if len(ev.Item) == 0 || json.Unmarshal(ev.Item, &it) != nil {
+		it, ok := ev.ItemOf()
+		if !ok {
 			return nil
 		}
 		if it.Type == "command_execution" {
@@ -246,15 +212,15 @@ func (s *codexStream) line(n int, line []byte) error {
 			s.lastError = it.Message
 		}
 	case "turn.completed":
-		u := codexUsage{}
+		u := llm.CodexUsage{}
 		if ev.Usage != nil {
 			u = *ev.Usage
 		}
 		base := s.prev
-		if u.below(base) {
-			base = codexUsage{}
+		if u.Below(base) {
+			base = llm.CodexUsage{}
 		}
-		s.calls = append(s.calls, Call{Model: s.model, Tokens: tokensOf(u, base)})
+		s.calls = append(s.calls, CallUsage{Model: s.model, Tokens: u.Since(base)})
 		s.prev = u
 		s.turns++
 	case "turn.failed":
@@ -270,27 +236,12 @@ func (s *codexStream) line(n int, line []byte) error {
 
 // command follows the commands the agent runs: item.started of a
 // command_execution starts one, item.completed ends it.
-func (s *codexStream) command(event string, it codexItem) {
+func (s *codexStream) command(event string, it llm.CodexItem) {
 	switch event {
 	case "item.started":
 		s.commands.start(it.ID, it.Command)
 	case "item.completed":
 		s.commands.end(it.ID)
-	}
-}
-
-// tokensOf is the usage between the cumulative totals base and u, with the
-// cached and cache-write parts of the input counted only as CacheRead and
-// CacheWrite. base is never above u (see below).
-func tokensOf(u, base codexUsage) journal.Tokens {
-	cached := u.CachedInputTokens - base.CachedInputTokens
-	written := u.CacheWriteInputTokens - base.CacheWriteInputTokens
-	input := u.InputTokens - base.InputTokens - cached - written
-	return journal.Tokens{
-		Input:      max(input, 0),
-		Output:     u.OutputTokens - base.OutputTokens,
-		CacheRead:  cached,
-		CacheWrite: written,
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 const codexThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
@@ -36,9 +36,9 @@ func TestCodexTwoTurns(t *testing.T) {
 	if !res.Done || res.SessionID != codexThread || res.ExitCode != 0 {
 		t.Errorf("result = %+v", res)
 	}
-	want := []Call{
-		{Model: "gpt-5.5", Tokens: journal.Tokens{Input: 800, CacheRead: 200, Output: 100}},
-		{Model: "gpt-5.5", Tokens: journal.Tokens{Input: 500, CacheRead: 1000, Output: 80}},
+	want := []CallUsage{
+		{Model: "gpt-5.5", Tokens: usage.Tokens{Input: 800, CacheRead: 200, Output: 100}},
+		{Model: "gpt-5.5", Tokens: usage.Tokens{Input: 500, CacheRead: 1000, Output: 80}},
 	}
 	if len(res.Calls) != 2 || res.Calls[0] != want[0] || res.Calls[1] != want[1] {
 		t.Errorf("calls = %+v, want %+v", res.Calls, want)
@@ -85,14 +85,14 @@ func TestCodexResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := resume(newAt(root))
-	want := Call{Tokens: journal.Tokens{Input: 200, CacheRead: 300, Output: 70}}
+	want := CallUsage{Tokens: usage.Tokens{Input: 200, CacheRead: 300, Output: 70}}
 	if !res.Done || len(res.Calls) != 1 || res.Calls[0] != want {
 		t.Errorf("result = %+v, want one call %+v", res, want)
 	}
 
 	// Another project has no previous total: the whole cumulative count.
 	res = resume(newAt(t.TempDir()))
-	want = Call{Tokens: journal.Tokens{Input: 1500, CacheRead: 1500, Output: 250}}
+	want = CallUsage{Tokens: usage.Tokens{Input: 1500, CacheRead: 1500, Output: 250}}
 	if len(res.Calls) != 1 || res.Calls[0] != want {
 		t.Errorf("calls = %+v, want %+v", res.Calls, want)
 	}

@@ -18,6 +18,7 @@ import (
 // in the worktree with the prompt on stdin and req.Env as its
 // environment; its stdout and stderr go to req.Log. Done is exit code 0.
 // Exec reports no model calls; Summary is the tail of its output.
+// (runner.Exec is one gate command, another thing.)
 type Exec struct {
 	Argv []string
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/rundir"
 )
@@ -485,8 +486,8 @@ func (it *iteration) judge(in LoopInput, ran agentRun) {
 
 // recordCalls journals the model calls of iteration n (LLM_CALL) and
 // returns their tokens, added up.
-func recordCalls(in LoopInput, n int, calls []Call) (journal.Tokens, error) {
-	var tokens journal.Tokens
+func recordCalls(in LoopInput, n int, calls []CallUsage) (usage.Tokens, error) {
+	var tokens usage.Tokens
 	for _, c := range calls {
 		tokens = tokens.Add(c.Tokens)
 		model := c.Model
@@ -545,7 +546,7 @@ func lastLine(output string) string {
 // repository at in.Layout.Root(), on branch set/<change>, before git
 // changes it (see git.CheckWorktree).
 func (in LoopInput) checkWorktree(ctx context.Context) error {
-	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, "set/"+in.Prompt.Change.Name)
+	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, git.ChangeBranch(in.Prompt.Change.Name))
 }
 
 // commitLeftovers commits what an interrupted iteration (a run killed or

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/proc"
 )
 
@@ -44,12 +44,12 @@ func (r *Replay) Name() string { return "replay" }
 
 // replayMeta is <n>.json.
 type replayMeta struct {
-	DurationMs int64          `json:"durationMs"`
-	Tokens     journal.Tokens `json:"tokens"`
-	Model      string         `json:"model"`
-	CostUSD    float64        `json:"costUsd"`
-	Done       *bool          `json:"done"`
-	Summary    string         `json:"summary"`
+	DurationMs int64        `json:"durationMs"`
+	Tokens     usage.Tokens `json:"tokens"`
+	Model      string       `json:"model"`
+	CostUSD    float64      `json:"costUsd"`
+	Done       *bool        `json:"done"`
+	Summary    string       `json:"summary"`
 }
 
 // Run replays iteration req.Iteration of req.Change.
@@ -104,7 +104,7 @@ func (r *Replay) Run(ctx context.Context, req Request) (Result, error) {
 		res.Summary = fmt.Sprintf("replayed %s/%s.patch", req.Change, n)
 	}
 	if meta.present {
-		res.Calls = []Call{{Model: meta.Model, Tokens: meta.Tokens, CostUSD: meta.CostUSD}}
+		res.Calls = []CallUsage{{Model: meta.Model, Tokens: meta.Tokens, CostUSD: meta.CostUSD}}
 	}
 	return finish(nil)
 }
@@ -161,7 +161,10 @@ func sleepActive(ctx context.Context, d time.Duration, onActivity func()) error 
 }
 
 // gitRunner runs git in one worktree through proc, logging each command
-// and its output.
+// and its output. It is the replayed agent's git, not set's (which is
+// engine/git's alone): like a coding agent's, it runs in the agent's
+// process group, with the agent's environment, into the agent's log, and
+// its hooks and configuration are the user's.
 type gitRunner struct {
 	ctx context.Context
 	dir string

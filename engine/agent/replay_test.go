@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // replayRepo is a git repository with one commit of greet.txt on main and
@@ -72,7 +72,7 @@ func TestReplayCommits(t *testing.T) {
 	if !res.Done || res.Summary != "added world" || res.Duration < 250*time.Millisecond {
 		t.Errorf("result = %+v", res)
 	}
-	want := Call{Model: "replay-model", Tokens: journal.Tokens{Input: 1200, Output: 300, CacheRead: 10, CacheWrite: 5}, CostUSD: 0.01}
+	want := CallUsage{Model: "replay-model", Tokens: usage.Tokens{Input: 1200, Output: 300, CacheRead: 10, CacheWrite: 5}, CostUSD: 0.01}
 	if len(res.Calls) != 1 || res.Calls[0] != want {
 		t.Errorf("calls = %+v, want %+v", res.Calls, want)
 	}

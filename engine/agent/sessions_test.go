@@ -4,16 +4,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/set-engine/set/engine/llm"
 )
 
 func TestSessionStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sessions")
 	s := &sessionStore{dir: dir}
-	s.save("codex", "thread-1", codexUsage{InputTokens: 5}, os.Stderr)
-	s.save("codex", "../escape", codexUsage{InputTokens: 7}, os.Stderr)
+	s.save("codex", "thread-1", llm.CodexUsage{InputTokens: 5}, os.Stderr)
+	s.save("codex", "../escape", llm.CodexUsage{InputTokens: 7}, os.Stderr)
 
 	fresh := &sessionStore{dir: dir}
-	var u codexUsage
+	var u llm.CodexUsage
 	if !fresh.load("codex", "thread-1", &u) || u.InputTokens != 5 {
 		t.Errorf("persisted totals = %+v", u)
 	}

@@ -78,7 +78,8 @@ func Checks(changes []*graph.ChangeGraph) []Check {
 	return checks
 }
 
-// Verdict is one gate's judgement of main's tree.
+// Verdict is one gate's judgement of main's tree (judge.Verdict is a
+// model's checked answer, another thing).
 type Verdict struct {
 	Gate string
 	// Branch is the project's main branch, whose tip was judged; messages
@@ -180,7 +181,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 	if err != nil {
 		return nil, err
 	}
-	tree, err := git.Run(ctx, in.Layout.Root(), "rev-parse", "--verify", "-q", commit+"^{tree}")
+	tree, err := git.Tree(ctx, in.Layout.Root(), commit)
 	if err != nil {
 		return nil, err
 	}

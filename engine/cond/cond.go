@@ -69,7 +69,8 @@ type SentinelEnv struct {
 	LastExit Exit `expr:"lastExit" json:"lastExit"`
 }
 
-// Retries are the retries a change has used, by stage.
+// Retries are the retries a change has used, by stage, under the names
+// conditions use (report.Retries adds the budgets, for people).
 type Retries struct {
 	Verify      int `expr:"verify" json:"verify"`
 	Integration int `expr:"integration" json:"integration"`

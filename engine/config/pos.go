@@ -50,6 +50,9 @@ func (p Pos) Rel(root string) string {
 // when none is known. load.Details prints it as the CUE evaluator's own
 // errors, sorted among them by position:
 // `project.stacks.feature.review: MESSAGE: set.cue:9:27`.
+// It is config's own, not a load.FieldError, so that code holding only a
+// decoded Project (no CUE) can raise one; load makes it a load.FieldError
+// to print it among CUE's errors.
 type FieldError struct {
 	Path []string
 	Pos  Pos

@@ -15,7 +15,12 @@ import (
 	"time"
 )
 
-// Project is the decoded `project` of set.cue.
+// Project is the decoded `project` of set.cue: the project's
+// configuration, named after the CUE field and definition
+// (schema.#Project) it decodes. The other Projects are other things: a
+// load.Instance is the CUE value it is decoded from, a project.Project is
+// a loaded project (this configuration and its spec), a dashboard.Project
+// a project the dashboard shows.
 type Project struct {
 	Name         string               `json:"name"`
 	Profile      string               `json:"profile"`
@@ -45,7 +50,8 @@ type Project struct {
 	Positions Positions `json:"-"`
 }
 
-// MergeQueue is how verified changes reach main.
+// MergeQueue is how verified changes reach main: its configuration
+// (orchestrator.mergeQueue is the queue it configures).
 type MergeQueue struct {
 	// Speculative is how many queued changes the queue integrates at once,
 	// each merged onto the candidates of the ones ahead of it (1: one at a
@@ -217,7 +223,8 @@ type StackEntry struct {
 // Stack maps gate names to their entries.
 type Stack map[string]StackEntry
 
-// Budgets bound the work on one change.
+// Budgets bound the work on one change (journal.Budgets records them in
+// the run's first event).
 type Budgets struct {
 	Retries struct {
 		Verify      int `json:"verify"`
@@ -274,7 +281,8 @@ const (
 	StrategyAuto       = "auto"
 )
 
-// Planner configures how the spec becomes a plan.
+// Planner configures how the spec becomes a plan; planner.Planner is the
+// model planner it configures.
 type Planner struct {
 	Strategy                 string `json:"strategy"`
 	MaxRequirementsPerChange int    `json:"maxRequirementsPerChange"`
@@ -369,7 +377,8 @@ const (
 	RunnerDagger = "dagger"
 )
 
-// Runner configures where gates run.
+// Runner configures where gates run; runner.Runner is what runs them
+// there.
 type Runner struct {
 	Kind   string        `json:"kind"`
 	Dagger *DaggerRunner `json:"dagger,omitempty"`
@@ -414,7 +423,9 @@ type Mount struct {
 }
 
 // Plan is an explicit plan written in set.cue (schema.#Plan): changes by
-// name, deferred requirements with their reasons.
+// name, deferred requirements with their reasons. It is what the user
+// writes; plan.Plan is what a run executes, made from it (the explicit
+// strategy) or by another strategy.
 type Plan struct {
 	Changes  map[string]Change `json:"changes"`
 	Deferred map[string]string `json:"deferred"`

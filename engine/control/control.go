@@ -28,7 +28,8 @@ const (
 	Resume = "resume"
 )
 
-// Request is one line of the control file.
+// Request is one line of the control file (agent.Request and
+// llm.Request are other things).
 type Request struct {
 	// ID tells the request apart: the apply journals it in its CONTROL
 	// event, which the requester waits for.

@@ -30,7 +30,7 @@ type run struct {
 
 // read reads p's run from its journal; a project that never ran has no
 // events and the state before any.
-func (p *project) read() (*run, error) {
+func (p *served) read() (*run, error) {
 	events, err := journal.ReadFile(p.layout.Events())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -47,7 +47,7 @@ func (p *project) read() (*run, error) {
 }
 
 // liveness asks the project's lock whether an apply runs.
-func (p *project) liveness() (report.Liveness, error) {
+func (p *served) liveness() (report.Liveness, error) {
 	held, pid, err := state.LockHolder(p.layout.Dir())
 	return report.Liveness{Held: held, PID: pid}, err
 }
@@ -64,7 +64,7 @@ type Overview struct {
 }
 
 // overview is the Overview of the run st projects, at the server's now.
-func (s *Server) overview(p *project, st *state.State, live report.Liveness) Overview {
+func (s *Server) overview(p *served, st *state.State, live report.Liveness) Overview {
 	o := Overview{Project: p.Name, Report: report.Build(st, live, s.opts.Now()), Usage: map[string]map[string]state.Usage{}, LastSeq: st.LastSeq}
 	for _, name := range report.Names(st) {
 		roles := map[string]state.Usage{}
@@ -103,7 +103,7 @@ func (s *Server) serveProjects(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
-func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request, p *project) {
+func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request, p *served) {
 	rn, err := p.read()
 	if err != nil {
 		httpError(w, err)
@@ -123,7 +123,7 @@ type GraphView struct {
 	Changes []report.Change `json:"changes"`
 }
 
-func (s *Server) serveGraph(w http.ResponseWriter, r *http.Request, p *project) {
+func (s *Server) serveGraph(w http.ResponseWriter, r *http.Request, p *served) {
 	rn, err := p.read()
 	if err != nil {
 		httpError(w, err)
@@ -151,7 +151,7 @@ func (s *Server) serveGraph(w http.ResponseWriter, r *http.Request, p *project) 
 // planGraph is the execution graph of the plan of the latest PLAN_CREATED
 // of events, built once per plan; nil without an error when the project
 // has no graph builder or no plan.
-func (p *project) planGraph(events []journal.Event) (*graph.Graph, error) {
+func (p *served) planGraph(events []journal.Event) (*graph.Graph, error) {
 	var last *journal.Event
 	for i := range events {
 		if events[i].Type == journal.PlanCreated {
@@ -200,7 +200,7 @@ type ChangeView struct {
 	AgentLog string `json:"agentLog,omitempty"`
 }
 
-func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *project) {
+func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *served) {
 	rn, err := p.read()
 	if err != nil {
 		httpError(w, err)
@@ -243,7 +243,7 @@ func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *project)
 	writeJSON(w, v)
 }
 
-func (s *Server) serveTimeline(w http.ResponseWriter, r *http.Request, p *project) {
+func (s *Server) serveTimeline(w http.ResponseWriter, r *http.Request, p *served) {
 	rn, err := p.read()
 	if err != nil {
 		httpError(w, err)
@@ -255,7 +255,7 @@ func (s *Server) serveTimeline(w http.ResponseWriter, r *http.Request, p *projec
 	writeJSON(w, tl)
 }
 
-func (s *Server) serveSentinel(w http.ResponseWriter, r *http.Request, p *project) {
+func (s *Server) serveSentinel(w http.ResponseWriter, r *http.Request, p *served) {
 	rn, err := p.read()
 	if err != nil {
 		httpError(w, err)
@@ -286,7 +286,7 @@ type LogChunk struct {
 // serveLog serves the log ?path= (a slash path relative to the project,
 // below .set/logs) from ?offset= (a negative offset counts from its end,
 // for its tail).
-func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, p *project) {
+func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, p *served) {
 	file, rel, err := p.logFile(r.URL.Query().Get("path"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -303,7 +303,7 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, p *project) {
 
 // logFile is the file of the log rel names, which must be below the
 // project's .set/logs.
-func (p *project) logFile(rel string) (file, clean string, err error) {
+func (p *served) logFile(rel string) (file, clean string, err error) {
 	clean = path.Clean(rel)
 	if rel == "" || path.IsAbs(clean) || !strings.HasPrefix(clean, ".set/logs/") || strings.Contains(rel, "\\") {
 		return "", "", fmt.Errorf("not a log of the run: %q (a log is a path below .set/logs/)", rel)

@@ -46,7 +46,10 @@ var assets embed.FS
 // DefaultAddr is where the dashboard listens unless told otherwise.
 const DefaultAddr = "127.0.0.1:7400"
 
-// Project is one project the dashboard shows.
+// Project is one project the dashboard shows. It is not a
+// project.Project: the dashboard reads run directories, needs of a
+// project only where it is and how to draw its plan, and shows the runs
+// of a project whose set.cue no longer loads.
 type Project struct {
 	// Root is the project's root directory: its run directory is
 	// Root/.set.
@@ -78,12 +81,12 @@ type Options struct {
 // Server is the dashboard's HTTP handler.
 type Server struct {
 	opts     Options
-	projects []project
+	projects []served
 	mux      *http.ServeMux
 }
 
-// project is a Project with its run directory's layout.
-type project struct {
+// served is a Project the Server serves, with its run directory's layout.
+type served struct {
 	Project
 	id     string
 	layout rundir.Layout
@@ -114,7 +117,7 @@ func New(opts Options) (*Server, error) {
 		if p.Name == "" {
 			p.Name = filepath.Base(root)
 		}
-		s.projects = append(s.projects, project{Project: p, id: strconv.Itoa(i), layout: rundir.New(root)})
+		s.projects = append(s.projects, served{Project: p, id: strconv.Itoa(i), layout: rundir.New(root)})
 	}
 	static, err := fs.Sub(assets, "assets")
 	if err != nil {
@@ -234,7 +237,7 @@ func URL(addr net.Addr, token string) string {
 
 // withProject resolves the request's {project} for h; an unknown one is a
 // 404.
-func (s *Server) withProject(h func(w http.ResponseWriter, r *http.Request, p *project)) http.HandlerFunc {
+func (s *Server) withProject(h func(w http.ResponseWriter, r *http.Request, p *served)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		i, err := strconv.Atoi(r.PathValue("project"))
 		if err != nil || i < 0 || i >= len(s.projects) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
@@ -107,7 +108,7 @@ func (f *fixture) start() {
 	f.add("", journal.PlanCreatedData{Strategy: "static", Changes: []string{"greet", "farewell"}, Requirements: 2, Plan: json.RawMessage(testPlan)})
 	f.add("", journal.RunStartedData{PID: os.Getpid(), Changes: []string{"greet", "farewell"}, MaxParallel: 2, MainBranch: "main",
 		Budgets: &journal.Budgets{RetriesVerify: 2, RetriesIntegration: 2, Iterations: 5, Tokens: map[string]int64{"S": 200000}}})
-	f.add("", journal.LLMCallData{Role: "plan", Model: "opus", Tokens: journal.Tokens{Input: 3000, Output: 800}, CostUSD: 0.04, DurationMS: 900})
+	f.add("", journal.LLMCallData{Role: "plan", Model: "opus", Tokens: usage.Tokens{Input: 3000, Output: 800}, CostUSD: 0.04, DurationMS: 900})
 	f.to("greet", state.Pending, state.Dispatched)
 	f.add("greet", journal.DispatchData{Worktree: ".set/worktrees/greet", Branch: "set/greet", Base: "0123456789abcdef"})
 	f.writeLog(".set/logs/greet/agent-1.log", "reading the spec\nwriting greet.go\n")
@@ -118,9 +119,9 @@ func (f *fixture) start() {
 // toMerged takes greet from implementing to merged: a failing test gate,
 // a retry with its context, a second iteration, the merge queue, main.
 func (f *fixture) toMerged() {
-	f.add("greet", journal.AgentIterationData{Iteration: 1, Result: "done", DurationMS: 1000, Commits: 1, Tokens: journal.Tokens{Input: 40000, Output: 9000},
+	f.add("greet", journal.AgentIterationData{Iteration: 1, Result: "done", DurationMS: 1000, Commits: 1, Tokens: usage.Tokens{Input: 40000, Output: 9000},
 		Prompt: ".set/changes/greet/prompt-1.md", Log: ".set/logs/greet/agent-1.log"})
-	f.add("greet", journal.LLMCallData{Role: "implement", Model: "sonnet", Iteration: 1, Tokens: journal.Tokens{Input: 40000, Output: 9000}, CostUSD: 0.31, DurationMS: 1000})
+	f.add("greet", journal.LLMCallData{Role: "implement", Model: "sonnet", Iteration: 1, Tokens: usage.Tokens{Input: 40000, Output: 9000}, CostUSD: 0.31, DurationMS: 1000})
 	f.to("greet", state.Implementing, state.Verifying)
 	f.writeLog(".set/logs/greet/verify-test-1.log", "--- FAIL: TestGreet (0.00s)\n    greet_test.go:9: got \"hi\", want \"hello\"\nFAIL\n")
 	f.add("greet", journal.GateStartedData{Stage: "verify", Gate: "test", Kind: "exec", Attempt: 1, Command: []string{"go", "test", "./..."}, Log: ".set/logs/greet/verify-test-1.log"})
@@ -132,9 +133,9 @@ func (f *fixture) toMerged() {
 	f.writeLog(".set/logs/greet/agent-2.log", "fixing the greeting\n")
 	f.add("greet", journal.AgentSessionDecisionData{Decision: "resume", Reason: "retry after verify", Iteration: 2, Adapter: "exec", Log: ".set/logs/greet/agent-2.log"})
 	f.to("greet", state.VerifyFailed, state.Implementing)
-	f.add("greet", journal.AgentIterationData{Iteration: 2, Result: "done", DurationMS: 1000, Commits: 2, Tokens: journal.Tokens{Input: 20000, Output: 4000},
+	f.add("greet", journal.AgentIterationData{Iteration: 2, Result: "done", DurationMS: 1000, Commits: 2, Tokens: usage.Tokens{Input: 20000, Output: 4000},
 		Prompt: ".set/changes/greet/prompt-2.md", Log: ".set/logs/greet/agent-2.log"})
-	f.add("greet", journal.LLMCallData{Role: "implement", Model: "sonnet", Iteration: 2, Tokens: journal.Tokens{Input: 20000, Output: 4000}, CostUSD: 0.12, DurationMS: 1000})
+	f.add("greet", journal.LLMCallData{Role: "implement", Model: "sonnet", Iteration: 2, Tokens: usage.Tokens{Input: 20000, Output: 4000}, CostUSD: 0.12, DurationMS: 1000})
 	f.to("greet", state.Implementing, state.Verifying)
 	f.add("greet", journal.GateStartedData{Stage: "verify", Gate: "test", Kind: "exec", Attempt: 2, Command: []string{"go", "test", "./..."}, Log: ".set/logs/greet/verify-test-2.log"})
 	f.add("greet", journal.VerifyGateData{Stage: "verify", Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Result: "pass", DurationMS: 1000, Log: ".set/logs/greet/verify-test-2.log", Attempt: 2})

@@ -53,7 +53,7 @@ func (s *sse) send(name string, v any) error {
 // for every event journaled, the "journal" event (the journal line) and,
 // once a burst of them is applied, a fresh "overview"; and an "overview"
 // every RefreshInterval. It runs until the client goes.
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, p *project) {
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, p *served) {
 	st, err := state.Read(p.layout.Dir())
 	if err != nil {
 		httpError(w, err)
@@ -129,7 +129,7 @@ const LogPollInterval = 250 * time.Millisecond
 // (LogChunk) with what it holds from ?offset= (its last 64 KiB by
 // default), then one for each time it grows. A log that does not exist
 // yet is waited for. It runs until the client goes.
-func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, p *project) {
+func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, p *served) {
 	file, rel, err := p.logFile(r.URL.Query().Get("path"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)

@@ -53,7 +53,7 @@ func scopeCheck(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 				"Make the changes the task asks for in this worktree.", in.Step.Gate, short(in.Base)),
 		}, nil
 	}
-	links, err := addedLinks(ctx, d)
+	links, err := d.links(ctx)
 	if err != nil {
 		return verdict{}, err
 	}
@@ -101,32 +101,6 @@ func scopeCheck(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 			"Undo the changes to the files outside the scope (restore edited or deleted files as they are at %s, remove added ones), "+
 			"or move that work inside the scope.", in.Step.Gate, english.Plural(len(outside), "file"), bullets(outside), bullets(scope), short(in.Base)),
 	}, nil
-}
-
-// addedLinks returns the paths the change makes symbolic links (added as
-// links, or turned into links), in git's order.
-func addedLinks(ctx context.Context, d *changeDiff) ([]string, error) {
-	out, err := d.git(ctx, "--raw", "-z", "--no-abbrev")
-	if err != nil {
-		return nil, err
-	}
-	// Each entry is ":<old mode> <new mode> <old id> <new id> <status>" and
-	// the path, NUL-separated.
-	fields := splitNUL(out)
-	if len(fields)%2 != 0 {
-		return nil, fmt.Errorf("git diff --raw: odd output %q", out)
-	}
-	var links []string
-	for i := 0; i < len(fields); i += 2 {
-		meta := strings.Fields(fields[i])
-		if len(meta) < 2 {
-			return nil, fmt.Errorf("git diff --raw: unexpected entry %q", fields[i])
-		}
-		if meta[1] == "120000" {
-			links = append(links, fields[i+1])
-		}
-	}
-	return links, nil
 }
 
 func isGenerated(in Input, name string) bool {

@@ -28,75 +28,75 @@ type changeDiff struct {
 	hunksOK  bool
 }
 
-// diffArgs precede every diff: fixed prefixes, no colour, no external or
-// textconv drivers and no rename detection, whatever the user's config says.
-var diffArgs = []string{
-	"-c", "core.quotePath=false",
-	"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
-}
-
-func (d *changeDiff) git(ctx context.Context, args ...string) (string, error) {
+// baseCommit is the commit the change's diff is read against; none is an error.
+func (d *changeDiff) baseCommit() (string, error) {
 	if d.base == "" {
 		return "", errors.New("no base commit to diff against")
 	}
-	argv := append(append([]string{}, diffArgs...), args...)
-	argv = append(argv, d.base, "--")
-	return git.Run(ctx, d.dir, argv...)
+	return d.base, nil
 }
 
 // files returns the paths the change touches (added, modified or deleted),
 // sorted as git sorts them.
 func (d *changeDiff) files(ctx context.Context) ([]string, error) {
 	if !d.namesOK {
-		out, err := d.git(ctx, "--name-only", "-z")
-		d.names, d.namesErr, d.namesOK = splitNUL(out), err, true
+		base, err := d.baseCommit()
+		if err == nil {
+			d.names, err = git.DiffNames(ctx, d.dir, base)
+		}
+		d.namesErr, d.namesOK = err, true
 	}
 	return d.names, d.namesErr
 }
 
-// fileStatus is one line of `git diff --name-status`.
-type fileStatus struct {
-	Status byte // 'A', 'M', 'D', 'T' …
-	Path   string
-}
-
 // statuses returns how each touched path changed.
-func (d *changeDiff) statuses(ctx context.Context) ([]fileStatus, error) {
-	out, err := d.git(ctx, "--name-status", "-z")
+func (d *changeDiff) statuses(ctx context.Context) ([]git.PathStatus, error) {
+	base, err := d.baseCommit()
 	if err != nil {
 		return nil, err
 	}
-	fields := splitNUL(out)
-	if len(fields)%2 != 0 {
-		return nil, fmt.Errorf("git diff --name-status: odd output %q", out)
+	return git.DiffStatus(ctx, d.dir, base)
+}
+
+// links returns the paths the change makes symbolic links (added as
+// links, or turned into links), in git's order.
+func (d *changeDiff) links(ctx context.Context) ([]string, error) {
+	base, err := d.baseCommit()
+	if err != nil {
+		return nil, err
 	}
-	var st []fileStatus
-	for i := 0; i < len(fields); i += 2 {
-		st = append(st, fileStatus{Status: fields[i][0], Path: fields[i+1]})
+	return git.DiffLinks(ctx, d.dir, base)
+}
+
+// patch returns the change's unified diff with context lines of context
+// (git's default when negative).
+func (d *changeDiff) patch(ctx context.Context, context int) (string, error) {
+	base, err := d.baseCommit()
+	if err != nil {
+		return "", err
 	}
-	return st, nil
+	return git.DiffPatch(ctx, d.dir, base, context)
+}
+
+// stats returns the size of each touched path's change.
+func (d *changeDiff) stats(ctx context.Context) ([]git.DiffStat, error) {
+	base, err := d.baseCommit()
+	if err != nil {
+		return nil, err
+	}
+	return git.DiffStats(ctx, d.dir, base)
 }
 
 // added returns the lines the change adds, per file.
 func (d *changeDiff) added(ctx context.Context) ([]fileDiff, error) {
 	if !d.hunksOK {
-		out, err := d.git(ctx, "-U0", "--src-prefix=a/", "--dst-prefix=b/")
+		out, err := d.patch(ctx, 0)
 		if err == nil {
 			d.hunks, err = parseUnified(out)
 		}
 		d.hunksErr, d.hunksOK = err, true
 	}
 	return d.hunks, d.hunksErr
-}
-
-func splitNUL(s string) []string {
-	var out []string
-	for f := range strings.SplitSeq(s, "\x00") {
-		if f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // fileDiff is the added lines of one file that exists after the change.

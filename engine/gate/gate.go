@@ -152,9 +152,6 @@ type Expansion struct {
 	Held  bool
 }
 
-// Blocking reports whether the result keeps the change from moving on.
-func (r Result) Blocking() bool { return r.Status == StatusFail }
-
 // verdict is a checked gate's finding before the mode is applied.
 type verdict struct {
 	fail bool

@@ -38,7 +38,7 @@ const (
 // left, when there is at least truncateMin, cut at a line. The rest are
 // listed in Omitted with their size.
 func shown(ctx context.Context, in Input, d *changeDiff, max int) (shownDiff, error) {
-	text, err := d.git(ctx, "--src-prefix=a/", "--dst-prefix=b/")
+	text, err := d.patch(ctx, -1)
 	if err != nil {
 		return shownDiff{}, err
 	}
@@ -132,23 +132,17 @@ func namingFiles(ctx context.Context, in Input, d *changeDiff) (map[string]bool,
 // numstat returns, by path, the size of each file's change: "+a -d lines",
 // or "binary".
 func (d *changeDiff) numstat(ctx context.Context) (map[string]string, error) {
-	out, err := d.git(ctx, "--numstat", "-z")
+	st, err := d.stats(ctx)
 	if err != nil {
 		return nil, err
 	}
 	stats := map[string]string{}
-	// Each entry is "added\tdeleted\tpath" ("-\t-\tpath" for a binary
-	// file), NUL-terminated.
-	for _, e := range splitNUL(out) {
-		f := strings.SplitN(e, "\t", 3)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("git diff --numstat: unexpected entry %q", e)
-		}
-		if f[0] == "-" {
-			stats[f[2]] = "binary"
+	for _, s := range st {
+		if s.Binary {
+			stats[s.Path] = "binary"
 			continue
 		}
-		stats[f[2]] = fmt.Sprintf("+%s -%s lines", f[0], f[1])
+		stats[s.Path] = fmt.Sprintf("+%d -%d lines", s.Added, s.Deleted)
 	}
 	return stats, nil
 }

@@ -15,13 +15,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/set-engine/set/engine/proc"
 )
 
-// Error is a failed git command.
+// Error is a failed git command. (Each package's Error is its own
+// failure: cond.Error a condition's, prompt.Error a template's.)
 type Error struct {
 	Args     []string
 	ExitCode int
@@ -295,15 +295,6 @@ func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 // MergeBase is the best common ancestor of a and b.
 func MergeBase(ctx context.Context, dir, a, b string) (string, error) {
 	return Run(ctx, dir, "merge-base", a, b)
-}
-
-// CountCommits is the number of commits reachable from head but not base.
-func CountCommits(ctx context.Context, dir, base, head string) (int, error) {
-	out, err := Run(ctx, dir, "rev-list", "--count", base+".."+head)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(out)
 }
 
 // Dirty lists the tracked paths with uncommitted changes in dir. Untracked

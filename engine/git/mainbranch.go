@@ -3,15 +3,7 @@ package git
 import (
 	"context"
 	"slices"
-	"strings"
 )
-
-// ownBranchPrefix starts the branches setctl apply makes, one per change
-// (set/<change>). None of them is ever a project's main branch.
-const ownBranchPrefix = "set/"
-
-// IsOwnBranch reports whether branch is one of setctl's own, set/<change>.
-func IsOwnBranch(branch string) bool { return strings.HasPrefix(branch, ownBranchPrefix) }
 
 // DefaultBranch is the branch a new project at dir (an existing
 // directory) should name its main branch, and where it comes from: in a
@@ -39,7 +31,7 @@ func DefaultBranch(ctx context.Context, dir string) (branch, source string) {
 // repository has no branch at all.
 func LikelyMainBranch(ctx context.Context, dir string) (branch, why string) {
 	current := CurrentBranch(ctx, dir)
-	if IsOwnBranch(current) {
+	if IsChangeBranch(current) {
 		current = ""
 	}
 	because := func(b, source string) (string, string) {
@@ -59,7 +51,7 @@ func LikelyMainBranch(ctx context.Context, dir string) (branch, why string) {
 		{"main", ""},
 		{"master", ""},
 	} {
-		if c.branch != "" && !IsOwnBranch(c.branch) && BranchExists(ctx, dir, c.branch) {
+		if c.branch != "" && !IsChangeBranch(c.branch) && BranchExists(ctx, dir, c.branch) {
 			return because(c.branch, c.source)
 		}
 	}
@@ -67,7 +59,7 @@ func LikelyMainBranch(ctx context.Context, dir string) (branch, why string) {
 		return current, "the current branch"
 	}
 	all, _ := Branches(ctx, dir)
-	others := slices.DeleteFunc(all, IsOwnBranch)
+	others := slices.DeleteFunc(all, IsChangeBranch)
 	switch len(others) {
 	case 0:
 		return "", ""

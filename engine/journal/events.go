@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // Type names an event.
@@ -107,22 +109,6 @@ func Decode[T Payload](e Event) (T, error) {
 	return p, nil
 }
 
-// Tokens counts the tokens of one or more model calls.
-type Tokens struct {
-	Input      int64 `json:"input"`
-	Output     int64 `json:"output"`
-	CacheRead  int64 `json:"cacheRead,omitempty"`
-	CacheWrite int64 `json:"cacheWrite,omitempty"`
-}
-
-// Total is every token counted against a budget.
-func (t Tokens) Total() int64 { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
-
-// Add returns the sum of t and u.
-func (t Tokens) Add(u Tokens) Tokens {
-	return Tokens{t.Input + u.Input, t.Output + u.Output, t.CacheRead + u.CacheRead, t.CacheWrite + u.CacheWrite}
-}
-
 type RunStartedData struct {
 	PID         int      `json:"pid"`
 	Fingerprint string   `json:"fingerprint"`
@@ -138,8 +124,8 @@ type RunStartedData struct {
 	Budgets    *Budgets `json:"budgets,omitempty"`
 }
 
-// Budgets are the limits a run puts on each change (set.cue's budgets),
-// as recorded when the run starts, so that views show what a change has
+// Budgets are the limits a run puts on each change (set.cue's budgets,
+// config.Budgets), as recorded when the run starts, so that views show what a change has
 // left against the budgets it runs under.
 type Budgets struct {
 	// RetriesVerify and RetriesIntegration are the retries per stage.
@@ -228,11 +214,11 @@ type AgentIterationData struct {
 	DurationMS int64  `json:"durationMs"`
 	// Commits is the number of commits the branch has beyond its base
 	// after the iteration.
-	Commits   int    `json:"commits"`
-	Tokens    Tokens `json:"tokens"`
-	SessionID string `json:"sessionId,omitempty"`
-	Prompt    string `json:"prompt"` // path of the prompt file, relative to the project
-	Log       string `json:"log"`    // path of the iteration's log, relative to the project
+	Commits   int          `json:"commits"`
+	Tokens    usage.Tokens `json:"tokens"`
+	SessionID string       `json:"sessionId,omitempty"`
+	Prompt    string       `json:"prompt"` // path of the prompt file, relative to the project
+	Log       string       `json:"log"`    // path of the iteration's log, relative to the project
 	// Error is why the iteration failed: the adapter's error when the
 	// agent could not run ("error"), or, when it exited non-zero, "exit N"
 	// and the last line of its output, at most 200 bytes
@@ -245,11 +231,11 @@ type LLMCallData struct {
 	Model string `json:"model"`
 	// Transport is how the model was reached: "claude", "codex",
 	// "anthropic" or "openai" (engine/llm); "" for an agent's iteration.
-	Transport  string  `json:"transport,omitempty"`
-	Iteration  int     `json:"iteration,omitempty"`
-	Tokens     Tokens  `json:"tokens"`
-	CostUSD    float64 `json:"costUsd,omitempty"`
-	DurationMS int64   `json:"durationMs,omitempty"`
+	Transport  string       `json:"transport,omitempty"`
+	Iteration  int          `json:"iteration,omitempty"`
+	Tokens     usage.Tokens `json:"tokens"`
+	CostUSD    float64      `json:"costUsd,omitempty"`
+	DurationMS int64        `json:"durationMs,omitempty"`
 	// Error is why the call failed (a fallback may have answered
 	// instead); "" for a call that answered.
 	Error string `json:"error,omitempty"`

@@ -54,6 +54,7 @@ var errClosed = errors.New("journal: writer is closed")
 //
 // Only one Writer may be open on a run directory at a time, across
 // processes; the caller holds the run lock (state.AcquireLock) for that.
+// (redact.Writer is an io.Writer that masks secrets, another thing.)
 type Writer struct {
 	setDir string
 	run    string
@@ -113,7 +114,9 @@ func OnCommit(fn func(Event) error) Option {
 type Option func(*Writer)
 
 // WithClock makes the Writer take event times from now instead of
-// time.Now. Times are stored in UTC.
+// time.Now. Times are stored in UTC. No run sets it: it is for the tests
+// of the packages that read journals (state, dashboard), which need
+// stable times, and so it cannot live in a _test.go file.
 func WithClock(now func() time.Time) Option {
 	return func(w *Writer) { w.now = now }
 }

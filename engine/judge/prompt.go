@@ -61,7 +61,8 @@ type PromptData struct {
 	BlockOn string
 }
 
-// Rule is one forbidden pattern of the project.
+// Rule is one forbidden pattern of the project, as a judge's prompt
+// shows it (prompt.Rule is a planning rule, another thing).
 type Rule struct {
 	Name, Pattern, Message string
 	// Paths are the globs the rule is limited to; empty means every file.

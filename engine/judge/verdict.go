@@ -48,7 +48,8 @@ type Judgement struct {
 	Reason string `json:"reason"`
 }
 
-// Verdict is a model's checked answer.
+// Verdict is a model's checked answer (baseline.Verdict is a gate's
+// judgement of main, another thing).
 type Verdict struct {
 	Findings []Finding `json:"findings"`
 	// Requirements holds one judgement per requirement of the change, in
@@ -191,7 +192,8 @@ func stripFence(s string) string {
 	return s
 }
 
-// checker collects the problems of one answer.
+// checker collects the problems of one answer, as judge reads it (not a
+// load.Checker, which checks a JSON document against the schema).
 type checker struct {
 	ids      []string
 	problems []string

@@ -10,7 +10,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/proc"
 )
 
@@ -88,7 +88,7 @@ func (a *anthropicAPI) call(ctx context.Context, model string, req Request) (res
 }
 
 func anthropicResult(model string, msg anthropic.Message) result {
-	res := result{model: string(msg.Model), tokens: journal.Tokens{
+	res := result{model: string(msg.Model), tokens: usage.Tokens{
 		Input:      msg.Usage.InputTokens,
 		Output:     msg.Usage.OutputTokens,
 		CacheRead:  msg.Usage.CacheReadInputTokens,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/internal/modeltest"
 )
 
@@ -80,7 +81,7 @@ func TestAPIStructuredAnswer(t *testing.T) {
 			if err := json.Unmarshal([]byte(ans.Text), &got); err != nil || len(got.Changes) != 1 || got.Changes[0] != "add-links" {
 				t.Fatalf("answer %q: %v", ans.Text, err)
 			}
-			want := journal.Tokens{Input: 120, Output: 30, CacheRead: 40, CacheWrite: 8}
+			want := usage.Tokens{Input: 120, Output: 30, CacheRead: 40, CacheWrite: 8}
 			if transport == TransportOpenAI {
 				want.CacheWrite = 0 // the Responses API reports cache reads only
 			}
@@ -183,7 +184,7 @@ func TestAPIFallbackOnTransientError(t *testing.T) {
 			}
 			want := []journal.LLMCallData{
 				{Role: "plan", Model: "m-primary", Transport: tc.transport, Error: tc.errText},
-				{Role: "plan", Model: "m-fallback", Transport: tc.transport, Tokens: journal.Tokens{Input: 9, Output: 2}},
+				{Role: "plan", Model: "m-fallback", Transport: tc.transport, Tokens: usage.Tokens{Input: 9, Output: 2}},
 			}
 			if got := rec.events(); !equalEvents(got, want) {
 				t.Errorf("events:\n got %+v\nwant %+v", got, want)

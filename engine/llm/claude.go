@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/proc"
 )
 
@@ -81,8 +81,8 @@ func (r *ClaudeResult) APIFailure() string {
 }
 
 // Tokens is the run's usage (result.usage).
-func (r *ClaudeResult) Tokens() journal.Tokens {
-	return journal.Tokens{
+func (r *ClaudeResult) Tokens() usage.Tokens {
+	return usage.Tokens{
 		Input:      r.Usage.InputTokens,
 		Output:     r.Usage.OutputTokens,
 		CacheRead:  r.Usage.CacheReadInputTokens,

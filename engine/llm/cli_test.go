@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // fakeCLI is a directory of scripted runs of testdata/fake-cli.sh.
@@ -90,7 +91,7 @@ func TestClaudeCLIFake(t *testing.T) {
 	equalArgs(t, f.args(1), []string{"-p", "Plan the spec.", "--output-format", "json", "--model", "claude-opus-5-5",
 		"--tools", "", "--no-session-persistence", "--system-prompt", "You plan.", "--json-schema", planSchema})
 	want := []journal.LLMCallData{{Role: "plan", Model: "claude-opus-5-5", Transport: "claude", CostUSD: 0.0125,
-		Tokens: journal.Tokens{Input: 100, Output: 20, CacheRead: 7, CacheWrite: 3}}}
+		Tokens: usage.Tokens{Input: 100, Output: 20, CacheRead: 7, CacheWrite: 3}}}
 	if got := rec.events(); !equalEvents(got, want) {
 		t.Errorf("events:\n got %+v\nwant %+v", got, want)
 	}
@@ -181,7 +182,7 @@ func TestCodexCLIFake(t *testing.T) {
 	if _, err := os.Stat(args[9]); !os.IsNotExist(err) {
 		t.Errorf("the schema file %s is left behind", args[9])
 	}
-	want := []journal.LLMCallData{{Role: "plan", Model: "gpt-6.1-sol", Transport: "codex", Tokens: journal.Tokens{Input: 100, Output: 20, CacheRead: 7}}}
+	want := []journal.LLMCallData{{Role: "plan", Model: "gpt-6.1-sol", Transport: "codex", Tokens: usage.Tokens{Input: 100, Output: 20, CacheRead: 7}}}
 	if got := rec.events(); !equalEvents(got, want) {
 		t.Errorf("events:\n got %+v\nwant %+v", got, want)
 	}

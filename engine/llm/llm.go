@@ -28,9 +28,10 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
-// Role is what a model call is for.
+// Role is what a model call is for (report.Role sums the calls of one).
 type Role string
 
 // The roles that call models. The agent that implements changes
@@ -69,7 +70,8 @@ func (t Target) String() string { return t.Model + " via " + t.Transport }
 // in order, only when the one before failed transiently.
 type Route []Target
 
-// Request is one question to a model.
+// Request is one question to a model (agent.Request is an agent's
+// iteration, control.Request a line of the control file).
 type Request struct {
 	Role   Role
 	System string // instructions; "" for none
@@ -98,7 +100,7 @@ type Call struct {
 	// Model is the model that answered as the endpoint reported it, else
 	// the one asked for.
 	Model    string
-	Tokens   journal.Tokens
+	Tokens   usage.Tokens
 	CostUSD  float64 // 0 when the transport reports none (anthropic, openai, codex)
 	Duration time.Duration
 	// Err is why the attempt failed; nil for the one that answered.
@@ -268,7 +270,7 @@ type transport interface {
 type result struct {
 	text    string
 	model   string
-	tokens  journal.Tokens
+	tokens  usage.Tokens
 	costUSD float64
 }
 

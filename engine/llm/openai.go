@@ -10,7 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/proc"
 )
 
@@ -62,7 +62,7 @@ func (o *openaiAPI) call(ctx context.Context, model string, req Request) (result
 	res := result{
 		model: resp.Model,
 		text:  resp.OutputText(),
-		tokens: journal.Tokens{
+		tokens: usage.Tokens{
 			// input_tokens includes the cached ones.
 			Input:     resp.Usage.InputTokens - resp.Usage.InputTokensDetails.CachedTokens,
 			Output:    resp.Usage.OutputTokens,

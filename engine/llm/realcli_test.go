@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/internal/modeltest"
 )
 
@@ -41,7 +41,7 @@ func TestRealClaudeStructuredAnswer(t *testing.T) {
 		t.Errorf("answer %q", ans.Text)
 	}
 	ev := rec.events()
-	if len(ev) != 1 || ev[0].Model != "claude-sonnet-5-5" || ev[0].Tokens != (journal.Tokens{Input: 100, Output: 20, CacheRead: 7, CacheWrite: 3}) || ev[0].CostUSD <= 0 {
+	if len(ev) != 1 || ev[0].Model != "claude-sonnet-5-5" || ev[0].Tokens != (usage.Tokens{Input: 100, Output: 20, CacheRead: 7, CacheWrite: 3}) || ev[0].CostUSD <= 0 {
 		t.Errorf("events %+v", ev)
 	}
 	// The instructions replace Claude Code's own, and its answer tool
@@ -89,7 +89,7 @@ func TestRealCodexStructuredAnswer(t *testing.T) {
 		t.Errorf("answer %q", ans.Text)
 	}
 	ev := rec.events()
-	if len(ev) != 1 || ev[0].Tokens != (journal.Tokens{Input: 100, Output: 20, CacheRead: 7}) {
+	if len(ev) != 1 || ev[0].Tokens != (usage.Tokens{Input: 100, Output: 20, CacheRead: 7}) {
 		t.Errorf("events %+v", ev)
 	}
 	body := string(srv.Requests()[0].Body)

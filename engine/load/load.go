@@ -35,7 +35,10 @@ const (
 	ConfigFile = "set.cue"
 )
 
-// Options tune Load. The zero value uses the process environment.
+// Options tune Load. The zero value uses the process environment. Each
+// engine package whose entry point takes settings names them Options
+// (project.Options, dashboard.Options, planner.Options): the package says
+// whose they are.
 type Options struct {
 	// Env is the environment for CUE_REGISTRY and CUE_CACHE_DIR; nil means
 	// os.Environ().
@@ -46,8 +49,12 @@ type Options struct {
 	Overlay map[string][]byte
 }
 
-// Project is a loaded, schema-checked project.
-type Project struct {
+// Instance is a loaded, schema-checked project as CUE holds it: set.cue's
+// package, its `project` field unified with schema.#Project and validated
+// as concrete. It is not the project set works with: engine/config/decode
+// turns it into a config.Project, and project.Project holds that with the
+// spec; only engine/load and engine/config handle the cue.Value.
+type Instance struct {
 	// Root is the absolute project directory.
 	Root string
 	// Value is the `project` field unified with schema.#Project, validated
@@ -66,7 +73,7 @@ type Project struct {
 // cue.mod/module.cue), unifies its `project` field with the embedded
 // schema.#Project and validates it as concrete. Errors keep their CUE
 // positions; print them with Details.
-func Load(dir string, opts Options) (*Project, error) {
+func Load(dir string, opts Options) (*Instance, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -132,7 +139,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err := project.Validate(cue.Concrete(true)); err != nil {
 		return nil, userErrors(explainDefaults(project, err), insts[0].Files, insts[0])
 	}
-	lp := &Project{Root: root, Value: project, files: insts[0].Files}
+	lp := &Instance{Root: root, Value: project, files: insts[0].Files}
 	if warning != nil {
 		lp.Warnings = diag.List{*warning}
 	}

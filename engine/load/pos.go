@@ -46,7 +46,7 @@ func tokenPos(p config.Pos) token.Pos {
 // token.NoPos when they do not declare it. It follows struct literals,
 // `&` expressions, parentheses and embeddings, which is how set.cue files
 // are written (`project: golang.#Project & {plan: changes: api: {...}}`).
-func (p *Project) FieldPos(path ...string) token.Pos {
+func (p *Instance) FieldPos(path ...string) token.Pos {
 	return declPos(p.files, append([]string{ProjectField}, path...))
 }
 
@@ -77,7 +77,7 @@ func declPath(files []*ast.File, pos token.Pos) []string {
 
 // ConfigPos is where set.cue itself declares the `project` field's value,
 // or token.NoPos when it does not.
-func (p *Project) ConfigPos() token.Pos {
+func (p *Instance) ConfigPos() token.Pos {
 	for _, f := range p.files {
 		if filepath.Base(f.Filename) == ConfigFile {
 			return findInDecls(f.Decls, []string{ProjectField})

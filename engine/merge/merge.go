@@ -34,7 +34,9 @@ import (
 	"github.com/set-engine/set/engine/spec"
 )
 
-// Input is one change to integrate.
+// Input is one change to integrate. Each engine package with one entry
+// point names its argument Input (gate.Input, baseline.Input,
+// coverage.Input): the package says whose input it is.
 type Input struct {
 	Project *config.Project
 	// Layout is the run directory of the project (the user's checkout,
@@ -75,7 +77,7 @@ type Input struct {
 // repository at in.Layout.Root(), on branch set/<change>, before git
 // changes it (see git.CheckWorktree).
 func (in Input) checkWorktree(ctx context.Context) error {
-	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, "set/"+in.Change.Name)
+	return git.CheckWorktree(ctx, in.Layout.Root(), in.Worktree, git.ChangeBranch(in.Change.Name))
 }
 
 func (in Input) checkpoint(point string) {
@@ -84,7 +86,8 @@ func (in Input) checkpoint(point string) {
 	}
 }
 
-// Outcome of an integration.
+// Outcome of an integration (proc.Outcome is how a process ended,
+// another thing).
 type Outcome struct {
 	// Merged is set when main moved to the change; Commit is main then.
 	Merged bool
@@ -209,7 +212,7 @@ func startOver(ctx context.Context, in Input) error {
 		// At the verified head already (a first attempt), Clean alone
 		// discards what is not committed.
 		if git.Head(ctx, in.Worktree) != in.Head {
-			if _, err := git.Run(ctx, in.Worktree, "reset", "-q", "--hard", in.Head); err != nil {
+			if err := git.ResetHard(ctx, in.Worktree, in.Head); err != nil {
 				return err
 			}
 		}
@@ -263,11 +266,11 @@ func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 	if cand.head != "" && git.Head(ctx, in.Worktree) == cand.head {
 		return Outcome{}, nil // HEAD has the candidate's tree still
 	}
-	trees, err := git.Run(ctx, in.Worktree, "rev-parse", "HEAD^{tree}", cand.Commit+"^{tree}")
+	same, err := git.SameTree(ctx, in.Worktree, "HEAD", cand.Commit)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if t := strings.Fields(trees); len(t) != 2 || t[0] != t[1] {
+	if !same {
 		return Outcome{Failed: true, Reason: "gate", Gate: in.Steps[len(in.Steps)-1].Gate,
 			RetryContext: "The integration gates committed to your branch while they ran; gates must leave the tree as committed."}, nil
 	}
@@ -317,11 +320,10 @@ func Reject(ctx context.Context, in Input, cand Candidate, out Outcome) (Outcome
 // edits where the move does not touch them (git reset --keep), and
 // discarding them where it does.
 func resetKeep(ctx context.Context, worktree, commit string) error {
-	if _, err := git.Run(ctx, worktree, "reset", "-q", "--keep", commit); err == nil {
+	if err := git.ResetKeep(ctx, worktree, commit); err == nil {
 		return nil
 	}
-	_, err := git.Run(ctx, worktree, "reset", "-q", "--hard", commit)
-	return err
+	return git.ResetHard(ctx, worktree, commit)
 }
 
 // Trailers that identify set's commits, so that a restarted run recognises
@@ -382,12 +384,11 @@ func fold(ctx context.Context, in Input) (_ journal.ArchivedData, commit string,
 // dropFold removes the fold commit an interrupted integration left at the
 // tip of the change's branch.
 func dropFold(ctx context.Context, in Input) error {
-	msg, err := git.Run(ctx, in.Worktree, "log", "-1", "--format=%(trailers:key="+ArchiveTrailer+",valueonly)", "HEAD")
-	if err != nil || strings.TrimSpace(msg) != in.Change.Name {
+	folded, err := git.TrailerValue(ctx, in.Worktree, "HEAD", ArchiveTrailer)
+	if err != nil || folded != in.Change.Name {
 		return err
 	}
-	_, err = git.Run(ctx, in.Worktree, "reset", "-q", "--hard", "HEAD^")
-	return err
+	return git.ResetHard(ctx, in.Worktree, "HEAD^")
 }
 
 // The reasons an ARCHIVED record gives for folding nothing.
@@ -406,46 +407,39 @@ func notFolded(change string) string {
 // delta did not fold is not in the commit; the record says only that it
 // did not.
 func Archived(ctx context.Context, root, change, commit string) (journal.ArchivedData, error) {
-	out, err := git.Run(ctx, root, "diff-tree", "-r", "--no-renames", "--name-status", commit+"^", commit, "--", "openspec/")
+	entries, err := git.CommitChanges(ctx, root, commit, "openspec/")
 	if err != nil {
 		return journal.ArchivedData{}, err
 	}
-	type entry struct{ status, path string }
-	var entries []entry
 	archiveDir := ""
-	for _, line := range strings.Split(out, "\n") {
-		status, p, ok := strings.Cut(line, "\t")
-		if !ok {
-			continue
-		}
-		entries = append(entries, entry{status, p})
-		rest, ok := strings.CutPrefix(p, archiveRoot)
-		if dir, _, _ := strings.Cut(rest, "/"); ok && status == "A" && archivedAs(dir, change) {
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Path, archiveRoot)
+		if dir, _, _ := strings.Cut(rest, "/"); ok && e.Status == 'A' && archivedAs(dir, change) {
 			archiveDir = archiveRoot + dir
 		}
 	}
 	if archiveDir == "" {
-		left, err := git.Run(ctx, root, "ls-tree", "--name-only", commit, "--", "openspec/changes/"+change)
+		left, err := git.HasPath(ctx, root, commit, "openspec/changes/"+change)
 		if err != nil {
 			return journal.ArchivedData{}, err
 		}
-		if left != "" {
+		if left {
 			return journal.ArchivedData{Commit: commit, Skipped: notFolded(change)}, nil
 		}
 		return journal.ArchivedData{Commit: commit, Skipped: noDelta(change)}, nil
 	}
 	added := map[string]bool{}
 	for _, e := range entries {
-		if e.status == "A" {
-			added[e.path] = true
+		if e.Status == 'A' {
+			added[e.Path] = true
 		}
 	}
 	d := journal.ArchivedData{Commit: commit, ArchiveDir: archiveDir}
 	for _, e := range entries { // sorted by path
-		rest, ok := strings.CutPrefix(e.path, "openspec/specs/")
+		rest, ok := strings.CutPrefix(e.Path, "openspec/specs/")
 		// A capability may nest: openspec/specs/search/full-text/spec.md.
 		capability, isSpec := strings.CutSuffix(rest, "/spec.md")
-		if ok && isSpec && e.status != "D" && added[archiveDir+"/specs/"+capability+"/spec.md"] {
+		if ok && isSpec && e.Status != 'D' && added[archiveDir+"/specs/"+capability+"/spec.md"] {
 			d.Capabilities = append(d.Capabilities, capability)
 		}
 	}
@@ -533,7 +527,7 @@ func regenerate(ctx context.Context, in Input, regen map[string]config.Generated
 	// Every file first takes main's side; only then do the commands run,
 	// so that one command rebuilding several files keeps all its output.
 	for _, path := range paths {
-		if _, err := git.Run(ctx, in.Worktree, "checkout", "--theirs", "--", path); err != nil {
+		if err := git.CheckoutTheirs(ctx, in.Worktree, path); err != nil {
 			return err
 		}
 	}

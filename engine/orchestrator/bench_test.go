@@ -22,6 +22,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/plan"
 )
 
@@ -209,7 +210,7 @@ type instantAgent struct{}
 func (instantAgent) Name() string { return "instant" }
 func (instantAgent) Run(_ context.Context, req agent.Request) (agent.Result, error) {
 	err := os.WriteFile(filepath.Join(req.Worktree, req.Change+".txt"), []byte(req.Change+"\n"), 0o644)
-	return agent.Result{Done: err == nil, Calls: []agent.Call{{Tokens: journal.Tokens{Input: 10, Output: 5}}}}, err
+	return agent.Result{Done: err == nil, Calls: []agent.CallUsage{{Tokens: usage.Tokens{Input: 10, Output: 5}}}}, err
 }
 
 // sleepAgent is a scripted agent that works for d, then writes one file
@@ -226,7 +227,7 @@ func (a sleepAgent) Run(ctx context.Context, req agent.Request) (agent.Result, e
 	}
 	err := os.WriteFile(filepath.Join(req.Worktree, req.Change+".txt"), []byte(req.Change+"\n"), 0o644)
 	return agent.Result{Done: err == nil, Duration: time.Since(start),
-		Calls: []agent.Call{{Tokens: journal.Tokens{Input: 10, Output: 5}}}}, err
+		Calls: []agent.CallUsage{{Tokens: usage.Tokens{Input: 10, Output: 5}}}}, err
 }
 
 // dagChange is a generated change and its dependencies.

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // Modeler makes a plan's changes with a model: the planner strategies
@@ -38,15 +39,17 @@ type Planning struct {
 	Reason string `json:"reason,omitempty"`
 	// Calls are the model calls, failed attempts included, in the order
 	// they ended.
-	Calls []Call `json:"calls"`
+	Calls []PlannerCall `json:"calls"`
 	// Reused is set when the changes are those of the run's plan
 	// (.set/plan.json), made from the same configuration and spec: the
 	// calls are that plan's, journaled by its run.
 	Reused bool `json:"reused,omitempty"`
 }
 
-// Call is one model call of a planner.
-type Call struct {
+// PlannerCall is one model call of a planner: the LLM_CALL event it was
+// journaled as, and the planner's step and repair it belongs to, which an
+// llm.Call does not know.
+type PlannerCall struct {
 	// Step is the call's part of its strategy: "single", "brief",
 	// "domain <name>" or "merge".
 	Step string `json:"step"`
@@ -56,8 +59,8 @@ type Call struct {
 }
 
 // Tokens sums the calls' tokens.
-func (p *Planning) Tokens() journal.Tokens {
-	var t journal.Tokens
+func (p *Planning) Tokens() usage.Tokens {
+	var t usage.Tokens
 	for _, c := range p.Calls {
 		t = t.Add(c.Tokens)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // asked is a Modeler that records that it was asked.
@@ -22,7 +23,7 @@ func TestReuse(t *testing.T) {
 	prev := &Plan{
 		Fingerprint: fp,
 		Changes:     []Change{{Name: "a", Requirements: []string{"REQ-A-01", "REQ-A-02"}, DependsOn: []string{}}},
-		Planning:    &Planning{Strategy: "three-phase", Calls: []Call{{Step: "brief"}}},
+		Planning:    &Planning{Strategy: "three-phase", Calls: []PlannerCall{{Step: "brief"}}},
 	}
 	p := &Plan{Strategy: "auto"}
 	ctx := context.Background()
@@ -63,13 +64,13 @@ func TestReuse(t *testing.T) {
 }
 
 func TestPlanningTotals(t *testing.T) {
-	pl := &Planning{Calls: []Call{
-		{Step: "brief", LLMCallData: journal.LLMCallData{Model: "a", Transport: "anthropic", Error: "529", Tokens: journal.Tokens{Input: 1}}},
-		{Step: "brief", LLMCallData: journal.LLMCallData{Model: "b", Transport: "anthropic", Tokens: journal.Tokens{Input: 10, Output: 2}, CostUSD: 0.5}},
-		{Step: "merge", LLMCallData: journal.LLMCallData{Model: "b", Transport: "anthropic", Tokens: journal.Tokens{Input: 20, CacheRead: 3}, CostUSD: 0.25}},
-		{Step: "merge", Repair: 1, LLMCallData: journal.LLMCallData{Model: "c", Transport: "openai", Tokens: journal.Tokens{Output: 4}}},
+	pl := &Planning{Calls: []PlannerCall{
+		{Step: "brief", LLMCallData: journal.LLMCallData{Model: "a", Transport: "anthropic", Error: "529", Tokens: usage.Tokens{Input: 1}}},
+		{Step: "brief", LLMCallData: journal.LLMCallData{Model: "b", Transport: "anthropic", Tokens: usage.Tokens{Input: 10, Output: 2}, CostUSD: 0.5}},
+		{Step: "merge", LLMCallData: journal.LLMCallData{Model: "b", Transport: "anthropic", Tokens: usage.Tokens{Input: 20, CacheRead: 3}, CostUSD: 0.25}},
+		{Step: "merge", Repair: 1, LLMCallData: journal.LLMCallData{Model: "c", Transport: "openai", Tokens: usage.Tokens{Output: 4}}},
 	}}
-	if got := pl.Tokens(); got != (journal.Tokens{Input: 31, Output: 6, CacheRead: 3}) {
+	if got := pl.Tokens(); got != (usage.Tokens{Input: 31, Output: 6, CacheRead: 3}) {
 		t.Errorf("tokens %+v", got)
 	}
 	if got := pl.CostUSD(); got != 0.75 {

@@ -35,7 +35,8 @@ var Types = []string{"feature", "fix", "refactor", "infrastructure", "schema", "
 // NamePattern is the regular expression of a change name (schema.#Name).
 const NamePattern = `^[a-z][a-z0-9]*(-[a-z0-9]+)*$`
 
-// Plan is the changes of one run.
+// Plan is the changes of one run (config.Plan is a plan the user wrote
+// in set.cue, one source of it).
 type Plan struct {
 	Version     int         `json:"version"`
 	Project     string      `json:"project"`

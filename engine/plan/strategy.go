@@ -17,9 +17,9 @@ import (
 // StrategyExplicit names a plan written in set.cue under `project.plan`.
 const StrategyExplicit = "explicit"
 
-// Record is what main records as done, for Make: the requirements its
-// living specs hold (openspec/specs), and the changes whose commit is on
-// it (by their Set-Change trailer). The zero Record is a main that
+// Record is what main records as done, for MakeWith: the requirements
+// its living specs hold (openspec/specs), and the changes whose commit is
+// on it (by their Set-Change trailer). The zero Record is a main that
 // implements nothing.
 type Record struct {
 	Living []spec.LivingRequirement
@@ -27,12 +27,6 @@ type Record struct {
 	// Sources maps each spec file to its content, for the Purpose of a
 	// new capability (spec.Purposes).
 	Sources map[string][]byte
-}
-
-// Make is MakeWith without a model: a strategy that asks one is a
-// *NeedsModelError.
-func Make(cfg *config.Project, s *spec.Spec, rec Record, fp Fingerprint) (*Plan, error) {
-	return MakeWith(context.Background(), cfg, s, rec, fp, nil)
 }
 
 // MakeWith builds and validates the plan of a project: what the spec asks

@@ -32,7 +32,8 @@ func pidDir(ctx context.Context) string {
 
 // record is the content of a PID file, named by the child's PID: who the
 // child is, in terms that outlive set and tell it apart from any later
-// process given the same PID.
+// process given the same PID. (plan.Record is what main records as done,
+// another thing.)
 type record struct {
 	// PGID is the child's process group, which Run makes the child's own
 	// PID: the child leads it.

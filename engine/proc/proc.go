@@ -19,7 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Spec describes one child process.
+// Spec describes one child process (spec.Spec is the product spec,
+// another thing).
 type Spec struct {
 	Argv []string
 	Dir  string

@@ -55,7 +55,7 @@ func NoBranchError(ctx context.Context, root string, cfg *config.Project, nb *gi
 		return cfg.FieldError(at, "branch %q does not exist: the repository has no commit yet and is on %s; set mainBranch: %q in set.cue", nb.Branch, current, current)
 	}
 	// set/<change> branches are setctl apply's own, never a main branch.
-	branches := slices.DeleteFunc(slices.Clone(nb.Branches), git.IsOwnBranch)
+	branches := slices.DeleteFunc(slices.Clone(nb.Branches), git.IsChangeBranch)
 	if len(branches) == 0 {
 		return cfg.FieldError(at, "branch %q does not exist in this repository, which has only setctl's own set/ branches", nb.Branch)
 	}

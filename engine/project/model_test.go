@@ -16,7 +16,7 @@ import (
 type fixed []plan.Change
 
 func (f fixed) Changes(context.Context, *plan.Plan, []string, []plan.Change) ([]plan.Change, *plan.Planning, error) {
-	return f, &plan.Planning{Strategy: "single", Calls: []plan.Call{{Step: "single"}}}, nil
+	return f, &plan.Planning{Strategy: "single", Calls: []plan.PlannerCall{{Step: "single"}}}, nil
 }
 
 // A model strategy's plan is made by the plan role's model, except that

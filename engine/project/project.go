@@ -41,7 +41,7 @@ type Project struct {
 	// content.
 	SpecData map[string][]byte
 
-	// loadWarnings are load.Project's: the set module version the project
+	// loadWarnings are load.Instance's: the set module version the project
 	// requires, when older than the embedded one.
 	loadWarnings diag.List
 }

@@ -140,7 +140,8 @@ const maxLine = 64 << 10
 // called), so a secret written in two pieces is still masked.
 //
 // A Writer is safe for concurrent use (an agent's stdout and stderr may
-// share it).
+// share it). It is an io.Writer; journal.Writer writes events, another
+// thing.
 type Writer struct {
 	r   *Redactor
 	w   io.Writer

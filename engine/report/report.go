@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/english"
-	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -67,7 +67,9 @@ type Report struct {
 	// them, through the projection like every other fact here.)
 }
 
-// Run is the run as a whole.
+// Run is the run as a whole, as the report shows it (the orchestrator's,
+// planner's and dashboard's unexported run types are their work on one
+// run: orchestrator.run, planner.run, dashboard.run).
 type Run struct {
 	ID string `json:"id,omitempty"`
 	// State is NoRun, Starting, Running, NotRunning or Finished.
@@ -92,7 +94,10 @@ type Run struct {
 	Statuses map[string]int `json:"statuses"`
 }
 
-// Change is one change of the run.
+// Change is one change of the run, as the report shows it. The report's
+// types are their own, not the state's they are built from
+// (state.Change here): their JSON is setctl status --json, a published
+// format with its own FormatVersion, which the state snapshot is not.
 type Change struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
@@ -147,7 +152,8 @@ type Gates struct {
 }
 
 // Retries are the retries a change used in each stage, against its
-// budgets (0 when the run did not record them).
+// budgets (0 when the run did not record them). cond.Retries, the same
+// counts without the budgets, is what conditions read.
 type Retries struct {
 	Verify      Budgeted `json:"verify"`
 	Integration Budgeted `json:"integration"`
@@ -173,14 +179,15 @@ type Stages struct {
 	IntegrateMS int64 `json:"integrateMs"`
 }
 
-// Role is the model calls of one role.
+// Role is the model calls of one role, summed: the report's line for an
+// llm.Role.
 type Role struct {
 	// Name is the role: "agent" (the coding agents' calls, journaled as
 	// role "implement"), or the role as journaled.
-	Name    string         `json:"name"`
-	Calls   int            `json:"calls"`
-	Tokens  journal.Tokens `json:"tokens"`
-	CostUSD float64        `json:"costUsd"`
+	Name    string       `json:"name"`
+	Calls   int          `json:"calls"`
+	Tokens  usage.Tokens `json:"tokens"`
+	CostUSD float64      `json:"costUsd"`
 }
 
 // Coverage is one requirement of the plan and where it stands.

@@ -16,7 +16,8 @@ import (
 // output goes to Exec.Log.
 const OutputCap = 64 << 10
 
-// Exec is one command to run.
+// Exec is one command to run (agent.Exec is an agent adapter that runs a
+// command, another thing).
 type Exec struct {
 	// Argv is the command and its arguments; it is never run through a
 	// shell.
@@ -55,7 +56,7 @@ type ExecResult struct {
 	Base string
 }
 
-// Runner runs gate commands.
+// Runner runs gate commands, where a config.Runner says.
 type Runner interface {
 	// Name is the runner's name as gates refer to it ("host", "dagger").
 	Name() string

@@ -234,7 +234,8 @@ type Firing struct {
 }
 
 // Watch is the ladder state of one change. Not safe for concurrent use
-// (the caller serialises calls per change).
+// (the caller serialises calls per change). orchestrator.watch holds the
+// Watch of a change at work.
 type Watch struct {
 	rules *Rules
 	// states holds one state per rule, in the order of rules.rules.

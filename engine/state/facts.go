@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // What the views of a run (setctl status, explain, the run report) read
@@ -25,7 +26,7 @@ const (
 	ActivityIntegrate = "integrate"
 )
 
-// Activity is what runs for a change now. It is what the journal last said
+// Activity is what runs for a change now (report.Activity shows it). It is what the journal last said
 // started and has not said ended; a run that was killed leaves its last
 // activity behind until the next RUN_STARTED, so a view tells the two
 // apart with the run's liveness, not with the activity.
@@ -77,9 +78,9 @@ func (g GateCounts) Runs() int { return g.Passed + g.Failed + g.Warned }
 
 // Usage sums model calls (LLM_CALL events).
 type Usage struct {
-	Calls   int            `json:"calls"`
-	Tokens  journal.Tokens `json:"tokens"`
-	CostUSD float64        `json:"costUsd"`
+	Calls   int          `json:"calls"`
+	Tokens  usage.Tokens `json:"tokens"`
+	CostUSD float64      `json:"costUsd"`
 }
 
 // add counts one call.

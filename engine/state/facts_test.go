@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 )
 
 // activityRun is the engine's order of events for one change: the run
@@ -139,18 +140,18 @@ func TestTimeInCountsRunsOnly(t *testing.T) {
 func TestUsageByRole(t *testing.T) {
 	_, events := writeJournal(t, []step{
 		activityRun[0], activityRun[1],
-		{"", journal.LLMCallData{Role: "plan", Tokens: journal.Tokens{Input: 10}, CostUSD: 0.01}},
-		{"a", journal.LLMCallData{Role: "implement", Tokens: journal.Tokens{Input: 5, Output: 1}, CostUSD: 0.5}},
-		{"a", journal.LLMCallData{Role: "implement", Tokens: journal.Tokens{Input: 5, CacheRead: 2}, CostUSD: 0.25}},
+		{"", journal.LLMCallData{Role: "plan", Tokens: usage.Tokens{Input: 10}, CostUSD: 0.01}},
+		{"a", journal.LLMCallData{Role: "implement", Tokens: usage.Tokens{Input: 5, Output: 1}, CostUSD: 0.5}},
+		{"a", journal.LLMCallData{Role: "implement", Tokens: usage.Tokens{Input: 5, CacheRead: 2}, CostUSD: 0.25}},
 	})
 	s, err := Rebuild(events)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := map[string]Usage{"plan": {Calls: 1, Tokens: journal.Tokens{Input: 10}, CostUSD: 0.01}}; !reflect.DeepEqual(s.Usage, want) {
+	if want := map[string]Usage{"plan": {Calls: 1, Tokens: usage.Tokens{Input: 10}, CostUSD: 0.01}}; !reflect.DeepEqual(s.Usage, want) {
 		t.Errorf("run usage = %+v", s.Usage)
 	}
-	want := map[string]Usage{"implement": {Calls: 2, Tokens: journal.Tokens{Input: 10, Output: 1, CacheRead: 2}, CostUSD: 0.75}}
+	want := map[string]Usage{"implement": {Calls: 2, Tokens: usage.Tokens{Input: 10, Output: 1, CacheRead: 2}, CostUSD: 0.75}}
 	if c := s.Changes["a"]; !reflect.DeepEqual(c.Usage, want) || c.Tokens.Total() != 13 {
 		t.Errorf("change usage = %+v, tokens %+v", c.Usage, c.Tokens)
 	}

@@ -9,17 +9,6 @@ import (
 	"github.com/set-engine/set/engine/atomicfile"
 )
 
-// Save writes s to path (state.json) atomically, as indented JSON: a reader
-// sees the previous snapshot or this one, never a mix. The snapshot is a
-// cache of the journal; deleting it loses nothing (Read).
-func Save(path string, s *State) error {
-	data, err := Encode(s)
-	if err != nil {
-		return err
-	}
-	return WriteEncoded(path, data)
-}
-
 // Encode is the snapshot form of s, for WriteEncoded.
 func Encode(s *State) ([]byte, error) {
 	data, err := json.MarshalIndent(s, "", "  ")
@@ -34,9 +23,14 @@ func WriteEncoded(path string, data []byte) error {
 	return atomicfile.Write(path, data, 0o644)
 }
 
-// Load reads a snapshot written by Save. A snapshot of another
+// Load reads a snapshot written by WriteEncoded. A snapshot of another
 // FormatVersion is an error; rebuild the state from the journal instead.
 // A missing file is an error that satisfies errors.Is(err, os.ErrNotExist).
+//
+// set itself never reads state.json (it rebuilds the state from the
+// journal, see Read): Load is the snapshot's reader for those outside the
+// run, the tests of the packages that write it (orchestrator, setctl's kill
+// campaign) among them, which is why it is not in a _test.go file.
 func Load(path string) (*State, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -3,7 +3,6 @@ package state
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // transitions is the change lifecycle: for every status, the statuses a
@@ -65,35 +64,4 @@ func CheckTransition(from, to Status) error {
 		return fmt.Errorf("%s → %s is not a transition of the change lifecycle", from, to)
 	}
 	return nil
-}
-
-// Lifecycle renders the lifecycle, one line per status in Statuses order:
-// "<status> → <status>, <status>"; a status that goes nowhere is
-// "<status> (final)", or "<status> (unreachable)" when nothing goes to it
-// either.
-func Lifecycle() string {
-	reachable := map[Status]bool{Pending: true} // where a change starts
-	for _, next := range transitions {
-		for _, n := range next {
-			reachable[n] = true
-		}
-	}
-	var b strings.Builder
-	for _, s := range Statuses() {
-		next := transitions[s]
-		if len(next) == 0 {
-			end := "final"
-			if !reachable[s] {
-				end = "unreachable"
-			}
-			fmt.Fprintf(&b, "%s (%s)\n", s, end)
-			continue
-		}
-		names := make([]string, len(next))
-		for i, n := range next {
-			names[i] = string(n)
-		}
-		fmt.Fprintf(&b, "%s → %s\n", s, strings.Join(names, ", "))
-	}
-	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/plan"
 )
 
@@ -29,7 +30,8 @@ const (
 	StageIntegration = "integration"
 )
 
-// State is where a run stands after the events up to LastSeq.
+// State is where a run stands after the events up to LastSeq
+// (sentinel.state is a rule's ladder for one change, another thing).
 type State struct {
 	Version     int    `json:"version"`
 	Run         string `json:"run"`
@@ -83,7 +85,9 @@ type PlanIdentity struct {
 	Work map[string]string `json:"work,omitempty"`
 }
 
-// Change is where one change stands.
+// Change is where one change stands: the projection of its events. The
+// change itself, as planned, is a config.Change (plan.Change); report.Change
+// is this as setctl status shows it.
 type Change struct {
 	Name   string `json:"name"`
 	Status Status `json:"status"`
@@ -116,12 +120,12 @@ type Change struct {
 	VerifyAttempts      int `json:"verifyAttempts"`
 	IntegrationAttempts int `json:"integrationAttempts"`
 	// Tokens and CostUSD sum the change's LLM_CALL events.
-	Tokens    journal.Tokens `json:"tokens"`
-	CostUSD   float64        `json:"costUsd"`
-	Worktree  string         `json:"worktree,omitempty"`
-	Branch    string         `json:"branch,omitempty"`
-	Base      string         `json:"base,omitempty"`
-	SessionID string         `json:"sessionId,omitempty"`
+	Tokens    usage.Tokens `json:"tokens"`
+	CostUSD   float64      `json:"costUsd"`
+	Worktree  string       `json:"worktree,omitempty"`
+	Branch    string       `json:"branch,omitempty"`
+	Base      string       `json:"base,omitempty"`
+	SessionID string       `json:"sessionId,omitempty"`
 	// LastGate is "<stage>/<gate>" of the last VERIFY_GATE event and
 	// LastResult its result.
 	LastGate   string `json:"lastGate,omitempty"`

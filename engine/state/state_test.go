@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/plan"
 )
 
@@ -54,13 +55,13 @@ func testWork(change string) string {
 var lifecycle = []step{
 	{"", journal.PlanCreatedData{Strategy: "static", Fingerprint: "fp-1", Changes: []string{"add-login", "add-logout"}, Plan: json.RawMessage(testPlan)}},
 	{"", journal.RunStartedData{PID: 42, Fingerprint: "fp-1", Changes: []string{"add-login", "add-logout"}, MaxParallel: 2}},
-	{"", journal.LLMCallData{Role: "plan", Model: "m", Tokens: journal.Tokens{Input: 999}}},
+	{"", journal.LLMCallData{Role: "plan", Model: "m", Tokens: usage.Tokens{Input: 999}}},
 	{"add-login", to(Pending, Dispatched, "")},
 	{"add-login", journal.DispatchData{Worktree: ".set/worktrees/add-login", Branch: "set/add-login", Base: "base0"}},
 	{"add-login", journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration"}},
 	{"add-login", to(Dispatched, Implementing, "")},
-	{"add-login", journal.AgentIterationData{Iteration: 1, Result: "done", SessionID: "sess-1", Tokens: journal.Tokens{Input: 100, Output: 20}}},
-	{"add-login", journal.LLMCallData{Role: "implement", Model: "m", Iteration: 1, Tokens: journal.Tokens{Input: 100, Output: 20, CacheRead: 5}, CostUSD: 0.5}},
+	{"add-login", journal.AgentIterationData{Iteration: 1, Result: "done", SessionID: "sess-1", Tokens: usage.Tokens{Input: 100, Output: 20}}},
+	{"add-login", journal.LLMCallData{Role: "implement", Model: "m", Iteration: 1, Tokens: usage.Tokens{Input: 100, Output: 20, CacheRead: 5}, CostUSD: 0.5}},
 	{"add-login", to(Implementing, Verifying, "")},
 	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "build", Result: "pass", Attempt: 1}},
 	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "fail", ExitCode: 1, RetryContext: "TestLogin: want 200, got 500", Attempt: 1}},
@@ -68,8 +69,8 @@ var lifecycle = []step{
 	{"add-login", journal.RetryScheduledData{Stage: "verify", Attempt: 1, Budget: 3, Reason: "gate test failed", RetryContext: "TestLogin: want 200, got 500"}},
 	{"add-login", to(VerifyFailed, Implementing, "")},
 	{"add-login", journal.AgentSessionDecisionData{Decision: "resume", SessionID: "sess-1", Reason: "retry"}},
-	{"add-login", journal.AgentIterationData{Iteration: 2, Result: "done", Tokens: journal.Tokens{Input: 50, Output: 10}}},
-	{"add-login", journal.LLMCallData{Role: "implement", Model: "m", Iteration: 2, Tokens: journal.Tokens{Input: 50, Output: 10}, CostUSD: 0.25}},
+	{"add-login", journal.AgentIterationData{Iteration: 2, Result: "done", Tokens: usage.Tokens{Input: 50, Output: 10}}},
+	{"add-login", journal.LLMCallData{Role: "implement", Model: "m", Iteration: 2, Tokens: usage.Tokens{Input: 50, Output: 10}, CostUSD: 0.25}},
 	{"add-login", to(Implementing, Verifying, "")},
 	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "build", Result: "pass", Attempt: 2}},
 	{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: 2}},
@@ -103,7 +104,7 @@ func wantLifecycle() *State {
 		Order:       []string{"add-login", "add-logout"},
 		PID:         42,
 		MaxParallel: 2,
-		Usage:       map[string]Usage{"plan": {Calls: 1, Tokens: journal.Tokens{Input: 999}}},
+		Usage:       map[string]Usage{"plan": {Calls: 1, Tokens: usage.Tokens{Input: 999}}},
 		Plan: PlanIdentity{
 			Changes: []string{"add-login", "add-logout"},
 			Config:  "cfg-1",
@@ -118,7 +119,7 @@ func wantLifecycle() *State {
 				Size:         "S",
 				Requirements: []string{"REQ-1"},
 				Gates:        GateCounts{Passed: 4, Failed: 1},
-				Usage:        map[string]Usage{"implement": {Calls: 2, Tokens: journal.Tokens{Input: 150, Output: 30, CacheRead: 5}, CostUSD: 0.75}},
+				Usage:        map[string]Usage{"implement": {Calls: 2, Tokens: usage.Tokens{Input: 150, Output: 30, CacheRead: 5}, CostUSD: 0.75}},
 				// The run starts at 2; each status until archived at 29.
 				TimeInMS: map[Status]int64{
 					Pending: 2000, Dispatched: 3000, Implementing: 3000 + 4000, Verifying: 3000 + 3000,
@@ -127,7 +128,7 @@ func wantLifecycle() *State {
 				Iteration:           2,
 				VerifyAttempts:      1,
 				IntegrationAttempts: 0,
-				Tokens:              journal.Tokens{Input: 150, Output: 30, CacheRead: 5},
+				Tokens:              usage.Tokens{Input: 150, Output: 30, CacheRead: 5},
 				CostUSD:             0.75,
 				Worktree:            ".set/worktrees/add-login",
 				Branch:              "set/add-login",

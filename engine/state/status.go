@@ -2,7 +2,8 @@ package state
 
 import "strings"
 
-// Status is where a change stands.
+// Status is where a change stands (spec.Status is how a requirement
+// stands against main, another thing).
 type Status string
 
 // The change statuses. A change starts pending; archived, dep-blocked and

@@ -41,7 +41,7 @@ func Load(dir string, opts load.Options) (*config.Project, string, error) {
 // forbidden patterns and gates' failures patterns are valid regular
 // expressions, model-graded gates' prompts are templates that execute.
 // All problems are reported together.
-func Project(lp *load.Project) (*config.Project, error) {
+func Project(lp *load.Instance) (*config.Project, error) {
 	var p config.Project
 	if err := lp.Value.Decode(&p); err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func Project(lp *load.Project) (*config.Project, error) {
 }
 
 type decoder struct {
-	lp        *load.Project
+	lp        *load.Instance
 	p         *config.Project
 	errs      errors.Error
 	positions map[string]config.Pos

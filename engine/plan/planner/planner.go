@@ -51,7 +51,8 @@ type Options struct {
 	Check func(answer []byte) []string
 }
 
-// Planner asks the plan role's model for changes.
+// Planner asks the plan role's model for changes, as a config.Planner
+// configures it.
 type Planner struct {
 	opts      Options
 	templates *prompt.Templates
@@ -64,12 +65,12 @@ var _ plan.Modeler = (*Planner)(nil)
 func New(opts Options) (*Planner, error) {
 	t, errs := prompt.Parse(opts.Planner.Prompts)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("planner.prompts.%s: %w", errs[0].Name, errs[0].Err)
+		return nil, fmt.Errorf("planner.prompts.%s: %w", errs[0].Name, errs[0])
 	}
 	return &Planner{opts: opts, templates: t}, nil
 }
 
-// Steps of the strategies, as plan.Call records them.
+// Steps of the strategies, as plan.PlannerCall records them.
 const (
 	stepSingle = "single"
 	stepBrief  = "brief"
@@ -132,7 +133,7 @@ type run struct {
 }
 
 func (pl *Planner) newRun(p *plan.Plan, cover []string, existing []plan.Change) *run {
-	r := &run{pl: pl, p: p, existing: existing, planning: &plan.Planning{Calls: []plan.Call{}}}
+	r := &run{pl: pl, p: p, existing: existing, planning: &plan.Planning{Calls: []plan.PlannerCall{}}}
 	for _, id := range cover {
 		req, _ := p.Requirement(id)
 		r.cover = append(r.cover, promptRequirement(req, p.Standing(id)))
@@ -225,7 +226,7 @@ func ask[T any](ctx context.Context, r *run, step, tmpl string, data prompt.Data
 		cfg.OnCall = func(c llm.Call) error {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			r.planning.Calls = append(r.planning.Calls, plan.Call{Step: step, Repair: repair, LLMCallData: c.Event()})
+			r.planning.Calls = append(r.planning.Calls, plan.PlannerCall{Step: step, Repair: repair, LLMCallData: c.Event()})
 			return nil
 		}
 		ans, err := llm.New(cfg).Ask(ctx, llm.Request{Role: llm.Plan, System: system, Prompt: text, Schema: schema})
@@ -351,7 +352,7 @@ func (r *run) sortCalls() {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	slices.SortStableFunc(r.planning.Calls, func(a, b plan.Call) int {
+	slices.SortStableFunc(r.planning.Calls, func(a, b plan.PlannerCall) int {
 		return cmp.Or(cmp.Compare(rank(a.Step), rank(b.Step)), cmp.Compare(a.Repair, b.Repair))
 	})
 }

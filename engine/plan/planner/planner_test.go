@@ -16,6 +16,7 @@ import (
 	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/spec"
@@ -145,8 +146,8 @@ func TestSingle(t *testing.T) {
 			if p.Strategy != "single" || p.Changes[0].Domain != "links" || p.Changes[1].Scope[0] != "internal/stats/**" {
 				t.Errorf("plan: %+v", p)
 			}
-			tokens := journal.Tokens{Input: 1200, Output: 300, CacheRead: 40}
-			want := []plan.Call{{Step: "single", LLMCallData: journal.LLMCallData{Role: "plan", Model: "m-plan", Transport: transport, Tokens: tokens}}}
+			tokens := usage.Tokens{Input: 1200, Output: 300, CacheRead: 40}
+			want := []plan.PlannerCall{{Step: "single", LLMCallData: journal.LLMCallData{Role: "plan", Model: "m-plan", Transport: transport, Tokens: tokens}}}
 			if got := withoutDurations(p.Planning.Calls); !reflect.DeepEqual(got, want) {
 				t.Errorf("calls:\n got %+v\nwant %+v", got, want)
 			}
@@ -176,8 +177,8 @@ func TestSingle(t *testing.T) {
 	}
 }
 
-func withoutDurations(calls []plan.Call) []plan.Call {
-	out := make([]plan.Call, len(calls))
+func withoutDurations(calls []plan.PlannerCall) []plan.PlannerCall {
+	out := make([]plan.PlannerCall, len(calls))
 	for i, c := range calls {
 		c.DurationMS = 0
 		out[i] = c
@@ -304,7 +305,7 @@ func testThreePhase(t *testing.T, transport string) {
 	if got := strings.Join(steps, ", "); got != "brief, domain links, domain stats, merge" {
 		t.Errorf("steps: %s", got)
 	}
-	if got := p.Planning.Tokens(); got != (journal.Tokens{Input: 1000, Output: 100}) {
+	if got := p.Planning.Tokens(); got != (usage.Tokens{Input: 1000, Output: 100}) {
 		t.Errorf("tokens %+v", got)
 	}
 	if transport != llm.TransportAnthropic {

@@ -59,7 +59,8 @@ type Data struct {
 	Drafts []Draft
 }
 
-// Requirement is a requirement to plan.
+// Requirement is a requirement to plan, as the prompts show it (not a
+// spec.Requirement, for the reason Change gives).
 type Requirement struct {
 	ID, Title, Domain string
 	// Status is what the plan does with it: "new" (implement it),
@@ -76,7 +77,8 @@ type Requirement struct {
 	DependsOn []string
 }
 
-// Scenario is one scenario of a requirement.
+// Scenario is one scenario of a requirement, as the prompts show it (not
+// a spec.Scenario, for the reason Change gives).
 type Scenario struct {
 	Name              string
 	Given, When, Then []string
@@ -88,7 +90,8 @@ type DomainRequirements struct {
 	Requirements []Requirement
 }
 
-// Rule is a planning rule.
+// Rule is a planning rule, as the prompts show it (config's planner
+// rules; not a judge.Rule, which is a forbidden pattern of the code).
 type Rule struct {
 	Name, Text string
 }
@@ -101,7 +104,9 @@ type Files struct {
 	Omitted int
 }
 
-// Change is a change as the prompts show it.
+// Change is a change as the prompts show it. It is its own type, not a
+// config.Change, because the planner's templates are the user's: they
+// see these fields, under these names, whatever config.Change becomes.
 type Change struct {
 	Name, Type, Size, Description  string
 	Requirements, DependsOn, Scope []string
@@ -183,6 +188,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap is the parse or execution error.
+func (e *Error) Unwrap() error { return e.Err }
 
 type field struct{ name, text string }
 

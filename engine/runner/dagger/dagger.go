@@ -64,6 +64,7 @@ func New(cfg *config.DaggerRunner, root string, connect func(ctx context.Context
 	return &daggerRunner{cfg: cfg, root: root, connect: connect, done: make(chan struct{})}
 }
 
+// daggerRunner is the runner.Runner a config.DaggerRunner configures.
 type daggerRunner struct {
 	cfg     *config.DaggerRunner
 	root    string
