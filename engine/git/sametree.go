@@ -1,0 +1,17 @@
+package git
+
+import (
+	"context"
+	"strings"
+)
+
+// SameTree reports whether commits a and b of the repository at dir have
+// the same tree: the same files, whatever their histories.
+func SameTree(ctx context.Context, dir, a, b string) (bool, error) {
+	out, err := Run(ctx, dir, "rev-parse", a+"^{tree}", b+"^{tree}")
+	if err != nil {
+		return false, err
+	}
+	t := strings.Fields(out)
+	return len(t) == 2 && t[0] == t[1], nil
+}
