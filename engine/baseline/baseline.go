@@ -180,7 +180,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 	if err != nil {
 		return nil, err
 	}
-	tree, err := git.Run(ctx, in.Layout.Root(), "rev-parse", "--verify", "-q", commit+"^{tree}")
+	tree, err := git.TreeID(ctx, in.Layout.Root(), commit)
 	if err != nil {
 		return nil, err
 	}

@@ -15,3 +15,8 @@ func SameTree(ctx context.Context, dir, a, b string) (bool, error) {
 	t := strings.Fields(out)
 	return len(t) == 2 && t[0] == t[1], nil
 }
+
+// TreeID is the ID of the tree of commit rev.
+func TreeID(ctx context.Context, dir, rev string) (string, error) {
+	return Run(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{tree}")
+}
