@@ -180,7 +180,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 	if err != nil {
 		return nil, err
 	}
-	tree, err := git.TreeID(ctx, in.Layout.Root(), commit)
+	tree, err := git.Tree(ctx, in.Layout.Root(), commit)
 	if err != nil {
 		return nil, err
 	}

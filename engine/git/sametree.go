@@ -5,8 +5,16 @@ import (
 	"strings"
 )
 
-// SameTree reports whether commits a and b of the repository at dir have
-// the same tree: the same files, whatever their histories.
+// Tree is the ID of the tree of commit rev: the files it holds, whatever
+// history led to them.
+func Tree(ctx context.Context, dir, rev string) (string, error) {
+	return Run(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{tree}")
+}
+
+// SameTree reports whether commits a and b hold the same tree, that is
+// the same files with the same content and modes, whatever their history:
+// a commit rebuilt from another one's files (a squash, a fold dropped and
+// made again) counts as the same.
 func SameTree(ctx context.Context, dir, a, b string) (bool, error) {
 	out, err := Run(ctx, dir, "rev-parse", a+"^{tree}", b+"^{tree}")
 	if err != nil {
@@ -14,9 +22,4 @@ func SameTree(ctx context.Context, dir, a, b string) (bool, error) {
 	}
 	t := strings.Fields(out)
 	return len(t) == 2 && t[0] == t[1], nil
-}
-
-// TreeID is the ID of the tree of commit rev.
-func TreeID(ctx context.Context, dir, rev string) (string, error) {
-	return Run(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{tree}")
 }

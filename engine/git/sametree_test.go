@@ -5,29 +5,44 @@ import (
 	"testing"
 )
 
-// TestSameTree: commits with the same files have the same tree, whatever
-// their histories; a commit that changed a file has another.
-func TestSameTree(t *testing.T) {
+func TestSameTreeComparesFilesNotHistory(t *testing.T) {
 	r := newRepo(t)
+	base := r.git("rev-parse", "HEAD")
+	r.write("a.txt", "a\n")
+	r.commit("a")
+	withA := r.git("rev-parse", "HEAD")
+	// The same files again, by another commit on another parent.
+	again := r.git("commit-tree", withA+"^{tree}", "-p", base, "-m", "a again")
 	ctx := context.Background()
-	first := r.git("rev-parse", "HEAD")
-	r.git("commit", "-q", "--allow-empty", "-m", "no change")
-	empty := r.git("rev-parse", "HEAD")
-	r.write("f", "changed\n")
-	changed := r.commit("changes f")
-	if same, err := SameTree(ctx, r.dir, first, empty); !same || err != nil {
-		t.Errorf("SameTree(first, empty commit) = %v, %v; want true", same, err)
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{withA, again, true},
+		{"HEAD", withA, true},
+		{base, withA, false},
+	} {
+		got, err := SameTree(ctx, r.dir, tc.a, tc.b)
+		if err != nil || got != tc.want {
+			t.Errorf("SameTree(%s, %s) = %v, %v; want %v", tc.a, tc.b, got, err, tc.want)
+		}
 	}
-	if same, err := SameTree(ctx, r.dir, first, changed); same || err != nil {
-		t.Errorf("SameTree(first, changed) = %v, %v; want false", same, err)
+	if _, err := SameTree(ctx, r.dir, base, "no-such-commit"); err == nil {
+		t.Error("SameTree with a missing commit: no error")
 	}
-	if _, err := SameTree(ctx, r.dir, first, "no-such-rev"); err == nil {
-		t.Error("SameTree of a missing revision: no error")
+	tree, err := Tree(ctx, r.dir, again)
+	if want := r.git("rev-parse", withA+"^{tree}"); err != nil || tree != want {
+		t.Errorf("Tree = %q, %v; want %q", tree, err, want)
 	}
-	if a, err := TreeID(ctx, r.dir, first); err != nil || a != r.git("rev-parse", empty+"^{tree}") {
-		t.Errorf("TreeID(first) = %q, %v; want the tree of the empty commit after it", a, err)
+}
+
+func TestChangeBranch(t *testing.T) {
+	if got := ChangeBranch("add-greeting"); got != "set/add-greeting" {
+		t.Errorf("ChangeBranch = %q", got)
 	}
-	if _, err := TreeID(ctx, r.dir, "no-such-rev"); err == nil {
-		t.Error("TreeID of a missing revision: no error")
+	for branch, want := range map[string]bool{"set/add-greeting": true, "main": false, "settings": false, "feature/set/x": false} {
+		if got := IsChangeBranch(branch); got != want {
+			t.Errorf("IsChangeBranch(%q) = %v, want %v", branch, got, want)
+		}
 	}
 }

@@ -245,7 +245,7 @@ func (s *services) restoreWorktree(ctx context.Context, c plan.Change) error {
 			err = jerr
 		}
 	}
-	if err != nil || !git.BranchExists(ctx, s.root, branch(c.Name)) {
+	if err != nil || !git.BranchExists(ctx, s.root, git.ChangeBranch(c.Name)) {
 		return err
 	}
 	return s.pool.restore(ctx, c.Name)

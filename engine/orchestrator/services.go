@@ -160,14 +160,14 @@ func (s *services) retire(ctx context.Context, change string) error {
 // reported: a kept branch is what the user sees either way, and the
 // orchestrator has no channel for a warning that is no event of a change.
 func (s *services) deleteBranch(ctx context.Context, change string) {
-	if s.keepBranches || !git.BranchExists(ctx, s.root, branch(change)) {
+	if s.keepBranches || !git.BranchExists(ctx, s.root, git.ChangeBranch(change)) {
 		return
 	}
 	commit, err := s.onMain(ctx, change)
 	if err != nil || commit == "" {
 		return
 	}
-	tip, err := git.RevParse(ctx, s.root, "refs/heads/"+branch(change))
+	tip, err := git.RevParse(ctx, s.root, "refs/heads/"+git.ChangeBranch(change))
 	if err != nil {
 		return
 	}

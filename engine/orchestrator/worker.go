@@ -314,7 +314,7 @@ func (w *worker) redispatch(ctx context.Context, stop *agent.Stop) error {
 		return err
 	}
 	return w.rec.emit(name, journal.DispatchData{
-		Worktree: filepath.ToSlash(relTo(w.root, wt)), Branch: branch(name), Base: w.rec.change(name).Base,
+		Worktree: filepath.ToSlash(relTo(w.root, wt)), Branch: git.ChangeBranch(name), Base: w.rec.change(name).Base,
 		Redispatch: stop.Reason,
 	})
 }
@@ -388,7 +388,7 @@ func (w *worker) dispatch(ctx context.Context) (fresh bool, err error) {
 	if err := w.writeFolder(ctx, created); err != nil {
 		return false, err
 	}
-	if err := w.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(w.root, wt)), Branch: branch(c.Name), Base: base, Reused: reused}); err != nil {
+	if err := w.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(w.root, wt)), Branch: git.ChangeBranch(c.Name), Base: base, Reused: reused}); err != nil {
 		return false, err
 	}
 	if err := w.rec.transition(c.Name, state.Dispatched, ""); err != nil {

@@ -57,14 +57,11 @@ func newWorktreePool(root string, layout rundir.Layout, room func() int) *worktr
 	return p
 }
 
-// branch is the branch of a change's worktree.
-func branch(change string) string { return "set/" + change }
-
 // check proves that the change's worktree directory is its worktree of
 // the repository, on branch set/<change>, before git changes it (see
 // git.CheckWorktree).
 func (p *worktreePool) check(ctx context.Context, change string) error {
-	return git.CheckWorktree(ctx, p.root, p.layout.Worktree(change), branch(change))
+	return git.CheckWorktree(ctx, p.root, p.layout.Worktree(change), git.ChangeBranch(change))
 }
 
 // add makes the change's worktree on branch set/<change> as
@@ -79,7 +76,7 @@ func (p *worktreePool) add(ctx context.Context, change, base string) (created bo
 	spare := p.takeSpare()
 	p.lock.Do(func(w git.LockedWorktrees) {
 		if spare != "" {
-			if created, err = w.Reuse(ctx, spare, wt, branch(change), base); err == nil {
+			if created, err = w.Reuse(ctx, spare, wt, git.ChangeBranch(change), base); err == nil {
 				return
 			}
 			for _, path := range []string{wt, spare} {
@@ -88,7 +85,7 @@ func (p *worktreePool) add(ctx context.Context, change, base string) (created bo
 				}
 			}
 		}
-		created, err = w.New(ctx, wt, branch(change), base)
+		created, err = w.New(ctx, wt, git.ChangeBranch(change), base)
 	})
 	return created, err
 }
@@ -101,7 +98,7 @@ func (p *worktreePool) renew(ctx context.Context, change string) error {
 	}
 	var err error
 	p.lock.Do(func(w git.LockedWorktrees) {
-		err = w.Add(ctx, p.layout.Worktree(change), branch(change), "")
+		err = w.Add(ctx, p.layout.Worktree(change), git.ChangeBranch(change), "")
 	})
 	return err
 }
@@ -114,7 +111,7 @@ func (p *worktreePool) restore(ctx context.Context, change string) error {
 		return err
 	}
 	var err error
-	p.lock.Do(func(w git.LockedWorktrees) { err = w.Add(ctx, wt, branch(change), "") })
+	p.lock.Do(func(w git.LockedWorktrees) { err = w.Add(ctx, wt, git.ChangeBranch(change), "") })
 	return err
 }
 
@@ -144,7 +141,7 @@ func (p *worktreePool) remove(ctx context.Context, change string) error {
 // deleteBranch deletes branch set/<change> if it still points at tip and
 // no worktree has it (see git.DeleteBranch).
 func (p *worktreePool) deleteBranch(ctx context.Context, change, tip string) {
-	p.lock.Do(func(w git.LockedWorktrees) { _, _ = w.DeleteBranch(ctx, branch(change), tip) })
+	p.lock.Do(func(w git.LockedWorktrees) { _, _ = w.DeleteBranch(ctx, git.ChangeBranch(change), tip) })
 }
 
 // willPark tells the pool that the change's worktree is about to be
@@ -174,7 +171,7 @@ func (p *worktreePool) parkOrSetAside(ctx context.Context, w git.LockedWorktrees
 	p.spareMu.Lock()
 	room := len(p.spares) < p.room()
 	p.spareMu.Unlock()
-	if _, err := os.Stat(wt); err == nil && room && w.Check(ctx, wt, branch(change)) == nil {
+	if _, err := os.Stat(wt); err == nil && room && w.Check(ctx, wt, git.ChangeBranch(change)) == nil {
 		p.seq++
 		spare := p.layout.SpareWorktree(p.seq)
 		if err := w.Park(ctx, wt, spare); err == nil {
