@@ -12,7 +12,9 @@ import (
 
 // takeRequests carries out the requests of setctl pause and resume
 // appended since the last look, each journaled as CONTROL. It runs in
-// the loop goroutine.
+// the loop goroutine, on the sentinel's tick: the control file is read
+// there (one read of what was appended), so a request is carried out
+// within a tick of its line being written.
 func (r *run) takeRequests() error {
 	// A line that is no request is skipped: it is no reason to stop a
 	// run.
@@ -65,7 +67,8 @@ func (r *run) concerned(action string) []string {
 
 // request pauses or resumes one change, or says why it does not.
 func (r *run) request(action, name string) (skipped string) {
-	if _, ok := r.opts.Plan.Change(name); !ok {
+	c, ok := r.opts.Plan.Change(name)
+	if !ok {
 		return "not in the run's plan"
 	}
 	s := r.rec.status(name)
@@ -92,7 +95,7 @@ func (r *run) request(action, name string) (skipped string) {
 		return "not at work"
 	}
 	r.userPaused[name] = true
-	r.watchOf(name).stop(&agent.Stop{Action: "pause", Reason: "paused by setctl pause"})
+	r.watches.of(*c).stop(&agent.Stop{Action: "pause", Reason: "paused by setctl pause"})
 	return ""
 }
 
@@ -112,25 +115,26 @@ func (r *run) waitingForResume() bool {
 
 // runBudgetSpent reports whether the run's changes have spent the
 // run-wide token budget (budgets.tokens.run); the first time, it is
-// journaled as BUDGET_EXCEEDED. Nothing new is dispatched after.
-func (r *run) runBudgetSpent() bool {
-	limit := int64(r.opts.Project.Budgets.RunTokens())
+// journaled as BUDGET_EXCEEDED, and an error journaling it is a run
+// error. Nothing new is dispatched after.
+func (r *run) runBudgetSpent() (bool, error) {
+	limit := int64(r.project.Budgets.RunTokens())
 	if limit <= 0 {
-		return false
+		return false, nil
 	}
 	if r.runTokens {
-		return true
+		return true, nil
 	}
 	var used int64
 	for _, c := range r.opts.Plan.Changes {
 		used += r.rec.change(c.Name).Tokens.Total()
 	}
 	if used < limit {
-		return false
+		return false, nil
 	}
 	r.runTokens = true
 	if err := r.rec.emit("", journal.BudgetExceededData{Budget: "runTokens", Used: used, Limit: limit, Field: "budgets.tokens.run"}); err != nil {
-		r.sentinelErr(fmt.Errorf("run token budget: %w", err))
+		return true, fmt.Errorf("run token budget: %w", err)
 	}
-	return true
+	return true, nil
 }

@@ -1,8 +1,28 @@
 // Package orchestrator runs a plan: it dispatches changes whose
 // dependencies are merged (critical path first, at most maxParallel at
 // once), runs each change's agent loop and verify stack in a worker, and
-// integrates verified changes one at a time through the merge queue. It
-// reacts to workers and the queue through channels; nothing polls.
+// integrates verified changes one at a time through the merge queue.
+//
+// A run is a few services around one event loop (run.loop), which owns
+// the run's progress (which changes are at work, queued, paused, held)
+// and is the only goroutine that reads or writes it:
+//   - worker: one goroutine per change at work, from dispatch to the
+//     merge queue, with its dependencies in services;
+//   - mergeQueue: the verified changes waiting and the train of
+//     integration attempts it owns, each step in a goroutine of its own;
+//   - worktreePool: every worktree of the run, made, parked, reused and
+//     removed under the repository's git.WorktreeLock;
+//   - watches: the sentinel, one watch per change at work;
+//   - recorder: the single writer of the journal and the state.
+//
+// Workers, merge attempts, retirements and the sentinel report to the loop
+// over channels. Two timers wake it besides: the heartbeat, and the
+// sentinel's tick, which evaluates the rules whose facts change with time
+// alone and reads the requests of setctl pause and resume appended to the
+// control file since the last tick. Locks: the one nesting is the
+// worktree lock, then worktreePool.spareMu; the recorder's, the
+// sentinel's (watches.mu, each watch's mu) and spareMu otherwise are
+// leaves, never held while another lock is taken.
 //
 // Invariants: every transition is journaled before it is acted on; main
 // moves only through the merge queue, by fast-forward; a change already on
@@ -13,16 +33,11 @@ package orchestrator
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
-	"sync"
 	"time"
-
-	"github.com/sourcegraph/conc/panics"
-	"github.com/sourcegraph/conc/pool"
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/atomicfile"
@@ -41,7 +56,6 @@ import (
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/sentinel"
-	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -88,7 +102,7 @@ type Options struct {
 	// tests kill the process there.
 	Checkpoint func(point, change string)
 	// wallBudget, if set, replaces the wall-time budget's timer (see
-	// run.wallBudget): tests end a change's budget at the moment they
+	// worker.wallTime): tests end a change's budget at the moment they
 	// choose.
 	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
 	// sentinelTick is how often the sentinel evaluates the rules of the
@@ -105,75 +119,45 @@ type Summary struct {
 	Duration time.Duration
 }
 
-// run is one Apply in progress.
+// run is one Apply in progress: the event loop (see loop) and what it
+// owns. Its services are what it shares with the goroutines it starts;
+// every other field is the loop goroutine's own, read and written by no
+// other goroutine, so none is under a lock. The others report to the
+// loop over channels: workers on workerDone, the merge queue's attempts
+// on mq.done, retirements on retired, the sentinel's run error on
+// watches.errs.
 type run struct {
+	*services
+	// opts are the run's options. opts.Plan and opts.Graph are the plan
+	// now: a replan, which happens only while no worker and no attempt
+	// runs, replaces them.
 	opts Options
-	// layout is the run directory, the one place its paths come from.
-	layout rundir.Layout
-	rec    *recorder
-	reqs   map[string]spec.Requirement
 	// replaced are the changes replans dropped from the plan: the
 	// summary still reports them.
 	replaced []string
-	env      []string
-	// redact masks the secrets of env (and the project's secrets) in
-	// everything the run writes: the journal (and so the state), gate and
-	// agent logs, prompts.
-	redact *redact.Redactor
 
 	workerDone chan workerResult
-	// mq is the merge queue, the loop's (see mergeQueue).
-	mq mergeQueue
-	// retired reports the retirements (run.retire) of the changes the
-	// merge queue archived; retiring counts those under way. Both are the
-	// loop's.
+	// mq is the merge queue (see mergeQueue).
+	mq *mergeQueue
+	// retired reports the retirements (run.retireLater) of the changes
+	// the merge queue archived; retiring counts those under way.
 	retired  chan workerResult
 	retiring int
 	active   map[string]bool // changes with a running worker
-	// worktrees serialises adding, moving and removing worktrees:
-	// concurrent `git worktree add/remove` in one repository race on its
-	// metadata. It guards worktreeSeq, which numbers the spare and trash
-	// directories the run makes.
-	worktrees   sync.Mutex
-	worktreeSeq int
-	// trash deletes the files of the worktrees the run removed (see
-	// run.emptyTrash) while the run goes on; Apply returns once it is done.
-	trash sync.WaitGroup
-	// spareMu guards spares and parking, and is never held across a git
-	// command (nor taken before worktrees by one who holds it): the loop
-	// takes it. spares are worktrees of archived changes, parked (see
-	// run.parkWorktree) for the next dispatches to reuse, at most
-	// maxParallel; the run removes them when it ends, and reconcile
-	// discards those a killed run left (their names are no change's).
-	// parking are the changes retireLater will park the worktree of: a
-	// dispatch with no spare waits for them (parked is signalled as each
-	// is done), as parking takes a fraction of making a worktree.
-	spareMu sync.Mutex
-	spares  []string
-	parking map[string]bool
-	parked  *sync.Cond
 
-	// rules are the project's sentinel rules; watches the sentinel of
-	// each change a worker took in this run (see watch), and
-	// sentinelFailed its first run error, which ends the run.
-	rules          *sentinel.Rules
-	watchMu        sync.Mutex
-	watches        map[string]*watch
-	sentinelFailed error
-
-	// control reads the requests of setctl pause and resume. The maps
-	// below are the loop goroutine's own: resumable holds the paused
-	// changes to dispatch again; userPaused those setctl pause paused,
-	// which the run waits for (a paused change otherwise ends the run);
-	// held stops every new dispatch (setctl pause --all). runTokens is
-	// set once the run-wide token budget is spent: nothing new starts.
+	// control reads the requests of setctl pause and resume. resumable
+	// holds the paused changes to dispatch again; userPaused those setctl
+	// pause paused, which the run waits for (a paused change otherwise
+	// ends the run); held stops every new dispatch (setctl pause --all).
+	// runTokens is set once the run-wide token budget is spent: nothing
+	// new starts.
 	control    *control.Reader
 	resumable  map[string]bool
 	userPaused map[string]bool
 	held       bool
 	runTokens  bool
 	// blockedAt is recorder.failures when blockDependents last looked
-	// (-1: never, or the plan changed since); the loop's.
+	// (-1: never, or the plan changed since).
 	blockedAt int
 }
 
@@ -230,11 +214,10 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	// set's commits ask git for a committer identity once per run.
 	ctx = git.WithIdentity(ctx, opts.Root)
-	r, resumed, closeJournal, err := openRun(ctx, opts, layout)
+	r, resumed, closeJournal, err := openRun(ctx, opts, layout, rules)
 	if err != nil {
 		return nil, err
 	}
-	r.rules = rules
 	defer closeJournal()
 	start := opts.Now()
 	if err := r.begin(ctx, resumed); err != nil {
@@ -242,9 +225,9 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	result, runErr := r.execute(ctx)
-	r.dropSpares(context.WithoutCancel(ctx))
+	r.pool.drop(context.WithoutCancel(ctx))
 	sum, err := r.finish(result, runErr, resumed, opts.Now().Sub(start))
-	r.trash.Wait()
+	r.pool.wait()
 	return sum, err
 }
 
@@ -258,7 +241,7 @@ func notRepositoryError(root, mainBranch string) error {
 // continues the journal's run (resumed) or starts a new one, and opens the
 // journal for it, with opts.OnEvent subscribed. closeJournal ends the
 // subscription, once OnEvent has seen every event, and closes the journal.
-func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, resumed bool, closeJournal func(), err error) {
+func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sentinel.Rules) (r *run, resumed bool, closeJournal func(), err error) {
 	st, err := state.Read(layout.Dir())
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("rebuilding the state of the last run: %w", err)
@@ -295,30 +278,20 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 			w.Close()
 		}
 	}
+	s := newServices(opts, layout, rec, rules, env, red)
 	r = &run{
+		services:  s,
 		opts:      opts,
-		layout:    layout,
-		rec:       rec,
-		watches:   map[string]*watch{},
 		control:   control.NewReader(layout.Control()),
 		resumable: map[string]bool{}, userPaused: map[string]bool{},
-		reqs:   map[string]spec.Requirement{},
-		env:    env,
-		redact: red,
 		// Buffered so that a worker or the queue can always report, even
 		// when the loop has stopped listening.
 		workerDone: make(chan workerResult, max(opts.Project.MaxParallel, 1)),
-		mq:         newMergeQueue(opts.Project.MergeQueue.Speculative),
+		mq:         newMergeQueue(s),
 		retired:    make(chan workerResult, 1),
 		active:     map[string]bool{},
-		parking:    map[string]bool{},
 		blockedAt:  -1,
 	}
-	r.parked = sync.NewCond(&r.spareMu)
-	for _, req := range opts.Plan.Requirements {
-		r.reqs[req.ID] = req
-	}
-	r.rec.observe = r.observe
 	return r, resumed, closeJournal, nil
 }
 
@@ -507,249 +480,4 @@ func (r *run) retryFailed() error {
 		}
 	}
 	return nil
-}
-
-// loop is the event loop: it dispatches, feeds the merge queue, and
-// reacts to workers and merges until nothing can make progress.
-func (r *run) loop(ctx context.Context) (string, error) {
-	// work is the context of workers and merges: canceled on Ctrl-C and
-	// on a run error, so that agents and gates stop and report back.
-	work, stop := context.WithCancel(context.WithoutCancel(ctx))
-	// The pool never blocks dispatch: dispatch itself keeps at most
-	// maxParallel workers. On the way out, stop everything first, then
-	// wait (defers run last first).
-	workers := pool.New().WithMaxGoroutines(max(r.opts.Project.MaxParallel, 1))
-	defer workers.Wait()
-	defer stop()
-	heartbeat := time.NewTicker(r.heartbeat())
-	defer heartbeat.Stop()
-	tick := time.NewTicker(r.opts.sentinelTick)
-	defer tick.Stop()
-
-	var runErr error
-	interrupted := false
-	interrupt := ctx.Done()
-	for {
-		if runErr == nil && !interrupted {
-			if err := r.blockDependents(); err != nil {
-				runErr = err
-			}
-		}
-		if runErr == nil && !interrupted {
-			if err := r.dispatch(work, workers); err != nil {
-				runErr = err
-			}
-			r.advanceQueue(work)
-		}
-		if len(r.active) == 0 && !r.mq.busy() && r.retiring == 0 && (r.mq.empty() || runErr != nil || interrupted) &&
-			(runErr != nil || interrupted || !r.waitingForResume()) {
-			if runErr != nil || interrupted {
-				break
-			}
-			replanned, err := r.replan(work)
-			if err != nil {
-				runErr = err
-			}
-			if !replanned {
-				break
-			}
-			r.blockedAt = -1 // new changes may depend on failed ones
-			continue
-		}
-		select {
-		case d := <-r.workerDone:
-			delete(r.active, d.change)
-			if d.err != nil && runErr == nil && !interrupted {
-				runErr = fmt.Errorf("%s: %w", d.change, d.err)
-			}
-			if s := r.rec.status(d.change); s == state.Queued {
-				r.mq.enqueue(d.change)
-			}
-		case res := <-r.mq.done:
-			if err := r.afterAttempt(work, res); err != nil && runErr == nil && !interrupted {
-				runErr = err
-			}
-		case d := <-r.retired:
-			r.retiring--
-			if d.err != nil && runErr == nil && !interrupted {
-				runErr = fmt.Errorf("%s: %w", d.change, d.err)
-			}
-		case <-heartbeat.C:
-			if err := r.rec.emit("", journal.MonitorHeartbeatData{Active: slices.Sorted(maps.Keys(r.active)), Queued: slices.Clone(r.mq.waiting)}); err != nil && runErr == nil {
-				runErr = err
-			}
-		case <-tick.C:
-			r.sentinelTick()
-			if err := r.takeRequests(); err != nil && runErr == nil {
-				runErr = err
-			}
-		case <-interrupt:
-			interrupted, interrupt = true, nil
-		}
-		if err := r.sentinelError(); err != nil && runErr == nil {
-			runErr = err
-		}
-		if runErr != nil || interrupted {
-			// Stop everything in flight; their results still arrive above.
-			stop()
-		}
-	}
-	switch {
-	case runErr != nil:
-		return "failed", runErr
-	case interrupted:
-		return "interrupted", nil
-	}
-	return r.result(), nil
-}
-
-// result is how a run that ended without an error or an interrupt
-// ended: "success" when every change is archived, "failed" when one
-// failed or is blocked, "paused" when the others are paused or were
-// never started (the run-wide token budget).
-func (r *run) result() string {
-	result := "success"
-	for _, c := range r.opts.Plan.Changes {
-		switch s := r.rec.status(c.Name); {
-		case s == state.Archived:
-		case s.Failed() || s == state.DepBlocked:
-			return "failed"
-		case s == state.Paused || s == state.Pending:
-			result = "paused"
-		default:
-			return "failed"
-		}
-	}
-	return result
-}
-
-// ready reports whether every dependency of the change is on main.
-func (r *run) ready(c plan.Change) bool {
-	for _, d := range c.DependsOn {
-		if r.rec.status(d) != state.Archived {
-			return false
-		}
-	}
-	return true
-}
-
-// dispatch starts workers, up to maxParallel: first the changes a resumed
-// run left in flight, then pending changes whose dependencies are merged,
-// each group in the graph's order (critical path first).
-func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
-	inFlight := func(s state.Status) bool {
-		// A worker's change left by an interrupted run (queued and
-		// integrating changes belong to the merge queue).
-		return s.Active() && s != state.Queued && s != state.Integrating
-	}
-	// New changes wait while setctl pause --all holds them or the run's
-	// token budget is spent (looked at once per dispatch).
-	held := r.held || r.runBudgetSpent()
-	for _, pass := range []func(plan.Change, state.Status) bool{
-		func(c plan.Change, s state.Status) bool {
-			return inFlight(s) || (s == state.Paused && r.resumable[c.Name])
-		},
-		func(c plan.Change, s state.Status) bool {
-			return s == state.Pending && r.ready(c) && !held
-		},
-	} {
-		for _, name := range r.opts.Graph.Order {
-			if len(r.active) >= r.opts.Project.MaxParallel {
-				return nil
-			}
-			if r.active[name] || r.mq.holds(name) {
-				continue
-			}
-			// Most changes are past dispatch (or failed) in a long run:
-			// they are passed over before their plan entry is looked up.
-			s := r.rec.status(name)
-			if s != state.Pending && s != state.Paused && !inFlight(s) {
-				continue
-			}
-			c, _ := r.opts.Plan.Change(name)
-			if !pass(*c, s) {
-				continue
-			}
-			r.active[name] = true
-			delete(r.resumable, name)
-			delete(r.userPaused, name)
-			change := *c
-			workers.Go(func() {
-				var err error
-				var pc panics.Catcher
-				pc.Try(func() { err = r.work(ctx, change) })
-				if rec := pc.Recovered(); rec != nil {
-					err = r.fail(change.Name, state.FailedAgentError, "internal error: "+rec.String())
-				}
-				r.workerDone <- workerResult{change: change.Name, err: err}
-			})
-		}
-	}
-	return nil
-}
-
-// retireLater retires a change the merge queue archived (run.retire) in
-// a goroutine of its own: the changes that waited for it are dispatched,
-// and the queue takes its next change, while its worktree and branch go.
-// The loop ends only once it is done. (A run that stops before it is done
-// retires the change when it resumes, as it does after a crash.)
-func (r *run) retireLater(ctx context.Context, change string) {
-	r.retiring++
-	r.spareMu.Lock()
-	r.parking[change] = true
-	r.spareMu.Unlock()
-	go func() {
-		var err error
-		var pc panics.Catcher
-		pc.Try(func() { err = r.retire(ctx, change) })
-		if rec := pc.Recovered(); rec != nil {
-			err = errors.New("internal error retiring the change: " + rec.String())
-		}
-		r.parkedOrNot(change)
-		r.retired <- workerResult{change: change, err: err}
-	}()
-}
-
-// blockDependents marks every pending change that depends, directly or
-// not, on a failed or blocked change as dep-blocked. It looks through the
-// plan only when a change failed or was blocked since it last did (see
-// recorder.failures): not on every turn of the loop.
-func (r *run) blockDependents() error {
-	// Read before the scan: a change that fails during it is looked at
-	// again next time (as are the dep-blocks the scan itself makes).
-	failures := r.rec.failures()
-	if failures == r.blockedAt {
-		return nil
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, c := range r.opts.Plan.Changes {
-			if r.rec.status(c.Name) != state.Pending {
-				continue
-			}
-			for _, d := range c.DependsOn {
-				if s := r.rec.status(d); s.Failed() || s == state.DepBlocked {
-					if err := r.rec.transition(c.Name, state.DepBlocked, fmt.Sprintf("dependency %s is %s", d, s)); err != nil {
-						return err
-					}
-					changed = true
-					break
-				}
-			}
-		}
-	}
-	r.blockedAt = failures
-	return nil
-}
-
-// fail moves a change to a failed status.
-func (r *run) fail(change string, to state.Status, reason string) error {
-	return r.rec.transition(change, to, reason)
-}
-
-// checkpoint calls Options.Checkpoint, if any.
-func (r *run) checkpoint(point, change string) {
-	if r.opts.Checkpoint != nil {
-		r.opts.Checkpoint(point, change)
-	}
 }

@@ -10,15 +10,19 @@ import (
 	"github.com/sourcegraph/conc/panics"
 
 	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/state"
 )
 
 // mergeQueue is the merge queue: the verified changes waiting, and the
-// train of integration attempts under way. It is the loop goroutine's
-// own; the attempts' git and gate work runs in goroutines that report on
-// done.
+// train of integration attempts under way, which it owns. Its fields are
+// the loop goroutine's own: the attempts' steps (prepare, the stack's
+// check, settle) run in goroutines of their own, which read and write
+// only their attempt and the services (see attempt), and report on done,
+// which the loop hands back to afterAttempt.
 //
 // The train holds at most mergeQueue.speculative attempts, in queue
 // order: the first is merged onto main, each next one onto the candidate
@@ -32,6 +36,9 @@ import (
 // conflicts with the changes ahead of it waits until the train is empty,
 // then merges onto main, where a conflict is its own.
 type mergeQueue struct {
+	*services
+	// speculative is how many attempts the train holds at most.
+	speculative int
 	// waiting are the changes waiting for the train, in the order they
 	// were first queued (order), which a discarded attempt's change keeps.
 	waiting []string
@@ -50,6 +57,7 @@ type mergeQueue struct {
 // step reported.
 type attempt struct {
 	change plan.Change
+	graph  *graph.ChangeGraph
 	in     merge.Input
 	onto   merge.Onto
 	// busy: a goroutine prepares, checks or settles the attempt; cancel
@@ -86,10 +94,12 @@ const (
 // errDiscarded stops the steps of a discarded attempt.
 var errDiscarded = errors.New("the attempt is discarded")
 
-func newMergeQueue(speculative int) mergeQueue {
-	return mergeQueue{
+func newMergeQueue(s *services) *mergeQueue {
+	n := max(s.project.MergeQueue.Speculative, 1)
+	return &mergeQueue{
+		services: s, speculative: n,
 		order: map[string]int{}, conflictedAhead: map[string]bool{},
-		done: make(chan attemptResult, max(speculative, 1)),
+		done: make(chan attemptResult, n),
 	}
 }
 
@@ -121,19 +131,16 @@ func (q *mergeQueue) remove(a *attempt) {
 	q.train = slices.DeleteFunc(q.train, func(b *attempt) bool { return b == a })
 }
 
-// speculative is how many attempts the train holds at most.
-func (r *run) speculative() int { return max(r.opts.Project.MergeQueue.Speculative, 1) }
-
-// advanceQueue settles the train's first attempt once its stack ran, and
-// lengthens the train from the waiting changes.
-func (r *run) advanceQueue(ctx context.Context) {
-	q := &r.mq
+// advance settles the train's first attempt once its stack ran, and
+// lengthens the train from the waiting changes of p, the run's plan, and
+// g, its graph.
+func (q *mergeQueue) advance(ctx context.Context, p *plan.Plan, g *graph.Graph) {
 	if len(q.train) > 0 {
 		if h := q.train[0]; h.checked && !h.busy && h.discarded == "" {
-			r.step(ctx, h, stepSettle, func(ctx context.Context) attemptResult { return r.settle(ctx, h) })
+			q.step(ctx, h, stepSettle, func(ctx context.Context) attemptResult { return q.settle(ctx, h) })
 		}
 	}
-	for len(q.train) < r.speculative() && len(q.waiting) > 0 {
+	for len(q.train) < q.speculative && len(q.waiting) > 0 {
 		onto := merge.Onto{}
 		if n := len(q.train); n > 0 {
 			last := q.train[n-1]
@@ -145,16 +152,17 @@ func (r *run) advanceQueue(ctx context.Context) {
 		name := q.waiting[0]
 		q.waiting = q.waiting[1:]
 		delete(q.conflictedAhead, name)
-		c, _ := r.opts.Plan.Change(name)
-		a := &attempt{change: *c, onto: onto}
+		c, _ := p.Change(name)
+		cg, _ := g.Change(name)
+		a := &attempt{change: *c, graph: cg, onto: onto}
 		q.train = append(q.train, a)
-		r.step(ctx, a, stepPrepare, func(ctx context.Context) attemptResult { return r.prepare(ctx, a) })
+		q.step(ctx, a, stepPrepare, func(ctx context.Context) attemptResult { return q.prepare(ctx, a) })
 	}
 }
 
 // step runs one step of a in a goroutine of its own, on a context the
 // queue can cancel when it discards a.
-func (r *run) step(ctx context.Context, a *attempt, step attemptStep, do func(context.Context) attemptResult) {
+func (q *mergeQueue) step(ctx context.Context, a *attempt, step attemptStep, do func(context.Context) attemptResult) {
 	ctx, a.cancel = context.WithCancelCause(ctx)
 	cancel := a.cancel
 	a.busy = true
@@ -167,31 +175,30 @@ func (r *run) step(ctx context.Context, a *attempt, step attemptStep, do func(co
 		}
 		cancel(nil)
 		res.a, res.step = a, step
-		r.mq.done <- res
+		q.done <- res
 	}()
 }
 
 // prepare starts the attempt: the change is integrating, and its merge
 // onto main or onto the candidate ahead becomes its candidate.
-func (r *run) prepare(ctx context.Context, a *attempt) attemptResult {
+func (q *mergeQueue) prepare(ctx context.Context, a *attempt) attemptResult {
 	name := a.change.Name
 	for _, d := range a.change.DependsOn {
-		if r.rec.status(d) != state.Archived {
+		if q.rec.status(d) != state.Archived {
 			return attemptResult{err: fmt.Errorf("%s reached the merge queue before its dependency %s was merged", name, d)}
 		}
 	}
-	if err := r.rec.transition(name, state.Integrating, ""); err != nil {
+	if err := q.rec.transition(name, state.Integrating, ""); err != nil {
 		return attemptResult{err: err}
 	}
 	if a.onto.Commit == "" {
-		head, err := git.BranchHead(ctx, r.opts.Root, r.opts.Project.MainBranch)
+		head, err := git.BranchHead(ctx, q.root, q.project.MainBranch)
 		if err != nil {
 			return attemptResult{err: err}
 		}
 		a.onto.Commit = head
 	}
-	cg, _ := r.opts.Graph.Change(name)
-	a.in = r.mergeInput(a.change, cg)
+	a.in = q.mergeInput(a.change, a.graph)
 	cand, out, err := merge.Prepare(ctx, a.in, a.onto)
 	if err != nil || out.Failed || out.ConflictsAhead != nil {
 		return attemptResult{out: out, err: err}
@@ -201,7 +208,7 @@ func (r *run) prepare(ctx context.Context, a *attempt) attemptResult {
 
 // settle ends the train's first attempt: main takes its candidate, or
 // the change goes back to its agent.
-func (r *run) settle(ctx context.Context, a *attempt) attemptResult {
+func (q *mergeQueue) settle(ctx context.Context, a *attempt) attemptResult {
 	if a.out.Failed {
 		out, err := merge.Reject(ctx, a.in, a.cand, a.out)
 		return attemptResult{out: out, err: err}
@@ -212,25 +219,26 @@ func (r *run) settle(ctx context.Context, a *attempt) attemptResult {
 	}
 	// Retired by the loop (see run.retireLater), off the queue's way and
 	// the way of the changes that waited for this one.
-	return attemptResult{out: out, err: r.archive(a.change.Name, "")}
+	return attemptResult{out: out, err: q.archive(a.change.Name, "")}
 }
 
-// afterAttempt takes the report of an attempt's step.
-func (r *run) afterAttempt(ctx context.Context, res attemptResult) error {
-	q, a := &r.mq, res.a
+// afterAttempt takes the report of an attempt's step. It returns the
+// change that landed on main, once one did, for the loop to retire.
+func (q *mergeQueue) afterAttempt(ctx context.Context, res attemptResult) (landed string, err error) {
+	a := res.a
 	a.busy = false
 	name := a.change.Name
 	if a.discarded != "" {
 		if res.err != nil && ctx.Err() == nil && !errors.Is(res.err, errDiscarded) {
-			return fmt.Errorf("merge queue, %s: %w", name, res.err)
+			return "", fmt.Errorf("merge queue, %s: %w", name, res.err)
 		}
-		return r.discard(a)
+		return "", q.discard(a)
 	}
 	if res.err != nil {
 		if ctx.Err() != nil {
-			return nil // interrupted: a resumed run integrates it again
+			return "", nil // interrupted: a resumed run integrates it again
 		}
-		return fmt.Errorf("merge queue, %s: %w", name, res.err)
+		return "", fmt.Errorf("merge queue, %s: %w", name, res.err)
 	}
 	switch res.step {
 	case stepPrepare:
@@ -240,38 +248,37 @@ func (r *run) afterAttempt(ctx context.Context, res attemptResult) error {
 			q.conflictedAhead[name] = true
 			q.enqueue(name)
 			reason := fmt.Sprintf("merging onto %s conflicts in %s; integrated again once %s are on %s",
-				strings.Join(a.onto.Ahead, ", "), strings.Join(res.out.ConflictsAhead, ", "), strings.Join(a.onto.Ahead, ", "), r.opts.Project.MainBranch)
-			return r.rec.transition(name, state.Queued, reason)
+				strings.Join(a.onto.Ahead, ", "), strings.Join(res.out.ConflictsAhead, ", "), strings.Join(a.onto.Ahead, ", "), q.project.MainBranch)
+			return "", q.rec.transition(name, state.Queued, reason)
 		case res.out.Failed:
 			q.remove(a)
-			return r.integrationFailed(name, res.out)
+			return "", q.integrationFailed(name, res.out)
 		}
 		a.prepared, a.cand = true, res.cand
-		r.step(ctx, a, stepCheck, func(ctx context.Context) attemptResult {
+		q.step(ctx, a, stepCheck, func(ctx context.Context) attemptResult {
 			out, err := merge.Check(ctx, a.in, a.cand)
 			return attemptResult{out: out, err: err}
 		})
 	case stepCheck:
 		a.checked, a.out = true, res.out
 		if res.out.Failed {
-			return r.discardBehind(a, fmt.Sprintf("%s, ahead of it, failed its integration stack", name))
+			return "", q.discardBehind(a, fmt.Sprintf("%s, ahead of it, failed its integration stack", name))
 		}
 	case stepSettle:
 		q.remove(a)
 		if res.out.Failed {
-			return r.integrationFailed(name, res.out)
+			return "", q.integrationFailed(name, res.out)
 		}
-		r.retireLater(ctx, name)
+		return name, nil
 	}
-	return nil
+	return "", nil
 }
 
 // discardBehind discards every attempt behind a in the train: each was
 // merged onto a's candidate, which main will never take. One whose
 // stack runs is stopped; one being prepared finishes its git work first
 // (a git command killed half-way would leave its locks in the worktree).
-func (r *run) discardBehind(a *attempt, why string) error {
-	q := &r.mq
+func (q *mergeQueue) discardBehind(a *attempt, why string) error {
 	i := slices.Index(q.train, a)
 	for _, b := range slices.Clone(q.train[i+1:]) {
 		b.discarded = why
@@ -279,7 +286,7 @@ func (r *run) discardBehind(a *attempt, why string) error {
 		case b.busy && b.prepared:
 			b.cancel(errDiscarded)
 		case !b.busy:
-			if err := r.discard(b); err != nil {
+			if err := q.discard(b); err != nil {
 				return err
 			}
 		}
@@ -289,9 +296,37 @@ func (r *run) discardBehind(a *attempt, why string) error {
 
 // discard takes a discarded attempt out of the train and queues its
 // change again, in its place.
-func (r *run) discard(a *attempt) error {
-	q := &r.mq
+func (q *mergeQueue) discard(a *attempt) error {
 	q.remove(a)
 	q.enqueue(a.change.Name)
-	return r.rec.transition(a.change.Name, state.Queued, a.discarded)
+	return q.rec.transition(a.change.Name, state.Queued, a.discarded)
+}
+
+// mergeInput is the input of the change's integration attempt.
+func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
+	st := q.rec.change(c.Name)
+	return merge.Input{
+		Project: q.project, Layout: q.layout, Change: c, Reqs: q.requirements(c),
+		Steps: cg.Integration, Worktree: q.layout.Worktree(c.Name), Head: st.QueuedHead, Attempt: st.IntegrationTries + 1,
+		Env: q.env, Redact: q.redact, Runners: q.runners, Models: q.models, Now: q.now, Accepted: q.rec.accepted(),
+		Emit:       func(p journal.Payload) error { return q.rec.emit(c.Name, p) },
+		Checkpoint: func(point string) { q.checkpoint(point, c.Name) },
+	}
+}
+
+// integrationFailed sends a change whose integration failed (out) back to
+// its agent while its integration budget lasts.
+func (q *mergeQueue) integrationFailed(name string, out merge.Outcome) error {
+	budget := q.project.Budgets.Retries.Integration
+	used := q.rec.change(name).IntegrationAttempts
+	if err := q.rec.transition(name, state.IntegrationFailed, out.Reason); err != nil {
+		return err
+	}
+	if used >= budget {
+		if err := q.rec.emit(name, journal.BudgetExceededData{Budget: "integration", Used: int64(used), Limit: int64(budget)}); err != nil {
+			return err
+		}
+		return q.fail(name, state.FailedRetryBudget, fmt.Sprintf("integration failed with its retry budget spent (budgets.retries.integration: %d)", budget))
+	}
+	return q.rec.emit(name, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: out.Reason, RetryContext: out.RetryContext})
 }

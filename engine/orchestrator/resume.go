@@ -57,14 +57,14 @@ func checkMainClean(ctx context.Context, root, mainBranch string) error {
 // killed, then the git locks they can no longer own are removed, then a
 // fast-forward of main's checkout left half-way is finished. Each repair
 // is journaled as REPAIRED.
-func (r *run) repairLeftovers(ctx context.Context) error {
-	if err := r.killOrphans(); err != nil {
+func (s *services) repairLeftovers(ctx context.Context) error {
+	if err := s.killOrphans(); err != nil {
 		return err
 	}
-	if err := r.removeStaleLocks(ctx); err != nil {
+	if err := s.removeStaleLocks(ctx); err != nil {
 		return err
 	}
-	return r.finishFastForward(ctx)
+	return s.finishFastForward(ctx)
 }
 
 // reconcile brings a resumed run's recorded state in line with the
@@ -83,12 +83,12 @@ func (r *run) reconcile(ctx context.Context) error {
 		if !inPlan[e.Name()] || s.Terminal() || s == state.Pending {
 			// Whatever state it is in: git refuses to remove a directory
 			// a killed git worktree add or remove left half-way.
-			if _, err := git.DiscardWorktree(ctx, r.opts.Root, r.layout.Worktree(e.Name())); err != nil {
+			if _, err := r.pool.discard(ctx, r.layout.Worktree(e.Name())); err != nil {
 				return err
 			}
 		}
 	}
-	if err := git.PruneWorktrees(ctx, r.opts.Root); err != nil {
+	if err := r.pool.prune(ctx); err != nil {
 		return err
 	}
 
@@ -113,7 +113,7 @@ func (r *run) reconcile(ctx context.Context) error {
 			}
 			if commit == "" {
 				if s == state.Merged {
-					return fmt.Errorf("%s is recorded as merged, but no commit of %s since it was dispatched has the trailer %s: %s", name, r.opts.Project.MainBranch, merge.ChangeTrailer, name)
+					return fmt.Errorf("%s is recorded as merged, but no commit of %s since it was dispatched has the trailer %s: %s", name, r.project.MainBranch, merge.ChangeTrailer, name)
 				}
 				r.mq.enqueue(name)
 				continue
@@ -123,7 +123,7 @@ func (r *run) reconcile(ctx context.Context) error {
 			if err := r.recordLanded(ctx, name, commit); err != nil {
 				return err
 			}
-			if err := r.land(ctx, name, "found on "+r.opts.Project.MainBranch+" after a restart"); err != nil {
+			if err := r.land(ctx, name, "found on "+r.project.MainBranch+" after a restart"); err != nil {
 				return err
 			}
 		}
@@ -147,7 +147,7 @@ func (r *run) settleLanded(ctx context.Context, inPlan map[string]bool) error {
 			if err := r.recordLanded(ctx, name, commit); err != nil {
 				return err
 			}
-			if err := r.land(ctx, name, "found on "+r.opts.Project.MainBranch+" after a restart"); err != nil {
+			if err := r.land(ctx, name, "found on "+r.project.MainBranch+" after a restart"); err != nil {
 				return err
 			}
 		}
@@ -157,38 +157,38 @@ func (r *run) settleLanded(ctx context.Context, inPlan map[string]bool) error {
 
 // recordLanded journals what the journal lacks of a change whose commit
 // reached main: MERGED, and ARCHIVED read back from the commit.
-func (r *run) recordLanded(ctx context.Context, name, commit string) error {
-	st := r.rec.change(name)
+func (s *services) recordLanded(ctx context.Context, name, commit string) error {
+	st := s.rec.change(name)
 	if st.MergedCommit == "" {
-		parent, err := git.RevParse(ctx, r.opts.Root, commit+"^")
+		parent, err := git.RevParse(ctx, s.root, commit+"^")
 		if err != nil {
 			return err
 		}
-		if err := r.rec.emit(name, journal.MergedData{Commit: commit, Previous: parent}); err != nil {
+		if err := s.rec.emit(name, journal.MergedData{Commit: commit, Previous: parent}); err != nil {
 			return err
 		}
 	}
 	if st.ArchiveCommit != "" {
 		return nil
 	}
-	archived, err := merge.Archived(ctx, r.opts.Root, name, commit)
+	archived, err := merge.Archived(ctx, s.root, name, commit)
 	if err != nil {
 		return err
 	}
-	return r.rec.emit(name, archived)
+	return s.rec.emit(name, archived)
 }
 
 // killOrphans ends the agents and gates (and whatever they started) that
 // a killed run left running, and journals which (see proc.KillOrphans):
 // once it returns they no longer write into worktrees.
-func (r *run) killOrphans() error {
-	killed, err := proc.KillOrphans(r.layout.Procs())
+func (s *services) killOrphans() error {
+	killed, err := proc.KillOrphans(s.layout.Procs())
 	if len(killed) > 0 {
 		groups := make([]string, len(killed))
 		for i, o := range killed {
 			groups[i] = o.String()
 		}
-		if jerr := r.rec.emit("", journal.RepairedData{Problem: "processes of the interrupted run left running", Removed: groups}); err == nil {
+		if jerr := s.rec.emit("", journal.RepairedData{Problem: "processes of the interrupted run left running", Removed: groups}); err == nil {
 			err = jerr
 		}
 	}
@@ -199,10 +199,10 @@ func (r *run) killOrphans() error {
 // the run left (HEAD.lock, index.lock, …, in the repository and in the
 // worktrees), and journals which: with every child of the old run ended
 // and the project's lock held, no git process of set owns them.
-func (r *run) removeStaleLocks(ctx context.Context) error {
-	removed, err := git.RemoveLocks(ctx, r.opts.Root)
+func (s *services) removeStaleLocks(ctx context.Context) error {
+	removed, err := git.RemoveLocks(ctx, s.root)
 	if len(removed) > 0 {
-		if jerr := r.rec.emit("", journal.RepairedData{Problem: "stale git locks", Removed: r.relPaths(removed)}); err == nil {
+		if jerr := s.rec.emit("", journal.RepairedData{Problem: "stale git locks", Removed: s.relPaths(removed)}); err == nil {
 			err = jerr
 		}
 	}
@@ -213,8 +213,8 @@ func (r *run) removeStaleLocks(ctx context.Context) error {
 // queue of a killed run left half-way (see git.FinishFastForward), and
 // journals it; reconcile then finds the change's commit on main and
 // records it as landed. The killed git's index.lock must be gone first.
-func (r *run) finishFastForward(ctx context.Context) error {
-	done, err := git.FinishFastForward(ctx, r.opts.Root, r.layout.FastForward())
+func (s *services) finishFastForward(ctx context.Context) error {
+	done, err := git.FinishFastForward(ctx, s.root, s.layout.FastForward())
 	if err != nil || done == nil {
 		return err
 	}
@@ -225,50 +225,28 @@ func (r *run) finishFastForward(ctx context.Context) error {
 	} else {
 		problem += " before it changed the checkout"
 	}
-	return r.rec.emit("", journal.RepairedData{Problem: problem, Done: fmt.Sprintf("finished it: %s is at %s", done.Branch, done.To[:12])})
+	return s.rec.emit("", journal.RepairedData{Problem: problem, Done: fmt.Sprintf("finished it: %s is at %s", done.Branch, done.To[:12])})
 }
 
 // restoreWorktree makes a change's worktree sound when an interrupted run
 // left it half created or half removed (see git.WorktreeProblem): what is
 // left is removed, journaled as REPAIRED, and the worktree made again
 // from the change's branch, as it is when only the branch is left.
-func (r *run) restoreWorktree(ctx context.Context, c plan.Change) error {
-	wt := r.layout.Worktree(c.Name)
+func (s *services) restoreWorktree(ctx context.Context, c plan.Change) error {
+	wt := s.layout.Worktree(c.Name)
 	problem := git.WorktreeProblem(wt)
 	if problem == "" {
 		return nil
 	}
-	removed, err := git.DiscardWorktree(ctx, r.opts.Root, wt)
+	removed, err := s.pool.discard(ctx, wt)
 	if len(removed) > 0 {
-		p := fmt.Sprintf("worktree %s: %s", filepath.ToSlash(relTo(r.opts.Root, wt)), problem)
-		if jerr := r.rec.emit(c.Name, journal.RepairedData{Problem: p, Removed: r.relPaths(removed)}); err == nil {
+		p := fmt.Sprintf("worktree %s: %s", filepath.ToSlash(relTo(s.root, wt)), problem)
+		if jerr := s.rec.emit(c.Name, journal.RepairedData{Problem: p, Removed: s.relPaths(removed)}); err == nil {
 			err = jerr
 		}
 	}
-	if err != nil || !git.BranchExists(ctx, r.opts.Root, "set/"+c.Name) {
+	if err != nil || !git.BranchExists(ctx, s.root, git.ChangeBranch(c.Name)) {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
-		return err
-	}
-	return git.AddWorktree(ctx, r.opts.Root, wt, "set/"+c.Name, "")
-}
-
-// relPaths are paths relative to the project's root, with slashes.
-func (r *run) relPaths(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = filepath.ToSlash(relTo(r.opts.Root, p))
-	}
-	return out
-}
-
-// onMain finds the commit that put the change on main since it was
-// dispatched (by its Set-Change trailer), or "" when it is not there.
-func (r *run) onMain(ctx context.Context, name string) (string, error) {
-	rev := "refs/heads/" + r.opts.Project.MainBranch // the branch, never a tag of its name
-	if base := r.rec.change(name).Base; base != "" {
-		rev = base + ".." + rev
-	}
-	return git.FindTrailer(ctx, r.opts.Root, rev, merge.ChangeTrailer, name)
+	return s.pool.restore(ctx, c.Name)
 }

@@ -10,10 +10,35 @@ import (
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/cond"
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/sentinel"
 	"github.com/set-engine/set/engine/state"
 )
+
+// watches are the sentinel of a run: the watch of each change a worker
+// took in this run, and the run's sentinel tick. It owns mu, which guards
+// byChange (a watch's own fields are under the watch's mu, and no watch's
+// mu is held when mu is taken). errs carries the sentinel's first run
+// error (the journal failing) to the loop, which ends the run with it;
+// later ones are dropped. It is safe for concurrent use.
+type watches struct {
+	rules   *sentinel.Rules
+	rec     *recorder
+	project *config.Project
+	now     func() time.Time
+
+	mu       sync.Mutex
+	byChange map[string]*watch
+
+	errs     chan error
+	failOnce sync.Once
+}
+
+func newWatches(rules *sentinel.Rules, rec *recorder, project *config.Project, now func() time.Time) *watches {
+	return &watches{rules: rules, rec: rec, project: project, now: now, byChange: map[string]*watch{}, errs: make(chan error, 1)}
+}
 
 // watch is the sentinel of one change while a worker works on it: it
 // keeps the live facts the journal does not hold (the last output, the
@@ -21,15 +46,19 @@ import (
 // on them, and acts on what fires. It is the change's agent.Steering.
 //
 // Rules are evaluated after each event of the change (recorder.emit calls
-// observe, in the emitting goroutine, so a decision taken at an iteration
-// boundary is there when the loop looks) and on the run's sentinel tick,
-// for the facts that change with time alone. A stop (restart, redispatch,
-// fail, pause) cancels the running agent iteration or gate stack with the
-// *agent.Stop as the cause and stays pending until the worker takes it.
+// watches.observe, in the emitting goroutine, so a decision taken at an
+// iteration boundary is there when the loop looks) and on the run's
+// sentinel tick, for the facts that change with time alone. A stop
+// (restart, redispatch, fail, pause) cancels the running agent iteration
+// or gate stack with the *agent.Stop as the cause and stays pending until
+// the worker takes it.
 type watch struct {
-	run    *run
+	set    *watches
 	change string
-	rules  *sentinel.Rules
+	// tokenBudget and tokenField are the change's token budget and the
+	// set.cue field that sets it.
+	tokenBudget int64
+	tokenField  string
 
 	mu      sync.Mutex
 	ladders *sentinel.Watch
@@ -61,38 +90,72 @@ type watch struct {
 	busy bool
 }
 
-// watchOf returns the watch of change, making it on first use. Every
-// worker of the change in this run shares it, so a ladder climbs across
+// of returns the watch of change c, making it on first use. Every worker
+// of the change in this run shares it, so a ladder climbs across
 // redispatches.
-func (r *run) watchOf(change string) *watch {
-	r.watchMu.Lock()
-	defer r.watchMu.Unlock()
-	w := r.watches[change]
+func (ws *watches) of(c plan.Change) *watch {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w := ws.byChange[c.Name]
 	if w == nil {
-		w = &watch{run: r, change: change, rules: r.rules, ladders: r.rules.Watch(), lastOutput: r.opts.Now()}
-		r.watches[change] = w
+		w = &watch{set: ws, change: c.Name, tokenBudget: tokenBudget(ws.project, c), tokenField: tokenField(c),
+			ladders: ws.rules.Watch(), lastOutput: ws.now()}
+		ws.byChange[c.Name] = w
 	}
 	return w
 }
 
-// unwatch forgets the watch of a change that is archived: the sentinel's
+// forget forgets the watch of a change that is archived: the sentinel's
 // tick evaluates the changes that may still work, not every change the
 // run has seen.
-func (r *run) unwatch(change string) {
-	r.watchMu.Lock()
-	defer r.watchMu.Unlock()
-	delete(r.watches, change)
+func (ws *watches) forget(change string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	delete(ws.byChange, change)
 }
 
-// watched returns the watches of the changes with a worker.
-func (r *run) watched() []*watch {
-	r.watchMu.Lock()
-	defer r.watchMu.Unlock()
-	out := make([]*watch, 0, len(r.watches))
-	for _, w := range r.watches {
-		out = append(out, w)
+// tick evaluates the rules of every watched change, for the facts that
+// change with time alone.
+func (ws *watches) tick() {
+	ws.mu.Lock()
+	all := make([]*watch, 0, len(ws.byChange))
+	for _, w := range ws.byChange {
+		all = append(all, w)
 	}
-	return out
+	ws.mu.Unlock()
+	for _, w := range all {
+		if err := w.evaluate(); err != nil {
+			ws.fail(err)
+		}
+	}
+}
+
+// observe shows the event of a change to its watch, if a worker took the
+// change in this run.
+func (ws *watches) observe(e journal.Event) {
+	ws.mu.Lock()
+	w := ws.byChange[e.Change]
+	ws.mu.Unlock()
+	if w != nil {
+		w.observe(e)
+	}
+}
+
+// fail sends the sentinel's first run error to the loop (see errs).
+func (ws *watches) fail(err error) {
+	ws.failOnce.Do(func() { ws.errs <- err })
+}
+
+// failed is the sentinel's first run error if it was sent and not yet
+// taken, nil otherwise: the loop looks once per turn, so that an error
+// sent as the last worker reported is not lost when the loop would end.
+func (ws *watches) failed() error {
+	select {
+	case err := <-ws.errs:
+		return err
+	default:
+		return nil
+	}
 }
 
 // Iteration is agent.Steering's: the iteration runs on a context the
@@ -119,7 +182,7 @@ func (w *watch) Iteration(ctx context.Context, _ int) (context.Context, func()) 
 func (w *watch) activity(ctx context.Context) (context.Context, func()) {
 	run, cancel := context.WithCancelCause(ctx)
 	w.mu.Lock()
-	w.cancel, w.lastOutput = cancel, w.run.opts.Now()
+	w.cancel, w.lastOutput = cancel, w.set.now()
 	w.mu.Unlock()
 	return run, func() {
 		w.mu.Lock()
@@ -142,7 +205,7 @@ func (w *watch) Take() *agent.Stop {
 // for the rules about output.
 func (w *watch) Output() {
 	w.mu.Lock()
-	w.lastOutput = w.run.opts.Now()
+	w.lastOutput = w.set.now()
 	w.ladders.Output()
 	w.mu.Unlock()
 }
@@ -163,14 +226,14 @@ func (w *watch) observe(e journal.Event) {
 		// An iteration opens: its clocks start now, and the last exit is
 		// over.
 		w.mu.Lock()
-		now := w.run.opts.Now()
+		now := w.set.now()
 		w.iteration, w.lastOutput, w.command, w.lastExit, w.lastError = now, now, "", cond.Exit{}, ""
 		w.mu.Unlock()
 	case journal.GateStarted:
 		// A gate's output is its log's: the gate's silence counts from
 		// its start.
 		w.mu.Lock()
-		w.lastOutput = w.run.opts.Now()
+		w.lastOutput = w.set.now()
 		w.mu.Unlock()
 	case journal.AgentIteration:
 		d, err := journal.Decode[journal.AgentIterationData](e)
@@ -196,7 +259,7 @@ func (w *watch) observe(e journal.Event) {
 		return
 	}
 	if err := w.evaluate(); err != nil {
-		w.run.sentinelErr(err)
+		w.set.fail(err)
 	}
 }
 
@@ -222,7 +285,7 @@ func (w *watch) facts(c state.Change, now time.Time) cond.SentinelEnv {
 		Status:             string(c.Status),
 		Iterations:         c.Iteration,
 		TokensUsed:         c.Tokens.Total(),
-		TokenBudget:        w.run.tokenBudget(c.Name),
+		TokenBudget:        w.tokenBudget,
 		Retries:            cond.Retries{Verify: c.VerifyAttempts, Integration: c.IntegrationAttempts},
 		Restarts:           c.Restarts,
 		LastExit:           w.lastExit,
@@ -248,7 +311,7 @@ func seconds(d time.Duration) float64 { return max(d.Seconds(), 0) }
 // every firing: each is journaled as SENTINEL_ACTION, and a stop is left
 // pending and stops what runs.
 func (w *watch) evaluate() error {
-	c := w.run.rec.change(w.change)
+	c := w.set.rec.change(w.change)
 	if !c.Status.Active() || c.Status == state.Queued || c.Status == state.Integrating {
 		return nil
 	}
@@ -259,9 +322,9 @@ func (w *watch) evaluate() error {
 		w.mu.Unlock()
 		return nil
 	}
-	now := w.run.opts.Now()
+	now := w.set.now()
 	f := w.facts(c, now)
-	held := w.rules.Held(f)
+	held := w.set.rules.Held(f)
 	firings, err := w.ladders.Evaluate(f, now)
 	graced := w.held
 	w.held = held
@@ -289,7 +352,7 @@ func (w *watch) act(fire sentinel.Firing, graced string) error {
 	if err != nil {
 		return err
 	}
-	if err := w.run.rec.emit(w.change, journal.SentinelActionData{
+	if err := w.set.rec.emit(w.change, journal.SentinelActionData{
 		Rule: fire.Rule, Action: string(fire.Action), Step: fire.Step, Steps: fire.Steps,
 		When: fire.When, Facts: facts, BackoffMS: fire.Backoff.Milliseconds(), Grace: graced,
 	}); err != nil {
@@ -309,7 +372,7 @@ func (w *watch) act(fire sentinel.Firing, graced string) error {
 	w.mu.Unlock()
 	if fire.Action == sentinel.Pause && fire.Facts.TokenBudget > 0 && fire.Facts.TokensUsed >= fire.Facts.TokenBudget {
 		stop.Reason = fmt.Sprintf("token budget spent: %d of %d tokens (%s); raise it in set.cue and run setctl apply again",
-			fire.Facts.TokensUsed, fire.Facts.TokenBudget, w.run.tokenField(w.change))
+			fire.Facts.TokensUsed, fire.Facts.TokenBudget, w.tokenField)
 	}
 	w.stop(stop)
 	return nil
@@ -358,66 +421,20 @@ func orNone(s string) string {
 	return s
 }
 
-// sentinelTick evaluates the rules of every watched change, for the facts
-// that change with time alone.
-func (r *run) sentinelTick() {
-	for _, w := range r.watched() {
-		if err := w.evaluate(); err != nil {
-			r.sentinelErr(err)
-		}
-	}
+// tokenBudget is the token budget of change c, by its size.
+func tokenBudget(p *config.Project, c plan.Change) int64 {
+	return int64(p.Budgets.Tokens[c.Size])
 }
 
-// sentinelErr records the first error of the sentinel (the journal
-// failing); the run loop ends the run with it.
-func (r *run) sentinelErr(err error) {
-	r.watchMu.Lock()
-	defer r.watchMu.Unlock()
-	if r.sentinelFailed == nil {
-		r.sentinelFailed = err
-	}
-}
-
-// tokenBudget is the token budget of change, by its size.
-func (r *run) tokenBudget(change string) int64 {
-	c, ok := r.opts.Plan.Change(change)
-	if !ok {
-		return 0
-	}
-	return int64(r.opts.Project.Budgets.Tokens[c.Size])
-}
-
-// tokenField is the set.cue field of change's token budget.
-func (r *run) tokenField(change string) string {
-	c, ok := r.opts.Plan.Change(change)
-	if !ok {
-		return "budgets.tokens"
-	}
+// tokenField is the set.cue field of change c's token budget.
+func tokenField(c plan.Change) string {
 	return "budgets.tokens." + c.Size
-}
-
-// observe shows the event of a change to its watch, if a worker took the
-// change in this run.
-func (r *run) observe(e journal.Event) {
-	r.watchMu.Lock()
-	w := r.watches[e.Change]
-	r.watchMu.Unlock()
-	if w != nil {
-		w.observe(e)
-	}
-}
-
-// sentinelError is the sentinel's first run error, nil when none.
-func (r *run) sentinelError() error {
-	r.watchMu.Lock()
-	defer r.watchMu.Unlock()
-	return r.sentinelFailed
 }
 
 // heartbeat is the interval of MONITOR_HEARTBEAT (sentinel.heartbeat),
 // 30 seconds when the project sets none.
-func (r *run) heartbeat() time.Duration {
-	if d := r.opts.Project.Sentinel.Heartbeat.D(); d > 0 {
+func heartbeat(p *config.Project) time.Duration {
+	if d := p.Sentinel.Heartbeat.D(); d > 0 {
 		return d
 	}
 	return 30 * time.Second

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/set-engine/set/engine/agent"
@@ -15,11 +13,36 @@ import (
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
-	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/engine/state"
 )
+
+// worker takes one change from where it stands to the merge queue (see
+// work). It is the goroutine's own that the loop started for the change:
+// the loop sets its fields at dispatch and reads nothing of it after, and
+// it records only its change's events and transitions. What it shares
+// with the rest of the run is its services (its dependencies); the
+// sentinel steers it through watch.
+type worker struct {
+	*services
+	change plan.Change
+	graph  *graph.ChangeGraph
+	// plan is the run's plan at dispatch: a replan happens only once no
+	// worker runs.
+	plan *plan.Plan
+	// adapter is the change's agent (see adapterOf); adapterErr says why
+	// it has none.
+	adapter    agent.Adapter
+	adapterErr error
+	// watch is the change's sentinel, taken once the change is dispatched.
+	watch *watch
+	// budget is the context of the agent and the gates, ended once the
+	// change's wall-time budget is spent (see work); set by work.
+	budget context.Context
+	// wallBudget is Options.wallBudget.
+	wallBudget func(ctx context.Context, change string) (context.Context, context.CancelFunc)
+}
 
 // work takes one change from where it stands to the merge queue: dispatch
 // (a worktree on its own branch), agent iterations, the verify stack, and
@@ -32,116 +55,146 @@ import (
 // context), while git, the journal and the state run on the run's context
 // ctx, so a budget that ends in the middle of a git call lets the call
 // finish and the change then fails with failed:wall_time_exhausted.
-func (r *run) work(ctx context.Context, c plan.Change) error {
-	name := c.Name
-	budget, cancel := r.wallBudget(ctx, name)
+func (w *worker) work(ctx context.Context) error {
+	name := w.change.Name
+	var cancel context.CancelFunc
+	w.budget, cancel = w.wallTime(ctx)
 	defer cancel()
-	err := r.implementAndVerify(ctx, budget, c)
-	if err != nil || context.Cause(budget) != errWallTime {
+	err := w.implementAndVerify(ctx)
+	if err != nil || context.Cause(w.budget) != errWallTime {
 		return err
 	}
-	if s := r.rec.status(name); s == state.Queued || s.Terminal() {
+	if s := w.rec.status(name); s == state.Queued || s.Terminal() {
 		// It reached the merge queue, or failed, as the budget ran out.
 		return nil
 	}
-	wall := r.opts.Project.Budgets.WallTime.D()
-	if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "wallTime", Used: wall.Milliseconds(), Limit: wall.Milliseconds()}); err != nil {
+	wall := w.project.Budgets.WallTime.D()
+	if err := w.rec.emit(name, journal.BudgetExceededData{Budget: "wallTime", Used: wall.Milliseconds(), Limit: wall.Milliseconds()}); err != nil {
 		return err
 	}
-	return r.fail(name, state.FailedWallTime, fmt.Sprintf("the wall-time budget of %s is spent", wall))
+	return w.fail(name, state.FailedWallTime, fmt.Sprintf("the wall-time budget of %s is spent", wall))
 }
 
-// wallBudget is the context of a change's agent and gates: ctx, ended
+// wallTime is the context of the change's agent and gates: ctx, ended
 // with the cause errWallTime once the project's wall-time budget is spent
 // (never, when it has none).
-func (r *run) wallBudget(ctx context.Context, change string) (context.Context, context.CancelFunc) {
-	if r.opts.wallBudget != nil {
-		return r.opts.wallBudget(ctx, change)
+func (w *worker) wallTime(ctx context.Context) (context.Context, context.CancelFunc) {
+	if w.wallBudget != nil {
+		return w.wallBudget(ctx, w.change.Name)
 	}
-	if wall := r.opts.Project.Budgets.WallTime.D(); wall > 0 {
+	if wall := w.project.Budgets.WallTime.D(); wall > 0 {
 		return context.WithTimeoutCause(ctx, wall, errWallTime)
 	}
 	return context.WithCancel(ctx)
 }
 
-// errWallTime ends a worker whose change spent its wall-time budget.
-var errWallTime = errors.New("wall-time budget spent")
-
-// adapter is the agent of a change: its own when the plan names one.
-func (r *run) adapter(c plan.Change) (agent.Adapter, error) {
-	if c.Agent == "" || c.Agent == r.opts.Project.Agent.Adapter {
-		return r.opts.Adapter, nil
+// adapterOf is the agent of a change: its own when the plan names one.
+func adapterOf(opts Options, c plan.Change) (agent.Adapter, error) {
+	if c.Agent == "" || c.Agent == opts.Project.Agent.Adapter {
+		return opts.Adapter, nil
 	}
-	if a := r.opts.Adapters[c.Agent]; a != nil {
+	if a := opts.Adapters[c.Agent]; a != nil {
 		return a, nil
 	}
 	return nil, fmt.Errorf("change %s asks for the %s agent, which this run was not given", c.Name, c.Agent)
 }
 
+// errWallTime ends a worker whose change spent its wall-time budget.
+var errWallTime = errors.New("wall-time budget spent")
+
 // implementAndVerify is work before the wall-time budget is accounted:
 // the agent and the gates run on budget, the rest on ctx; it returns nil
 // as soon as budget ends.
-func (r *run) implementAndVerify(ctx, budget context.Context, c plan.Change) error {
-	name := c.Name
-	adapter, err := r.adapter(c)
-	if err != nil {
-		return r.fail(name, state.FailedAgentError, err.Error())
+func (w *worker) implementAndVerify(ctx context.Context) error {
+	name := w.change.Name
+	if w.adapterErr != nil {
+		return w.fail(name, state.FailedAgentError, w.adapterErr.Error())
 	}
 	// fresh: dispatched just now, on a new branch (see agent.LoopInput.Fresh).
 	fresh := false
-	if r.rec.status(name) == state.Pending {
-		if fresh, err = r.dispatchChange(ctx, c); err != nil {
+	if w.rec.status(name) == state.Pending {
+		var err error
+		if fresh, err = w.dispatch(ctx); err != nil {
 			return err
 		}
 	}
-	w := r.watchOf(name)
-	if st := r.rec.change(name); st.Status == state.Paused {
-		if err := r.rec.transition(name, st.PausedFrom, "resumed"); err != nil {
-			return err
-		}
+	w.watch = w.watches.of(w.change)
+	retry, err := w.resume()
+	if err != nil {
+		return err
 	}
-	var retry retryNote
-	switch r.rec.status(name) {
-	case state.VerifyFailed:
-		retry = retryNote{r.rec.change(name).RetryContext, state.StageVerify}
-	case state.IntegrationFailed:
-		retry = retryNote{r.rec.change(name).RetryContext, state.StageIntegration}
-	}
-	cg, _ := r.opts.Graph.Change(name)
 	for {
-		if budget.Err() != nil {
+		if w.budget.Err() != nil {
 			return nil
 		}
-		if s := r.rec.status(name); s != state.Verifying {
-			if ended, err := r.implement(ctx, budget, c, cg, adapter, retry, fresh, w); ended || err != nil {
+		if s := w.rec.status(name); s != state.Verifying {
+			if ended, err := w.implement(ctx, retry, fresh); ended || err != nil {
 				return err
 			}
 		}
 		fresh = false
-		if ended, err := r.settleStop(ctx, c, w.Take()); ended || err != nil {
+		v, ended, err := w.verifyOnce(ctx)
+		if ended || err != nil {
 			return err
 		}
-		attempt := r.rec.change(name).VerifyAttempts + 1
-		stack, done := w.activity(budget)
-		passed, rc, err := r.verify(ctx, stack, c, cg, attempt)
-		done()
-		if err != nil || budget.Err() != nil {
-			return err
-		}
-		if stop := agent.StopOf(stack); stop != nil {
-			// Stopped mid-stack: nothing of it was recorded, and it runs
-			// again unless the stop ends the change's work.
-			if ended, err := r.settleStop(ctx, c, w.Take()); ended || err != nil {
-				return err
-			}
-			continue
+		if v == nil {
+			continue // stopped mid-stack, to run again
 		}
 		var again bool
-		if again, err = r.settleVerify(ctx, name, passed, rc); !again || err != nil {
+		if again, err = w.settleVerify(ctx, v.passed, v.rc); !again || err != nil {
 			return err
 		}
-		retry = retryNote{rc, state.StageVerify}
+		retry = retryNote{v.rc, state.StageVerify}
 	}
+}
+
+// resume takes a paused change back to where it was paused, and returns
+// the failure the agent is to hear of first, if any.
+func (w *worker) resume() (retryNote, error) {
+	name := w.change.Name
+	if st := w.rec.change(name); st.Status == state.Paused {
+		if err := w.rec.transition(name, st.PausedFrom, "resumed"); err != nil {
+			return retryNote{}, err
+		}
+	}
+	switch w.rec.status(name) {
+	case state.VerifyFailed:
+		return retryNote{w.rec.change(name).RetryContext, state.StageVerify}, nil
+	case state.IntegrationFailed:
+		return retryNote{w.rec.change(name).RetryContext, state.StageIntegration}, nil
+	}
+	return retryNote{}, nil
+}
+
+// verdict is what a run of the verify stack decided: passed, or the
+// retry context rc of its first blocking failure.
+type verdict struct {
+	passed bool
+	rc     string
+}
+
+// verifyOnce settles a stop pending before the verify stack, then runs
+// the stack under the sentinel. It reports ended when the change's work
+// ended (a stop, the budget), and no verdict when a stop cut the stack
+// short for it to run again.
+func (w *worker) verifyOnce(ctx context.Context) (v *verdict, ended bool, err error) {
+	if ended, err := w.settleStop(w.watch.Take()); ended || err != nil {
+		return nil, true, err
+	}
+	attempt := w.rec.change(w.change.Name).VerifyAttempts + 1
+	stack, done := w.watch.activity(w.budget)
+	passed, rc, err := w.verify(ctx, stack, attempt)
+	done()
+	if err != nil || w.budget.Err() != nil {
+		return nil, true, err
+	}
+	if stop := agent.StopOf(stack); stop != nil {
+		// Stopped mid-stack: nothing of it was recorded, and it runs
+		// again unless the stop ends the change's work.
+		ended, err := w.settleStop(w.watch.Take())
+		return nil, ended || err != nil, err
+	}
+	return &verdict{passed, rc}, false, nil
 }
 
 // retryNote is the last failure sent back to the agent (its retry
@@ -152,63 +205,63 @@ type retryNote struct{ context, stage string }
 // moves the change to verifying. It reports ended when the change ended
 // instead (a budget, a stall, an agent error) or the run is stopping.
 // fresh: the worktree is the one dispatch made just now for a new branch.
-func (r *run) implement(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote, fresh bool, w *watch) (ended bool, err error) {
-	name := c.Name
-	if err := r.rec.transition(name, state.Implementing, ""); err != nil {
+func (w *worker) implement(ctx context.Context, retry retryNote, fresh bool) (ended bool, err error) {
+	name := w.change.Name
+	if err := w.rec.transition(name, state.Implementing, ""); err != nil {
 		return true, err
 	}
 	for {
-		res, err := r.agentLoop(ctx, budget, c, cg, adapter, retry, fresh, w)
+		res, err := w.agentLoop(ctx, retry, fresh)
 		if err != nil {
 			return true, err
 		}
 		fresh = false
 		if res.Ending == agent.EndStopped && res.Stop.Action == "redispatch" {
-			if err := r.redispatch(ctx, c, res.Stop); err != nil {
+			if err := w.redispatch(ctx, res.Stop); err != nil {
 				return true, err
 			}
 			retry.context = "set's supervision stopped your previous session and gave you a fresh one on the branch, with the work committed so far: " + res.Stop.Reason
 			continue
 		}
 		if res.Ending == agent.EndStopped {
-			return r.settleStop(ctx, c, res.Stop)
+			return w.settleStop(res.Stop)
 		}
 		if to, ok := agentEndings[res.Ending]; ok {
-			return true, r.fail(name, to, res.Reason)
+			return true, w.fail(name, to, res.Reason)
 		}
 		if res.Ending == agent.EndInterrupted {
 			return true, nil
 		}
-		return false, r.rec.transition(name, state.Verifying, "")
+		return false, w.rec.transition(name, state.Verifying, "")
 	}
 }
 
 // agentLoop runs the agent loop of the change once, under its sentinel.
-func (r *run) agentLoop(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, adapter agent.Adapter, retry retryNote, fresh bool, w *watch) (agent.LoopResult, error) {
-	name := c.Name
-	gates := make([]string, 0, len(cg.Verify))
-	for _, s := range cg.Verify {
+func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (agent.LoopResult, error) {
+	c, name := w.change, w.change.Name
+	gates := make([]string, 0, len(w.graph.Verify))
+	for _, s := range w.graph.Verify {
 		gates = append(gates, s.Gate)
 	}
-	st := r.rec.change(name)
-	attempt, retryBudget := st.VerifyAttempts, r.opts.Project.Budgets.Retries.Verify
+	st := w.rec.change(name)
+	attempt, retryBudget := st.VerifyAttempts, w.project.Budgets.Retries.Verify
 	if retry.stage == state.StageIntegration {
-		attempt, retryBudget = st.IntegrationAttempts, r.opts.Project.Budgets.Retries.Integration
+		attempt, retryBudget = st.IntegrationAttempts, w.project.Budgets.Retries.Integration
 	}
 	return agent.Loop(ctx, agent.LoopInput{
-		Adapter: adapter,
+		Adapter: w.adapter,
 		Prompt: agent.PromptInput{
-			Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Worktree: r.layout.Worktree(name),
+			Project: w.project, Change: c, Reqs: w.requirements(c), Worktree: w.layout.Worktree(name),
 			Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
-			Folder: folderName(c), Standings: r.standings(c),
+			Folder: folderName(c), Standings: w.standings(),
 		},
-		Layout: r.layout, Worktree: r.layout.Worktree(name), MainBranch: r.opts.Project.MainBranch,
-		Done: st.Iteration, Fresh: fresh, MaxIterations: st.IterationBase + r.opts.Project.Budgets.Iterations,
-		Model: r.model(c), ModelField: r.modelField(c), SessionID: st.SessionID,
-		TokensUsed: st.Tokens.Total(), TokenBudget: r.tokenBudget(name), TokenField: r.tokenField(name),
-		Steer: w, Env: r.agentEnv(), Redact: r.redact,
-		Emit:   func(p journal.Payload) error { return r.rec.emit(name, p) },
-		Budget: budget,
+		Layout: w.layout, Worktree: w.layout.Worktree(name), MainBranch: w.project.MainBranch,
+		Done: st.Iteration, Fresh: fresh, MaxIterations: st.IterationBase + w.project.Budgets.Iterations,
+		Model: w.model(), ModelField: w.modelField(), SessionID: st.SessionID,
+		TokensUsed: st.Tokens.Total(), TokenBudget: tokenBudget(w.project, c), TokenField: tokenField(c),
+		Steer: w.watch, Env: w.agentEnv(), Redact: w.redact,
+		Emit:   func(p journal.Payload) error { return w.rec.emit(name, p) },
+		Budget: w.budget,
 	})
 }
 
@@ -223,7 +276,7 @@ var agentEndings = map[agent.Ending]state.Status{
 // ends the change's work: fail fails it, pause pauses it where it is
 // (its worktree and session kept). It reports ended for those; a nil
 // stop, or a restart or redispatch met between stages, changes nothing.
-func (r *run) settleStop(ctx context.Context, c plan.Change, stop *agent.Stop) (ended bool, err error) {
+func (w *worker) settleStop(stop *agent.Stop) (ended bool, err error) {
 	if stop == nil {
 		return false, nil
 	}
@@ -233,9 +286,9 @@ func (r *run) settleStop(ctx context.Context, c plan.Change, stop *agent.Stop) (
 		if stop.Fails == "agent_error" {
 			to = state.FailedAgentError
 		}
-		return true, r.fail(c.Name, to, stop.Reason)
+		return true, w.fail(w.change.Name, to, stop.Reason)
 	case "pause":
-		return true, r.rec.transition(c.Name, state.Paused, stop.Reason)
+		return true, w.rec.transition(w.change.Name, state.Paused, stop.Reason)
 	}
 	return false, nil
 }
@@ -244,10 +297,10 @@ func (r *run) settleStop(ctx context.Context, c plan.Change, stop *agent.Stop) (
 // fresh agent session: what the agent left uncommitted is committed, the
 // worktree removed and added again on set/<change>, and the session
 // forgotten.
-func (r *run) redispatch(ctx context.Context, c plan.Change, stop *agent.Stop) error {
-	name := c.Name
-	wt, branch := r.layout.Worktree(name), "set/"+name
-	if err := r.checkWorktree(ctx, name); err != nil {
+func (w *worker) redispatch(ctx context.Context, stop *agent.Stop) error {
+	name := w.change.Name
+	wt := w.layout.Worktree(name)
+	if err := w.pool.check(ctx, name); err != nil {
 		return err
 	}
 	if unresolved, err := git.UnresolvedConflicts(ctx, wt); err != nil {
@@ -257,17 +310,11 @@ func (r *run) redispatch(ctx context.Context, c plan.Change, stop *agent.Stop) e
 			return err
 		}
 	}
-	if err := r.removeWorktree(ctx, name); err != nil {
+	if err := w.pool.renew(ctx, name); err != nil {
 		return err
 	}
-	r.worktrees.Lock()
-	err := git.AddWorktree(ctx, r.opts.Root, wt, branch, "")
-	r.worktrees.Unlock()
-	if err != nil {
-		return err
-	}
-	return r.rec.emit(name, journal.DispatchData{
-		Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: r.rec.change(name).Base,
+	return w.rec.emit(name, journal.DispatchData{
+		Worktree: filepath.ToSlash(relTo(w.root, wt)), Branch: git.ChangeBranch(name), Base: w.rec.change(name).Base,
 		Redispatch: stop.Reason,
 	})
 }
@@ -276,39 +323,40 @@ func (r *run) redispatch(ctx context.Context, c plan.Change, stop *agent.Stop) e
 // stack passed; otherwise, while the verify retry budget lasts, back to
 // the agent with the gates' retry context rc (again), or to
 // failed:retry_budget_exhausted.
-func (r *run) settleVerify(ctx context.Context, name string, passed bool, rc string) (again bool, err error) {
+func (w *worker) settleVerify(ctx context.Context, passed bool, rc string) (again bool, err error) {
+	name := w.change.Name
 	if passed {
-		if err := r.rec.transition(name, state.Queued, ""); err != nil {
+		if err := w.rec.transition(name, state.Queued, ""); err != nil {
 			return false, err
 		}
-		head, err := git.RevParse(ctx, r.layout.Worktree(name), "HEAD")
+		head, err := git.RevParse(ctx, w.layout.Worktree(name), "HEAD")
 		if err != nil {
 			return false, err
 		}
-		return false, r.rec.emit(name, journal.MergeQueuedData{Head: head})
+		return false, w.rec.emit(name, journal.MergeQueuedData{Head: head})
 	}
-	retries := r.opts.Project.Budgets.Retries.Verify
-	used := r.rec.change(name).VerifyAttempts
+	retries := w.project.Budgets.Retries.Verify
+	used := w.rec.change(name).VerifyAttempts
 	if used >= retries {
-		if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "verify", Used: int64(used), Limit: int64(retries)}); err != nil {
+		if err := w.rec.emit(name, journal.BudgetExceededData{Budget: "verify", Used: int64(used), Limit: int64(retries)}); err != nil {
 			return false, err
 		}
-		return false, r.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed with its retry budget spent (budgets.retries.verify: %d)", retries))
+		return false, w.fail(name, state.FailedRetryBudget, fmt.Sprintf("verify failed with its retry budget spent (budgets.retries.verify: %d)", retries))
 	}
 	// What the gates left (build outputs) must not reach the next
 	// iteration's commit: the tree goes back to what was verified.
 	// (A verified change is cleaned by the merge queue.) The gates ran the
 	// change's code there: it must still be the change's worktree.
-	if err := r.checkWorktree(ctx, name); err != nil {
+	if err := w.pool.check(ctx, name); err != nil {
 		return false, err
 	}
-	if err := git.Clean(ctx, r.layout.Worktree(name)); err != nil {
+	if err := git.Clean(ctx, w.layout.Worktree(name)); err != nil {
 		return false, err
 	}
-	if err := r.rec.transition(name, state.VerifyFailed, ""); err != nil {
+	if err := w.rec.transition(name, state.VerifyFailed, ""); err != nil {
 		return false, err
 	}
-	if err := r.rec.emit(name, journal.RetryScheduledData{Stage: "verify", Attempt: used + 1, Budget: retries, Reason: "a blocking gate failed", RetryContext: rc}); err != nil {
+	if err := w.rec.emit(name, journal.RetryScheduledData{Stage: "verify", Attempt: used + 1, Budget: retries, Reason: "a blocking gate failed", RetryContext: rc}); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -317,49 +365,47 @@ func (r *run) settleVerify(ctx context.Context, name string, passed bool, rc str
 // dispatchChange creates the change's worktree on branch set/<change> from
 // main, or takes over the one an interrupted run left. It reports fresh
 // when it created the branch, at main's head (see agent.LoopInput.Fresh).
-func (r *run) dispatchChange(ctx context.Context, c plan.Change) (fresh bool, err error) {
-	wt, branch := r.layout.Worktree(c.Name), "set/"+c.Name
-	base, err := git.BranchHead(ctx, r.opts.Root, r.opts.Project.MainBranch)
+func (w *worker) dispatch(ctx context.Context) (fresh bool, err error) {
+	c := w.change
+	wt := w.layout.Worktree(c.Name)
+	base, err := git.BranchHead(ctx, w.root, w.project.MainBranch)
 	if err != nil {
 		return false, err
 	}
 	_, statErr := os.Stat(wt)
 	reused, created := statErr == nil, false
 	if !reused {
-		if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
-			return false, err
-		}
-		created, err = r.addWorktree(ctx, wt, branch, base)
+		created, err = w.pool.add(ctx, c.Name, base)
 		if err != nil {
 			return false, err
 		}
 	}
 	// A directory found where the worktree belongs must be that worktree:
 	// git run in anything else falls through to the root checkout, main.
-	if err := r.checkWorktree(ctx, c.Name); err != nil {
+	if err := w.pool.check(ctx, c.Name); err != nil {
 		return false, err
 	}
-	if err := r.writeFolder(ctx, c, created); err != nil {
+	if err := w.writeFolder(ctx, created); err != nil {
 		return false, err
 	}
-	if err := r.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(r.opts.Root, wt)), Branch: branch, Base: base, Reused: reused}); err != nil {
+	if err := w.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(w.root, wt)), Branch: git.ChangeBranch(c.Name), Base: base, Reused: reused}); err != nil {
 		return false, err
 	}
-	if err := r.rec.transition(c.Name, state.Dispatched, ""); err != nil {
+	if err := w.rec.transition(c.Name, state.Dispatched, ""); err != nil {
 		return false, err
 	}
-	r.checkpoint("dispatched", c.Name)
+	w.checkpoint("dispatched", c.Name)
 	return created, nil
 }
 
-// folder is the OpenSpec change folder set writes for a change (see
+// folder is the OpenSpec change folder set writes for the change (see
 // spec.ChangeFolder), or nil for a change without requirements, which has
 // no delta.
-func (r *run) folder(c plan.Change) map[string][]byte {
-	if len(c.Requirements) == 0 {
+func (w *worker) folder() map[string][]byte {
+	if len(w.change.Requirements) == 0 {
 		return nil
 	}
-	return spec.ChangeFolder(r.opts.Plan.ChangeFolder(c.Name))
+	return spec.ChangeFolder(w.plan.ChangeFolder(w.change.Name))
 }
 
 // writeFolder puts the change's OpenSpec change folder on its branch, as
@@ -369,14 +415,15 @@ func (r *run) folder(c plan.Change) map[string][]byte {
 // run left, a change retried) keeps its folder, which the agent may have
 // refined. A branch created just now (newBranch) is main's head, with no
 // commit of its own to look through.
-func (r *run) writeFolder(ctx context.Context, c plan.Change, newBranch bool) error {
-	files := r.folder(c)
+func (w *worker) writeFolder(ctx context.Context, newBranch bool) error {
+	c := w.change
+	files := w.folder()
 	if files == nil {
 		return nil
 	}
-	wt := r.layout.Worktree(c.Name)
+	wt := w.layout.Worktree(c.Name)
 	if !newBranch {
-		done, err := git.FindTrailer(ctx, wt, "refs/heads/"+r.opts.Project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
+		done, err := git.FindTrailer(ctx, wt, "refs/heads/"+w.project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
 		if err != nil || done != "" {
 			return err
 		}
@@ -385,7 +432,7 @@ func (r *run) writeFolder(ctx context.Context, c plan.Change, newBranch bool) er
 		return err
 	}
 	msg := fmt.Sprintf("%s: the OpenSpec change folder\n\nset wrote %s/ from the spec and %s's living specs.\n\n%s: %s\n",
-		c.Name, spec.ChangeDir(c.Name), r.opts.Project.MainBranch, agent.FolderTrailer, c.Name)
+		c.Name, spec.ChangeDir(c.Name), w.project.MainBranch, agent.FolderTrailer, c.Name)
 	commit := git.CommitPaths
 	if newBranch {
 		commit = git.CommitNewPaths // nothing else is staged there
@@ -396,9 +443,9 @@ func (r *run) writeFolder(ctx context.Context, c plan.Change, newBranch bool) er
 
 // deltaOf is the delta specs of the change's folder: what spec_verify
 // holds the change to.
-func (r *run) deltaOf(c plan.Change) map[string][]byte {
+func (w *worker) delta() map[string][]byte {
 	out := map[string][]byte{}
-	for name, data := range r.folder(c) {
+	for name, data := range w.folder() {
 		if strings.HasPrefix(name, "specs/") {
 			out[name] = data
 		}
@@ -410,7 +457,7 @@ func (r *run) deltaOf(c plan.Change) map[string][]byte {
 }
 
 // folderName is the change's OpenSpec change folder, "" for a change
-// without requirements (see run.folder).
+// without requirements (see worker.folder).
 func folderName(c plan.Change) string {
 	if len(c.Requirements) == 0 {
 		return ""
@@ -419,10 +466,10 @@ func folderName(c plan.Change) string {
 }
 
 // removing lists the change's requirements that the spec removed.
-func (r *run) removing(c plan.Change) []string {
+func (w *worker) removing() []string {
 	var out []string
-	for _, id := range c.Requirements {
-		if r.opts.Plan.Standing(id).Status == spec.Removed {
+	for _, id := range w.change.Requirements {
+		if w.plan.Standing(id).Status == spec.Removed {
 			out = append(out, id)
 		}
 	}
@@ -431,327 +478,56 @@ func (r *run) removing(c plan.Change) []string {
 
 // standings are how the change's requirements stand against main's
 // living specs, by ID.
-func (r *run) standings(c plan.Change) map[string]spec.Standing {
+func (w *worker) standings() map[string]spec.Standing {
 	out := map[string]spec.Standing{}
-	for _, id := range c.Requirements {
-		out[id] = r.opts.Plan.Standing(id)
+	for _, id := range w.change.Requirements {
+		out[id] = w.plan.Standing(id)
 	}
 	return out
-}
-
-// checkWorktree proves that the change's worktree directory is its
-// worktree of the repository, on branch set/<change>, before git changes
-// it (see git.CheckWorktree).
-func (r *run) checkWorktree(ctx context.Context, change string) error {
-	return git.CheckWorktree(ctx, r.opts.Root, r.layout.Worktree(change), "set/"+change)
 }
 
 // verify runs the change's verify stack in order and stops at the first
 // blocking failure, whose retry context it returns. Gates the plan
 // skipped are recorded as skipped, with the reason. The gates run on
 // budget, git on ctx; a gate cut short by budget ending is not recorded.
-func (r *run) verify(ctx, budget context.Context, c plan.Change, cg *graph.ChangeGraph, attempt int) (bool, string, error) {
+func (w *worker) verify(ctx, budget context.Context, attempt int) (bool, string, error) {
+	c, cg := w.change, w.graph
 	var skipped []graph.SkippedGate
 	for _, sk := range cg.Skipped {
 		if sk.Stage == graph.StageVerify {
 			skipped = append(skipped, sk)
 		}
 	}
-	wt := r.layout.Worktree(c.Name)
-	base, err := git.MergeBase(ctx, wt, r.opts.Project.MainBranch, "HEAD")
+	wt := w.layout.Worktree(c.Name)
+	base, err := git.MergeBase(ctx, wt, w.project.MainBranch, "HEAD")
 	if err != nil {
 		return false, "", err
 	}
 	res, err := gate.RunStack(budget, gate.StackInput{
-		Project: r.opts.Project, Change: c, Reqs: r.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
-		Delta: r.deltaOf(c), Removing: r.removing(c),
-		Layout: r.layout, Worktree: wt, Base: base, Env: r.env, Redact: r.redact,
-		Steps: cg.Verify, Skipped: skipped, Accepted: r.rec.accepted(), Runners: r.opts.Runners, Models: r.opts.Models,
-	}, func(p journal.Payload) error { return r.rec.emit(c.Name, p) })
+		Project: w.project, Change: c, Reqs: w.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
+		Delta: w.delta(), Removing: w.removing(),
+		Layout: w.layout, Worktree: wt, Base: base, Env: w.env, Redact: w.redact,
+		Steps: cg.Verify, Skipped: skipped, Accepted: w.rec.accepted(), Runners: w.runners, Models: w.models,
+	}, func(p journal.Payload) error { return w.rec.emit(c.Name, p) })
 	return res.Passed, res.RetryContext(), err
 }
 
-// land ends a change whose one commit is on main, its MERGED and ARCHIVED
-// journaled: merged, then archived (the fold is in that same commit), then
-// retired. reason explains the transitions (a restart found the commit).
-func (r *run) land(ctx context.Context, name, reason string) error {
-	if err := r.archive(name, reason); err != nil {
-		return err
-	}
-	return r.retire(ctx, name)
-}
-
-// archive moves a change whose one commit is on main, its MERGED and
-// ARCHIVED journaled, to merged and then archived: from then on the
-// changes that depend on it may start.
-func (r *run) archive(name, reason string) error {
-	if r.rec.status(name) != state.Merged {
-		if err := r.rec.transition(name, state.Merged, reason); err != nil {
-			return err
-		}
-	}
-	r.checkpoint("merged", name)
-	if err := r.rec.transition(name, state.Archived, reason); err != nil {
-		return err
-	}
-	// Archived is final: the sentinel has nothing more to watch.
-	r.unwatch(name)
-	return nil
-}
-
-// retire removes what an archived change leaves behind: its worktree
-// (parked for reuse, or removed) and its branch. Both steps are safe to
-// repeat, so a run restarted between them finishes the job.
-func (r *run) retire(ctx context.Context, change string) error {
-	r.checkpoint("archived", change)
-	if err := r.parkWorktree(ctx, change); err != nil {
-		return err
-	}
-	r.deleteBranch(ctx, change)
-	return nil
-}
-
-// parkWorktree takes an archived change's worktree out of the way: it
-// becomes a spare (see run.spares) while fewer are kept than maxParallel
-// and the changes still to dispatch, else it is removed (here, off the
-// run's way, rather than when the run ends). Removing a worktree deletes every file of the
-// project and adding one writes them all again; a spare reused by the
-// next dispatch (run.addWorktree) rewrites only the files that differ.
-func (r *run) parkWorktree(ctx context.Context, change string) error {
-	defer r.parkedOrNot(change)
-	trash, err := r.parkOrSetAside(ctx, change)
-	r.emptyTrash(trash)
-	return err
-}
-
-// parkOrSetAside is parkWorktree's part under run.worktrees: it parks the
-// worktree or sets it aside (see run.setAside), and returns the trash to
-// delete, if any.
-func (r *run) parkOrSetAside(ctx context.Context, change string) (trash string, err error) {
-	r.worktrees.Lock()
-	defer r.worktrees.Unlock()
-	wt := r.layout.Worktree(change)
-	r.spareMu.Lock()
-	room := len(r.spares) < min(max(r.opts.Project.MaxParallel, 1), r.rec.pendingChanges())
-	r.spareMu.Unlock()
-	if _, err := os.Stat(wt); err == nil && room && r.checkWorktree(ctx, change) == nil {
-		r.worktreeSeq++
-		spare := r.layout.SpareWorktree(r.worktreeSeq)
-		if err := git.ParkWorktree(ctx, r.opts.Root, wt, spare); err == nil {
-			r.spareMu.Lock()
-			r.spares = append(r.spares, spare)
-			r.spareMu.Unlock()
-			return "", nil
-		}
-		// Not parked: what a move half-done left at the spare's place
-		// goes, and the worktree is removed as usual.
-		if _, err := git.DiscardWorktree(ctx, r.opts.Root, spare); err != nil {
-			return "", err
-		}
-	}
-	return r.setAside(ctx, wt)
-}
-
-// setAside removes the worktree at wt, its files moved into a trash
-// directory first (git.SetAsideWorktree), and returns the trash, which
-// the caller hands to run.emptyTrash once it no longer holds
-// run.worktrees, which it holds: deleting the files of a large checkout
-// takes long, and dispatches wait for run.worktrees meanwhile.
-func (r *run) setAside(ctx context.Context, wt string) (trash string, err error) {
-	r.worktreeSeq++
-	trash = r.layout.Trash(r.worktreeSeq)
-	return trash, git.SetAsideWorktree(ctx, r.opts.Root, wt, trash)
-}
-
-// emptyTrash deletes a trash directory of run.setAside ("": none) in the
-// background (see run.trash). One it cannot delete stays, and the next
-// run's reconcile discards it: it holds only what a removed worktree held.
-func (r *run) emptyTrash(trash string) {
-	if trash != "" {
-		r.trash.Go(func() { _ = os.RemoveAll(trash) })
-	}
-}
-
-// addWorktree makes a change's worktree at wt as git.NewWorktree does, in
-// a spare when there is one (see run.parkWorktree); a spare git cannot
-// reuse is discarded, and a new worktree made.
-func (r *run) addWorktree(ctx context.Context, wt, branch, base string) (created bool, err error) {
-	spare := r.takeSpare()
-	r.worktrees.Lock()
-	defer r.worktrees.Unlock()
-	if spare != "" {
-		if created, err := git.ReuseWorktree(ctx, r.opts.Root, spare, wt, branch, base); err == nil {
-			return created, nil
-		}
-		for _, p := range []string{wt, spare} {
-			if _, err := git.DiscardWorktree(ctx, r.opts.Root, p); err != nil {
-				return false, err
-			}
-		}
-	}
-	return git.NewWorktree(ctx, r.opts.Root, wt, branch, base)
-}
-
-// takeSpare takes a spare worktree, waiting for those being parked when
-// there is none; "" when none is left.
-func (r *run) takeSpare() string {
-	r.spareMu.Lock()
-	defer r.spareMu.Unlock()
-	for len(r.spares) == 0 && len(r.parking) > 0 {
-		r.parked.Wait()
-	}
-	n := len(r.spares)
-	if n == 0 {
-		return ""
-	}
-	spare := r.spares[n-1]
-	r.spares = r.spares[:n-1]
-	return spare
-}
-
-// parkedOrNot ends the wait of the dispatches for the change's worktree
-// (see run.parking), parked or not.
-func (r *run) parkedOrNot(change string) {
-	r.spareMu.Lock()
-	defer r.spareMu.Unlock()
-	if r.parking[change] {
-		delete(r.parking, change)
-		r.parked.Broadcast()
-	}
-}
-
-// dropSpares removes the spare worktrees when the run ends (see
-// run.setAside). One git cannot remove stays, and the next run's
-// reconcile discards it: a spare holds no work.
-func (r *run) dropSpares(ctx context.Context) {
-	r.spareMu.Lock()
-	spares := r.spares
-	r.spares = nil
-	r.spareMu.Unlock()
-	var trash []string
-	r.worktrees.Lock()
-	for _, s := range spares {
-		t, _ := r.setAside(ctx, s)
-		trash = append(trash, t)
-	}
-	r.worktrees.Unlock()
-	for _, t := range trash {
-		r.emptyTrash(t)
-	}
-}
-
-// removeWorktree removes a change's worktree (see run.worktrees).
-func (r *run) removeWorktree(ctx context.Context, change string) error {
-	r.worktrees.Lock()
-	trash, err := r.setAside(ctx, r.layout.Worktree(change))
-	r.worktrees.Unlock()
-	r.emptyTrash(trash)
-	return err
-}
-
-// deleteBranch deletes the branch set/<change> of a change that is on
-// main, unless the run keeps branches. It deletes only work main holds:
-// main has the change's commit (found by its Set-Change trailer) and that
-// commit's tree is the tree of the branch's tip, the tree the integration
-// stack passed. A branch that is gone already is fine; one that holds
-// other work or is checked out somewhere is kept.
-//
-// Deleting is tidying, never a step a change needs: when git cannot look
-// or delete (a refs/heads/set/<change>.lock left by a killed git), the
-// branch is kept, as a branch with other work is, and the run carries on;
-// the next run removes the stale lock and tries again. It is not
-// reported: a kept branch is what the user sees either way, and the
-// orchestrator has no channel for a warning that is no event of a change.
-func (r *run) deleteBranch(ctx context.Context, change string) {
-	branch := "set/" + change
-	if r.opts.KeepBranches || !git.BranchExists(ctx, r.opts.Root, branch) {
-		return
-	}
-	commit, err := r.onMain(ctx, change)
-	if err != nil || commit == "" {
-		return
-	}
-	tip, err := git.RevParse(ctx, r.opts.Root, "refs/heads/"+branch)
-	if err != nil {
-		return
-	}
-	trees, err := git.Run(ctx, r.opts.Root, "rev-parse", commit+"^{tree}", tip+"^{tree}")
-	if t := strings.Fields(trees); err != nil || len(t) != 2 || t[0] != t[1] {
-		return
-	}
-	r.worktrees.Lock()
-	defer r.worktrees.Unlock()
-	_, _ = git.DeleteBranch(ctx, r.opts.Root, branch, tip)
-}
-
-func (r *run) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
-	st := r.rec.change(c.Name)
-	return merge.Input{
-		Project: r.opts.Project, Layout: r.layout, Change: c, Reqs: r.requirements(c),
-		Steps: cg.Integration, Worktree: r.layout.Worktree(c.Name), Head: st.QueuedHead, Attempt: st.IntegrationTries + 1,
-		Env: r.env, Redact: r.redact, Runners: r.opts.Runners, Models: r.opts.Models, Now: r.opts.Now, Accepted: r.rec.accepted(),
-		Emit:       func(p journal.Payload) error { return r.rec.emit(c.Name, p) },
-		Checkpoint: func(point string) { r.checkpoint(point, c.Name) },
-	}
-}
-
-// integrationFailed sends a change whose integration failed (out) back to
-// its agent while its integration budget lasts.
-func (r *run) integrationFailed(name string, out merge.Outcome) error {
-	budget := r.opts.Project.Budgets.Retries.Integration
-	used := r.rec.change(name).IntegrationAttempts
-	if err := r.rec.transition(name, state.IntegrationFailed, out.Reason); err != nil {
-		return err
-	}
-	if used >= budget {
-		if err := r.rec.emit(name, journal.BudgetExceededData{Budget: "integration", Used: int64(used), Limit: int64(budget)}); err != nil {
-			return err
-		}
-		return r.fail(name, state.FailedRetryBudget, fmt.Sprintf("integration failed with its retry budget spent (budgets.retries.integration: %d)", budget))
-	}
-	return r.rec.emit(name, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: out.Reason, RetryContext: out.RetryContext})
-}
-
-// requirements are the spec requirements of a change, in its order.
-func (r *run) requirements(c plan.Change) []spec.Requirement {
-	out := make([]spec.Requirement, 0, len(c.Requirements))
-	for _, id := range c.Requirements {
-		if req, ok := r.reqs[id]; ok {
-			out = append(out, req)
-		}
-	}
-	return out
-}
-
-func (r *run) model(c plan.Change) string {
+// model is the model of the change's agent.
+func (w *worker) model() string {
+	c := w.change
 	if c.Model != "" {
 		return c.Model
 	}
-	return r.opts.Project.Agent.Models.Implement
+	return w.project.Agent.Models.Implement
 }
 
 // modelField is the set.cue field that names the change's model (see
-// model), with its position when the project declares it.
-func (r *run) modelField(c plan.Change) string {
+// worker.model), with its position when the project declares it.
+func (w *worker) modelField() string {
+	c := w.change
 	path := []string{"agent", "models", "implement"}
 	if c.Model != "" {
 		path = []string{"plan", "changes", c.Name, "model"}
 	}
-	return r.opts.Project.FieldName(path...)
-}
-
-// agentEnv is the agents' environment: set's own plus the agent's env.
-func (r *run) agentEnv() []string {
-	env := append([]string{}, r.env...)
-	for _, k := range slices.Sorted(maps.Keys(r.opts.Project.Agent.Env)) {
-		env = append(env, k+"="+r.opts.Project.Agent.Env[k])
-	}
-	return env
-}
-
-func relTo(root, path string) string {
-	if rel, err := filepath.Rel(root, path); err == nil {
-		return rel
-	}
-	return path
+	return w.project.FieldName(path...)
 }
