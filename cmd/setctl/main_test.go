@@ -37,7 +37,7 @@ func TestScripts(t *testing.T) {
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
 		UpdateScripts: *updateScripts,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"jsonnorm": jsonNorm, "nostrayset": noStraySet, "modelserver": modelServer, "modelrequests": modelRequests,
+			"normalise": normalise, "nostrayset": noStraySet, "modelserver": modelServer, "modelrequests": modelRequests,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir)
@@ -90,9 +90,9 @@ func dirExists(path string) bool {
 	return err == nil && info.IsDir()
 }
 
-// jsonNormalisers replace, in order, what differs from one run to the
-// next in set's JSON output.
-var jsonNormalisers = []struct {
+// normalisers replace, in order, what differs from one run to the next
+// in set's output, JSON and text alike.
+var normalisers = []struct {
 	re   *regexp.Regexp
 	with string
 }{
@@ -104,21 +104,29 @@ var jsonNormalisers = []struct {
 	{regexp.MustCompile(`\b\d{8}T\d{6}Z\b`), `RUN`},
 	{regexp.MustCompile(`\barchive/\d{4}-\d\d-\d\d-`), `archive/DATE-`}, // archived change folders
 	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)\b`), `DUR`},
+	{regexp.MustCompile(`\b(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\b`), `TIME`}, // clock times in text
 }
 
-// jsonNorm is the script command `jsonnorm FILE...`: it rewrites each file
-// with what differs from one run to the next replaced by a placeholder:
-// times ("TIME"), PIDs and durationMs (0), sha256 sums (SUM), git hashes,
-// full and short (SHA), run IDs (RUN), the dates of archived change
-// folders (archive/DATE-) and durations in messages (DUR).
-// What remains is what a golden can pin.
-func jsonNorm(ts *testscript.TestScript, neg bool, args []string) {
+// normalise is the script command `normalise FILE...`: it rewrites each
+// file with what differs from one run to the next replaced by a
+// placeholder: the script's $WORK by "$WORK"; times ("TIME" in JSON,
+// TIME for the clock times and dates of text); PIDs and durationMs (0);
+// sha256 sums (SUM); git hashes, full and short (SHA); run IDs (RUN); the
+// dates of archived change folders (archive/DATE-) and durations in
+// messages (DUR). What remains is what a golden can pin: a script copies
+// a command's output and compares it exactly,
+//
+//	cp stdout apply.txt
+//	normalise apply.txt
+//	cmp apply.txt want-apply
+func normalise(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: jsonnorm FILE...")
+		ts.Fatalf("usage: normalise FILE...")
 	}
+	work := ts.Getenv("WORK")
 	for _, name := range args {
-		data := ts.ReadFile(name)
-		for _, n := range jsonNormalisers {
+		data := strings.ReplaceAll(ts.ReadFile(name), work, "$WORK")
+		for _, n := range normalisers {
 			data = n.re.ReplaceAllString(data, n.with)
 		}
 		ts.Check(os.WriteFile(ts.MkAbs(name), []byte(data), 0o644))
