@@ -91,30 +91,39 @@ func dirExists(path string) bool {
 }
 
 // normalisers replace, in order, what differs from one run to the next
-// in set's output, JSON and text alike.
+// in set's output, JSON and text alike; normalise says what each stands
+// for.
 var normalisers = []struct {
 	re   *regexp.Regexp
 	with string
 }{
 	{regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`), `"TIME"`},
-	{regexp.MustCompile(`"(pid|durationMs)":\d+`), `"$1":0`},
+	{regexp.MustCompile(`"(pid|durationMs|ageMs|waitMs|agentMs|verifyMs|queueMs|integrateMs)":( ?)\d+`), `"$1":${2}0`},
+	{regexp.MustCompile(`\bPID \d+\b`), `PID 0`},
 	{regexp.MustCompile(`\b[0-9a-f]{64}\b`), `SUM`},
 	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), `SHA`},
-	{regexp.MustCompile(`\b[0-9a-f]{10,12}\b`), `SHA`}, // short hashes in messages
+	{regexp.MustCompile(`\b[0-9a-f]{10,12}\b`), `SHA`},   // short hashes in messages
+	{regexp.MustCompile(` at [0-9a-f]{7}\b`), ` at SHA`}, // doctor's "main at 1a2b3c4"
 	{regexp.MustCompile(`\b\d{8}T\d{6}Z\b`), `RUN`},
 	{regexp.MustCompile(`\barchive/\d{4}-\d\d-\d\d-`), `archive/DATE-`}, // archived change folders
 	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)\b`), `DUR`},
 	{regexp.MustCompile(`\b(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\b`), `TIME`}, // clock times in text
+	{regexp.MustCompile(`\bgit version [0-9][^\s"]*( \([^)"]*\))?`), `git version VERSION`},
+	{regexp.MustCompile(`\b(not running as root|running as root with IS_SANDBOX=1)\b`), `USER`},
 }
 
 // normalise is the script command `normalise FILE...`: it rewrites each
-// file with what differs from one run to the next replaced by a
-// placeholder: the script's $WORK by "$WORK"; times ("TIME" in JSON,
-// TIME for the clock times and dates of text); PIDs and durationMs (0);
-// sha256 sums (SUM); git hashes, full and short (SHA); run IDs (RUN); the
-// dates of archived change folders (archive/DATE-) and durations in
-// messages (DUR). What remains is what a golden can pin: a script copies
-// a command's output and compares it exactly,
+// file with what differs from one run, or one machine, to the next
+// replaced by a placeholder: the script's $WORK by "$WORK"; times ("TIME"
+// in JSON, TIME for the clock times and dates of text); PIDs and the
+// measured milliseconds of JSON (0) and of text (PID 0); sha256 sums
+// (SUM); git hashes, full and short, and the 7-digit one doctor shows
+// (SHA); run IDs (RUN); the dates of archived change folders
+// (archive/DATE-); durations in messages (DUR); git's version (git
+// version VERSION); and whether the script runs as root, which is why
+// claude runs with bypassed permissions (USER: the scripts' claude agents
+// set IS_SANDBOX=1). What remains is what a golden can pin: a script
+// copies a command's output and compares it exactly,
 //
 //	cp stdout apply.txt
 //	normalise apply.txt
