@@ -102,8 +102,9 @@ var normalisers = []struct {
 	{regexp.MustCompile(`\bPID \d+\b`), `PID 0`},
 	{regexp.MustCompile(`\b[0-9a-f]{64}\b`), `SUM`},
 	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), `SHA`},
-	{regexp.MustCompile(`\b[0-9a-f]{10,12}\b`), `SHA`},   // short hashes in messages
-	{regexp.MustCompile(` at [0-9a-f]{7}\b`), ` at SHA`}, // doctor's "main at 1a2b3c4"
+	{regexp.MustCompile(`\b[0-9a-f]{12}\b`), `SHA12`},
+	{regexp.MustCompile(`\b[0-9a-f]{10}\b`), `SHA10`},
+	{regexp.MustCompile(` at [0-9a-f]{7}\b`), ` at SHA7`}, // doctor's "main at 1a2b3c4"
 	{regexp.MustCompile(`\b\d{8}T\d{6}Z\b`), `RUN`},
 	{regexp.MustCompile(`\barchive/\d{4}-\d\d-\d\d-`), `archive/DATE-`}, // archived change folders
 	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)\b`), `DUR`},
@@ -117,8 +118,8 @@ var normalisers = []struct {
 // replaced by a placeholder: the script's $WORK by "$WORK"; times ("TIME"
 // in JSON, TIME for the clock times and dates of text); PIDs and the
 // measured milliseconds of JSON (0) and of text (PID 0); sha256 sums
-// (SUM); git hashes, full and short, and the 7-digit one doctor shows
-// (SHA); run IDs (RUN); the dates of archived change folders
+// (SUM); git hashes, full (SHA) and short, with their length (SHA12,
+// SHA10, and SHA7 for the one doctor shows); run IDs (RUN); the dates of archived change folders
 // (archive/DATE-); durations in messages (DUR); git's version (git
 // version VERSION); and whether the script runs as root, which is why
 // claude runs with bypassed permissions (USER: the scripts' claude agents
