@@ -110,6 +110,7 @@ var normalisers = []struct {
 	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)\b`), `DUR`},
 	{regexp.MustCompile(`\b(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\b`), `TIME`}, // clock times in text
 	{regexp.MustCompile(`\bgit version [0-9][^\s"]*( \([^)"]*\))?`), `git version VERSION`},
+	{regexp.MustCompile(`\bgo1\.\d+(\.\d+)?((rc|beta)\d+)?\b`), `GOVERSION`},
 	{regexp.MustCompile(`\b(not running as root|running as root with IS_SANDBOX=1)\b`), `USER`},
 }
 
@@ -121,7 +122,7 @@ var normalisers = []struct {
 // (SUM); git hashes, full (SHA) and short, with their length (SHA12,
 // SHA10, and SHA7 for the one doctor shows); run IDs (RUN); the dates of archived change folders
 // (archive/DATE-); durations in messages (DUR); git's version (git
-// version VERSION); and whether the script runs as root, which is why
+// version VERSION) and Go's (GOVERSION); and whether the script runs as root, which is why
 // claude runs with bypassed permissions (USER: the scripts' claude agents
 // set IS_SANDBOX=1). What remains is what a golden can pin: a script
 // copies a command's output and compares it exactly,
