@@ -21,8 +21,9 @@ func TestMain(m *testing.M) {
 }
 
 // updateScripts rewrites, in the scripts, the files that cmp compares
-// against (goldens such as apply_json's want.jsonl) with what the
-// commands wrote.
+// against (goldens such as apply_json's want-run.jsonl) with what the
+// commands wrote: go test ./cmd/setctl -run 'TestScripts/apply$'
+// -update-scripts, then read the diff. cmpenv's goldens are not rewritten.
 var updateScripts = flag.Bool("update-scripts", false, "update the golden files of testdata/script")
 
 // TestScripts runs the CLI scripts of testdata/script. Each script gets its
@@ -32,6 +33,12 @@ var updateScripts = flag.Bool("update-scripts", false, "update the golden files 
 // modregistrytest.New describes: example.com_acme_profiles_v0.1.0) as
 // CUE_REGISTRY. The commands modelserver and modelrequests start a
 // scripted model endpoint and show what it was asked (modelserver_test.go).
+//
+// A script pins what a command prints with cmp against a golden in its
+// archive; what differs from run to run (times, hashes, durations, $WORK)
+// goes through normalise first, and the lines of changes that run at
+// once are compared one change at a time (exec grep '^TIME greet '). A
+// regex match is left only where the output itself may differ.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
