@@ -22,8 +22,9 @@ func TestMain(m *testing.M) {
 }
 
 // updateScripts rewrites, in the scripts, the files that cmp compares
-// against (goldens such as apply_json's want.jsonl) with what the
-// commands wrote.
+// against (goldens such as apply_json's want-run.jsonl) with what the
+// commands wrote: go test ./cmd/setctl -run 'TestScripts/apply$'
+// -update-scripts, then read the diff. cmpenv's goldens are not rewritten.
 var updateScripts = flag.Bool("update-scripts", false, "update the golden files of testdata/script")
 
 // TestScripts runs the CLI scripts of testdata/script. Each script gets its
@@ -33,12 +34,18 @@ var updateScripts = flag.Bool("update-scripts", false, "update the golden files 
 // modregistrytest.New describes: example.com_acme_profiles_v0.1.0) as
 // CUE_REGISTRY. The commands modelserver and modelrequests start a
 // scripted model endpoint and show what it was asked (modelserver_test.go).
+//
+// A script pins what a command prints with cmp against a golden in its
+// archive; what differs from run to run (times, hashes, durations, $WORK)
+// goes through normalise first, and the lines of changes that run at
+// once are compared one change at a time (exec grep '^TIME greet '). A
+// regex match is left only where the output itself may differ.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
 		UpdateScripts: *updateScripts,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"jsonnorm": jsonNorm, "nostrayset": noStraySet, "modelserver": modelServer, "modelrequests": modelRequests,
+			"normalise": normalise, "nostrayset": noStraySet, "modelserver": modelServer, "modelrequests": modelRequests,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir)
@@ -98,35 +105,54 @@ func dirExists(path string) bool {
 	return err == nil && info.IsDir()
 }
 
-// jsonNormalisers replace, in order, what differs from one run to the
-// next in set's JSON output.
-var jsonNormalisers = []struct {
+// normalisers replace, in order, what differs from one run to the next
+// in set's output, JSON and text alike; normalise says what each stands
+// for.
+var normalisers = []struct {
 	re   *regexp.Regexp
 	with string
 }{
 	{regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`), `"TIME"`},
-	{regexp.MustCompile(`"(pid|durationMs)":\d+`), `"$1":0`},
+	{regexp.MustCompile(`"(pid|durationMs|ageMs|waitMs|agentMs|verifyMs|queueMs|integrateMs)":( ?)\d+`), `"$1":${2}0`},
+	{regexp.MustCompile(`\bPID \d+\b`), `PID 0`},
 	{regexp.MustCompile(`\b[0-9a-f]{64}\b`), `SUM`},
 	{regexp.MustCompile(`\b[0-9a-f]{40}\b`), `SHA`},
-	{regexp.MustCompile(`\b[0-9a-f]{10,12}\b`), `SHA`}, // short hashes in messages
+	{regexp.MustCompile(`\b[0-9a-f]{12}\b`), `SHA12`},
+	{regexp.MustCompile(`\b[0-9a-f]{10}\b`), `SHA10`},
+	{regexp.MustCompile(` at [0-9a-f]{7}\b`), ` at SHA7`}, // doctor's "main at 1a2b3c4"
 	{regexp.MustCompile(`\b\d{8}T\d{6}Z\b`), `RUN`},
 	{regexp.MustCompile(`\barchive/\d{4}-\d\d-\d\d-`), `archive/DATE-`}, // archived change folders
 	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)\b`), `DUR`},
+	{regexp.MustCompile(`\b(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\b`), `TIME`}, // clock times in text
+	{regexp.MustCompile(`\bgit version [0-9][^\s"]*( \([^)"]*\))?`), `git version VERSION`},
+	{regexp.MustCompile(`\bgo1\.\d+(\.\d+)?((rc|beta)\d+)?\b`), `GOVERSION`},
+	{regexp.MustCompile(`\b(not running as root|running as root with IS_SANDBOX=1)\b`), `USER`},
 }
 
-// jsonNorm is the script command `jsonnorm FILE...`: it rewrites each file
-// with what differs from one run to the next replaced by a placeholder:
-// times ("TIME"), PIDs and durationMs (0), sha256 sums (SUM), git hashes,
-// full and short (SHA), run IDs (RUN), the dates of archived change
-// folders (archive/DATE-) and durations in messages (DUR).
-// What remains is what a golden can pin.
-func jsonNorm(ts *testscript.TestScript, neg bool, args []string) {
+// normalise is the script command `normalise FILE...`: it rewrites each
+// file with what differs from one run, or one machine, to the next
+// replaced by a placeholder: the script's $WORK by "$WORK"; times ("TIME"
+// in JSON, TIME for the clock times and dates of text); PIDs and the
+// measured milliseconds of JSON (0) and of text (PID 0); sha256 sums
+// (SUM); git hashes, full (SHA) and short, with their length (SHA12,
+// SHA10, and SHA7 for the one doctor shows); run IDs (RUN); the dates of archived change folders
+// (archive/DATE-); durations in messages (DUR); git's version (git
+// version VERSION) and Go's (GOVERSION); and whether the script runs as root, which is why
+// claude runs with bypassed permissions (USER: the scripts' claude agents
+// set IS_SANDBOX=1). What remains is what a golden can pin: a script
+// copies a command's output and compares it exactly,
+//
+//	cp stdout apply.txt
+//	normalise apply.txt
+//	cmp apply.txt want-apply
+func normalise(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: jsonnorm FILE...")
+		ts.Fatalf("usage: normalise FILE...")
 	}
+	work := ts.Getenv("WORK")
 	for _, name := range args {
-		data := ts.ReadFile(name)
-		for _, n := range jsonNormalisers {
+		data := strings.ReplaceAll(ts.ReadFile(name), work, "$WORK")
+		for _, n := range normalisers {
 			data = n.re.ReplaceAllString(data, n.with)
 		}
 		ts.Check(os.WriteFile(ts.MkAbs(name), []byte(data), 0o644))
