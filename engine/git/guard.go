@@ -37,6 +37,10 @@ type ExecSnapshot struct {
 	// and key as `git config --list` names it (section and variable
 	// lower-case); each key's values in the file's order.
 	config map[configEntry][]string
+	// configData is each configuration file's content: a file unchanged
+	// since an earlier snapshot (see Now) has its entries taken from
+	// there, without running git.
+	configData map[string][]byte
 }
 
 // hookFile is a file of a hooks directory: its mode (type and
@@ -128,19 +132,44 @@ func TakeExecSnapshot(ctx context.Context, dir string) (*ExecSnapshot, error) {
 	if filepath.Base(s.commonDir) == ".git" {
 		s.top = filepath.Dir(s.commonDir)
 	}
-	return s, s.read(ctx)
+	return s, s.read(ctx, nil)
 }
 
-// read fills s with what its repository holds now.
-func (s *ExecSnapshot) read(ctx context.Context) error {
-	s.hooks, s.config = map[string]hookFile{}, map[configEntry][]string{}
+// read fills s with what its repository holds now, taking the entries
+// of a configuration file whose content is that of the file in earlier
+// (nil: none) from there.
+func (s *ExecSnapshot) read(ctx context.Context, earlier *ExecSnapshot) error {
+	s.hooks, s.config, s.configData = map[string]hookFile{}, map[configEntry][]string{}, map[string][]byte{}
 	files, err := s.configFiles()
 	if err != nil {
 		return err
 	}
 	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(s.commonDir, filepath.FromSlash(f)))
+		if os.IsNotExist(err) {
+			continue // removed meanwhile (a worktree that went)
+		}
+		if err != nil {
+			return err
+		}
+		if earlier != nil {
+			if old, ok := earlier.configData[f]; ok && bytes.Equal(old, data) {
+				for k, vs := range earlier.config {
+					if k.file == f {
+						s.config[k] = vs
+					}
+				}
+				s.configData[f] = data
+				continue
+			}
+		}
 		if err := s.readConfig(ctx, f); err != nil {
 			return err
+		}
+		// The content is kept only when git read that very content: a
+		// file written in between is read by git again next time.
+		if again, err := os.ReadFile(filepath.Join(s.commonDir, filepath.FromSlash(f))); err == nil && bytes.Equal(again, data) {
+			s.configData[f] = data
 		}
 	}
 	for _, d := range s.hookDirs() {
@@ -300,7 +329,7 @@ func (s *ExecSnapshot) rel(path string) string {
 // core.hooksPath added into the repository names.
 func (s *ExecSnapshot) Now(ctx context.Context) (*ExecSnapshot, error) {
 	now := &ExecSnapshot{commonDir: s.commonDir, top: s.top}
-	if err := now.read(ctx); err != nil {
+	if err := now.read(ctx, s); err != nil {
 		return nil, err
 	}
 	for _, d := range s.hookDirs() {

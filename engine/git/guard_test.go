@@ -323,3 +323,37 @@ func TestRunsPrograms(t *testing.T) {
 		}
 	}
 }
+
+// TestExecSnapshotNowOfAnUnchangedRepositoryRunsNoGit: the run checks
+// after every agent iteration and gate, so a check that finds nothing
+// changed reads files only.
+func TestExecSnapshotNowOfAnUnchangedRepositoryRunsNoGit(t *testing.T) {
+	g := newGuardRepo(t)
+	ctx := context.Background()
+	before, err := TakeExecSnapshot(ctx, g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(t.TempDir(), "trace")
+	t.Setenv("GIT_TRACE2_EVENT", trace)
+	now, err := before.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := before.Diff(now); len(d) != 0 {
+		t.Errorf("Diff of an unchanged repository = %v", d)
+	}
+	if _, err := os.Stat(trace); !os.IsNotExist(err) {
+		t.Errorf("Now of an unchanged repository ran git (%s)", trace)
+	}
+	g.plant()
+	if now, err = before.Now(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(trace); err != nil {
+		t.Errorf("Now of a changed configuration ran no git: %v", err)
+	}
+	if len(before.Diff(now)) != 4 {
+		t.Errorf("Diff = %v, want 4 changes", before.Diff(now))
+	}
+}
