@@ -160,6 +160,9 @@ type run struct {
 	watchMu        sync.Mutex
 	watches        map[string]*watch
 	sentinelFailed error
+	// gitDir guards the repository's shared git directory (see
+	// gitDirGuard).
+	gitDir gitDirGuard
 
 	// control reads the requests of setctl pause and resume. The maps
 	// below are the loop goroutine's own: resumable holds the paused
@@ -242,6 +245,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	result, runErr := r.execute(ctx)
+	result, runErr = r.checkGitDirAtEnd(ctx, result, runErr)
 	r.dropSpares(context.WithoutCancel(ctx))
 	sum, err := r.finish(result, runErr, resumed, opts.Now().Sub(start))
 	r.trash.Wait()
@@ -327,6 +331,9 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout) (r *run, r
 // "interrupted") and the run error, if any.
 func (r *run) execute(ctx context.Context) (string, error) {
 	err := r.checkBaseline(ctx)
+	if err == nil {
+		err = r.guardGitDir(ctx)
+	}
 	switch {
 	case err == nil:
 		return r.loop(ctx)

@@ -397,8 +397,10 @@ func (r *run) tokenField(change string) string {
 }
 
 // observe shows the event of a change to its watch, if a worker took the
-// change in this run.
+// change in this run, once the shared git directory is checked after it
+// (checkGitDir), so that the watch's rules see the guard's stop.
 func (r *run) observe(e journal.Event) {
+	r.checkGitDir(e)
 	r.watchMu.Lock()
 	w := r.watches[e.Change]
 	r.watchMu.Unlock()
