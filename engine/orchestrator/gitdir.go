@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
 )
 
 // gitDirGuard keeps what makes git run programs in the repository's
@@ -22,12 +26,18 @@ import (
 // Invariants: the snapshot is taken once, before the first dispatch, and
 // every check compares with it under mu, so two checks never undo the
 // same thing twice. Whatever a check finds changed is undone at once,
-// journaled, and fails the change whose agent iteration or verify gate
-// had just ended; a change found at the end of the run, which no such
-// check saw, fails the run.
+// journaled, and fails every suspect: the change whose agent iteration or
+// verify gate had just ended, and each other change whose agent or
+// verify gates ran since the last check that found nothing (with one
+// change at work at a time, the one that did it). A change found at the
+// end of the run, which no such check saw, fails the run.
 type gitDirGuard struct {
 	mu     sync.Mutex
 	before *git.ExecSnapshot // nil until the run took it
+	// working are the changes whose agent iteration or verify gate runs
+	// now (from its start event to its end event); ranSince those that
+	// worked at any moment since the last check that found nothing.
+	working, ranSince map[string]bool
 }
 
 // gitDirRule names the guard where the journal names a sentinel rule
@@ -47,35 +57,80 @@ func (r *run) guardGitDir(ctx context.Context) error {
 	return nil
 }
 
-// restoreGitDir undoes what changed since the snapshot, and returns it.
-func (r *run) restoreGitDir(ctx context.Context) ([]git.ExecChange, error) {
+// restoreGitDir undoes what changed since the snapshot, and returns it
+// with the changes suspected of it (see gitDirGuard); the suspects start
+// again from the changes at work now.
+func (r *run) restoreGitDir(ctx context.Context) (changes []git.ExecChange, suspects []string, err error) {
 	r.gitDir.mu.Lock()
 	defer r.gitDir.mu.Unlock()
 	if r.gitDir.before == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return r.gitDir.before.Restore(ctx)
+	changes, err = r.gitDir.before.Restore(ctx)
+	if len(changes) > 0 {
+		suspects = slices.Sorted(maps.Keys(r.gitDir.ranSince))
+	}
+	r.gitDir.ranSince = maps.Clone(r.gitDir.working)
+	return changes, suspects, err
+}
+
+// noteWork keeps gitDirGuard.working and ranSince up to date with event
+// e, and reports whether e ends a change's agent iteration or verify
+// gate: what ran code of the change's agent.
+func (r *run) noteWork(e journal.Event) (ended bool) {
+	var start bool
+	switch e.Type {
+	case journal.AgentSessionDecision:
+		start = true
+	case journal.AgentIteration:
+		ended = true
+	case journal.GateStarted:
+		d, err := journal.Decode[journal.GateStartedData](e)
+		start = err == nil && d.Stage == "verify"
+	case journal.VerifyGate:
+		d, err := journal.Decode[journal.VerifyGateData](e)
+		ended = err == nil && d.Stage == "verify"
+	}
+	if e.Change == "" || !(start || ended) {
+		return false
+	}
+	r.gitDir.mu.Lock()
+	defer r.gitDir.mu.Unlock()
+	if r.gitDir.working == nil {
+		r.gitDir.working, r.gitDir.ranSince = map[string]bool{}, map[string]bool{}
+	}
+	// A worker does one thing at a time: a start or an end of its
+	// change's work replaces an end an interrupted iteration or a stopped
+	// stack never recorded.
+	if start {
+		r.gitDir.working[e.Change] = true
+	} else {
+		delete(r.gitDir.working, e.Change)
+	}
+	r.gitDir.ranSince[e.Change] = true
+	return ended
 }
 
 // checkGitDir checks the shared git directory after event e of a change
 // was recorded (see recorder.observe), when e ends an agent iteration or
-// a verify gate: what that agent or gate, or anything running meanwhile,
-// changed there is undone, journaled as a SENTINEL_ACTION of gitDirRule,
-// and the change fails as failed:agent_error with a security message,
-// through the sentinel's stop: the loop takes it at the next iteration
-// boundary, the worker as soon as the agent is done, a verify stack stops
-// at once. failed:agent_error is terminal, spends no retry budget, and a
-// new setctl apply retries it only when the user runs one. A check that
-// cannot read the repository ends the run (see run.sentinelErr).
+// a verify gate: what changed there is undone, journaled as a
+// SENTINEL_ACTION of gitDirRule for each suspect (see gitDirGuard), and
+// each suspect still at work fails as failed:agent_error with a security
+// message, through the sentinel's stop: the loop takes it at the next
+// iteration boundary, the worker as soon as the agent is done, a running
+// iteration or verify stack stops at once. failed:agent_error is
+// terminal, spends no retry budget, and a new setctl apply retries it
+// only when the user runs one. A check that cannot read the repository
+// ends the run (see run.sentinelErr).
 //
 // The checks run in the goroutine that recorded e, on a context of their
-// own: they read a few files, and git only when a configuration file
+// own: they read a few files, and run git only when a configuration file
 // changed.
 func (r *run) checkGitDir(e journal.Event) {
-	if e.Change == "" || !endsAgentWork(e) {
+	if !r.noteWork(e) {
 		return
 	}
-	changes, err := r.restoreGitDir(context.Background())
+	changes, suspects, err := r.restoreGitDir(context.Background())
 	if err != nil {
 		r.sentinelErr(fmt.Errorf("checking the repository's git directory after %s: %w", e.Change, err))
 		return
@@ -83,29 +138,33 @@ func (r *run) checkGitDir(e journal.Event) {
 	if len(changes) == 0 {
 		return
 	}
-	msg := securityMessage(e.Change, changes)
-	facts, err := json.Marshal(map[string]any{"changes": names(changes), "undone": true})
-	if err == nil {
-		err = r.rec.emit(e.Change, journal.SentinelActionData{Rule: gitDirRule, Action: "fail", Step: 1, Steps: 1, When: msg, Facts: facts})
+	var failing []string
+	for _, c := range suspects {
+		// A change that failed or waits in the merge queue has no agent
+		// or gate at work: its worker recorded no end of what it ran.
+		if s := r.rec.status(c); c == e.Change || (s.Active() && s != state.Queued && s != state.Integrating) {
+			failing = append(failing, c)
+		}
 	}
+	if len(failing) == 0 {
+		// Nothing of an agent's ran since the last check: it is the
+		// run's, as at its end (checkGitDirAtEnd).
+		r.sentinelErr(fmt.Errorf("security: the repository's git directory, which every worktree shares, changed while no agent worked: %s; set undid it", strings.Join(names(changes), "; ")))
+		return
+	}
+	msg := securityMessage(failing, changes)
+	facts, err := json.Marshal(map[string]any{"changes": names(changes), "suspects": failing, "undone": true})
 	if err != nil {
 		r.sentinelErr(err)
 		return
 	}
-	r.watchOf(e.Change).stop(&agent.Stop{Action: "fail", Rule: gitDirRule, Fails: "agent_error", Reason: msg})
-}
-
-// endsAgentWork reports whether e ends an agent iteration or a gate of
-// the verify stage, which run code of the change's agent.
-func endsAgentWork(e journal.Event) bool {
-	switch e.Type {
-	case journal.AgentIteration:
-		return true
-	case journal.VerifyGate:
-		d, err := journal.Decode[journal.VerifyGateData](e)
-		return err == nil && d.Stage == "verify"
+	for _, c := range failing {
+		if err := r.rec.emit(c, journal.SentinelActionData{Rule: gitDirRule, Action: "fail", Step: 1, Steps: 1, When: msg, Facts: facts}); err != nil {
+			r.sentinelErr(err)
+			return
+		}
+		r.watchOf(c).stop(&agent.Stop{Action: "fail", Rule: gitDirRule, Fails: "agent_error", Reason: msg})
 	}
-	return false
 }
 
 // checkGitDirAtEnd is the run's last check, whatever its result: a change
@@ -113,7 +172,7 @@ func endsAgentWork(e journal.Event) bool {
 // process an agent left behind) is undone, and fails the run with a
 // security message; runErr, when there is one, stays the run's error.
 func (r *run) checkGitDirAtEnd(ctx context.Context, result string, runErr error) (string, error) {
-	changes, err := r.restoreGitDir(context.WithoutCancel(ctx))
+	changes, _, err := r.restoreGitDir(context.WithoutCancel(ctx))
 	switch {
 	case runErr != nil:
 		return result, runErr
@@ -125,11 +184,15 @@ func (r *run) checkGitDirAtEnd(ctx context.Context, result string, runErr error)
 	return result, nil
 }
 
-// securityMessage is the reason a change fails for changes found in the
-// shared git directory after its agent's work.
-func securityMessage(change string, changes []git.ExecChange) string {
-	return fmt.Sprintf("security: the repository's git directory, which every worktree shares, changed while %s's agent worked, outside its worktree: %s; set undid it",
-		change, strings.Join(names(changes), "; "))
+// securityMessage is the reason the suspected changes fail for the
+// changes found in the shared git directory.
+func securityMessage(suspects []string, changes []git.ExecChange) string {
+	who := suspects[0] + "'s agent worked, outside its worktree"
+	if len(suspects) > 1 {
+		who = "the agents of " + english.List(suspects) + " worked, outside their worktrees (set cannot tell which of them did it)"
+	}
+	return fmt.Sprintf("security: the repository's git directory, which every worktree shares, changed while %s: %s; set undid it",
+		who, strings.Join(names(changes), "; "))
 }
 
 // names are the changes as messages name them.

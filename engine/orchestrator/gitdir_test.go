@@ -176,3 +176,48 @@ echo "test for REQ" > alpha_test.txt
 		t.Errorf("the repository's hooks and config (-began +ended):\n%s", d)
 	}
 }
+
+// TestGitDirChangedWhileTwoAgentsWorkedFailsBoth: set cannot tell which
+// of two agents at work at once planted the hook; both changes fail, and
+// the message says so.
+func TestGitDirChangedWhileTwoAgentsWorkedFailsBoth(t *testing.T) {
+	f := newFixture(t)
+	files := userGitDir(f)
+	began := files()
+	f.project.MaxParallel = 2
+	f.change("hostile")
+	f.change("benign")
+	marks := t.TempDir()
+	// hostile plants once benign's agent runs; benign ends once hostile
+	// planted.
+	a := f.agentScript(`
+marks=` + marks + `
+wait_for() { i=0; until [ -e "$1" ]; do i=$((i+1)); [ $i -lt 1000 ] || exit 3; sleep 0.01; done; }
+echo "$change works" > $change.txt
+echo "test for REQ" > ${change}_test.txt
+if [ "$change" = hostile ]; then
+	wait_for "$marks/benign-runs"` + plantHooks + `	touch "$marks/planted"
+else
+	touch "$marks/benign-runs"
+	wait_for "$marks/planted"
+fi
+`)
+	sum, err := f.apply(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]state.Status{"hostile": state.FailedAgentError, "benign": state.FailedAgentError}
+	if !cmp.Equal(sum.Statuses, want) {
+		t.Fatalf("statuses %v, want %v", sum.Statuses, want)
+	}
+	msg := `security: the repository's git directory, which every worktree shares, changed while the agents of benign and hostile worked, ` +
+		`outside their worktrees (set cannot tell which of them did it): hook post-commit added; core.hooksPath set to "/tmp/set-test-evil-hooks"; set undid it`
+	for _, c := range []string{"hostile", "benign"} {
+		if got := f.state().Changes[c].Error; got != msg {
+			t.Errorf("%s failed with\n%s\nwant\n%s", c, got, msg)
+		}
+	}
+	if d := cmp.Diff(began, files()); d != "" {
+		t.Errorf("the repository's hooks and config (-began +ended):\n%s", d)
+	}
+}
