@@ -166,7 +166,8 @@ func TakeExecSnapshot(ctx context.Context, dir string) (*ExecSnapshot, error) {
 
 // read fills s with what its repository holds now, taking the entries
 // of a configuration file whose content is that of the file in earlier
-// (nil: none) from there.
+// (nil: none) from there. It reads the hooks directories earlier read,
+// or, with no earlier, those s's configuration names.
 func (s *ExecSnapshot) read(ctx context.Context, earlier *ExecSnapshot) error {
 	s.hooks, s.config, s.configData = map[string]hookFile{}, map[configEntry][]string{}, map[string][]byte{}
 	files, err := s.configFiles()
@@ -201,7 +202,11 @@ func (s *ExecSnapshot) read(ctx context.Context, earlier *ExecSnapshot) error {
 			s.configData[f] = data
 		}
 	}
-	for _, d := range s.hookDirs() {
+	dirs := s.hookDirs
+	if earlier != nil {
+		dirs = earlier.hookDirs
+	}
+	for _, d := range dirs() {
 		if err := s.readHooks(d); err != nil {
 			return err
 		}
@@ -353,18 +358,14 @@ func (s *ExecSnapshot) rel(path string) string {
 }
 
 // Now is the snapshot of s's repository as it stands now, to Diff with
-// s. It reads the hooks directories of both: those s's core.hooksPath
-// names, whose hooks a changed key does not make go away, and those a
-// core.hooksPath added into the repository names.
+// s. It reads the hooks directories s read: a core.hooksPath changed
+// since is a change of its key, and undoing the key makes the directory
+// it names inert; the files there are left alone, since the key may name
+// any directory, the user's source files among them.
 func (s *ExecSnapshot) Now(ctx context.Context) (*ExecSnapshot, error) {
 	now := &ExecSnapshot{commonDir: s.commonDir, top: s.top}
 	if err := now.read(ctx, s); err != nil {
 		return nil, err
-	}
-	for _, d := range s.hookDirs() {
-		if err := now.readHooks(d); err != nil {
-			return nil, err
-		}
 	}
 	return now, nil
 }

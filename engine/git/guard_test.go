@@ -210,17 +210,19 @@ func TestExecSnapshotHooksPathInsideTheRepository(t *testing.T) {
 		got = append(got, c.String())
 	}
 	want := []string{
-		"hook post-commit added in .git/mine",
 		"hook post-checkout added in .githooks",
 		`core.hooksPath changed from ".githooks" to ".git/mine"`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Restore (-want +got):\n%s", d)
 	}
-	for _, p := range []string{".githooks/post-checkout", ".git/mine/post-commit"} {
-		if _, err := os.Lstat(filepath.Join(g.dir, p)); !os.IsNotExist(err) {
-			t.Errorf("%s is still there after Restore (%v)", p, err)
-		}
+	if _, err := os.Lstat(filepath.Join(g.dir, ".githooks/post-checkout")); !os.IsNotExist(err) {
+		t.Errorf(".githooks/post-checkout is still there after Restore (%v)", err)
+	}
+	// The directory the key named is inert once the key is undone, and
+	// its files are left: the key may name any directory.
+	if _, err := os.Lstat(filepath.Join(g.dir, ".git/mine/post-commit")); err != nil {
+		t.Errorf("Restore removed a file of the directory the undone key named: %v", err)
 	}
 	if got := g.read(".githooks/pre-commit"); got != userHook {
 		t.Errorf("the user's hook after Restore = %q", got)
@@ -374,5 +376,29 @@ func TestDisplayKey(t *testing.T) {
 		if got := displayKey(key); got != want {
 			t.Errorf("displayKey(%q) = %q, want %q", key, got, want)
 		}
+	}
+}
+
+// TestExecSnapshotLeavesTheFilesAnAddedHooksPathNames: an agent that
+// points core.hooksPath at the user's source directory gets the key
+// undone, and the source files stay.
+func TestExecSnapshotLeavesTheFilesAnAddedHooksPathNames(t *testing.T) {
+	g := newGuardRepo(t)
+	ctx := context.Background()
+	g.write("src/main.sh", "echo main\n")
+	before, err := TakeExecSnapshot(ctx, g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, g.wt, "config", "core.hooksPath", "src")
+	undone, err := before.Restore(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(undone) != 1 || undone[0].String() != `core.hooksPath set to "src"` {
+		t.Errorf("Restore = %v, want the key alone", undone)
+	}
+	if got := g.read("src/main.sh"); got != "echo main\n" {
+		t.Errorf("src/main.sh after Restore = %q", got)
 	}
 }
