@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -170,18 +171,18 @@ func (r *run) checkGitDir(e journal.Event) {
 // checkGitDirAtEnd is the run's last check, whatever its result: a change
 // no check after an iteration or a gate saw (a gate of the merge queue, a
 // process an agent left behind) is undone, and fails the run with a
-// security message; runErr, when there is one, stays the run's error.
+// security message, after runErr when the run failed already.
 func (r *run) checkGitDirAtEnd(ctx context.Context, result string, runErr error) (string, error) {
 	changes, _, err := r.restoreGitDir(context.WithoutCancel(ctx))
 	switch {
-	case runErr != nil:
-		return result, runErr
 	case err != nil:
-		return "failed", fmt.Errorf("checking the repository's git directory at the end of the run: %w", err)
+		err = fmt.Errorf("checking the repository's git directory at the end of the run: %w", err)
 	case len(changes) > 0:
-		return "failed", fmt.Errorf("security: the repository's git directory, which every worktree shares, changed during the run: %s; set undid it", strings.Join(names(changes), "; "))
+		err = fmt.Errorf("security: the repository's git directory, which every worktree shares, changed during the run: %s; set undid it", strings.Join(names(changes), "; "))
+	default:
+		return result, runErr
 	}
-	return result, nil
+	return "failed", errors.Join(runErr, err)
 }
 
 // securityMessage is the reason the suspected changes fail for the
