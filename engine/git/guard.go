@@ -153,9 +153,16 @@ func showValues(vs []string) string {
 
 // TakeExecSnapshot reads the ExecSnapshot of the repository dir is in.
 func TakeExecSnapshot(ctx context.Context, dir string) (*ExecSnapshot, error) {
-	common, err := Run(ctx, dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	// Relative to dir, where git runs (--path-format=absolute needs git
+	// 2.31).
+	common, err := Run(ctx, dir, "rev-parse", "--git-common-dir")
 	if err != nil {
 		return nil, err
+	}
+	if !filepath.IsAbs(common) {
+		if common, err = filepath.Abs(filepath.Join(dir, common)); err != nil {
+			return nil, err
+		}
 	}
 	s := &ExecSnapshot{commonDir: filepath.Clean(common), top: filepath.Clean(common)}
 	if filepath.Base(s.commonDir) == ".git" {

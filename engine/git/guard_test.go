@@ -402,3 +402,24 @@ func TestExecSnapshotLeavesTheFilesAnAddedHooksPathNames(t *testing.T) {
 		t.Errorf("src/main.sh after Restore = %q", got)
 	}
 }
+
+// TestExecSnapshotOfARelativeDir: the snapshot names the repository's
+// files absolutely, whatever directory it was asked about.
+func TestExecSnapshotOfARelativeDir(t *testing.T) {
+	g := newGuardRepo(t)
+	ctx := context.Background()
+	t.Chdir(filepath.Dir(g.wt))
+	before, err := TakeExecSnapshot(ctx, filepath.Base(g.wt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	g.plant()
+	undone, err := before.Restore(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(undone) != 4 {
+		t.Errorf("Restore from another directory undid %v, want 4 changes", undone)
+	}
+}
