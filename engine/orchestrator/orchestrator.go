@@ -225,6 +225,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	result, runErr := r.execute(ctx)
+	result, runErr = r.gitDir.checkAtEnd(ctx, result, runErr)
 	r.pool.drop(context.WithoutCancel(ctx))
 	sum, err := r.finish(result, runErr, resumed, opts.Now().Sub(start))
 	r.pool.wait()
@@ -300,6 +301,9 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sen
 // "interrupted") and the run error, if any.
 func (r *run) execute(ctx context.Context) (string, error) {
 	err := r.checkBaseline(ctx)
+	if err == nil {
+		err = r.gitDir.take(ctx)
+	}
 	switch {
 	case err == nil:
 		return r.loop(ctx)

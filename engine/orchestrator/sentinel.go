@@ -141,6 +141,17 @@ func (ws *watches) observe(e journal.Event) {
 	}
 }
 
+// stop stops change's work with s, if a worker took the change in this
+// run (see watch.stop).
+func (ws *watches) stop(change string, s *agent.Stop) {
+	ws.mu.Lock()
+	w := ws.byChange[change]
+	ws.mu.Unlock()
+	if w != nil {
+		w.stop(s)
+	}
+}
+
 // fail sends the sentinel's first run error to the loop (see errs).
 func (ws *watches) fail(err error) {
 	ws.failOnce.Do(func() { ws.errs <- err })

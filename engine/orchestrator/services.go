@@ -9,6 +9,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
@@ -35,6 +36,9 @@ type services struct {
 	rec     *recorder
 	pool    *worktreePool
 	watches *watches
+	// gitDir guards the repository's shared git directory (see
+	// gitDirGuard).
+	gitDir *gitDirGuard
 	// reqs are the spec's requirements by ID (a replan keeps them).
 	reqs map[string]spec.Requirement
 	env  []string
@@ -69,7 +73,13 @@ func newServices(opts Options, layout rundir.Layout, rec *recorder, rules *senti
 	for _, req := range opts.Plan.Requirements {
 		s.reqs[req.ID] = req
 	}
-	rec.observe = s.watches.observe
+	s.gitDir = &gitDirGuard{root: opts.Root, rec: rec, watches: s.watches}
+	// The guard sees an event first, so that the watch's rules see the
+	// guard's stop.
+	rec.observe = func(e journal.Event) {
+		s.gitDir.check(e)
+		s.watches.observe(e)
+	}
 	return s
 }
 
