@@ -86,5 +86,28 @@ func TestReadText(t *testing.T) {
 		if got := readText(tc.in); got != tc.want {
 			t.Errorf("readText(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+		if got := readText(tc.want); got != tc.want {
+			t.Errorf("readText(%q) = %q: reading what was read changes it", tc.want, got)
+		}
+	}
+}
+
+// TestCompareReadsAsAReaderFolds: a requirement whose title changed its
+// spacing and whose text changed a word is changed in its text only, and
+// the delta set writes for it still folds into the living spec (renamed
+// to the title as now spaced, then modified), leaving it implemented.
+func TestCompareReadsAsAReaderFolds(t *testing.T) {
+	reqs, _ := Parse("docs/spec.md", []byte(readSpec), Options{})
+	living := livingOf(t, reqs)
+	edited := strings.NewReplacer("Median of an array", "Median  of an array", "middle value", "central value").Replace(readSpec)
+	next, _ := Parse("docs/spec.md", []byte(edited), Options{})
+	sts := standings(t, next, living)
+	if got, want := statusLine(sts), "REQ-STATS-01=changed@stats(text)"; got != want {
+		t.Fatalf("%s, want %s", got, want)
+	}
+	folder := ChangeFolder(ChangeFolderInput{Change: "edit", Requirements: []ChangeRequirement{{Standing: sts[0], Requirement: next[0]}}})
+	after := fold(t, living, folder)
+	if got, want := statusLine(standings(t, next, after)), "REQ-STATS-01=implemented@stats"; got != want {
+		t.Errorf("after folding: %s, want %s", got, want)
 	}
 }
