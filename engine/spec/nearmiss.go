@@ -31,8 +31,8 @@ var nearLabels = []string{"Scenario", "Requirement"}
 // heading is read, so p.cur is the requirement the heading is under.
 func (p *parser) nearMissHeading(line, level int, text string) {
 	marks := strings.Repeat("#", level) + " "
-	if id, rest, ok := lowerCaseID(text); ok {
-		p.errorf(line, "%q is not a requirement heading (want %q): %s", marks+text, marks+id+rest, requirementLost)
+	if fixed, ok := lowerCaseID(text); ok {
+		p.errorf(line, "%q is not a requirement heading (want %q): %s", marks+text, marks+fixed, requirementLost)
 		return
 	}
 	// "Scenario" without its colon is a near miss only in a heading the
@@ -62,8 +62,8 @@ func (p *parser) nearMissLine(line int, text string, sh shape, ends bool) {
 	if sh.bullet {
 		bullet = "- "
 	}
-	if id, rest, ok := lowerCaseID(sh.content); ok && sh.bullet && sh.indent < 2 {
-		p.errorf(line, "%q is not a requirement (want %q): %s", written, bullet+id+rest, requirementLost)
+	if fixed, ok := lowerCaseID(sh.content); ok && sh.bullet && sh.indent < 2 {
+		p.errorf(line, "%q is not a requirement (want %q): %s", written, bullet+fixed, requirementLost)
 		return
 	}
 	if p.cur == nil || p.cur.sink {
@@ -126,23 +126,23 @@ func nearLabel(s string, bare bool) (label, rest string, ok bool) {
 }
 
 // lowerCaseID reports whether s starts with a requirement ID written with
-// a lower-case "req-" ("req-stats-01: Mean", "Req-Stats-01 Mean"), which
-// the parser does not read as an ID, and returns the ID in capitals and the
-// text after it when that is a well-formed ID.
-func lowerCaseID(s string) (id, rest string, ok bool) {
+// a lower-case "req-" ("req-stats-01: Mean", "**Req-Stats-01** Mean"),
+// which the parser does not read as an ID, and returns s with that ID in
+// capitals when it is then a well-formed ID.
+func lowerCaseID(s string) (fixed string, ok bool) {
 	r := strings.TrimPrefix(s, "**")
 	if len(r) < 4 || !strings.EqualFold(r[:4], "REQ-") || strings.HasPrefix(r, "REQ-") {
-		return "", "", false
+		return "", false
 	}
 	end := strings.IndexFunc(r, func(c rune) bool { return !(c == '-' || unicode.IsLetter(c) || unicode.IsDigit(c)) })
 	if end < 0 {
 		end = len(r)
 	}
-	id = strings.ToUpper(r[:end])
+	id := strings.ToUpper(r[:end])
 	if !IDPattern.MatchString(id) {
-		return "", "", false
+		return "", false
 	}
-	return id, r[end:], true
+	return s[:len(s)-len(r)] + id + r[end:], true
 }
 
 // editDistance is the number of single-character insertions, deletions,

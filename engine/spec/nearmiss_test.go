@@ -78,12 +78,13 @@ docs/spec.md:10: warning: scenario "median" is not inside a requirement
 `,
 	}, {
 		name: "an ID in lower case",
-		src:  "### req-stats-01: Mean\n" + ok + "- Req-Stats-02: Median\n  " + ok,
+		src:  "### req-stats-01: Mean\n" + ok + "- Req-Stats-02: Median\n  " + ok + "- **req-stats-03**: Mode\n  " + ok,
 		want: `
 `,
 		diags: `
 docs/spec.md:1: error: "### req-stats-01: Mean" is not a requirement heading (want "### REQ-STATS-01: Mean"): the requirement it starts would not be read
 docs/spec.md:4: error: "- Req-Stats-02: Median" is not a requirement (want "- REQ-STATS-02: Median"): the requirement it starts would not be read
+docs/spec.md:7: error: "- **req-stats-03**: Mode" is not a requirement (want "- **REQ-STATS-03**: Mode"): the requirement it starts would not be read
 `,
 	}, {
 		name: "not near misses",
