@@ -190,6 +190,7 @@ func (p *parser) heading(l srcLine, level int, text string) {
 			b.structural, b.inStep = true, false
 		}
 	default:
+		p.nearMissHeading(l.num, level, text)
 		b := p.cur
 		if b == nil {
 			break
@@ -289,7 +290,9 @@ func (b *builder) member(sh shape) bool {
 // other handles a line that is neither blank, a heading, nor the start of a
 // bullet-form requirement.
 func (p *parser) other(l srcLine, sh shape) {
-	if b := p.cur; b != nil && b.form == formBullet && !b.member(sh) {
+	ends := p.cur != nil && p.cur.form == formBullet && !p.cur.member(sh)
+	p.nearMissLine(l.num, l.text, sh, ends)
+	if ends {
 		p.finish()
 	}
 	b := p.cur

@@ -26,15 +26,18 @@
 // The package also relates a spec to OpenSpec's living specs, the record of
 // what main implements, through set's one-to-one mapping of a requirement
 // ID and title to an OpenSpec name (canonical.go): which requirements are
-// new, changed or removed against them (Compare, status.go), and the change
-// folder set writes for a change's requirements (ChangeFolder,
-// changefolder.go; Purposes, purpose.go). Reading and folding OpenSpec's
+// new, changed or removed against them (Compare, status.go, which compares
+// what a requirement says as a reader reads it: Content.AsRead,
+// reading.go), and the change folder set writes for a change's
+// requirements (ChangeFolder, changefolder.go; Purposes, purpose.go). Reading and folding OpenSpec's
 // own files is engine/openspec's: it imports nothing of set's model, and
 // this package imports it.
 //
 // Parsing is total: Parse never panics and reports every problem as a
 // diag.Diagnostic at its file and 1-based line (Pos.Line; 0 for the whole
-// file), so one run of `setctl vet` shows them all.
+// file), so one run of `setctl vet` shows them all. A heading or line
+// meant as a requirement or a scenario that the parser would not read as
+// one ("#### Senario: mean") is such a problem, an error (nearmiss.go).
 // Every Requirement this package returns has an ID matching IDPattern.
 package spec
 

@@ -13,7 +13,8 @@ type Status string
 
 const (
 	// Implemented: the living specs hold the requirement with the same
-	// title, text and scenarios.
+	// title, text and scenarios, as a reader reads them (Content.AsRead):
+	// re-wrapping a paragraph changes no requirement.
 	Implemented Status = "implemented"
 	// New: the living specs do not hold it.
 	New Status = "new"
@@ -68,7 +69,8 @@ func DropWarning(st Standing) string {
 // Compare gives every requirement of the spec, then every requirement the
 // living specs hold and the spec no longer does, its Standing: the spec's
 // in their order, the removed ones in the order of living. Requirements
-// are matched by ID and compared by Content.
+// are matched by ID and compared by Content as a reader reads it
+// (Content.AsRead), so that a change of spacing alone plans nothing.
 func Compare(reqs []Requirement, living []LivingRequirement) []Standing {
 	byID := map[string]LivingRequirement{}
 	domainCapability := map[string]string{}
@@ -92,7 +94,7 @@ func Compare(reqs []Requirement, living []LivingRequirement) []Standing {
 			continue
 		}
 		st := Standing{ID: r.ID, Status: Implemented, Capability: l.Capability, Living: l.Name}
-		a, b := ContentOf(r), ContentOf(l.Requirement)
+		a, b := ContentOf(r).AsRead(), ContentOf(l.Requirement).AsRead()
 		if a.Title != b.Title {
 			st.Differs = append(st.Differs, "title")
 		}
