@@ -20,7 +20,8 @@ import (
 	"github.com/set-engine/set/engine/state"
 )
 
-// run is a project's run as one reading of its journal: the events, their
+// run is a project's run as one reading of its journal (orchestrator.run
+// is the Apply that writes it, another thing): the events, their
 // projection and the lock's word on whether an apply runs.
 type run struct {
 	events []journal.Event

@@ -152,7 +152,8 @@ type Expansion struct {
 	Held  bool
 }
 
-// verdict is a checked gate's finding before the mode is applied.
+// verdict is a checked gate's finding before the mode is applied (the
+// orchestrator's verdict is that of a whole verify stack, orchestrator.verdict).
 type verdict struct {
 	fail bool
 	// warn: the gate passes, with findings to report (a model-graded

@@ -36,7 +36,9 @@ func IsMainSpec(file string) bool {
 	return false
 }
 
-// Rule names a rule of `openspec validate --strict` for main specs.
+// Rule names a rule of `openspec validate --strict` for main specs (a
+// judge.Rule is a forbidden pattern of the code, a prompt.Rule a planning
+// rule: other things).
 type Rule string
 
 const (
@@ -61,7 +63,8 @@ type Issue struct {
 	Message string
 }
 
-// Report is what CheckMainSpec finds in one main spec.
+// Report is what CheckMainSpec finds in one main spec (report.Report is
+// where a run stands, another thing).
 type Report struct {
 	Issues []Issue
 	// HasRequirements says whether a "Requirements" section exists;

@@ -118,7 +118,7 @@ func (pl *Planner) Changes(ctx context.Context, p *plan.Plan, cover []string, ex
 	return finish(changes, p), r.planning, nil
 }
 
-// run is one Changes call.
+// run is one Changes call (orchestrator.run is one Apply, another thing).
 type run struct {
 	pl       *Planner
 	p        *plan.Plan
