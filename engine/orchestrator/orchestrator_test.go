@@ -708,3 +708,51 @@ func TestBranchDeletionIsBestEffort(t *testing.T) {
 		t.Errorf("REPAIRED = %+v, want %+v", data, want)
 	}
 }
+
+// TestInterruptedRetryResumesWithItsContext: a change fails verify, its
+// retry (iteration 2) is interrupted, and the resumed iteration's prompt
+// is the one the interrupted iteration had, with the failure it retries:
+// one verify retry in all, merged.
+func TestInterruptedRetryResumesWithItsContext(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	marker := filepath.Join(t.TempDir(), "started")
+	a := f.agentScript(`
+echo "test for REQ" > alpha_test.txt
+if [ "$iteration" = 1 ]; then echo bad > alpha.txt; exit 0; fi
+if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
+echo good > alpha.txt
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	sum, err := f.apply(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "interrupted" || sum.Statuses["alpha"] != state.Implementing {
+		t.Fatalf("after Ctrl-C: %+v", sum)
+	}
+	const retried = "\n## The last attempt failed: retry 1 of 2 (verify)\n\nGate check ("
+	if prompt := readFile(t, f.root, ".set/changes/alpha/prompt-2.md"); !strings.Contains(prompt, retried) {
+		t.Fatalf("the interrupted iteration's prompt lacks the retry context:\n%s", prompt)
+	}
+	sum = f.applySucceeds(a)
+	if !sum.Resumed {
+		t.Fatalf("not resumed: %+v", sum)
+	}
+	if prompt := readFile(t, f.root, ".set/changes/alpha/prompt-2.md"); !strings.Contains(prompt, retried) {
+		t.Errorf("the resumed iteration's prompt lacks the retry context:\n%s", prompt)
+	}
+	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 1 {
+		t.Errorf("verify retries = %d, want 1", n)
+	}
+}

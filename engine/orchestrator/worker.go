@@ -149,7 +149,10 @@ func (w *worker) implementAndVerify(ctx context.Context) error {
 }
 
 // resume takes a paused change back to where it was paused, and returns
-// the failure the agent is to hear of first, if any.
+// the failure the agent is to hear of first, if any: the one it was
+// sent back with, also when the run (or a pause) stopped the agent while
+// it worked on that failure, so that a resumed iteration has the prompt
+// the interrupted one had.
 func (w *worker) resume() (retryNote, error) {
 	name := w.change.Name
 	if st := w.rec.change(name); st.Status == state.Paused {
@@ -157,11 +160,16 @@ func (w *worker) resume() (retryNote, error) {
 			return retryNote{}, err
 		}
 	}
-	switch w.rec.status(name) {
+	st := w.rec.change(name)
+	switch st.Status {
 	case state.VerifyFailed:
-		return retryNote{w.rec.change(name).RetryContext, state.StageVerify}, nil
+		return retryNote{st.RetryContext, state.StageVerify}, nil
 	case state.IntegrationFailed:
-		return retryNote{w.rec.change(name).RetryContext, state.StageIntegration}, nil
+		return retryNote{st.RetryContext, state.StageIntegration}, nil
+	case state.Implementing:
+		// The change's first implementation has no retry context: it is
+		// cleared whenever the change starts again from pending.
+		return retryNote{st.RetryContext, st.RetryStage}, nil
 	}
 	return retryNote{}, nil
 }

@@ -131,8 +131,12 @@ type Change struct {
 	LastGate   string `json:"lastGate,omitempty"`
 	LastResult string `json:"lastResult,omitempty"`
 	// RetryContext is the retry context of the last failure: the one the
-	// agent's next iteration is given.
+	// agent's next iteration is given, until a retry of the change from
+	// pending clears it. RetryStage is the stage that failure was in
+	// ("verify" or "integration"): a run resumed while the agent works
+	// on it gives it the same retry context, counted against that stage.
 	RetryContext string `json:"retryContext,omitempty"`
+	RetryStage   string `json:"retryStage,omitempty"`
 	// QueuedHead is the verified head the change last entered the merge
 	// queue with (MERGE_QUEUED): each integration attempt starts from it.
 	QueuedHead string `json:"queuedHead,omitempty"`
@@ -357,7 +361,7 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 		// A retry of a failed or blocked change: its budgets start again.
 		c.IterationBase = c.Iteration
 		c.VerifyAttempts, c.IntegrationAttempts = 0, 0
-		c.RetryContext = ""
+		c.RetryContext, c.RetryStage = "", ""
 	}
 	c.stopClock(at)
 	c.Status, c.Error, c.Since, c.PausedFrom = to, "", at, ""
@@ -424,7 +428,7 @@ func applyGateStarted(_ *State, c *Change, at time.Time, d journal.GateStartedDa
 func applyVerifyGate(_ *State, c *Change, at time.Time, d journal.VerifyGateData) error {
 	c.LastGate, c.LastResult = d.Stage+"/"+d.Gate, d.Result
 	if d.Result == "fail" {
-		c.RetryContext = d.RetryContext
+		c.RetryContext, c.RetryStage = d.RetryContext, d.Stage
 	}
 	switch d.Result {
 	case "pass":
@@ -451,12 +455,12 @@ func applyRetryScheduled(c *Change, d journal.RetryScheduledData) error {
 	default:
 		return fmt.Errorf("unknown stage %q", d.Stage)
 	}
-	c.RetryContext = d.RetryContext
+	c.RetryContext, c.RetryStage = d.RetryContext, d.Stage
 	return nil
 }
 
 func applyIntegrationFailed(c *Change, d journal.ChangeIntegrationFailedData) error {
-	c.RetryContext = d.RetryContext
+	c.RetryContext, c.RetryStage = d.RetryContext, StageIntegration
 	return nil
 }
 

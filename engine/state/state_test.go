@@ -137,6 +137,7 @@ func wantLifecycle() *State {
 				LastGate:            "integration/test",
 				LastResult:          "pass",
 				RetryContext:        "TestLogin: want 200, got 500",
+				RetryStage:          "verify",
 				QueuedHead:          "head1",
 				MergedCommit:        "merge1",
 				ArchiveCommit:       "archive1",
