@@ -176,6 +176,37 @@ sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 	if !strings.Contains(prompt, "\n## The last attempt failed: retry 1 of 2 (integration)\n") {
 		t.Errorf("prompt-2 of %s does not count the integration retry:\n%s", second, prompt)
 	}
+	// The conflict sent it back for a second verify round, which has a
+	// number and a log of its own.
+	if n := verifyRounds(t, ev, second); n != 2 {
+		t.Errorf("%s had %d verify rounds, want 2", second, n)
+	}
+}
+
+// verifyRounds checks that no two verify verdicts of change's gate share
+// an attempt number or a log, and returns how many rounds there were.
+func verifyRounds(t *testing.T, events []journal.Event, change string) int {
+	t.Helper()
+	attempts, logs := map[string]bool{}, map[string]bool{}
+	rounds := map[int]bool{}
+	for _, e := range events {
+		if e.Type != journal.VerifyGate || e.Change != change {
+			continue
+		}
+		d, _ := journal.Decode[journal.VerifyGateData](e)
+		if d.Stage != state.StageVerify {
+			continue
+		}
+		key := fmt.Sprintf("%s/%s attempt %d", d.Stage, d.Gate, d.Attempt)
+		if attempts[key] {
+			t.Errorf("%s: two verify rounds recorded %s", change, key)
+		}
+		if d.Log != "" && logs[d.Log] {
+			t.Errorf("%s: two verify rounds wrote %s", change, d.Log)
+		}
+		attempts[key], logs[d.Log], rounds[d.Attempt] = true, true, true
+	}
+	return len(rounds)
 }
 
 // TestGeneratedConflictRegenerated: two changes each add a dependency and

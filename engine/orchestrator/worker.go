@@ -189,7 +189,9 @@ func (w *worker) verifyOnce(ctx context.Context) (v *verdict, ended bool, err er
 	if ended, err := w.settleStop(w.watch.Take()); ended || err != nil {
 		return nil, true, err
 	}
-	attempt := w.rec.change(w.change.Name).VerifyAttempts + 1
+	// Every round has a number of its own, merge conflicts and retries
+	// from pending included (see state.Change.VerifyRound).
+	attempt := w.rec.change(w.change.Name).VerifyRound + 1
 	stack, done := w.watch.activity(w.budget)
 	passed, rc, err := w.verify(ctx, stack, attempt)
 	done()

@@ -119,6 +119,12 @@ type Change struct {
 	// stage (RETRY_SCHEDULED events).
 	VerifyAttempts      int `json:"verifyAttempts"`
 	IntegrationAttempts int `json:"integrationAttempts"`
+	// VerifyRound is the attempt number of the change's last verify
+	// round: the highest of its verify gates' GATE_STARTED and
+	// VERIFY_GATE events. It never goes back, also when a merge conflict
+	// or a retry from pending sends the change through verify again, so
+	// the next round (VerifyRound+1) has its own number and logs.
+	VerifyRound int `json:"verifyRound,omitempty"`
 	// Tokens and CostUSD sum the change's LLM_CALL events.
 	Tokens    usage.Tokens `json:"tokens"`
 	CostUSD   float64      `json:"costUsd"`
@@ -418,6 +424,7 @@ func applyIteration(_ *State, c *Change, at time.Time, d journal.AgentIterationD
 }
 
 func applyGateStarted(_ *State, c *Change, at time.Time, d journal.GateStartedData) error {
+	c.countVerifyRound(d.Stage, d.Attempt)
 	c.Activity = &Activity{
 		Kind: ActivityGate, Stage: d.Stage, Gate: d.Gate, Attempt: d.Attempt,
 		Command: d.Command, Log: d.Log, Since: at,
@@ -425,7 +432,16 @@ func applyGateStarted(_ *State, c *Change, at time.Time, d journal.GateStartedDa
 	return nil
 }
 
+// countVerifyRound keeps VerifyRound the highest attempt of the change's
+// verify gates.
+func (c *Change) countVerifyRound(stage string, attempt int) {
+	if stage == StageVerify {
+		c.VerifyRound = max(c.VerifyRound, attempt)
+	}
+}
+
 func applyVerifyGate(_ *State, c *Change, at time.Time, d journal.VerifyGateData) error {
+	c.countVerifyRound(d.Stage, d.Attempt)
 	c.LastGate, c.LastResult = d.Stage+"/"+d.Gate, d.Result
 	if d.Result == "fail" {
 		c.RetryContext, c.RetryStage = d.RetryContext, d.Stage

@@ -128,6 +128,7 @@ func wantLifecycle() *State {
 				Iteration:           2,
 				VerifyAttempts:      1,
 				IntegrationAttempts: 0,
+				VerifyRound:         2,
 				Tokens:              usage.Tokens{Input: 150, Output: 30, CacheRead: 5},
 				CostUSD:             0.75,
 				Worktree:            ".set/worktrees/add-login",
