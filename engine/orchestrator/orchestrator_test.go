@@ -491,6 +491,10 @@ func TestNewApplyRetriesFailures(t *testing.T) {
 	if got := f.git("show", "main:flaky.txt"); got != "good flaky" {
 		t.Errorf("main:flaky.txt = %q", got)
 	}
+	// The retry's verify round has a number and a log of its own.
+	if n := verifyRounds(t, f.events(), "flaky"); n != 2 {
+		t.Errorf("flaky had %d verify rounds, want 2", n)
+	}
 }
 
 // TestUnresolvedMarkersAreNeverCommitted: an agent that reports success
@@ -785,5 +789,8 @@ echo good > alpha.txt
 	}
 	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 1 {
 		t.Errorf("verify retries = %d, want 1", n)
+	}
+	if n := verifyRounds(t, f.events(), "alpha"); n != 2 {
+		t.Errorf("alpha had %d verify rounds, want 2", n)
 	}
 }
