@@ -794,3 +794,59 @@ echo good > alpha.txt
 		t.Errorf("alpha had %d verify rounds, want 2", n)
 	}
 }
+
+// TestInterruptedConflictRetryResumesWithItsContext: a change that
+// conflicts goes back to its agent; Ctrl-C while the agent resolves the
+// conflict; the resumed iteration's prompt is the interrupted one's, with
+// the conflict and its integration retry count.
+func TestInterruptedConflictRetryResumesWithItsContext(t *testing.T) {
+	f := newFixture(t)
+	f.project.MaxParallel = 2 // both start from the same main
+	f.change("left")
+	f.change("right")
+	marker := filepath.Join(t.TempDir(), "started")
+	a := f.agentScript(`
+if git rev-parse -q --verify MERGE_HEAD >/dev/null; then
+	if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
+	printf 'line 1\nline 2 (left)\nline 2 (right)\nline 3\n' > notes.txt
+	exit 0
+fi
+sed -i "s/^line 2$/line 2 ($change)/" notes.txt
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	sum, err := f.apply(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := ""
+	for _, e := range f.events() {
+		if e.Type == journal.ChangeIntegrationFailed {
+			second = e.Change
+		}
+	}
+	if sum.Result != "interrupted" || second == "" || sum.Statuses[second] != state.Implementing {
+		t.Fatalf("after Ctrl-C: %+v (conflicted: %q)", sum, second)
+	}
+	prompt := ".set/changes/" + second + "/prompt-2.md"
+	interrupted := readFile(t, f.root, prompt)
+	if !strings.Contains(interrupted, "\n## The last attempt failed: retry 1 of 2 (integration)\n") {
+		t.Fatalf("the interrupted iteration's prompt lacks the conflict:\n%s", interrupted)
+	}
+	f.applySucceeds(a)
+	if resumed := readFile(t, f.root, prompt); resumed != interrupted {
+		t.Errorf("the resumed iteration's prompt differs from the interrupted one's:\n%s\nwant:\n%s", resumed, interrupted)
+	}
+	if n := count(f.events(), journal.RetryScheduled, second); n != 1 {
+		t.Errorf("%s's retries = %d, want 1", second, n)
+	}
+}
