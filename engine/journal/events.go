@@ -224,6 +224,10 @@ type AgentIterationData struct {
 	// and the last line of its output, at most 200 bytes
 	// ("exit 2: sh: 0: cannot open agent.sh: No such file").
 	Error string `json:"error,omitempty"`
+	// Next is what the change's next iteration is told of where this one
+	// stopped (its retry context), "" when it is told nothing: a run
+	// resumed before that iteration ran gives it the same.
+	Next string `json:"next,omitempty"`
 }
 
 type LLMCallData struct {

@@ -850,3 +850,49 @@ sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 		t.Errorf("%s's retries = %d, want 1", second, n)
 	}
 }
+
+// TestInterruptedIterationResumesWithItsContext: within a verify retry,
+// an iteration fails to finish and the next one is interrupted; the
+// resumed iteration is told what the interrupted one was told (where the
+// last iteration stopped, under the retry's heading).
+func TestInterruptedIterationResumesWithItsContext(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	marker := filepath.Join(t.TempDir(), "started")
+	a := f.agentScript(`
+echo "test for REQ" > alpha_test.txt
+if [ "$iteration" = 1 ]; then echo bad > alpha.txt; exit 0; fi
+if [ "$iteration" = 2 ]; then echo "half-way there"; exit 3; fi
+if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
+echo good > alpha.txt
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	sum, err := f.apply(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "interrupted" || sum.Statuses["alpha"] != state.Implementing {
+		t.Fatalf("after Ctrl-C: %+v", sum)
+	}
+	interrupted := readFile(t, f.root, ".set/changes/alpha/prompt-3.md")
+	if !strings.Contains(interrupted, "\n## The last attempt failed: retry 1 of 2 (verify)\n\nThe previous iteration ended before the agent reported success: half-way there") {
+		t.Fatalf("the interrupted iteration's prompt does not say where the last one stopped:\n%s", interrupted)
+	}
+	f.applySucceeds(a)
+	if resumed := readFile(t, f.root, ".set/changes/alpha/prompt-3.md"); resumed != interrupted {
+		t.Errorf("the resumed iteration's prompt differs from the interrupted one's:\n%s\nwant:\n%s", resumed, interrupted)
+	}
+	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 1 {
+		t.Errorf("verify retries = %d, want 1", n)
+	}
+}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -167,9 +168,11 @@ func (w *worker) resume() (retryNote, error) {
 	case state.IntegrationFailed:
 		return retryNote{st.RetryContext, state.StageIntegration}, nil
 	case state.Implementing:
-		// The change's first implementation has no retry context: it is
-		// cleared whenever the change starts again from pending.
-		return retryNote{st.RetryContext, st.RetryStage}, nil
+		// Where the last iteration stopped, when one ran since the agent
+		// was last sent to work; else the failure it was sent back with
+		// (none on the change's first implementation: a retry from
+		// pending clears it).
+		return retryNote{cmp.Or(st.IterationContext, st.RetryContext), st.RetryStage}, nil
 	}
 	return retryNote{}, nil
 }

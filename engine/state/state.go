@@ -143,6 +143,12 @@ type Change struct {
 	// on it gives it the same retry context, counted against that stage.
 	RetryContext string `json:"retryContext,omitempty"`
 	RetryStage   string `json:"retryStage,omitempty"`
+	// IterationContext is what the last agent iteration told the next
+	// one of where it stopped (AGENT_ITERATION's Next), while the agent
+	// is still at work on the change (implementing, or paused from it):
+	// a run resumed there gives it to the next iteration in place of
+	// RetryContext.
+	IterationContext string `json:"iterationContext,omitempty"`
 	// QueuedHead is the verified head the change last entered the merge
 	// queue with (MERGE_QUEUED): each integration attempt starts from it.
 	QueuedHead string `json:"queuedHead,omitempty"`
@@ -369,6 +375,9 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 		c.VerifyAttempts, c.IntegrationAttempts = 0, 0
 		c.RetryContext, c.RetryStage = "", ""
 	}
+	if to != Implementing && to != Paused {
+		c.IterationContext = "" // the agent's work ended
+	}
 	c.stopClock(at)
 	c.Status, c.Error, c.Since, c.PausedFrom = to, "", at, ""
 	if to.Failed() || to == DepBlocked || to == Paused {
@@ -414,6 +423,7 @@ func applySessionDecision(_ *State, c *Change, at time.Time, d journal.AgentSess
 
 func applyIteration(_ *State, c *Change, at time.Time, d journal.AgentIterationData) error {
 	c.Iteration = d.Iteration
+	c.IterationContext = d.Next
 	if d.SessionID != "" {
 		c.SessionID = d.SessionID
 	}
