@@ -184,6 +184,7 @@ func Loop(ctx context.Context, in LoopInput) (LoopResult, error) {
 			return res, err
 		}
 		retryContext = streak.next(it, in)
+		it.data.Next = retryContext
 		res.Iterations = n
 		if err := in.Emit(it.data); err != nil {
 			return res, err

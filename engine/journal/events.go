@@ -224,6 +224,10 @@ type AgentIterationData struct {
 	// and the last line of its output, at most 200 bytes
 	// ("exit 2: sh: 0: cannot open agent.sh: No such file").
 	Error string `json:"error,omitempty"`
+	// Next is what the change's next iteration is told of where this one
+	// stopped (its retry context), "" when it is told nothing: a run
+	// resumed before that iteration ran gives it the same.
+	Next string `json:"next,omitempty"`
 }
 
 type LLMCallData struct {
@@ -265,7 +269,13 @@ type VerifyGateData struct {
 	Log          string `json:"log,omitempty"`
 	Reason       string `json:"reason,omitempty"`
 	RetryContext string `json:"retryContext,omitempty"`
-	Attempt      int    `json:"attempt"`
+	// Attempt numbers the change's runs of the stage, from 1, and names
+	// the gate's log: no two runs share one. A verify run's is one more
+	// than the highest before it (state.Change.VerifyRound), whatever
+	// sent the change back (a failed gate, a merge conflict, a retry of
+	// the failed change, a run resumed mid-stack); an integration run's
+	// is its INTEGRATION_ATTEMPT's.
+	Attempt int `json:"attempt"`
 }
 
 // GateStartedData is a gate of a change's stage starting; the gate's

@@ -25,10 +25,15 @@ const (
 	envCrashRoot  = "SET_TEST_CRASH_ROOT"
 	envCrashPoint = "SET_TEST_CRASH_POINT"
 	envCrashAgent = "SET_TEST_CRASH_AGENT"
+	// envCrashRetry runs retryCrashChild instead of crashChild.
+	envCrashRetry = "SET_TEST_CRASH_RETRY"
 )
 
 func TestMain(m *testing.M) {
 	if root := os.Getenv(envCrashRoot); root != "" {
+		if os.Getenv(envCrashRetry) != "" {
+			os.Exit(retryCrashChild(root))
+		}
 		os.Exit(crashChild(root, os.Getenv(envCrashPoint), os.Getenv(envCrashAgent)))
 	}
 	os.Exit(m.Run())
@@ -248,4 +253,79 @@ func gone(pid int) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return false
+}
+
+// retryAgent fails the check in its first iteration; in the next, the
+// first time, it kills set (its parent) and keeps running as an orphan.
+const retryAgent = `
+echo "test for REQ" > alpha_test.txt
+if [ "$iteration" = 1 ]; then echo bad > alpha.txt; exit 0; fi
+if mkdir "$MARKERS/agent-killed" 2>/dev/null; then
+	echo $$ > "$MARKERS/orphan.pid"
+	kill -9 $PPID
+	sleep 30
+fi
+echo good > alpha.txt
+`
+
+// retryCrashChild is the child process of TestCrashDuringARetry.
+func retryCrashChild(root string) int {
+	f := fixtureAt(childT{}, root)
+	f.change("alpha")
+	if _, err := f.apply(context.Background(), f.agentScript(retryAgent)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	return 0 // the agent never killed it
+}
+
+// TestCrashDuringARetry: set is SIGKILLed while the agent works on a
+// verify retry; the resumed run gives the agent the prompt the killed
+// iteration had, retry context included, and the change merges with one
+// verify retry in all.
+func TestCrashDuringARetry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash tests re-execute the test binary")
+	}
+	f := newFixture(t)
+	f.change("alpha")
+	markers := t.TempDir()
+	t.Setenv("MARKERS", markers)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashRetry+"=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed: %v\n%s", err, out)
+	}
+	prompt := filepath.Join(f.root, ".set", "changes", "alpha", "prompt-2.md")
+	killed, err := os.ReadFile(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(killed), "\n## The last attempt failed: retry 1 of 2 (verify)\n") {
+		t.Fatalf("the killed iteration's prompt lacks the retry context:\n%s", killed)
+	}
+
+	sum, err := f.apply(context.Background(), f.agentScript(retryAgent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Resumed || sum.Statuses["alpha"] != "archived" {
+		t.Fatalf("resumed run: %+v", sum)
+	}
+	if resumed := readFile(t, f.root, ".set/changes/alpha/prompt-2.md"); resumed != string(killed) {
+		t.Errorf("the resumed iteration's prompt differs from the killed one's:\n%s\nwant:\n%s", resumed, killed)
+	}
+	ev := f.events()
+	if n := count(ev, journal.RetryScheduled, "alpha"); n != 1 {
+		t.Errorf("verify retries = %d, want 1", n)
+	}
+	if n := verifyRounds(t, ev, "alpha"); n != 2 {
+		t.Errorf("alpha had %d verify rounds, want 2", n)
+	}
+	data, _ := os.ReadFile(filepath.Join(markers, "orphan.pid"))
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid == 0 || !gone(pid) {
+		t.Errorf("the agent (pid %q) outlived the killed run", data)
+	}
 }

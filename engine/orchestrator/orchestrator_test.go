@@ -176,6 +176,37 @@ sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 	if !strings.Contains(prompt, "\n## The last attempt failed: retry 1 of 2 (integration)\n") {
 		t.Errorf("prompt-2 of %s does not count the integration retry:\n%s", second, prompt)
 	}
+	// The conflict sent it back for a second verify round, which has a
+	// number and a log of its own.
+	if n := verifyRounds(t, ev, second); n != 2 {
+		t.Errorf("%s had %d verify rounds, want 2", second, n)
+	}
+}
+
+// verifyRounds checks that no two verify verdicts of change's gate share
+// an attempt number or a log, and returns how many rounds there were.
+func verifyRounds(t *testing.T, events []journal.Event, change string) int {
+	t.Helper()
+	attempts, logs := map[string]bool{}, map[string]bool{}
+	rounds := map[int]bool{}
+	for _, e := range events {
+		if e.Type != journal.VerifyGate || e.Change != change {
+			continue
+		}
+		d, _ := journal.Decode[journal.VerifyGateData](e)
+		if d.Stage != state.StageVerify {
+			continue
+		}
+		key := fmt.Sprintf("%s/%s attempt %d", d.Stage, d.Gate, d.Attempt)
+		if attempts[key] {
+			t.Errorf("%s: two verify rounds recorded %s", change, key)
+		}
+		if d.Log != "" && logs[d.Log] {
+			t.Errorf("%s: two verify rounds wrote %s", change, d.Log)
+		}
+		attempts[key], logs[d.Log], rounds[d.Attempt] = true, true, true
+	}
+	return len(rounds)
 }
 
 // TestGeneratedConflictRegenerated: two changes each add a dependency and
@@ -460,6 +491,10 @@ func TestNewApplyRetriesFailures(t *testing.T) {
 	if got := f.git("show", "main:flaky.txt"); got != "good flaky" {
 		t.Errorf("main:flaky.txt = %q", got)
 	}
+	// The retry's verify round has a number and a log of its own.
+	if n := verifyRounds(t, f.events(), "flaky"); n != 2 {
+		t.Errorf("flaky had %d verify rounds, want 2", n)
+	}
 }
 
 // TestUnresolvedMarkersAreNeverCommitted: an agent that reports success
@@ -706,5 +741,158 @@ func TestBranchDeletionIsBestEffort(t *testing.T) {
 	_, data := repairs(t, f)
 	if want := []journal.RepairedData{{Problem: "stale git locks", Removed: []string{".git/refs/heads/set/alpha.lock"}}}; !reflect.DeepEqual(data, want) {
 		t.Errorf("REPAIRED = %+v, want %+v", data, want)
+	}
+}
+
+// TestInterruptedRetryResumesWithItsContext: a change fails verify, its
+// retry (iteration 2) is interrupted, and the resumed iteration's prompt
+// is the one the interrupted iteration had, with the failure it retries:
+// one verify retry in all, merged.
+func TestInterruptedRetryResumesWithItsContext(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	marker := filepath.Join(t.TempDir(), "started")
+	a := f.agentScript(`
+echo "test for REQ" > alpha_test.txt
+if [ "$iteration" = 1 ]; then echo bad > alpha.txt; exit 0; fi
+if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
+echo good > alpha.txt
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	sum, err := f.apply(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "interrupted" || sum.Statuses["alpha"] != state.Implementing {
+		t.Fatalf("after Ctrl-C: %+v", sum)
+	}
+	const retried = "\n## The last attempt failed: retry 1 of 2 (verify)\n\nGate check ("
+	if prompt := readFile(t, f.root, ".set/changes/alpha/prompt-2.md"); !strings.Contains(prompt, retried) {
+		t.Fatalf("the interrupted iteration's prompt lacks the retry context:\n%s", prompt)
+	}
+	sum = f.applySucceeds(a)
+	if !sum.Resumed {
+		t.Fatalf("not resumed: %+v", sum)
+	}
+	if prompt := readFile(t, f.root, ".set/changes/alpha/prompt-2.md"); !strings.Contains(prompt, retried) {
+		t.Errorf("the resumed iteration's prompt lacks the retry context:\n%s", prompt)
+	}
+	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 1 {
+		t.Errorf("verify retries = %d, want 1", n)
+	}
+	if n := verifyRounds(t, f.events(), "alpha"); n != 2 {
+		t.Errorf("alpha had %d verify rounds, want 2", n)
+	}
+}
+
+// TestInterruptedConflictRetryResumesWithItsContext: a change that
+// conflicts goes back to its agent; Ctrl-C while the agent resolves the
+// conflict; the resumed iteration's prompt is the interrupted one's, with
+// the conflict and its integration retry count.
+func TestInterruptedConflictRetryResumesWithItsContext(t *testing.T) {
+	f := newFixture(t)
+	f.project.MaxParallel = 2 // both start from the same main
+	f.change("left")
+	f.change("right")
+	marker := filepath.Join(t.TempDir(), "started")
+	a := f.agentScript(`
+if git rev-parse -q --verify MERGE_HEAD >/dev/null; then
+	if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
+	printf 'line 1\nline 2 (left)\nline 2 (right)\nline 3\n' > notes.txt
+	exit 0
+fi
+sed -i "s/^line 2$/line 2 ($change)/" notes.txt
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	sum, err := f.apply(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := ""
+	for _, e := range f.events() {
+		if e.Type == journal.ChangeIntegrationFailed {
+			second = e.Change
+		}
+	}
+	if sum.Result != "interrupted" || second == "" || sum.Statuses[second] != state.Implementing {
+		t.Fatalf("after Ctrl-C: %+v (conflicted: %q)", sum, second)
+	}
+	prompt := ".set/changes/" + second + "/prompt-2.md"
+	interrupted := readFile(t, f.root, prompt)
+	if !strings.Contains(interrupted, "\n## The last attempt failed: retry 1 of 2 (integration)\n") {
+		t.Fatalf("the interrupted iteration's prompt lacks the conflict:\n%s", interrupted)
+	}
+	f.applySucceeds(a)
+	if resumed := readFile(t, f.root, prompt); resumed != interrupted {
+		t.Errorf("the resumed iteration's prompt differs from the interrupted one's:\n%s\nwant:\n%s", resumed, interrupted)
+	}
+	if n := count(f.events(), journal.RetryScheduled, second); n != 1 {
+		t.Errorf("%s's retries = %d, want 1", second, n)
+	}
+}
+
+// TestInterruptedIterationResumesWithItsContext: within a verify retry,
+// an iteration fails to finish and the next one is interrupted; the
+// resumed iteration is told what the interrupted one was told (where the
+// last iteration stopped, under the retry's heading).
+func TestInterruptedIterationResumesWithItsContext(t *testing.T) {
+	f := newFixture(t)
+	f.change("alpha")
+	marker := filepath.Join(t.TempDir(), "started")
+	a := f.agentScript(`
+echo "test for REQ" > alpha_test.txt
+if [ "$iteration" = 1 ]; then echo bad > alpha.txt; exit 0; fi
+if [ "$iteration" = 2 ]; then echo "half-way there"; exit 3; fi
+if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
+echo good > alpha.txt
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	sum, err := f.apply(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Result != "interrupted" || sum.Statuses["alpha"] != state.Implementing {
+		t.Fatalf("after Ctrl-C: %+v", sum)
+	}
+	interrupted := readFile(t, f.root, ".set/changes/alpha/prompt-3.md")
+	if !strings.Contains(interrupted, "\n## The last attempt failed: retry 1 of 2 (verify)\n\nThe previous iteration ended before the agent reported success: half-way there") {
+		t.Fatalf("the interrupted iteration's prompt does not say where the last one stopped:\n%s", interrupted)
+	}
+	f.applySucceeds(a)
+	if resumed := readFile(t, f.root, ".set/changes/alpha/prompt-3.md"); resumed != interrupted {
+		t.Errorf("the resumed iteration's prompt differs from the interrupted one's:\n%s\nwant:\n%s", resumed, interrupted)
+	}
+	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 1 {
+		t.Errorf("verify retries = %d, want 1", n)
 	}
 }

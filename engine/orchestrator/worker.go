@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -149,7 +150,10 @@ func (w *worker) implementAndVerify(ctx context.Context) error {
 }
 
 // resume takes a paused change back to where it was paused, and returns
-// the failure the agent is to hear of first, if any.
+// the failure the agent is to hear of first, if any: the one it was
+// sent back with, also when the run (or a pause) stopped the agent while
+// it worked on that failure, so that a resumed iteration has the prompt
+// the interrupted one had.
 func (w *worker) resume() (retryNote, error) {
 	name := w.change.Name
 	if st := w.rec.change(name); st.Status == state.Paused {
@@ -157,11 +161,18 @@ func (w *worker) resume() (retryNote, error) {
 			return retryNote{}, err
 		}
 	}
-	switch w.rec.status(name) {
+	st := w.rec.change(name)
+	switch st.Status {
 	case state.VerifyFailed:
-		return retryNote{w.rec.change(name).RetryContext, state.StageVerify}, nil
+		return retryNote{st.RetryContext, state.StageVerify}, nil
 	case state.IntegrationFailed:
-		return retryNote{w.rec.change(name).RetryContext, state.StageIntegration}, nil
+		return retryNote{st.RetryContext, state.StageIntegration}, nil
+	case state.Implementing:
+		// Where the last iteration stopped, when one ran since the agent
+		// was last sent to work; else the failure it was sent back with
+		// (none on the change's first implementation: a retry from
+		// pending clears it).
+		return retryNote{cmp.Or(st.IterationContext, st.RetryContext), st.RetryStage}, nil
 	}
 	return retryNote{}, nil
 }
@@ -181,7 +192,9 @@ func (w *worker) verifyOnce(ctx context.Context) (v *verdict, ended bool, err er
 	if ended, err := w.settleStop(w.watch.Take()); ended || err != nil {
 		return nil, true, err
 	}
-	attempt := w.rec.change(w.change.Name).VerifyAttempts + 1
+	// Every round has a number of its own, merge conflicts and retries
+	// from pending included (see state.Change.VerifyRound).
+	attempt := w.rec.change(w.change.Name).VerifyRound + 1
 	stack, done := w.watch.activity(w.budget)
 	passed, rc, err := w.verify(ctx, stack, attempt)
 	done()

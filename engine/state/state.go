@@ -119,6 +119,12 @@ type Change struct {
 	// stage (RETRY_SCHEDULED events).
 	VerifyAttempts      int `json:"verifyAttempts"`
 	IntegrationAttempts int `json:"integrationAttempts"`
+	// VerifyRound is the attempt number of the change's last verify
+	// round: the highest of its verify gates' GATE_STARTED and
+	// VERIFY_GATE events. It never goes back, also when a merge conflict
+	// or a retry from pending sends the change through verify again, so
+	// the next round (VerifyRound+1) has its own number and logs.
+	VerifyRound int `json:"verifyRound,omitempty"`
 	// Tokens and CostUSD sum the change's LLM_CALL events.
 	Tokens    usage.Tokens `json:"tokens"`
 	CostUSD   float64      `json:"costUsd"`
@@ -131,8 +137,18 @@ type Change struct {
 	LastGate   string `json:"lastGate,omitempty"`
 	LastResult string `json:"lastResult,omitempty"`
 	// RetryContext is the retry context of the last failure: the one the
-	// agent's next iteration is given.
+	// agent's next iteration is given, until a retry of the change from
+	// pending clears it. RetryStage is the stage that failure was in
+	// ("verify" or "integration"): a run resumed while the agent works
+	// on it gives it the same retry context, counted against that stage.
 	RetryContext string `json:"retryContext,omitempty"`
+	RetryStage   string `json:"retryStage,omitempty"`
+	// IterationContext is what the last agent iteration told the next
+	// one of where it stopped (AGENT_ITERATION's Next), while the agent
+	// is still at work on the change (implementing, or paused from it):
+	// a run resumed there gives it to the next iteration in place of
+	// RetryContext.
+	IterationContext string `json:"iterationContext,omitempty"`
 	// QueuedHead is the verified head the change last entered the merge
 	// queue with (MERGE_QUEUED): each integration attempt starts from it.
 	QueuedHead string `json:"queuedHead,omitempty"`
@@ -357,7 +373,10 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 		// A retry of a failed or blocked change: its budgets start again.
 		c.IterationBase = c.Iteration
 		c.VerifyAttempts, c.IntegrationAttempts = 0, 0
-		c.RetryContext = ""
+		c.RetryContext, c.RetryStage = "", ""
+	}
+	if to != Implementing && to != Paused {
+		c.IterationContext = "" // the agent's work ended
 	}
 	c.stopClock(at)
 	c.Status, c.Error, c.Since, c.PausedFrom = to, "", at, ""
@@ -404,6 +423,7 @@ func applySessionDecision(_ *State, c *Change, at time.Time, d journal.AgentSess
 
 func applyIteration(_ *State, c *Change, at time.Time, d journal.AgentIterationData) error {
 	c.Iteration = d.Iteration
+	c.IterationContext = d.Next
 	if d.SessionID != "" {
 		c.SessionID = d.SessionID
 	}
@@ -414,6 +434,7 @@ func applyIteration(_ *State, c *Change, at time.Time, d journal.AgentIterationD
 }
 
 func applyGateStarted(_ *State, c *Change, at time.Time, d journal.GateStartedData) error {
+	c.countVerifyRound(d.Stage, d.Attempt)
 	c.Activity = &Activity{
 		Kind: ActivityGate, Stage: d.Stage, Gate: d.Gate, Attempt: d.Attempt,
 		Command: d.Command, Log: d.Log, Since: at,
@@ -421,10 +442,19 @@ func applyGateStarted(_ *State, c *Change, at time.Time, d journal.GateStartedDa
 	return nil
 }
 
+// countVerifyRound keeps VerifyRound the highest attempt of the change's
+// verify gates.
+func (c *Change) countVerifyRound(stage string, attempt int) {
+	if stage == StageVerify {
+		c.VerifyRound = max(c.VerifyRound, attempt)
+	}
+}
+
 func applyVerifyGate(_ *State, c *Change, at time.Time, d journal.VerifyGateData) error {
+	c.countVerifyRound(d.Stage, d.Attempt)
 	c.LastGate, c.LastResult = d.Stage+"/"+d.Gate, d.Result
 	if d.Result == "fail" {
-		c.RetryContext = d.RetryContext
+		c.RetryContext, c.RetryStage = d.RetryContext, d.Stage
 	}
 	switch d.Result {
 	case "pass":
@@ -451,12 +481,12 @@ func applyRetryScheduled(c *Change, d journal.RetryScheduledData) error {
 	default:
 		return fmt.Errorf("unknown stage %q", d.Stage)
 	}
-	c.RetryContext = d.RetryContext
+	c.RetryContext, c.RetryStage = d.RetryContext, d.Stage
 	return nil
 }
 
 func applyIntegrationFailed(c *Change, d journal.ChangeIntegrationFailedData) error {
-	c.RetryContext = d.RetryContext
+	c.RetryContext, c.RetryStage = d.RetryContext, StageIntegration
 	return nil
 }
 
