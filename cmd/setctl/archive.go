@@ -18,7 +18,7 @@ func archiveCommand() command {
 		name:    "archive",
 		summary: "fold an OpenSpec change into openspec/specs, as openspec archive does",
 		arg:     "change",
-		usage: `Usage: setctl archive CHANGE
+		usage: `Usage: setctl archive CHANGE [--yes]
 
 Archive folds the OpenSpec change openspec/changes/CHANGE into the living
 specs: each delta specs/<capability>/spec.md of the change (a capability may
@@ -50,6 +50,9 @@ Examples:
 func runArchive(e *env, args []string) int {
 	c := archiveCommand()
 	fs := c.flagSet(e)
+	// Archive asks nothing; --yes is accepted so that scripts written for
+	// `openspec archive CHANGE --yes` run unchanged.
+	fs.BoolP("yes", "y", false, "accepted as openspec archive accepts it; archive asks nothing")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}

@@ -138,10 +138,7 @@ func agentChecks(ctx context.Context, ws *workspace, environ []string) []check {
 		}
 		return []check{{"agent", "ok", "exec: " + strings.Join(a.Argv, " ")}}
 	}
-	bin := a.Adapter
-	if len(a.Argv) > 0 {
-		bin = a.Argv[0]
-	}
+	bin := agentProgram(a)
 	install := map[string]string{"claude": "npm install -g @anthropic-ai/claude-code", "codex": "npm install -g @openai/codex"}[a.Adapter]
 	path, err := exec.LookPath(bin)
 	if err != nil {
@@ -157,6 +154,15 @@ func agentChecks(ctx context.Context, ws *workspace, environ []string) []check {
 		childEnv = append(childEnv, k+"="+v)
 	}
 	return append(out, permissionsCheck(a, os.Geteuid(), childEnv))
+}
+
+// agentProgram is the program the claude or codex agent a runs: its
+// argv's first word, or the adapter's own CLI.
+func agentProgram(a config.Agent) string {
+	if len(a.Argv) > 0 {
+		return a.Argv[0]
+	}
+	return a.Adapter
 }
 
 // permissionsCheck says which permission mode the claude or codex agent a

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"os/exec"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/config/decode"
@@ -11,31 +12,47 @@ import (
 )
 
 // modelUse is one configured model: the role it serves, the set.cue
-// path that names it (below project) and the adapter that runs it.
+// path that names it (below project), the adapter that runs it and the
+// CLI program it runs through ("" for an API transport).
 type modelUse struct {
-	role, model, adapter string
-	path                 []string
+	role, model, adapter, program string
+	path                          []string
 }
 
 // modelChecks reports the model configured for each role of the
 // project, and warns about one that the pinned CLIs' model tables
 // (stdlib.modelTables) mark deprecated, retired or superseded, or that
 // a CLI listing all its models does not know: the endpoint would reject
-// it, or soon will. Only the claude and codex agents take a model.
+// it, or soon will. Only the claude and codex agents take a model. A
+// model whose CLI is not on PATH is not called ok: doctor says it could
+// not check it (the agent's own check fails).
 func modelChecks(ws *workspace) []check {
 	var uses []modelUse
 	a := ws.cfg.Agent
+	// program is the CLI that runs adapter's models: the agent's own
+	// program for its adapter.
+	program := func(adapter string) string {
+		if adapter == a.Adapter {
+			return agentProgram(a)
+		}
+		return adapter
+	}
 	if a.Adapter == "claude" || a.Adapter == "codex" {
 		if a.Models.Implement != "" {
-			uses = append(uses, modelUse{"implement", a.Models.Implement, a.Adapter, []string{"agent", "models", "implement"}})
+			uses = append(uses, modelUse{"implement", a.Models.Implement, a.Adapter, program(a.Adapter), []string{"agent", "models", "implement"}})
 		}
 	}
 	if transport := llm.RoleTransport(a); transport != "" {
-		// The API transports reach the models of their vendor's CLI.
+		// The API transports reach the models of their vendor's CLI
+		// without running it; the CLI transports run it.
 		table := map[string]string{llm.TransportAnthropic: "claude", llm.TransportOpenAI: "codex"}[transport]
+		via := ""
+		if table == "" {
+			via = program(transport)
+		}
 		for _, role := range llm.ProjectRoles {
 			if m := a.Models.Of(string(role)); m != "" {
-				uses = append(uses, modelUse{string(role), m, cmp.Or(table, transport), []string{"agent", "models", string(role)}})
+				uses = append(uses, modelUse{string(role), m, cmp.Or(table, transport), via, []string{"agent", "models", string(role)}})
 			}
 		}
 	}
@@ -47,7 +64,7 @@ func modelChecks(ws *workspace) []check {
 				adapter = c.Agent
 			}
 			if c.Model != "" && (adapter == "claude" || adapter == "codex") {
-				uses = append(uses, modelUse{"implement (change " + name + ")", c.Model, adapter, []string{"plan", "changes", name, "model"}})
+				uses = append(uses, modelUse{"implement (change " + name + ")", c.Model, adapter, program(adapter), []string{"plan", "changes", name, "model"}})
 			}
 		}
 	}
@@ -60,6 +77,12 @@ func modelChecks(ws *workspace) []check {
 	}
 	out := make([]check, 0, len(uses))
 	for _, u := range uses {
+		if u.program != "" {
+			if _, err := exec.LookPath(u.program); err != nil {
+				out = append(out, check{"models", statusWarn, fmt.Sprintf("%s: %s (%s) not checked: %s is not on PATH", u.role, u.model, u.adapter, u.program)})
+				continue
+			}
+		}
 		out = append(out, modelCheck(ws.cfg, tables, u))
 	}
 	return out

@@ -102,6 +102,9 @@ func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, 
 			continue // its verdict says it all
 		}
 		fmt.Fprintf(w, "  %s  %s\n", eventTime(e.Time), describeEvent(e, main, noColors).text)
+		if e.Type == journal.ChangeIntegrationFailed && retryFollows(events[i+1:], e) {
+			continue // the retry's line quotes its context
+		}
 		for _, line := range eventDetail(v, e) {
 			fmt.Fprintf(w, "      %s\n", line)
 		}
@@ -126,6 +129,27 @@ func verdictFollows(later []journal.Event, start journal.Event) bool {
 		}
 		if d, err := journal.Decode[journal.VerifyGateData](e); err == nil && d.Stage == s.Stage && d.Gate == s.Gate && d.Attempt == s.Attempt {
 			return true
+		}
+	}
+	return false
+}
+
+// retryFollows reports whether the retry that integration failure failed
+// schedules is among later, with the same retry context: a conflict or a
+// red integration gate journals its context, and the retry journals it
+// again. A retry comes before the change's next integration failure.
+func retryFollows(later []journal.Event, failed journal.Event) bool {
+	f, err := journal.Decode[journal.ChangeIntegrationFailedData](failed)
+	if err != nil || f.RetryContext == "" {
+		return false
+	}
+	for _, e := range later {
+		switch e.Type {
+		case journal.ChangeIntegrationFailed:
+			return false
+		case journal.RetryScheduled:
+			d, err := journal.Decode[journal.RetryScheduledData](e)
+			return err == nil && d.RetryContext == f.RetryContext
 		}
 	}
 	return false

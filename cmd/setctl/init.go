@@ -302,14 +302,15 @@ project: %s.#Project & {
 
 const specTemplate = `# Product spec
 
-Each requirement has an ID (REQ-<DOMAIN>-<NUMBER>), a title, a short
-description and at least one WHEN/THEN scenario. A line "Depends on: REQ-…"
-orders requirements. setctl plan groups requirements into changes by domain.
+Each requirement has an ID (REQ-<DOMAIN>-<NUMBER>), a title, a sentence
+that says what the program SHALL do, and at least one WHEN/THEN scenario.
+A line "Depends on: REQ-…" orders requirements. setctl plan groups
+requirements into changes by domain.
 
 ## Greeting
 
 ### REQ-GREET-01: Greet by name
-The program prints a greeting for the name it is given.
+The program SHALL print a greeting for the name it is given.
 
 #### Scenario: a name is given
 - **WHEN** the program runs with the argument "Ada"
@@ -317,6 +318,7 @@ The program prints a greeting for the name it is given.
 
 ### REQ-GREET-02: Default greeting
 Depends on: REQ-GREET-01
+The program SHALL greet the world when it is given no name.
 
 #### Scenario: no name is given
 - **WHEN** the program runs without arguments

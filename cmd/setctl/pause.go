@@ -24,9 +24,10 @@ func pauseCommand() command {
 Pause asks the setctl apply that runs in this project (from another
 terminal) to pause a change: its agent or gates are stopped where they
 are, and the change waits, paused, with its worktree, its branch and its
-agent session kept. --all pauses every change at work and holds the ones
-not yet started. The apply keeps running the other changes, and waits for
-setctl resume before it ends.
+agent session kept. A change not started yet is held: it is not
+dispatched until setctl resume lets it go. --all pauses every change at
+work and holds the ones not yet started. The apply keeps running the
+other changes, and waits for setctl resume before it ends.
 
 The request goes through .set/control.jsonl, which the running apply
 reads; pause then waits (up to --wait) for the apply to journal what it

@@ -140,6 +140,13 @@ func runPlanWith(e *env, a planArgs) int {
 		return code
 	}
 	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
+	// Main's living specs are what the plan is compared with: a main
+	// branch the repository lacks is refused as vet and apply refuse it,
+	// not read as empty. A directory that is no repository yet, or one
+	// without a commit, plans from nothing (CheckMainBranch warns there).
+	if d, ok := project.CheckMainBranch(context.Background(), ws.root, ws.cfg); !ok && d.Severity == diag.Error {
+		return e.present(name, diag.List{d}, ws.root)
+	}
 	// standing is where every requirement stands; it gives every change
 	// of g its status in the project's run.
 	standing := func() ([]coverage.Row, error) {

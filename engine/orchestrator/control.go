@@ -52,12 +52,13 @@ func (r *run) take(req control.Request) error {
 // concerned are the changes a request for every change (--all) is about:
 // for a resume the paused ones; for a pause the ones at work, and those
 // in the merge queue, which it leaves to finish (and says so). The
-// changes not started are held by run.held instead.
+// changes not started are held by run.held instead; a resume also lets
+// go the ones setctl pause CHANGE held.
 func (r *run) concerned(action string) []string {
 	var names []string
 	for _, c := range r.opts.Plan.Changes {
 		s := r.rec.status(c.Name)
-		if action == control.Resume && s == state.Paused ||
+		if action == control.Resume && (s == state.Paused || r.heldPending[c.Name]) ||
 			action == control.Pause && (r.active[c.Name] || s == state.Queued || s == state.Integrating) {
 			names = append(names, c.Name)
 		}
@@ -65,7 +66,8 @@ func (r *run) concerned(action string) []string {
 	return names
 }
 
-// request pauses or resumes one change, or says why it does not.
+// request pauses or resumes one change, or says why it does not. A
+// change not started is held (run.heldPending) rather than paused.
 func (r *run) request(action, name string) (skipped string) {
 	c, ok := r.opts.Plan.Change(name)
 	if !ok {
@@ -73,6 +75,10 @@ func (r *run) request(action, name string) (skipped string) {
 	}
 	s := r.rec.status(name)
 	if action == control.Resume {
+		if r.heldPending[name] {
+			delete(r.heldPending, name)
+			return ""
+		}
 		if s != state.Paused {
 			return "not paused"
 		}
@@ -85,8 +91,11 @@ func (r *run) request(action, name string) (skipped string) {
 		return "already paused"
 	case s == state.Queued || s == state.Integrating:
 		return "in the merge queue, which finishes it"
+	case s == state.Pending && r.heldPending[name]:
+		return "already held"
 	case s == state.Pending:
-		return "not started"
+		r.heldPending[name] = true
+		return ""
 	case s == state.Archived || s == state.Merged:
 		return "merged"
 	case s.Terminal():
@@ -100,13 +109,19 @@ func (r *run) request(action, name string) (skipped string) {
 }
 
 // waitingForResume reports whether the run waits for setctl resume: a
-// change setctl pause paused is still paused, or dispatch is held.
+// change setctl pause paused is still paused, one it held is still
+// pending, or dispatch is held.
 func (r *run) waitingForResume() bool {
 	if r.held {
 		return true
 	}
 	for name := range r.userPaused {
 		if r.rec.status(name) == state.Paused {
+			return true
+		}
+	}
+	for name := range r.heldPending {
+		if r.rec.status(name) == state.Pending {
 			return true
 		}
 	}

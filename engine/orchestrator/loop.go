@@ -201,7 +201,8 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 		return s.Active() && s != state.Queued && s != state.Integrating
 	}
 	// New changes wait while setctl pause --all holds them or the run's
-	// token budget is spent (looked at once per dispatch).
+	// token budget is spent (looked at once per dispatch), and a change
+	// setctl pause CHANGE held waits for its resume.
 	spent, err := r.runBudgetSpent()
 	held := r.held || spent
 	for _, pass := range []func(plan.Change, state.Status) bool{
@@ -209,7 +210,7 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 			return inFlight(s) || (s == state.Paused && r.resumable[c.Name])
 		},
 		func(c plan.Change, s state.Status) bool {
-			return s == state.Pending && r.ready(c) && !held
+			return s == state.Pending && r.ready(c) && !held && !r.heldPending[c.Name]
 		},
 	} {
 		for _, name := range r.opts.Graph.Order {

@@ -148,14 +148,18 @@ type run struct {
 	// control reads the requests of setctl pause and resume. resumable
 	// holds the paused changes to dispatch again; userPaused those setctl
 	// pause paused, which the run waits for (a paused change otherwise
-	// ends the run); held stops every new dispatch (setctl pause --all).
+	// ends the run); heldPending the changes not started that setctl
+	// pause CHANGE holds: not dispatched, and waited for, until setctl
+	// resume lets them go; held stops every new dispatch (setctl pause
+	// --all).
 	// runTokens is set once the run-wide token budget is spent: nothing
 	// new starts.
-	control    *control.Reader
-	resumable  map[string]bool
-	userPaused map[string]bool
-	held       bool
-	runTokens  bool
+	control     *control.Reader
+	resumable   map[string]bool
+	userPaused  map[string]bool
+	heldPending map[string]bool
+	held        bool
+	runTokens   bool
 	// blockedAt is recorder.failures when blockDependents last looked
 	// (-1: never, or the plan changed since).
 	blockedAt int
@@ -284,7 +288,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sen
 		services:  s,
 		opts:      opts,
 		control:   control.NewReader(layout.Control()),
-		resumable: map[string]bool{}, userPaused: map[string]bool{},
+		resumable: map[string]bool{}, userPaused: map[string]bool{}, heldPending: map[string]bool{},
 		// Buffered so that a worker or the queue can always report, even
 		// when the loop has stopped listening.
 		workerDone: make(chan workerResult, max(opts.Project.MaxParallel, 1)),
