@@ -41,6 +41,7 @@ var updateScripts = flag.Bool("update-scripts", false, "update the golden files 
 // once are compared one change at a time (exec grep '^TIME greet '). A
 // regex match is left only where the output itself may differ.
 func TestScripts(t *testing.T) {
+	goCache, goModCache := goEnv("GOCACHE"), goEnv("GOMODCACHE")
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("..", "..", "testdata", "script"),
 		UpdateScripts: *updateScripts,
@@ -59,10 +60,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(env.WorkDir, ".gitconfig"))
 			// Gates run the go tool: share the build cache, never the network.
-			env.Setenv("GOCACHE", goEnv("GOCACHE"))
-			env.Setenv("GOMODCACHE", goEnv("GOMODCACHE"))
+			// With -trimpath a package's build does not depend on the
+			// directory it is in, so the integration gates, which build on
+			// main the tree a change's gates built in its worktree, find
+			// that build and its passing test result in the cache.
+			env.Setenv("GOCACHE", goCache)
+			env.Setenv("GOMODCACHE", goModCache)
 			env.Setenv("GOPROXY", "off")
-			env.Setenv("GOFLAGS", "-buildvcs=false")
+			env.Setenv("GOFLAGS", "-buildvcs=false -trimpath")
 			env.Setenv("GOTOOLCHAIN", "local")
 			setupModelServer(env)
 			if modules := filepath.Join(env.WorkDir, "_registry"); dirExists(modules) {

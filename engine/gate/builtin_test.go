@@ -21,6 +21,7 @@ var baseFiles = map[string]string{
 }
 
 func TestScopeCheckPass(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/login.go", "package auth\n\nfunc Login() {}\n")
 	r.write("openspec/changes/auth-login/specs/auth/spec.md", "## ADDED Requirements\n")
@@ -37,6 +38,7 @@ func TestScopeCheckPass(t *testing.T) {
 }
 
 func TestScopeCheckOutsideScope(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/login.go", "package auth\n")
 	r.write("cmd/main.go", "package main\n\nfunc main() { println() }\n")
@@ -62,6 +64,7 @@ func TestScopeCheckOutsideScope(t *testing.T) {
 
 // TestScopeCheckRename: a move touches both paths.
 func TestScopeCheckRename(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.git("mv", "cmd/main.go", "internal/auth/main.go")
 	r.commit()
@@ -72,6 +75,7 @@ func TestScopeCheckRename(t *testing.T) {
 }
 
 func TestScopeCheckDirectoryScope(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/store/db.go", "package store\n")
 	r.commit()
@@ -81,6 +85,7 @@ func TestScopeCheckDirectoryScope(t *testing.T) {
 }
 
 func TestScopeCheckNoScope(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("anywhere/x.go", "package anywhere\n")
 	r.commit()
@@ -90,6 +95,7 @@ func TestScopeCheckNoScope(t *testing.T) {
 }
 
 func TestScopeCheckArtifactsOnly(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("openspec/changes/auth-login/proposal.md", "# why\n")
 	r.write("internal/auth/NOTES.md", "notes\n")
@@ -112,6 +118,7 @@ func TestScopeCheckArtifactsOnly(t *testing.T) {
 // TestScopeCheckSymlinks: every symbolic link the change adds, committed
 // or not, in its scope or not, is a finding.
 func TestScopeCheckSymlinks(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/login.go", "package auth\n")
 	r.symlink("/etc/passwd", "internal/auth/passwd")
@@ -144,6 +151,7 @@ func (r *repo) symlink(target, name string) {
 }
 
 func TestScopeCheckEmptyDiff(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	want(t, runGate(t, r.input(config.KindScopeCheck, featureChange)), StatusFail,
 		"the change touches no file",
@@ -152,6 +160,7 @@ func TestScopeCheckEmptyDiff(t *testing.T) {
 }
 
 func TestTestFilesPass(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/login.go", "package auth\n")
 	r.write("internal/auth/login_test.go", "package auth\n")
@@ -170,6 +179,7 @@ func TestTestFilesPass(t *testing.T) {
 }
 
 func TestTestFilesFail(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/login.go", "package auth\n")
 	r.write("internal/auth/testdata/login_test.go.golden", "x\n")
@@ -182,6 +192,7 @@ func TestTestFilesFail(t *testing.T) {
 }
 
 func TestTestFilesOnlyDeleted(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.remove("internal/auth/auth_test.go")
 	r.commit()
@@ -195,6 +206,7 @@ func TestTestFilesOnlyDeleted(t *testing.T) {
 }
 
 func TestTestFilesNoPatterns(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	in := r.input(config.KindTestFiles, featureChange)
 	in.Project.TestPatterns = nil
@@ -205,6 +217,7 @@ func TestTestFilesNoPatterns(t *testing.T) {
 }
 
 func TestSpecVerifyPass(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/login_test.go", "package auth\n\n// REQ-AUTH-01: login with a password\nfunc TestREQ_AUTH_02_Logout(t *testing.T) {}\n")
 	r.commit()
@@ -217,6 +230,7 @@ func TestSpecVerifyPass(t *testing.T) {
 }
 
 func TestSpecVerifyMissingID(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	// REQ-AUTH-01 is named in a test; REQ-AUTH-02 only in code, in a
 	// test line the change did not add (the base), and as a prefix of
@@ -238,6 +252,7 @@ func TestSpecVerifyMissingID(t *testing.T) {
 }
 
 func TestSpecVerifyNoRequirements(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	c := featureChange
 	c.Requirements = nil
@@ -245,6 +260,7 @@ func TestSpecVerifyNoRequirements(t *testing.T) {
 }
 
 func TestContainsID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		text string
 		want bool
@@ -268,6 +284,7 @@ func TestContainsID(t *testing.T) {
 }
 
 func TestRulesHit(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/auth.go", "package auth\n\nfunc Login() {\n\tfmt.Println(\"DEBUG login\")\n}\n")
 	// t.Skip( outside test files is not a finding of skipped-test.
@@ -285,6 +302,7 @@ func TestRulesHit(t *testing.T) {
 
 // TestRulesIgnoresRemovedAndBaseLines: only added lines are scanned.
 func TestRulesIgnoresRemovedAndBaseLines(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, map[string]string{"a.go": "package a\n\nfunc f() {\n\tprintln(\"DEBUG\")\n}\n"})
 	r.write("a.go", "package a\n\nfunc f() {\n\tprintln(\"DEBUG\")\n\treturn\n}\n")
 	r.write("b.go", "package a\n")
@@ -293,6 +311,7 @@ func TestRulesIgnoresRemovedAndBaseLines(t *testing.T) {
 }
 
 func TestRulesCap(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	var b strings.Builder
 	for range 60 {
@@ -316,6 +335,7 @@ func TestRulesCap(t *testing.T) {
 }
 
 func TestRulesBadPattern(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	in := r.input(config.KindRules, featureChange)
 	in.Project.Forbidden["broken"] = config.Forbidden{Pattern: "(", Message: "x"}

@@ -16,6 +16,7 @@ var theDelta = map[string][]byte{"specs/auth/spec.md": []byte("## ADDED Requirem
 // TestSpecVerifyDeltaAsWritten: the agent may refine tasks.md, and the
 // delta specs pass when they are the ones set wrote.
 func TestSpecVerifyDeltaAsWritten(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("openspec/changes/auth-login/specs/auth/spec.md", string(theDelta["specs/auth/spec.md"]))
 	r.write("openspec/changes/auth-login/tasks.md", "- [x] 1.1 done by the agent\n")
@@ -30,6 +31,7 @@ func TestSpecVerifyDeltaAsWritten(t *testing.T) {
 // added fails the gate, with set's text in the retry context; only in the
 // verify stage (integration runs after the fold moved the folder).
 func TestSpecVerifyDeltaEdited(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("openspec/changes/auth-login/specs/auth/spec.md", "## ADDED Requirements\n\n### Requirement: REQ-AUTH-01: Login\nIt MAY.\n")
 	r.write("openspec/changes/auth-login/specs/extra/spec.md", "## ADDED Requirements\n")
@@ -53,6 +55,7 @@ func TestSpecVerifyDeltaEdited(t *testing.T) {
 // TestSpecVerifyRemoving: a requirement the spec removed needs no test
 // that names it.
 func TestSpecVerifyRemoving(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/login_test.go", "package auth\n\n// REQ-AUTH-01\n")
 	r.commit()
@@ -62,6 +65,7 @@ func TestSpecVerifyRemoving(t *testing.T) {
 }
 
 func TestTestsNaming(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("internal/auth/login_test.go", "package auth\n\n// REQ-AUTH-01\nfunc TestREQ_AUTH_02(t *testing.T) {}\n// REQ-AUTH-010, REQ-AUTH-01 again\n")
 	r.write("internal/auth/login.go", "package auth // REQ-AUTH-03, not a test\n")

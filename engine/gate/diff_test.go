@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseUnified(t *testing.T) {
+	t.Parallel()
 	diff := `diff --git a/a.go b/a.go
 index 1111111..2222222 100644
 --- a/a.go
@@ -57,6 +58,7 @@ diff --git a/with space.go b/with space.go
 }
 
 func TestParseUnifiedErrors(t *testing.T) {
+	t.Parallel()
 	for _, diff := range []string{
 		"+++ b/a\n@@ -1 +1 @@\n-x\nnot a hunk line\n",
 		"+++ b/a\n@@ bad @@\n",
@@ -72,6 +74,7 @@ func TestParseUnifiedErrors(t *testing.T) {
 
 // TestChangeDiffOddNames: paths git must quote come back as written.
 func TestChangeDiffOddNames(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, map[string]string{"plain.go": "package p\n"})
 	names := []string{"dir with space/a b.go", "ünï/cödé.go", `quo"te.go`, "tab\tname.go"}
 	for _, n := range names {

@@ -32,6 +32,7 @@ func execInput(t *testing.T, name string, argv ...string) (Input, *repo) {
 }
 
 func TestExecPass(t *testing.T) {
+	t.Parallel()
 	in, r := execInput(t, "build", "sh", "-c", "pwd; echo built")
 	res := runGate(t, in)
 	want(t, res, StatusPass, "", "")
@@ -44,6 +45,7 @@ func TestExecPass(t *testing.T) {
 }
 
 func TestExecFailRetryContextTail(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "test", "sh", "-c", "i=1; while [ $i -le 100 ]; do echo line $i; i=$((i+1)); done; echo boom >&2; exit 2")
 	res := runGate(t, in)
 	var tail []string
@@ -64,6 +66,7 @@ func TestExecFailRetryContextTail(t *testing.T) {
 }
 
 func TestExecFailNoOutput(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "lint", "false")
 	want(t, runGate(t, in), StatusFail, "exit code 1",
 		"Gate lint (`false`) failed with exit code 1. It printed nothing.\n"+
@@ -71,6 +74,7 @@ func TestExecFailNoOutput(t *testing.T) {
 }
 
 func TestExecTimeout(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "slow", "sh", "-c", "echo waiting; sleep 30")
 	in.Step.Timeout = config.Duration(300 * time.Millisecond)
 	res := runGate(t, in)
@@ -87,6 +91,7 @@ func TestExecTimeout(t *testing.T) {
 }
 
 func TestExecWarnMode(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "lint", "sh", "-c", "echo style; exit 1")
 	in.Step.Mode = config.ModeWarn
 	res := runGate(t, in)
@@ -104,6 +109,7 @@ func TestExecWarnMode(t *testing.T) {
 }
 
 func TestExecEnv(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "env", "sh", "-c", `echo "$A $B $C|$ANTHROPIC_API_KEY|$GOCACHE|$LC_ALL|$OFF"`)
 	g := in.Project.Gates["env"]
 	g.Env = map[string]string{"B": "gate-b", "A": "gate-a"}
@@ -120,6 +126,7 @@ func TestExecEnv(t *testing.T) {
 }
 
 func TestExecLogRedacted(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "leak", "sh", "-c", `printf 'key sk-ant-'; printf 'planted-secret-123456\n'; echo "$MY_TOKEN"; exit 1`)
 	in.Project.PassEnv = map[string]bool{"MY_TOKEN": true}
 	in.Env = []string{"PATH=" + os.Getenv("PATH"), "MY_TOKEN=planted-token-abcdef"}
@@ -131,6 +138,7 @@ func TestExecLogRedacted(t *testing.T) {
 }
 
 func TestHostEnv(t *testing.T) {
+	t.Parallel()
 	environ := []string{"PATH=/bin", "HOME=/h", "USER=u", "TMPDIR=/t", "LANG=C.UTF-8", "LC_CTYPE=C", "TERM=dumb",
 		"ANTHROPIC_API_KEY=sk-ant-x", "GITHUB_TOKEN=ghp_x", "AWS_SECRET_ACCESS_KEY=x", "GOCACHE=/c", "GOFLAGS=-mod=mod", "EDITOR=vi"}
 	want := []string{"PATH=/bin", "HOME=/h", "USER=u", "TMPDIR=/t", "LANG=C.UTF-8", "LC_CTYPE=C", "TERM=dumb", "GOCACHE=/c"}
@@ -140,6 +148,7 @@ func TestHostEnv(t *testing.T) {
 }
 
 func TestExecCommandNotFound(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "tool", "set-no-such-command-xyz", "--flag")
 	res := runGate(t, in)
 	if res.Status != StatusError || res.Err == nil || res.RetryContext != "" {
@@ -154,6 +163,7 @@ func TestExecCommandNotFound(t *testing.T) {
 }
 
 func TestExecErrorsBeforeRunning(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "test", "true")
 	tests := []struct {
 		name    string
@@ -195,6 +205,7 @@ func TestExecErrorsBeforeRunning(t *testing.T) {
 }
 
 func TestExecCanceled(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "test", "sleep", "30")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
@@ -218,6 +229,7 @@ func (f *fakeRunner) Exec(_ context.Context, e runner.Exec) (runner.ExecResult, 
 }
 
 func TestExecThroughOtherRunner(t *testing.T) {
+	t.Parallel()
 	in, r := execInput(t, "test", "go", "test", "./...")
 	in.Step.Runner = "dagger"
 	in.Env = []string{"HOME=/root"}
@@ -234,6 +246,7 @@ func TestExecThroughOtherRunner(t *testing.T) {
 }
 
 func TestOutputTail(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, out, want string
 	}{
@@ -257,6 +270,7 @@ func TestOutputTail(t *testing.T) {
 }
 
 func TestFenceFor(t *testing.T) {
+	t.Parallel()
 	if got := fenceFor("no ticks"); got != "```" {
 		t.Errorf("got %q", got)
 	}
@@ -266,6 +280,7 @@ func TestFenceFor(t *testing.T) {
 }
 
 func TestQuoteArgv(t *testing.T) {
+	t.Parallel()
 	got := quoteArgv([]string{"go", "test", "-run", "Test A", "it's", "", "./..."})
 	if want := `go test -run 'Test A' 'it'\''s' '' ./...`; got != want {
 		t.Errorf("got %s, want %s", got, want)

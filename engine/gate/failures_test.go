@@ -21,6 +21,7 @@ func scan(t *testing.T, pattern string, chunks ...string) []string {
 }
 
 func TestFailureScanner(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		pattern string
@@ -52,6 +53,7 @@ func TestFailureScanner(t *testing.T) {
 // TestFailureScannerLongLine: a line longer than the bound is cut, never
 // held whole.
 func TestFailureScannerLongLine(t *testing.T) {
+	t.Parallel()
 	s := newFailureScanner(regexp.MustCompile(`^(x+)$`))
 	long := strings.Repeat("x", 3*maxFailureLine)
 	s.Write([]byte(long[:maxFailureLine]))
@@ -66,6 +68,7 @@ func TestFailureScannerLongLine(t *testing.T) {
 }
 
 func TestNewFailures(t *testing.T) {
+	t.Parallel()
 	if got := NewFailures([]string{"a", "b", "c"}, []string{"b", "z"}); !slices.Equal(got, []string{"a", "c"}) {
 		t.Errorf("got %q", got)
 	}
@@ -85,6 +88,7 @@ func acceptedInput(t *testing.T, accepted []string) Input {
 }
 
 func TestExecFailuresFound(t *testing.T) {
+	t.Parallel()
 	res := runGate(t, acceptedInput(t, nil))
 	want(t, res, StatusFail, "exit code 1",
 		"Gate lint (`sh -c 'echo '\\''bad: a'\\''; echo '\\''bad: b'\\''; echo done; exit 1'`) failed with exit code 1. Last lines of its output:\n"+
@@ -96,6 +100,7 @@ func TestExecFailuresFound(t *testing.T) {
 }
 
 func TestExecAllFailuresAccepted(t *testing.T) {
+	t.Parallel()
 	res := runGate(t, acceptedInput(t, []string{"a", "b", "c"}))
 	want(t, res, StatusPass, "exit code 1: 2 failures also on main, accepted", "")
 	if log := readLog(t, res); log != "bad: a\nbad: b\ndone\n\n[set] exit code 1: 2 failures also on main, accepted\n" {
@@ -104,6 +109,7 @@ func TestExecAllFailuresAccepted(t *testing.T) {
 }
 
 func TestExecNewFailureBeyondAccepted(t *testing.T) {
+	t.Parallel()
 	res := runGate(t, acceptedInput(t, []string{"a"}))
 	want(t, res, StatusFail, "exit code 1: 1 failure not on main (1 also on main, accepted)",
 		"Gate lint (`sh -c 'echo '\\''bad: a'\\''; echo '\\''bad: b'\\''; echo done; exit 1'`) failed with exit code 1. "+
@@ -123,6 +129,7 @@ func TestExecNewFailureBeyondAccepted(t *testing.T) {
 // TestExecAcceptedNamesTheMainBranch: the reason and the retry context
 // name the project's main branch.
 func TestExecAcceptedNamesTheMainBranch(t *testing.T) {
+	t.Parallel()
 	in := acceptedInput(t, []string{"a"})
 	in.Project.MainBranch = "master"
 	res := runGate(t, in)
@@ -140,6 +147,7 @@ func TestExecAcceptedNamesTheMainBranch(t *testing.T) {
 // TestExecAcceptedButNothingToCompare: a failure the pattern cannot name,
 // or one with nothing accepted in it, is judged by the exit code alone.
 func TestExecAcceptedButNothingToCompare(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "lint", "sh", "-c", "echo 'cannot parse'; exit 2")
 	g := in.Project.Gates["lint"]
 	g.Failures = `^bad: (\S+)$`

@@ -11,6 +11,7 @@ import (
 const mdCondition = `any(files, {# endsWith ".md"})`
 
 func TestRunTimeConditionHolds(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	r.write("docs/guide.md", "# guide\n")
 	r.write("internal/auth/login.go", "package auth\n")
@@ -27,6 +28,7 @@ func TestRunTimeConditionHolds(t *testing.T) {
 }
 
 func TestRunTimeConditionFalse(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "docs-lint", "false")
 	in.Step.Condition = mdCondition
 	res := runGate(t, in)
@@ -41,6 +43,7 @@ func TestRunTimeConditionFalse(t *testing.T) {
 
 // TestRunTimeConditionReadsChange: the condition sees the change too.
 func TestRunTimeConditionReadsChange(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "gen", "true")
 	in.Step.Condition = `change.type == "feature" && len(files) == 1`
 	if res := runGate(t, in); res.Status != StatusPass || !res.Expanded.Held {
@@ -49,6 +52,7 @@ func TestRunTimeConditionReadsChange(t *testing.T) {
 }
 
 func TestRunTimeConditionBad(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "gen", "true")
 	in.Step.Condition = `nosuchname > 1`
 	res := runGate(t, in)
@@ -58,12 +62,14 @@ func TestRunTimeConditionBad(t *testing.T) {
 }
 
 func TestModeSkip(t *testing.T) {
+	t.Parallel()
 	in, _ := execInput(t, "gen", "false")
 	in.Step.Mode = config.ModeSkip
 	want(t, runGate(t, in), StatusSkip, `mode "skip"`, "")
 }
 
 func TestWarnModeBuiltin(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	in := r.input(config.KindScopeCheck, featureChange)
 	in.Step.Mode = config.ModeWarn
@@ -77,6 +83,7 @@ func TestWarnModeBuiltin(t *testing.T) {
 }
 
 func TestNoBase(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	in := r.input(config.KindScopeCheck, featureChange)
 	in.Base = ""
@@ -87,6 +94,7 @@ func TestNoBase(t *testing.T) {
 }
 
 func TestNoLogPath(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	in := r.input(config.KindScopeCheck, featureChange)
 	in.LogPath = ""

@@ -3,6 +3,7 @@ package gate
 import "testing"
 
 func TestMatchGlob(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pattern, name string
 		want          bool
@@ -59,6 +60,7 @@ func TestMatchGlob(t *testing.T) {
 }
 
 func TestInScope(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		scope []string
 		name  string

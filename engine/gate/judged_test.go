@@ -62,6 +62,7 @@ const (
 )
 
 func TestReviewCriticalFindingBlocks(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Answer(`{"findings": [`+lowFinding+`, `+criticalFinding+`]}`, modeltest.Usage{}))
 	res := runGate(t, gradedInput(t, srv, config.KindReview, nil))
 	want(t, res, StatusFail,
@@ -113,6 +114,7 @@ Fix the blocking findings.`)
 // A high finding blocks only when blockOn says so; below it, the gate
 // passes with a warning that lists the findings.
 func TestReviewBlockOn(t *testing.T) {
+	t.Parallel()
 	answer := `{"findings": [` + highFinding + `]}`
 	srv := modeltest.New(t, modeltest.Answer(answer, modeltest.Usage{}), modeltest.Answer(answer, modeltest.Usage{}))
 	res := runGate(t, gradedInput(t, srv, config.KindReview, nil))
@@ -131,6 +133,7 @@ func TestReviewBlockOn(t *testing.T) {
 }
 
 func TestReviewNoFindingPasses(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Answer(`{"findings": []}`, modeltest.Usage{}))
 	res := runGate(t, gradedInput(t, srv, config.KindReview, nil))
 	want(t, res, StatusPass, "", "")
@@ -141,6 +144,7 @@ func TestReviewNoFindingPasses(t *testing.T) {
 
 // In mode warn, a blocking finding is reported and does not block.
 func TestReviewWarnMode(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Answer(`{"findings": [`+criticalFinding+`]}`, modeltest.Usage{}))
 	in := gradedInput(t, srv, config.KindReview, nil)
 	in.Step.Mode = config.ModeWarn
@@ -151,6 +155,7 @@ func TestReviewWarnMode(t *testing.T) {
 }
 
 func TestSpecVerifyLLMUnimplementedBlocks(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Answer(`{"requirements": [
 		{"id": "REQ-AUTH-02", "implemented": false, "reason": "Nothing logs a user out."},
 		{"id": "REQ-AUTH-01", "implemented": true, "reason": "Login is there, with a test."}], "findings": []}`, modeltest.Usage{}))
@@ -169,6 +174,7 @@ Implement each requirement as its text and every one of its scenarios say.`)
 }
 
 func TestSpecVerifyLLMPasses(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t, modeltest.Answer(`{"requirements": [
 		{"id": "REQ-AUTH-01", "implemented": true, "reason": "Login."},
 		{"id": "REQ-AUTH-02", "implemented": true, "reason": "Logout."}], "findings": []}`, modeltest.Usage{}))
@@ -182,6 +188,7 @@ func TestSpecVerifyLLMPasses(t *testing.T) {
 // The deterministic check of the delta specs comes first: a change that
 // rewrote its requirements fails without a model call.
 func TestSpecVerifyLLMChecksDeltaFirst(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t)
 	in := gradedInput(t, srv, config.KindSpecVerify, nil)
 	in.Delta = map[string][]byte{"specs/auth/spec.md": []byte("## ADDED Requirements\n")}
@@ -197,6 +204,7 @@ func TestSpecVerifyLLMChecksDeltaFirst(t *testing.T) {
 // An answer that does not fit the verdict is sent back with its problems,
 // and the repaired answer decides.
 func TestGradedRepairsAnInvalidAnswer(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t,
 		modeltest.Answer(`{"findings": [{"severity": "blocker", "file": "", "line": 0, "requirements": [], "message": "m", "fix": "f"}]}`, modeltest.Usage{}),
 		modeltest.Answer(`{"findings": []}`, modeltest.Usage{}))
@@ -219,6 +227,7 @@ func TestGradedRepairsAnInvalidAnswer(t *testing.T) {
 // An answer still invalid after the repairs is an error of the gate,
 // never a pass.
 func TestGradedInvalidAfterRepairsErrors(t *testing.T) {
+	t.Parallel()
 	bad := modeltest.Answer(`{"findings": "none"}`, modeltest.Usage{})
 	srv := modeltest.New(t, bad, bad)
 	res := runGate(t, gradedInput(t, srv, config.KindReview, func(g *config.Gate) { g.Repairs = 1 }))
@@ -232,6 +241,7 @@ func TestGradedInvalidAfterRepairsErrors(t *testing.T) {
 // the endpoint does not serve and a model that does not answer within the
 // gate's timeout are errors of the gate that say why.
 func TestGradedCallFailures(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		steps   []modeltest.Step
@@ -280,6 +290,7 @@ func TestGradedCallFailures(t *testing.T) {
 }
 
 func TestGradedWithoutModels(t *testing.T) {
+	t.Parallel()
 	in := gradedInput(t, modeltest.New(t), config.KindReview, nil)
 	in.Models = nil
 	want(t, runGate(t, in), StatusError, "gate review needs the review model, and this run has no model client", "")
@@ -288,6 +299,7 @@ func TestGradedWithoutModels(t *testing.T) {
 // RunStack journals each model call as an LLM_CALL of the change, between
 // the gate's GATE_STARTED and VERIFY_GATE.
 func TestRunStackJournalsModelCalls(t *testing.T) {
+	t.Parallel()
 	srv := modeltest.New(t,
 		modeltest.Step{Status: 529, ErrorType: "overloaded_error", ErrorMessage: "Overloaded"},
 		modeltest.Answer(`{"findings": [`+criticalFinding+`]}`, modeltest.Usage{Input: 100, Output: 20}))

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,10 +25,23 @@ type repo struct {
 	base string
 }
 
-// newRepo commits files as the base. Git reads no user or system config.
+// TestMain makes git hermetic for every test of the package, so that the
+// tests can run in parallel (gittest.Process).
+func TestMain(m *testing.M) {
+	cleanup, err := gittest.Process("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// newRepo commits files as the base. Git reads no user or system config
+// (TestMain).
 func newRepo(t *testing.T, files map[string]string) *repo {
 	t.Helper()
-	gittest.Hermetic(t, "")
 	r := &repo{t: t, dir: t.TempDir()}
 	r.git("init", "-q", "-b", "main")
 	for name, content := range files {

@@ -16,6 +16,7 @@ import (
 // within the bound, fills what room is left with the head of the most
 // relevant file that did not fit, and lists what it left out.
 func TestShownDiffBound(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t, baseFiles)
 	var big strings.Builder
 	for i := range 300 {
@@ -75,6 +76,7 @@ func TestShownDiffBound(t *testing.T) {
 }
 
 func TestChunkPath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ chunk, want string }{
 		{"diff --git a/x.go b/x.go\nindex 1..2 100644\n--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-a\n+b\n", "x.go"},
 		{"diff --git a/gone.go b/gone.go\ndeleted file mode 100644\n--- a/gone.go\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n", "gone.go"},

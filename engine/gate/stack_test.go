@@ -70,6 +70,7 @@ func results(events []journal.Payload) []string {
 }
 
 func TestRunStackStopsAtFirstBlockingGate(t *testing.T) {
+	t.Parallel()
 	in, r := stackFixture(t, []string{"true"}, []string{"sh", "-c", "echo broken; exit 3"}, []string{"touch", "ran-c"})
 	in.Skipped = []graph.SkippedGate{{Gate: "lint", Reason: "when: false", Stage: graph.StageVerify}}
 	res, events, err := recorded(t, context.Background(), in)
@@ -105,6 +106,7 @@ func TestRunStackStopsAtFirstBlockingGate(t *testing.T) {
 }
 
 func TestRunStackPassesAndRecordsExpansions(t *testing.T) {
+	t.Parallel()
 	in, _ := stackFixture(t, []string{"true"}, []string{"true"})
 	in.Steps[1].Condition = `any(files, {# endsWith ".go"})`
 	res, events, err := recorded(t, context.Background(), in)
@@ -121,6 +123,7 @@ func TestRunStackPassesAndRecordsExpansions(t *testing.T) {
 }
 
 func TestRunStackAfterGateRejects(t *testing.T) {
+	t.Parallel()
 	in, _ := stackFixture(t, []string{"true"}, []string{"true"})
 	var seen []string
 	in.AfterGate = func(_ context.Context, r Result) (string, error) {
@@ -143,6 +146,7 @@ func TestRunStackAfterGateRejects(t *testing.T) {
 }
 
 func TestRunStackGateThatCannotRunIsARunError(t *testing.T) {
+	t.Parallel()
 	in, _ := stackFixture(t, []string{"true"})
 	in.Steps[0].Runner = "nowhere"
 	res, events, err := recorded(t, context.Background(), in)
@@ -155,6 +159,7 @@ func TestRunStackGateThatCannotRunIsARunError(t *testing.T) {
 }
 
 func TestRunStackInterrupted(t *testing.T) {
+	t.Parallel()
 	in, _ := stackFixture(t, []string{"true"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -168,6 +173,7 @@ func TestRunStackInterrupted(t *testing.T) {
 }
 
 func TestEvent(t *testing.T) {
+	t.Parallel()
 	r := Result{
 		Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Base: "host", Status: StatusFail,
 		ExitCode: 2, Duration: 1500 * time.Millisecond, Log: "/l.log", Reason: "exit code 2",

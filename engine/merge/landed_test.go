@@ -13,6 +13,7 @@ import (
 // TestLandedOn reads back, from main's history, each change's commit and
 // the requirements its message lists, as squashMessage writes them.
 func TestLandedOn(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	commit := func(msg string) string {
 		t.Helper()

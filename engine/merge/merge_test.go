@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,12 +49,25 @@ type fixture struct {
 	checkpoints []string
 }
 
+// TestMain makes git hermetic for every test of the package, so that the
+// tests can run in parallel (gittest.Process). The user's global git
+// config asks for diff3 conflict markers, which set must not use.
+func TestMain(m *testing.M) {
+	cleanup, err := gittest.Process("[merge]\n\tconflictStyle = diff3\n")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
 // newFixture commits README.md, notes.txt and files on main, then starts
-// the change's worktree there. The user's global git config asks for
-// diff3 conflict markers, which set must not use.
+// the change's worktree there. Git is hermetic, with a global config that
+// asks for diff3 conflict markers (TestMain).
 func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
-	gittest.Hermetic(t, "[merge]\n\tconflictStyle = diff3\n")
 
 	root := t.TempDir()
 	f := &fixture{t: t, root: root, setDir: filepath.Join(root, ".set")}
@@ -309,6 +323,7 @@ func TestIntegrateCleanMergeWithPassingGate(t *testing.T) {
 // is recorded in the run directory, for a resumed run to finish; MERGED
 // and ARCHIVED are not journaled.
 func TestIntegrateRecordsTheMoveOfMainsCheckout(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	oldMain := f.mainAt()
 	f.write(f.wt, "feat.txt", "feat\n")
@@ -342,6 +357,7 @@ func TestIntegrateRecordsTheMoveOfMainsCheckout(t *testing.T) {
 }
 
 func TestIntegrateWithMainUnmoved(t *testing.T) {
+	t.Parallel()
 	// main did not move since the branch started: the merge has nothing to
 	// do, and main still gets one squashed commit on top of itself.
 	f := newFixture(t, nil)
@@ -367,6 +383,7 @@ func TestIntegrateWithMainUnmoved(t *testing.T) {
 }
 
 func TestIntegrateFailingGate(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.write(f.wt, "feat.txt", "feat\n")
 	f.commit(f.wt, "feat work")
@@ -418,6 +435,7 @@ func TestIntegrateFailingGate(t *testing.T) {
 }
 
 func TestIntegrateGateThatCannotRunIsARunError(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	oldMain := f.mainAt()
 	f.write(f.wt, "feat.txt", "feat\n")
@@ -441,6 +459,7 @@ func TestIntegrateGateThatCannotRunIsARunError(t *testing.T) {
 }
 
 func TestIntegrateEmitErrorStopsIt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	oldMain := f.mainAt()
 	f.write(f.wt, "feat.txt", "feat\n")
@@ -468,6 +487,7 @@ func (f *fixture) conflictOnNotes() string {
 }
 
 func TestIntegrateConflict(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	oldMain := f.conflictOnNotes()
@@ -517,6 +537,7 @@ func TestIntegrateConflict(t *testing.T) {
 }
 
 func TestIntegrateAfterTheAgentResolvedTheConflict(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	oldMain := f.conflictOnNotes()
@@ -551,6 +572,7 @@ func TestIntegrateAfterTheAgentResolvedTheConflict(t *testing.T) {
 }
 
 func TestIntegrateRestartsAnInterruptedMerge(t *testing.T) {
+	t.Parallel()
 	// A merge left in progress (a crash, or an agent that never committed)
 	// is aborted and done again from the branch's last commit.
 	f := newFixture(t, nil)
@@ -585,6 +607,7 @@ func TestIntegrateRestartsAnInterruptedMerge(t *testing.T) {
 }
 
 func TestIntegrateConflictInSeveralFiles(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]string{"other.txt": "a\nb\nc\nd\ne\nf\n"})
 	ctx := context.Background()
 	f.write(f.wt, "other.txt", "A feat\nb\nc\nd\ne\nF feat\n")
@@ -854,6 +877,7 @@ func TestIntegrateFoldsTheDelta(t *testing.T) {
 // delta stays in openspec/changes/ for a person to fix, and ARCHIVED says
 // why.
 func TestIntegrateBadDeltaIsRecorded(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	f.write(f.wt, "openspec/changes/feat/specs/auth/spec.md", "## CHANGED\n### Requirement: Login\nv2\n")
@@ -886,6 +910,7 @@ func TestIntegrateBadDeltaIsRecorded(t *testing.T) {
 // written outside, the outside file's content never reaches main, and
 // ARCHIVED names the links.
 func TestIntegrateSymlinksInTheChangeAreNotFollowed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	outside := t.TempDir()
@@ -933,6 +958,7 @@ func TestIntegrateSymlinksInTheChangeAreNotFollowed(t *testing.T) {
 // keeps the merge but not the fold: the agent works on its delta, and
 // the next integration folds it again.
 func TestIntegrateFailingGateDropsTheFold(t *testing.T) {
+	t.Parallel()
 	f, oldMain := deltaFixture(t)
 	ctx := context.Background()
 	out, err := integrate(ctx, f.input("ok", "broken"))
@@ -968,6 +994,7 @@ func TestIntegrateFailingGateDropsTheFold(t *testing.T) {
 // that stopped before main moved (a crash) is made again on a fresh merge,
 // never folded twice or kept from the earlier day.
 func TestIntegrateDropsAnInterruptedFold(t *testing.T) {
+	t.Parallel()
 	f, oldMain := deltaFixture(t)
 	ctx := context.Background()
 	in := f.input("ok")
@@ -1006,6 +1033,7 @@ func TestIntegrateDropsAnInterruptedFold(t *testing.T) {
 }
 
 func TestArchivedNames(t *testing.T) {
+	t.Parallel()
 	for dir, want := range map[string]bool{
 		"2026-03-04-feat":    true,
 		"2026-03-04-03":      false, // the change "03" is below
@@ -1037,6 +1065,7 @@ func TestArchivedNames(t *testing.T) {
 // requirement the change removes is retired; the fold commit says both, and
 // Archived reads the record back from main.
 func TestIntegrateFoldsNestedAndRetired(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, map[string]string{
 		"openspec/specs/billing/spec.md": "# billing Specification\n\n## Purpose\nP.\n\n## Requirements\n\n" + invoice,
 	})
@@ -1066,6 +1095,7 @@ func TestIntegrateFoldsNestedAndRetired(t *testing.T) {
 }
 
 func TestConflictHunks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		content string
@@ -1116,6 +1146,7 @@ func TestConflictHunks(t *testing.T) {
 }
 
 func TestConflictContext(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) {
 		t.Helper()
@@ -1166,6 +1197,7 @@ func TestConflictContext(t *testing.T) {
 }
 
 func TestSquashMessage(t *testing.T) {
+	t.Parallel()
 	reqs := []spec.Requirement{{ID: "REQ-A-01", Title: "Login"}, {ID: "REQ-A-02", Title: "Logout"}}
 	tests := []struct {
 		name        string
@@ -1219,6 +1251,7 @@ func TestRegenerateKeepsTheOutputOfASharedCommand(t *testing.T) {
 }
 
 func TestSquashMessageCutsTitleOnRunes(t *testing.T) {
+	t.Parallel()
 	got := squashMessage(Input{Change: plan.Change{Name: "i18n", Description: strings.Repeat("é", 40)}})
 	title, _, _ := strings.Cut(got, "\n")
 	if want := "i18n: " + strings.Repeat("é", 40); title != want || !utf8.ValidString(title) {
@@ -1231,6 +1264,7 @@ func TestSquashMessageCutsTitleOnRunes(t *testing.T) {
 // main. Integrate refuses before any of that; main and the checkout's
 // untracked files stay.
 func TestIntegrateRefusesAPlainDirectory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := context.Background()
 	if err := git.RemoveWorktree(ctx, f.root, f.wt); err != nil {
@@ -1257,6 +1291,7 @@ func TestIntegrateRefusesAPlainDirectory(t *testing.T) {
 // run in the gates) leaves a directory inside the root checkout: its tree
 // is main's, and must not become main's next commit.
 func TestIntegrateRefusesAWorktreeAGateBroke(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	f.project.Gates["rm-git"] = config.Gate{Kind: config.KindExec, Mode: config.ModeRun, Run: []string{"rm", ".git"}}
 	f.write(f.wt, "feat.txt", "feat\n")
@@ -1277,6 +1312,7 @@ func TestIntegrateRefusesAWorktreeAGateBroke(t *testing.T) {
 // gate that commits a change to the branch fails the integration; one
 // whose commit leaves the tree as it was does not.
 func TestIntegrateGateThatCommits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, script string
 		fails        bool

@@ -58,6 +58,7 @@ func baselineEvents(t *testing.T, events []journal.Event) []journal.BaselineGate
 // the run before any change is dispatched, and a second apply on the same
 // main takes the cached verdict and runs no gate.
 func TestBaselineRedStopsBeforeDispatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	runs := redMain(f)
 	f.change("alpha")
@@ -113,6 +114,7 @@ func TestBaselineRedStopsBeforeDispatch(t *testing.T) {
 // TestBaselineWarnGateDoesNotStop: a gate every stack runs in mode "warn"
 // is reported red on main, and the run goes on.
 func TestBaselineWarnGateDoesNotStop(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	redMain(f)
 	f.project.Stacks["feature"] = config.Stack{"check": {Mode: config.ModeWarn}}
@@ -131,6 +133,7 @@ func TestBaselineWarnGateDoesNotStop(t *testing.T) {
 // journaled and a change fails only on new ones; a resumed run, without
 // the option and on a main the run moved, judges the same way.
 func TestBaselineAccepted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	redMain(f)
 	g := f.project.Gates["check"]

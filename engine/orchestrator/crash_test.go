@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/internal/gittest"
 )
 
 // The crash tests run `Apply` in a child process (this test binary,
@@ -36,7 +37,14 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(crashChild(root, os.Getenv(envCrashPoint), os.Getenv(envCrashAgent)))
 	}
-	os.Exit(m.Run())
+	cleanup, err := gittest.Process("")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // crashScenario sets up three changes, one depending on another, whose

@@ -20,7 +20,6 @@ import (
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/engine/state"
-	"github.com/set-engine/set/internal/gittest"
 )
 
 // fixture is a project in a real git repository in a temp dir, with a
@@ -55,11 +54,12 @@ type tb interface {
 // gateConfig is a gate of the fixture's project.
 type gateConfig = config.Gate
 
-// newFixture makes a repository with one commit on main.
+// newFixture makes a repository with one commit on main. Its git is
+// hermetic (TestMain makes the process's so, with an empty global
+// configuration, for the tests that run in parallel).
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	root := t.TempDir()
-	gittest.Hermetic(t, "")
 	f := fixtureAt(t, root)
 	f.git("init", "-q", "-b", "main")
 	f.write("README.md", "# fixture\n")

@@ -28,6 +28,7 @@ import (
 // TestRetryThenPass: the first iteration writes content the gate rejects;
 // the retry fixes it; every change merges, main moves linearly.
 func TestRetryThenPass(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	f.change("beta", "alpha")
@@ -64,6 +65,7 @@ echo "test for REQ" > "${change}_test.txt"
 // with its budget spent; its dependent is dep-blocked; an independent
 // sibling still merges.
 func TestBudgetExhaustedBlocksDependents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("broken")
 	f.change("after-broken", "broken")
@@ -128,6 +130,7 @@ if [ "$change" = broken ]; then echo "bad $iteration" > broken.txt; else echo go
 // the second to integrate conflicts, goes back to its agent with the
 // conflicting hunk, the agent resolves the markers, and both merge.
 func TestConflictResolvedByAgent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 2 // both start from the same main
 	f.change("left")
@@ -213,6 +216,7 @@ func verifyRounds(t *testing.T, events []journal.Event, change string) int {
 // regenerate the lockfile; their lockfiles conflict, and the merge queue
 // resolves that by regenerating it, without going back to an agent.
 func TestGeneratedConflictRegenerated(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 2 // both start from the same main
 	regen := []string{"sh", "-c", "cat deps/* | sort > deps.lock"}
@@ -245,6 +249,7 @@ cat deps/* | sort > deps.lock
 // TestSecondApplyRefused: while one apply holds the lock, another fails at
 // once naming the PID.
 func TestSecondApplyRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	if err := os.MkdirAll(filepath.Join(f.root, ".set"), 0o755); err != nil {
@@ -268,6 +273,7 @@ func TestSecondApplyRefused(t *testing.T) {
 // TestDirtyMainRefused: a checkout of main with uncommitted edits is not
 // touched, and the refused run journals nothing.
 func TestDirtyMainRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	f.write("notes.txt", "edited by hand\n")
@@ -284,6 +290,7 @@ func TestDirtyMainRefused(t *testing.T) {
 // *git.NoBranchError listing its branches, for the CLI to word; a tag of
 // the main branch's name does not stand in for it.
 func TestMissingMainBranchRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	f.git("branch", "-m", "main", "master")
@@ -318,6 +325,7 @@ func TestNotARepositoryRefusedBeforeRunDir(t *testing.T) {
 // run stops with an error naming it before the agent runs, and main does
 // not move.
 func TestPlainDirectoryAsWorktreeRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	wt := filepath.Join(f.root, ".set", "worktrees", "alpha")
@@ -349,6 +357,7 @@ func TestPlainDirectoryAsWorktreeRefused(t *testing.T) {
 // (git reset --hard there would undo the user's edit in the root
 // checkout), and main does not move.
 func TestWorktreeBrokenByAVerifyGateRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	f.project.Gates["check"] = gateConfig{Kind: "exec", Mode: "run", Order: 10, Run: []string{"sh", "-c",
@@ -371,6 +380,7 @@ func TestWorktreeBrokenByAVerifyGateRefused(t *testing.T) {
 // TestPanicFailsTheChange: a panicking adapter fails its change with the
 // stack in the journal; the run goes on.
 func TestPanicFailsTheChange(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	sum, err := f.apply(context.Background(), panicAdapter{})
@@ -406,6 +416,7 @@ func readFile(t *testing.T, root, rel string) string {
 // its change with the iteration budget exhausted, its own status, once
 // budgets.iterations are spent.
 func TestIterationBudget(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.Budgets.Iterations = 2
 	f.change("idle")
@@ -470,6 +481,7 @@ echo good > slow.txt
 // dependent) are retried by the next apply, with fresh budgets, once the
 // cause is fixed.
 func TestNewApplyRetriesFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.Budgets.Retries.Verify = 0
 	f.change("flaky")
@@ -501,6 +513,7 @@ func TestNewApplyRetriesFailures(t *testing.T) {
 // while conflict markers remain does not conclude the merge; the next
 // iteration is told which files still hold markers.
 func TestUnresolvedMarkersAreNeverCommitted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 2
 	f.change("left")
@@ -641,6 +654,7 @@ exec %q "$@"
 // once main holds its work; resuming the finished run deletes nothing
 // twice and does not fail.
 func TestBranchesDeletedOnceOnMain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	f.change("beta", "alpha")
@@ -666,6 +680,7 @@ func TestBranchesDeletedOnceOnMain(t *testing.T) {
 // without it deletes those whose work main holds, and keeps a branch
 // checked out in a worktree and one with work main does not have.
 func TestKeepBranches(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	f.change("beta", "alpha")
@@ -708,6 +723,7 @@ func TestKeepBranches(t *testing.T) {
 // left by a killed git) is kept, and the archive does not fail for it; the
 // next run removes the stale lock (journaled) and deletes the branch.
 func TestBranchDeletionIsBestEffort(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
 	f.change("beta", "alpha")

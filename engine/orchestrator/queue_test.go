@@ -48,6 +48,7 @@ func attemptsStarted(marks string, n int) string {
 // d are integrated again without it and merge, and every commit main
 // took passed the integration stack on exactly its tree.
 func TestSpeculativeQueue(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// One change at a time, so that they queue in the plan's order.
 	f.project.MaxParallel = 1
@@ -155,6 +156,7 @@ func TestSpeculativeQueue(t *testing.T) {
 // where its conflict is its own (here: its agent resolves it, and it
 // merges).
 func TestSpeculativeConflictWaits(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 1
 	f.project.MergeQueue.Speculative = 2

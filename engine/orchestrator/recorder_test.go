@@ -16,6 +16,7 @@ import (
 // returns; state.json, read while events are recorded, is never ahead of
 // events.jsonl; and after close it is the journal's projection.
 func TestRecorderConcurrentEmits(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	statePath := filepath.Join(dir, "state.json")
 	rec, err := newRecorder(state.New(), statePath, func(onCommit journal.Option) (*journal.Writer, error) {
@@ -103,6 +104,7 @@ func TestRecorderConcurrentEmits(t *testing.T) {
 // that the loop looks for changes to block only after one failed; pending
 // follows the changes waiting for dispatch, new plans included.
 func TestRecorderCountsFailuresAndPending(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec, err := newRecorder(state.New(), filepath.Join(dir, "state.json"), func(onCommit journal.Option) (*journal.Writer, error) {
 		return journal.Open(dir, "run-1", onCommit)

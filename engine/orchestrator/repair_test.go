@@ -86,6 +86,7 @@ func repairs(t *testing.T, f *fixture) (changes []string, data []journal.Repaire
 // every resume: git refused to merge main into the dirty worktree. The
 // edits are committed first, and main merged.
 func TestResumeCommitsLeftoverEdits(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("edit")
 	stopAfterDispatch(t, f, "edit")
@@ -109,6 +110,7 @@ func TestResumeCommitsLeftoverEdits(t *testing.T) {
 // run, in the repository and in a change's worktree, are removed and
 // journaled; with HEAD.lock left, main could not move.
 func TestResumeRemovesStaleLocks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("locked")
 	stopAfterDispatch(t, f, "locked")
@@ -134,6 +136,7 @@ func TestResumeRemovesStaleLocks(t *testing.T) {
 // through #!/usr/bin/env as the npm codex is (so that it runs as its
 // interpreter), is killed by the resumed run and journaled.
 func TestResumeKillsOrphans(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("orphaned")
 	stopAfterDispatch(t, f, "orphaned")
@@ -181,6 +184,7 @@ func TestResumeKillsOrphans(t *testing.T) {
 // worktree add or remove left half-way is removed and made again from the
 // change's branch, keeping the branch's commits.
 func TestResumeRepairsHalfMadeWorktrees(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		// damage breaks the worktree wt of change "half" in f.
@@ -255,6 +259,7 @@ func rm(t *testing.T, path string) {
 // second, empty ARCHIVED was once journaled). The killed run is made by
 // cutting an uninterrupted run's journal after the event.
 func TestResumeArchivesOnce(t *testing.T) {
+	t.Parallel()
 	for _, cut := range []journal.Type{journal.Merged, journal.Archived} {
 		t.Run("after "+string(cut), func(t *testing.T) {
 			f := newFixture(t)
@@ -354,6 +359,7 @@ func stopInFastForward(t *testing.T, f *fixture) git.FastForwardRecord {
 // records the change merged and archived once, main as an uninterrupted
 // run leaves it.
 func TestResumeFinishesAHalfMadeFastForward(t *testing.T) {
+	t.Parallel()
 	ref := newFixture(t)
 	ffScenario(ref)
 	if sum, err := ref.apply(context.Background(), ref.agentScript(ffAgent)); err != nil || sum.Result != "success" {
@@ -456,6 +462,7 @@ func TestResumeFinishesAHalfMadeFastForward(t *testing.T) {
 // the resumed run stops, names it, changes nothing and journals nothing;
 // once the user put it aside, the next resume finishes the move.
 func TestResumeRefusesAnEditInAHalfMadeFastForward(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ffScenario(f)
 	rec := stopInFastForward(t, f)

@@ -31,6 +31,7 @@ func (f *fixture) replanned() []journal.ReplannedData {
 // (one renamed, as the run used its name) replace the dropped ones, run,
 // and merge.
 func TestReplanCoversFailedRequirements(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.Budgets.Retries.Verify = 0
 	f.project.Planner.MaxReplanCycles = 2
@@ -74,6 +75,7 @@ func TestReplanCoversFailedRequirements(t *testing.T) {
 // Replans stop after maxReplanCycles; a planner that fails ends them with
 // its reason journaled; the run ends failed either way.
 func TestReplanBounds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		replan ReplanFunc

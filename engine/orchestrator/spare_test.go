@@ -16,6 +16,7 @@ import (
 // each change still starts from main as it is then, with nothing of the
 // change before, and the run ends with no worktree left but the root.
 func TestWorktreesReused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 1
 	f.change("alpha")

@@ -13,6 +13,7 @@ import (
 // its branch before the agent runs (an agent that writes no delta), and
 // the merge queue folds it into main's living specs.
 func TestChangeFolderAtDispatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("greet")
 	sum, err := f.apply(context.Background(), f.agentScript(
@@ -39,6 +40,7 @@ echo hello > greet.txt
 // when main does not have it (main was reset), does not make its work look
 // done: the run starts anew and does the work again.
 func TestJournalIsNotTheRecord(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	initial := f.git("rev-parse", "main")
 	f.change("greet")

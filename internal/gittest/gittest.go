@@ -37,6 +37,33 @@ func Env(t testing.TB, globalConfig string) []string {
 	return env
 }
 
+// Process makes git hermetic for the whole test process, as Hermetic does
+// for one test, so that a package's tests can run in parallel (t.Setenv,
+// which Hermetic uses, cannot be used in a parallel test): its TestMain
+// calls Process before m.Run, and the function returned after. Every
+// test of the package then shares one global configuration, holding
+// globalConfig, which no test may write; a test that needs one of its
+// own calls Hermetic and does not run in parallel.
+func Process(globalConfig string) (cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "gittest")
+	if err != nil {
+		return nil, err
+	}
+	global := filepath.Join(dir, "gitconfig")
+	if err := os.WriteFile(global, []byte(globalConfig), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	for _, kv := range envFor(global) {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := os.Setenv(k, v); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	return func() { os.RemoveAll(dir) }, nil
+}
+
 // hermetic writes t's global configuration file and returns its path and
 // the environment entries that make git hermetic with it.
 func hermetic(t testing.TB, globalConfig string) (global string, env []string) {
@@ -45,7 +72,13 @@ func hermetic(t testing.TB, globalConfig string) (global string, env []string) {
 	if err := os.WriteFile(global, []byte(globalConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return global, []string{
+	return global, envFor(global)
+}
+
+// envFor is the environment entries that make git hermetic with the
+// global configuration file global.
+func envFor(global string) []string {
+	return []string{
 		"GIT_CONFIG_GLOBAL=" + global,
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=test",

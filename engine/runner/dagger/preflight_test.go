@@ -129,6 +129,7 @@ func TestPreflightPlainListener(t *testing.T) {
 }
 
 func TestPreflightSession(t *testing.T) {
+	t.Parallel()
 	engine := newFakeEngine()
 	port := engine.serve(t, "tok")
 	env := map[string]string{"DAGGER_SESSION_PORT": strconv.Itoa(port), "DAGGER_SESSION_TOKEN": "tok"}

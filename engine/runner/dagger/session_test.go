@@ -216,6 +216,7 @@ func testSession(cli string, start time.Duration) sessionOptions {
 // runner host; the session's API answers on its port with its token; and
 // a CLI that ends its session when its stdin closes is let go by itself.
 func TestSessionOpens(t *testing.T) {
+	t.Parallel()
 	engine := newFakeEngine()
 	cli := newFakeCLI(t, sessionLine(engine.serve(t, "s3cret"), "s3cret")+"\n"+untilStdinCloses)
 	var log strings.Builder
@@ -250,6 +251,7 @@ func TestSessionOpens(t *testing.T) {
 // TestSessionNeverOpens: a CLI that never prints its session line is
 // killed at the deadline, with whatever it runs.
 func TestSessionNeverOpens(t *testing.T) {
+	t.Parallel()
 	cli := newFakeCLI(t, `echo "connecting to the engine…" >&2`+"\n"+hang)
 	start := time.Now()
 	_, err := startSession(context.Background(), testSession(cli.bin, 2*time.Second))
@@ -266,7 +268,9 @@ func TestSessionNeverOpens(t *testing.T) {
 // TestSessionIgnoresSIGTERM: a CLI that ignores SIGTERM, before or after
 // its session opened, is killed all the same.
 func TestSessionIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
 	t.Run("before the session line", func(t *testing.T) {
+		t.Parallel()
 		cli := newFakeCLI(t, ignoreTERM+"\n"+hang)
 		if _, err := startSession(context.Background(), testSession(cli.bin, time.Second)); err == nil {
 			t.Fatal("no error")
@@ -274,6 +278,7 @@ func TestSessionIgnoresSIGTERM(t *testing.T) {
 		cli.noneLeft(t)
 	})
 	t.Run("after it", func(t *testing.T) {
+		t.Parallel()
 		cli := newFakeCLI(t, ignoreTERM+"\n"+sessionLine(plainListener(t), "tok")+"\n"+hang)
 		s, err := startSession(context.Background(), testSession(cli.bin, notLong))
 		if err != nil {
@@ -293,6 +298,7 @@ func TestSessionIgnoresSIGTERM(t *testing.T) {
 // TestSessionHangsAfterLine: a CLI that opened its session but does not
 // end it when asked is killed by Close.
 func TestSessionHangsAfterLine(t *testing.T) {
+	t.Parallel()
 	cli := newFakeCLI(t, sessionLine(plainListener(t), "tok")+"\n"+hang)
 	s, err := startSession(context.Background(), testSession(cli.bin, notLong))
 	if err != nil {
@@ -308,6 +314,7 @@ func TestSessionHangsAfterLine(t *testing.T) {
 }
 
 func TestSessionFails(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct{ session, want string }{
 		"exits":    {`echo "tcp://engine.test:1234: connection refused" >&2; exit 1`, "the dagger CLI exited with status 1 before opening a session: tcp://engine.test:1234: connection refused"},
 		"bad line": {`echo "Welcome to Dagger"; ` + hang, `the dagger CLI printed "Welcome to Dagger" instead of its session's port and token`},
@@ -331,6 +338,7 @@ func TestSessionFails(t *testing.T) {
 // TestSessionCancel: a context that ends while the session opens (the
 // run's SIGTERM) stops the start and the CLI.
 func TestSessionCancel(t *testing.T) {
+	t.Parallel()
 	cli := newFakeCLI(t, ignoreTERM+"\n"+hang)
 	ctx, cancel := context.WithCancel(context.Background())
 	go cancelWhen(t, cancel, func() bool { return cli.has("child.pid") })
@@ -344,6 +352,7 @@ func TestSessionCancel(t *testing.T) {
 // group has a PID file in the run's PID directory, as agents and gates
 // do, so that a run restarted after a crash ends it; Close removes it.
 func TestSessionRecordedForOrphans(t *testing.T) {
+	t.Parallel()
 	pids := t.TempDir()
 	cli := newFakeCLI(t, sessionLine(plainListener(t), "tok")+"\n"+untilStdinCloses)
 	s, err := startSession(proc.WithPIDDir(context.Background(), pids), testSession(cli.bin, notLong))
@@ -366,6 +375,7 @@ func TestSessionRecordedForOrphans(t *testing.T) {
 // is a run error once the session's deadline passes, and nothing of the
 // CLI is left.
 func TestRunnerSessionDeadline(t *testing.T) {
+	t.Parallel()
 	cli := newFakeCLI(t, hang)
 	e := &Engine{Via: "cli", CLI: cli.bin, RunnerHost: "tcp://engine.test:1234"}
 	r := New(goCfg(), "/p", connector(e, io.Discard, time.Second, 200*time.Millisecond))
@@ -386,6 +396,7 @@ func TestRunnerSessionDeadline(t *testing.T) {
 // ignores both its stdin closing and SIGTERM: the gate returns, Close
 // returns, and nothing of the CLI is left.
 func TestRunnerStopsWithTheRun(t *testing.T) {
+	t.Parallel()
 	engine := newFakeEngine()
 	engine.block["sync"] = true
 	cli := newFakeCLI(t, ignoreTERM+"\n"+sessionLine(engine.serve(t, "tok"), "tok")+"\n"+hang)
