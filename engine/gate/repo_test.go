@@ -2,7 +2,6 @@ package gate
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,16 +25,9 @@ type repo struct {
 }
 
 // TestMain makes git hermetic for every test of the package, so that the
-// tests can run in parallel (gittest.Process).
+// tests can run in parallel (gittest.Main).
 func TestMain(m *testing.M) {
-	cleanup, err := gittest.Process("")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	gittest.Main(m, "")
 }
 
 // newRepo commits files as the base. Git reads no user or system config

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,17 +49,10 @@ type fixture struct {
 }
 
 // TestMain makes git hermetic for every test of the package, so that the
-// tests can run in parallel (gittest.Process). The user's global git
+// tests can run in parallel (gittest.Main). The user's global git
 // config asks for diff3 conflict markers, which set must not use.
 func TestMain(m *testing.M) {
-	cleanup, err := gittest.Process("[merge]\n\tconflictStyle = diff3\n")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	gittest.Main(m, "[merge]\n\tconflictStyle = diff3\n")
 }
 
 // newFixture commits README.md, notes.txt and files on main, then starts

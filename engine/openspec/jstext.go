@@ -206,10 +206,10 @@ func utf16Len(s string) int {
 	return n
 }
 
-// asciiEqualFold reports whether a and b are equal when ASCII letters are
+// EqualFoldASCII reports whether a and b are equal when ASCII letters are
 // lower-cased, and only those (as JavaScript's comparison of two strings
 // lower-cased by a regexp's "i" flag on ASCII words does).
-func asciiEqualFold(a, b string) bool {
+func EqualFoldASCII(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -115,9 +115,9 @@ func CheckMainSpec(src []byte) Report {
 	purpose, reqs := -1, -1
 	for i, h := range heads {
 		switch {
-		case purpose < 0 && asciiEqualFold(h.title, "purpose"):
+		case purpose < 0 && EqualFoldASCII(h.title, "purpose"):
 			purpose = i
-		case reqs < 0 && asciiEqualFold(h.title, "requirements"):
+		case reqs < 0 && EqualFoldASCII(h.title, "requirements"):
 			reqs = i
 		}
 	}
@@ -334,7 +334,7 @@ func purposePlaceholder(purpose string) bool {
 // end of the line follows ("todo: …", but not Spanish "Todo el …").
 func leadingMarker(s string) bool {
 	for _, m := range []string{"TBD", "TODO"} {
-		if len(s) < len(m) || !asciiEqualFold(s[:len(m)], m) {
+		if len(s) < len(m) || !EqualFoldASCII(s[:len(m)], m) {
 			continue
 		}
 		rest := s[len(m):]

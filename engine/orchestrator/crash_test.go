@@ -37,14 +37,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(crashChild(root, os.Getenv(envCrashPoint), os.Getenv(envCrashAgent)))
 	}
-	cleanup, err := gittest.Process("")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	gittest.Main(m, "")
 }
 
 // crashScenario sets up three changes, one depending on another, whose

@@ -447,16 +447,7 @@ func TestInterruptAndResume(t *testing.T) {
 if [ ! -f "` + marker + `" ]; then echo $$ > "` + marker + `.pid"; touch "` + marker + `"; sleep 30; fi
 echo good > slow.txt
 `)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for {
-			if _, err := os.Stat(marker); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
+	ctx := interruptedAt(t, marker)
 	sum, err := f.apply(ctx, a)
 	if err != nil {
 		t.Fatal(err)
@@ -774,17 +765,7 @@ if [ "$iteration" = 1 ]; then echo bad > alpha.txt; exit 0; fi
 if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
 echo good > alpha.txt
 `)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		for {
-			if _, err := os.Stat(marker); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
+	ctx := interruptedAt(t, marker)
 	sum, err := f.apply(ctx, a)
 	if err != nil {
 		t.Fatal(err)
@@ -829,17 +810,7 @@ if git rev-parse -q --verify MERGE_HEAD >/dev/null; then
 fi
 sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 `)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		for {
-			if _, err := os.Stat(marker); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
+	ctx := interruptedAt(t, marker)
 	sum, err := f.apply(ctx, a)
 	if err != nil {
 		t.Fatal(err)
@@ -882,17 +853,7 @@ if [ "$iteration" = 2 ]; then echo "half-way there"; exit 3; fi
 if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
 echo good > alpha.txt
 `)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		for {
-			if _, err := os.Stat(marker); err == nil {
-				cancel()
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
+	ctx := interruptedAt(t, marker)
 	sum, err := f.apply(ctx, a)
 	if err != nil {
 		t.Fatal(err)
@@ -911,4 +872,22 @@ echo good > alpha.txt
 	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 1 {
 		t.Errorf("verify retries = %d, want 1", n)
 	}
+}
+
+// interruptedAt is a context that is cancelled, as Ctrl-C cancels setctl
+// apply's, once the file marker exists (an agent script touches it where
+// the test interrupts the run), and at the latest when t ends.
+func interruptedAt(t *testing.T, marker string) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(marker); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return ctx
 }

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"unicode"
+
+	"github.com/set-engine/set/engine/openspec"
 )
 
 // shape is the block structure of one non-code line.
@@ -97,7 +99,7 @@ func splitIDTitle(s string) (id, title string, ok bool) {
 // boundary; with colonRequired it must be followed by ':'.
 func cutLabel(s, label string, colonRequired bool) (string, bool) {
 	r, bold := strings.CutPrefix(s, "**")
-	if len(r) < len(label) || !asciiEqualFold(r[:len(label)], label) {
+	if len(r) < len(label) || !openspec.EqualFoldASCII(r[:len(label)], label) {
 		return "", false
 	}
 	r = r[len(label):]
@@ -120,25 +122,6 @@ func cutLabel(s, label string, colonRequired bool) (string, bool) {
 		r = strings.TrimSpace(strings.TrimSuffix(r, "**"))
 	}
 	return r, true
-}
-
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // stepKey is the keyword of a scenario step.
@@ -230,7 +213,7 @@ func splitInline(s string) (string, []inlineStep) {
 // (0 when s does not start with one).
 func inlineKeyword(s string) (stepKey, int) {
 	for _, l := range stepLabels {
-		if n := len(l.label); strings.HasPrefix(s, "**") && len(s) >= 2+n && asciiEqualFold(s[2:2+n], l.label) {
+		if n := len(l.label); strings.HasPrefix(s, "**") && len(s) >= 2+n && openspec.EqualFoldASCII(s[2:2+n], l.label) {
 			r := s[2+n:]
 			for _, closing := range []string{"**:", ":**", "**"} {
 				if rest, ok := strings.CutPrefix(r, closing); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {

@@ -4,6 +4,7 @@
 package gittest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,20 @@ func Process(globalConfig string) (cleanup func(), err error) {
 		}
 	}
 	return func() { os.RemoveAll(dir) }, nil
+}
+
+// Main is the TestMain of a package whose tests run git in parallel: it
+// runs m with git hermetic for the whole process (see Process), holding
+// globalConfig, and exits with m's code.
+func Main(m *testing.M, globalConfig string) {
+	cleanup, err := Process(globalConfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // hermetic writes t's global configuration file and returns its path and
