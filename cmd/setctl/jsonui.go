@@ -80,7 +80,8 @@ type uiRunSummary struct {
 	Result     string `json:"result"`
 	Resumed    bool   `json:"resumed"`
 	DurationMS int64  `json:"durationMs"`
-	// Changes maps every change of the plan to its status.
+	// Changes maps every change of the run to its status: a resumed
+	// run's include those merged before it was interrupted.
 	Changes map[string]state.Status `json:"changes"`
 	// Main is the commit main is at after the run.
 	Main string `json:"main"`

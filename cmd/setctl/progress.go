@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -250,7 +251,8 @@ func (p *progress) summary(s *orchestrator.Summary, head string) {
 	if p.stErr != nil {
 		fmt.Fprintf(p.w, "The view lost track of the run (%v): the retries and tokens below stop there; .set/events.jsonl has the whole run.\n", p.stErr)
 	}
-	for _, name := range p.names {
+	names, width := p.summaryNames(s)
+	for _, name := range names {
 		c := p.change(name)
 		status := string(s.Statuses[name])
 		detail := []string{}
@@ -260,9 +262,25 @@ func (p *progress) summary(s *orchestrator.Summary, head string) {
 		if n := c.Tokens.Total(); n > 0 {
 			detail = append(detail, english.Tokens(n)+" tokens")
 		}
-		fmt.Fprintf(p.w, "  %-*s  %-12s %s\n", p.width, name, status, strings.Join(detail, ", "))
+		fmt.Fprintf(p.w, "  %-*s  %-12s %s\n", width, name, status, strings.Join(detail, ", "))
 	}
 	fmt.Fprintf(p.w, "\n%s is at %s. Events: .set/events.jsonl · state: .set/state.json · logs: .set/logs/\n", p.main, shortSHA(head))
+}
+
+// summaryNames are the changes the summary lists, and the width of their
+// names: those of the run this invocation planned, after those the
+// summary has that it did not plan (a resumed run's changes that an
+// earlier invocation put on main), in the run's plan order.
+func (p *progress) summaryNames(s *orchestrator.Summary) ([]string, int) {
+	var names []string
+	width := p.width
+	for _, name := range p.st.Order {
+		if _, ok := s.Statuses[name]; ok && !slices.Contains(p.names, name) {
+			names = append(names, name)
+			width = max(width, len(name))
+		}
+	}
+	return append(names, p.names...), width
 }
 
 func shortSHA(s string) string {

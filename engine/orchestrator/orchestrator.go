@@ -111,7 +111,9 @@ type Options struct {
 	sentinelTick time.Duration
 }
 
-// Summary is how a run ended.
+// Summary is how a run ended. A resumed run is reported as a whole:
+// Statuses has every change of the run, those an earlier invocation put
+// on main included, and Duration counts from the run's first RUN_STARTED.
 type Summary struct {
 	Result   string // "success", "failed" or "interrupted"
 	Statuses map[string]state.Status
@@ -330,6 +332,19 @@ func (r *run) finish(result string, runErr error, resumed bool, took time.Durati
 	}
 	for _, name := range r.replaced {
 		sum.Statuses[name] = r.rec.status(name)
+	}
+	if resumed {
+		// The plan of a resumed run leaves out what the run already put on
+		// main; the summary is of the whole run.
+		started, names := r.rec.runStart()
+		for _, name := range names {
+			if _, ok := sum.Statuses[name]; !ok {
+				sum.Statuses[name] = r.rec.status(name)
+			}
+		}
+		if !started.IsZero() {
+			sum.Duration = max(r.opts.Now().Sub(started), took)
+		}
 	}
 	if err := r.rec.emit("", journal.RunFinishedData{Result: result, Statuses: counts, DurationMS: took.Milliseconds()}); err != nil && runErr == nil {
 		runErr = err

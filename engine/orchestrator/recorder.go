@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -266,6 +267,14 @@ func (r *recorder) change(name string) state.Change {
 		return *c
 	}
 	return state.Change{Name: name}
+}
+
+// runStart returns when the run started (its first RUN_STARTED) and the
+// changes its plan named (PLAN_CREATED), which a resumed run keeps.
+func (r *recorder) runStart() (time.Time, []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.Started, slices.Clone(r.st.Plan.Changes)
 }
 
 // state is the recorded state. The caller must not change it, nor use it

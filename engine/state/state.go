@@ -39,8 +39,9 @@ type State struct {
 	// LastSeq is the Seq of the last event applied; events up to it are
 	// ignored by Apply.
 	LastSeq int64 `json:"lastSeq"`
-	// Started is when the latest run started; Updated is the time of the
-	// last event applied.
+	// Started is when the latest run started: its first RUN_STARTED, kept
+	// when the run is resumed, so that a resumed run is timed as a whole.
+	// Updated is the time of the last event applied.
 	Started  time.Time `json:"started"`
 	Updated  time.Time `json:"updated"`
 	Finished bool      `json:"finished"`
@@ -310,7 +311,10 @@ func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedD
 		c.stopClock(s.Updated)
 		c.Activity = nil
 	}
-	s.Run, s.Fingerprint, s.Started = e.Run, d.Fingerprint, at
+	if !d.Resumed || e.Run != s.Run || s.Started.IsZero() {
+		s.Started = at
+	}
+	s.Run, s.Fingerprint = e.Run, d.Fingerprint
 	s.Finished, s.Result = false, ""
 	s.PID, s.MaxParallel, s.MainBranch, s.Budgets = d.PID, d.MaxParallel, d.MainBranch, d.Budgets
 	if !d.Resumed {

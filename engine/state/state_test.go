@@ -532,3 +532,24 @@ func TestStatusClasses(t *testing.T) {
 		t.Error("an unknown status is Valid")
 	}
 }
+
+// TestResumedRunKeepsItsStart: a resumed run is timed from its first
+// RUN_STARTED (the summary and the report give the run as a whole); a new
+// run starts the clock again.
+func TestResumedRunKeepsItsStart(t *testing.T) {
+	steps := append([]step{}, lifecycle[:2]...)
+	steps = append(steps, step{"", journal.RunStartedData{Fingerprint: "fp-1", Resumed: true}})
+	_, events := writeJournal(t, steps)
+	first := events[1].Time.UTC()
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Started.Equal(first) {
+		t.Errorf("a resumed run started at %v, want its first RUN_STARTED's %v", s.Started, first)
+	}
+	_, more := writeJournal(t, append(steps, step{"", journal.RunStartedData{Fingerprint: "fp-2"}}))
+	if s, _ := Rebuild(more); !s.Started.Equal(more[len(more)-1].Time.UTC()) {
+		t.Errorf("a new run started at %v, want its own RUN_STARTED's %v", s.Started, more[len(more)-1].Time)
+	}
+}
