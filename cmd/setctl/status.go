@@ -26,8 +26,8 @@ Status shows the project's run as its journal (.set/events.jsonl) says: a
 header with the run's state, then one row per change of its plan:
 
   STATUS       pending, implementing, verifying, queued, archived, failed:…
-  ACTIVITY     what runs for it now: agent (its adapter and iteration),
-               gate:<name> (and the gate's command) or integrate
+  ACTIVITY     what runs for it now: agent (its iteration, adapter and
+               model), gate:<name> or integrate
   ITER         the agent iteration it is at (running, or the last one)
   GATES        gate runs passed/failed (warnings and skips aside)
   RETRIES      retries used/budget, verify then integration
@@ -256,7 +256,10 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 const activityCellMax = 40
 
 // activityCell is what runs for a change, in a table cell: "-" for
-// nothing, else its name and, cut short, its command.
+// nothing, else its name and, for an agent, its iteration and (cut short)
+// its adapter and model. A gate is named, not shown by its command: a
+// profile's command is often a shell wrapper (sh -c …) that says less
+// than the gate's name (`setctl explain` and --json give the command).
 func activityCell(a *report.Activity) string {
 	if a == nil {
 		return "-"
@@ -265,7 +268,7 @@ func activityCell(a *report.Activity) string {
 	if a.Iteration > 0 {
 		cell += fmt.Sprintf(" #%d", a.Iteration)
 	}
-	if a.Command != "" {
+	if a.Command != "" && !strings.HasPrefix(a.Name, "gate:") {
 		cmd := a.Command
 		if r := []rune(cmd); len(r) > activityCellMax {
 			cmd = string(r[:activityCellMax-1]) + "…"
