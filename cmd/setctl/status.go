@@ -28,7 +28,8 @@ header with the run's state, then one row per change of its plan:
   STATUS       pending, implementing, verifying, queued, archived, failed:…
   ACTIVITY     what runs for it now: agent (its iteration, adapter and
                model), gate:<name> or integrate
-  ITER         the agent iteration it is at (running, or the last one)
+  ITER         the agent iteration it is at: the last one started (running,
+               done or interrupted)
   GATES        gate runs passed/failed (warnings and skips aside)
   RETRIES      retries used/budget, verify then integration
   TOKENS       tokens used/budget of its size

@@ -111,8 +111,8 @@ type Change struct {
 	// Waiting says what it waits for, and why; "" when it waits for
 	// nothing: at work, on main, failed or blocked (Error says why).
 	Waiting string `json:"waiting,omitempty"`
-	// Iteration is the agent iteration it is at: the last one recorded,
-	// or the one running.
+	// Iteration is the agent iteration it is at: the last one started,
+	// whether it ran to its end, runs, or was interrupted.
 	Iteration int      `json:"iteration"`
 	Gates     Gates    `json:"gates"`
 	Retries   Retries  `json:"retries"`
@@ -286,7 +286,7 @@ func run(s *state.State, live Liveness) Run {
 // the time the report's times run to.
 func change(s *state.State, c *state.Change, runState string, end time.Time) Change {
 	rc := Change{
-		Name: c.Name, Status: string(c.Status), Since: c.Since, Iteration: c.Iteration,
+		Name: c.Name, Status: string(c.Status), Since: c.Since, Iteration: max(c.Iteration, c.StartedIteration),
 		Gates:     Gates{Runs: c.Gates.Runs(), Passed: c.Gates.Passed, Failed: c.Gates.Failed, Warned: c.Gates.Warned, Skipped: c.Gates.Skipped},
 		Tokens:    Budgeted{Used: c.Tokens.Total()},
 		CostUSD:   c.CostUSD,
@@ -309,7 +309,6 @@ func change(s *state.State, c *state.Change, runState string, end time.Time) Cha
 		}
 		if a.Kind == state.ActivityAgent {
 			rc.Activity.Command = strings.TrimSpace(a.Agent + " " + a.Model)
-			rc.Iteration = max(rc.Iteration, a.Iteration)
 		}
 	}
 	in := func(sts ...state.Status) int64 {

@@ -163,3 +163,46 @@ func TestActivityOnlyWhileRunning(t *testing.T) {
 		t.Errorf("not running: times run to the last event: %+v", r.Changes[0].Stages)
 	}
 }
+
+// apply applies payloads to s as events one second apart from t0, each
+// naming its change ("" for none).
+func apply(t *testing.T, s *state.State, t0 time.Time, steps ...any) {
+	t.Helper()
+	for i := 0; i < len(steps); i += 2 {
+		seq := s.LastSeq + 1
+		p := steps[i+1].(journal.Payload)
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := journal.Event{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second), Type: p.EventType(), Run: "r", Change: steps[i].(string), Data: data}
+		if err := state.Apply(s, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A change whose agent iteration was interrupted is at that iteration,
+// once the run is over as while it ran: it did not go back to 0.
+func TestIterationInterrupted(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, end := range []string{"interrupted", "killed"} {
+		s := state.New()
+		apply(t, s, t0,
+			"", journal.PlanCreatedData{Changes: []string{"a"}},
+			"", journal.RunStartedData{PID: 7, MaxParallel: 1},
+			"a", journal.StateChangeData{From: "pending", To: "dispatched"},
+			"a", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1, Adapter: "exec"},
+			"a", journal.StateChangeData{From: "dispatched", To: "implementing"},
+		)
+		if got := Build(s, Liveness{Held: true, PID: 7}, t0.Add(time.Minute)).Changes[0].Iteration; got != 1 {
+			t.Errorf("running: iteration %d, want 1", got)
+		}
+		if end == "interrupted" {
+			apply(t, s, t0, "", journal.RunFinishedData{Result: "interrupted"})
+		}
+		if got := Build(s, Liveness{}, t0.Add(time.Minute)).Changes[0].Iteration; got != 1 {
+			t.Errorf("%s: iteration %d, want 1", end, got)
+		}
+	}
+}

@@ -112,6 +112,12 @@ type Change struct {
 	ClockStart time.Time        `json:"clockStart,omitzero"`
 	// Iteration is the number of the last agent iteration (1-based).
 	Iteration int `json:"iteration"`
+	// StartedIteration is the number of the last agent iteration started
+	// (AGENT_SESSION_DECISION): at least Iteration, and one more while an
+	// iteration runs or after one was interrupted before its
+	// AGENT_ITERATION. It stays when the run ends; a plan that starts the
+	// change again starts it at 0.
+	StartedIteration int `json:"startedIteration,omitempty"`
 	// IterationBase is Iteration when the change was last retried after a
 	// failure: the iteration budget counts from it.
 	IterationBase int `json:"iterationBase"`
@@ -417,6 +423,7 @@ func applySessionDecision(_ *State, c *Change, at time.Time, d journal.AgentSess
 	if n == 0 { // a journal that did not record it
 		n = c.Iteration + 1
 	}
+	c.StartedIteration = n
 	c.Activity = &Activity{Kind: ActivityAgent, Iteration: n, Agent: d.Adapter, Model: d.Model, Log: d.Log, Since: at}
 	return nil
 }

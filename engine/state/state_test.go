@@ -126,6 +126,7 @@ func wantLifecycle() *State {
 					VerifyFailed: 2000, Queued: 2000, Integrating: 3000, Merged: 2000,
 				},
 				Iteration:           2,
+				StartedIteration:    2,
 				VerifyAttempts:      1,
 				IntegrationAttempts: 0,
 				VerifyRound:         2,
