@@ -35,7 +35,9 @@ header with the run's state, then one row per change of its plan:
   TOKENS       tokens used/budget of its size
   COST         the cost its agent reported
   AGE          how long it has been in its status (until the run's last
-               event, once the run is over)
+               event, once the run is over); for a change done (archived,
+               failed or blocked), how long it took: the time from its
+               plan to its end that a run was going
 
 and, under the table, why each change that is not at work or on main is
 where it is: what it waits for (a dependency, a free slot, the merge
@@ -229,14 +231,10 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHANGE\tSTATUS\tACTIVITY\tITER\tGATES\tRETRIES\tTOKENS\tCOST\tAGE")
 	for _, c := range r.Changes {
-		since := "-"
-		if !c.Since.IsZero() {
-			since = age(time.Duration(c.AgeMS) * time.Millisecond)
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
 			c.Iteration, c.Gates.Passed, c.Gates.Failed,
 			report.Used(c.Retries.Verify, report.Count), report.Used(c.Retries.Integration, report.Count),
-			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), since)
+			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), ageCell(c))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -251,6 +249,22 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(why, "\n"))
 	}
 	return nil
+}
+
+// ageCell is a change's AGE. For a change on its way, how long it has
+// been in its status. For a change done (archived, failed or blocked) the
+// time in its status would say only how close to the run's end it
+// finished ("13ms"): its AGE is its age at its end, the time from its plan
+// to its last status that a run was going (the sum of its Stages).
+func ageCell(c report.Change) string {
+	if state.Status(c.Status).Terminal() {
+		st := c.Stages
+		return age(time.Duration(st.WaitMS+st.AgentMS+st.VerifyMS+st.QueueMS+st.IntegrateMS) * time.Millisecond)
+	}
+	if c.Since.IsZero() {
+		return "-"
+	}
+	return age(time.Duration(c.AgeMS) * time.Millisecond)
 }
 
 // activityCellMax bounds the command an activity cell shows.
