@@ -30,7 +30,9 @@ header with the run's state, then one row per change of its plan:
                model), gate:<name> or integrate
   ITER         the agent iteration it is at: the last one started (running,
                done or interrupted)
-  GATES        gate runs passed/failed (warnings and skips aside)
+  GATES        its gates passed/failed, each by its latest verdict in
+               each stage: a gate run again counts once (warnings and
+               skips aside; explain counts every run)
   RETRIES      retries used/budget, verify then integration
   TOKENS       tokens used/budget of its size
   COST         the cost its agent reported
@@ -232,7 +234,7 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 	fmt.Fprintln(tw, "CHANGE\tSTATUS\tACTIVITY\tITER\tGATES\tRETRIES\tTOKENS\tCOST\tAGE")
 	for _, c := range r.Changes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
-			c.Iteration, c.Gates.Passed, c.Gates.Failed,
+			c.Iteration, c.Gates.Latest.Passed, c.Gates.Latest.Failed,
 			report.Used(c.Retries.Verify, report.Count), report.Used(c.Retries.Integration, report.Count),
 			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), ageCell(c))
 	}

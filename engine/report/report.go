@@ -142,9 +142,21 @@ type Activity struct {
 	Since   time.Time `json:"since"`
 }
 
-// Gates counts a change's gate verdicts.
+// Gates counts a change's gate verdicts: those of every run, and Latest.
 type Gates struct {
 	Runs    int `json:"runs"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Warned  int `json:"warned"`
+	Skipped int `json:"skipped"`
+	// Latest counts its gates, each by its latest verdict in each stage:
+	// a gate run again (a retry, a resume, a merge-conflict round) counts
+	// once.
+	Latest Verdicts `json:"latest"`
+}
+
+// Verdicts counts gates by verdict.
+type Verdicts struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Warned  int `json:"warned"`
@@ -294,6 +306,8 @@ func change(s *state.State, c *state.Change, runState string, end time.Time) Cha
 		DependsOn: nonNil(c.DependsOn), Requirements: nonNil(c.Requirements),
 		Commit: c.MergedCommit,
 	}
+	latest := state.Latest(c.GateResults)
+	rc.Gates.Latest = Verdicts{Passed: latest.Passed, Failed: latest.Failed, Warned: latest.Warned, Skipped: latest.Skipped}
 	if !c.Since.IsZero() {
 		rc.AgeMS = max(end.Sub(c.Since), 0).Milliseconds()
 	}

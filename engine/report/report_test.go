@@ -206,3 +206,39 @@ func TestIterationInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// A gate run again after a pause and resume counts once in Latest, by
+// its latest verdict; every run still counts in Runs.
+func TestGatesLatest(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := state.New()
+	round := func(attempt int, test string) []any {
+		return []any{
+			"a", journal.VerifyGateData{Stage: "verify", Gate: "build", Result: "pass", Attempt: attempt},
+			"a", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: test, Attempt: attempt},
+		}
+	}
+	steps := []any{
+		"", journal.PlanCreatedData{Changes: []string{"a"}},
+		"", journal.RunStartedData{PID: 7, MaxParallel: 1},
+		"a", journal.StateChangeData{From: "pending", To: "dispatched"},
+		"a", journal.StateChangeData{From: "dispatched", To: "implementing"},
+		"a", journal.StateChangeData{From: "implementing", To: "verifying"},
+	}
+	steps = append(steps, round(1, "fail")...)
+	steps = append(steps,
+		"a", journal.StateChangeData{From: "verifying", To: "paused", Reason: "paused by the user"},
+		"a", journal.StateChangeData{From: "paused", To: "implementing"},
+		"a", journal.StateChangeData{From: "implementing", To: "verifying"},
+	)
+	steps = append(steps, round(2, "pass")...)
+	steps = append(steps, "a", journal.VerifyGateData{Stage: "integration", Gate: "test", Result: "pass", Attempt: 1})
+	apply(t, s, t0, steps...)
+	g := Build(s, Liveness{Held: true, PID: 7}, t0.Add(time.Minute)).Changes[0].Gates
+	if want := (Verdicts{Passed: 3}); g.Latest != want {
+		t.Errorf("latest %+v, want %+v", g.Latest, want)
+	}
+	if g.Runs != 5 || g.Passed != 4 || g.Failed != 1 {
+		t.Errorf("runs %d, passed %d, failed %d; want 5, 4, 1", g.Runs, g.Passed, g.Failed)
+	}
+}

@@ -100,8 +100,11 @@ type Change struct {
 	Requirements []string `json:"requirements"`
 	// Activity is what runs for the change now; nil when nothing does.
 	Activity *Activity `json:"activity,omitempty"`
-	// Gates counts its gate verdicts.
-	Gates GateCounts `json:"gates"`
+	// Gates counts its gate verdicts; GateResults is the latest verdict
+	// of each of its gates, by "<stage>/<gate>": a gate run again (a
+	// retry, a resume, a merge-conflict round) counts there once.
+	Gates       GateCounts        `json:"gates"`
+	GateResults map[string]string `json:"gateResults,omitempty"`
 	// Usage sums its model calls by role ("implement": its agent's).
 	Usage map[string]Usage `json:"usage,omitempty"`
 	// TimeInMS is, per status, the milliseconds the change spent in it
@@ -463,16 +466,11 @@ func applyVerifyGate(_ *State, c *Change, at time.Time, d journal.VerifyGateData
 	if d.Result == "fail" {
 		c.RetryContext, c.RetryStage = d.RetryContext, d.Stage
 	}
-	switch d.Result {
-	case "pass":
-		c.Gates.Passed++
-	case "fail", "error":
-		c.Gates.Failed++
-	case "warn":
-		c.Gates.Warned++
-	case "skip":
-		c.Gates.Skipped++
+	if c.GateResults == nil {
+		c.GateResults = map[string]string{}
 	}
+	c.GateResults[c.LastGate] = d.Result
+	c.Gates.count(d.Result)
 	if a := c.Activity; a != nil && a.Kind == ActivityGate && a.Gate == d.Gate && a.Stage == d.Stage {
 		c.endActivity(at)
 	}
