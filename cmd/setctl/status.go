@@ -36,10 +36,10 @@ header with the run's state, then one row per change of its plan:
   RETRIES      retries used/budget, verify then integration
   TOKENS       tokens used/budget of its size
   COST         the cost its agent reported
-  AGE          how long it has been in its status (until the run's last
-               event, once the run is over); for a change done (archived,
-               failed or blocked), how long it took: the time from its
-               plan to its end that a run was going
+  AGE          how long it has been in its status, until now; for a
+               change done (archived, failed or blocked), how long it
+               took: the time from its plan to its end that a run was
+               going
 
 and, under the table, why each change that is not at work or on main is
 where it is: what it waits for (a dependency, a free slot, the merge
@@ -58,7 +58,7 @@ started, lastEvent, durationMs, changes, onMain, statuses), "changes"
 retries, tokens, costUsd, stages, error, dependsOn, requirements,
 commit), "roles" (model calls and tokens by role) and "coverage"
 (requirement → change → commit). Times run to now while the run goes,
-to its last event once it is over.
+to its last event once it is over (but ageMs, which is AGE).
 
 --watch shows the run again every --interval until it is no longer
 running (with --json, one document per line), or until Ctrl-C.
@@ -253,17 +253,10 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 	return nil
 }
 
-// ageCell is a change's AGE. For a change on its way, how long it has
-// been in its status. For a change done (archived, failed or blocked) the
-// time in its status would say only how close to the run's end it
-// finished ("13ms"): its AGE is its age at its end, the time from its plan
-// to its last status that a run was going (the sum of its Stages).
+// ageCell is a change's AGE (report.Change.AgeMS): "-" for a change on
+// its way that took no status yet.
 func ageCell(c report.Change) string {
-	if state.Status(c.Status).Terminal() {
-		st := c.Stages
-		return age(time.Duration(st.WaitMS+st.AgentMS+st.VerifyMS+st.QueueMS+st.IntegrateMS) * time.Millisecond)
-	}
-	if c.Since.IsZero() {
+	if c.Since.IsZero() && !state.Status(c.Status).Terminal() {
 		return "-"
 	}
 	return age(time.Duration(c.AgeMS) * time.Millisecond)

@@ -101,8 +101,12 @@ type Run struct {
 type Change struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
-	// Since is when it took its status; AgeMS how long ago that was (at
-	// the run's last event, once the run is over).
+	// Since is when it took its status. AgeMS is its age: for a change on
+	// its way, how long it has been in its status, until now (also once
+	// the run is over: a change paused or left pending waits still); for
+	// a change done (archived, failed, blocked), its age at its end, the
+	// time from its plan to its last status that a run was going (the sum
+	// of its Stages), not how close to the run's end it finished.
 	Since time.Time `json:"since,omitzero"`
 	AgeMS int64     `json:"ageMs"`
 	// Activity is what runs for it now; nil when nothing does (and
@@ -233,7 +237,7 @@ func Build(s *state.State, live Liveness, now time.Time) Report {
 	addUsage(s.Usage)
 	for _, name := range Names(s) {
 		c := s.Changes[name]
-		r.Changes = append(r.Changes, change(s, c, r.Run.State, end))
+		r.Changes = append(r.Changes, change(s, c, r.Run.State, end, now))
 		r.Run.Statuses[string(c.Status)]++
 		if c.Status == state.Archived {
 			r.Run.OnMain++
@@ -294,9 +298,9 @@ func run(s *state.State, live Liveness) Run {
 	return r
 }
 
-// change is c's part of the report; runState is the run's state and end
-// the time the report's times run to.
-func change(s *state.State, c *state.Change, runState string, end time.Time) Change {
+// change is c's part of the report at now; runState is the run's state
+// and end the time the report's times run to.
+func change(s *state.State, c *state.Change, runState string, end, now time.Time) Change {
 	rc := Change{
 		Name: c.Name, Status: string(c.Status), Since: c.Since, Iteration: max(c.Iteration, c.StartedIteration),
 		Gates:     Gates{Runs: c.Gates.Runs(), Passed: c.Gates.Passed, Failed: c.Gates.Failed, Warned: c.Gates.Warned, Skipped: c.Gates.Skipped},
@@ -308,9 +312,6 @@ func change(s *state.State, c *state.Change, runState string, end time.Time) Cha
 	}
 	latest := state.Latest(c.GateResults)
 	rc.Gates.Latest = Verdicts{Passed: latest.Passed, Failed: latest.Failed, Warned: latest.Warned, Skipped: latest.Skipped}
-	if !c.Since.IsZero() {
-		rc.AgeMS = max(end.Sub(c.Since), 0).Milliseconds()
-	}
 	rc.Retries.Verify.Used, rc.Retries.Integration.Used = int64(c.VerifyAttempts), int64(c.IntegrationAttempts)
 	if b := s.Budgets; b != nil {
 		rc.Retries.Verify.Budget, rc.Retries.Integration.Budget = int64(b.RetriesVerify), int64(b.RetriesIntegration)
@@ -338,6 +339,13 @@ func change(s *state.State, c *state.Change, runState string, end time.Time) Cha
 		VerifyMS:    in(state.Verifying),
 		QueueMS:     in(state.Queued),
 		IntegrateMS: in(state.Integrating, state.Merged),
+	}
+	switch {
+	case c.Status.Terminal():
+		st := rc.Stages
+		rc.AgeMS = st.WaitMS + st.AgentMS + st.VerifyMS + st.QueueMS + st.IntegrateMS
+	case !c.Since.IsZero():
+		rc.AgeMS = max(now.Sub(c.Since), 0).Milliseconds()
 	}
 	rc.Waiting = Waiting(s, c, runState)
 	return rc

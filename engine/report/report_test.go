@@ -242,3 +242,29 @@ func TestGatesLatest(t *testing.T) {
 		t.Errorf("runs %d, passed %d, failed %d; want 5, 4, 1", g.Runs, g.Passed, g.Failed)
 	}
 }
+
+// AGE is the time in its status until now, also once the run is over,
+// and for a change done its age at its end: not the few milliseconds
+// from its last status to the run's last event.
+func TestAge(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := state.New()
+	apply(t, s, t0,
+		"", journal.PlanCreatedData{Changes: []string{"done", "waits"}},
+		"", journal.RunStartedData{PID: 7, MaxParallel: 1},
+		"done", journal.StateChangeData{From: "pending", To: "dispatched"},
+		"done", journal.StateChangeData{From: "dispatched", To: "implementing"},
+		"done", journal.StateChangeData{From: "implementing", To: "failed:stalled", Reason: "no output"},
+		"", journal.RunFinishedData{Result: "failed"},
+	)
+	// done: planned at 1, the run from 2, failed at 5 (the run's last
+	// event at 6); waits: pending since 1.
+	now := t0.Add(time.Hour)
+	r := Build(s, Liveness{}, now)
+	if got, want := r.Changes[0].AgeMS, (3 * time.Second).Milliseconds(); got != want {
+		t.Errorf("done: age %dms, want %dms", got, want)
+	}
+	if got, want := r.Changes[1].AgeMS, now.Sub(t0.Add(time.Second)).Milliseconds(); got != want {
+		t.Errorf("waits: age %dms, want %dms", got, want)
+	}
+}
