@@ -116,10 +116,11 @@ type Change struct {
 	// Iteration is the number of the last agent iteration (1-based).
 	Iteration int `json:"iteration"`
 	// StartedIteration is the number of the last agent iteration started
-	// (AGENT_SESSION_DECISION): at least Iteration, and one more while an
+	// (AGENT_SESSION_DECISION): one more than Iteration while an
 	// iteration runs or after one was interrupted before its
-	// AGENT_ITERATION. It stays when the run ends; a plan that starts the
-	// change again starts it at 0.
+	// AGENT_ITERATION, else equal to it (or 0, in a journal without
+	// decisions: the report takes the larger of the two). It stays when
+	// the run ends; a plan that starts the change again starts it at 0.
 	StartedIteration int `json:"startedIteration,omitempty"`
 	// IterationBase is Iteration when the change was last retried after a
 	// failure: the iteration budget counts from it.
