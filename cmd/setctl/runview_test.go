@@ -51,7 +51,9 @@ func TestActivityCell(t *testing.T) {
 		{nil, "-"},
 		{&report.Activity{Name: "agent", Iteration: 2, Command: "claude opus"}, "agent #2 (claude opus)"},
 		{&report.Activity{Name: "integrate"}, "integrate"},
-		{&report.Activity{Name: "gate:test", Command: "go test -race -count=1 -timeout 10m ./internal/... ./cmd/..."}, "gate:test (go test -race -count=1 -timeout 10m ./i…)"},
+		// A gate by its name, not by its profile's shell wrapper.
+		{&report.Activity{Name: "gate:test", Stage: "verify", Attempt: 1, Command: "sh -c pkgs=$(go list ./...) || exit; test -z \"$pkgs\" || go test $pkgs"}, "gate:test"},
+		{&report.Activity{Name: "agent", Iteration: 1, Command: "claude claude-opus-4-1-with-a-very-long-model-name"}, "agent #1 (claude claude-opus-4-1-with-a-very-long…)"},
 	} {
 		if got := activityCell(tt.a); got != tt.want {
 			t.Errorf("activityCell(%+v) = %q, want %q", tt.a, got, tt.want)

@@ -26,15 +26,20 @@ Status shows the project's run as its journal (.set/events.jsonl) says: a
 header with the run's state, then one row per change of its plan:
 
   STATUS       pending, implementing, verifying, queued, archived, failed:…
-  ACTIVITY     what runs for it now: agent (its adapter and iteration),
-               gate:<name> (and the gate's command) or integrate
-  ITER         the agent iteration it is at (running, or the last one)
-  GATES        gate runs passed/failed (warnings and skips aside)
+  ACTIVITY     what runs for it now: agent (its iteration, adapter and
+               model), gate:<name> or integrate
+  ITER         the agent iteration it is at: the last one started (running,
+               done or interrupted)
+  GATES        its gates passed/failed, each by its latest verdict in
+               each stage: a gate run again counts once (warnings and
+               skips aside; explain counts every run)
   RETRIES      retries used/budget, verify then integration
   TOKENS       tokens used/budget of its size
   COST         the cost its agent reported
-  AGE          how long it has been in its status (until the run's last
-               event, once the run is over)
+  AGE          how long it has been in its status, until now; for a
+               change done (archived, failed or blocked), how long it
+               took: the time from its plan to its end that a run was
+               going
 
 and, under the table, why each change that is not at work or on main is
 where it is: what it waits for (a dependency, a free slot, the merge
@@ -53,7 +58,7 @@ started, lastEvent, durationMs, changes, onMain, statuses), "changes"
 retries, tokens, costUsd, stages, error, dependsOn, requirements,
 commit), "roles" (model calls and tokens by role) and "coverage"
 (requirement → change → commit). Times run to now while the run goes,
-to its last event once it is over.
+to its last event once it is over (but ageMs, which is AGE).
 
 --watch shows the run again every --interval until it is no longer
 running (with --json, one document per line), or until Ctrl-C.
@@ -228,14 +233,10 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHANGE\tSTATUS\tACTIVITY\tITER\tGATES\tRETRIES\tTOKENS\tCOST\tAGE")
 	for _, c := range r.Changes {
-		since := "-"
-		if !c.Since.IsZero() {
-			since = age(time.Duration(c.AgeMS) * time.Millisecond)
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
-			c.Iteration, c.Gates.Passed, c.Gates.Failed,
+			c.Iteration, c.Gates.Latest.Passed, c.Gates.Latest.Failed,
 			report.Used(c.Retries.Verify, report.Count), report.Used(c.Retries.Integration, report.Count),
-			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), since)
+			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), ageCell(c))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -252,11 +253,23 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 	return nil
 }
 
+// ageCell is a change's AGE (report.Change.AgeMS): "-" for a change on
+// its way that took no status yet.
+func ageCell(c report.Change) string {
+	if c.Since.IsZero() && !state.Status(c.Status).Terminal() {
+		return "-"
+	}
+	return age(time.Duration(c.AgeMS) * time.Millisecond)
+}
+
 // activityCellMax bounds the command an activity cell shows.
 const activityCellMax = 40
 
 // activityCell is what runs for a change, in a table cell: "-" for
-// nothing, else its name and, cut short, its command.
+// nothing, else its name and, for an agent, its iteration and (cut short)
+// its adapter and model. A gate is named, not shown by its command: a
+// profile's command is often a shell wrapper (sh -c …) that says less
+// than the gate's name (`setctl explain` and --json give the command).
 func activityCell(a *report.Activity) string {
 	if a == nil {
 		return "-"
@@ -265,7 +278,7 @@ func activityCell(a *report.Activity) string {
 	if a.Iteration > 0 {
 		cell += fmt.Sprintf(" #%d", a.Iteration)
 	}
-	if a.Command != "" {
+	if a.Command != "" && !strings.HasPrefix(a.Name, "gate:") {
 		cmd := a.Command
 		if r := []rune(cmd); len(r) > activityCellMax {
 			cmd = string(r[:activityCellMax-1]) + "…"

@@ -101,8 +101,12 @@ type Run struct {
 type Change struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
-	// Since is when it took its status; AgeMS how long ago that was (at
-	// the run's last event, once the run is over).
+	// Since is when it took its status. AgeMS is its age: for a change on
+	// its way, how long it has been in its status, until now (also once
+	// the run is over: a change paused or left pending waits still); for
+	// a change done (archived, failed, blocked), its age at its end, the
+	// time from its plan to its last status that a run was going (the sum
+	// of its Stages), not how close to the run's end it finished.
 	Since time.Time `json:"since,omitzero"`
 	AgeMS int64     `json:"ageMs"`
 	// Activity is what runs for it now; nil when nothing does (and
@@ -111,8 +115,8 @@ type Change struct {
 	// Waiting says what it waits for, and why; "" when it waits for
 	// nothing: at work, on main, failed or blocked (Error says why).
 	Waiting string `json:"waiting,omitempty"`
-	// Iteration is the agent iteration it is at: the last one recorded,
-	// or the one running.
+	// Iteration is the agent iteration it is at: the last one started,
+	// whether it ran to its end, runs, or was interrupted.
 	Iteration int      `json:"iteration"`
 	Gates     Gates    `json:"gates"`
 	Retries   Retries  `json:"retries"`
@@ -142,9 +146,21 @@ type Activity struct {
 	Since   time.Time `json:"since"`
 }
 
-// Gates counts a change's gate verdicts.
+// Gates counts a change's gate verdicts: those of every run, and Latest.
 type Gates struct {
 	Runs    int `json:"runs"`
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Warned  int `json:"warned"`
+	Skipped int `json:"skipped"`
+	// Latest counts its gates, each by its latest verdict in each stage:
+	// a gate run again (a retry, a resume, a merge-conflict round) counts
+	// once.
+	Latest Verdicts `json:"latest"`
+}
+
+// Verdicts counts gates by verdict.
+type Verdicts struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Warned  int `json:"warned"`
@@ -221,7 +237,7 @@ func Build(s *state.State, live Liveness, now time.Time) Report {
 	addUsage(s.Usage)
 	for _, name := range Names(s) {
 		c := s.Changes[name]
-		r.Changes = append(r.Changes, change(s, c, r.Run.State, end))
+		r.Changes = append(r.Changes, change(s, c, r.Run.State, end, now))
 		r.Run.Statuses[string(c.Status)]++
 		if c.Status == state.Archived {
 			r.Run.OnMain++
@@ -282,11 +298,11 @@ func run(s *state.State, live Liveness) Run {
 	return r
 }
 
-// change is c's part of the report; runState is the run's state and end
-// the time the report's times run to.
-func change(s *state.State, c *state.Change, runState string, end time.Time) Change {
+// change is c's part of the report at now; runState is the run's state
+// and end the time the report's times run to.
+func change(s *state.State, c *state.Change, runState string, end, now time.Time) Change {
 	rc := Change{
-		Name: c.Name, Status: string(c.Status), Since: c.Since, Iteration: c.Iteration,
+		Name: c.Name, Status: string(c.Status), Since: c.Since, Iteration: max(c.Iteration, c.StartedIteration),
 		Gates:     Gates{Runs: c.Gates.Runs(), Passed: c.Gates.Passed, Failed: c.Gates.Failed, Warned: c.Gates.Warned, Skipped: c.Gates.Skipped},
 		Tokens:    Budgeted{Used: c.Tokens.Total()},
 		CostUSD:   c.CostUSD,
@@ -294,9 +310,8 @@ func change(s *state.State, c *state.Change, runState string, end time.Time) Cha
 		DependsOn: nonNil(c.DependsOn), Requirements: nonNil(c.Requirements),
 		Commit: c.MergedCommit,
 	}
-	if !c.Since.IsZero() {
-		rc.AgeMS = max(end.Sub(c.Since), 0).Milliseconds()
-	}
+	latest := state.Latest(c.GateResults)
+	rc.Gates.Latest = Verdicts{Passed: latest.Passed, Failed: latest.Failed, Warned: latest.Warned, Skipped: latest.Skipped}
 	rc.Retries.Verify.Used, rc.Retries.Integration.Used = int64(c.VerifyAttempts), int64(c.IntegrationAttempts)
 	if b := s.Budgets; b != nil {
 		rc.Retries.Verify.Budget, rc.Retries.Integration.Budget = int64(b.RetriesVerify), int64(b.RetriesIntegration)
@@ -309,7 +324,6 @@ func change(s *state.State, c *state.Change, runState string, end time.Time) Cha
 		}
 		if a.Kind == state.ActivityAgent {
 			rc.Activity.Command = strings.TrimSpace(a.Agent + " " + a.Model)
-			rc.Iteration = max(rc.Iteration, a.Iteration)
 		}
 	}
 	in := func(sts ...state.Status) int64 {
@@ -325,6 +339,13 @@ func change(s *state.State, c *state.Change, runState string, end time.Time) Cha
 		VerifyMS:    in(state.Verifying),
 		QueueMS:     in(state.Queued),
 		IntegrateMS: in(state.Integrating, state.Merged),
+	}
+	switch {
+	case c.Status.Terminal():
+		st := rc.Stages
+		rc.AgeMS = st.WaitMS + st.AgentMS + st.VerifyMS + st.QueueMS + st.IntegrateMS
+	case !c.Since.IsZero():
+		rc.AgeMS = max(now.Sub(c.Since), 0).Milliseconds()
 	}
 	rc.Waiting = Waiting(s, c, runState)
 	return rc

@@ -163,3 +163,108 @@ func TestActivityOnlyWhileRunning(t *testing.T) {
 		t.Errorf("not running: times run to the last event: %+v", r.Changes[0].Stages)
 	}
 }
+
+// apply applies payloads to s as events one second apart from t0, each
+// naming its change ("" for none).
+func apply(t *testing.T, s *state.State, t0 time.Time, steps ...any) {
+	t.Helper()
+	for i := 0; i < len(steps); i += 2 {
+		seq := s.LastSeq + 1
+		p := steps[i+1].(journal.Payload)
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := journal.Event{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second), Type: p.EventType(), Run: "r", Change: steps[i].(string), Data: data}
+		if err := state.Apply(s, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A change whose agent iteration was interrupted is at that iteration,
+// once the run is over as while it ran: it did not go back to 0.
+func TestIterationInterrupted(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, end := range []string{"interrupted", "killed"} {
+		s := state.New()
+		apply(t, s, t0,
+			"", journal.PlanCreatedData{Changes: []string{"a"}},
+			"", journal.RunStartedData{PID: 7, MaxParallel: 1},
+			"a", journal.StateChangeData{From: "pending", To: "dispatched"},
+			"a", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1, Adapter: "exec"},
+			"a", journal.StateChangeData{From: "dispatched", To: "implementing"},
+		)
+		if got := Build(s, Liveness{Held: true, PID: 7}, t0.Add(time.Minute)).Changes[0].Iteration; got != 1 {
+			t.Errorf("running: iteration %d, want 1", got)
+		}
+		if end == "interrupted" {
+			apply(t, s, t0, "", journal.RunFinishedData{Result: "interrupted"})
+		}
+		if got := Build(s, Liveness{}, t0.Add(time.Minute)).Changes[0].Iteration; got != 1 {
+			t.Errorf("%s: iteration %d, want 1", end, got)
+		}
+	}
+}
+
+// A gate run again after a pause and resume counts once in Latest, by
+// its latest verdict; every run still counts in Runs.
+func TestGatesLatest(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := state.New()
+	round := func(attempt int, test string) []any {
+		return []any{
+			"a", journal.VerifyGateData{Stage: "verify", Gate: "build", Result: "pass", Attempt: attempt},
+			"a", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: test, Attempt: attempt},
+		}
+	}
+	steps := []any{
+		"", journal.PlanCreatedData{Changes: []string{"a"}},
+		"", journal.RunStartedData{PID: 7, MaxParallel: 1},
+		"a", journal.StateChangeData{From: "pending", To: "dispatched"},
+		"a", journal.StateChangeData{From: "dispatched", To: "implementing"},
+		"a", journal.StateChangeData{From: "implementing", To: "verifying"},
+	}
+	steps = append(steps, round(1, "fail")...)
+	steps = append(steps,
+		"a", journal.StateChangeData{From: "verifying", To: "paused", Reason: "paused by the user"},
+		"a", journal.StateChangeData{From: "paused", To: "implementing"},
+		"a", journal.StateChangeData{From: "implementing", To: "verifying"},
+	)
+	steps = append(steps, round(2, "pass")...)
+	steps = append(steps, "a", journal.VerifyGateData{Stage: "integration", Gate: "test", Result: "pass", Attempt: 1})
+	apply(t, s, t0, steps...)
+	g := Build(s, Liveness{Held: true, PID: 7}, t0.Add(time.Minute)).Changes[0].Gates
+	if want := (Verdicts{Passed: 3}); g.Latest != want {
+		t.Errorf("latest %+v, want %+v", g.Latest, want)
+	}
+	if g.Runs != 5 || g.Passed != 4 || g.Failed != 1 {
+		t.Errorf("runs %d, passed %d, failed %d; want 5, 4, 1", g.Runs, g.Passed, g.Failed)
+	}
+}
+
+// AGE is the time in its status until now, also once the run is over,
+// and for a change done its age at its end: not the few milliseconds
+// from its last status to the run's last event.
+func TestAge(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := state.New()
+	apply(t, s, t0,
+		"", journal.PlanCreatedData{Changes: []string{"done", "waits"}},
+		"", journal.RunStartedData{PID: 7, MaxParallel: 1},
+		"done", journal.StateChangeData{From: "pending", To: "dispatched"},
+		"done", journal.StateChangeData{From: "dispatched", To: "implementing"},
+		"done", journal.StateChangeData{From: "implementing", To: "failed:stalled", Reason: "no output"},
+		"", journal.RunFinishedData{Result: "failed"},
+	)
+	// done: planned at 1, the run from 2, failed at 5 (the run's last
+	// event at 6); waits: pending since 1.
+	now := t0.Add(time.Hour)
+	r := Build(s, Liveness{}, now)
+	if got, want := r.Changes[0].AgeMS, (3 * time.Second).Milliseconds(); got != want {
+		t.Errorf("done: age %dms, want %dms", got, want)
+	}
+	if got, want := r.Changes[1].AgeMS, now.Sub(t0.Add(time.Second)).Milliseconds(); got != want {
+		t.Errorf("waits: age %dms, want %dms", got, want)
+	}
+}

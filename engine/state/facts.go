@@ -72,6 +72,30 @@ type GateCounts struct {
 	Skipped int `json:"skipped"`
 }
 
+// Latest counts the verdicts of results (Change.GateResults): each gate
+// by its latest verdict in each stage.
+func Latest(results map[string]string) GateCounts {
+	var g GateCounts
+	for _, r := range results {
+		g.count(r)
+	}
+	return g
+}
+
+// count counts one verdict.
+func (g *GateCounts) count(result string) {
+	switch result {
+	case "pass":
+		g.Passed++
+	case "fail", "error":
+		g.Failed++
+	case "warn":
+		g.Warned++
+	case "skip":
+		g.Skipped++
+	}
+}
+
 // Runs is how many gate runs the verdicts count: every one but the
 // skipped.
 func (g GateCounts) Runs() int { return g.Passed + g.Failed + g.Warned }

@@ -101,8 +101,11 @@ type Change struct {
 	Requirements []string `json:"requirements"`
 	// Activity is what runs for the change now; nil when nothing does.
 	Activity *Activity `json:"activity,omitempty"`
-	// Gates counts its gate verdicts.
-	Gates GateCounts `json:"gates"`
+	// Gates counts its gate verdicts; GateResults is the latest verdict
+	// of each of its gates, by "<stage>/<gate>": a gate run again (a
+	// retry, a resume, a merge-conflict round) counts there once.
+	Gates       GateCounts        `json:"gates"`
+	GateResults map[string]string `json:"gateResults,omitempty"`
 	// Usage sums its model calls by role ("implement": its agent's).
 	Usage map[string]Usage `json:"usage,omitempty"`
 	// TimeInMS is, per status, the milliseconds the change spent in it
@@ -113,6 +116,13 @@ type Change struct {
 	ClockStart time.Time        `json:"clockStart,omitzero"`
 	// Iteration is the number of the last agent iteration (1-based).
 	Iteration int `json:"iteration"`
+	// StartedIteration is the number of the last agent iteration started
+	// (AGENT_SESSION_DECISION): one more than Iteration while an
+	// iteration runs or after one was interrupted before its
+	// AGENT_ITERATION, else equal to it (or 0, in a journal without
+	// decisions: the report takes the larger of the two). It stays when
+	// the run ends; a plan that starts the change again starts it at 0.
+	StartedIteration int `json:"startedIteration,omitempty"`
 	// IterationBase is Iteration when the change was last retried after a
 	// failure: the iteration budget counts from it.
 	IterationBase int `json:"iterationBase"`
@@ -421,6 +431,7 @@ func applySessionDecision(_ *State, c *Change, at time.Time, d journal.AgentSess
 	if n == 0 { // a journal that did not record it
 		n = c.Iteration + 1
 	}
+	c.StartedIteration = n
 	c.Activity = &Activity{Kind: ActivityAgent, Iteration: n, Agent: d.Adapter, Model: d.Model, Log: d.Log, Since: at}
 	return nil
 }
@@ -460,16 +471,11 @@ func applyVerifyGate(_ *State, c *Change, at time.Time, d journal.VerifyGateData
 	if d.Result == "fail" {
 		c.RetryContext, c.RetryStage = d.RetryContext, d.Stage
 	}
-	switch d.Result {
-	case "pass":
-		c.Gates.Passed++
-	case "fail", "error":
-		c.Gates.Failed++
-	case "warn":
-		c.Gates.Warned++
-	case "skip":
-		c.Gates.Skipped++
+	if c.GateResults == nil {
+		c.GateResults = map[string]string{}
 	}
+	c.GateResults[c.LastGate] = d.Result
+	c.Gates.count(d.Result)
 	if a := c.Activity; a != nil && a.Kind == ActivityGate && a.Gate == d.Gate && a.Stage == d.Stage {
 		c.endActivity(at)
 	}

@@ -119,13 +119,16 @@ func wantLifecycle() *State {
 				Size:         "S",
 				Requirements: []string{"REQ-1"},
 				Gates:        GateCounts{Passed: 4, Failed: 1},
-				Usage:        map[string]Usage{"implement": {Calls: 2, Tokens: usage.Tokens{Input: 150, Output: 30, CacheRead: 5}, CostUSD: 0.75}},
+				// The retry's verdicts replace the first round's.
+				GateResults: map[string]string{"verify/build": "pass", "verify/test": "pass", "integration/test": "pass"},
+				Usage:       map[string]Usage{"implement": {Calls: 2, Tokens: usage.Tokens{Input: 150, Output: 30, CacheRead: 5}, CostUSD: 0.75}},
 				// The run starts at 2; each status until archived at 29.
 				TimeInMS: map[Status]int64{
 					Pending: 2000, Dispatched: 3000, Implementing: 3000 + 4000, Verifying: 3000 + 3000,
 					VerifyFailed: 2000, Queued: 2000, Integrating: 3000, Merged: 2000,
 				},
 				Iteration:           2,
+				StartedIteration:    2,
 				VerifyAttempts:      1,
 				IntegrationAttempts: 0,
 				VerifyRound:         2,
