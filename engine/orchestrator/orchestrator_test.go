@@ -447,22 +447,15 @@ func TestInterruptAndResume(t *testing.T) {
 if [ ! -f "` + marker + `" ]; then echo $$ > "` + marker + `.pid"; touch "` + marker + `"; sleep 30; fi
 echo good > slow.txt
 `)
-	ctx := interruptedAt(t, marker)
-	sum, err := f.apply(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Result != "interrupted" || sum.Statuses["slow"] != state.Implementing {
+	sum := f.applyEnds(interruptedAt(t, marker), a, "interrupted")
+	if sum.Statuses["slow"] != state.Implementing {
 		t.Fatalf("after Ctrl-C: %+v", sum)
 	}
 	data, _ := os.ReadFile(marker + ".pid")
 	if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid == 0 || !gone(pid) {
 		t.Errorf("the agent (pid %q) outlived the interrupted run", data)
 	}
-	sum, err = f.apply(context.Background(), a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum = f.applySucceeds(a)
 	if !sum.Resumed || sum.Statuses["slow"] != state.Archived {
 		t.Fatalf("resumed run: %+v", sum)
 	}
@@ -765,12 +758,8 @@ if [ "$iteration" = 1 ]; then echo bad > alpha.txt; exit 0; fi
 if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
 echo good > alpha.txt
 `)
-	ctx := interruptedAt(t, marker)
-	sum, err := f.apply(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Result != "interrupted" || sum.Statuses["alpha"] != state.Implementing {
+	sum := f.applyEnds(interruptedAt(t, marker), a, "interrupted")
+	if sum.Statuses["alpha"] != state.Implementing {
 		t.Fatalf("after Ctrl-C: %+v", sum)
 	}
 	const retried = "\n## The last attempt failed: retry 1 of 2 (verify)\n\nGate check ("
@@ -810,18 +799,14 @@ if git rev-parse -q --verify MERGE_HEAD >/dev/null; then
 fi
 sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 `)
-	ctx := interruptedAt(t, marker)
-	sum, err := f.apply(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := f.applyEnds(interruptedAt(t, marker), a, "interrupted")
 	second := ""
 	for _, e := range f.events() {
 		if e.Type == journal.ChangeIntegrationFailed {
 			second = e.Change
 		}
 	}
-	if sum.Result != "interrupted" || second == "" || sum.Statuses[second] != state.Implementing {
+	if second == "" || sum.Statuses[second] != state.Implementing {
 		t.Fatalf("after Ctrl-C: %+v (conflicted: %q)", sum, second)
 	}
 	prompt := ".set/changes/" + second + "/prompt-2.md"
@@ -853,12 +838,8 @@ if [ "$iteration" = 2 ]; then echo "half-way there"; exit 3; fi
 if [ ! -f "` + marker + `" ]; then touch "` + marker + `"; sleep 30; fi
 echo good > alpha.txt
 `)
-	ctx := interruptedAt(t, marker)
-	sum, err := f.apply(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Result != "interrupted" || sum.Statuses["alpha"] != state.Implementing {
+	sum := f.applyEnds(interruptedAt(t, marker), a, "interrupted")
+	if sum.Statuses["alpha"] != state.Implementing {
 		t.Fatalf("after Ctrl-C: %+v", sum)
 	}
 	interrupted := readFile(t, f.root, ".set/changes/alpha/prompt-3.md")
