@@ -3,7 +3,8 @@
 // <change> --yes`, which folds a change's delta specs into the living
 // specs and moves the change under openspec/changes/archive/
 // (ArchiveChange), and the rules `openspec validate --strict` holds a main
-// spec and a change's deltas to (CheckMainSpec, ParseDelta).
+// spec and a change's deltas to (CheckMainSpec, and validateDelta as the
+// archive checks each delta).
 //
 // The CLI is written in JavaScript and reads markdown its own way, so this
 // package does too: JavaScript's white space, trim and case folding

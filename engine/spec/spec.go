@@ -132,16 +132,3 @@ func (s *Spec) Warnings() diag.List {
 	}
 	return ws
 }
-
-// Lookup returns the first requirement with the given ID.
-func (s *Spec) Lookup(id string) (Requirement, bool) {
-	if s == nil {
-		return Requirement{}, false
-	}
-	for _, r := range s.Requirements {
-		if r.ID == id {
-			return r, true
-		}
-	}
-	return Requirement{}, false
-}
