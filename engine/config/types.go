@@ -27,6 +27,7 @@ type Project struct {
 	Conventions  map[string]string    `json:"conventions"`
 	TestPatterns map[string]string    `json:"testPatterns"`
 	Generated    map[string]Generated `json:"generated"`
+	MergeUnion   map[string]bool      `json:"mergeUnion"`
 	Forbidden    map[string]Forbidden `json:"forbidden"`
 	Gates        map[string]Gate      `json:"gates"`
 	Stacks       map[string]Stack     `json:"stacks"`
@@ -76,6 +77,11 @@ func (p *Project) ConventionList() []string { return nonEmpty(p.Conventions) }
 func (p *Project) TestGlobs() []string {
 	return slices.Compact(slices.Sorted(slices.Values(nonEmpty(p.TestPatterns))))
 }
+
+// UnionGlobs are the globs of the append-only files whose merge
+// conflicts set resolves as a union, sorted: those whose mergeUnion entry
+// is true.
+func (p *Project) UnionGlobs() []string { return enabled(p.MergeUnion) }
 
 // enabled is the keys of m whose entry is true, sorted.
 func enabled(m map[string]bool) []string {
