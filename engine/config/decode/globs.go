@@ -13,7 +13,7 @@ import (
 )
 
 // checkPathGlobs checks the globs the merge queue, dispatch and the static
-// planner match paths with (mergeUnion):
+// planner match paths with (mergeUnion, crossCutting, planner.scopes):
 // each must be a glob pathglob can use, reported at its own field.
 func (d *decoder) checkPathGlobs() {
 	check := func(globs map[string]bool, sels ...string) {
@@ -27,4 +27,8 @@ func (d *decoder) checkPathGlobs() {
 		}
 	}
 	check(d.p.MergeUnion, "mergeUnion")
+	check(d.p.CrossCutting, "crossCutting")
+	for _, domain := range slices.Sorted(maps.Keys(d.p.Planner.Scopes)) {
+		check(d.p.Planner.Scopes[domain], "planner", "scopes", domain)
+	}
 }
