@@ -122,6 +122,9 @@ type RunStartedData struct {
 	// them.
 	MainBranch string   `json:"mainBranch,omitempty"`
 	Budgets    *Budgets `json:"budgets,omitempty"`
+	// CrossCutting are the crossCutting globs the run dispatches by: two
+	// changes whose scopes may touch one are not at work at once.
+	CrossCutting []string `json:"crossCutting,omitempty"`
 }
 
 // Budgets are the limits a run puts on each change (set.cue's budgets,
