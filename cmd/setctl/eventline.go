@@ -208,6 +208,9 @@ var eventLines = journal.NewTable(
 		if d.Attempt > 1 {
 			msg += fmt.Sprintf(", the candidate of integration attempt %d", d.Attempt)
 		}
+		if len(d.Union) > 0 {
+			msg += fmt.Sprintf(" (conflicts in %s merged as a union)", strings.Join(d.Union, ", "))
+		}
 		return infoLine(v.pal.green.Sprint(msg))
 	}),
 	journal.On(func(_ lineStyle, _ journal.Event, d journal.ArchivedData) eventLine {

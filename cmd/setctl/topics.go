@@ -40,7 +40,8 @@ main does not implement yet (new, changed and removed requirements) is
 planned.
 
   static       the default; no model: one change per spec domain, split
-               to at most planner.maxRequirementsPerChange requirements
+               to at most planner.maxRequirementsPerChange requirements,
+               scoped to the domain's paths in planner.scopes
   single       the plan role's model plans in one call
   three-phase  a brief call (the architecture, the decisions across
                domains, notes per domain), one call per domain

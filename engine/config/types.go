@@ -27,6 +27,8 @@ type Project struct {
 	Conventions  map[string]string    `json:"conventions"`
 	TestPatterns map[string]string    `json:"testPatterns"`
 	Generated    map[string]Generated `json:"generated"`
+	MergeUnion   map[string]bool      `json:"mergeUnion"`
+	CrossCutting map[string]bool      `json:"crossCutting"`
 	Forbidden    map[string]Forbidden `json:"forbidden"`
 	Gates        map[string]Gate      `json:"gates"`
 	Stacks       map[string]Stack     `json:"stacks"`
@@ -76,6 +78,16 @@ func (p *Project) ConventionList() []string { return nonEmpty(p.Conventions) }
 func (p *Project) TestGlobs() []string {
 	return slices.Compact(slices.Sorted(slices.Values(nonEmpty(p.TestPatterns))))
 }
+
+// UnionGlobs are the globs of the append-only files whose merge
+// conflicts set resolves as a union, sorted: those whose mergeUnion entry
+// is true.
+func (p *Project) UnionGlobs() []string { return enabled(p.MergeUnion) }
+
+// CrossCuttingGlobs are the globs of the files that serialise the
+// changes whose scopes may touch them, sorted: those whose crossCutting
+// entry is true.
+func (p *Project) CrossCuttingGlobs() []string { return enabled(p.CrossCutting) }
 
 // enabled is the keys of m whose entry is true, sorted.
 func enabled(m map[string]bool) []string {
@@ -286,6 +298,9 @@ const (
 type Planner struct {
 	Strategy                 string `json:"strategy"`
 	MaxRequirementsPerChange int    `json:"maxRequirementsPerChange"`
+	// Scopes maps a spec domain to the globs of its paths (true: the glob
+	// counts), the scope of every change the static strategy plans for it.
+	Scopes map[string]map[string]bool `json:"scopes"`
 	// Replan is "auto" (replan uncovered requirements once nothing more
 	// can merge) or "off".
 	Replan string `json:"replan"`
@@ -307,6 +322,10 @@ type Planner struct {
 	// set when the strategy needs a model.
 	Prompts PlannerPrompts `json:"prompts"`
 }
+
+// ScopeOf is the scope the static strategy gives a change of domain: the
+// globs of its scopes entry that are true, sorted; nil for none.
+func (p Planner) ScopeOf(domain string) []string { return enabled(p.Scopes[domain]) }
 
 // NeedsModel reports whether the strategy asks a model for the plan.
 func (p Planner) NeedsModel() bool { return p.Strategy != StrategyStatic }

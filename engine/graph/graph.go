@@ -125,6 +125,10 @@ type ChangeGraph struct {
 	// Skipped are the gates of both stacks that do not run for this change,
 	// verify first, each stage sorted by name.
 	Skipped []SkippedGate `json:"skipped,omitempty"`
+	// Waits are the changes earlier in Order that this one is not at work
+	// alongside, because both may touch a crossCutting file: dispatch
+	// holds it until each has merged or failed. In Order.
+	Waits []Wait `json:"waits,omitempty"`
 }
 
 // Node is one step of one change. Gate is set on verify and integration
@@ -220,6 +224,7 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		g.Changes = append(g.Changes, cg)
 	}
 	g.Requirements = len(covered)
+	addWaits(g, cfg.CrossCuttingGlobs())
 	for i := range g.Changes {
 		addNodes(g, &g.Changes[i])
 	}

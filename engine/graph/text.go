@@ -213,6 +213,13 @@ func (t *textWriter) change(c *ChangeGraph, nameWidth int) {
 		}
 		t.row("scope", toks, " ")
 	}
+	if len(c.Waits) > 0 {
+		var toks []token
+		for _, w := range c.Waits {
+			toks = append(toks, plainToken(w.Change+": both touch "+strings.Join(w.Files, ", ")))
+		}
+		t.row("waits for", toks, " · ")
+	}
 	t.row("verify", t.steps(c.Verify), " → ")
 	skipped := t.skipped(c, StageVerify)
 	if !t.shared {

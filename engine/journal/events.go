@@ -122,6 +122,9 @@ type RunStartedData struct {
 	// them.
 	MainBranch string   `json:"mainBranch,omitempty"`
 	Budgets    *Budgets `json:"budgets,omitempty"`
+	// CrossCutting are the crossCutting globs the run dispatches by: two
+	// changes whose scopes may touch one are not at work at once.
+	CrossCutting []string `json:"crossCutting,omitempty"`
 }
 
 // Budgets are the limits a run puts on each change (set.cue's budgets,
@@ -321,6 +324,11 @@ type MergedData struct {
 	// Attempt is the integration attempt (INTEGRATION_ATTEMPT) whose
 	// candidate main took; 0 when a restart found the commit on main.
 	Attempt int `json:"attempt,omitempty"`
+	// Union lists the append-only files (mergeUnion, or merge=union in
+	// .gitattributes) in which merging main into the change conflicted
+	// and that set resolved as a union of both sides' lines, without the
+	// agent.
+	Union []string `json:"union,omitempty"`
 }
 
 // IntegrationAttemptData is one integration attempt of a change by the

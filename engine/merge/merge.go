@@ -133,10 +133,14 @@ type Candidate struct {
 	// fold, or the merge when nothing folded): while HEAD is there, the
 	// gates committed nothing. "" when unknown.
 	head string
+	// unioned are the append-only files whose conflicts the merge
+	// resolved as a union (see unionConflicts); MERGED names them.
+	unioned []string
 }
 
 // Prepare merges onto.Commit into the change's branch, starting from the
-// change's verified head (in.Head), resolves conflicts confined to
+// change's verified head (in.Head), resolves conflicts in append-only
+// files as a union (see unionConflicts) and conflicts confined to
 // generated files by regenerating them, folds the change's OpenSpec delta
 // into the merged tree (see fold), and makes the candidate commit, which
 // it journals as INTEGRATION_ATTEMPT. A conflict is the change's failure
@@ -166,7 +170,19 @@ func Prepare(ctx context.Context, in Input, onto Onto) (Candidate, Outcome, erro
 	if err != nil {
 		return Candidate{}, Outcome{}, err
 	}
+	var unioned []string
 	if !res.Clean {
+		// Append-only files first: what they resolve is no conflict.
+		if unioned, res.Conflicts, err = unionConflicts(ctx, in, res.Conflicts); err != nil {
+			return Candidate{}, Outcome{}, err
+		}
+		if len(res.Conflicts) == 0 {
+			if err := concludeUnion(ctx, in, label, unioned); err != nil {
+				return Candidate{}, Outcome{}, err
+			}
+		}
+	}
+	if len(res.Conflicts) > 0 {
 		if real := in.realConflicts(res.Conflicts); len(real) > 0 && len(onto.Ahead) > 0 {
 			if err := startOver(ctx, in); err != nil {
 				return Candidate{}, Outcome{}, err
@@ -195,7 +211,7 @@ func Prepare(ctx context.Context, in Input, onto Onto) (Candidate, Outcome, erro
 	if err != nil {
 		return Candidate{}, Outcome{}, err
 	}
-	return Candidate{Onto: onto, Commit: commit, merged: merged, archived: archived, head: head}, Outcome{}, nil
+	return Candidate{Onto: onto, Commit: commit, merged: merged, archived: archived, head: head, unioned: unioned}, Outcome{}, nil
 }
 
 // startOver puts the worktree back at the change's verified head, clean:
@@ -289,7 +305,7 @@ func Land(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 		return Outcome{}, err
 	}
 	in.checkpoint("fast-forwarded")
-	if err := in.Emit(journal.MergedData{Commit: cand.Commit, Previous: cand.Onto.Commit, Attempt: in.Attempt}); err != nil {
+	if err := in.Emit(journal.MergedData{Commit: cand.Commit, Previous: cand.Onto.Commit, Attempt: in.Attempt, Union: cand.unioned}); err != nil {
 		return Outcome{}, err
 	}
 	archived := cand.archived

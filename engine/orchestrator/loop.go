@@ -192,8 +192,10 @@ func (r *run) ready(c plan.Change) bool {
 }
 
 // dispatch starts workers, up to maxParallel: first the changes a resumed
-// run left in flight, then pending changes whose dependencies are merged,
-// each group in the graph's order (critical path first).
+// run left in flight, then pending changes whose dependencies are merged
+// and that no change at work shares a crossCutting file with
+// (crossCuttingHolder), each group in the graph's order (critical path
+// first).
 func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 	inFlight := func(s state.Status) bool {
 		// A worker's change left by an interrupted run (queued and
@@ -210,7 +212,11 @@ func (r *run) dispatch(ctx context.Context, workers *pool.Pool) error {
 			return inFlight(s) || (s == state.Paused && r.resumable[c.Name])
 		},
 		func(c plan.Change, s state.Status) bool {
-			return s == state.Pending && r.ready(c) && !held && !r.heldPending[c.Name]
+			if s != state.Pending || !r.ready(c) || held || r.heldPending[c.Name] {
+				return false
+			}
+			holder, _ := r.crossCuttingHolder(c.Name)
+			return holder == ""
 		},
 	} {
 		for _, name := range r.opts.Graph.Order {

@@ -430,6 +430,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		PID: os.Getpid(), Fingerprint: p.Fingerprint.Sum, Changes: names,
 		MaxParallel: r.opts.Project.MaxParallel, Resumed: resumed,
 		MainBranch: r.opts.Project.MainBranch, Budgets: runBudgets(r.opts.Project.Budgets),
+		CrossCutting: r.opts.Project.CrossCuttingGlobs(),
 	}); err != nil {
 		return err
 	}

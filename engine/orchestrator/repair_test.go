@@ -445,7 +445,7 @@ func TestResumeFinishesAHalfMadeFastForward(t *testing.T) {
 			}
 			for _, e := range ev {
 				if e.Type == journal.Merged && e.Change == "beta" {
-					if d, _ := journal.Decode[journal.MergedData](e); d != (journal.MergedData{Commit: rec.To, Previous: rec.From}) {
+					if d, _ := journal.Decode[journal.MergedData](e); !reflect.DeepEqual(d, journal.MergedData{Commit: rec.To, Previous: rec.From}) {
 						t.Errorf("beta's MERGED = %+v, want %s from %s", d, rec.To, rec.From)
 					}
 				}

@@ -87,6 +87,7 @@ func MakeWith(ctx context.Context, cfg *config.Project, s *spec.Spec, rec Record
 	prune(p, rec.Landed)
 	if p.Strategy == config.StrategyStatic {
 		describe(p)
+		scopeByDomain(p, cfg.Planner)
 	}
 	if err := Validate(p, Limits{MaxRequirementsPerChange: cfg.Planner.MaxRequirementsPerChange}); err != nil {
 		if inv, ok := err.(*InvalidError); ok && p.Strategy == StrategyExplicit {
@@ -183,6 +184,15 @@ func describe(p *Plan) {
 		c.Size = sizeFor(scenarios)
 		c.Description = strings.Join(titles, "; ")
 		c.DependsOn = sortedUnique(deps)
+	}
+}
+
+// scopeByDomain gives every change of a static plan the paths that
+// planner.scopes gives its domain as its scope (none when its domain has
+// none: it may touch any file).
+func scopeByDomain(p *Plan, planner config.Planner) {
+	for i := range p.Changes {
+		p.Changes[i].Scope = planner.ScopeOf(p.Changes[i].Domain)
 	}
 }
 

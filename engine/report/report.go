@@ -383,6 +383,9 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 		case stopped:
 			return "a `setctl apply` to dispatch it"
 		}
+		if holder := crossCuttingHolder(s, c); holder != "" {
+			return holder
+		}
 		return fmt.Sprintf("a free slot: %s at work, at most %d at once", english.Plural(atWork(s), "change"), s.MaxParallel)
 	case stopped:
 		return fmt.Sprintf("a `setctl apply` to continue: the run stopped while it was %s", st)

@@ -68,6 +68,9 @@ type State struct {
 	// Budgets are the budgets of the latest run; nil when its RUN_STARTED
 	// did not record them.
 	Budgets *journal.Budgets `json:"budgets,omitempty"`
+	// CrossCutting are the latest run's crossCutting globs (RUN_STARTED):
+	// changes whose scopes may touch one are not at work at once.
+	CrossCutting []string `json:"crossCutting,omitempty"`
 	// Usage sums the model calls of no change (the planner's), by role.
 	Usage map[string]Usage `json:"usage,omitempty"`
 	// Replans counts the latest run's replan cycles (REPLANNED); a new
@@ -180,8 +183,11 @@ type Change struct {
 	// Work is what the latest plan naming the change asked of it
 	// (plan.Plan.Work): its progress is kept only by a plan that asks the
 	// same.
-	Work      string    `json:"work,omitempty"`
-	DependsOn []string  `json:"dependsOn"`
+	Work      string   `json:"work,omitempty"`
+	DependsOn []string `json:"dependsOn"`
+	// Scope is the plan's: the path globs the change may touch (none:
+	// any file).
+	Scope     []string  `json:"scope,omitempty"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
@@ -327,6 +333,7 @@ func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedD
 	s.Run, s.Fingerprint = e.Run, d.Fingerprint
 	s.Finished, s.Result = false, ""
 	s.PID, s.MaxParallel, s.MainBranch, s.Budgets = d.PID, d.MaxParallel, d.MainBranch, d.Budgets
+	s.CrossCutting = d.CrossCutting
 	if !d.Resumed {
 		s.Accepted, s.Replans = nil, 0
 	}
@@ -558,7 +565,7 @@ func applyPlan(s *State, d journal.PlanCreatedData, at time.Time) error {
 			c.startClock(s, at)
 			s.Changes[pc.Name] = c
 		}
-		c.DependsOn, c.Size, c.Requirements = pc.DependsOn, pc.Size, pc.Requirements
+		c.DependsOn, c.Size, c.Requirements, c.Scope = pc.DependsOn, pc.Size, pc.Requirements, pc.Scope
 	}
 	for _, name := range s.Order {
 		if !seen[name] {

@@ -58,6 +58,7 @@ func Project(lp *load.Instance) (*config.Project, error) {
 	d.checkPrompts()
 	d.checkFallbacks()
 	d.checkReplan()
+	d.checkPathGlobs()
 	d.recordPositions()
 	if d.errs != nil {
 		return nil, d.errs

@@ -97,6 +97,9 @@ func TestLoadErrors(t *testing.T) {
 		{"action over a profile's ladder", "sentinel: rules: stall: action: \"warn\"", "project.sentinel.rules.stall.action", "set.cue:8:"},
 		{"sentinel rule name", "sentinel: rules: \"Slow-Gate\": {when: \"true\", action: \"warn\"}", "project.sentinel.rules.\"Slow-Gate\"", "set.cue:8:"},
 		{"sentinel fails", "sentinel: rules: stall: fails: \"crashed\"", "project.sentinel.rules.stall.fails", "set.cue:8:"},
+		{"bad mergeUnion glob", "mergeUnion: \"docs/[a.md\": true", "project.mergeUnion.\"docs/[a.md\"", "set.cue:8:"},
+		{"absolute crossCutting glob", "crossCutting: \"/etc/routes.go\": true", "project.crossCutting.\"/etc/routes.go\"", "set.cue:8:"},
+		{"climbing scope glob", "planner: scopes: links: \"../x/**\": true", "project.planner.scopes.links.\"../x/**\"", "set.cue:8:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

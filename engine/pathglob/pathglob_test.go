@@ -1,4 +1,4 @@
-package gate
+package pathglob
 
 import "testing"
 
@@ -53,8 +53,8 @@ func TestMatchGlob(t *testing.T) {
 		{"[", "[", false},
 	}
 	for _, tt := range tests {
-		if got := matchGlob(tt.pattern, tt.name); got != tt.want {
-			t.Errorf("matchGlob(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		if got := Match(tt.pattern, tt.name); got != tt.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
 		}
 	}
 }
@@ -76,8 +76,55 @@ func TestInScope(t *testing.T) {
 		{nil, "a.go", false},
 	}
 	for _, tt := range tests {
-		if got := inScope(tt.scope, tt.name); got != tt.want {
-			t.Errorf("inScope(%q, %q) = %v, want %v", tt.scope, tt.name, got, tt.want)
+		if got := InScope(tt.scope, tt.name); got != tt.want {
+			t.Errorf("InScope(%q, %q) = %v, want %v", tt.scope, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"CHANGELOG.md", "docs/**", "**/*_test.go", "./a/[ab].go", "internal/routes.go"} {
+		if err := Check(ok); err != nil {
+			t.Errorf("Check(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"", " ", "/etc/x", "../x", "a/../b", "docs/[a.md", `a\`} {
+		if err := Check(bad); err == nil {
+			t.Errorf("Check(%q) = nil, want an error", bad)
+		}
+	}
+}
+
+// Overlap answers whether a change whose scope holds the entry may touch
+// a file the pattern names.
+func TestOverlap(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		scope, pattern string
+		want           bool
+	}{
+		{"internal/routes.go", "internal/routes.go", true},
+		{"internal/**", "internal/routes.go", true},
+		{"internal", "internal/routes.go", true},
+		{"internal/", "internal/routes.go", true},
+		{"internal/links/**", "internal/routes.go", false},
+		{"internal/*.go", "internal/routes.go", true},
+		{"internal/*.md", "internal/routes.go", false},
+		{"**", "schema.sql", true},
+		{"internal/routes.go", "**/routes.go", true},
+		{"internal/routes.go", "internal/*.go", true},
+		{"cmd/**", "**/routes.go", true},
+		{"*.go", "*.md", false},
+		{"a*", "*b", true},
+		{"api/v1/*.go", "api/**/routes.go", true},
+		{"api/v1/*.go", "web/**", false},
+		{"routes.go", "internal/routes.go", false},
+		{"", "x", false},
+	}
+	for _, tt := range tests {
+		if got := Overlap(tt.scope, tt.pattern); got != tt.want {
+			t.Errorf("Overlap(%q, %q) = %v, want %v", tt.scope, tt.pattern, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,38 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/state"
+)
+
+// A pending change that a change at work holds back, because both may
+// touch a crossCutting file, waits for that change, not for a slot;
+// whichever of the two is at work holds the other.
+func TestWaitingForACrossCuttingChange(t *testing.T) {
+	s := state.New()
+	s.Run, s.MaxParallel = "r", 4
+	s.CrossCutting = []string{"internal/routes.go"}
+	add := func(name string, st state.Status, scope ...string) {
+		s.Changes[name] = &state.Change{Name: name, Status: st, Since: time.Now(), Scope: scope}
+		s.Order = append(s.Order, name)
+	}
+	add("alpha", state.Pending, "internal/alpha/**", "internal/routes.go")
+	add("bravo", state.Verifying, "internal/**")
+	add("charlie", state.Pending, "web/**")
+	add("delta", state.Pending) // no scope: any file
+	for name, want := range map[string]string{
+		"alpha":   "bravo to merge or fail: both touch internal/routes.go",
+		"charlie": "a free slot: 1 change at work, at most 4 at once",
+		"delta":   "bravo to merge or fail: both touch internal/routes.go",
+	} {
+		if got := Waiting(s, s.Changes[name], Running); got != want {
+			t.Errorf("%s waits for %q, want %q", name, got, want)
+		}
+	}
+	s.Changes["bravo"].Status = state.Archived
+	if got, want := Waiting(s, s.Changes["alpha"], Running), "a free slot: 0 changes at work, at most 4 at once"; got != want {
+		t.Errorf("alpha, once bravo is on main: %q, want %q", got, want)
+	}
+}
