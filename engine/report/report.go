@@ -92,6 +92,10 @@ type Run struct {
 	OnMain  int `json:"onMain"`
 	// Statuses counts the changes by status.
 	Statuses map[string]int `json:"statuses"`
+	// Baseline is the gate judging main while the run waits for its
+	// baseline, before it dispatches anything (stage "baseline"); nil
+	// when none runs, and always once the run is over or gone.
+	Baseline *Activity `json:"baseline,omitempty"`
 }
 
 // Change is one change of the run, as the report shows it. The report's
@@ -295,6 +299,9 @@ func run(s *state.State, live Liveness) Run {
 	default:
 		r.State = NotRunning
 	}
+	if a := s.Baseline; a != nil && r.State == Running {
+		r.Baseline = &Activity{Name: a.Name(), Stage: a.Stage, Command: a.CommandLine(), Log: a.Log, Since: a.Since}
+	}
 	return r
 }
 
@@ -382,6 +389,8 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 			return fmt.Sprintf("%s to reach main: %s", dependencies(len(deps)), english.List(deps))
 		case stopped:
 			return "a `setctl apply` to dispatch it"
+		case s.Baseline != nil:
+			return "the baseline: " + BaselineLine(s)
 		}
 		return fmt.Sprintf("a free slot: %s at work, at most %d at once", english.Plural(atWork(s), "change"), s.MaxParallel)
 	case stopped:
@@ -400,6 +409,13 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 		return "its archive: main holds it, the run is recording the fold"
 	}
 	return ""
+}
+
+// BaselineLine says which gate judges main while the run s waits for its
+// baseline: "gate test runs on main before any change is dispatched".
+// s.Baseline must be set.
+func BaselineLine(s *state.State) string {
+	return fmt.Sprintf("gate %s runs on %s before any change is dispatched", s.Baseline.Gate, cmp.Or(s.MainBranch, "main"))
 }
 
 func dependencies(n int) string {

@@ -229,7 +229,12 @@ function showRunLine() {
   switch (r.state) {
     case "none": text = "No run in this project yet: `setctl apply` starts one."; break;
     case "starting": text = `Run starting (PID ${r.pid})`; break;
-    case "running": text = `Run ${r.id}: running (PID ${r.pid}), ${r.onMain} of ${r.changes} changes on main, ${fmtMs(r.durationMs)}`; break;
+    case "running":
+      text = `Run ${r.id}: running (PID ${r.pid}), ${r.onMain} of ${r.changes} changes on main, ${fmtMs(r.durationMs)}`;
+      // While gates judge main before the first dispatch, the run waits
+      // for its baseline: say which gate runs.
+      if (r.baseline) text += `; waits for the baseline: gate ${r.baseline.name.replace(/^gate:/, "")} runs on the main branch before any change is dispatched`;
+      break;
     case "not running": text = `Run ${r.id}: not running (last event ${fmtTime(r.lastEvent)}): its setctl apply is gone; \`setctl apply\` continues the run`; break;
     default: text = `Run ${r.id}: finished: ${r.result} in ${fmtMs(r.durationMs)}, ${r.onMain} of ${r.changes} changes on main`;
   }
