@@ -55,8 +55,8 @@ releases however the apply ends.
 With --json, stdout carries the run as one JSON document, the same data
 as the run report .set/report.md that every run ends with: "run" (id,
 state: none, starting, running, "not running" or finished; result, pid,
-started, lastEvent, durationMs, changes, onMain, statuses, and baseline:
-the gate judging the main branch, while one does), "changes"
+started, lastEvent, durationMs, changes, onMain, statuses; baseline, the
+gate judging the main branch, and waiting, while one does), "changes"
 (each with status, since, ageMs, activity, waiting, iteration, gates,
 retries, tokens, costUsd, stages, error, dependsOn, requirements,
 commit), "roles" (model calls and tokens by role) and "coverage"
@@ -230,8 +230,7 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 	}
 	fmt.Fprintf(w, "%s: %s\n", title, runLine(r.Run, now))
 	if b := r.Run.Baseline; b != nil {
-		fmt.Fprintf(w, "Baseline: gate %s runs on the main branch (for %s) before any change is dispatched; log %s\n",
-			strings.TrimPrefix(b.Name, "gate:"), age(now.Sub(b.Since)), b.Log)
+		fmt.Fprintf(w, "Waits for %s (for %s; log %s)\n", r.Run.Waiting, age(now.Sub(b.Since)), b.Log)
 	}
 	if len(r.Changes) == 0 {
 		return nil

@@ -140,8 +140,12 @@ func TestOverviewDuringTheBaseline(t *testing.T) {
 	if b := o.Report.Run.Baseline; b == nil || b.Name != "gate:test" || b.Stage != "baseline" || b.Command != "go test ./..." || b.Log != ".set/logs/_baseline/test.log" {
 		t.Errorf("run's baseline = %+v, want gate:test", b)
 	}
-	if w := o.Report.Changes[0].Waiting; w != "the baseline: gate test runs on main before any change is dispatched" {
+	const want = "the baseline: gate test runs on main before any change is dispatched"
+	if w := o.Report.Changes[0].Waiting; w != want {
 		t.Errorf("greet waits for %q", w)
+	}
+	if w := o.Report.Run.Waiting; w != want {
+		t.Errorf("the run waits for %q", w)
 	}
 }
 

@@ -94,8 +94,11 @@ type Run struct {
 	Statuses map[string]int `json:"statuses"`
 	// Baseline is the gate judging main while the run waits for its
 	// baseline, before it dispatches anything (stage "baseline"); nil
-	// when none runs, and always once the run is over or gone.
+	// when none runs, and always once the run is over or gone. Waiting
+	// then says what the run waits for, as a change's Waiting does; ""
+	// when Baseline is nil.
 	Baseline *Activity `json:"baseline,omitempty"`
+	Waiting  string    `json:"waiting,omitempty"`
 }
 
 // Change is one change of the run, as the report shows it. The report's
@@ -301,6 +304,7 @@ func run(s *state.State, live Liveness) Run {
 	}
 	if a := s.Baseline; a != nil && r.State == Running {
 		r.Baseline = &Activity{Name: a.Name(), Stage: a.Stage, Command: a.CommandLine(), Log: a.Log, Since: a.Since}
+		r.Waiting = baselineWaiting(s)
 	}
 	return r
 }
@@ -390,7 +394,7 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 		case stopped:
 			return "a `setctl apply` to dispatch it"
 		case s.Baseline != nil:
-			return "the baseline: " + BaselineLine(s)
+			return baselineWaiting(s)
 		}
 		return fmt.Sprintf("a free slot: %s at work, at most %d at once", english.Plural(atWork(s), "change"), s.MaxParallel)
 	case stopped:
@@ -411,11 +415,11 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 	return ""
 }
 
-// BaselineLine says which gate judges main while the run s waits for its
-// baseline: "gate test runs on main before any change is dispatched".
-// s.Baseline must be set.
-func BaselineLine(s *state.State) string {
-	return fmt.Sprintf("gate %s runs on %s before any change is dispatched", s.Baseline.Gate, cmp.Or(s.MainBranch, "main"))
+// baselineWaiting is what the run s and its changes free to go wait for
+// while a gate judges main (s.Baseline, which must be set): "the
+// baseline: gate test runs on main before any change is dispatched".
+func baselineWaiting(s *state.State) string {
+	return fmt.Sprintf("the baseline: gate %s runs on %s before any change is dispatched", s.Baseline.Gate, cmp.Or(s.MainBranch, "main"))
 }
 
 func dependencies(n int) string {

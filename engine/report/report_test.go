@@ -148,11 +148,11 @@ func TestWaiting(t *testing.T) {
 	}
 	r := Build(s, Liveness{Held: true, PID: 1}, t0.Add(time.Second))
 	want := &Activity{Name: "gate:test", Stage: "baseline", Command: "go test", Log: ".set/logs/_baseline/test.log", Since: t0}
-	if !reflect.DeepEqual(r.Run.Baseline, want) {
-		t.Errorf("run's baseline %+v, want %+v", r.Run.Baseline, want)
+	if !reflect.DeepEqual(r.Run.Baseline, want) || r.Run.Waiting != "the baseline: gate test runs on trunk before any change is dispatched" {
+		t.Errorf("run's baseline %+v, waiting %q; want %+v", r.Run.Baseline, r.Run.Waiting, want)
 	}
-	if r := Build(s, Liveness{}, t0.Add(time.Second)); r.Run.Baseline != nil {
-		t.Errorf("a run that is gone shows a baseline gate: %+v", r.Run.Baseline)
+	if r := Build(s, Liveness{}, t0.Add(time.Second)); r.Run.Baseline != nil || r.Run.Waiting != "" {
+		t.Errorf("a run that is gone shows a baseline gate: %+v, %q", r.Run.Baseline, r.Run.Waiting)
 	}
 }
 

@@ -233,7 +233,7 @@ function showRunLine() {
       text = `Run ${r.id}: running (PID ${r.pid}), ${r.onMain} of ${r.changes} changes on main, ${fmtMs(r.durationMs)}`;
       // While gates judge main before the first dispatch, the run waits
       // for its baseline: say which gate runs.
-      if (r.baseline) text += `; waits for the baseline: gate ${r.baseline.name.replace(/^gate:/, "")} runs on the main branch before any change is dispatched`;
+      if (r.waiting) text += `; waits for ${r.waiting}`;
       break;
     case "not running": text = `Run ${r.id}: not running (last event ${fmtTime(r.lastEvent)}): its setctl apply is gone; \`setctl apply\` continues the run`; break;
     default: text = `Run ${r.id}: finished: ${r.result} in ${fmtMs(r.durationMs)}, ${r.onMain} of ${r.changes} changes on main`;
