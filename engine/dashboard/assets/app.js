@@ -239,6 +239,7 @@ function showRunLine() {
     default: text = `Run ${r.id}: finished: ${r.result} in ${fmtMs(r.durationMs)}, ${r.onMain} of ${r.changes} changes on main`;
   }
   line.innerHTML = `<b>${esc(app.overview.project)}</b> · <span id="run-state" data-state="${esc(r.state)}">${esc(text)}</span>`;
+  document.title = `${app.overview.project} · setctl dashboard`;
 }
 
 async function start() {
