@@ -155,7 +155,7 @@ func apply(e *env, a applyArgs) (code int) {
 	}
 	defer r.closeRunners()
 	if a.dashboard {
-		defer startApplyDashboard(r.ws.root, a.dashboardAddr, e.stderr)()
+		defer startApplyDashboard(r.ws.root, r.ws.cfg.Name, a.dashboardAddr, e.stderr)()
 	}
 	sum, err := r.run()
 	return r.report(sum, err)

@@ -17,11 +17,15 @@ import (
 	"github.com/set-engine/set/engine/load"
 )
 
-// Exit codes, as in Terraform: 0 success, 1 error, 2 work pending (only
-// with --detailed-exitcode).
+// Exit codes: 0 success, 1 error, 2 a usage error (a bad flag or
+// argument, as Go's flag package and most CLIs exit), and, as in
+// Terraform, 2 work pending (setctl plan --detailed-exitcode). The two 2s
+// never meet: a command whose 2 means work pending sets pendingExit, and
+// its usage errors exit 1 (command.usageExit).
 const (
 	exitOK      = 0
 	exitError   = 1
+	exitUsage   = 2
 	exitPending = 2
 )
 
@@ -65,7 +69,21 @@ type command struct {
 	// arg names the one optional argument the command takes ("plan
 	// file"); "" when it takes none.
 	arg string
-	run func(e *env, args []string) int
+	// pendingExit: the command exits exitPending for work pending, so
+	// its usage errors exit exitError, never the same 2 (a script
+	// testing `$? -eq 2` must not read a typo, --detailed-exitcod, as
+	// work pending).
+	pendingExit bool
+	run         func(e *env, args []string) int
+}
+
+// usageExit is the exit code of c's usage errors: exitUsage, or exitError
+// for a command whose 2 means work pending.
+func (c command) usageExit() int {
+	if c.pendingExit {
+		return exitError
+	}
+	return exitUsage
 }
 
 func commands() []command {
@@ -89,6 +107,11 @@ Help topics:
 %s
 Global options:
   -C DIR      run as if setctl was started in DIR
+
+Exit status: 0 success, 1 error, 2 a usage error (an unknown command or
+flag, a missing or bad argument); setctl plan exits 1 on a usage error, as
+its 2 means changes to run (--detailed-exitcode). Each command's --help
+says more.
 
 Examples:
   setctl init --profile golang     # write set.cue, cue.mod and a spec template
@@ -117,7 +140,7 @@ func Main(args []string, p Process) int {
 		case a == "-C" || a == "--C":
 			if len(args) < 2 {
 				fmt.Fprintln(stderr, "setctl: -C needs a directory")
-				return exitError
+				return exitUsage
 			}
 			e.dir = resolveDir(e.dir, args[1])
 			args = args[2:]
@@ -131,12 +154,12 @@ func Main(args []string, p Process) int {
 			args = []string{"version"}
 		default:
 			fmt.Fprintf(stderr, "setctl: unknown option %s\nRun 'setctl --help' for usage.\n", a)
-			return exitError
+			return exitUsage
 		}
 	}
 	if len(args) == 0 {
 		printMainUsage(stderr)
-		return exitError
+		return exitUsage
 	}
 	name, rest := args[0], args[1:]
 	if name == "help" {
@@ -162,7 +185,7 @@ func Main(args []string, p Process) int {
 		}
 	}
 	fmt.Fprintf(stderr, "setctl: unknown command %q\nRun 'setctl --help' for usage.\n", name)
-	return exitError
+	return exitUsage
 }
 
 func resolveDir(base, dir string) string {
@@ -228,14 +251,15 @@ func (c command) parse(e *env, fs *pflag.FlagSet, args []string) (code int, done
 	return exitOK, false
 }
 
-// usageError reports a bad flag or argument of the command: the error,
-// then one line saying where its usage is. It returns exitError.
+// usageError reports a bad flag or argument of the command, through the
+// one presenter (present): the error, then one line saying where its
+// usage is. It returns c.usageExit().
 func (c command) usageError(e *env, format string, args ...any) int {
-	code := e.errorf(c.name, format, args...)
+	e.errorf(c.name, format, args...)
 	if e.diagnose == nil {
 		fmt.Fprintf(e.stderr, "Run 'setctl %s --help' for usage.\n", c.name)
 	}
-	return code
+	return c.usageExit()
 }
 
 func (c command) printUsage(w io.Writer, fs *pflag.FlagSet) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -110,7 +111,7 @@ func dashboardProjects(dir string, roots []string) ([]dashboard.Project, error) 
 		if err != nil {
 			return nil, err
 		}
-		return []dashboard.Project{{Root: root, Graph: planGraph(root)}}, nil
+		return []dashboard.Project{dashboardProject(root, "")}, nil
 	}
 	var projects []dashboard.Project
 	var seen []string
@@ -123,9 +124,29 @@ func dashboardProjects(dir string, roots []string) ([]dashboard.Project, error) 
 			continue
 		}
 		seen = append(seen, root)
-		projects = append(projects, dashboard.Project{Root: root, Graph: planGraph(root)})
+		projects = append(projects, dashboardProject(root, ""))
 	}
 	return projects, nil
+}
+
+// dashboardProject is the project at root as the dashboard shows it,
+// named name, or, when name is "", by its set.cue (projectName).
+func dashboardProject(root, name string) dashboard.Project {
+	if name == "" {
+		name = projectName(root)
+	}
+	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root)}
+}
+
+// projectName is how the views name the project at root: its set.cue's
+// project name; its directory's name when set.cue does not load now (the
+// dashboard shows the runs of such a project too) or names none.
+func projectName(root string) string {
+	cfg, _, err := decode.Load(root, load.Options{})
+	if err != nil || cfg.Name == "" {
+		return filepath.Base(root)
+	}
+	return cfg.Name
 }
 
 // planGraph builds the execution graph of a plan of the project at root,
@@ -142,7 +163,7 @@ func planGraph(root string) func(*plan.Plan) (*graph.Graph, error) {
 
 func projectNames(projects []dashboard.Project) string {
 	if len(projects) == 1 {
-		return projects[0].Root
+		return fmt.Sprintf("%s (%s)", projects[0].Name, projects[0].Root)
 	}
 	return fmt.Sprintf("%d projects", len(projects))
 }
@@ -200,12 +221,12 @@ func serveDashboard(projects []dashboard.Project, addr string, allowRemote bool)
 	return d, nil
 }
 
-// startApplyDashboard serves the dashboard of the project at root beside
-// its apply (apply --dashboard), saying where on w; a dashboard that
-// cannot start is a warning, not a reason to stop the run. It returns
-// the function that stops it.
-func startApplyDashboard(root, addr string, w io.Writer) func() {
-	d, err := serveDashboard([]dashboard.Project{{Root: root, Graph: planGraph(root)}}, addr, false)
+// startApplyDashboard serves the dashboard of the project at root, named
+// name in its set.cue, beside its apply (apply --dashboard), saying where
+// on w; a dashboard that cannot start is a warning, not a reason to stop
+// the run. It returns the function that stops it.
+func startApplyDashboard(root, name, addr string, w io.Writer) func() {
+	d, err := serveDashboard([]dashboard.Project{dashboardProject(root, name)}, addr, false)
 	if err != nil {
 		fmt.Fprintf(w, "setctl apply: warning: no dashboard: %v; the run goes on without it\n", err)
 		return func() {}

@@ -284,6 +284,13 @@ var eventLines = journal.NewTable(
 		}
 		return failureLine(fmt.Sprintf("baseline %s: %s on %s: %s (%s); log %s", d.Gate, v.pal.red.Sprint("FAIL"), v.main, d.Reason, when, d.Log))
 	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.BaselineGateStartedData) eventLine {
+		msg := fmt.Sprintf("baseline %s: started on %s", d.Gate, v.main)
+		if len(d.Command) > 0 {
+			msg += " (" + strings.Join(d.Command, " ") + ")"
+		}
+		return hiddenLine(msg)
+	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.BaselineAcceptedData) eventLine {
 		return warnLine(v.pal.yellow.Sprintf("baseline %s: %s of %s accepted; changes fail it only on others", d.Gate, english.Plural(len(d.Failures), "failure"), v.main))
 	}),

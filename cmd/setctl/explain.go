@@ -29,9 +29,9 @@ of every event of the change with its time, where each gate's failure
 comes with the last lines of its output and the path of its full log,
 each agent iteration with its prompt and log, and every retry context
 handed back to the agent in full; and last, where the change stands now:
-what runs for it, what it waits for and why (a dependency, a free slot,
-the merge queue, a setctl apply to continue), or why it failed and
-which budget it spent.
+what runs for it, what it waits for and why (a dependency, the
+baseline's gate judging main, a free slot, the merge queue, a setctl
+apply to continue), or why it failed and which budget it spent.
 
 Examples:
   setctl explain greet

@@ -64,7 +64,10 @@ stderr.
 
 Exit status: 0 on success, 1 on error; with --detailed-exitcode, 0 when
 there is nothing to do (main implements the whole spec), 1 on error, 2
-when the plan has changes to run.
+when the plan has changes to run. A usage error (an unknown flag, a bad
+argument) exits 1 here, not 2 as in the other commands, with or without
+--detailed-exitcode: a mistyped --detailed-exitcode never reads as changes
+to run.
 
 Examples:
   setctl plan
@@ -75,7 +78,8 @@ Examples:
   setctl plan --format json | jq '.changes[].name'
   setctl plan --json | jq -r '.changes[] | .name + " " + .status'
 `,
-		run: runPlan,
+		pendingExit: true,
+		run:         runPlan,
 	}
 }
 

@@ -42,8 +42,10 @@ header with the run's state, then one row per change of its plan:
                going
 
 and, under the table, why each change that is not at work or on main is
-where it is: what it waits for (a dependency, a free slot, the merge
-queue), or why it failed.
+where it is: what it waits for (a dependency, the baseline, a free slot,
+the merge queue), or why it failed. While the run waits for its baseline
+(its gates judging the main branch before the first dispatch), the
+header names the gate that runs.
 
 A run whose setctl apply is gone (killed, or its machine went down) is
 "not running", with the time of its last event, whatever its changes' last
@@ -53,7 +55,8 @@ releases however the apply ends.
 With --json, stdout carries the run as one JSON document, the same data
 as the run report .set/report.md that every run ends with: "run" (id,
 state: none, starting, running, "not running" or finished; result, pid,
-started, lastEvent, durationMs, changes, onMain, statuses), "changes"
+started, lastEvent, durationMs, changes, onMain, statuses; baseline, the
+gate judging the main branch, and waiting, while one does), "changes"
 (each with status, since, ageMs, activity, waiting, iteration, gates,
 retries, tokens, costUsd, stages, error, dependsOn, requirements,
 commit), "roles" (model calls and tokens by role) and "coverage"
@@ -226,6 +229,9 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 		title = "Run"
 	}
 	fmt.Fprintf(w, "%s: %s\n", title, runLine(r.Run, now))
+	if b := r.Run.Baseline; b != nil {
+		fmt.Fprintf(w, "Waits for %s (for %s; log %s)\n", r.Run.Waiting, age(now.Sub(b.Since)), b.Log)
+	}
 	if len(r.Changes) == 0 {
 		return nil
 	}

@@ -159,6 +159,9 @@ type Input struct {
 	Redact *redact.Redactor
 	// Now stamps cache entries; nil means time.Now.
 	Now func() time.Time
+	// Start, if set, records that a gate starts judging main's tree,
+	// before it runs (a verdict from the cache runs nothing: no Start).
+	Start func(journal.BaselineGateStartedData) error
 	// Emit, if set, records each verdict as soon as it is known.
 	Emit func(Verdict) error
 	// Judged, if set, is called once every verdict is known, recorded and
@@ -207,6 +210,14 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 		def := definition(in.Project, c.Step)
 		v, ok := cache.lookup(tree, c.Step.Gate, def)
 		if !ok {
+			if in.Start != nil {
+				_, logRel := in.Layout.BaselineLog(c.Step.Gate)
+				if err := in.Start(journal.BaselineGateStartedData{
+					Gate: c.Step.Gate, Tree: tree, Command: g.Run, Runner: cmp.Or(c.Step.Runner, config.RunnerHost), Log: logRel,
+				}); err != nil {
+					return verdicts, err
+				}
+			}
 			if !checkedOut {
 				if err := checkout(ctx, root, wt, commit); err != nil {
 					return verdicts, fmt.Errorf("checking out %s for its baseline: %w", in.MainBranch, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
@@ -215,7 +216,9 @@ func TestJudge(t *testing.T) {
 	}
 	in := judgeInput(t, root, gates, "check")
 	var emitted []Verdict
+	var started []journal.BaselineGateStartedData
 	in.Emit = func(v Verdict) error { emitted = append(emitted, v); return nil }
+	in.Start = func(d journal.BaselineGateStartedData) error { started = append(started, d); return nil }
 	verdicts, err := Judge(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -232,6 +235,11 @@ func TestJudge(t *testing.T) {
 	}
 	if ok := verdicts[1]; ok.Red() || ok.Blocking || ok.Result != "pass" {
 		t.Errorf("ok verdict %+v", ok)
+	}
+	// Each gate that runs is recorded as started before it runs.
+	if len(started) != 2 || started[0].Gate != "check" || started[0].Tree != tree || started[0].Runner != "host" ||
+		started[0].Log != ".set/logs/_baseline/check.log" || !slices.Equal(started[0].Command, gates["check"].Run) || started[1].Gate != "ok" {
+		t.Errorf("started %+v", started)
 	}
 	data, err := os.ReadFile(runs)
 	if err != nil {
@@ -254,6 +262,9 @@ func TestJudge(t *testing.T) {
 	}
 	if !verdicts[0].Cached || !verdicts[1].Cached || !slices.Equal(verdicts[0].Failures, []string{"a.txt"}) || verdicts[0].Command != check.Command {
 		t.Errorf("second judgement %+v", verdicts)
+	}
+	if len(started) != 2 {
+		t.Errorf("a verdict judged before is recorded as started: %+v", started[2:])
 	}
 	if data, _ := os.ReadFile(runs); strings.Count(string(data), "\n") != 1 {
 		t.Errorf("the gate ran again on the same tree:\n%s", data)

@@ -16,12 +16,14 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/internal/clitest"
 )
 
 // TestBrowser drives the dashboard in a real headless Chromium over a run
-// whose journal the test writes as it goes: the overview shows greet
+// whose journal the test writes as it goes: the overview says the run
+// waits for its baseline and which gate runs, then shows greet
 // implementing, then merged without a reload; the change's detail shows
 // its gate verdicts, retry context and agent log; the timeline, graph,
 // token and sentinel pages draw; the run ends and the page says so; and
@@ -32,7 +34,8 @@ func TestBrowser(t *testing.T) {
 	chromium := clitest.Chromium(t)
 	f := newFixture(t)
 	release := f.lock()
-	f.start()
+	f.begin()
+	f.add("", journal.BaselineGateStartedData{Gate: "test", Tree: "t", Command: []string{"go", "test", "./..."}, Runner: "host", Log: ".set/logs/_baseline/test.log"})
 
 	cfg := &config.Project{
 		Name: "demo", MainBranch: "main", Runner: config.Runner{Kind: "host"},
@@ -124,11 +127,33 @@ func TestBrowser(t *testing.T) {
 	}
 
 	start := time.Now()
-	do("the overview of the live run",
+	do("the overview during the baseline",
 		chromedp.Navigate(base),
+		chromedp.WaitVisible(row("greet", "pending")),
+		chromedp.WaitVisible(`#run-state[data-state="running"]`),
+	)
+	const baseline = "waits for the baseline: gate test runs on main before any change is dispatched"
+	if line := text("#runline"); !strings.Contains(line, "; "+baseline) {
+		t.Errorf("the run line during the baseline: %q", line)
+	}
+	if why := text(`#changes tr[data-change="greet"]`); !strings.Contains(why, strings.TrimPrefix(baseline, "waits for ")) || strings.Contains(why, "free slot") {
+		t.Errorf("greet's row during the baseline: %q", why)
+	}
+	shot("overview-baseline.png")
+	// The tab is named after the project, as set.cue names it.
+	if title, err := chromedp.Run(ctx, chromedp.Title()); err != nil || title != "demo · setctl dashboard" {
+		t.Errorf("title %q, %v", title, err)
+	}
+
+	f.add("", journal.BaselineGateData{Gate: "test", Tree: "t", Mode: "run", Result: "pass", Log: ".set/logs/_baseline/test.log"})
+	f.dispatch()
+	do("the overview of the live run",
 		chromedp.WaitVisible(row("greet", "implementing")),
 		chromedp.WaitVisible(`#run-state[data-state="running"]`),
 	)
+	if line := text("#runline"); strings.Contains(line, "baseline") {
+		t.Errorf("the run line once the baseline passed: %q", line)
+	}
 	// A reload would forget this.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.testMarker = "still the same page"`)); err != nil {
 		t.Fatal(err)

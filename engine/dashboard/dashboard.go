@@ -54,7 +54,8 @@ type Project struct {
 	// Root is the project's root directory: its run directory is
 	// Root/.set.
 	Root string
-	// Name is how the pages name it; the root's base name when empty.
+	// Name is how the pages name it: the name its set.cue gives it (setctl
+	// passes it); the root's base name when empty.
 	Name string
 	// Graph builds the execution graph of a plan of the project as
 	// `setctl plan` draws it (it needs the project's configuration); nil

@@ -122,6 +122,33 @@ func TestOverview(t *testing.T) {
 	}
 }
 
+// TestOverviewDuringTheBaseline: while a gate judges main before the
+// first dispatch, the overview says the run waits for the baseline and
+// which gate runs, not that its changes wait for a free slot.
+func TestOverviewDuringTheBaseline(t *testing.T) {
+	f := newFixture(t)
+	f.lock()
+	f.add("", journal.PlanCreatedData{Strategy: "static", Changes: []string{"greet", "farewell"}, Requirements: 2, Plan: json.RawMessage(testPlan)})
+	f.add("", journal.RunStartedData{PID: os.Getpid(), Changes: []string{"greet", "farewell"}, MaxParallel: 2, MainBranch: "main"})
+	f.add("", journal.BaselineGateStartedData{Gate: "test", Tree: "t", Command: []string{"go", "test", "./..."}, Runner: "host", Log: ".set/logs/_baseline/test.log"})
+	ts := serve(t, f, Options{})
+
+	var o Overview
+	if code := get(t, ts, "/api/p/0/overview", &o); code != http.StatusOK {
+		t.Fatalf("overview: %d", code)
+	}
+	if b := o.Report.Run.Baseline; b == nil || b.Name != "gate:test" || b.Stage != "baseline" || b.Command != "go test ./..." || b.Log != ".set/logs/_baseline/test.log" {
+		t.Errorf("run's baseline = %+v, want gate:test", b)
+	}
+	const want = "the baseline: gate test runs on main before any change is dispatched"
+	if w := o.Report.Changes[0].Waiting; w != want {
+		t.Errorf("greet waits for %q", w)
+	}
+	if w := o.Report.Run.Waiting; w != want {
+		t.Errorf("the run waits for %q", w)
+	}
+}
+
 func TestOverviewOfAProjectThatNeverRan(t *testing.T) {
 	ts := serve(t, &fixture{root: t.TempDir(), now: testStart}, Options{})
 	var o Overview

@@ -102,13 +102,24 @@ func (f *fixture) lock() (release func()) {
 	return release
 }
 
-// start journals the plan and the run's start, and sends greet to its
-// agent: greet is implementing, farewell waits for it.
+// start journals the plan and the run's start (begin), and sends greet
+// to its agent (dispatch).
 func (f *fixture) start() {
+	f.begin()
+	f.dispatch()
+}
+
+// begin journals the plan and the run's start: nothing is dispatched.
+func (f *fixture) begin() {
 	f.add("", journal.PlanCreatedData{Strategy: "static", Changes: []string{"greet", "farewell"}, Requirements: 2, Plan: json.RawMessage(testPlan)})
 	f.add("", journal.RunStartedData{PID: os.Getpid(), Changes: []string{"greet", "farewell"}, MaxParallel: 2, MainBranch: "main",
 		Budgets: &journal.Budgets{RetriesVerify: 2, RetriesIntegration: 2, Iterations: 5, Tokens: map[string]int64{"S": 200000}}})
 	f.add("", journal.LLMCallData{Role: "plan", Model: "opus", Tokens: usage.Tokens{Input: 3000, Output: 800}, CostUSD: 0.04, DurationMS: 900})
+}
+
+// dispatch sends greet to its agent: greet is implementing, farewell
+// waits for it.
+func (f *fixture) dispatch() {
 	f.to("greet", state.Pending, state.Dispatched)
 	f.add("greet", journal.DispatchData{Worktree: ".set/worktrees/greet", Branch: "set/greet", Base: "0123456789abcdef"})
 	f.writeLog(".set/logs/greet/agent-1.log", "reading the spec\nwriting greet.go\n")

@@ -39,6 +39,12 @@ const (
 	// was designed with (docs/architecture.md).
 	BaselineGate     Type = "BASELINE_GATE"
 	BaselineAccepted Type = "BASELINE_ACCEPTED"
+	// BaselineGateStarted records that a gate starts judging main's
+	// tree (a verdict taken from the cache runs nothing and has none),
+	// added to the events set was designed with (docs/architecture.md):
+	// it is how the views know that the run waits for the baseline, and
+	// for which gate (its BASELINE_GATE verdict ends it).
+	BaselineGateStarted Type = "BASELINE_GATE_STARTED"
 	// Repaired records what a resumed run found broken in the repository
 	// by the crash of the run before it, and removed, added to the events
 	// set was designed with (docs/architecture.md).
@@ -75,8 +81,8 @@ func Types() []Type {
 	return []Type{
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
-		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, Repaired,
-		GateStarted, SentinelAction, Control, Replanned, IntegrationAttempt,
+		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, BaselineGateStarted,
+		Repaired, GateStarted, SentinelAction, Control, Replanned, IntegrationAttempt,
 	}
 }
 
@@ -443,6 +449,19 @@ type BaselineGateData struct {
 	Failures []string `json:"failures,omitempty"`
 }
 
+// BaselineGateStartedData is an exec gate starting to judge main's tree
+// before the run dispatches anything; its BASELINE_GATE follows.
+type BaselineGateStartedData struct {
+	Gate string `json:"gate"`
+	// Tree is the git tree of main the gate judges.
+	Tree string `json:"tree"`
+	// Command is the gate's command line, as configured.
+	Command []string `json:"command,omitempty"`
+	Runner  string   `json:"runner,omitempty"`
+	// Log is the file its output goes to, relative to the project.
+	Log string `json:"log,omitempty"`
+}
+
 // BaselineAcceptedData records that the run accepts the failures a gate
 // has on main (setctl apply --accept-baseline): for the rest of the run,
 // that gate fails a change only on failures not in Failures.
@@ -493,6 +512,7 @@ func (BudgetExceededData) EventType() Type          { return BudgetExceeded }
 func (RunFinishedData) EventType() Type             { return RunFinished }
 func (BaselineGateData) EventType() Type            { return BaselineGate }
 func (BaselineAcceptedData) EventType() Type        { return BaselineAccepted }
+func (BaselineGateStartedData) EventType() Type     { return BaselineGateStarted }
 func (RepairedData) EventType() Type                { return Repaired }
 func (GateStartedData) EventType() Type             { return GateStarted }
 func (SentinelActionData) EventType() Type          { return SentinelAction }

@@ -15,7 +15,8 @@ import (
 // checkBaseline judges main before the first dispatch of the run: the
 // exec gates of the stacks the unfinished changes use run on main's tree
 // (or their cached verdicts are taken; see package baseline), each
-// recorded as BASELINE_GATE. A blocking gate red on main stops the run
+// recorded as BASELINE_GATE, after a BASELINE_GATE_STARTED when it runs:
+// while one runs, the views say the run waits for its baseline. A blocking gate red on main stops the run
 // with a *baseline.RedError, unless the run accepted those very failures
 // already, or accepts them now (Options.AcceptBaseline); either way the
 // failures the run goes on with are recorded as BASELINE_ACCEPTED. A gate
@@ -44,6 +45,7 @@ func (r *run) checkBaseline(ctx context.Context) error {
 	verdicts, err := baseline.Judge(ctx, baseline.Input{
 		Layout: r.layout, MainBranch: r.opts.Project.MainBranch,
 		Project: r.opts.Project, Checks: checks, Runners: r.opts.Runners, Env: r.env, Redact: r.redact, Now: r.opts.Now,
+		Start:  func(d journal.BaselineGateStartedData) error { return r.rec.emit("", d) },
 		Emit:   func(v baseline.Verdict) error { return r.rec.emit("", v.Event()) },
 		Judged: func() { r.checkpoint("baseline-judged", "") },
 	})

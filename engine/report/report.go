@@ -92,6 +92,13 @@ type Run struct {
 	OnMain  int `json:"onMain"`
 	// Statuses counts the changes by status.
 	Statuses map[string]int `json:"statuses"`
+	// Baseline is the gate judging main while the run waits for its
+	// baseline, before it dispatches anything (stage "baseline"); nil
+	// when none runs, and always once the run is over or gone. Waiting
+	// then says what the run waits for, as a change's Waiting does; ""
+	// when Baseline is nil.
+	Baseline *Activity `json:"baseline,omitempty"`
+	Waiting  string    `json:"waiting,omitempty"`
 }
 
 // Change is one change of the run, as the report shows it. The report's
@@ -295,6 +302,10 @@ func run(s *state.State, live Liveness) Run {
 	default:
 		r.State = NotRunning
 	}
+	if a := s.Baseline; a != nil && r.State == Running {
+		r.Baseline = &Activity{Name: a.Name(), Stage: a.Stage, Command: a.CommandLine(), Log: a.Log, Since: a.Since}
+		r.Waiting = baselineWaiting(s)
+	}
 	return r
 }
 
@@ -382,6 +393,8 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 			return fmt.Sprintf("%s to reach main: %s", dependencies(len(deps)), english.List(deps))
 		case stopped:
 			return "a `setctl apply` to dispatch it"
+		case s.Baseline != nil:
+			return baselineWaiting(s)
 		}
 		if holder := crossCuttingHolder(s, c); holder != "" {
 			return holder
@@ -403,6 +416,13 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 		return "its archive: main holds it, the run is recording the fold"
 	}
 	return ""
+}
+
+// baselineWaiting is what the run s and its changes free to go wait for
+// while a gate judges main (s.Baseline, which must be set): "the
+// baseline: gate test runs on main before any change is dispatched".
+func baselineWaiting(s *state.State) string {
+	return fmt.Sprintf("the baseline: gate %s runs on %s before any change is dispatched", s.Baseline.Gate, cmp.Or(s.MainBranch, "main"))
 }
 
 func dependencies(n int) string {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,24 @@ func TestWaiting(t *testing.T) {
 	// stopped.
 	if got := Waiting(s, s.Changes["after-base"], NotRunning); !strings.HasPrefix(got, "its dependency to reach main") {
 		t.Errorf("after-base, not running: %q", got)
+	}
+	// While a gate judges main, before any dispatch, a change free to go
+	// waits for the baseline, not for a slot; the run shows the gate.
+	s.MainBranch = "trunk"
+	s.Baseline = &state.Activity{Kind: state.ActivityGate, Stage: state.StageBaseline, Gate: "test", Command: []string{"go", "test"}, Log: ".set/logs/_baseline/test.log", Since: t0}
+	if got, want := Waiting(s, s.Changes["free"], Running), "the baseline: gate test runs on trunk before any change is dispatched"; got != want {
+		t.Errorf("free, during the baseline: %q, want %q", got, want)
+	}
+	if got, want := Waiting(s, s.Changes["after-base"], Running), "its dependency to reach main: base (implementing)"; got != want {
+		t.Errorf("after-base, during the baseline: %q, want %q", got, want)
+	}
+	r := Build(s, Liveness{Held: true, PID: 1}, t0.Add(time.Second))
+	want := &Activity{Name: "gate:test", Stage: "baseline", Command: "go test", Log: ".set/logs/_baseline/test.log", Since: t0}
+	if !reflect.DeepEqual(r.Run.Baseline, want) || r.Run.Waiting != "the baseline: gate test runs on trunk before any change is dispatched" {
+		t.Errorf("run's baseline %+v, waiting %q; want %+v", r.Run.Baseline, r.Run.Waiting, want)
+	}
+	if r := Build(s, Liveness{}, t0.Add(time.Second)); r.Run.Baseline != nil || r.Run.Waiting != "" {
+		t.Errorf("a run that is gone shows a baseline gate: %+v, %q", r.Run.Baseline, r.Run.Waiting)
 	}
 }
 

@@ -28,6 +28,9 @@ const FormatVersion = 1
 const (
 	StageVerify      = "verify"
 	StageIntegration = "integration"
+	// StageBaseline is the stage of a gate judging main before the first
+	// dispatch (baseline.Stage).
+	StageBaseline = "baseline"
 )
 
 // State is where a run stands after the events up to LastSeq
@@ -76,6 +79,11 @@ type State struct {
 	// Replans counts the latest run's replan cycles (REPLANNED); a new
 	// run (RUN_STARTED, not resumed) starts again from 0.
 	Replans int `json:"replans,omitempty"`
+	// Baseline is the gate judging main now, before the run dispatches
+	// anything (BASELINE_GATE_STARTED, until its BASELINE_GATE): an
+	// Activity of kind ActivityGate in stage StageBaseline. nil when no
+	// gate judges main, and always once the run is over.
+	Baseline *Activity `json:"baseline,omitempty"`
 }
 
 // PlanIdentity is what tells two plans apart when a run resumes: the same
@@ -214,10 +222,10 @@ func Apply(s *State, e journal.Event) error {
 		}
 	}
 	// GATE_SET_EXPANDED, MONITOR_HEARTBEAT,
-	// BUDGET_EXCEEDED, BASELINE_GATE (main's verdicts are cached in
-	// .set/baseline.json), REPAIRED, and types of a newer set have no
-	// entry: they are recorded, but no field of the projection depends
-	// on them.
+	// BUDGET_EXCEEDED, REPAIRED, and types of a newer set have no entry:
+	// they are recorded, but no field of the projection depends on them.
+	// (BASELINE_GATE's verdicts are cached in .set/baseline.json; the
+	// projection only ends the Baseline activity with it.)
 	failed, _, err := projection.Handle(target{s, c}, e)
 	if err != nil {
 		return err
@@ -251,6 +259,8 @@ var projection = journal.NewTable(
 	runHandler(applyPlanCreated),
 	runHandler(applyRunStarted),
 	runHandler(applyBaselineAccepted),
+	runHandler(applyBaselineGateStarted),
+	runHandler(applyBaselineGate),
 	runHandler(applyRunFinished),
 	// LLM_CALL of no change (the planner's) counts against no change.
 	runHandler(applyLLMCall),
@@ -327,6 +337,7 @@ func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedD
 		c.stopClock(s.Updated)
 		c.Activity = nil
 	}
+	s.Baseline = nil
 	if !d.Resumed || e.Run != s.Run || s.Started.IsZero() {
 		s.Started = at
 	}
@@ -339,6 +350,25 @@ func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedD
 	}
 	for _, c := range s.Changes {
 		c.startClock(s, at)
+	}
+	return nil
+}
+
+// applyBaselineGateStarted starts the Baseline activity: a gate judges
+// main.
+func applyBaselineGateStarted(s *State, _ *Change, e journal.Event, d journal.BaselineGateStartedData) error {
+	if d.Gate == "" {
+		return errors.New("names no gate")
+	}
+	s.Baseline = &Activity{Kind: ActivityGate, Stage: StageBaseline, Gate: d.Gate, Command: d.Command, Log: d.Log, Since: e.Time.UTC()}
+	return nil
+}
+
+// applyBaselineGate ends the Baseline activity of the gate whose verdict
+// it is.
+func applyBaselineGate(s *State, _ *Change, _ journal.Event, d journal.BaselineGateData) error {
+	if s.Baseline != nil && s.Baseline.Gate == d.Gate {
+		s.Baseline = nil
 	}
 	return nil
 }
@@ -357,7 +387,7 @@ func applyBaselineAccepted(s *State, _ *Change, _ journal.Event, d journal.Basel
 // applyRunFinished ends the run: nothing runs any more, and no change's
 // clock counts until the next run.
 func applyRunFinished(s *State, _ *Change, e journal.Event, d journal.RunFinishedData) error {
-	s.Finished, s.Result = true, d.Result
+	s.Finished, s.Result, s.Baseline = true, d.Result, nil
 	for _, c := range s.Changes {
 		c.stopClock(e.Time.UTC())
 		c.Activity = nil

@@ -406,6 +406,44 @@ func TestBaselineAccepted(t *testing.T) {
 	}
 }
 
+// TestBaselineActivity: the gate judging main is the run's Baseline from
+// its BASELINE_GATE_STARTED to its verdict; a run that ends or starts
+// again has none running.
+func TestBaselineActivity(t *testing.T) {
+	steps := append([]step{}, lifecycle[:2]...)
+	steps = append(steps,
+		step{"", journal.BaselineGateData{Gate: "build", Tree: "t1", Mode: "run", Result: "pass", Cached: true}},
+		step{"", journal.BaselineGateStartedData{Gate: "test", Tree: "t1", Command: []string{"go", "test", "./..."}, Runner: "host", Log: ".set/logs/_baseline/test.log"}},
+		step{"", journal.BaselineGateData{Gate: "test", Tree: "t1", Mode: "run", Result: "pass"}},
+		step{"", journal.BaselineGateStartedData{Gate: "vet", Tree: "t1"}},
+		step{"", journal.RunFinishedData{Result: "interrupted"}},
+		step{"", journal.BaselineGateStartedData{Gate: "vet", Tree: "t1"}},
+		step{"", journal.RunStartedData{Fingerprint: "fp-1", Resumed: true}},
+	)
+	_, events := writeJournal(t, steps)
+	for n, want := range map[int]*Activity{
+		3: nil, // a verdict judged before runs nothing
+		4: {Kind: ActivityGate, Stage: StageBaseline, Gate: "test", Command: []string{"go", "test", "./..."}, Log: ".set/logs/_baseline/test.log", Since: at(4)},
+		5: nil,
+		6: {Kind: ActivityGate, Stage: StageBaseline, Gate: "vet", Since: at(6)},
+		7: nil,
+		8: {Kind: ActivityGate, Stage: StageBaseline, Gate: "vet", Since: at(8)},
+		9: nil,
+	} {
+		s, err := Rebuild(events[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(s.Baseline, want) {
+			t.Errorf("after %d events, Baseline = %+v, want %+v", n, s.Baseline, want)
+		}
+	}
+	_, bad := writeJournal(t, append(steps[:2:2], step{"", journal.BaselineGateStartedData{}}))
+	if _, err := Rebuild(bad); err == nil || !strings.Contains(err.Error(), "names no gate") {
+		t.Errorf("a start of no gate: %v", err)
+	}
+}
+
 func TestGapInSeqIsFine(t *testing.T) {
 	_, events := writeJournal(t, lifecycle[:4])
 	events[3].Seq = 10 // events 4..9 are another change's, in its journal

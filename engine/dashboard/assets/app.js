@@ -229,11 +229,17 @@ function showRunLine() {
   switch (r.state) {
     case "none": text = "No run in this project yet: `setctl apply` starts one."; break;
     case "starting": text = `Run starting (PID ${r.pid})`; break;
-    case "running": text = `Run ${r.id}: running (PID ${r.pid}), ${r.onMain} of ${r.changes} changes on main, ${fmtMs(r.durationMs)}`; break;
+    case "running":
+      text = `Run ${r.id}: running (PID ${r.pid}), ${r.onMain} of ${r.changes} changes on main, ${fmtMs(r.durationMs)}`;
+      // While gates judge main before the first dispatch, the run waits
+      // for its baseline: say which gate runs.
+      if (r.waiting) text += `; waits for ${r.waiting}`;
+      break;
     case "not running": text = `Run ${r.id}: not running (last event ${fmtTime(r.lastEvent)}): its setctl apply is gone; \`setctl apply\` continues the run`; break;
     default: text = `Run ${r.id}: finished: ${r.result} in ${fmtMs(r.durationMs)}, ${r.onMain} of ${r.changes} changes on main`;
   }
   line.innerHTML = `<b>${esc(app.overview.project)}</b> · <span id="run-state" data-state="${esc(r.state)}">${esc(text)}</span>`;
+  document.title = `${app.overview.project} · setctl dashboard`;
 }
 
 async function start() {
