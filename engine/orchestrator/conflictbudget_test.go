@@ -107,6 +107,21 @@ echo "appended by $change" >> notes.txt
 	if conflicts < len(names)-1 {
 		t.Errorf("%d conflicts in all, want at least %d", conflicts, len(names)-1)
 	}
+	// Each conflict's retry context names the change that reached main
+	// last, with its requirement, as the work it conflicts with.
+	last := ""
+	for _, e := range ev {
+		switch e.Type {
+		case journal.Merged:
+			last = e.Change
+		case journal.ChangeIntegrationFailed:
+			d, _ := journal.Decode[journal.ChangeIntegrationFailedData](e)
+			id := "REQ-" + strings.ToUpper(last) + "-01"
+			if want := "\n- " + last + " (" + id + " " + last + ") changed notes.txt\n"; !strings.Contains(d.RetryContext, want) {
+				t.Errorf("%s's conflict does not name %s (%q):\n%s", e.Change, last, want, d.RetryContext)
+			}
+		}
+	}
 	for _, e := range ev {
 		if e.Type == journal.RetryScheduled {
 			if d, _ := journal.Decode[journal.RetryScheduledData](e); d.Stage != state.StageConflict || d.Budget != f.project.Budgets.Retries.Conflicts {
