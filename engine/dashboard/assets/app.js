@@ -439,6 +439,7 @@ function changePage(page, name) {
       <div><b>iteration</b>${c.iteration}</div>
       <div><b>gates passed/failed</b>${c.gates.passed}/${c.gates.failed} (${c.gates.warned} warned)</div>
       <div><b>retries verify+integration</b>${used(c.retries.verify)}+${used(c.retries.integration)}</div>
+      <div><b>merge conflicts</b>${used(c.retries.conflicts || {used: 0, budget: 0})}</div>
       <div><b>tokens</b>${used(c.tokens, fmtTokens)}</div>
       <div><b>cost</b>${fmtCost(c.costUsd)}</div>
       <div><b>requirements</b>${esc(c.requirements.join(", ") || "none")}</div>
