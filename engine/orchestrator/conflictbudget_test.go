@@ -130,3 +130,35 @@ echo "appended by $change" >> notes.txt
 		}
 	}
 }
+
+// TestConflictBudgetSpent: a change whose conflicts bound is spent fails
+// with the conflicts budget named, and its integration budget untouched.
+func TestConflictBudgetSpent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.project.MaxParallel = 2 // both start from the same main
+	f.project.Budgets.Retries.Conflicts = 0
+	f.change("left")
+	f.change("right")
+	a := f.agentScript(`sed -i "s/^line 2$/line 2 ($change)/" notes.txt` + "\n")
+	sum := f.applyEnds(t.Context(), a, "failed")
+	var second string
+	var exceeded journal.BudgetExceededData
+	for _, e := range f.events() {
+		if e.Type == journal.BudgetExceeded {
+			second = e.Change
+			exceeded, _ = journal.Decode[journal.BudgetExceededData](e)
+		}
+	}
+	want := journal.BudgetExceededData{Budget: "conflicts", Used: 0, Limit: 0, Field: "budgets.retries.conflicts"}
+	if second == "" || exceeded != want {
+		t.Fatalf("BUDGET_EXCEEDED of %q = %+v, want %+v", second, exceeded, want)
+	}
+	c := f.state().Changes[second]
+	if sum.Statuses[second] != state.FailedRetryBudget || c.Error != "merging main conflicted with its retry budget spent (budgets.retries.conflicts: 0)" {
+		t.Errorf("%s: %s, %q", second, sum.Statuses[second], c.Error)
+	}
+	if c.IntegrationAttempts != 0 || count(f.events(), journal.RetryScheduled, second) != 0 {
+		t.Errorf("%s spent %d integration retries", second, c.IntegrationAttempts)
+	}
+}

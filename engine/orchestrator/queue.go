@@ -362,7 +362,7 @@ func (s retryStage) used(c state.Change) int {
 func retryStageOf(p *config.Project, out merge.Outcome) retryStage {
 	if out.Reason == "conflict" {
 		return retryStage{name: state.StageConflict, budget: p.Budgets.Retries.Conflicts, budgetName: "conflicts",
-			field: "budgets.retries.conflicts", failed: "merge conflicts went on"}
+			field: "budgets.retries.conflicts", failed: "merging " + p.MainBranch + " conflicted"}
 	}
 	return retryStage{name: state.StageIntegration, budget: p.Budgets.Retries.Integration, budgetName: "integration",
 		field: "budgets.retries.integration", failed: "integration failed"}
