@@ -334,10 +334,10 @@ func (q *mergeQueue) integrationFailed(name string, out merge.Outcome) error {
 	return q.rec.emit(name, journal.RetryScheduledData{Stage: stage.name, Attempt: used + 1, Budget: stage.budget, Reason: out.Reason, RetryContext: out.RetryContext})
 }
 
-// retryStage is what a failure of a change counts against: a stage of
+// retryStage is what a failed integration counts against: a stage of
 // RETRY_SCHEDULED, its budget, and how BUDGET_EXCEEDED names them.
 type retryStage struct {
-	name       string // state.StageVerify, StageIntegration or StageConflict
+	name       string // state.StageIntegration or state.StageConflict
 	budget     int
 	budgetName string // BUDGET_EXCEEDED's Budget
 	field      string // the set.cue field that sets the budget
@@ -346,13 +346,10 @@ type retryStage struct {
 
 // used is how many retries of the stage c spent.
 func (s retryStage) used(c state.Change) int {
-	switch s.name {
-	case state.StageConflict:
+	if s.name == state.StageConflict {
 		return c.ConflictAttempts
-	case state.StageIntegration:
-		return c.IntegrationAttempts
 	}
-	return c.VerifyAttempts
+	return c.IntegrationAttempts
 }
 
 // retryStageOf is the stage a failed integration counts against. A
