@@ -49,9 +49,8 @@ func conflictSources(ctx context.Context, worktree string, paths []string) ([]co
 			sources[i].paths = append(sources[i].paths, p)
 		}
 	}
-	// Commits reach main in the order of its history; git log gives each
-	// path's newest first, so the order of first sight is by history only
-	// within a path.
+	// Oldest first, by their place in main's history since the base (the
+	// logs above are per path, each newest first).
 	order, err := git.CommitsChanging(ctx, worktree, base, "MERGE_HEAD", ".")
 	if err != nil {
 		return nil, err
@@ -82,11 +81,11 @@ func describeSources(mainBranch string, sources []conflictSource) string {
 		if len(what) == 0 && s.Title != "" {
 			what = append(what, s.Title)
 		}
-		for_ := ""
+		purpose := ""
 		if len(what) > 0 {
-			for_ = " (" + strings.Join(what, "; ") + ")"
+			purpose = " (" + strings.Join(what, "; ") + ")"
 		}
-		fmt.Fprintf(&b, "- %s%s changed %s\n", s.Change, for_, strings.Join(s.paths, ", "))
+		fmt.Fprintf(&b, "- %s%s changed %s\n", s.Change, purpose, strings.Join(s.paths, ", "))
 	}
 	b.WriteString("Keep what they added as well as your own work.\n")
 	return b.String()
