@@ -186,6 +186,11 @@ var eventLines = journal.NewTable(
 		return failureLine(fmt.Sprintf("%s %s: %s (%s): %s; log %s", d.Stage, d.Gate, v.pal.red.Sprint(strings.ToUpper(d.Result)), ms(d.DurationMS), d.Reason, d.Log))
 	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.RetryScheduledData) eventLine {
+		if d.Stage == state.StageConflict {
+			// Not a retry of the agent's: a bound on a change that never
+			// gets through.
+			return warnLine(v.pal.yellow.Sprintf("conflict %d/%d: back to the agent to resolve it", d.Attempt, d.Budget))
+		}
 		return warnLine(v.pal.yellow.Sprintf("retry %d/%d (%s): back to the agent", d.Attempt, d.Budget, d.Stage))
 	}),
 	journal.On(func(_ lineStyle, _ journal.Event, d journal.MergeQueuedData) eventLine {

@@ -86,9 +86,9 @@ func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, 
 		deps = strings.Join(ch.DependsOn, ", ")
 	}
 	fmt.Fprintf(w, "  requirements %s; depends on %s\n", reqs, deps)
-	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration, %s tokens, %s\n",
+	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration%s, %s tokens, %s\n",
 		english.Plural(rc.Iteration, "iteration"), english.Plural(rc.Gates.Runs, "gate run"), rc.Gates.Passed, rc.Gates.Failed, rc.Gates.Warned,
-		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count),
+		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count), conflictsPart(rc.Retries.Conflicts),
 		report.Used(rc.Tokens, english.Tokens), report.Cost(rc.CostUSD))
 	fmt.Fprintf(w, "  run %s: %s\n", cmp.Or(r.Run.ID, "-"), runLine(r.Run, now))
 
@@ -294,4 +294,14 @@ func lastBudget(events []journal.Event) string {
 		}
 	}
 	return ""
+}
+
+// conflictsPart is the conflicts a change went back to its agent for,
+// after its retries in explain's summary line; "" for a run that recorded
+// no conflicts budget and a change that had none.
+func conflictsPart(c report.Budgeted) string {
+	if c.Budget == 0 && c.Used == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %s conflicts", report.Used(c, report.Count))
 }

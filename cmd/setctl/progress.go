@@ -194,7 +194,9 @@ func (p *progress) change(name string) state.Change {
 	return state.Change{Name: name, Status: state.Pending}
 }
 
-// retries counts the retries change c used, in both stages.
+// retries counts the retries change c used, in both stages (verify and
+// integration); the merge conflicts it went back to its agent for are
+// not its agent's retries, and are shown apart.
 func retries(c state.Change) int { return c.VerifyAttempts + c.IntegrationAttempts }
 
 // redraw replaces the live block, printing lines above it first.
@@ -227,6 +229,9 @@ func (p *progress) liveLine(c state.Change, r *row) string {
 	if n := retries(c); n > 0 {
 		parts = append(parts, english.Plural(n, "retry"))
 	}
+	if n := c.ConflictAttempts; n > 0 {
+		parts = append(parts, english.Plural(n, "conflict"))
+	}
 	if n := c.Tokens.Total(); n > 0 {
 		parts = append(parts, english.Tokens(n)+" tokens")
 	}
@@ -258,6 +263,9 @@ func (p *progress) summary(s *orchestrator.Summary, head string) {
 		detail := []string{}
 		if n := retries(c); n > 0 {
 			detail = append(detail, english.Plural(n, "retry"))
+		}
+		if n := c.ConflictAttempts; n > 0 {
+			detail = append(detail, english.Plural(n, "conflict"))
 		}
 		if n := c.Tokens.Total(); n > 0 {
 			detail = append(detail, english.Tokens(n)+" tokens")

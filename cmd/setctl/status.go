@@ -33,7 +33,9 @@ header with the run's state, then one row per change of its plan:
   GATES        its gates passed/failed, each by its latest verdict in
                each stage: a gate run again counts once (warnings and
                skips aside; explain counts every run)
-  RETRIES      retries used/budget, verify then integration
+  RETRIES      retries used/budget, verify then integration; then, once
+               it had any, the merge conflicts it went back to its agent
+               for (not its agent's mistakes: they spend no retry)
   TOKENS       tokens used/budget of its size
   COST         the cost its agent reported
   AGE          how long it has been in its status, until now; for a
@@ -239,9 +241,9 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHANGE\tSTATUS\tACTIVITY\tITER\tGATES\tRETRIES\tTOKENS\tCOST\tAGE")
 	for _, c := range r.Changes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
 			c.Iteration, c.Gates.Latest.Passed, c.Gates.Latest.Failed,
-			report.Used(c.Retries.Verify, report.Count), report.Used(c.Retries.Integration, report.Count),
+			report.Used(c.Retries.Verify, report.Count), report.Used(c.Retries.Integration, report.Count), conflictsCell(c.Retries.Conflicts),
 			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), ageCell(c))
 	}
 	if err := tw.Flush(); err != nil {
@@ -292,4 +294,13 @@ func activityCell(a *report.Activity) string {
 		cell += " (" + cmd + ")"
 	}
 	return cell
+}
+
+// conflictsCell follows the retries in the RETRIES column: the merge
+// conflicts the change went back to its agent for, once it had any.
+func conflictsCell(c report.Budgeted) string {
+	if c.Used == 0 {
+		return ""
+	}
+	return ", " + english.Plural(int(c.Used), "conflict")
 }

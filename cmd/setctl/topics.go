@@ -106,9 +106,10 @@ Facts
   A rule's when is an expr-lang condition over the change's live facts:
   status, activity ("agent", "gate:NAME" or ""), command,
   activitySeconds, secondsSinceOutput, iterationSeconds, iterations,
-  tokensUsed, tokenBudget, retries.verify, retries.integration, restarts
-  and lastExit (code, signal, apiError). setctl help conditions describes
-  each; setctl vet rejects a name that is none of them.
+  tokensUsed, tokenBudget, retries.verify, retries.integration,
+  retries.conflicts, restarts and lastExit (code, signal, apiError).
+  setctl help conditions describes each; setctl vet rejects a name that
+  is none of them.
 
 Rules and ladders
   A rule fires when its when becomes true: it climbs one step of its

@@ -18,10 +18,12 @@ type PromptInput struct {
 	Iteration    int
 	Gates        []string // the verify stack, in order
 	RetryContext string   // the last failure, if any
-	// RetryStage is the stage whose failure RetryContext reports ("verify"
-	// or "integration"); Attempt is that stage's retries so far, this one
-	// included, and Budget the retries its budget allows. Attempt 0: the
-	// retry context is where the last iteration stopped, no failure.
+	// RetryStage is the stage whose failure RetryContext reports ("verify",
+	// "integration", or "conflict": a merge conflict with main, which is
+	// not the agent's failure); Attempt is that stage's retries so far,
+	// this one included, and Budget the retries its budget allows.
+	// Attempt 0: the retry context is where the last iteration stopped, no
+	// failure.
 	RetryStage string
 	Attempt    int
 	Budget     int
@@ -33,6 +35,9 @@ type PromptInput struct {
 	// main's living specs (new, changed, removed); nil says nothing.
 	Standings map[string]spec.Standing
 }
+
+// conflictStage is the RetryStage of a merge conflict (state.StageConflict).
+const conflictStage = "conflict"
 
 // Prompt renders the prompt of one iteration: the change's scope, its
 // requirements with their scenarios, the profile's conventions, and the
@@ -97,6 +102,9 @@ func Prompt(in PromptInput) string {
 	}
 	switch {
 	case in.RetryContext == "":
+	case in.Attempt > 0 && in.RetryStage == conflictStage:
+		// Not the agent's failure: main moved under the change.
+		fmt.Fprintf(&b, "\n## %s moved under your change: merge conflict %d of at most %d\n\n%s\n", in.Project.MainBranch, in.Attempt, in.Budget, strings.TrimSpace(in.RetryContext))
 	case in.Attempt > 0:
 		fmt.Fprintf(&b, "\n## The last attempt failed: retry %d of %d (%s)\n\n%s\n", in.Attempt, in.Budget, in.RetryStage, strings.TrimSpace(in.RetryContext))
 	default:

@@ -19,9 +19,11 @@ func TestPromptRetryCountsTheStage(t *testing.T) {
 	}{
 		{"verify", 1, 3, "\n## The last attempt failed: retry 1 of 3 (verify)\n\nGate test failed.\n"},
 		{"integration", 2, 2, "\n## The last attempt failed: retry 2 of 2 (integration)\n\nGate test failed.\n"},
+		// A conflict is no failure of the agent's.
+		{"conflict", 3, 6, "\n## trunk moved under your change: merge conflict 3 of at most 6\n\nGate test failed.\n"},
 	} {
 		got := Prompt(PromptInput{
-			Project: &config.Project{Name: "p"}, Change: plan.Change{Name: "x"},
+			Project: &config.Project{Name: "p", MainBranch: "trunk"}, Change: plan.Change{Name: "x"},
 			RetryContext: "Gate test failed.", RetryStage: tt.stage, Attempt: tt.attempt, Budget: tt.budget,
 		})
 		if !strings.HasSuffix(got, tt.want) {

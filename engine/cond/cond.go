@@ -74,6 +74,7 @@ type SentinelEnv struct {
 type Retries struct {
 	Verify      int `expr:"verify" json:"verify"`
 	Integration int `expr:"integration" json:"integration"`
+	Conflicts   int `expr:"conflicts" json:"conflicts"`
 }
 
 // Exit is how a process ended.

@@ -82,7 +82,7 @@ func TestCompileSentinel(t *testing.T) {
 		{src: `command matches "npm (install|ci)" && iterations > 1 && iterationSeconds > 60`},
 		{src: `secondsSinceOuput > 120`, wantErr: "unknown name secondsSinceOuput; names: activity, activitySeconds, command, iterationSeconds, iterations, lastExit, restarts, retries, secondsSinceOutput, status, tokenBudget, tokensUsed"},
 		{src: `lastExit.sig == ""`, wantErr: "lastExit has no field sig; fields: apiError, code, signal"},
-		{src: `retries.review > 0`, wantErr: "retries has no field review; fields: integration, verify"},
+		{src: `retries.review > 0`, wantErr: "retries has no field review; fields: conflicts, integration, verify"},
 		{src: `change.type == "fix"`, wantErr: "unknown name change"},
 		{src: `tokensUsed`, wantErr: "expected bool, but got number"},
 	}

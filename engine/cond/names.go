@@ -89,6 +89,7 @@ var docs = map[string]string{
 	"tokenBudget":         "the change's token budget, from budgets.tokens by its size; 0 when none",
 	"retries.verify":      "the verify retries the change has used",
 	"retries.integration": "the integration retries the change has used",
+	"retries.conflicts":   "the merge conflicts the change went back to its agent for",
 	"restarts":            "the sentinel's restarts and redispatches of the change",
 	"lastExit.code":       "the exit status of the last agent iteration; -1 when a signal ended it; 0 while an iteration runs",
 	"lastExit.signal":     `the signal that ended the last agent iteration, e.g. "SIGKILL"; "" when none`,

@@ -117,6 +117,7 @@ func TestSentinelEnvironmentNames(t *testing.T) {
 		"tokenBudget number",
 		"retries.verify number",
 		"retries.integration number",
+		"retries.conflicts number",
 		"restarts number",
 		"lastExit.code number",
 		"lastExit.signal string",

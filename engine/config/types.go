@@ -238,9 +238,14 @@ type Stack map[string]StackEntry
 // Budgets bound the work on one change (journal.Budgets records them in
 // the run's first event).
 type Budgets struct {
+	// Retries are the times a change may go back to its agent, per
+	// cause: a blocking verify gate, a red integration stack, and a merge
+	// conflict with work that reached main after its base (not the
+	// agent's mistake: a bound against a change that never gets through).
 	Retries struct {
 		Verify      int `json:"verify"`
 		Integration int `json:"integration"`
+		Conflicts   int `json:"conflicts"`
 	} `json:"retries"`
 	Tokens      map[string]int `json:"tokens"`
 	Iterations  int            `json:"iterations"`

@@ -52,15 +52,7 @@ func Log(ctx context.Context, dir, rev, grep string) ([]Commit, error) {
 	if err != nil {
 		return nil, err
 	}
-	var commits []Commit
-	for _, entry := range strings.Split(out, "\x00") {
-		id, msg, ok := strings.Cut(strings.TrimLeft(entry, "\n"), "\n")
-		if !ok || id == "" {
-			continue
-		}
-		commits = append(commits, Commit{ID: id, Message: msg})
-	}
-	return commits, nil
+	return parseLog(out), nil
 }
 
 // TreeFiles lists the paths of the regular files in the tree of commit

@@ -137,9 +137,12 @@ type RunStartedData struct {
 // config.Budgets), as recorded when the run starts, so that views show what a change has
 // left against the budgets it runs under.
 type Budgets struct {
-	// RetriesVerify and RetriesIntegration are the retries per stage.
+	// RetriesVerify and RetriesIntegration are the retries per stage,
+	// RetriesConflicts the merge conflicts a change may go back to its
+	// agent for (0 in journals that did not record it).
 	RetriesVerify      int `json:"retriesVerify"`
 	RetriesIntegration int `json:"retriesIntegration"`
+	RetriesConflicts   int `json:"retriesConflicts,omitempty"`
 	// Iterations is the agent iterations a change may use.
 	Iterations int `json:"iterations"`
 	// Tokens maps a change size (S, M, L) to its token budget.
@@ -301,8 +304,13 @@ type GateStartedData struct {
 	Log     string   `json:"log,omitempty"`
 }
 
+// RetryScheduledData sends a change back to its agent. Stage is what
+// sent it, and whose budget it counts against: "verify" (a blocking
+// verify gate), "integration" (a red integration stack) or "conflict"
+// (a merge conflict with main; in journals before budgets.retries.
+// conflicts, a conflict's stage was "integration", reason "conflict").
 type RetryScheduledData struct {
-	Stage        string `json:"stage"` // "verify" or "integration"
+	Stage        string `json:"stage"`
 	Attempt      int    `json:"attempt"`
 	Budget       int    `json:"budget"`
 	Reason       string `json:"reason"`
@@ -372,7 +380,7 @@ type MonitorHeartbeatData struct {
 
 type BudgetExceededData struct {
 	// Budget is "tokens", "runTokens", "verify", "integration",
-	// "iterations" or "wallTime".
+	// "conflicts", "iterations" or "wallTime".
 	Budget string `json:"budget"`
 	Used   int64  `json:"used"`
 	Limit  int64  `json:"limit"`

@@ -32,7 +32,8 @@ func TestLandedOn(t *testing.T) {
 	}
 	want := []Landed{
 		{Change: "tools", Commit: second},
-		{Change: "greet", Commit: first, Requirements: []string{"REQ-GREET-01", "REQ-GREET-02"}},
+		{Change: "greet", Commit: first, Requirements: []string{"REQ-GREET-01", "REQ-GREET-02"},
+			Titles: map[string]string{"REQ-GREET-01": "Greet", "REQ-GREET-02": "Greet loudly"}, Title: "Greet"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LandedOn (-want +got):\n%s", diff)

@@ -527,7 +527,11 @@ func resolveConflicts(ctx context.Context, in Input, paths []string) (Outcome, e
 		}
 		return Outcome{}, nil
 	}
-	rc := conflictContext(in.Worktree, in.Project.MainBranch, real)
+	sources, err := conflictSources(ctx, in.Worktree, real)
+	if err != nil {
+		return Outcome{}, err
+	}
+	rc := conflictContext(in.Worktree, in.Project.MainBranch, real, describeSources(in.Project.MainBranch, sources))
 	if err := in.Emit(journal.ChangeIntegrationFailedData{
 		Reason: "conflict", Paths: real, RetryContext: rc, Attempt: in.Attempt,
 	}); err != nil {
@@ -599,11 +603,13 @@ func regenerate(ctx context.Context, in Input, regen map[string]config.Generated
 // regenerateTimeout bounds one regeneration command.
 const regenerateTimeout = 10 * time.Minute
 
-// conflictContext tells the agent which files conflict and shows their
+// conflictContext tells the agent which files conflict and who else
+// changed them (sources, see describeSources), and shows their
 // conflicting hunks (capped), so it can resolve the merge in place.
-func conflictContext(worktree, mainBranch string, paths []string) string {
+func conflictContext(worktree, mainBranch string, paths []string, sources string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Merging %s into your branch conflicts in %d file(s): %s.\n", mainBranch, len(paths), strings.Join(paths, ", "))
+	b.WriteString(sources)
 	b.WriteString("The merge is in progress in your worktree. Resolve every conflict marker (<<<<<<<, =======, >>>>>>>) ")
 	fmt.Fprintf(&b, "so that both your change and the work already on %s are kept, make the tests pass, and commit (or leave the files for set to commit). Do not abort the merge.\n", mainBranch)
 	const maxBytes = 12 << 10

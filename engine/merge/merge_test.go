@@ -1153,7 +1153,7 @@ func TestConflictContext(t *testing.T) {
 
 	t.Run("hunks per file, missing files named", func(t *testing.T) {
 		write("a/x.txt", "1\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> trunk\n")
-		got := conflictContext(dir, "trunk", []string{"a/x.txt", "gone.txt"})
+		got := conflictContext(dir, "trunk", []string{"a/x.txt", "gone.txt"}, "")
 		if !strings.HasPrefix(got, "Merging trunk into your branch conflicts in 2 file(s): a/x.txt, gone.txt.\n") {
 			t.Errorf("headline:\n%s", got)
 		}
@@ -1175,7 +1175,7 @@ func TestConflictContext(t *testing.T) {
 			b.WriteString(one)
 		}
 		write("big.txt", b.String())
-		got := conflictContext(dir, "main", []string{"big.txt"})
+		got := conflictContext(dir, "main", []string{"big.txt"}, "")
 		if !strings.HasSuffix(got, "\n(more conflicts not shown)\n") {
 			t.Errorf("context does not say it was cut:\n%s", got[len(got)-200:])
 		}

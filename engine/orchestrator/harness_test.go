@@ -90,6 +90,7 @@ func fixtureAt(t tb, root string) *fixture {
 	}
 	f.project.Budgets.Retries.Verify = 2
 	f.project.Budgets.Retries.Integration = 2
+	f.project.Budgets.Retries.Conflicts = 2
 	f.project.Budgets.Iterations = 6
 	f.project.Budgets.Tokens = map[string]int{"S": 1000, "M": 1000, "L": 1000}
 	f.project.Budgets.GateTimeout = config.Duration(time.Minute)

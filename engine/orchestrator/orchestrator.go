@@ -478,7 +478,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 // runBudgets is b as RUN_STARTED records it.
 func runBudgets(b config.Budgets) *journal.Budgets {
 	rb := &journal.Budgets{
-		RetriesVerify: b.Retries.Verify, RetriesIntegration: b.Retries.Integration,
+		RetriesVerify: b.Retries.Verify, RetriesIntegration: b.Retries.Integration, RetriesConflicts: b.Retries.Conflicts,
 		Iterations: b.Iterations, WallTimeMS: b.WallTime.D().Milliseconds(),
 	}
 	for size, n := range b.Tokens {

@@ -176,8 +176,8 @@ sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 	if !strings.Contains(prompt, "Merging main into your branch conflicts in 1 file(s): notes.txt") {
 		t.Errorf("prompt-2 of %s lacks the conflict:\n%s", second, prompt)
 	}
-	if !strings.Contains(prompt, "\n## The last attempt failed: retry 1 of 2 (integration)\n") {
-		t.Errorf("prompt-2 of %s does not count the integration retry:\n%s", second, prompt)
+	if !strings.Contains(prompt, "\n## main moved under your change: merge conflict 1 of at most 2\n") {
+		t.Errorf("prompt-2 of %s does not count the conflict retry:\n%s", second, prompt)
 	}
 	// The conflict sent it back for a second verify round, which has a
 	// number and a log of its own.
@@ -784,7 +784,7 @@ echo good > alpha.txt
 // TestInterruptedConflictRetryResumesWithItsContext: a change that
 // conflicts goes back to its agent; Ctrl-C while the agent resolves the
 // conflict; the resumed iteration's prompt is the interrupted one's, with
-// the conflict and its integration retry count.
+// the conflict and its conflict retry count.
 func TestInterruptedConflictRetryResumesWithItsContext(t *testing.T) {
 	f := newFixture(t)
 	f.project.MaxParallel = 2 // both start from the same main
@@ -811,7 +811,7 @@ sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 	}
 	prompt := ".set/changes/" + second + "/prompt-2.md"
 	interrupted := readFile(t, f.root, prompt)
-	if !strings.Contains(interrupted, "\n## The last attempt failed: retry 1 of 2 (integration)\n") {
+	if !strings.Contains(interrupted, "\n## main moved under your change: merge conflict 1 of at most 2\n") {
 		t.Fatalf("the interrupted iteration's prompt lacks the conflict:\n%s", interrupted)
 	}
 	f.applySucceeds(a)

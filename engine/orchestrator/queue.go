@@ -9,6 +9,7 @@ import (
 
 	"github.com/sourcegraph/conc/panics"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -315,18 +316,51 @@ func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Inpu
 }
 
 // integrationFailed sends a change whose integration failed (out) back to
-// its agent while its integration budget lasts.
+// its agent while the budget of its cause lasts: a merge conflict spends
+// budgets.retries.conflicts, a red integration stack
+// budgets.retries.integration (see retryStage).
 func (q *mergeQueue) integrationFailed(name string, out merge.Outcome) error {
-	budget := q.project.Budgets.Retries.Integration
-	used := q.rec.change(name).IntegrationAttempts
+	stage := retryStageOf(q.project, out)
+	used := stage.used(q.rec.change(name))
 	if err := q.rec.transition(name, state.IntegrationFailed, out.Reason); err != nil {
 		return err
 	}
-	if used >= budget {
-		if err := q.rec.emit(name, journal.BudgetExceededData{Budget: "integration", Used: int64(used), Limit: int64(budget)}); err != nil {
+	if used >= stage.budget {
+		if err := q.rec.emit(name, journal.BudgetExceededData{Budget: stage.budgetName, Used: int64(used), Limit: int64(stage.budget), Field: stage.field}); err != nil {
 			return err
 		}
-		return q.fail(name, state.FailedRetryBudget, fmt.Sprintf("integration failed with its retry budget spent (budgets.retries.integration: %d)", budget))
+		return q.fail(name, state.FailedRetryBudget, fmt.Sprintf("%s with its retry budget spent (%s: %d)", stage.failed, stage.field, stage.budget))
 	}
-	return q.rec.emit(name, journal.RetryScheduledData{Stage: "integration", Attempt: used + 1, Budget: budget, Reason: out.Reason, RetryContext: out.RetryContext})
+	return q.rec.emit(name, journal.RetryScheduledData{Stage: stage.name, Attempt: used + 1, Budget: stage.budget, Reason: out.Reason, RetryContext: out.RetryContext})
+}
+
+// retryStage is what a failed integration counts against: a stage of
+// RETRY_SCHEDULED, its budget, and how BUDGET_EXCEEDED names them.
+type retryStage struct {
+	name       string // state.StageIntegration or state.StageConflict
+	budget     int
+	budgetName string // BUDGET_EXCEEDED's Budget
+	field      string // the set.cue field that sets the budget
+	failed     string // what failed, for the change's error
+}
+
+// used is how many retries of the stage c spent.
+func (s retryStage) used(c state.Change) int {
+	if s.name == state.StageConflict {
+		return c.ConflictAttempts
+	}
+	return c.IntegrationAttempts
+}
+
+// retryStageOf is the stage a failed integration counts against. A
+// conflict with main is not the agent's mistake: it never spends the
+// integration budget, only the conflicts bound, which stops a change that
+// never gets through.
+func retryStageOf(p *config.Project, out merge.Outcome) retryStage {
+	if out.Reason == "conflict" {
+		return retryStage{name: state.StageConflict, budget: p.Budgets.Retries.Conflicts, budgetName: "conflicts",
+			field: "budgets.retries.conflicts", failed: "merging " + p.MainBranch + " conflicted"}
+	}
+	return retryStage{name: state.StageIntegration, budget: p.Budgets.Retries.Integration, budgetName: "integration",
+		field: "budgets.retries.integration", failed: "integration failed"}
 }

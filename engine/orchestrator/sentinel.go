@@ -297,7 +297,7 @@ func (w *watch) facts(c state.Change, now time.Time) cond.SentinelEnv {
 		Iterations:         c.Iteration,
 		TokensUsed:         c.Tokens.Total(),
 		TokenBudget:        w.tokenBudget,
-		Retries:            cond.Retries{Verify: c.VerifyAttempts, Integration: c.IntegrationAttempts},
+		Retries:            cond.Retries{Verify: c.VerifyAttempts, Integration: c.IntegrationAttempts, Conflicts: c.ConflictAttempts},
 		Restarts:           c.Restarts,
 		LastExit:           w.lastExit,
 		SecondsSinceOutput: seconds(now.Sub(w.lastOutput)),

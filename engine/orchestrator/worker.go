@@ -166,7 +166,8 @@ func (w *worker) resume() (retryNote, error) {
 	case state.VerifyFailed:
 		return retryNote{st.RetryContext, state.StageVerify}, nil
 	case state.IntegrationFailed:
-		return retryNote{st.RetryContext, state.StageIntegration}, nil
+		// A conflict (RetryStage conflict) or a red integration stack.
+		return retryNote{st.RetryContext, cmp.Or(st.RetryStage, state.StageIntegration)}, nil
 	case state.Implementing:
 		// Where the last iteration stopped, when one ran since the agent
 		// was last sent to work; else the failure it was sent back with
@@ -258,8 +259,11 @@ func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (ag
 	}
 	st := w.rec.change(name)
 	attempt, retryBudget := st.VerifyAttempts, w.project.Budgets.Retries.Verify
-	if retry.stage == state.StageIntegration {
+	switch retry.stage {
+	case state.StageIntegration:
 		attempt, retryBudget = st.IntegrationAttempts, w.project.Budgets.Retries.Integration
+	case state.StageConflict:
+		attempt, retryBudget = st.ConflictAttempts, w.project.Budgets.Retries.Conflicts
 	}
 	return agent.Loop(ctx, agent.LoopInput{
 		Adapter: w.adapter,

@@ -176,10 +176,13 @@ type Verdicts struct {
 
 // Retries are the retries a change used in each stage, against its
 // budgets (0 when the run did not record them). cond.Retries, the same
-// counts without the budgets, is what conditions read.
+// counts without the budgets, is what conditions read. Conflicts are the
+// merge conflicts it went back to its agent for, which are not its
+// agent's mistakes and spend neither of the others.
 type Retries struct {
 	Verify      Budgeted `json:"verify"`
 	Integration Budgeted `json:"integration"`
+	Conflicts   Budgeted `json:"conflicts"`
 }
 
 // Budgeted is an amount used against its budget; Budget is 0 when there is
@@ -324,8 +327,10 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 	latest := state.Latest(c.GateResults)
 	rc.Gates.Latest = Verdicts{Passed: latest.Passed, Failed: latest.Failed, Warned: latest.Warned, Skipped: latest.Skipped}
 	rc.Retries.Verify.Used, rc.Retries.Integration.Used = int64(c.VerifyAttempts), int64(c.IntegrationAttempts)
+	rc.Retries.Conflicts.Used = int64(c.ConflictAttempts)
 	if b := s.Budgets; b != nil {
 		rc.Retries.Verify.Budget, rc.Retries.Integration.Budget = int64(b.RetriesVerify), int64(b.RetriesIntegration)
+		rc.Retries.Conflicts.Budget = int64(b.RetriesConflicts)
 		rc.Tokens.Budget = b.Tokens[c.Size]
 	}
 	if a := c.Activity; a != nil && runState == Running {
@@ -410,6 +415,8 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 		return fmt.Sprintf("the merge queue: behind %s", english.List(ahead))
 	case st == state.VerifyFailed:
 		return fmt.Sprintf("its agent: verify failed, retry %d of %d", c.VerifyAttempts, budget(s, state.StageVerify))
+	case st == state.IntegrationFailed && c.RetryStage == state.StageConflict:
+		return fmt.Sprintf("its agent: to resolve a merge conflict, conflict %d of %d", c.ConflictAttempts, budget(s, state.StageConflict))
 	case st == state.IntegrationFailed:
 		return fmt.Sprintf("its agent: integration failed, retry %d of %d", c.IntegrationAttempts, budget(s, state.StageIntegration))
 	case st == state.Merged:
@@ -437,8 +444,11 @@ func budget(s *state.State, stage string) int {
 	if s.Budgets == nil {
 		return 0
 	}
-	if stage == state.StageIntegration {
+	switch stage {
+	case state.StageIntegration:
 		return s.Budgets.RetriesIntegration
+	case state.StageConflict:
+		return s.Budgets.RetriesConflicts
 	}
 	return s.Budgets.RetriesVerify
 }

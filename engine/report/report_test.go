@@ -287,3 +287,26 @@ func TestAge(t *testing.T) {
 		t.Errorf("waits: age %dms, want %dms", got, want)
 	}
 }
+
+// TestWaitingAfterAConflict: a change sent back for a merge conflict
+// waits for its agent to resolve it, counted on the conflicts budget; one
+// whose integration stack failed, on the integration budget.
+func TestWaitingAfterAConflict(t *testing.T) {
+	s := state.New()
+	s.Run, s.MaxParallel = "r", 2
+	s.Budgets = &journal.Budgets{RetriesVerify: 3, RetriesIntegration: 2, RetriesConflicts: 6}
+	red := &state.Change{Name: "red", Status: state.IntegrationFailed, IntegrationAttempts: 1, RetryStage: state.StageIntegration}
+	conflicted := &state.Change{Name: "conflicted", Status: state.IntegrationFailed, ConflictAttempts: 3, RetryStage: state.StageConflict}
+	for c, want := range map[*state.Change]string{
+		red:        "its agent: integration failed, retry 1 of 2",
+		conflicted: "its agent: to resolve a merge conflict, conflict 3 of 6",
+	} {
+		if got := Waiting(s, c, Running); got != want {
+			t.Errorf("%s waits for %q, want %q", c.Name, got, want)
+		}
+	}
+	rc := change(s, conflicted, Running, time.Time{}, time.Time{})
+	if want := (Budgeted{Used: 3, Budget: 6}); rc.Retries.Conflicts != want || rc.Retries.Integration.Used != 0 {
+		t.Errorf("retries = %+v, want conflicts %+v and no integration retry", rc.Retries, want)
+	}
+}

@@ -25,12 +25,15 @@ import (
 const FormatVersion = 1
 
 // Stages of a change's gates and retries, as named in events.
+// StageConflict names no gates: it is the retry stage of a merge
+// conflict, which has a budget of its own (RETRY_SCHEDULED).
 const (
 	StageVerify      = "verify"
 	StageIntegration = "integration"
 	// StageBaseline is the stage of a gate judging main before the first
 	// dispatch (baseline.Stage).
 	StageBaseline = "baseline"
+	StageConflict = "conflict"
 )
 
 // State is where a run stands after the events up to LastSeq
@@ -137,10 +140,13 @@ type Change struct {
 	// IterationBase is Iteration when the change was last retried after a
 	// failure: the iteration budget counts from it.
 	IterationBase int `json:"iterationBase"`
-	// VerifyAttempts and IntegrationAttempts count the retries used, per
-	// stage (RETRY_SCHEDULED events).
+	// VerifyAttempts, IntegrationAttempts and ConflictAttempts count the
+	// retries used, per stage (RETRY_SCHEDULED events): a merge conflict
+	// counts in ConflictAttempts only (in a journal from before the
+	// conflict stage, in IntegrationAttempts, as it was charged then).
 	VerifyAttempts      int `json:"verifyAttempts"`
 	IntegrationAttempts int `json:"integrationAttempts"`
+	ConflictAttempts    int `json:"conflictAttempts,omitempty"`
 	// VerifyRound is the attempt number of the change's last verify
 	// round: the highest of its verify gates' GATE_STARTED and
 	// VERIFY_GATE events. It never goes back, also when a merge conflict
@@ -161,8 +167,9 @@ type Change struct {
 	// RetryContext is the retry context of the last failure: the one the
 	// agent's next iteration is given, until a retry of the change from
 	// pending clears it. RetryStage is the stage that failure was in
-	// ("verify" or "integration"): a run resumed while the agent works
-	// on it gives it the same retry context, counted against that stage.
+	// ("verify", "integration" or "conflict"): a run resumed while the
+	// agent works on it gives it the same retry context, counted against
+	// that stage.
 	RetryContext string `json:"retryContext,omitempty"`
 	RetryStage   string `json:"retryStage,omitempty"`
 	// IterationContext is what the last agent iteration told the next
@@ -423,7 +430,7 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 	if to == Pending {
 		// A retry of a failed or blocked change: its budgets start again.
 		c.IterationBase = c.Iteration
-		c.VerifyAttempts, c.IntegrationAttempts = 0, 0
+		c.VerifyAttempts, c.IntegrationAttempts, c.ConflictAttempts = 0, 0, 0
 		c.RetryContext, c.RetryStage = "", ""
 	}
 	if to != Implementing && to != Paused {
@@ -525,6 +532,8 @@ func applyRetryScheduled(c *Change, d journal.RetryScheduledData) error {
 		c.VerifyAttempts++
 	case StageIntegration:
 		c.IntegrationAttempts++
+	case StageConflict:
+		c.ConflictAttempts++
 	default:
 		return fmt.Errorf("unknown stage %q", d.Stage)
 	}
@@ -534,6 +543,9 @@ func applyRetryScheduled(c *Change, d journal.RetryScheduledData) error {
 
 func applyIntegrationFailed(c *Change, d journal.ChangeIntegrationFailedData) error {
 	c.RetryContext, c.RetryStage = d.RetryContext, StageIntegration
+	if d.Reason == "conflict" {
+		c.RetryStage = StageConflict
+	}
 	return nil
 }
 

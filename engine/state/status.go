@@ -24,7 +24,7 @@ const (
 	DepBlocked Status = "dep-blocked"
 
 	// FailedRetryBudget: a blocking gate failed with the stage's retry
-	// budget (budgets.retries.verify or .integration) spent.
+	// budget (budgets.retries.verify, .integration or .conflicts) spent.
 	FailedRetryBudget Status = "failed:retry_budget_exhausted"
 	// FailedIterationBudget: the agent used budgets.iterations without
 	// finishing.

@@ -33,7 +33,7 @@ project: golang.#Project & {
 	}
 	stacks: feature: spec_verify: {mode: "warn", order: 95}
 	integration: rules: mode: "skip"
-	budgets: {retries: {verify: 4, integration: 1}, tokens: {S: 1, M: 2, L: 3}, iterations: 7, wallTime: "1h", gateTimeout: "3m"}
+	budgets: {retries: {verify: 4, integration: 1, conflicts: 5}, tokens: {S: 1, M: 2, L: 3}, iterations: 7, wallTime: "1h", gateTimeout: "3m"}
 	sentinel: {
 		heartbeat: "15s"
 		rules: {

@@ -84,6 +84,13 @@ function used(b, fmt) {
   return b.budget ? fmt(b.used) + "/" + fmt(b.budget) : fmt(b.used);
 }
 
+// conflicts follows a change's retries, as in setctl status: the merge
+// conflicts it went back to its agent for, once it had any.
+function conflicts(c) {
+  const n = c.retries.conflicts ? c.retries.conflicts.used : 0;
+  return n ? `, ${n} conflict${n === 1 ? "" : "s"}` : "";
+}
+
 function short(sha) {
   return (sha || "").slice(0, 7);
 }
@@ -319,7 +326,7 @@ function overviewPage(page) {
         <td>${act}</td>
         <td class="num">${c.iteration}</td>
         <td class="num">${c.gates.passed}/${c.gates.failed}</td>
-        <td class="num">${used(c.retries.verify)}+${used(c.retries.integration)}</td>
+        <td class="num">${used(c.retries.verify)}+${used(c.retries.integration)}${conflicts(c)}</td>
         <td class="num">${tok}${used(c.tokens, fmtTokens)}</td>
         <td class="num">${fmtCost(c.costUsd)}</td>
         <td class="num">${c.since ? fmtMs(c.ageMs) : "-"}</td>
@@ -445,6 +452,7 @@ function changePage(page, name) {
       <div><b>iteration</b>${c.iteration}</div>
       <div><b>gates passed/failed</b>${c.gates.passed}/${c.gates.failed} (${c.gates.warned} warned)</div>
       <div><b>retries verify+integration</b>${used(c.retries.verify)}+${used(c.retries.integration)}</div>
+      <div><b>merge conflicts</b>${used(c.retries.conflicts || {used: 0, budget: 0})}</div>
       <div><b>tokens</b>${used(c.tokens, fmtTokens)}</div>
       <div><b>cost</b>${fmtCost(c.costUsd)}</div>
       <div><b>requirements</b>${esc(c.requirements.join(", ") || "none")}</div>
