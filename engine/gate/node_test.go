@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,11 @@ func TestNodeTestPatterns(t *testing.T) {
 		if matchAny(patterns, name) {
 			t.Errorf("%s is a test file; the patterns: %q", name, patterns)
 		}
+	}
+	// camelcase's tree: its ava and tsd tests, for the prompt.
+	tree := []string{".npmrc", "index.d.ts", "index.js", "index.test-d.ts", "license", "package.json", "readme.md", "test.js"}
+	if got := TestFiles(nodeProfile(t), tree); !slices.Equal(got, []string{"index.test-d.ts", "test.js"}) {
+		t.Errorf("TestFiles = %q", got)
 	}
 }
 
