@@ -84,6 +84,7 @@ func TestNodeTestPatterns(t *testing.T) {
 func TestNodeInstallWithoutLockfile(t *testing.T) {
 	requireNPM(t)
 	p := nodeProfile(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the store of node_modules
 	for _, tc := range []struct{ name, npmrc, says string }{
 		{"by design", "package-lock=false\n", "no lockfile by design (.npmrc: package-lock=false)"},
 		{"none committed", "", "no package-lock.json committed"},
@@ -118,6 +119,7 @@ func TestNodeInstallLockInStep(t *testing.T) {
 		t.Skip("-short: installs a package from the npm registry")
 	}
 	p := nodeProfile(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the store of node_modules
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "package.json"), `{"name": "demo", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}}`+"\n")
 	npm := exec.Command("npm", "install", "--package-lock-only", "--omit-lockfile-registry-resolved=false", "--prefer-offline", "--no-audit", "--no-fund")
@@ -199,5 +201,59 @@ func TestNodeChecksFollowTheProject(t *testing.T) {
 		case tc.says == "" && (res.Status != StatusFail || strings.Contains(res.Tail, "nothing to") || strings.Contains(res.Tail, "the test gate")):
 			t.Errorf("%s: %s %s (%s), want it to run its program, which is not installed:\n%s", tc.name, tc.gate, res.Status, res.Reason, res.Tail)
 		}
+	}
+}
+
+// TestNodeInstallSharesNodeModules: once npm install passed in one
+// worktree, another with the same package.json, lockfile and .npmrc gets
+// its node_modules linked from the shared store instead of installing
+// again; a package with install-time scripts of its own (prepare …)
+// always installs. The dependency is a tarball beside package.json, so
+// that npm installs it offline.
+func TestNodeInstallSharesNodeModules(t *testing.T) {
+	requireNPM(t)
+	p := nodeProfile(t)
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	dep := t.TempDir()
+	writeTestFile(t, filepath.Join(dep, "package.json"), `{"name": "dep", "version": "1.0.0"}`+"\n")
+	writeTestFile(t, filepath.Join(dep, "index.js"), "module.exports = 42;\n")
+	pack := exec.Command("npm", "pack", "--silent")
+	pack.Dir = dep
+	if out, err := pack.CombinedOutput(); err != nil {
+		t.Fatalf("npm pack: %v\n%s", err, out)
+	}
+	tarball, err := os.ReadFile(filepath.Join(dep, "dep-1.0.0.tgz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	worktree := func(scripts string) string {
+		dir := t.TempDir()
+		writeTestFile(t, filepath.Join(dir, "package.json"), `{"name": "demo", "version": "1.0.0", "scripts": {`+scripts+`}, "dependencies": {"dep": "file:dep-1.0.0.tgz"}}`+"\n")
+		writeTestFile(t, filepath.Join(dir, ".npmrc"), "package-lock=false\n")
+		writeTestFile(t, filepath.Join(dir, "dep-1.0.0.tgz"), string(tarball))
+		return dir
+	}
+	const linked = "install: node_modules linked from the shared store " // + the store's directory
+	for i, tc := range []struct {
+		scripts string
+		linked  bool
+	}{
+		{`"test": "node --test"`, false}, // fills the store
+		{`"test": "node --test"`, true},
+		{`"test": "node --test", "prepare": "node -e 0"`, false},
+		{`"test": "node --test", "prepare": "node -e 0"`, false},
+	} {
+		dir := worktree(tc.scripts)
+		res := runProfileGate(t, p, "install", dir)
+		if res.Status != StatusPass || strings.Contains(res.Tail, linked) != tc.linked {
+			t.Errorf("install %d (linked from the store: %v): %s (%s):\n%s", i+1, tc.linked, res.Status, res.Reason, res.Tail)
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, "node_modules", "dep", "index.js")); err != nil || string(data) != "module.exports = 42;\n" {
+			t.Errorf("install %d: node_modules/dep/index.js: %q, %v", i+1, data, err)
+		}
+	}
+	if stores, _ := filepath.Glob(filepath.Join(cache, "set", "node_modules", "*", "node_modules", "dep")); len(stores) != 1 {
+		t.Errorf("the store holds %q, want one package's node_modules", stores)
 	}
 }
