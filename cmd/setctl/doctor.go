@@ -16,6 +16,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
@@ -38,7 +39,9 @@ runner the gates use (for dagger: a CLI or
 session, an engine that opens a session and says its version within 10 s,
 the versions of the engine and the CLI against the one set's Dagger SDK
 expects, the base), and the program of every gate that runs on the host (on PATH, or a
-path relative to the project). Each line says ok, warn or FAIL and what
+path relative to the project), and what each gate with a describe command
+will run in this tree and why (the node profile's: npm install without a
+lockfile, xo already run by the test script). Each line says ok, warn or FAIL and what
 to do about it.
 
 Exit status: 0 when the project can run here, 1 otherwise.
@@ -87,7 +90,7 @@ func runDoctor(e *env, args []string) int {
 		checks = append(checks, agentChecks(ctx, ws, e.environ)...)
 		checks = append(checks, modelChecks(ws)...)
 		checks = append(checks, runnerChecks(ctx, ws, e.getenv)...)
-		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)
+		checks = append(checks, programChecks(ctx, ws, doctorGraph(ctx, ws), e.environ)...)
 	}
 
 	failed := 0
@@ -241,8 +244,10 @@ func doctorGraph(ctx context.Context, ws *workspace) *graph.Graph {
 // when a change of the plan runs the gate, or when there is no plan to
 // tell; it warns when only stacks the plan does not use run it.
 // Regeneration commands, needed only when a merge conflicts in a
-// generated file, warn.
-func programChecks(ws *workspace, g *graph.Graph) []check {
+// generated file, warn. Then each such gate whose program is found and
+// that has a describe command says what it will run in this tree (see
+// describeCheck).
+func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ []string) []check {
 	cfg := ws.cfg
 	onHost := func(runner string) bool {
 		return cmp.Or(runner, cfg.Runner.Kind, config.RunnerHost) == config.RunnerHost
@@ -275,6 +280,7 @@ func programChecks(ws *workspace, g *graph.Graph) []check {
 		}
 	}
 	var out []check
+	var described []string // gates whose program is found and that describe themselves
 	found := map[string]bool{}
 	for _, gate := range sortedNames(usedBy) {
 		slices.SortFunc(usedBy[gate], func(a, b string) int { // the integration stack last
@@ -291,6 +297,9 @@ func programChecks(ws *workspace, g *graph.Graph) []check {
 			continue
 		}
 		found[program] = true
+		if len(cfg.Gates[gate].Describe) > 0 {
+			described = append(described, gate)
+		}
 	}
 	for _, path := range sortedNames(cfg.Generated) {
 		gen := cfg.Generated[path]
@@ -306,7 +315,44 @@ func programChecks(ws *workspace, g *graph.Graph) []check {
 	if len(out) == 0 && len(found) > 0 {
 		out = append(out, check{"gates", statusOK, "programs found: " + strings.Join(sortedNames(found), ", ")})
 	}
+	// Described in the order they run.
+	slices.SortStableFunc(described, func(a, b string) int { return cmp.Compare(cfg.Gates[a].Order, cfg.Gates[b].Order) })
+	for _, gate := range described {
+		out = append(out, describeCheck(ctx, ws, gate, environ))
+	}
 	return out
+}
+
+// describeCheck runs gate's describe command in the project's root, with
+// the environment the gate gets on the host, and shows the last line it
+// prints: what the gate will run here. A describe that fails, or prints
+// nothing, warns: the gate may still run.
+func describeCheck(ctx context.Context, ws *workspace, name string, environ []string) check {
+	g := ws.cfg.Gates[name]
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, g.Describe[0], g.Describe[1:]...)
+	cmd.Dir = ws.root
+	cmd.Env = gate.HostEnv(environ, ws.cfg.Passed())
+	for _, k := range sortedNames(g.Env) {
+		cmd.Env = append(cmd.Env, k+"="+g.Env[k])
+	}
+	out, err := cmd.CombinedOutput()
+	line := lastOutputLine(string(out))
+	switch {
+	case err != nil:
+		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command failed (%v): %s", name, err, line)}
+	case line == "":
+		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command printed nothing", name)}
+	}
+	return check{"gates", statusOK, name + ": " + line}
+}
+
+// lastOutputLine is the last line of a command's output that is not
+// blank, trimmed.
+func lastOutputLine(out string) string {
+	out = strings.TrimSpace(out)
+	return strings.TrimSpace(out[strings.LastIndexByte(out, '\n')+1:])
 }
 
 // findProgram checks that program can be started as a gate starts it:

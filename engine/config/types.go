@@ -204,6 +204,10 @@ type Gate struct {
 	// its output reports, one per match on a line (see schema/gate.cue);
 	// "" when it has none.
 	Failures string `json:"failures,omitempty"`
+	// Describe is an exec gate's argv that prints, changing nothing, what
+	// Run will do in the tree it runs in (see schema/gate.cue); setctl
+	// doctor runs it. nil when it has none.
+	Describe []string `json:"describe,omitempty"`
 	// Grader is how a spec_verify gate decides: GraderDeterministic or
 	// GraderLLM; "" for the other kinds.
 	Grader string `json:"grader,omitempty"`
