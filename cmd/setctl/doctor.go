@@ -38,8 +38,10 @@ runner the gates use (for dagger: a CLI or
 session, an engine that opens a session and says its version within 10 s,
 the versions of the engine and the CLI against the one set's Dagger SDK
 expects, the base), and the program of every gate that runs on the host (on PATH, or a
-path relative to the project). Each line says ok, warn or FAIL and what
-to do about it.
+path relative to the project). For a gate with a probe (the profiles'
+gates have one), doctor runs it and shows what the gate will run here and
+the project's configuration it follows, or fails with what to install.
+Each line says ok, warn or FAIL and what to do about it.
 
 Exit status: 0 when the project can run here, 1 otherwise.
 
@@ -275,22 +277,35 @@ func programChecks(ws *workspace, g *graph.Graph) []check {
 		}
 	}
 	var out []check
+	type prediction struct {
+		order int
+		check check
+	}
+	var predicted []prediction // what the gates' probes say they will run, in the order they run
 	found := map[string]bool{}
 	for _, gate := range sortedNames(usedBy) {
 		slices.SortFunc(usedBy[gate], func(a, b string) int { // the integration stack last
 			last := func(s string) int { return map[bool]int{true: 1}[s == "integration"] }
 			return cmp.Or(cmp.Compare(last(a), last(b)), cmp.Compare(a, b))
 		})
+		status, note := statusFail, ""
+		if g != nil && !inPlan[gate] {
+			status, note = statusWarn, "; no change of the current plan runs it"
+		}
 		program := cfg.Gates[gate].Run[0]
 		if err := findProgram(ws.root, program); err != nil {
-			status, note := statusFail, ""
-			if g != nil && !inPlan[gate] {
-				status, note = statusWarn, "; no change of the current plan runs it"
-			}
 			out = append(out, check{"gates", status, fmt.Sprintf("gate %s: %v (used by %s%s)", gate, err, stackList(usedBy[gate]), note)})
 			continue
 		}
 		found[program] = true
+		if probe := cfg.Gates[gate].Probe; len(probe) > 0 {
+			said, err := runProbe(ws.root, probe, cfg.Gates[gate].Env)
+			if err != nil {
+				out = append(out, check{"gates", status, fmt.Sprintf("gate %s: %s (used by %s%s)", gate, said, stackList(usedBy[gate]), note)})
+				continue
+			}
+			predicted = append(predicted, prediction{cfg.Gates[gate].Order, check{"gates", statusOK, fmt.Sprintf("gate %s: %s", gate, said)}})
+		}
 	}
 	for _, path := range sortedNames(cfg.Generated) {
 		gen := cfg.Generated[path]
@@ -306,7 +321,33 @@ func programChecks(ws *workspace, g *graph.Graph) []check {
 	if len(out) == 0 && len(found) > 0 {
 		out = append(out, check{"gates", statusOK, "programs found: " + strings.Join(sortedNames(found), ", ")})
 	}
+	slices.SortStableFunc(predicted, func(a, b prediction) int { return cmp.Compare(a.order, b.order) })
+	for _, p := range predicted {
+		out = append(out, p.check)
+	}
 	return out
+}
+
+// runProbe runs a gate's probe argv in the project's root, with the
+// process's environment and the gate's env, for at most 10 s, and returns
+// its output as one line (its lines joined by "; "): what the gate will
+// run, or, with an error, why it cannot.
+func runProbe(root string, argv []string, env map[string]string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = root
+	cmd.Env = os.Environ()
+	for _, k := range sortedNames(env) {
+		cmd.Env = append(cmd.Env, k+"="+env[k])
+	}
+	out, err := cmd.CombinedOutput()
+	said := strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(out)), "\n", " ; ")), " ")
+	said = strings.ReplaceAll(said, " ; ", "; ")
+	if err != nil && said == "" {
+		said = "its probe " + strings.Join(argv[:1], " ") + " failed: " + err.Error()
+	}
+	return said, err
 }
 
 // findProgram checks that program can be started as a gate starts it:

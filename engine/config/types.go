@@ -179,11 +179,17 @@ const (
 
 // Gate is one check; Project.Gates keys it by its name.
 type Gate struct {
-	Kind    string            `json:"kind"`
-	Mode    string            `json:"mode"`
-	Order   int               `json:"order"`
-	When    string            `json:"when,omitempty"`
-	Run     []string          `json:"run,omitempty"`
+	Kind  string   `json:"kind"`
+	Mode  string   `json:"mode"`
+	Order int      `json:"order"`
+	When  string   `json:"when,omitempty"`
+	Run   []string `json:"run,omitempty"`
+	// Probe is the argv doctor runs in the project's root to say what an
+	// exec gate will run there and with which configuration; it exits
+	// non-zero when the gate cannot run on this machine (see
+	// schema/gate.cue). Nil when the gate has none: doctor then looks
+	// for Run[0] only.
+	Probe   []string          `json:"probe,omitempty"`
 	Env     map[string]string `json:"env"`
 	Timeout Duration          `json:"timeout,omitempty"`
 	Runner  string            `json:"runner,omitempty"`
