@@ -102,19 +102,26 @@ func TestPythonTypecheckAsConfigured(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, file, config string
-		want               string // the fake python's calls
-		said               string // in the gate's output
+		packages           []string // directories with an __init__.py
+		want               string   // the fake python's calls
+		said               string   // in the gate's output
 	}{
-		{"pyproject files", "pyproject.toml", "[project]\nname = \"app\"\n\n[tool.mypy]\nfiles = [\"src\"]\nstrict = true\n", "-m mypy\n", "mypy (pyproject.toml [tool.mypy] files)"},
-		{"pyproject without files", "pyproject.toml", "[tool.mypy]\nstrict = true\n\n[tool.other]\nfiles = [\"x\"]\n", "-m mypy .\n", "mypy . (pyproject.toml [tool.mypy], which names no files)"},
-		{"mypy.ini files", "mypy.ini", "[mypy]\nfiles = src, tests\n", "-m mypy\n", "mypy (mypy.ini [mypy] files)"},
-		{"setup.cfg files", "setup.cfg", "[metadata]\nname = app\n\n[mypy]\nfiles = app\n", "-m mypy\n", "mypy (setup.cfg [mypy] files)"},
-		{"pyright", "pyproject.toml", "[tool.pyright]\ninclude = [\"src\"]\n", "-c import pyright\n-m pyright\n", "pyright (pyproject.toml [tool.pyright])"},
-		{"nothing", "pyproject.toml", "[project]\nname = \"app\"\n", "", "no mypy or pyright configuration: nothing to type-check"},
+		{"pyproject files", "pyproject.toml", "[project]\nname = \"app\"\n\n[tool.mypy]\nfiles = [\"src\"]\nstrict = true\n", nil, "-m mypy\n", "mypy (pyproject.toml [tool.mypy] files)"},
+		{"pyproject without files", "pyproject.toml", "[tool.mypy]\nstrict = true\n\n[tool.other]\nfiles = [\"x\"]\n", nil, "-m mypy .\n", "mypy . (pyproject.toml [tool.mypy], which names no files: the project's code)"},
+		{"src layout without files", "pyproject.toml", "[tool.mypy]\nstrict = true\n", []string{"src/app", "tests"}, "-m mypy src\n", "mypy src (pyproject.toml [tool.mypy], which names no files: the project's code)"},
+		{"flat layout without files", "setup.cfg", "[mypy]\nstrict = true\n", []string{"app", "tools", "tests", "docs", "examples"}, "-m mypy app tools\n", "mypy app tools (setup.cfg [mypy], which names no files: the project's code)"},
+		{"mypy.ini files", "mypy.ini", "[mypy]\nfiles = src, tests\n", nil, "-m mypy\n", "mypy (mypy.ini [mypy] files)"},
+		{"setup.cfg files", "setup.cfg", "[metadata]\nname = app\n\n[mypy]\nfiles = app\n", nil, "-m mypy\n", "mypy (setup.cfg [mypy] files)"},
+		{"pyright", "pyproject.toml", "[tool.pyright]\ninclude = [\"src\"]\n", nil, "-c import pyright\n-m pyright\n", "pyright (pyproject.toml [tool.pyright])"},
+		{"nothing", "pyproject.toml", "[project]\nname = \"app\"\n", nil, "", "no mypy or pyright configuration: nothing to type-check"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir, gates := pythonGates(t, map[string]string{tc.file: tc.config})
+			files := map[string]string{tc.file: tc.config}
+			for _, pkg := range tc.packages {
+				files[pkg+"/__init__.py"] = ""
+			}
+			dir, gates := pythonGates(t, files)
 			out, calls := runGate(t, dir, gates["typecheck"].Run, "FAKE_MODULES=pyright")
 			if calls != tc.want {
 				t.Errorf("typecheck ran python with\n%s\nwant\n%s", calls, tc.want)
