@@ -260,3 +260,42 @@ func TestPythonInstallForTests(t *testing.T) {
 func pyString(s string) string {
 	return "\"" + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + "\""
 }
+
+// TestPythonLockfileToolMissing: with uv.lock and no uv on PATH (or
+// poetry.lock and no poetry), every gate, and its probe, which setctl
+// doctor runs, fails with the line that installs the tool rather than
+// with "uv: not found" halfway through.
+func TestPythonLockfileToolMissing(t *testing.T) {
+	t.Parallel()
+	// PATH holds sh and awk, and neither uv nor poetry.
+	bin := t.TempDir()
+	for _, p := range []string{"sh", "awk"} {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			t.Skip(err)
+		}
+		if err := os.Symlink(path, filepath.Join(bin, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for lockfile, want := range map[string]string{
+		"uv.lock":     "uv.lock asks for uv, which is not on PATH: install it (curl -LsSf https://astral.sh/uv/install.sh | sh, or pipx install uv)\n",
+		"poetry.lock": "poetry.lock asks for poetry, which is not on PATH: install it (pipx install poetry)\n",
+	} {
+		dir, gates := pythonGates(t, map[string]string{
+			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.ruff]\n\n[tool.mypy]\nfiles = [\"app\"]\n",
+			lockfile:         "",
+		})
+		for _, gate := range []string{"install", "lint", "typecheck", "test"} {
+			for _, argv := range [][]string{gates[gate].Run, gates[gate].Probe} {
+				cmd := exec.Command(filepath.Join(bin, "sh"), argv[1:]...)
+				cmd.Dir = dir
+				cmd.Env = []string{"PATH=" + bin}
+				out, err := cmd.CombinedOutput()
+				if err == nil || string(out) != want {
+					t.Errorf("%s, gate %s (%s): %v\n%s\nwant a failure saying\n%s", lockfile, gate, strings.Join(argv[len(argv)-1:], ""), err, out, want)
+				}
+			}
+		}
+	}
+}
