@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
@@ -38,10 +40,12 @@ runner the gates use (for dagger: a CLI or
 session, an engine that opens a session and says its version within 10 s,
 the versions of the engine and the CLI against the one set's Dagger SDK
 expects, the base), and the program of every gate that runs on the host (on PATH, or a
-path relative to the project). For a gate with a probe (the profiles'
-gates have one), doctor runs it and shows what the gate will run here and
-the project's configuration it follows, or fails with what to install.
-Each line says ok, warn or FAIL and what to do about it.
+path relative to the project), and what each gate with a describe command
+will run in this tree and why (the node profile's: npm install without a
+lockfile, xo already run by the test script; the python profile's: mypy
+as [tool.mypy] configures it), failing for a gate whose describe says it
+cannot run here (uv.lock without uv). Each line says ok, warn or FAIL and
+what to do about it.
 
 Exit status: 0 when the project can run here, 1 otherwise.
 
@@ -89,7 +93,7 @@ func runDoctor(e *env, args []string) int {
 		checks = append(checks, agentChecks(ctx, ws, e.environ)...)
 		checks = append(checks, modelChecks(ws)...)
 		checks = append(checks, runnerChecks(ctx, ws, e.getenv)...)
-		checks = append(checks, programChecks(ws, doctorGraph(ctx, ws))...)
+		checks = append(checks, programChecks(ctx, ws, doctorGraph(ctx, ws), e.environ)...)
 	}
 
 	failed := 0
@@ -243,8 +247,10 @@ func doctorGraph(ctx context.Context, ws *workspace) *graph.Graph {
 // when a change of the plan runs the gate, or when there is no plan to
 // tell; it warns when only stacks the plan does not use run it.
 // Regeneration commands, needed only when a merge conflicts in a
-// generated file, warn.
-func programChecks(ws *workspace, g *graph.Graph) []check {
+// generated file, warn. Then each such gate whose program is found and
+// that has a describe command says what it will run in this tree (see
+// describeCheck).
+func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ []string) []check {
 	cfg := ws.cfg
 	onHost := func(runner string) bool {
 		return cmp.Or(runner, cfg.Runner.Kind, config.RunnerHost) == config.RunnerHost
@@ -277,34 +283,25 @@ func programChecks(ws *workspace, g *graph.Graph) []check {
 		}
 	}
 	var out []check
-	type prediction struct {
-		order int
-		check check
-	}
-	var predicted []prediction // what the gates' probes say they will run, in the order they run
+	var described []string // gates whose program is found and that describe themselves
 	found := map[string]bool{}
 	for _, gate := range sortedNames(usedBy) {
 		slices.SortFunc(usedBy[gate], func(a, b string) int { // the integration stack last
 			last := func(s string) int { return map[bool]int{true: 1}[s == "integration"] }
 			return cmp.Or(cmp.Compare(last(a), last(b)), cmp.Compare(a, b))
 		})
-		status, note := statusFail, ""
-		if g != nil && !inPlan[gate] {
-			status, note = statusWarn, "; no change of the current plan runs it"
-		}
 		program := cfg.Gates[gate].Run[0]
 		if err := findProgram(ws.root, program); err != nil {
+			status, note := statusFail, ""
+			if g != nil && !inPlan[gate] {
+				status, note = statusWarn, "; no change of the current plan runs it"
+			}
 			out = append(out, check{"gates", status, fmt.Sprintf("gate %s: %v (used by %s%s)", gate, err, stackList(usedBy[gate]), note)})
 			continue
 		}
 		found[program] = true
-		if probe := cfg.Gates[gate].Probe; len(probe) > 0 {
-			said, err := runProbe(ws.root, probe, cfg.Gates[gate].Env)
-			if err != nil {
-				out = append(out, check{"gates", status, fmt.Sprintf("gate %s: %s (used by %s%s)", gate, said, stackList(usedBy[gate]), note)})
-				continue
-			}
-			predicted = append(predicted, prediction{cfg.Gates[gate].Order, check{"gates", statusOK, fmt.Sprintf("gate %s: %s", gate, said)}})
+		if len(cfg.Gates[gate].Describe) > 0 {
+			described = append(described, gate)
 		}
 	}
 	for _, path := range sortedNames(cfg.Generated) {
@@ -321,33 +318,57 @@ func programChecks(ws *workspace, g *graph.Graph) []check {
 	if len(out) == 0 && len(found) > 0 {
 		out = append(out, check{"gates", statusOK, "programs found: " + strings.Join(sortedNames(found), ", ")})
 	}
-	slices.SortStableFunc(predicted, func(a, b prediction) int { return cmp.Compare(a.order, b.order) })
-	for _, p := range predicted {
-		out = append(out, p.check)
+	// Described in the order they run.
+	slices.SortStableFunc(described, func(a, b string) int { return cmp.Compare(cfg.Gates[a].Order, cfg.Gates[b].Order) })
+	for _, gate := range described {
+		ch := describeCheck(ctx, ws, gate, environ)
+		if ch.Status == statusFail {
+			ch.Detail += " (used by " + stackList(usedBy[gate])
+			if g != nil && !inPlan[gate] {
+				ch.Status, ch.Detail = statusWarn, ch.Detail+"; no change of the current plan runs it"
+			}
+			ch.Detail += ")"
+		}
+		out = append(out, ch)
 	}
 	return out
 }
 
-// runProbe runs a gate's probe argv in the project's root, with the
-// process's environment and the gate's env, for at most 10 s, and returns
-// its output as one line (its lines joined by "; "): what the gate will
-// run, or, with an error, why it cannot.
-func runProbe(root string, argv []string, env map[string]string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// describeCheck runs gate's describe command in the project's root, with
+// the environment the gate gets on the host, and shows the last line it
+// prints: what the gate will run here. A describe that exits non-zero
+// says the gate cannot run here (a program it needs is missing, and the
+// line says how to install it): it fails. One that cannot start, times
+// out or prints nothing warns: the gate may still run.
+func describeCheck(ctx context.Context, ws *workspace, name string, environ []string) check {
+	g := ws.cfg.Gates[name]
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = root
-	cmd.Env = os.Environ()
-	for _, k := range sortedNames(env) {
-		cmd.Env = append(cmd.Env, k+"="+env[k])
+	cmd := exec.CommandContext(ctx, g.Describe[0], g.Describe[1:]...)
+	cmd.Dir = ws.root
+	cmd.Env = gate.HostEnv(environ, ws.cfg.Passed())
+	for _, k := range sortedNames(g.Env) {
+		cmd.Env = append(cmd.Env, k+"="+g.Env[k])
 	}
 	out, err := cmd.CombinedOutput()
-	said := strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(out)), "\n", " ; ")), " ")
-	said = strings.ReplaceAll(said, " ; ", "; ")
-	if err != nil && said == "" {
-		said = "its probe " + strings.Join(argv[:1], " ") + " failed: " + err.Error()
+	line := lastOutputLine(string(out))
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && ctx.Err() == nil && line != "":
+		return check{"gates", statusFail, name + ": " + line}
+	case err != nil:
+		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command failed (%v): %s", name, err, line)}
+	case line == "":
+		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command printed nothing", name)}
 	}
-	return said, err
+	return check{"gates", statusOK, name + ": " + line}
+}
+
+// lastOutputLine is the last line of a command's output that is not
+// blank, trimmed.
+func lastOutputLine(out string) string {
+	out = strings.TrimSpace(out)
+	return strings.TrimSpace(out[strings.LastIndexByte(out, '\n')+1:])
 }
 
 // findProgram checks that program can be started as a gate starts it:

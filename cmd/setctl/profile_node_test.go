@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	set "github.com/set-engine/set"
@@ -119,4 +120,65 @@ it("has a version", () => {
 	p.apply("greet", "install", "typecheck", "lint", "test")
 	// The failure went back to the agent by name.
 	p.fixedOnMain("src/greet.ts", `"Hello, "`, "FAIL  src/greet.test.ts > greet > greets by name")
+}
+
+// TestProfileNodeWithoutLockfile: a library without a lockfile by design
+// (.npmrc: package-lock=false), tested by node --test under test/, with
+// no linter and no type checker. install runs npm install, test_files
+// counts test/greet.js, and the prompt says the project keeps its tests
+// in test/. It needs no package from the registry.
+func TestProfileNodeWithoutLockfile(t *testing.T) {
+	t.Parallel()
+	requireToolchain(t, "the node profile's sample needs Node.js (apt-get install nodejs npm)", "node", "--version")
+	requireToolchain(t, "the node profile's sample needs npm (apt-get install npm)", "npm", "--version")
+	p := newSample(t, `#!/bin/sh
+# The first iteration greets without the comma; the second, whose prompt
+# holds the test gate's failure, fixes it.
+set -e
+sep=""
+grep -q '^Gate test ' "$1" && sep=","
+printf 'export function greet(name) {\n  return "Hello%s " + name + "!";\n}\n' "$sep" > greet.js
+cat > test/greet.js <<'END'
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { greet } from "../greet.js";
+
+// REQ-GREET-01
+test("greets by name", () => {
+  assert.equal(greet("Ada"), "Hello, Ada!");
+});
+END
+`, map[string]string{
+		"package.json": `{
+  "name": "greeter",
+  "version": "0.1.0",
+  "type": "module",
+  "scripts": {"test": "node --test"}
+}
+`,
+		".npmrc":     "package-lock=false\n",
+		"version.js": "export const version = \"0.1.0\";\n",
+		"test/version.js": `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { version } from "../version.js";
+
+test("has a version", () => {
+  assert.match(version, /^\d+\.\d+\.\d+$/);
+});
+`,
+		".gitignore":         "node_modules/\n.set/\n",
+		"docs/spec.md":       sampleSpec,
+		"cue.mod/module.cue": sampleModule,
+		"set.cue":            sampleSetCUE("node"),
+	})
+	p.commit()
+
+	p.apply("greet", "install", "typecheck", "lint", "test", "test_files")
+	p.fixedOnMain("greet.js", `"Hello, "`, "Hello Ada!")
+	if prompt := p.read(".set/changes/greet/prompt-1.md"); !strings.Contains(prompt, "This project keeps its tests in test/version.js:") {
+		t.Errorf("the prompt does not say where the project keeps its tests:\n%s", prompt)
+	}
+	if log := p.read(".set/logs/_baseline/install.log"); !strings.Contains(log, "no lockfile by design (.npmrc: package-lock=false)") {
+		t.Errorf("install does not say why it installs without a lockfile:\n%s", log)
+	}
 }

@@ -74,7 +74,7 @@ exit 0
 func runGate(t *testing.T, dir string, argv []string, env ...string) (out, calls string) {
 	t.Helper()
 	if len(argv) == 0 {
-		t.Fatal("the gate has no argv (a probe missing?)")
+		t.Fatal("the gate has no argv (a describe missing?)")
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".venv", "bin"), 0o755); err != nil {
 		t.Fatal(err)
@@ -129,8 +129,8 @@ func TestPythonTypecheckAsConfigured(t *testing.T) {
 			if !strings.Contains(out, tc.said) {
 				t.Errorf("typecheck's output does not say %q:\n%s", tc.said, out)
 			}
-			if probe, _ := runGate(t, dir, gates["typecheck"].Probe); strings.TrimSpace(probe) != tc.said {
-				t.Errorf("typecheck's probe says %q, want %q", probe, tc.said)
+			if said, _ := runGate(t, dir, gates["typecheck"].Describe); strings.TrimSpace(said) != tc.said {
+				t.Errorf("typecheck's describe says %q, want %q", said, tc.said)
 			}
 		})
 	}
@@ -153,8 +153,8 @@ func TestPythonLintNeverWrites(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "app.py")); string(got) != app {
 		t.Errorf("the lint gate changed app.py:\n%s\n(its output: %s)", got, out)
 	}
-	if probe, _ := runGate(t, dir, gates["lint"].Probe); strings.TrimSpace(probe) != "ruff check --no-fix --output-format concise . (pyproject.toml [tool.ruff])" {
-		t.Errorf("lint's probe says %q", probe)
+	if said, _ := runGate(t, dir, gates["lint"].Describe); strings.TrimSpace(said) != "ruff check --no-fix --output-format concise . (pyproject.toml [tool.ruff])" {
+		t.Errorf("lint's describe says %q", said)
 	}
 }
 
@@ -262,7 +262,7 @@ func pyString(s string) string {
 }
 
 // TestPythonLockfileToolMissing: with uv.lock and no uv on PATH (or
-// poetry.lock and no poetry), every gate, and its probe, which setctl
+// poetry.lock and no poetry), every gate, and its describe, which setctl
 // doctor runs, fails with the line that installs the tool rather than
 // with "uv: not found" halfway through.
 func TestPythonLockfileToolMissing(t *testing.T) {
@@ -287,7 +287,7 @@ func TestPythonLockfileToolMissing(t *testing.T) {
 			lockfile:         "",
 		})
 		for _, gate := range []string{"install", "lint", "typecheck", "test"} {
-			for _, argv := range [][]string{gates[gate].Run, gates[gate].Probe} {
+			for _, argv := range [][]string{gates[gate].Run, gates[gate].Describe} {
 				cmd := exec.Command(filepath.Join(bin, "sh"), argv[1:]...)
 				cmd.Dir = dir
 				cmd.Env = []string{"PATH=" + bin}

@@ -32,7 +32,15 @@ type PromptInput struct {
 	// Standings says, by requirement ID, how each of Reqs stands against
 	// main's living specs (new, changed, removed); nil says nothing.
 	Standings map[string]spec.Standing
+	// TestFiles is the files of main that the project's testPatterns
+	// count as tests (gate.TestFiles): where this project keeps its
+	// tests. The prompt names the first testFilesShown of them; nil: not
+	// known, and the prompt does not say.
+	TestFiles []string
 }
+
+// testFilesShown is how many of the project's test files a prompt names.
+const testFilesShown = 8
 
 // Prompt renders the prompt of one iteration: the change's scope, its
 // requirements with their scenarios, the profile's conventions, and the
@@ -77,6 +85,19 @@ func Prompt(in PromptInput) string {
 		b.WriteString("\n## Conventions\n")
 		for _, cv := range conventions {
 			fmt.Fprintf(&b, "- %s\n", cv)
+		}
+	}
+	if globs := in.Project.TestGlobs(); len(globs) > 0 {
+		b.WriteString("\n## Tests\n")
+		fmt.Fprintf(&b, "Files matching these patterns count as tests: %s.\n", strings.Join(globs, ", "))
+		switch n := len(in.TestFiles); {
+		case in.TestFiles == nil:
+		case n == 0:
+			fmt.Fprintf(&b, "%s has no test file yet.\n", in.Project.MainBranch)
+		case n <= testFilesShown:
+			fmt.Fprintf(&b, "This project keeps its tests in %s: add yours where its test runner finds them, as these are.\n", strings.Join(in.TestFiles, ", "))
+		default:
+			fmt.Fprintf(&b, "This project keeps its tests in %s and %d more: add yours where its test runner finds them, as these are.\n", strings.Join(in.TestFiles[:testFilesShown], ", "), n-testFilesShown)
 		}
 	}
 	b.WriteString("\n## OpenSpec\n")

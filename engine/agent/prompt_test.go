@@ -44,3 +44,30 @@ func TestPromptNamesTheMainBranch(t *testing.T) {
 		t.Errorf("prompt:\n%s", got)
 	}
 }
+
+// TestPromptSaysWhereTestsAre: the prompt names the files that count as
+// tests and where this project keeps its tests (main's test files, the
+// first eight of them), so the agent follows the project's layout; it
+// says when main has none, and nothing about them when they are unknown.
+func TestPromptSaysWhereTestsAre(t *testing.T) {
+	project := &config.Project{Name: "camel", MainBranch: "main", TestPatterns: map[string]string{"file": "**/test.*", "dir": "**/test/**", "types": "**/*.test-d.*"}}
+	patterns := "\n## Tests\nFiles matching these patterns count as tests: **/*.test-d.*, **/test.*, **/test/**.\n"
+	for _, tt := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"test.js", "index.test-d.ts"}, patterns + "This project keeps its tests in test.js, index.test-d.ts: add yours where its test runner finds them, as these are.\n"},
+		{[]string{"test/a.js", "test/b.js", "test/c.js", "test/d.js", "test/e.js", "test/f.js", "test/g.js", "test/h.js", "test/i.js", "test/j.js"},
+			patterns + "This project keeps its tests in test/a.js, test/b.js, test/c.js, test/d.js, test/e.js, test/f.js, test/g.js, test/h.js and 2 more: add yours where its test runner finds them, as these are.\n"},
+		{[]string{}, patterns + "main has no test file yet.\n"},
+		{nil, patterns},
+	} {
+		got := Prompt(PromptInput{Project: project, Change: plan.Change{Name: "kebab"}, TestFiles: tt.files})
+		if !strings.Contains(got, tt.want+"\n## OpenSpec\n") {
+			t.Errorf("prompt for test files %q:\n%s\nwant it to hold:\n%s", tt.files, got, tt.want)
+		}
+	}
+	if got := Prompt(PromptInput{Project: &config.Project{Name: "p"}, Change: plan.Change{Name: "x"}}); strings.Contains(got, "## Tests") {
+		t.Errorf("a project without test patterns gets a Tests section:\n%s", got)
+	}
+}

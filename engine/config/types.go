@@ -179,17 +179,11 @@ const (
 
 // Gate is one check; Project.Gates keys it by its name.
 type Gate struct {
-	Kind  string   `json:"kind"`
-	Mode  string   `json:"mode"`
-	Order int      `json:"order"`
-	When  string   `json:"when,omitempty"`
-	Run   []string `json:"run,omitempty"`
-	// Probe is the argv doctor runs in the project's root to say what an
-	// exec gate will run there and with which configuration; it exits
-	// non-zero when the gate cannot run on this machine (see
-	// schema/gate.cue). Nil when the gate has none: doctor then looks
-	// for Run[0] only.
-	Probe   []string          `json:"probe,omitempty"`
+	Kind    string            `json:"kind"`
+	Mode    string            `json:"mode"`
+	Order   int               `json:"order"`
+	When    string            `json:"when,omitempty"`
+	Run     []string          `json:"run,omitempty"`
 	Env     map[string]string `json:"env"`
 	Timeout Duration          `json:"timeout,omitempty"`
 	Runner  string            `json:"runner,omitempty"`
@@ -198,6 +192,10 @@ type Gate struct {
 	// its output reports, one per match on a line (see schema/gate.cue);
 	// "" when it has none.
 	Failures string `json:"failures,omitempty"`
+	// Describe is an exec gate's argv that prints, changing nothing, what
+	// Run will do in the tree it runs in (see schema/gate.cue); setctl
+	// doctor runs it. nil when it has none.
+	Describe []string `json:"describe,omitempty"`
 	// Grader is how a spec_verify gate decides: GraderDeterministic or
 	// GraderLLM; "" for the other kinds.
 	Grader string `json:"grader,omitempty"`

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/rundir"
@@ -354,6 +355,21 @@ func rules(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 		retry: fmt.Sprintf("Gate %s failed: lines this change adds match forbidden patterns:\n%s"+
 			"Remove or rewrite these lines.", in.Step.Gate, bullets(hits)),
 	}, nil
+}
+
+// TestFiles is the paths (slash paths relative to the repository's top)
+// that p's testPatterns count as tests, in their order: what the
+// test_files and spec_verify gates count as a test file; empty, not nil,
+// when none does.
+func TestFiles(p *config.Project, paths []string) []string {
+	patterns := p.TestGlobs()
+	tests := []string{}
+	for _, name := range paths {
+		if matchAny(patterns, name) {
+			tests = append(tests, name)
+		}
+	}
+	return tests
 }
 
 func testPatterns(in Input) []string {

@@ -266,7 +266,7 @@ func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (ag
 		Prompt: agent.PromptInput{
 			Project: w.project, Change: c, Reqs: w.requirements(c), Worktree: w.layout.Worktree(name),
 			Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
-			Folder: folderName(c), Standings: w.standings(),
+			Folder: folderName(c), Standings: w.standings(), TestFiles: w.testFiles(ctx),
 		},
 		Layout: w.layout, Worktree: w.layout.Worktree(name), MainBranch: w.project.MainBranch,
 		Done: st.Iteration, Fresh: fresh, MaxIterations: st.IterationBase + w.project.Budgets.Iterations,
@@ -487,6 +487,17 @@ func (w *worker) removing() []string {
 		}
 	}
 	return out
+}
+
+// testFiles is the files of main that the project counts as tests, for
+// the prompt; nil (the prompt does not say) when main's tree cannot be
+// read.
+func (w *worker) testFiles(ctx context.Context) []string {
+	paths, err := git.TreeFiles(ctx, w.layout.Root(), w.project.MainBranch)
+	if err != nil {
+		return nil
+	}
+	return gate.TestFiles(w.project, paths)
 }
 
 // standings are how the change's requirements stand against main's

@@ -27,7 +27,7 @@ project: golang.#Project & {
 	testPatterns: scripts: "scripts/**/*_test.sh"
 	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
 	gates: {
-		test: {when: "len(change.requirements) > 0", env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger", export: ["coverage.out"]}
+		test: {when: "len(change.requirements) > 0", describe: ["echo", "go test ./..."], env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger", export: ["coverage.out"]}
 		review: {prompt: "Review {{.Change.Name}}", blockOn: "high", maxDiffBytes: 50_000, repairs: 1}
 		spec_verify: grader: "llm"
 	}

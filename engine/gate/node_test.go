@@ -1,0 +1,203 @@
+package gate
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/config/decode"
+	"github.com/set-engine/set/engine/load"
+)
+
+// These tests run the exec gates of the embedded node profile
+// (profiles/node) as a project gets them, on small npm packages written
+// here, with the node and npm of PATH; without them they are skipped.
+
+// nodeProfile is the configuration of a project that uses the node
+// profile unchanged.
+func nodeProfile(t *testing.T) *config.Project {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("CUE_CACHE_DIR", filepath.Join(t.TempDir(), "cue-cache"))
+	t.Setenv("CUE_REGISTRY", "none")
+	files := map[string]string{
+		"cue.mod/module.cue": "module: \"example.com/demo@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
+		"set.cue": "package demo\n\nimport \"github.com/set-engine/set/profiles/node\"\n\n" +
+			"project: node.#Project & {\n\tname: \"demo\"\n\tspec: [\"docs/spec.md\"]\n}\n",
+	}
+	for name, content := range files {
+		writeTestFile(t, filepath.Join(dir, name), content)
+	}
+	p, _, err := decode.Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	return p
+}
+
+// requireNPM skips t without node and npm on PATH.
+func requireNPM(t *testing.T) {
+	t.Helper()
+	for _, program := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(program); err != nil {
+			t.Skipf("the node profile's gates need %s (apt-get install nodejs npm)", program)
+		}
+	}
+}
+
+// TestNodeTestPatterns: the files the node profile counts as tests are
+// those the test runners find by default, wherever the project keeps
+// them: jest and vitest beside the code, ava's test.js and test/, mocha's
+// and node --test's test/, tsd's *.test-d.ts.
+func TestNodeTestPatterns(t *testing.T) {
+	patterns := nodeProfile(t).TestGlobs()
+	for _, name := range []string{
+		"src/greet.test.ts", "greet.spec.js", "src/__tests__/greet.js", // jest, vitest
+		"test.js", "test/greet.js", "tests/greet.mjs", "src/test-greet.js", // ava
+		"test/support/env.js",                     // mocha's test/
+		"lib/greet-test.js", "lib/greet_test.cjs", // node --test
+		"index.test-d.ts", "test-d/greet.ts", "src/test.ts", // tsd; a test.ts
+	} {
+		if !matchAny(patterns, name) {
+			t.Errorf("%s is not a test file; the patterns: %q", name, patterns)
+		}
+	}
+	for _, name := range []string{"index.js", "index.d.ts", "src/greet.ts", "lib/contest.js", "src/attest/a.js", "testing.md", "docs/latest-news.md"} {
+		if matchAny(patterns, name) {
+			t.Errorf("%s is a test file; the patterns: %q", name, patterns)
+		}
+	}
+	// camelcase's tree: its ava and tsd tests, for the prompt.
+	tree := []string{".npmrc", "index.d.ts", "index.js", "index.test-d.ts", "license", "package.json", "readme.md", "test.js"}
+	if got := TestFiles(nodeProfile(t), tree); !slices.Equal(got, []string{"index.test-d.ts", "test.js"}) {
+		t.Errorf("TestFiles = %q", got)
+	}
+}
+
+// TestNodeInstallWithoutLockfile: a package without a lockfile by design
+// (.npmrc: package-lock=false) or without one committed installs what
+// package.json asks, says so, and writes no lockfile into the tree.
+func TestNodeInstallWithoutLockfile(t *testing.T) {
+	requireNPM(t)
+	p := nodeProfile(t)
+	for _, tc := range []struct{ name, npmrc, says string }{
+		{"by design", "package-lock=false\n", "no lockfile by design (.npmrc: package-lock=false)"},
+		{"none committed", "", "no package-lock.json committed"},
+	} {
+		dir := t.TempDir()
+		// A package without dependencies: npm installs it offline.
+		writeTestFile(t, filepath.Join(dir, "package.json"), `{"name": "demo", "version": "1.0.0", "type": "module", "scripts": {"test": "node --test"}}`+"\n")
+		if tc.npmrc != "" {
+			writeTestFile(t, filepath.Join(dir, ".npmrc"), tc.npmrc)
+		}
+		res := runProfileGate(t, p, "install", dir)
+		if res.Status != StatusPass || !strings.Contains(res.Tail, tc.says) {
+			t.Errorf("%s: install %s (%s), want a pass that says %q:\n%s", tc.name, res.Status, res.Reason, tc.says, res.Tail)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "package-lock.json")); err == nil {
+			t.Errorf("%s: install wrote package-lock.json", tc.name)
+		}
+	}
+}
+
+// TestNodeInstallLockInStep: with package-lock.json, install decides as
+// npm ci does whether it is in step with package.json: the versions it
+// locks, not its bytes. A user's omit-lockfile-registry-resolved=true
+// makes npm install drop every resolved URL of the committed lockfile,
+// which is still in step; a package.json that asks for another version
+// than the lockfile holds is not, and the message names the package in
+// npm ci's words. The committed lockfile is left as it was either way.
+// It installs is-number from the npm registry (through npm's cache).
+func TestNodeInstallLockInStep(t *testing.T) {
+	requireNPM(t)
+	if testing.Short() {
+		t.Skip("-short: installs a package from the npm registry")
+	}
+	p := nodeProfile(t)
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "package.json"), `{"name": "demo", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}}`+"\n")
+	npm := exec.Command("npm", "install", "--package-lock-only", "--omit-lockfile-registry-resolved=false", "--prefer-offline", "--no-audit", "--no-fund")
+	// The lockfile as written without the setting, whatever the user's npmrc says.
+	npm.Dir = dir
+	if out, err := npm.CombinedOutput(); err != nil {
+		t.Skipf("npm cannot reach is-number@7.0.0: %v\n%s", err, out)
+	}
+	committed, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(committed), `"resolved": "`) {
+		t.Fatalf("the lockfile npm wrote has no resolved URL:\n%s", committed)
+	}
+	userconfig := filepath.Join(t.TempDir(), "npmrc")
+	writeTestFile(t, userconfig, "omit-lockfile-registry-resolved=true\n")
+	t.Setenv("NPM_CONFIG_USERCONFIG", userconfig)
+
+	unchanged := func(when string) {
+		t.Helper()
+		if got, err := os.ReadFile(filepath.Join(dir, "package-lock.json")); err != nil || string(got) != string(committed) {
+			t.Errorf("%s: install left package-lock.json changed (%v):\n%s", when, err, got)
+		}
+	}
+	res := runProfileGate(t, p, "install", dir)
+	if res.Status != StatusPass {
+		t.Errorf("install under omit-lockfile-registry-resolved: %s (%s), want pass:\n%s", res.Status, res.Reason, res.Tail)
+	}
+	unchanged("in step")
+
+	writeTestFile(t, filepath.Join(dir, "package.json"), `{"name": "demo", "version": "1.0.0", "dependencies": {"is-number": "6.0.0"}}`+"\n")
+	res = runProfileGate(t, p, "install", dir)
+	want := "Invalid: lock file's is-number@7.0.0 does not satisfy is-number@6.0.0"
+	if res.Status != StatusFail || !strings.Contains(res.Tail, want) {
+		t.Errorf("install with package.json asking for another version: %s (%s), want a failure saying %q:\n%s", res.Status, res.Reason, want, res.Tail)
+	}
+	unchanged("out of step")
+}
+
+// TestNodeChecksFollowTheProject: typecheck and lint run what the package
+// uses (tsc, tsd; biome, xo, eslint from a configuration file or
+// package.json's eslintConfig), and when npm test runs that program
+// itself (in the test script, a pretest, or a script they run) they say
+// so and run nothing, so that no gate passes pretending it checked. The
+// packages have no node_modules: a gate that runs its program fails.
+func TestNodeChecksFollowTheProject(t *testing.T) {
+	requireNPM(t)
+	p := nodeProfile(t)
+	for _, tc := range []struct {
+		name, gate, pkg string
+		files           map[string]string
+		says            string // "": the gate runs its program, and fails
+	}{
+		{"xo in the test script", "lint", `{"scripts": {"test": "xo && ava && tsd"}, "devDependencies": {"xo": "^1", "ava": "^6", "tsd": "^0.33"}}`, nil,
+			"the test script runs xo (xo && ava && tsd): the test gate lints"},
+		{"tsd in the test script", "typecheck", `{"scripts": {"test": "xo && ava && tsd"}, "devDependencies": {"xo": "^1", "ava": "^6", "tsd": "^0.33"}}`, nil,
+			"the test script runs tsd (xo && ava && tsd): the test gate type-checks"},
+		{"eslint in a pretest's script", "lint", `{"scripts": {"pretest": "npm run lint", "lint": "eslint lib test", "test": "mocha"}}`, map[string]string{".eslintrc.yml": "root: true\n"},
+			"the test script runs eslint (mocha): the test gate lints"},
+		{"tsc in the test script", "typecheck", `{"scripts": {"test": "tsc --noEmit && vitest run"}}`, map[string]string{"tsconfig.json": "{}\n"},
+			"the test script runs tsc (tsc --noEmit && vitest run): the test gate type-checks"},
+		{"no linter", "lint", `{"scripts": {"test": "node --test"}}`, nil, "no linter configured (eslint, xo or biome): nothing to lint"},
+		{"no type checker", "typecheck", `{"scripts": {"test": "node --test"}}`, nil, "no tsconfig.json and no tsd: nothing to type-check"},
+		{"xo, not in the test script", "lint", `{"scripts": {"test": "ava"}, "devDependencies": {"xo": "^1"}}`, nil, ""},
+		{"eslintConfig in package.json", "lint", `{"scripts": {"test": "node --test"}, "eslintConfig": {"root": true}}`, nil, ""},
+		{"biome.json", "lint", `{"scripts": {"test": "node --test"}}`, map[string]string{"biome.json": "{}\n"}, ""},
+		{"tsd, not in the test script", "typecheck", `{"scripts": {"test": "ava"}, "devDependencies": {"tsd": "^0.33"}}`, nil, ""},
+	} {
+		dir := t.TempDir()
+		writeTestFile(t, filepath.Join(dir, "package.json"), tc.pkg+"\n")
+		for name, content := range tc.files {
+			writeTestFile(t, filepath.Join(dir, name), content)
+		}
+		res := runProfileGate(t, p, tc.gate, dir)
+		switch {
+		case tc.says != "" && (res.Status != StatusPass || !strings.Contains(res.Tail, tc.says)):
+			t.Errorf("%s: %s %s (%s), want a pass that says %q:\n%s", tc.name, tc.gate, res.Status, res.Reason, tc.says, res.Tail)
+		case tc.says == "" && (res.Status != StatusFail || strings.Contains(res.Tail, "nothing to") || strings.Contains(res.Tail, "the test gate")):
+			t.Errorf("%s: %s %s (%s), want it to run its program, which is not installed:\n%s", tc.name, tc.gate, res.Status, res.Reason, res.Tail)
+		}
+	}
+}
