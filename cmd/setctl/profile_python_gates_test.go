@@ -129,7 +129,7 @@ func TestPythonTypecheckAsConfigured(t *testing.T) {
 			if !strings.Contains(out, tc.said) {
 				t.Errorf("typecheck's output does not say %q:\n%s", tc.said, out)
 			}
-			if said, _ := runGate(t, dir, gates["typecheck"].Describe); strings.TrimSpace(said) != tc.said {
+			if said, _ := runGate(t, dir, gates["typecheck"].Describe, "FAKE_MODULES=mypy pyright"); strings.TrimSpace(said) != tc.said {
 				t.Errorf("typecheck's describe says %q, want %q", said, tc.said)
 			}
 		})
@@ -153,7 +153,7 @@ func TestPythonLintNeverWrites(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "app.py")); string(got) != app {
 		t.Errorf("the lint gate changed app.py:\n%s\n(its output: %s)", got, out)
 	}
-	if said, _ := runGate(t, dir, gates["lint"].Describe); strings.TrimSpace(said) != "ruff check --no-fix --output-format concise . (pyproject.toml [tool.ruff])" {
+	if said, _ := runGate(t, dir, gates["lint"].Describe, "FAKE_MODULES=ruff"); strings.TrimSpace(said) != "ruff check --no-fix --output-format concise . (pyproject.toml [tool.ruff])" {
 		t.Errorf("lint's describe says %q", said)
 	}
 }
