@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,8 +42,10 @@ the versions of the engine and the CLI against the one set's Dagger SDK
 expects, the base), and the program of every gate that runs on the host (on PATH, or a
 path relative to the project), and what each gate with a describe command
 will run in this tree and why (the node profile's: npm install without a
-lockfile, xo already run by the test script). Each line says ok, warn or FAIL and what
-to do about it.
+lockfile, xo already run by the test script; the python profile's: mypy
+as [tool.mypy] configures it), failing for a gate whose describe says it
+cannot run here (uv.lock without uv). Each line says ok, warn or FAIL and
+what to do about it.
 
 Exit status: 0 when the project can run here, 1 otherwise.
 
@@ -318,15 +321,25 @@ func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ [
 	// Described in the order they run.
 	slices.SortStableFunc(described, func(a, b string) int { return cmp.Compare(cfg.Gates[a].Order, cfg.Gates[b].Order) })
 	for _, gate := range described {
-		out = append(out, describeCheck(ctx, ws, gate, environ))
+		ch := describeCheck(ctx, ws, gate, environ)
+		if ch.Status == statusFail {
+			ch.Detail += " (used by " + stackList(usedBy[gate])
+			if g != nil && !inPlan[gate] {
+				ch.Status, ch.Detail = statusWarn, ch.Detail+"; no change of the current plan runs it"
+			}
+			ch.Detail += ")"
+		}
+		out = append(out, ch)
 	}
 	return out
 }
 
 // describeCheck runs gate's describe command in the project's root, with
 // the environment the gate gets on the host, and shows the last line it
-// prints: what the gate will run here. A describe that fails, or prints
-// nothing, warns: the gate may still run.
+// prints: what the gate will run here. A describe that exits non-zero
+// says the gate cannot run here (a program it needs is missing, and the
+// line says how to install it): it fails. One that cannot start, times
+// out or prints nothing warns: the gate may still run.
 func describeCheck(ctx context.Context, ws *workspace, name string, environ []string) check {
 	g := ws.cfg.Gates[name]
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -339,7 +352,10 @@ func describeCheck(ctx context.Context, ws *workspace, name string, environ []st
 	}
 	out, err := cmd.CombinedOutput()
 	line := lastOutputLine(string(out))
+	var exit *exec.ExitError
 	switch {
+	case errors.As(err, &exit) && ctx.Err() == nil && line != "":
+		return check{"gates", statusFail, name + ": " + line}
 	case err != nil:
 		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command failed (%v): %s", name, err, line)}
 	case line == "":
