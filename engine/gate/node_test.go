@@ -206,9 +206,9 @@ func TestNodeChecksFollowTheProject(t *testing.T) {
 
 // TestNodeInstallSharesNodeModules: once npm install passed in one
 // worktree, another with the same package.json, lockfile and .npmrc gets
-// its node_modules linked from the shared store instead of installing
-// again; a package with install-time scripts of its own (prepare …)
-// always installs. The dependency is a tarball beside package.json, so
+// its node_modules copied from the shared store instead of installing
+// again, a copy of its own; a package with install-time scripts of its
+// own (prepare …) always installs. The dependency is a tarball beside package.json, so
 // that npm installs it offline.
 func TestNodeInstallSharesNodeModules(t *testing.T) {
 	requireNPM(t)
@@ -234,13 +234,25 @@ func TestNodeInstallSharesNodeModules(t *testing.T) {
 		writeTestFile(t, filepath.Join(dir, "dep-1.0.0.tgz"), string(tarball))
 		return dir
 	}
-	const linked = "install: node_modules linked from the shared store " // + the store's directory
+	const linked = "install: node_modules copied from the shared store " // + the store's directory
+	// A node_modules an agent wrote before the install gate ran never
+	// fills the store.
+	tampered := worktree(`"test": "node --test"`)
+	writeTestFile(t, filepath.Join(tampered, "node_modules", "dep", "package.json"), `{"name": "dep", "version": "1.0.0"}`+"\n")
+	writeTestFile(t, filepath.Join(tampered, "node_modules", "dep", "index.js"), "module.exports = 666;\n")
+	if res := runProfileGate(t, p, "install", tampered); res.Status != StatusPass || strings.Contains(res.Tail, linked) {
+		t.Errorf("install over an agent's node_modules: %s (%s):\n%s", res.Status, res.Reason, res.Tail)
+	}
+	if stores, _ := filepath.Glob(filepath.Join(cache, "set", "node_modules", "*")); len(stores) != 0 {
+		t.Errorf("an install over an existing node_modules filled the store: %q", stores)
+	}
 	for i, tc := range []struct {
 		scripts string
 		linked  bool
 	}{
 		{`"test": "node --test"`, false}, // fills the store
 		{`"test": "node --test"`, true},
+		{`"test": "node --test"`, true}, // the edit in the one before stayed there
 		{`"test": "node --test", "prepare": "node -e 0"`, false},
 		{`"test": "node --test", "prepare": "node -e 0"`, false},
 	} {
@@ -249,8 +261,14 @@ func TestNodeInstallSharesNodeModules(t *testing.T) {
 		if res.Status != StatusPass || strings.Contains(res.Tail, linked) != tc.linked {
 			t.Errorf("install %d (linked from the store: %v): %s (%s):\n%s", i+1, tc.linked, res.Status, res.Reason, res.Tail)
 		}
-		if data, err := os.ReadFile(filepath.Join(dir, "node_modules", "dep", "index.js")); err != nil || string(data) != "module.exports = 42;\n" {
+		index := filepath.Join(dir, "node_modules", "dep", "index.js")
+		if data, err := os.ReadFile(index); err != nil || string(data) != "module.exports = 42;\n" {
 			t.Errorf("install %d: node_modules/dep/index.js: %q, %v", i+1, data, err)
+		}
+		// An edit in place in one worktree reaches neither the store nor
+		// the next worktree.
+		if err := os.WriteFile(index, []byte("module.exports = 666;\n"), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if stores, _ := filepath.Glob(filepath.Join(cache, "set", "node_modules", "*", "node_modules", "dep")); len(stores) != 1 {
