@@ -106,6 +106,15 @@ func (c ExecChange) String() string {
 	return s
 }
 
+// KeyName is the change's configuration key as git-config(1) spells it
+// ("core.hooksPath"); "" for a hook.
+func (c ExecChange) KeyName() string {
+	if c.Key == "" {
+		return ""
+	}
+	return displayKey(c.Key)
+}
+
 // displayKey is a key as git-config(1) spells it ("core.hooksPath"),
 // where `git config --list` gives it lower-case: section and variable
 // names are case-insensitive, a subsection's case is kept.

@@ -74,6 +74,9 @@ func TestExecSnapshotEncodeRoundTrips(t *testing.T) {
 	if got := decoded.Where(changes[0]) + " " + decoded.Where(changes[1]); got != ".git/hooks/post-commit .git/config" {
 		t.Errorf("Where = %s, want .git/hooks/post-commit .git/config", got)
 	}
+	if got := changes[2].KeyName(); got != "core.hooksPath" {
+		t.Errorf("KeyName = %s, want core.hooksPath", got)
+	}
 }
 
 // TestDecodeExecSnapshotRefuses what no snapshot encodes: another

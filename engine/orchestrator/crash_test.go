@@ -406,7 +406,7 @@ func TestCrashAfterAnAgentPlantedAHook(t *testing.T) {
 	}
 	want := []string{
 		"hook post-commit added (.git/hooks/post-commit): if you did not add it, remove it: rm .git/hooks/post-commit",
-		`core.hooksPath set to "/tmp/set-test-evil-hooks" (.git/config): if you did not set it, remove it: git config --file .git/config --unset-all core.hookspath`,
+		`core.hooksPath set to "/tmp/set-test-evil-hooks" (.git/config): if you did not set it, remove it: git config --file .git/config --unset-all core.hooksPath`,
 	}
 	if !reflect.DeepEqual(named, want) {
 		t.Errorf("GIT_DIR_CHANGED named\n%s\nwant\n%s", strings.Join(named, "\n"), strings.Join(want, "\n"))

@@ -147,7 +147,7 @@ func whatToDo(c git.ExecChange, path string) string {
 	case c.Hook != "":
 		return "if you did not remove it, write it back"
 	case c.What == "added":
-		return "if you did not set it, remove it: git config --file " + path + " --unset-all " + c.Key
+		return "if you did not set it, remove it: git config --file " + path + " --unset-all " + c.KeyName()
 	case c.What == "changed":
 		return "if you did not change it, set it back: git config --file " + path + " --edit"
 	}
