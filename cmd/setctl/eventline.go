@@ -247,6 +247,14 @@ var eventLines = journal.NewTable(
 		}
 		return failureLine(v.pal.red.Sprint(msg))
 	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.GitDirChangedData) eventLine {
+		changes := make([]string, len(d.Changes))
+		for i, c := range d.Changes {
+			changes[i] = fmt.Sprintf("%s (%s): %s", c.What, c.Path, c.Do)
+		}
+		return warnLine(v.pal.yellow.Sprintf("security: the repository's git directory, which every worktree shares, changed while no run watched it (the run before was killed): %s; set left it as it is",
+			strings.Join(changes, "; ")))
+	}),
 	journal.On(func(_ lineStyle, _ journal.Event, d journal.ControlData) eventLine {
 		what := d.Change
 		if what == "" {

@@ -106,6 +106,15 @@ func (c ExecChange) String() string {
 	return s
 }
 
+// KeyName is the change's configuration key as git-config(1) spells it
+// ("core.hooksPath"); "" for a hook.
+func (c ExecChange) KeyName() string {
+	if c.Key == "" {
+		return ""
+	}
+	return displayKey(c.Key)
+}
+
 // displayKey is a key as git-config(1) spells it ("core.hooksPath"),
 // where `git config --list` gives it lower-case: section and variable
 // names are case-insensitive, a subsection's case is kept.
@@ -153,6 +162,16 @@ func showValues(vs []string) string {
 
 // TakeExecSnapshot reads the ExecSnapshot of the repository dir is in.
 func TakeExecSnapshot(ctx context.Context, dir string) (*ExecSnapshot, error) {
+	s, err := locateExecSnapshot(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return s, s.read(ctx, nil)
+}
+
+// locateExecSnapshot is an empty snapshot of the repository dir is in:
+// its common git directory and top, found.
+func locateExecSnapshot(ctx context.Context, dir string) (*ExecSnapshot, error) {
 	// Relative to dir, where git runs (--path-format=absolute needs git
 	// 2.31).
 	common, err := Run(ctx, dir, "rev-parse", "--git-common-dir")
@@ -168,7 +187,7 @@ func TakeExecSnapshot(ctx context.Context, dir string) (*ExecSnapshot, error) {
 	if filepath.Base(s.commonDir) == ".git" {
 		s.top = filepath.Dir(s.commonDir)
 	}
-	return s, s.read(ctx, nil)
+	return s, nil
 }
 
 // read fills s with what its repository holds now, taking the entries
@@ -584,4 +603,14 @@ func runsPrograms(key string) bool {
 		return name == "browser"
 	}
 	return false
+}
+
+// Where is the file change c is in, relative to the repository's top and
+// slash-separated: the hook, or the configuration file that holds the
+// key (".git/config").
+func (s *ExecSnapshot) Where(c ExecChange) string {
+	if c.Hook != "" {
+		return c.Hook
+	}
+	return s.rel(filepath.Join(s.commonDir, filepath.FromSlash(c.File)))
 }

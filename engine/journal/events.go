@@ -73,6 +73,13 @@ const (
 	// it (mergeQueue.speculative), added to the events set was designed
 	// with (docs/architecture.md). MERGED names the attempt main took.
 	IntegrationAttempt Type = "INTEGRATION_ATTEMPT"
+	// GitDirChanged records what changed in the repository's shared git
+	// directory, among what makes git run programs, while no run watched
+	// it: since the snapshot of a run killed before its end, added to the
+	// events set was designed with (docs/architecture.md). set cannot
+	// tell an agent's doing from the user's there, so the run leaves it
+	// in place and names it, rather than failing a change for it.
+	GitDirChanged Type = "GIT_DIR_CHANGED"
 )
 
 // Types lists every event type, in the order declared above, for readers
@@ -82,7 +89,7 @@ func Types() []Type {
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
 		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, BaselineGateStarted,
-		Repaired, GateStarted, SentinelAction, Control, Replanned, IntegrationAttempt,
+		Repaired, GateStarted, SentinelAction, Control, Replanned, IntegrationAttempt, GitDirChanged,
 	}
 }
 
@@ -499,6 +506,29 @@ type RepairedData struct {
 	Done string `json:"done,omitempty"`
 }
 
+// GitDirChangedData is what a run found changed in the repository's
+// shared git directory (see git.ExecSnapshot) since the snapshot the run
+// before it took, which was killed (SIGKILL, a crash) before it could
+// check it: what one of its agents did then, or what the user did while
+// no run was going. It is an event of no change. The run leaves it as it
+// is and watches the git directory from there.
+type GitDirChangedData struct {
+	Changes []GitDirChange `json:"changes"`
+}
+
+// GitDirChange is one change GIT_DIR_CHANGED names.
+type GitDirChange struct {
+	// What names it as messages do ("hook post-commit added",
+	// `core.hooksPath set to "/tmp/h"`).
+	What string `json:"what"`
+	// Path is the file it is in, relative to the repository's top
+	// (".git/hooks/post-commit", ".git/config").
+	Path string `json:"path"`
+	// Do says what to do when it is not the user's own.
+	Do string `json:"do"`
+}
+
+func (GitDirChangedData) EventType() Type           { return GitDirChanged }
 func (RunStartedData) EventType() Type              { return RunStarted }
 func (PlanCreatedData) EventType() Type             { return PlanCreated }
 func (ReplannedData) EventType() Type               { return Replanned }

@@ -28,12 +28,17 @@ const (
 	envCrashAgent = "SET_TEST_CRASH_AGENT"
 	// envCrashRetry runs retryCrashChild instead of crashChild.
 	envCrashRetry = "SET_TEST_CRASH_RETRY"
+	// envCrashPlant runs plantCrashChild instead of crashChild.
+	envCrashPlant = "SET_TEST_CRASH_PLANT"
 )
 
 func TestMain(m *testing.M) {
 	if root := os.Getenv(envCrashRoot); root != "" {
 		if os.Getenv(envCrashRetry) != "" {
 			os.Exit(retryCrashChild(root))
+		}
+		if os.Getenv(envCrashPlant) != "" {
+			os.Exit(plantCrashChild(root))
 		}
 		os.Exit(crashChild(root, os.Getenv(envCrashPoint), os.Getenv(envCrashAgent)))
 	}
@@ -328,5 +333,91 @@ func TestCrashDuringARetry(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(markers, "orphan.pid"))
 	if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid == 0 || !gone(pid) {
 		t.Errorf("the agent (pid %q) outlived the killed run", data)
+	}
+}
+
+// plantAgent plants a hook and a core.hooksPath in the shared git
+// directory the first time, and kills set (its parent) before any check
+// of the guard sees them, keeping running as an orphan.
+const plantAgent = `
+if mkdir "$MARKERS/agent-killed" 2>/dev/null; then` + plantHooks + `	echo $$ > "$MARKERS/orphan.pid"
+	kill -9 $PPID
+	sleep 30
+fi
+echo "alpha works" > alpha.txt
+echo "test for REQ" > alpha_test.txt
+`
+
+// plantCrashChild is the child process of TestCrashAfterAnAgentPlantedAHook.
+func plantCrashChild(root string) int {
+	f := fixtureAt(childT{}, root)
+	f.change("alpha")
+	if _, err := f.apply(context.Background(), f.agentScript(plantAgent)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	return 0 // the agent never killed it
+}
+
+// TestCrashAfterAnAgentPlantedAHook: set is SIGKILLed right after an
+// agent planted a hook and a core.hooksPath, before any check saw them;
+// the resumed run compares the repository with the snapshot the killed
+// run took, not with one of its own, and names both in GIT_DIR_CHANGED,
+// left in place (set cannot tell them from the user's own) and charged
+// to no change; alpha then merges.
+func TestCrashAfterAnAgentPlantedAHook(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash tests re-execute the test binary")
+	}
+	f := newFixture(t)
+	f.change("alpha")
+	markers := t.TempDir()
+	t.Setenv("MARKERS", markers)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashPlant+"=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, ".set", "gitdir.json")); err != nil {
+		t.Fatalf("the killed run left no snapshot of the git directory: %v", err)
+	}
+
+	sum, err := f.apply(context.Background(), f.agentScript(plantAgent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Resumed || sum.Statuses["alpha"] != "archived" {
+		t.Fatalf("resumed run: %+v", sum)
+	}
+	var named []string
+	for _, e := range f.events() {
+		if e.Type != journal.GitDirChanged {
+			continue
+		}
+		d, err := journal.Decode[journal.GitDirChangedData](e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range d.Changes {
+			named = append(named, c.What+" ("+c.Path+"): "+c.Do)
+		}
+	}
+	want := []string{
+		"hook post-commit added (.git/hooks/post-commit): if you did not add it, remove it: rm .git/hooks/post-commit",
+		`core.hooksPath set to "/tmp/set-test-evil-hooks" (.git/config): if you did not set it, remove it: git config --file .git/config --unset-all core.hooksPath`,
+	}
+	if !reflect.DeepEqual(named, want) {
+		t.Errorf("GIT_DIR_CHANGED named\n%s\nwant\n%s", strings.Join(named, "\n"), strings.Join(want, "\n"))
+	}
+	if n := count(f.events(), journal.SentinelAction, "alpha"); n != 0 {
+		t.Errorf("alpha had %d SENTINEL_ACTION events, want none", n)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, ".git", "hooks", "post-commit")); err != nil {
+		t.Errorf("the planted hook: %v, want it left in place", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, ".set", "gitdir.json")); !os.IsNotExist(err) {
+		t.Errorf("the finished run left its snapshot of the git directory (%v)", err)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/atomicfile"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
@@ -33,14 +35,22 @@ import (
 // change at work at a time, the one that did it). A change found at the
 // end of the run, which no such check saw, fails the run.
 //
+// The snapshot lives in the run directory too (rundir.Layout.
+// GitDirSnapshot), from take until the run's last check, so that a run
+// killed (SIGKILL, a crash) before that check leaves it behind: the next
+// run compares the repository with it before it takes its own (see
+// take), and what an agent of the killed run did after the last check
+// cannot outlive the run unseen.
+//
 // It is one of the run's services: the recorder shows it every event
 // before the sentinel sees it (see newServices), and it stops a suspect
 // through the change's watch and reports what ends the run to the loop
 // through watches.fail.
 type gitDirGuard struct {
-	root    string
-	rec     *recorder
-	watches *watches
+	// root is the project's root; file where the snapshot is kept.
+	root, file string
+	rec        *recorder
+	watches    *watches
 
 	mu     sync.Mutex
 	before *git.ExecSnapshot // nil until the run took it
@@ -55,15 +65,108 @@ type gitDirGuard struct {
 // schema allows no dot in.
 const gitDirRule = "set.git_dir"
 
-// take takes the snapshot the run's checks compare with.
+// take takes the snapshot the run's checks compare with, and keeps it in
+// the guard's file until the run's last check (see checkAtEnd).
+//
+// A snapshot already in the file was taken by a run killed before its
+// last check. What changed since is either what an agent of that run
+// did after the run's last check, or what the user did while no run was
+// going (a hook a tool installed, an alias), and nothing tells the two
+// apart: the mtime of a hook is whatever its writer made it (touch -d,
+// cp -p), and a configuration key has none of its own. So take neither
+// undoes it, which could remove the user's own work, nor charges it to a
+// change: it journals GIT_DIR_CHANGED, which names each change with its
+// path and what to do if it is not the user's (apply shows it above its
+// rows, as do setctl events and the dashboard), and then takes the
+// run's snapshot of the repository as it stands, so the run neither
+// undoes those changes later nor names them again. The event is
+// journaled before the new snapshot replaces the old one: a run killed
+// in between names them again, never not at all.
 func (g *gitDirGuard) take(ctx context.Context) error {
+	unwatched, err := g.sinceKilled(ctx)
+	if err != nil {
+		return err
+	}
 	s, err := git.TakeExecSnapshot(ctx, g.root)
 	if err != nil {
 		return fmt.Errorf("reading the hooks and configuration of the repository's git directory: %w", err)
 	}
+	if len(unwatched) > 0 {
+		if err := g.rec.emit("", journal.GitDirChangedData{Changes: unwatched}); err != nil {
+			return err
+		}
+	}
+	data, err := s.Encode()
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(g.file, data, 0o644); err != nil {
+		return fmt.Errorf("keeping the snapshot of the repository's git directory: %w", err)
+	}
 	g.mu.Lock()
 	g.before = s
 	g.mu.Unlock()
+	return nil
+}
+
+// sinceKilled is what changed in the repository since the snapshot a
+// killed run left in the guard's file (nothing when there is none), each
+// with its path and what to do about it.
+func (g *gitDirGuard) sinceKilled(ctx context.Context) ([]journal.GitDirChange, error) {
+	data, err := os.ReadFile(g.file)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	saved, err := git.DecodeExecSnapshot(ctx, g.root, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s, the snapshot of the repository's git directory a killed run took: %w; look at the git directory's hooks and config, then remove the file", g.file, err)
+	}
+	now, err := saved.Now(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the hooks and configuration of the repository's git directory: %w", err)
+	}
+	var out []journal.GitDirChange
+	for _, c := range saved.Diff(now) {
+		path := saved.Where(c)
+		out = append(out, journal.GitDirChange{What: c.String(), Path: path, Do: whatToDo(c, path)})
+	}
+	return out, nil
+}
+
+// whatToDo says what the user does about change c, in the file at path
+// (relative to the repository's top), when it is not their own.
+func whatToDo(c git.ExecChange, path string) string {
+	switch {
+	case c.Hook != "" && c.What == "added":
+		return "if you did not add it, remove it: rm " + path
+	case c.Hook != "" && c.What == "changed":
+		return "if you did not change it, read it before your next commit, which runs it"
+	case c.Hook != "":
+		return "if you did not remove it, write it back"
+	case c.What == "added":
+		return "if you did not set it, remove it: git config --file " + path + " --unset-all " + c.KeyName()
+	case c.What == "changed":
+		return "if you did not change it, set it back: git config --file " + path + " --edit"
+	}
+	return "if you did not remove it, set it again: git config --file " + path + " --edit"
+}
+
+// forget removes the guard's file once the run's last check left the
+// repository as the snapshot has it. A file the run did not take (its
+// run ended before the first dispatch) is a killed run's, kept for the
+// next run to compare with.
+func (g *gitDirGuard) forget() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.before == nil {
+		return nil
+	}
+	if err := os.Remove(g.file); err != nil && !os.IsNotExist(err) {
+		return err
+	}
 	return nil
 }
 
@@ -180,9 +283,15 @@ func (g *gitDirGuard) check(e journal.Event) {
 // checkAtEnd is the run's last check, whatever its result: a change
 // no check after an iteration or a gate saw (a gate of the merge queue, a
 // process an agent left behind) is undone, and fails the run with a
-// security message, after runErr when the run failed already.
+// security message, after runErr when the run failed already. Once the
+// repository is as the snapshot has it, the guard's file goes (see
+// forget); a check that could not undo everything leaves it for the
+// next run.
 func (g *gitDirGuard) checkAtEnd(ctx context.Context, result string, runErr error) (string, error) {
 	changes, _, err := g.restore(context.WithoutCancel(ctx))
+	if err == nil {
+		err = g.forget()
+	}
 	switch {
 	case err != nil:
 		err = fmt.Errorf("checking the repository's git directory at the end of the run: %w", err)

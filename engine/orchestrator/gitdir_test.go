@@ -11,7 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -219,5 +221,101 @@ fi
 	}
 	if d := cmp.Diff(began, files()); d != "" {
 		t.Errorf("the repository's hooks and config (-began +ended):\n%s", d)
+	}
+}
+
+// TestGitDirChangedWhileNoRunWatchedIsNamed: a run finds the snapshot a
+// killed run left, and the git directory changed since (as if the killed
+// run's agent had planted a hook and an alias after its last check, or
+// the user had added them while no run went): it names each change in
+// GIT_DIR_CHANGED, with its path and what to do, and leaves it in place,
+// failing no change for it; at its end the snapshot it kept is gone.
+func TestGitDirChangedWhileNoRunWatchedIsNamed(t *testing.T) {
+	f := newFixture(t)
+	userGitDir(f)
+	ctx := context.Background()
+	killed, err := git.TakeExecSnapshot(ctx, f.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := killed.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := rundir.New(f.root).GitDirSnapshot()
+	f.write(".set/gitdir.json", string(data))
+	f.write(".git/hooks/post-commit", "#!/bin/sh\necho planted\n")
+	f.git("config", "alias.x", "!sh -c evil")
+	f.change("alpha")
+	a := f.agentScript(`
+echo "alpha works" > alpha.txt
+echo "test for REQ" > alpha_test.txt
+`)
+	sum := f.applySucceeds(a)
+	if got := sum.Statuses["alpha"]; got != state.Archived {
+		t.Errorf("alpha is %s, want %s", got, state.Archived)
+	}
+	var named []journal.GitDirChangedData
+	for _, e := range f.events() {
+		switch e.Type {
+		case journal.GitDirChanged:
+			if e.Change != "" {
+				t.Errorf("GIT_DIR_CHANGED of change %s, want one of the run", e.Change)
+			}
+			d, err := journal.Decode[journal.GitDirChangedData](e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			named = append(named, d)
+		case journal.SentinelAction:
+			t.Errorf("a SENTINEL_ACTION of %s: the changes found are charged to no change", e.Change)
+		}
+	}
+	want := []journal.GitDirChangedData{{Changes: []journal.GitDirChange{
+		{What: "hook post-commit added", Path: ".git/hooks/post-commit", Do: "if you did not add it, remove it: rm .git/hooks/post-commit"},
+		{What: `alias.x set to "!sh -c evil"`, Path: ".git/config", Do: "if you did not set it, remove it: git config --file .git/config --unset-all alias.x"},
+	}}}
+	if d := cmp.Diff(want, named); d != "" {
+		t.Errorf("GIT_DIR_CHANGED (-want +got):\n%s", d)
+	}
+	if got := readFile(t, f.root, ".git/hooks/post-commit"); got != "#!/bin/sh\necho planted\n" {
+		t.Errorf("the hook found ends as %q, want it left as it was", got)
+	}
+	if got := f.git("config", "alias.x"); got != "!sh -c evil" {
+		t.Errorf("alias.x ends as %q, want it left as it was", got)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("the finished run left its snapshot %s (%v)", file, err)
+	}
+}
+
+// TestGitDirSnapshotOutlivesARunEndedBeforeItsGuard: a run that ends
+// before its first dispatch (main's baseline fails) leaves the snapshot a
+// killed run left for the next run, which names what changed since.
+func TestGitDirSnapshotOutlivesARunEndedBeforeItsGuard(t *testing.T) {
+	f := newFixture(t)
+	killed, err := git.TakeExecSnapshot(context.Background(), f.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := killed.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(".set/gitdir.json", string(data))
+	f.write(".git/hooks/post-commit", "#!/bin/sh\necho planted\n")
+	f.write("bad.txt", "bad\n")
+	f.git("add", "-A")
+	f.git("commit", "-q", "-m", "main fails its check")
+	f.change("alpha")
+	a := f.agentScript(`echo "test for REQ" > alpha_test.txt`)
+	if sum, _ := f.apply(context.Background(), a); sum == nil || sum.Result != "failed" {
+		t.Fatalf("summary %+v, want a run failed by its baseline", sum)
+	}
+	if got := readFile(t, f.root, ".set/gitdir.json"); got != string(data) {
+		t.Errorf("the snapshot the killed run left became:\n%s", got)
+	}
+	if n := count(f.events(), journal.GitDirChanged, ""); n != 0 {
+		t.Errorf("%d GIT_DIR_CHANGED before the guard took its snapshot", n)
 	}
 }

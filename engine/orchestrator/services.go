@@ -73,7 +73,7 @@ func newServices(opts Options, layout rundir.Layout, rec *recorder, rules *senti
 	for _, req := range opts.Plan.Requirements {
 		s.reqs[req.ID] = req
 	}
-	s.gitDir = &gitDirGuard{root: opts.Root, rec: rec, watches: s.watches}
+	s.gitDir = &gitDirGuard{root: opts.Root, file: layout.GitDirSnapshot(), rec: rec, watches: s.watches}
 	// The guard sees an event first, so that the watch's rules see the
 	// guard's stop.
 	rec.observe = func(e journal.Event) {

@@ -127,6 +127,12 @@ const BaselineLogs = "_baseline"
 // Baseline is the detached checkout of main the baseline's gates run in.
 func (l Layout) Baseline() string { return l.abs("baseline") }
 
+// GitDirSnapshot holds the snapshot of the shared git directory's hooks
+// and configuration a run's guard compares with (git.ExecSnapshot), from
+// before the run's first dispatch until the run's last check: one left
+// there was taken by a run killed before its end.
+func (l Layout) GitDirSnapshot() string { return l.abs("gitdir.json") }
+
 // BaselineCache holds the baseline's verdicts on main's trees.
 func (l Layout) BaselineCache() string { return l.abs("baseline.json") }
 

@@ -170,6 +170,7 @@ function describe(e) {
     case "BASELINE_GATE": return `baseline ${d.gate}: ${d.result}${d.reason ? ": " + d.reason : ""}`;
     case "BASELINE_ACCEPTED": return `baseline ${d.gate}: ${(d.failures || []).length} failures accepted`;
     case "REPAIRED": return `repaired after a crash: ${d.problem}`;
+    case "GIT_DIR_CHANGED": return `security: git directory changed while no run watched it: ${(d.changes || []).map((c) => `${c.what} (${c.path}): ${c.do}`).join("; ")}`;
     case "SENTINEL_ACTION": return `sentinel: ${[d.rule, d.action, d.step].filter((x) => x != null && x !== "").join(" · ")}`;
   }
   return e.type.toLowerCase();
