@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/config/decode"
-	"github.com/set-engine/set/engine/load"
 )
 
 // These tests run the exec gates of the embedded node profile
@@ -19,25 +17,7 @@ import (
 
 // nodeProfile is the configuration of a project that uses the node
 // profile unchanged.
-func nodeProfile(t *testing.T) *config.Project {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("CUE_CACHE_DIR", filepath.Join(t.TempDir(), "cue-cache"))
-	t.Setenv("CUE_REGISTRY", "none")
-	files := map[string]string{
-		"cue.mod/module.cue": "module: \"example.com/demo@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
-		"set.cue": "package demo\n\nimport \"github.com/set-engine/set/profiles/node\"\n\n" +
-			"project: node.#Project & {\n\tname: \"demo\"\n\tspec: [\"docs/spec.md\"]\n}\n",
-	}
-	for name, content := range files {
-		writeTestFile(t, filepath.Join(dir, name), content)
-	}
-	p, _, err := decode.Load(dir, load.Options{})
-	if err != nil {
-		t.Fatal(load.Details(err, dir))
-	}
-	return p
-}
+func nodeProfile(t *testing.T) *config.Project { t.Helper(); return builtinProfile(t, "node") }
 
 // requireNPM skips t without node and npm on PATH.
 func requireNPM(t *testing.T) {
