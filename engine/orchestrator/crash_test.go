@@ -26,19 +26,20 @@ const (
 	envCrashRoot  = "SET_TEST_CRASH_ROOT"
 	envCrashPoint = "SET_TEST_CRASH_POINT"
 	envCrashAgent = "SET_TEST_CRASH_AGENT"
-	// envCrashRetry runs retryCrashChild instead of crashChild.
-	envCrashRetry = "SET_TEST_CRASH_RETRY"
-	// envCrashPlant runs plantCrashChild instead of crashChild.
-	envCrashPlant = "SET_TEST_CRASH_PLANT"
+	// envCrashScript runs scriptCrashChild with the killingAgents
+	// script it names instead of crashChild.
+	envCrashScript = "SET_TEST_CRASH_SCRIPT"
 )
+
+// killingAgents are the agent scripts of the tests whose agent itself
+// SIGKILLs the run at the moment the test is about, by the name
+// envCrashScript gives them.
+var killingAgents = map[string]string{"retry": retryAgent, "plant": plantAgent}
 
 func TestMain(m *testing.M) {
 	if root := os.Getenv(envCrashRoot); root != "" {
-		if os.Getenv(envCrashRetry) != "" {
-			os.Exit(retryCrashChild(root))
-		}
-		if os.Getenv(envCrashPlant) != "" {
-			os.Exit(plantCrashChild(root))
+		if script := os.Getenv(envCrashScript); script != "" {
+			os.Exit(scriptCrashChild(root, killingAgents[script]))
 		}
 		os.Exit(crashChild(root, os.Getenv(envCrashPoint), os.Getenv(envCrashAgent)))
 	}
@@ -274,15 +275,30 @@ fi
 echo good > alpha.txt
 `
 
-// retryCrashChild is the child process of TestCrashDuringARetry.
-func retryCrashChild(root string) int {
+// scriptCrashChild is the child process of a test whose agent script
+// kills the run: it applies change alpha with that agent.
+func scriptCrashChild(root, script string) int {
 	f := fixtureAt(childT{}, root)
 	f.change("alpha")
-	if _, err := f.apply(context.Background(), f.agentScript(retryAgent)); err != nil {
+	if _, err := f.apply(context.Background(), f.agentScript(script)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
 	return 0 // the agent never killed it
+}
+
+// applyKilled runs alpha's apply in a child process whose agent, the
+// killingAgents script named script, SIGKILLs it; it fails the test
+// unless the child died of that signal.
+func applyKilled(t *testing.T, f *fixture, script string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashScript+"="+script)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed: %v\n%s", err, out)
+	}
 }
 
 // TestCrashDuringARetry: set is SIGKILLed while the agent works on a
@@ -297,13 +313,7 @@ func TestCrashDuringARetry(t *testing.T) {
 	f.change("alpha")
 	markers := t.TempDir()
 	t.Setenv("MARKERS", markers)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashRetry+"=1")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the child was not killed: %v\n%s", err, out)
-	}
+	applyKilled(t, f, "retry")
 	prompt := filepath.Join(f.root, ".set", "changes", "alpha", "prompt-2.md")
 	killed, err := os.ReadFile(prompt)
 	if err != nil {
@@ -348,17 +358,6 @@ echo "alpha works" > alpha.txt
 echo "test for REQ" > alpha_test.txt
 `
 
-// plantCrashChild is the child process of TestCrashAfterAnAgentPlantedAHook.
-func plantCrashChild(root string) int {
-	f := fixtureAt(childT{}, root)
-	f.change("alpha")
-	if _, err := f.apply(context.Background(), f.agentScript(plantAgent)); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 3
-	}
-	return 0 // the agent never killed it
-}
-
 // TestCrashAfterAnAgentPlantedAHook: set is SIGKILLed right after an
 // agent planted a hook and a core.hooksPath, before any check saw them;
 // the resumed run compares the repository with the snapshot the killed
@@ -373,13 +372,7 @@ func TestCrashAfterAnAgentPlantedAHook(t *testing.T) {
 	f.change("alpha")
 	markers := t.TempDir()
 	t.Setenv("MARKERS", markers)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashPlant+"=1")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the child was not killed: %v\n%s", err, out)
-	}
+	applyKilled(t, f, "plant")
 	if _, err := os.Stat(filepath.Join(f.root, ".set", "gitdir.json")); err != nil {
 		t.Fatalf("the killed run left no snapshot of the git directory: %v", err)
 	}
