@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/graph"
-	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/internal/profiletest"
 )
 
 // These tests run the exec gates of the embedded golang profile
@@ -19,31 +18,12 @@ import (
 // their failures patterns against output the go command really printed
 // (testdata/golang, from go1.26).
 
-// builtinProfile is the configuration of a project that uses the
-// built-in profile name (golang, node, …) unchanged.
-func builtinProfile(t *testing.T, name string) *config.Project {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("CUE_CACHE_DIR", filepath.Join(t.TempDir(), "cue-cache"))
-	t.Setenv("CUE_REGISTRY", "none")
-	files := map[string]string{
-		"cue.mod/module.cue": "module: \"example.com/demo@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
-		"set.cue": "package demo\n\nimport \"github.com/set-engine/set/profiles/" + name + "\"\n\n" +
-			"project: " + name + ".#Project & {\n\tname: \"demo\"\n\tspec: [\"docs/spec.md\"]\n}\n",
-	}
-	for name, content := range files {
-		writeTestFile(t, filepath.Join(dir, name), content)
-	}
-	p, _, err := decode.Load(dir, load.Options{})
-	if err != nil {
-		t.Fatal(load.Details(err, dir))
-	}
-	return p
-}
-
 // golangProfile is the configuration of a project that uses the golang
 // profile unchanged.
-func golangProfile(t *testing.T) *config.Project { t.Helper(); return builtinProfile(t, "golang") }
+func golangProfile(t *testing.T) *config.Project {
+	t.Helper()
+	return profiletest.Load(t, "golang", "")
+}
 
 func writeTestFile(t *testing.T, path, content string) {
 	t.Helper()

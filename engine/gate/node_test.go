@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/internal/profiletest"
 )
 
 // These tests run the exec gates of the embedded node profile
@@ -17,7 +18,7 @@ import (
 
 // nodeProfile is the configuration of a project that uses the node
 // profile unchanged.
-func nodeProfile(t *testing.T) *config.Project { t.Helper(); return builtinProfile(t, "node") }
+func nodeProfile(t *testing.T) *config.Project { t.Helper(); return profiletest.Load(t, "node", "") }
 
 // requireNPM skips t without node and npm on PATH.
 func requireNPM(t *testing.T) {

@@ -1,40 +1,20 @@
 package orchestrator
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/journal"
-	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/state"
+	"github.com/set-engine/set/internal/profiletest"
 )
 
 // defaultBudgets are the budgets of a project that sets none: the
 // schema's defaults (schema/run.cue #Budgets).
 func defaultBudgets(t *testing.T) config.Budgets {
 	t.Helper()
-	dir := t.TempDir()
-	for name, data := range map[string]string{
-		"cue.mod/module.cue": "module: \"example.com/demo@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
-		"set.cue":            "package demo\n\nimport \"github.com/set-engine/set/profiles/golang\"\n\nproject: golang.#Project & {\n\tname: \"demo\"\n\tspec: [\"docs/spec.md\"]\n}\n",
-	} {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, _, err := decode.Load(dir, load.Options{})
-	if err != nil {
-		t.Fatal(load.Details(err, dir))
-	}
-	return p.Budgets
+	return profiletest.Load(t, "golang", "").Budgets
 }
 
 // TestFourAppendersAllMerge: four changes, dispatched together from the

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
-	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/llm/usage"
@@ -21,33 +18,14 @@ import (
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/internal/modeltest"
+	"github.com/set-engine/set/internal/profiletest"
 )
 
 // golangPlanner is the golang profile's planner configuration (its
 // prompts and rules), with strategy and the project's defaults.
 func golangPlanner(t *testing.T, strategy string) *config.Project {
 	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("CUE_CACHE_DIR", filepath.Join(t.TempDir(), "cue-cache"))
-	t.Setenv("CUE_REGISTRY", "none")
-	files := map[string]string{
-		"cue.mod/module.cue": "module: \"example.com/demo@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
-		"set.cue":            "package demo\n\nimport \"github.com/set-engine/set/profiles/golang\"\n\nproject: golang.#Project & {\n\tname: \"demo\"\n\tspec: [\"docs/spec.md\"]\n\tplanner: strategy: \"" + strategy + "\"\n}\n",
-	}
-	for name, data := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, _, err := decode.Load(dir, load.Options{})
-	if err != nil {
-		t.Fatal(load.Details(err, dir))
-	}
-	return cfg
+	return profiletest.Load(t, "golang", "\tplanner: strategy: \""+strategy+"\"\n")
 }
 
 func requirement(id, title string, deps ...string) spec.Requirement {
