@@ -174,3 +174,34 @@ fi
 		t.Errorf("the agent's tasks.md is lost:\n%s", tasks)
 	}
 }
+
+// TestFolderOnIntegrationBase: two changes that add to a capability main
+// does not have are verified on the same main, both with a delta that
+// creates it; the first to merge creates it, and the second, integrated on
+// that main, folds the delta of an existing capability (no "## Purpose").
+func TestFolderOnIntegrationBase(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.project.MaxParallel = 2 // both start from the same main
+	f.changeIn("one", "links")
+	f.changeIn("two", "links")
+	f.plan.Purposes = map[string]string{"links": "Short links."}
+	f.withSpecVerify()
+	// The first integration takes long enough for the second change to be
+	// verified on the main without links.
+	f.project.Gates["slow"] = gateConfig{Kind: "exec", Mode: "run", Order: 20, Run: []string{"sleep", "1"}}
+	f.project.Integration["slow"] = config.StackEntry{}
+	f.applySucceeds(f.agentScript(namesItsRequirement + "echo \"$change\" > \"$change.txt\"\n"))
+	first := f.git("log", "--reverse", "--format=%(trailers:key=Set-Change,valueonly)", "main")
+	first = strings.Fields(first)[0]
+	second := map[string]string{"one": "two", "two": "one"}[first]
+	if got := f.archivedDelta(first, "links"); !strings.HasPrefix(got, "## Purpose\nShort links.\n") {
+		t.Errorf("%s, merged first, does not create the capability:\n%s", first, got)
+	}
+	if got := f.archivedDelta(second, "links"); strings.Contains(got, "## Purpose") {
+		t.Errorf("%s, integrated on a main that has links, has a Purpose:\n%s", second, got)
+	}
+	if n := count(f.events(), journal.RetryScheduled, second); n != 0 {
+		t.Errorf("%s was retried %d times", second, n)
+	}
+}

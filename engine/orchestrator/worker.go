@@ -414,21 +414,22 @@ func (w *worker) dispatch(ctx context.Context) (fresh bool, err error) {
 	return created, nil
 }
 
-// folderOn is the OpenSpec change folder set writes for the change on
-// base, a commit of main (see spec.ChangeFolder), or nil for a change
-// without requirements, which has no delta. It is the plan's folder for
-// the change with one difference that depends on base: a capability gets
-// its "## Purpose" only where base has no living spec of it
-// (openspec/specs/<capability>/spec.md). The plan knows main as it was
-// when it was made; base is main as the change is dispatched or verified
-// on it, which a sibling may have given the capability since.
-func (w *worker) folderOn(ctx context.Context, base string) (map[string][]byte, error) {
-	if len(w.change.Requirements) == 0 {
+// folderOn is the OpenSpec change folder set writes for change c of plan
+// p on base, a commit of main or a candidate of the merge queue (see
+// spec.ChangeFolder), or nil for a change without requirements, which has
+// no delta. It is the plan's folder for the change with one difference
+// that depends on base: a capability gets its "## Purpose" only where base
+// has no living spec of it (openspec/specs/<capability>/spec.md). The plan
+// knows main as it was when it was made; base is main as the change is
+// dispatched, verified or integrated on it, which a sibling may have given
+// the capability since.
+func folderOn(ctx context.Context, root string, p *plan.Plan, c plan.Change, base string) (map[string][]byte, error) {
+	if len(c.Requirements) == 0 {
 		return nil, nil
 	}
-	in := w.plan.ChangeFolder(w.change.Name)
+	in := p.ChangeFolder(c.Name)
 	for _, capability := range slices.Sorted(maps.Keys(in.Purposes)) {
-		living, err := git.HasPath(ctx, w.root, base, "openspec/specs/"+capability+"/spec.md")
+		living, err := git.HasPath(ctx, root, base, "openspec/specs/"+capability+"/spec.md")
 		if err != nil {
 			return nil, err
 		}
@@ -440,7 +441,7 @@ func (w *worker) folderOn(ctx context.Context, base string) (map[string][]byte, 
 }
 
 // ownFolder makes the change's OpenSpec change folder on its branch the
-// one set writes on base (folderOn), and returns its delta specs: what
+// one set writes on base (see folderOn), and returns its delta specs: what
 // spec_verify holds the change to. set owns the folder's specs/ and
 // writes them in its own commits (agent.FolderTrailer), never charging
 // the agent for them:
@@ -462,7 +463,7 @@ func (w *worker) folderOn(ctx context.Context, base string) (map[string][]byte, 
 // would write it.
 func (w *worker) ownFolder(ctx context.Context, base string, newBranch bool) (map[string][]byte, error) {
 	c := w.change
-	files, err := w.folderOn(ctx, base)
+	files, err := folderOn(ctx, w.root, w.plan, c, base)
 	if files == nil || err != nil {
 		return nil, err
 	}
