@@ -336,7 +336,11 @@ func (r *campaignRepo) check(t *testing.T, want string, sessions []int) {
 	}
 	for _, dir := range []string{layout.Worktrees(), layout.Procs()} {
 		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
-			t.Errorf("%s is not empty: %d entries", dir, len(entries))
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Errorf("%s is not empty: %s", dir, strings.Join(names, ", "))
 		}
 	}
 	if lock, _ := os.ReadFile(filepath.Join(layout.Dir(), "lock")); len(bytes.TrimSpace(lock)) > 0 {

@@ -67,6 +67,13 @@ type Input struct {
 	Emit func(journal.Payload) error
 	// Now gives the archive date.
 	Now func() time.Time
+	// Delta, if set, gives the delta specs set writes for the change on
+	// base, a commit of main or a candidate (paths in the change folder,
+	// specs/<capability>/spec.md): the fold writes them over the folder's
+	// specs/ first, so that the delta main gets is the one of the tree it
+	// is integrated on. nil, or a nil answer, leaves the folder as the
+	// branch has it.
+	Delta func(ctx context.Context, base string) (map[string][]byte, error)
 	// Checkpoint, if set, is called just before main moves
 	// ("before-fast-forward") and just after, before MERGED and ARCHIVED
 	// are journaled ("fast-forwarded").
@@ -198,7 +205,7 @@ func Prepare(ctx context.Context, in Input, onto Onto) (Candidate, Outcome, erro
 	if err != nil {
 		return Candidate{}, Outcome{}, err
 	}
-	archived, head, err := fold(ctx, in)
+	archived, head, err := fold(ctx, in, onto.Commit)
 	if err != nil {
 		return Candidate{}, Outcome{}, err
 	}
@@ -353,7 +360,8 @@ const (
 	ArchiveTrailer = "Set-Archive"
 )
 
-// fold folds the change's OpenSpec delta into the merged tree in the
+// fold folds the change's OpenSpec delta, written for base first (see
+// Input.Delta), into the merged tree in the
 // worktree (openspec/changes/<change> folded into openspec/specs/ and
 // moved under openspec/changes/archive/, see openspec.ArchiveChange) and
 // commits that on the branch with the ArchiveTrailer, so that the
@@ -364,7 +372,10 @@ const (
 // integrated as it is, and the record says why nothing was folded: its
 // code is good, and a delta left in openspec/changes/ is for a person to
 // fix.
-func fold(ctx context.Context, in Input) (_ journal.ArchivedData, commit string, _ error) {
+func fold(ctx context.Context, in Input, base string) (_ journal.ArchivedData, commit string, _ error) {
+	if err := in.writeDelta(ctx, base); err != nil {
+		return journal.ArchivedData{}, "", err
+	}
 	res, err := openspec.ArchiveChange(in.Worktree, in.Change.Name, in.Now())
 	if errors.Is(err, openspec.ErrNoDelta) {
 		return journal.ArchivedData{Skipped: noDelta(in.Change.Name)}, "", nil
@@ -395,6 +406,28 @@ func fold(ctx context.Context, in Input) (_ journal.ArchivedData, commit string,
 		return journal.ArchivedData{}, "", err
 	}
 	return journal.ArchivedData{Capabilities: res.Capabilities, ArchiveDir: res.ArchiveDir}, commit, nil
+}
+
+// writeDelta writes the delta specs set writes on base (Input.Delta) over
+// those of the change folder in the worktree, when it has a folder. A
+// folder the rewrite refuses (a link in it) is left for the fold, which
+// refuses it too and says why.
+func (in Input) writeDelta(ctx context.Context, base string) error {
+	if in.Delta == nil {
+		return nil
+	}
+	files, err := in.Delta(ctx, base)
+	if err != nil || files == nil {
+		return err
+	}
+	dir := filepath.Join(in.Worktree, filepath.FromSlash(spec.ChangeDir(in.Change.Name)))
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	if err := spec.WriteDeltaSpecs(in.Worktree, in.Change.Name, files); err != nil {
+		return git.Clean(ctx, in.Worktree)
+	}
+	return nil
 }
 
 // dropFold removes the fold commit an interrupted integration left at the

@@ -233,9 +233,12 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	result, runErr := r.execute(ctx)
 	result, runErr = r.gitDir.checkAtEnd(ctx, result, runErr)
 	r.pool.drop(context.WithoutCancel(ctx))
-	sum, err := r.finish(result, runErr, resumed, opts.Now().Sub(start))
+	// RUN_FINISHED is journaled once the run's worktrees are gone from
+	// disk: an apply killed while their files are deleted has a journal
+	// that did not finish, so the next apply resumes it and its reconcile
+	// discards them, where one that finds nothing to do would leave them.
 	r.pool.wait()
-	return sum, err
+	return r.finish(result, runErr, resumed, opts.Now().Sub(start))
 }
 
 // notRepositoryError is the error for a project root outside any git

@@ -59,8 +59,10 @@ type mergeQueue struct {
 type attempt struct {
 	change plan.Change
 	graph  *graph.ChangeGraph
-	in     merge.Input
-	onto   merge.Onto
+	// plan is the run's plan the attempt was made from.
+	plan *plan.Plan
+	in   merge.Input
+	onto merge.Onto
 	// busy: a goroutine prepares, checks or settles the attempt; cancel
 	// stops it.
 	busy   bool
@@ -155,7 +157,7 @@ func (q *mergeQueue) advance(ctx context.Context, p *plan.Plan, g *graph.Graph) 
 		delete(q.conflictedAhead, name)
 		c, _ := p.Change(name)
 		cg, _ := g.Change(name)
-		a := &attempt{change: *c, graph: cg, onto: onto}
+		a := &attempt{change: *c, graph: cg, plan: p, onto: onto}
 		q.train = append(q.train, a)
 		q.step(ctx, a, stepPrepare, func(ctx context.Context) attemptResult { return q.prepare(ctx, a) })
 	}
@@ -199,7 +201,7 @@ func (q *mergeQueue) prepare(ctx context.Context, a *attempt) attemptResult {
 		}
 		a.onto.Commit = head
 	}
-	a.in = q.mergeInput(a.change, a.graph)
+	a.in = q.mergeInput(a.change, a.graph, a.plan)
 	cand, out, err := merge.Prepare(ctx, a.in, a.onto)
 	if err != nil || out.Failed || out.ConflictsAhead != nil {
 		return attemptResult{out: out, err: err}
@@ -303,8 +305,9 @@ func (q *mergeQueue) discard(a *attempt) error {
 	return q.rec.transition(a.change.Name, state.Queued, a.discarded)
 }
 
-// mergeInput is the input of the change's integration attempt.
-func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Input {
+// mergeInput is the input of the change's integration attempt, made from
+// plan p.
+func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph, p *plan.Plan) merge.Input {
 	st := q.rec.change(c.Name)
 	return merge.Input{
 		Project: q.project, Layout: q.layout, Change: c, Reqs: q.requirements(c),
@@ -312,6 +315,10 @@ func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph) merge.Inpu
 		Env: q.env, Redact: q.redact, Runners: q.runners, Models: q.models, Now: q.now, Accepted: q.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return q.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { q.checkpoint(point, c.Name) },
+		Delta: func(ctx context.Context, base string) (map[string][]byte, error) {
+			files, err := folderOn(ctx, q.root, p, c, base)
+			return deltaOf(files), err
+		},
 	}
 }
 

@@ -1,12 +1,15 @@
 package orchestrator
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/set-engine/set/engine/agent"
@@ -402,7 +405,7 @@ func (w *worker) dispatch(ctx context.Context) (fresh bool, err error) {
 	if err := w.pool.check(ctx, c.Name); err != nil {
 		return false, err
 	}
-	if err := w.writeFolder(ctx, created); err != nil {
+	if _, err := w.ownFolder(ctx, base, created); err != nil {
 		return false, err
 	}
 	if err := w.rec.emit(c.Name, journal.DispatchData{Worktree: filepath.ToSlash(relTo(w.root, wt)), Branch: git.ChangeBranch(c.Name), Base: base, Reused: reused}); err != nil {
@@ -415,60 +418,129 @@ func (w *worker) dispatch(ctx context.Context) (fresh bool, err error) {
 	return created, nil
 }
 
-// folder is the OpenSpec change folder set writes for the change (see
+// folderOn is the OpenSpec change folder set writes for change c of plan
+// p on base, a commit of main or a candidate of the merge queue (see
 // spec.ChangeFolder), or nil for a change without requirements, which has
-// no delta.
-func (w *worker) folder() map[string][]byte {
-	if len(w.change.Requirements) == 0 {
-		return nil
+// no delta. It is the plan's folder for the change with one difference
+// that depends on base: a capability gets its "## Purpose" only where base
+// has no living spec of it (openspec/specs/<capability>/spec.md). The plan
+// knows main as it was when it was made; base is main as the change is
+// dispatched, verified or integrated on it, which a sibling may have given
+// the capability since.
+func folderOn(ctx context.Context, root string, p *plan.Plan, c plan.Change, base string) (map[string][]byte, error) {
+	if len(c.Requirements) == 0 {
+		return nil, nil
 	}
-	return spec.ChangeFolder(w.plan.ChangeFolder(w.change.Name))
-}
-
-// writeFolder puts the change's OpenSpec change folder on its branch, as
-// set's own commit (agent.FolderTrailer), before the agent starts: the
-// delta is derived from the requirements' standings, never left to the
-// agent. A branch that has that commit already (a worktree an interrupted
-// run left, a change retried) keeps its folder, which the agent may have
-// refined. A branch created just now (newBranch) is main's head, with no
-// commit of its own to look through.
-func (w *worker) writeFolder(ctx context.Context, newBranch bool) error {
-	c := w.change
-	files := w.folder()
-	if files == nil {
-		return nil
-	}
-	wt := w.layout.Worktree(c.Name)
-	if !newBranch {
-		done, err := git.FindTrailer(ctx, wt, "refs/heads/"+w.project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
-		if err != nil || done != "" {
-			return err
+	in := p.ChangeFolder(c.Name)
+	for _, capability := range slices.Sorted(maps.Keys(in.Purposes)) {
+		living, err := git.HasPath(ctx, root, base, "openspec/specs/"+capability+"/spec.md")
+		if err != nil {
+			return nil, err
+		}
+		if living {
+			delete(in.Purposes, capability)
 		}
 	}
-	if err := spec.WriteChangeFolder(wt, c.Name, files); err != nil {
-		return err
-	}
-	msg := fmt.Sprintf("%s: the OpenSpec change folder\n\nset wrote %s/ from the spec and %s's living specs.\n\n%s: %s\n",
-		c.Name, spec.ChangeDir(c.Name), w.project.MainBranch, agent.FolderTrailer, c.Name)
-	commit := git.CommitPaths
-	if newBranch {
-		commit = git.CommitNewPaths // nothing else is staged there
-	}
-	_, err := commit(ctx, wt, msg, spec.ChangeDir(c.Name))
-	return err
+	return spec.ChangeFolder(in), nil
 }
 
-// deltaOf is the delta specs of the change's folder: what spec_verify
-// holds the change to.
-func (w *worker) delta() map[string][]byte {
+// ownFolder makes the change's OpenSpec change folder on its branch the
+// one set writes on base (see folderOn), and returns its delta specs: what
+// spec_verify holds the change to. set owns the folder's specs/ and
+// writes them in its own commits (agent.FolderTrailer), never charging
+// the agent for them:
+//
+//   - a branch without such a commit (newBranch: one created just now, at
+//     base) gets the whole folder;
+//   - on a branch that has one, specs/ is rewritten, in a commit of its
+//     own, when what set writes on base differs from what set wrote in
+//     its newest such commit (a resumed run or a replan plans again from
+//     main's living specs; main moved under the change). proposal.md,
+//     tasks.md and any file the agent added stay as the branch has them:
+//     they are the agent's to refine once written, and what set writes
+//     there depends on the change's work only, which a branch keeps from
+//     one plan to the next (plan.Work).
+//
+// What the agent changed in specs/ since set's newest commit is left for
+// spec_verify to name, unless set rewrites specs/ anyway. A worktree in
+// the middle of a merge is not written to: its delta is returned as set
+// would write it.
+func (w *worker) ownFolder(ctx context.Context, base string, newBranch bool) (map[string][]byte, error) {
+	c := w.change
+	files, err := folderOn(ctx, w.root, w.plan, c, base)
+	if files == nil || err != nil {
+		return nil, err
+	}
+	delta := deltaOf(files)
+	wt := w.layout.Worktree(c.Name)
+	if newBranch {
+		if err := spec.WriteChangeFolder(wt, c.Name, files); err != nil {
+			return nil, err
+		}
+		// Nothing else is staged on a branch made just now.
+		_, err := git.CommitNewPaths(ctx, wt, w.folderMessage(base, "wrote "+spec.ChangeDir(c.Name)+"/"), spec.ChangeDir(c.Name))
+		return delta, err
+	}
+	last, err := git.FindTrailer(ctx, wt, "refs/heads/"+w.project.MainBranch+"..HEAD", agent.FolderTrailer, c.Name)
+	if err != nil {
+		return nil, err
+	}
+	if last != "" {
+		wrote, err := git.FilesAt(ctx, wt, last, spec.ChangeDir(c.Name)+"/specs")
+		if err != nil {
+			return nil, err
+		}
+		if maps.EqualFunc(wrote, prefixed(spec.ChangeDir(c.Name)+"/", delta), bytes.Equal) {
+			return delta, nil
+		}
+	}
+	if git.InMerge(ctx, wt) {
+		return delta, nil
+	}
+	what, write := "wrote "+spec.ChangeDir(c.Name)+"/", spec.WriteChangeFolder
+	if last != "" {
+		what, write = "rewrote the delta specs of "+spec.ChangeDir(c.Name)+"/ (proposal.md and tasks.md stay as they are)", spec.WriteDeltaSpecs
+	}
+	if err := write(wt, c.Name, files); err != nil {
+		return nil, err
+	}
+	_, err = git.CommitPaths(ctx, wt, w.folderMessage(base, what), spec.ChangeDir(c.Name))
+	return delta, err
+}
+
+// folderMessage is the message of set's commit of the change folder: what
+// it did, on which commit of main, with the agent.FolderTrailer.
+func (w *worker) folderMessage(base, what string) string {
+	c := w.change.Name
+	return fmt.Sprintf("%s: the OpenSpec change folder\n\nset %s from the spec and the living specs of %s at %s.\n\n%s: %s\n",
+		c, what, w.project.MainBranch, shortID(base), agent.FolderTrailer, c)
+}
+
+// shortID is a commit ID as a message names it.
+func shortID(id string) string {
+	return id[:min(len(id), 12)]
+}
+
+// deltaOf is the delta specs of a change folder (its specs/ files), nil
+// when it has none.
+func deltaOf(files map[string][]byte) map[string][]byte {
 	out := map[string][]byte{}
-	for name, data := range w.folder() {
+	for name, data := range files {
 		if strings.HasPrefix(name, "specs/") {
 			out[name] = data
 		}
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// prefixed is files with every name prefixed.
+func prefixed(prefix string, files map[string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(files))
+	for name, data := range files {
+		out[prefix+name] = data
 	}
 	return out
 }
@@ -527,13 +599,23 @@ func (w *worker) verify(ctx, budget context.Context, attempt int) (bool, string,
 		}
 	}
 	wt := w.layout.Worktree(c.Name)
+	// The delta is the one set writes on main as it is now, where the
+	// change is to be integrated: the branch gets it first.
+	head, err := git.BranchHead(ctx, w.root, w.project.MainBranch)
+	if err != nil {
+		return false, "", err
+	}
+	delta, err := w.ownFolder(ctx, head, false)
+	if err != nil {
+		return false, "", err
+	}
 	base, err := git.MergeBase(ctx, wt, w.project.MainBranch, "HEAD")
 	if err != nil {
 		return false, "", err
 	}
 	res, err := gate.RunStack(budget, gate.StackInput{
 		Project: w.project, Change: c, Reqs: w.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
-		Delta: w.delta(), Removing: w.removing(),
+		Delta: delta, Removing: w.removing(),
 		Layout: w.layout, Worktree: wt, Base: base, Env: w.env, Redact: w.redact,
 		Steps: cg.Verify, Skipped: skipped, Accepted: w.rec.accepted(), Runners: w.runners, Models: w.models,
 	}, func(p journal.Payload) error { return w.rec.emit(c.Name, p) })

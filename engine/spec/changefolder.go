@@ -226,7 +226,32 @@ func WriteChangeFolder(root, change string, files map[string][]byte) error {
 	if err := openspec.CheckChangeName(change); err != nil {
 		return err
 	}
-	rel := ChangeDir(change)
+	return replaceDir(root, ChangeDir(change), files)
+}
+
+// WriteDeltaSpecs replaces the delta specs of the change folder
+// openspec/changes/<change> under root with the specs/ files of files (a
+// folder as ChangeFolder renders it): its specs/ directory then holds
+// exactly those, and every other file of the folder (proposal.md,
+// tasks.md, what the agent added) stays as it is. Links are refused as
+// WriteChangeFolder refuses them.
+func WriteDeltaSpecs(root, change string, files map[string][]byte) error {
+	if err := openspec.CheckChangeName(change); err != nil {
+		return err
+	}
+	specs := map[string][]byte{}
+	for name, data := range files {
+		if rest, ok := strings.CutPrefix(name, "specs/"); ok {
+			specs[rest] = data
+		}
+	}
+	return replaceDir(root, ChangeDir(change)+"/specs", specs)
+}
+
+// replaceDir makes the directory rel (a slash path under root) hold
+// exactly files (paths relative to it), refusing symbolic links on the
+// way and in it before anything is written.
+func replaceDir(root, rel string, files map[string][]byte) error {
 	if err := openspec.CheckNoLinks(root, rel); err != nil {
 		return err
 	}

@@ -389,3 +389,43 @@ func TestWriteChangeFolder(t *testing.T) {
 		t.Errorf("a link in the folder: %v", err)
 	}
 }
+
+// TestWriteDeltaSpecs: only specs/ is replaced; proposal.md, tasks.md and
+// what else the folder holds stay as they are.
+func TestWriteDeltaSpecs(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "openspec", "changes", "c")
+	if err := WriteChangeFolder(root, "c", map[string][]byte{
+		"proposal.md": []byte("refined\n"), "tasks.md": []byte("- [x] done\n"), "design.md": []byte("the agent's\n"),
+		"specs/old/spec.md": []byte("stale\n"), "specs/links/spec.md": []byte("## Purpose\nold\n"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDeltaSpecs(root, "c", map[string][]byte{
+		"proposal.md": []byte("set's\n"), "tasks.md": []byte("set's\n"), "specs/links/spec.md": []byte("## ADDED Requirements\n"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"proposal.md": "refined\n", "tasks.md": "- [x] done\n", "design.md": "the agent's\n",
+		"specs/links/spec.md": "## ADDED Requirements\n",
+	}
+	got := map[string]string{}
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			data, _ := os.ReadFile(p)
+			got[filepath.ToSlash(rel)] = string(data)
+		}
+		return err
+	})
+	if !maps.Equal(got, want) {
+		t.Errorf("folder = %v, want %v", got, want)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "specs", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDeltaSpecs(root, "c", nil); err == nil || !strings.Contains(err.Error(), "openspec/changes/c/specs/link is a symbolic link") {
+		t.Errorf("a link in specs/: %v", err)
+	}
+}
