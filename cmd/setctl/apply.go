@@ -9,7 +9,6 @@ import (
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/coverage"
 	"github.com/set-engine/set/engine/dashboard"
-	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
@@ -196,7 +195,10 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	}
 	ctx := sigs.ctx
 
-	opts := project.Options{PlanFileShown: a.planFile}
+	// The run branches every change from the main branch, moves it, and
+	// puts there what it makes of its inputs: Prepare checks that main
+	// exists and holds them before it plans.
+	opts := project.Options{PlanFileShown: a.planFile, MovesMain: true}
 	if a.planFile != "" {
 		opts.PlanFile = resolveDir(e.dir, a.planFile)
 	}
@@ -206,11 +208,6 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	}
 	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	r.ws = ws
-	// The run branches every change from the main branch and moves it.
-	if d, ok := project.CheckMainBranch(ctx, ws.root, ws.cfg); !ok {
-		d.Severity = diag.Error
-		return nil, e.present(name, diag.List{d}, ws.root)
-	}
 	if len(p.Changes) == 0 && !state.Unfinished(rundir.New(ws.root).Dir()) {
 		return nil, r.nothingToDo(ctx, p)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -74,9 +75,10 @@ type Instance struct {
 }
 
 // Inputs lists the files inside Root that the load read, as slash paths
-// relative to Root: cue.mod/module.cue, then, sorted, the .cue files of set.cue's
-// package, and those of every package it imports from the project
-// itself or vendored under cue.mod/pkg, cue.mod/usr or cue.mod/gen.
+// relative to Root: set.cue and the other .cue files of its package,
+// cue.mod/module.cue, then, sorted, the files of every package it
+// imports from the project itself or vendored under cue.mod/pkg,
+// cue.mod/usr or cue.mod/gen.
 // Modules fetched from a registry, and the embedded set module, are read
 // from the cache directory, never from the project: they are not listed,
 // even when that directory is inside Root.
@@ -401,8 +403,8 @@ func cueErrors(err error, positions map[config.Pos]token.Pos) []errors.Error {
 var extractedDir = regexp.MustCompile(`[^\s:]*set-modules/[0-9a-f]{32}/`)
 
 // inputsOf lists the files inside root, and outside cacheDir, that inst
-// and the packages it imports (transitively) were built from, as sorted
-// slash paths relative to root, with cue.mod/module.cue first.
+// and the packages it imports (transitively) were built from, as
+// slash paths relative to root, in the order Instance.Inputs says.
 func inputsOf(root, cacheDir string, inst *build.Instance) []string {
 	inside := func(dir, file string) (string, bool) {
 		rel, err := filepath.Rel(dir, file)
@@ -438,6 +440,22 @@ func inputsOf(root, cacheDir string, inst *build.Instance) []string {
 		}
 	}
 	walk(inst)
-	sort.Strings(files)
-	return append([]string{"cue.mod/module.cue"}, files...)
+	// set.cue first, then the package's other files, then what they
+	// import: the order a reader meets them in.
+	own := func(f string) bool { return !strings.Contains(f, "/") }
+	sort.SliceStable(files, func(i, j int) bool {
+		a, b := files[i], files[j]
+		if (a == ConfigFile) != (b == ConfigFile) {
+			return a == ConfigFile
+		}
+		if own(a) != own(b) {
+			return own(a)
+		}
+		return a < b
+	})
+	n := 0
+	for n < len(files) && own(files[n]) {
+		n++
+	}
+	return slices.Concat(files[:n], []string{"cue.mod/module.cue"}, files[n:])
 }

@@ -324,7 +324,7 @@ project: golang.#Project & {
 	if err != nil {
 		t.Fatal(Details(err, dir))
 	}
-	want := []string{"cue.mod/module.cue", "conf/conf.cue", "cue.mod/pkg/example.com/vendored/names/n.cue", "extra.cue", "set.cue"}
+	want := []string{"set.cue", "extra.cue", "cue.mod/module.cue", "conf/conf.cue", "cue.mod/pkg/example.com/vendored/names/n.cue"}
 	if got := in.Inputs(); !slices.Equal(got, want) {
 		t.Errorf("Inputs = %q, want %q", got, want)
 	}
