@@ -37,6 +37,14 @@ With PLANFILE (from setctl plan --out) it runs exactly that plan and refuses
 one whose inputs changed since. Without it, it plans now and asks before
 running, unless --yes is given.
 
+Apply puts on main what it makes of the run's inputs, so main must hold
+them: set.cue and the other CUE files of its package, cue.mod/module.cue
+(and what the load reads under cue.mod), and every spec file must be
+committed on main as they are on disk. Otherwise apply refuses before it
+runs anything, naming each file (untracked, not on main, or differs from
+main) and the git commands that commit them. vet and plan read the files
+as they are.
+
 Apply runs what the spec asks beyond what main implements (see setctl
 help plan): with nothing to do it says so and runs nothing. At dispatch set
 writes each change's OpenSpec change folder (openspec/changes/<change>:
