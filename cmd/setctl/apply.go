@@ -43,7 +43,7 @@ them: set.cue and the other CUE files of its package, cue.mod/module.cue
 committed on main as they are on disk. Otherwise apply refuses before it
 runs anything, naming each file (untracked, not on main, or differs from
 main) and the git commands that commit them. vet and plan read the files
-as they are.
+as they are; plan warns of those apply refuses.
 
 Apply runs what the spec asks beyond what main implements (see setctl
 help plan): with nothing to do it says so and runs nothing. At dispatch set

@@ -48,7 +48,7 @@ func CheckInputsCommitted(ctx context.Context, p *Project) (d diag.Diagnostic, o
 	if current := git.CurrentBranch(ctx, p.Root); current != branch {
 		fix = fmt.Sprintf("git switch %s && %s", shellWord(branch), fix)
 	}
-	lines = append(lines, "commit them first, then run setctl apply again:", "    "+fix)
+	lines = append(lines, "commit them before setctl apply:", "    "+fix)
 	return diag.Diagnostic{
 		Severity: diag.Error,
 		Summary:  fmt.Sprintf("set.cue, cue.mod and the spec must be committed on %s as the run reads them, since the run puts on %s what it makes of them:", branch, branch),
