@@ -9,7 +9,6 @@ import (
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/coverage"
 	"github.com/set-engine/set/engine/dashboard"
-	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
@@ -37,6 +36,14 @@ checked out in a worktree, or changed since it merged, is always kept.
 With PLANFILE (from setctl plan --out) it runs exactly that plan and refuses
 one whose inputs changed since. Without it, it plans now and asks before
 running, unless --yes is given.
+
+Apply puts on main what it makes of the run's inputs, so main must hold
+them: set.cue and the other CUE files of its package, cue.mod/module.cue
+(and what the load reads under cue.mod), and every spec file must be
+committed on main as they are on disk. Otherwise apply refuses before it
+runs anything, naming each file (untracked, not on main, or differs from
+main) and the git commands that commit them. vet and plan read the files
+as they are; plan warns of those apply refuses.
 
 Apply runs what the spec asks beyond what main implements (see setctl
 help plan): with nothing to do it says so and runs nothing. At dispatch set
@@ -196,7 +203,10 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	}
 	ctx := sigs.ctx
 
-	opts := project.Options{PlanFileShown: a.planFile}
+	// The run branches every change from the main branch, moves it, and
+	// puts there what it makes of its inputs: Prepare checks that main
+	// exists and holds them before it plans.
+	opts := project.Options{PlanFileShown: a.planFile, MovesMain: true}
 	if a.planFile != "" {
 		opts.PlanFile = resolveDir(e.dir, a.planFile)
 	}
@@ -206,11 +216,6 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	}
 	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	r.ws = ws
-	// The run branches every change from the main branch and moves it.
-	if d, ok := project.CheckMainBranch(ctx, ws.root, ws.cfg); !ok {
-		d.Severity = diag.Error
-		return nil, e.present(name, diag.List{d}, ws.root)
-	}
 	if len(p.Changes) == 0 && !state.Unfinished(rundir.New(ws.root).Dir()) {
 		return nil, r.nothingToDo(ctx, p)
 	}

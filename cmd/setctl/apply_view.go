@@ -106,7 +106,7 @@ func (v *applyHuman) ended(sum *orchestrator.Summary, head, mainBranch string, r
 	case "interrupted":
 		fmt.Fprintln(out, "Interrupted. Run `setctl apply` again to continue where this run stopped.")
 	case "paused":
-		fmt.Fprintln(out, "Some changes are paused (see why with `setctl status`). Once their cause is dealt with (a budget raised in set.cue), `setctl apply` resumes them, without a new plan.")
+		fmt.Fprintln(out, "Some changes are paused (see why with `setctl status`). Once their cause is dealt with (a budget raised in set.cue, committed), `setctl apply` resumes them, without a new plan.")
 	default:
 		fmt.Fprintf(out, "Some changes did not reach %s. See why in .set/logs/ and .set/events.jsonl; a new `setctl apply` retries them.\n", mainBranch)
 	}

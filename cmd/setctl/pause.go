@@ -61,7 +61,7 @@ lets the changes not yet started go.
 
 With no apply running, run setctl apply: a new apply resumes every paused
 change (a change a rule paused is paused again if the rule still holds:
-raise the budget in set.cue first).
+raise the budget in set.cue and commit it first).
 
 Exit status: 0 when the apply took the request, 1 otherwise.
 

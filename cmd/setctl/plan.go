@@ -42,6 +42,10 @@ it, or why it is not implemented yet. Nothing is run. .set/ is never the
 record of what is done: a fresh clone of a fully applied repository plans
 nothing.
 
+Plan reads set.cue and the spec as they are on disk, committed or not,
+and warns of those not committed on main as they are: setctl apply
+refuses to run them until they are (see setctl help apply).
+
 The dot and mermaid drawings show a change as three nodes: its agent, its
 verify stack and its integration into main, each stack listing its gates in
 run order. --detail draws every step as its own node instead (dispatch,
@@ -148,8 +152,19 @@ func runPlanWith(e *env, a planArgs) int {
 	// branch the repository lacks is refused as vet and apply refuse it,
 	// not read as empty. A directory that is no repository yet, or one
 	// without a commit, plans from nothing (CheckMainBranch warns there).
-	if d, ok := project.CheckMainBranch(context.Background(), ws.root, ws.cfg); !ok && d.Severity == diag.Error {
+	d, ok := project.CheckMainBranch(context.Background(), ws.root, ws.cfg)
+	if !ok && d.Severity == diag.Error {
 		return e.present(name, diag.List{d}, ws.root)
+	}
+	// plan moves nothing, so it plans the inputs as they are on disk; it
+	// warns of those setctl apply will refuse until they are committed.
+	if ok {
+		if d, ok, err := project.CheckInputsCommitted(context.Background(), pr.Project); err != nil {
+			return e.errorf(name, "%v", err)
+		} else if !ok {
+			d.Severity = diag.Warning
+			e.present(name, diag.List{d}, ws.root)
+		}
 	}
 	// standing is where every requirement stands; it gives every change
 	// of g its status in the project's run.

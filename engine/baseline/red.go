@@ -118,11 +118,12 @@ func (e *RedError) refusal() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// afterEdit is what to do once set.cue is edited: apply refuses a main
-// checkout with uncommitted changes, and a plan file made from the old
+// afterEdit is what to do once set.cue is edited: apply runs the set.cue
+// main holds and refuses one not committed there
+// (project.CheckInputsCommitted), and a plan file made from the old
 // set.cue is stale.
 func (e *RedError) afterEdit(accept bool) string {
-	commit := fmt.Sprintf("commit set.cue (setctl apply needs a clean checkout of %s)", e.branch())
+	commit := fmt.Sprintf("commit set.cue on %s (setctl apply runs the set.cue %s holds)", e.branch(), e.branch())
 	if e.Apply.PlanFile == "" {
 		return fmt.Sprintf("%s and run `%s` again", commit, e.Apply.Command(accept))
 	}

@@ -10,10 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
@@ -67,7 +70,19 @@ type Instance struct {
 
 	// files are the project package's own parsed files.
 	files []*ast.File
+	// inputs are the files of the project that the load read (see Inputs).
+	inputs []string
 }
+
+// Inputs lists the files inside Root that the load read, as slash paths
+// relative to Root: set.cue and the other .cue files of its package,
+// cue.mod/module.cue, then, sorted, the files of every package it
+// imports from the project itself or vendored under cue.mod/pkg,
+// cue.mod/usr or cue.mod/gen.
+// Modules fetched from a registry, and the embedded set module, are read
+// from the cache directory, never from the project: they are not listed,
+// even when that directory is inside Root.
+func (in *Instance) Inputs() []string { return in.inputs }
 
 // Load loads the CUE package in dir (which must hold set.cue and
 // cue.mod/module.cue), unifies its `project` field with the embedded
@@ -139,7 +154,14 @@ func Load(dir string, opts Options) (*Instance, error) {
 	if err := project.Validate(cue.Concrete(true)); err != nil {
 		return nil, userErrors(explainDefaults(project, err), insts[0].Files, insts[0])
 	}
-	lp := &Instance{Root: root, Value: project, files: insts[0].Files}
+	cacheDir, err := CacheDir(env)
+	if err != nil {
+		return nil, err
+	}
+	if cacheDir, err = filepath.Abs(cacheDir); err != nil {
+		return nil, err
+	}
+	lp := &Instance{Root: root, Value: project, files: insts[0].Files, inputs: inputsOf(root, cacheDir, insts[0])}
 	if warning != nil {
 		lp.Warnings = diag.List{*warning}
 	}
@@ -379,3 +401,61 @@ func cueErrors(err error, positions map[config.Pos]token.Pos) []errors.Error {
 // extractedDir matches the directory prefix of a file in an extracted
 // embedded module (see extract), in relative or absolute form.
 var extractedDir = regexp.MustCompile(`[^\s:]*set-modules/[0-9a-f]{32}/`)
+
+// inputsOf lists the files inside root, and outside cacheDir, that inst
+// and the packages it imports (transitively) were built from, as
+// slash paths relative to root, in the order Instance.Inputs says.
+func inputsOf(root, cacheDir string, inst *build.Instance) []string {
+	inside := func(dir, file string) (string, bool) {
+		rel, err := filepath.Rel(dir, file)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return "", false
+		}
+		return filepath.ToSlash(rel), true
+	}
+	seen := map[string]bool{}
+	var files []string
+	visited := map[*build.Instance]bool{}
+	var walk func(*build.Instance)
+	walk = func(i *build.Instance) {
+		if visited[i] {
+			return
+		}
+		visited[i] = true
+		for _, f := range i.BuildFiles {
+			name := f.Filename
+			if !filepath.IsAbs(name) {
+				name = filepath.Join(root, name)
+			}
+			if _, cached := inside(cacheDir, name); cached && cacheDir != "" {
+				continue
+			}
+			if rel, ok := inside(root, name); ok && !seen[rel] {
+				seen[rel] = true
+				files = append(files, rel)
+			}
+		}
+		for _, imp := range i.Imports {
+			walk(imp)
+		}
+	}
+	walk(inst)
+	// set.cue first, then the package's other files, then what they
+	// import: the order a reader meets them in.
+	own := func(f string) bool { return !strings.Contains(f, "/") }
+	sort.SliceStable(files, func(i, j int) bool {
+		a, b := files[i], files[j]
+		if (a == ConfigFile) != (b == ConfigFile) {
+			return a == ConfigFile
+		}
+		if own(a) != own(b) {
+			return own(a)
+		}
+		return a < b
+	})
+	n := 0
+	for n < len(files) && own(files[n]) {
+		n++
+	}
+	return slices.Concat(files[:n], []string{"cue.mod/module.cue"}, files[n:])
+}

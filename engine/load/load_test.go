@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -281,5 +282,50 @@ project: golang.#Project & {
 	}
 	if p.FieldPos("gates", "test").IsValid() {
 		t.Error("FieldPos found a field set.cue does not declare")
+	}
+}
+
+// Inputs are the project's own files the load read: module.cue, the
+// package's files, those of a package it imports from the module and of
+// one vendored under cue.mod/pkg; not the embedded module extracted into
+// a cache directory inside the project.
+func TestLoadInputs(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"CUE_CACHE_DIR=" + filepath.Join(dir, ".cache"), "CUE_REGISTRY=none"}
+	writeModuleFile(t, dir, "example.com/x@v0")
+	files := map[string]string{
+		"set.cue": `package x
+
+import (
+	"github.com/set-engine/set/profiles/golang"
+	"example.com/x/conf"
+	"example.com/vendored/names"
+)
+
+project: golang.#Project & {
+	name: names.name
+	spec: [conf.spec]
+}
+`,
+		"extra.cue":     "package x\n\nextra: 1\n",
+		"conf/conf.cue": "package conf\n\nspec: \"s.md\"\n",
+		"cue.mod/pkg/example.com/vendored/names/n.cue": "package names\n\nname: \"x\"\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := Load(dir, Options{Env: env})
+	if err != nil {
+		t.Fatal(Details(err, dir))
+	}
+	want := []string{"set.cue", "extra.cue", "cue.mod/module.cue", "conf/conf.cue", "cue.mod/pkg/example.com/vendored/names/n.cue"}
+	if got := in.Inputs(); !slices.Equal(got, want) {
+		t.Errorf("Inputs = %q, want %q", got, want)
 	}
 }

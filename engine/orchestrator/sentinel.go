@@ -382,7 +382,7 @@ func (w *watch) act(fire sentinel.Firing, graced string) error {
 	}
 	w.mu.Unlock()
 	if fire.Action == sentinel.Pause && fire.Facts.TokenBudget > 0 && fire.Facts.TokensUsed >= fire.Facts.TokenBudget {
-		stop.Reason = fmt.Sprintf("token budget spent: %d of %d tokens (%s); raise it in set.cue and run setctl apply again",
+		stop.Reason = fmt.Sprintf("token budget spent: %d of %d tokens (%s); raise it in set.cue, commit set.cue, and run setctl apply again",
 			fire.Facts.TokensUsed, fire.Facts.TokenBudget, w.tokenField)
 	}
 	w.stop(stop)

@@ -40,6 +40,9 @@ type Project struct {
 	// SpecData maps every spec file (slash path relative to Root) to its
 	// content.
 	SpecData map[string][]byte
+	// ConfigFiles are the project's CUE files that set.cue's load read
+	// (load.Instance.Inputs), slash paths relative to Root.
+	ConfigFiles []string
 
 	// loadWarnings are load.Instance's: the set module version the project
 	// requires, when older than the embedded one.
@@ -66,7 +69,7 @@ func Load(dir string) (*Project, error) {
 	if err != nil {
 		return &Project{Root: root, loadWarnings: lp.Warnings}, err
 	}
-	p := &Project{Root: root, Config: cfg, SpecData: map[string][]byte{}, loadWarnings: lp.Warnings}
+	p := &Project{Root: root, Config: cfg, SpecData: map[string][]byte{}, ConfigFiles: lp.Inputs(), loadWarnings: lp.Warnings}
 	names, err := expandSpecs(root, cfg)
 	if err != nil {
 		return p, err
@@ -245,6 +248,11 @@ type Options struct {
 	// (PlanWithoutModel); otherwise Prepared has no plan and no graph, and
 	// NeedsModel says why.
 	NoModel bool
+	// MovesMain is set by what moves main (setctl apply): main must exist
+	// (CheckMainBranch) and hold every input of the run
+	// (CheckInputsCommitted), both checked before a model is asked for
+	// the plan (see prepareToMoveMain).
+	MovesMain bool
 }
 
 // Prepared is a project ready to show or run: loaded, planned, and its
@@ -270,8 +278,50 @@ func Prepare(ctx context.Context, dir string, opts Options) (*Prepared, diag.Lis
 	if err != nil {
 		return &Prepared{Project: p}, append(ds, load.Diagnostics(err)...)
 	}
-	pr, more := p.Prepare(ctx, opts)
+	var pr *Prepared
+	var more diag.List
+	if opts.MovesMain {
+		pr, more = p.prepareToMoveMain(ctx, opts)
+	} else {
+		pr, more = p.Prepare(ctx, opts)
+	}
 	return pr, append(ds, more...)
+}
+
+// prepareToMoveMain is Prepare for what moves main, in the order that
+// costs the user least: what is wrong with the inputs themselves first
+// (everything but a model's plan), then whether main exists and holds
+// them (checkMovesMain), and only then is a model asked for the plan.
+func (p *Project) prepareToMoveMain(ctx context.Context, opts Options) (*Prepared, diag.List) {
+	first := opts
+	first.NoModel = true
+	pr, ds := p.Prepare(ctx, first)
+	if ds.HasErrors() {
+		return pr, ds
+	}
+	if d, ok := p.checkMovesMain(ctx); !ok {
+		return &Prepared{Project: p}, append(ds, d)
+	}
+	if pr.NeedsModel == nil {
+		return pr, ds
+	}
+	return p.Prepare(ctx, opts)
+}
+
+// checkMovesMain checks what a run that moves main needs of the
+// repository: main exists (a warning of CheckMainBranch is an error
+// here) and holds every input of the run. ok is false with the error d
+// otherwise.
+func (p *Project) checkMovesMain(ctx context.Context) (d diag.Diagnostic, ok bool) {
+	if d, ok := CheckMainBranch(ctx, p.Root, p.Config); !ok {
+		d.Severity = diag.Error
+		return d, false
+	}
+	d, ok, err := CheckInputsCommitted(ctx, p)
+	if err != nil {
+		return diag.Diagnostic{Severity: diag.Error, Summary: err.Error()}, false
+	}
+	return d, ok
 }
 
 // Prepare makes the project's plan, or reads and checks the saved one,

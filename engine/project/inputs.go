@@ -1,0 +1,86 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/git"
+)
+
+// Inputs lists the files a run of the project reads, as slash paths
+// relative to Root: the CUE files of its configuration (ConfigFiles),
+// then its spec files, sorted.
+func (p *Project) Inputs() []string {
+	return append(slices.Clone(p.ConfigFiles), slices.Sorted(maps.Keys(p.SpecData))...)
+}
+
+// CheckInputsCommitted checks that main's tree holds every input of p's
+// run (Inputs) with the content the run reads from the project: a run
+// puts on main the code and living specs it makes of its inputs, so main
+// must hold the inputs that made them, and a fresh clone of main plans
+// what this run planned. It is the one rule for every input, whatever is
+// wrong with it (untracked, staged or committed elsewhere, or edited);
+// setctl apply checks it before it plans, since it moves main. ok is
+// true when every input is committed; otherwise d is an error naming
+// each file and what is wrong with it, with the git commands that fix
+// it. The main branch must exist (CheckMainBranch).
+func CheckInputsCommitted(ctx context.Context, p *Project) (d diag.Diagnostic, ok bool, err error) {
+	branch := p.Config.MainBranch
+	inputs := p.Inputs()
+	drift, err := git.NotCommittedOn(ctx, p.Root, branch, inputs)
+	if err != nil || len(drift) == 0 {
+		return diag.Diagnostic{}, err == nil, err
+	}
+	var names, lines []string
+	for _, name := range inputs {
+		what, found := drift[name]
+		if !found {
+			continue
+		}
+		names = append(names, name)
+		lines = append(lines, fmt.Sprintf("    %s: %s", name, driftWords(what, branch)))
+	}
+	fix := fmt.Sprintf("git add %s && git commit -m %s", shellWords(names), `"spec and set.cue"`)
+	if current := git.CurrentBranch(ctx, p.Root); current != branch {
+		fix = fmt.Sprintf("git switch %s && %s", shellWord(branch), fix)
+	}
+	lines = append(lines, "commit them before setctl apply:", "    "+fix)
+	return diag.Diagnostic{
+		Severity: diag.Error,
+		Summary:  fmt.Sprintf("set.cue, cue.mod and the spec must be committed on %s as the run reads them, since the run puts on %s what it makes of them:", branch, branch),
+		Detail:   strings.Join(lines, "\n"),
+	}, false, nil
+}
+
+// driftWords says what is wrong with an input, in terms of the branch.
+func driftWords(d git.Drift, branch string) string {
+	switch d {
+	case git.Untracked:
+		return "untracked"
+	case git.NotOnBranch:
+		return "not on " + branch
+	}
+	return "differs from " + branch
+}
+
+// shellWords is names as words of a POSIX shell command line.
+func shellWords(names []string) string {
+	words := make([]string, len(names))
+	for i, n := range names {
+		words[i] = shellWord(n)
+	}
+	return strings.Join(words, " ")
+}
+
+// shellWord is s as one word of a POSIX shell command line: as it is when
+// the shell reads it so, single-quoted otherwise.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+-=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
