@@ -16,6 +16,7 @@ import (
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/shellquote"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -137,21 +138,23 @@ func (g *gitDirGuard) sinceKilled(ctx context.Context) ([]journal.GitDirChange, 
 }
 
 // whatToDo says what the user does about change c, in the file at path
-// (relative to the repository's top), when it is not their own.
+// (relative to the repository's top), when it is not their own. An agent
+// chose the names in it, so every name is one quoted shell word: pasting
+// the command runs nothing else.
 func whatToDo(c git.ExecChange, path string) string {
 	switch {
 	case c.Hook != "" && c.What == "added":
-		return "if you did not add it, remove it: rm " + path
+		return "if you did not add it, remove it: rm " + shellquote.Word(path)
 	case c.Hook != "" && c.What == "changed":
 		return "if you did not change it, read it before your next commit, which runs it"
 	case c.Hook != "":
 		return "if you did not remove it, write it back"
 	case c.What == "added":
-		return "if you did not set it, remove it: git config --file " + path + " --unset-all " + c.KeyName()
+		return "if you did not set it, remove it: git config --file " + shellquote.Word(path) + " --unset-all " + shellquote.Word(c.KeyName())
 	case c.What == "changed":
-		return "if you did not change it, set it back: git config --file " + path + " --edit"
+		return "if you did not change it, set it back: git config --file " + shellquote.Word(path) + " --edit"
 	}
-	return "if you did not remove it, set it again: git config --file " + path + " --edit"
+	return "if you did not remove it, set it again: git config --file " + shellquote.Word(path) + " --edit"
 }
 
 // forget removes the guard's file once the run's last check left the

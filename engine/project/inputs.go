@@ -9,6 +9,7 @@ import (
 
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/shellquote"
 )
 
 // Inputs lists the files a run of the project reads, as slash paths
@@ -44,9 +45,9 @@ func CheckInputsCommitted(ctx context.Context, p *Project) (d diag.Diagnostic, o
 		names = append(names, name)
 		lines = append(lines, fmt.Sprintf("    %s: %s", name, driftWords(what, branch)))
 	}
-	fix := fmt.Sprintf("git add %s && git commit -m %s", shellWords(names), `"spec and set.cue"`)
+	fix := fmt.Sprintf("git add %s && git commit -m %s", shellquote.Words(names), `"spec and set.cue"`)
 	if current := git.CurrentBranch(ctx, p.Root); current != branch {
-		fix = fmt.Sprintf("git switch %s && %s", shellWord(branch), fix)
+		fix = fmt.Sprintf("git switch %s && %s", shellquote.Word(branch), fix)
 	}
 	lines = append(lines, "commit them before setctl apply:", "    "+fix)
 	return diag.Diagnostic{
@@ -65,22 +66,4 @@ func driftWords(d git.Drift, branch string) string {
 		return "not on " + branch
 	}
 	return "differs from " + branch
-}
-
-// shellWords is names as words of a POSIX shell command line.
-func shellWords(names []string) string {
-	words := make([]string, len(names))
-	for i, n := range names {
-		words[i] = shellWord(n)
-	}
-	return strings.Join(words, " ")
-}
-
-// shellWord is s as one word of a POSIX shell command line: as it is when
-// the shell reads it so, single-quoted otherwise.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+-=:@,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
