@@ -410,8 +410,9 @@ func fold(ctx context.Context, in Input, base string) (_ journal.ArchivedData, c
 
 // writeDelta writes the delta specs set writes on base (Input.Delta) over
 // those of the change folder in the worktree, when it has a folder. A
-// folder the rewrite refuses (a link in it) is left for the fold, which
-// refuses it too and says why.
+// folder the rewrite refuses (openspec.RefusedPathError: a link in it)
+// is left for the fold, which refuses it too and says why; any other
+// failure to write is an error, never a fold of the stale delta.
 func (in Input) writeDelta(ctx context.Context, base string) error {
 	if in.Delta == nil {
 		return nil
@@ -424,10 +425,12 @@ func (in Input) writeDelta(ctx context.Context, base string) error {
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return nil
 	}
-	if err := spec.WriteDeltaSpecs(in.Worktree, in.Change.Name, files); err != nil {
+	err = spec.WriteDeltaSpecs(in.Worktree, in.Change.Name, files)
+	var refused *openspec.RefusedPathError
+	if errors.As(err, &refused) {
 		return git.Clean(ctx, in.Worktree)
 	}
-	return nil
+	return err // any other failure is the run's: folding the old delta would put it on main
 }
 
 // dropFold removes the fold commit an interrupted integration left at the

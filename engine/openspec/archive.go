@@ -235,11 +235,28 @@ func CheckChangeName(change string) error {
 	return nil
 }
 
+// RefusedPathError is a path of a change folder set neither reads nor
+// writes through, because a change put it there: a symbolic link (which
+// could lead outside the project), or a file where a directory belongs.
+// Refusing one is the change's failure, not the run's.
+type RefusedPathError struct {
+	Path   string // slash-separated, relative to the project
+	Reason string // "is a symbolic link; …"
+}
+
+func (e *RefusedPathError) Error() string { return e.Path + " " + e.Reason }
+
+// LinkRefused is the RefusedPathError of a symbolic link at rel (slash-
+// separated, relative to the project).
+func LinkRefused(rel string) error {
+	return &RefusedPathError{Path: rel, Reason: "is a symbolic link; set does not follow links a change adds"}
+}
+
 // CheckNoLinks fails when rel (a slash path relative to root), or any
 // directory on the way to it under root, is a symbolic link, or when one of
-// those directories is not a directory. A change could commit such a link
-// to make the archive read or write outside the project; root itself may
-// be a link. A missing component ends the check: nothing below it exists.
+// those directories is not a directory (a RefusedPathError). A change
+// could commit such a link to make the archive read or write outside the
+// project; root itself may be a link. A missing component ends the check: nothing below it exists.
 func CheckNoLinks(root, rel string) error {
 	parts := strings.Split(rel, "/")
 	p := root
@@ -252,9 +269,9 @@ func CheckNoLinks(root, rel string) error {
 		case err != nil:
 			return err
 		case fi.Mode()&fs.ModeSymlink != 0:
-			return fmt.Errorf("%s is a symbolic link; set does not follow links a change adds", path.Join(parts[:i+1]...))
+			return LinkRefused(path.Join(parts[:i+1]...))
 		case i < len(parts)-1 && !fi.IsDir():
-			return fmt.Errorf("%s is not a directory", path.Join(parts[:i+1]...))
+			return &RefusedPathError{Path: path.Join(parts[:i+1]...), Reason: "is not a directory"}
 		}
 	}
 	return nil

@@ -314,3 +314,28 @@ func TestArchiveChangeTwice(t *testing.T) {
 		t.Errorf("archive dir %s", res.ArchiveDir)
 	}
 }
+
+// What CheckNoLinks refuses is a RefusedPathError, the change's failure;
+// any other error (one reading the disk) is not.
+func TestCheckNoLinksRefusal(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "openspec", "changes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(root, "openspec", "changes", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "openspec", "specs"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{
+		"openspec/changes/c/specs": "openspec/changes/c is a symbolic link; set does not follow links a change adds",
+		"openspec/specs/x":         "openspec/specs is not a directory",
+	} {
+		err := CheckNoLinks(root, rel)
+		var refused *RefusedPathError
+		if !errors.As(err, &refused) || err.Error() != want {
+			t.Errorf("CheckNoLinks(%s) = %v, want the RefusedPathError %q", rel, err, want)
+		}
+	}
+}

@@ -262,7 +262,7 @@ func replaceDir(root, rel string, files map[string][]byte) error {
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			r, _ := filepath.Rel(root, p)
-			return fmt.Errorf("%s is a symbolic link; set does not follow links a change adds", filepath.ToSlash(r))
+			return openspec.LinkRefused(filepath.ToSlash(r))
 		}
 		return nil
 	}); err != nil && !errors.Is(err, fs.ErrNotExist) {
