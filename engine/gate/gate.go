@@ -63,8 +63,9 @@ type Input struct {
 	// Reqs are the change's requirements (for their titles in retry
 	// context); the IDs checked are Change.Requirements.
 	Reqs []spec.Requirement
-	// Delta is the change's delta specs as set wrote them at dispatch:
-	// path in the change folder ("specs/<capability>/spec.md") → content.
+	// Delta is the change's delta specs as set writes them for the main
+	// the change meets now (rewritten at each verify round, see the
+	// orchestrator's ownFolder): path in the change folder ("specs/<capability>/spec.md") → content.
 	// spec_verify fails in the verify stage when the worktree's
 	// openspec/changes/<change>/specs/ holds anything else. Nil: not
 	// checked.

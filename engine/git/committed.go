@@ -35,9 +35,8 @@ const (
 // disk is left out: there is nothing to commit.
 func NotCommittedOn(ctx context.Context, dir, branch string, paths []string) (map[string]Drift, error) {
 	out := map[string]Drift{}
-	// hash-object --stdin-paths reads paths from the top of the
-	// repository whatever the directory it runs in: every command runs
-	// there, with paths from the top.
+	// Every command below runs at the top of the repository, with paths
+	// from the top (dir may be a subdirectory of it).
 	top, err := Run(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, err
