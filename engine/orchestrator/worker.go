@@ -565,11 +565,18 @@ func (w *worker) removing() []string {
 	return out
 }
 
-// testFiles is the files of main that the project counts as tests, for
-// the prompt; nil (the prompt does not say) when main's tree cannot be
-// read.
+// testFiles is the files the project counts as tests on the commit of
+// main the change's branch was made from (its dispatch base; main's head
+// before the first dispatch), for the prompt's word on where this
+// project keeps its tests: a resumed iteration's prompt is the one the
+// interrupted iteration had, whatever reached main meanwhile. Nil when
+// git cannot say.
 func (w *worker) testFiles(ctx context.Context) []string {
-	paths, err := git.TreeFiles(ctx, w.layout.Root(), w.project.MainBranch)
+	rev := w.rec.change(w.change.Name).Base
+	if rev == "" {
+		rev = "refs/heads/" + w.project.MainBranch
+	}
+	paths, err := git.TreeFiles(ctx, w.layout.Root(), rev)
 	if err != nil {
 		return nil
 	}
