@@ -346,10 +346,7 @@ func describeCheck(ctx context.Context, ws *workspace, name string, environ []st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, g.Describe[0], g.Describe[1:]...)
 	cmd.Dir = ws.root
-	cmd.Env = gate.HostEnv(environ, ws.cfg.Passed())
-	for _, k := range sortedNames(g.Env) {
-		cmd.Env = append(cmd.Env, k+"="+g.Env[k])
-	}
+	cmd.Env = gate.ExecEnv(environ, ws.cfg.Passed(), g.Env)
 	out, err := cmd.CombinedOutput()
 	line := lastOutputLine(string(out))
 	var exit *exec.ExitError
