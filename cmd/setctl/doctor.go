@@ -47,6 +47,11 @@ as [tool.mypy] configures it), failing for a gate whose describe says it
 cannot run here (uv.lock without uv). Each line says ok, warn or FAIL and
 what to do about it.
 
+Doctor runs each gate's describe command from set.cue (and the profiles
+it uses) in the project's root, on the host, with the environment the
+gate gets: it runs the project's code. Run doctor only on a project whose
+set.cue you trust, as you would apply.
+
 Exit status: 0 when the project can run here, 1 otherwise.
 
 Examples:
@@ -346,10 +351,7 @@ func describeCheck(ctx context.Context, ws *workspace, name string, environ []st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, g.Describe[0], g.Describe[1:]...)
 	cmd.Dir = ws.root
-	cmd.Env = gate.HostEnv(environ, ws.cfg.Passed())
-	for _, k := range sortedNames(g.Env) {
-		cmd.Env = append(cmd.Env, k+"="+g.Env[k])
-	}
+	cmd.Env = gate.ExecEnv(environ, ws.cfg.Passed(), g.Env)
 	out, err := cmd.CombinedOutput()
 	line := lastOutputLine(string(out))
 	var exit *exec.ExitError

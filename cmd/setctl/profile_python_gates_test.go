@@ -136,6 +136,47 @@ func TestPythonTypecheckAsConfigured(t *testing.T) {
 	}
 }
 
+// TestPythonConfigAsToolsRead: the gates find a tool's configuration
+// where the tool itself does: ruff's in [tool.ruff.lint] and
+// [tool.ruff.format] without a [tool.ruff] (ruff's own layout), mypy's in
+// pyproject.toml before setup.cfg (mypy's order), so the project's
+// [tool.mypy] files is the one followed.
+func TestPythonConfigAsToolsRead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, gate string
+		files      map[string]string
+		want       string // the fake python's calls
+		said       string // the describe's line, and in the gate's output
+	}{
+		{"ruff subsections", "lint", map[string]string{
+			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.ruff.lint]\nselect = [\"E\"]\n\n[tool.ruff.format]\nquote-style = \"single\"\n",
+		}, "-c import ruff\n-m ruff check --no-fix --output-format concise .\n", "ruff check --no-fix --output-format concise . (pyproject.toml [tool.ruff])"},
+		{"ruff's name as a prefix", "lint", map[string]string{
+			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.ruffle]\nx = 1\n",
+		}, "", "no ruff configuration: nothing to lint"},
+		{"mypy in pyproject before setup.cfg", "typecheck", map[string]string{
+			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.mypy]\nfiles = [\"src\"]\n",
+			"setup.cfg":      "[metadata]\nname = app\n\n[mypy]\nfiles = app\n",
+		}, "-m mypy\n", "mypy (pyproject.toml [tool.mypy] files)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir, gates := pythonGates(t, tc.files)
+			out, calls := runGate(t, dir, gates[tc.gate].Run, "FAKE_MODULES=ruff")
+			if calls != tc.want {
+				t.Errorf("%s ran python with\n%s\nwant\n%s", tc.gate, calls, tc.want)
+			}
+			if !strings.Contains(out, tc.said) {
+				t.Errorf("%s's output does not say %q:\n%s", tc.gate, tc.said, out)
+			}
+			if said, _ := runGate(t, dir, gates[tc.gate].Describe, "FAKE_MODULES=ruff mypy"); strings.TrimSpace(said) != tc.said {
+				t.Errorf("%s's describe says %q, want %q", tc.gate, said, tc.said)
+			}
+		})
+	}
+}
+
 // TestPythonLintNeverWrites: a project whose ruff configuration says fix =
 // true does not get its tree rewritten by the lint gate: ruff runs with
 // --no-fix, and the agent fixes what it reports.

@@ -54,7 +54,7 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 	e := runner.Exec{
 		Argv:    slices.Clone(g.Run),
 		Dir:     in.Worktree,
-		Env:     execEnv(in.Env, in.Project.Passed(), g.Env),
+		Env:     ExecEnv(in.Env, in.Project.Passed(), g.Env),
 		Vars:    g.Env,
 		Export:  g.Export,
 		Timeout: timeout,
@@ -169,10 +169,12 @@ func judgeFailure(in Input, res Result, cmdline string, output []byte) (_ Result
 	return res, true
 }
 
-// execEnv is HostEnv of base (nil: the engine's environment) and the
-// project's passEnv, followed by the gate's variables as KEY=VALUE sorted
-// by key, so that the gate's win.
-func execEnv(base, passEnv []string, gateEnv map[string]string) []string {
+// ExecEnv is the environment a gate's command runs with on the host:
+// HostEnv of base (nil: the engine's environment) and the project's
+// passEnv, followed by the gate's variables as KEY=VALUE sorted by key, so
+// that the gate's win. Every command set runs for a gate (its run, and
+// its describe in setctl doctor) gets it, so they see the same variables.
+func ExecEnv(base, passEnv []string, gateEnv map[string]string) []string {
 	if base == nil {
 		base = os.Environ()
 	}

@@ -120,8 +120,8 @@ func TestExecEnv(t *testing.T) {
 	if log := readLog(t, res); res.Status != StatusPass || log != "gate-a gate-b base-c||/cache|C|\n" {
 		t.Errorf("status %q, log %q", res.Status, log)
 	}
-	if got := execEnv([]string{"X=1", "PATH=/bin", "HOME=/h"}, []string{"X"}, map[string]string{"Z": "3", "Y": "2"}); !slices.Equal(got, []string{"X=1", "PATH=/bin", "HOME=/h", "Y=2", "Z=3"}) {
-		t.Errorf("execEnv = %q", got)
+	if got := ExecEnv([]string{"X=1", "PATH=/bin", "HOME=/h"}, []string{"X"}, map[string]string{"Z": "3", "Y": "2"}); !slices.Equal(got, []string{"X=1", "PATH=/bin", "HOME=/h", "Y=2", "Z=3"}) {
+		t.Errorf("ExecEnv = %q", got)
 	}
 }
 
