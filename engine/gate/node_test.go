@@ -1,12 +1,14 @@
 package gate
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/internal/profiletest"
@@ -189,8 +191,10 @@ func TestNodeChecksFollowTheProject(t *testing.T) {
 // worktree, another with the same package.json, lockfile and .npmrc gets
 // its node_modules copied from the shared store instead of installing
 // again, a copy of its own; a package with install-time scripts of its
-// own (prepare …) always installs. The dependency is a tarball beside package.json, so
-// that npm installs it offline.
+// own (prepare …) always installs. An entry of the store whose content is
+// not what npm installed there is discarded, and filling the store keeps
+// the 8 entries used last. The dependency is a tarball beside
+// package.json, so that npm installs it offline.
 func TestNodeInstallSharesNodeModules(t *testing.T) {
 	requireNPM(t)
 	p := nodeProfile(t)
@@ -252,7 +256,45 @@ func TestNodeInstallSharesNodeModules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if stores, _ := filepath.Glob(filepath.Join(cache, "set", "node_modules", "*", "node_modules", "dep")); len(stores) != 1 {
-		t.Errorf("the store holds %q, want one package's node_modules", stores)
+	stores, _ := filepath.Glob(filepath.Join(cache, "set", "node_modules", "*", "node_modules", "dep"))
+	if len(stores) != 1 {
+		t.Fatalf("the store holds %q, want one package's node_modules", stores)
+	}
+	// A file planted in the store's entry (by an agent: the store is in
+	// $HOME) makes the next install discard the entry and install, which
+	// fills it again; filling keeps the 8 entries used last.
+	entry := filepath.Dir(filepath.Dir(stores[0]))
+	if err := os.WriteFile(filepath.Join(stores[0], "index.js"), []byte("module.exports = 666;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var others []string
+	for i := range 8 {
+		other := filepath.Join(cache, "set", "node_modules", fmt.Sprintf("%032x", i))
+		if err := os.MkdirAll(filepath.Join(other, "node_modules"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		used := time.Now().Add(time.Duration(i-10) * time.Hour)
+		if err := os.Chtimes(other, used, used); err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, other)
+	}
+	dir := worktree(`"test": "node --test"`)
+	res := runProfileGate(t, p, "install", dir)
+	if res.Status != StatusPass || strings.Contains(res.Tail, linked) || !strings.Contains(res.Tail, "install: the shared store "+entry+" no longer holds what npm installed there") {
+		t.Errorf("install from a tampered store: %s (%s):\n%s", res.Status, res.Reason, res.Tail)
+	}
+	for _, index := range []string{filepath.Join(dir, "node_modules", "dep", "index.js"), filepath.Join(stores[0], "index.js")} {
+		if data, err := os.ReadFile(index); err != nil || string(data) != "module.exports = 42;\n" {
+			t.Errorf("install from a tampered store: %s: %q, %v", index, data, err)
+		}
+	}
+	if _, err := os.Stat(others[0]); !os.IsNotExist(err) {
+		t.Errorf("the entry used least recently is still in the store after a fill made it 9: %v", err)
+	}
+	for _, other := range append(others[1:], entry) {
+		if _, err := os.Stat(other); err != nil {
+			t.Errorf("one of the 8 entries used last: %v", err)
+		}
 	}
 }
