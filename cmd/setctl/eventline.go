@@ -197,7 +197,7 @@ var eventLines = journal.NewTable(
 		return hiddenLine("in the merge queue at " + shortSHA(d.Head))
 	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.ChangeIntegrationFailedData) eventLine {
-		if d.Reason == "conflict" {
+		if d.Reason == journal.ReasonConflict {
 			return warnLine(v.pal.yellow.Sprintf("merging %s conflicts in %s", v.main, strings.Join(d.Paths, ", ")))
 		}
 		return warnLine(v.pal.yellow.Sprintf("integration failed: %s", d.Gate))

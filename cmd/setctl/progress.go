@@ -197,7 +197,9 @@ func (p *progress) change(name string) state.Change {
 // retries counts the retries change c used, in both stages (verify and
 // integration); the merge conflicts it went back to its agent for are
 // not its agent's retries, and are shown apart.
-func retries(c state.Change) int { return c.VerifyAttempts + c.IntegrationAttempts }
+func retries(c state.Change) int {
+	return c.RetriesUsed(state.StageVerify) + c.RetriesUsed(state.StageIntegration)
+}
 
 // redraw replaces the live block, printing lines above it first.
 func (p *progress) redraw(lines []string) {
@@ -229,7 +231,7 @@ func (p *progress) liveLine(c state.Change, r *row) string {
 	if n := retries(c); n > 0 {
 		parts = append(parts, english.Plural(n, "retry"))
 	}
-	if n := c.ConflictAttempts; n > 0 {
+	if n := c.RetriesUsed(state.StageConflict); n > 0 {
 		parts = append(parts, english.Plural(n, "conflict"))
 	}
 	if n := c.Tokens.Total(); n > 0 {
@@ -264,7 +266,7 @@ func (p *progress) summary(s *orchestrator.Summary, head string) {
 		if n := retries(c); n > 0 {
 			detail = append(detail, english.Plural(n, "retry"))
 		}
-		if n := c.ConflictAttempts; n > 0 {
+		if n := c.RetriesUsed(state.StageConflict); n > 0 {
 			detail = append(detail, english.Plural(n, "conflict"))
 		}
 		if n := c.Tokens.Total(); n > 0 {

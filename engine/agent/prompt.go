@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/spec"
 )
@@ -18,9 +19,9 @@ type PromptInput struct {
 	Iteration    int
 	Gates        []string // the verify stack, in order
 	RetryContext string   // the last failure, if any
-	// RetryStage is the stage whose failure RetryContext reports ("verify",
-	// "integration", or "conflict": a merge conflict with main, which is
-	// not the agent's failure); Attempt is that stage's retries so far,
+	// RetryStage is the stage whose failure RetryContext reports (a stage
+	// of RETRY_SCHEDULED: "verify", "integration", or "conflict": a merge
+	// conflict with main, which is not the agent's failure); Attempt is that stage's retries so far,
 	// this one included, and Budget the retries its budget allows.
 	// Attempt 0: the retry context is where the last iteration stopped, no
 	// failure.
@@ -40,9 +41,6 @@ type PromptInput struct {
 	// known, and the prompt does not say.
 	TestFiles []string
 }
-
-// conflictStage is the RetryStage of a merge conflict (state.StageConflict).
-const conflictStage = "conflict"
 
 // testFilesShown is how many of the project's test files a prompt names.
 const testFilesShown = 8
@@ -123,7 +121,7 @@ func Prompt(in PromptInput) string {
 	}
 	switch {
 	case in.RetryContext == "":
-	case in.Attempt > 0 && in.RetryStage == conflictStage:
+	case in.Attempt > 0 && in.RetryStage == journal.StageConflict:
 		// Not the agent's failure: main moved under the change.
 		fmt.Fprintf(&b, "\n## %s moved under your change: merge conflict %d of at most %d\n\n%s\n", in.Project.MainBranch, in.Attempt, in.Budget, strings.TrimSpace(in.RetryContext))
 	case in.Attempt > 0:

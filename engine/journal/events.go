@@ -140,6 +140,39 @@ type RunStartedData struct {
 	CrossCutting []string `json:"crossCutting,omitempty"`
 }
 
+// The stages of RETRY_SCHEDULED: what sent a change back to its agent,
+// each with a retry budget of its own (Budgets.Retries).
+const (
+	StageVerify      = "verify"
+	StageIntegration = "integration"
+	StageConflict    = "conflict"
+)
+
+// The reasons of CHANGE_INTEGRATION_FAILED: a merge conflict with main,
+// or a red integration gate.
+const (
+	ReasonConflict = "conflict"
+	ReasonGate     = "gate"
+)
+
+// Retries is the retry budget of a RETRY_SCHEDULED stage (StageVerify,
+// StageIntegration, StageConflict): the one place that maps a stage to
+// its budget. 0 for a stage this set does not know, or when b is nil.
+func (b *Budgets) Retries(stage string) int {
+	if b == nil {
+		return 0
+	}
+	switch stage {
+	case StageVerify:
+		return b.RetriesVerify
+	case StageIntegration:
+		return b.RetriesIntegration
+	case StageConflict:
+		return b.RetriesConflicts
+	}
+	return 0
+}
+
 // Budgets are the limits a run puts on each change (set.cue's budgets,
 // config.Budgets), as recorded when the run starts, so that views show what a change has
 // left against the budgets it runs under.

@@ -102,7 +102,7 @@ type Outcome struct {
 	// Failed is set when the change goes back to its agent: a real conflict
 	// (left in progress in the worktree) or a failed integration gate.
 	Failed       bool
-	Reason       string // "conflict" or "gate"
+	Reason       string // journal.ReasonConflict or journal.ReasonGate
 	RetryContext string
 	// Gate is the integration gate that failed (Reason "gate").
 	Gate string
@@ -282,9 +282,9 @@ func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 	case stack.Interrupted:
 		return Outcome{}, context.Cause(ctx)
 	case stack.Rejection != "":
-		return Outcome{Failed: true, Reason: "gate", Gate: stack.Blocking.Gate, RetryContext: stack.Rejection}, nil
+		return Outcome{Failed: true, Reason: journal.ReasonGate, Gate: stack.Blocking.Gate, RetryContext: stack.Rejection}, nil
 	case stack.Blocking != nil:
-		return Outcome{Failed: true, Reason: "gate", Gate: stack.Blocking.Gate, RetryContext: fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, stack.Blocking.Gate, stack.Blocking.RetryContext)}, nil
+		return Outcome{Failed: true, Reason: journal.ReasonGate, Gate: stack.Blocking.Gate, RetryContext: fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, stack.Blocking.Gate, stack.Blocking.RetryContext)}, nil
 	}
 	if cand.head != "" && git.Head(ctx, in.Worktree) == cand.head {
 		return Outcome{}, nil // HEAD has the candidate's tree still
@@ -294,7 +294,7 @@ func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if !same {
-		return Outcome{Failed: true, Reason: "gate", Gate: in.Steps[len(in.Steps)-1].Gate,
+		return Outcome{Failed: true, Reason: journal.ReasonGate, Gate: in.Steps[len(in.Steps)-1].Gate,
 			RetryContext: "The integration gates committed to your branch while they ran; gates must leave the tree as committed."}, nil
 	}
 	return Outcome{}, nil
@@ -333,7 +333,7 @@ func Reject(ctx context.Context, in Input, cand Candidate, out Outcome) (Outcome
 	if err := resetKeep(ctx, in.Worktree, cand.merged); err != nil {
 		return Outcome{}, err
 	}
-	if err := in.Emit(journal.ChangeIntegrationFailedData{Reason: "gate", Gate: out.Gate, RetryContext: out.RetryContext, Attempt: in.Attempt}); err != nil {
+	if err := in.Emit(journal.ChangeIntegrationFailedData{Reason: journal.ReasonGate, Gate: out.Gate, RetryContext: out.RetryContext, Attempt: in.Attempt}); err != nil {
 		return Outcome{}, err
 	}
 	return out, nil
@@ -569,11 +569,11 @@ func resolveConflicts(ctx context.Context, in Input, paths []string) (Outcome, e
 	}
 	rc := conflictContext(in.Worktree, in.Project.MainBranch, real, describeSources(in.Project.MainBranch, sources))
 	if err := in.Emit(journal.ChangeIntegrationFailedData{
-		Reason: "conflict", Paths: real, RetryContext: rc, Attempt: in.Attempt,
+		Reason: journal.ReasonConflict, Paths: real, RetryContext: rc, Attempt: in.Attempt,
 	}); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Failed: true, Reason: "conflict", RetryContext: rc}, nil
+	return Outcome{Failed: true, Reason: journal.ReasonConflict, RetryContext: rc}, nil
 }
 
 // regenerate takes main's side of each generated file and then runs each

@@ -328,7 +328,8 @@ func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph, p *plan.Pl
 // budgets.retries.integration (see retryStage).
 func (q *mergeQueue) integrationFailed(name string, out merge.Outcome) error {
 	stage := retryStageOf(q.project, out)
-	used := stage.used(q.rec.change(name))
+	c := q.rec.change(name)
+	used := c.RetriesUsed(stage.name)
 	if err := q.rec.transition(name, state.IntegrationFailed, out.Reason); err != nil {
 		return err
 	}
@@ -351,23 +352,16 @@ type retryStage struct {
 	failed     string // what failed, for the change's error
 }
 
-// used is how many retries of the stage c spent.
-func (s retryStage) used(c state.Change) int {
-	if s.name == state.StageConflict {
-		return c.ConflictAttempts
-	}
-	return c.IntegrationAttempts
-}
-
 // retryStageOf is the stage a failed integration counts against. A
 // conflict with main is not the agent's mistake: it never spends the
 // integration budget, only the conflicts bound, which stops a change that
 // never gets through.
 func retryStageOf(p *config.Project, out merge.Outcome) retryStage {
-	if out.Reason == "conflict" {
-		return retryStage{name: state.StageConflict, budget: p.Budgets.Retries.Conflicts, budgetName: "conflicts",
+	budgets := runBudgets(p.Budgets)
+	if out.Reason == journal.ReasonConflict {
+		return retryStage{name: state.StageConflict, budget: budgets.Retries(state.StageConflict), budgetName: "conflicts",
 			field: "budgets.retries.conflicts", failed: "merging " + p.MainBranch + " conflicted"}
 	}
-	return retryStage{name: state.StageIntegration, budget: p.Budgets.Retries.Integration, budgetName: "integration",
+	return retryStage{name: state.StageIntegration, budget: budgets.Retries(state.StageIntegration), budgetName: "integration",
 		field: "budgets.retries.integration", failed: "integration failed"}
 }

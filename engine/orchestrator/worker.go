@@ -261,13 +261,10 @@ func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (ag
 		gates = append(gates, s.Gate)
 	}
 	st := w.rec.change(name)
-	attempt, retryBudget := st.VerifyAttempts, w.project.Budgets.Retries.Verify
-	switch retry.stage {
-	case state.StageIntegration:
-		attempt, retryBudget = st.IntegrationAttempts, w.project.Budgets.Retries.Integration
-	case state.StageConflict:
-		attempt, retryBudget = st.ConflictAttempts, w.project.Budgets.Retries.Conflicts
-	}
+	// No retry stage (a first attempt, or one where the last iteration
+	// stopped) counts as verify's.
+	stage := cmp.Or(retry.stage, state.StageVerify)
+	attempt, retryBudget := st.RetriesUsed(stage), runBudgets(w.project.Budgets).Retries(stage)
 	return agent.Loop(ctx, agent.LoopInput{
 		Adapter: w.adapter,
 		Prompt: agent.PromptInput{

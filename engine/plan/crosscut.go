@@ -101,3 +101,34 @@ func intersect(a, b []string) []string {
 	}
 	return out
 }
+
+// Holder is the change at work that holds name back from dispatch
+// because both may touch a crossCutting file, with the files they share;
+// ok is false when none does. order is the changes in dispatch order and
+// waits their Waits (waits[i] are order[i]'s; nil when no change waits);
+// atWork says whether a change is at work: from its dispatch until it has
+// merged or failed. The relation is symmetric: a change is held by the
+// changes it waits for and by those that wait for it, whichever started
+// first; its own waits are looked at first, then the later changes', each
+// in dispatch order. Dispatch (engine/orchestrator) and what status and
+// explain say a change waits for (engine/report) both ask it, so they
+// name the same holder.
+func Holder(order []string, waits [][]Wait, name string, atWork func(string) bool) (w Wait, ok bool) {
+	index := slices.Index(order, name)
+	if index < 0 || waits == nil {
+		return Wait{}, false
+	}
+	for _, w := range waits[index] {
+		if atWork(w.Change) {
+			return w, true
+		}
+	}
+	for i, ws := range waits {
+		for _, w := range ws {
+			if w.Change == name && atWork(order[i]) {
+				return Wait{Change: order[i], Files: w.Files}, true
+			}
+		}
+	}
+	return Wait{}, false
+}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -34,5 +35,26 @@ func TestWaitingForACrossCuttingChange(t *testing.T) {
 	s.Changes["bravo"].Status = state.Archived
 	if got, want := Waiting(s, s.Changes["alpha"], Running), "a free slot: 0 changes at work, at most 4 at once"; got != want {
 		t.Errorf("alpha, once bravo is on main: %q, want %q", got, want)
+	}
+}
+
+// A change held by two changes at work is said to wait for the one
+// dispatch names: its own waits first, in the graph's dispatch order
+// (priority, then name), not in the order the state lists the changes.
+func TestWaitingNamesTheHolderDispatchNames(t *testing.T) {
+	s := state.New()
+	s.Run, s.MaxParallel = "r", 4
+	s.CrossCutting = []string{"routes.go"}
+	for _, c := range []struct {
+		name string
+		st   state.Status
+	}{{"zulu", state.Verifying}, {"yankee", state.Pending}, {"xray", state.Implementing}} {
+		s.Changes[c.name] = &state.Change{Name: c.name, Status: c.st, Since: time.Now(), Scope: []string{"routes.go"}}
+		s.Order = append(s.Order, c.name)
+	}
+	s.Plan.Changes = slices.Clone(s.Order)
+	// Dispatch order: xray, yankee, zulu; yankee waits for xray.
+	if got, want := Waiting(s, s.Changes["yankee"], Running), "xray to merge or fail: both touch routes.go"; got != want {
+		t.Errorf("yankee waits for %q, want %q", got, want)
 	}
 }

@@ -414,11 +414,11 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 		}
 		return fmt.Sprintf("the merge queue: behind %s", english.List(ahead))
 	case st == state.VerifyFailed:
-		return fmt.Sprintf("its agent: verify failed, retry %d of %d", c.VerifyAttempts, budget(s, state.StageVerify))
+		return fmt.Sprintf("its agent: verify failed, retry %d of %d", c.RetriesUsed(state.StageVerify), budget(s, state.StageVerify))
 	case st == state.IntegrationFailed && c.RetryStage == state.StageConflict:
-		return fmt.Sprintf("its agent: to resolve a merge conflict, conflict %d of %d", c.ConflictAttempts, budget(s, state.StageConflict))
+		return fmt.Sprintf("its agent: to resolve a merge conflict, conflict %d of %d", c.RetriesUsed(state.StageConflict), budget(s, state.StageConflict))
 	case st == state.IntegrationFailed:
-		return fmt.Sprintf("its agent: integration failed, retry %d of %d", c.IntegrationAttempts, budget(s, state.StageIntegration))
+		return fmt.Sprintf("its agent: integration failed, retry %d of %d", c.RetriesUsed(state.StageIntegration), budget(s, state.StageIntegration))
 	case st == state.Merged:
 		return "its archive: main holds it, the run is recording the fold"
 	}
@@ -440,18 +440,7 @@ func dependencies(n int) string {
 }
 
 // budget is the retry budget of stage in the run s; 0 when unknown.
-func budget(s *state.State, stage string) int {
-	if s.Budgets == nil {
-		return 0
-	}
-	switch stage {
-	case state.StageIntegration:
-		return s.Budgets.RetriesIntegration
-	case state.StageConflict:
-		return s.Budgets.RetriesConflicts
-	}
-	return s.Budgets.RetriesVerify
-}
+func budget(s *state.State, stage string) int { return s.Budgets.Retries(stage) }
 
 // atWork counts the changes a worker holds: active, and not in the merge
 // queue's hands.

@@ -28,12 +28,12 @@ const FormatVersion = 1
 // StageConflict names no gates: it is the retry stage of a merge
 // conflict, which has a budget of its own (RETRY_SCHEDULED).
 const (
-	StageVerify      = "verify"
-	StageIntegration = "integration"
+	StageVerify      = journal.StageVerify
+	StageIntegration = journal.StageIntegration
 	// StageBaseline is the stage of a gate judging main before the first
 	// dispatch (baseline.Stage).
 	StageBaseline = "baseline"
-	StageConflict = "conflict"
+	StageConflict = journal.StageConflict
 )
 
 // State is where a run stands after the events up to LastSeq
@@ -231,6 +231,8 @@ func Apply(s *State, e journal.Event) error {
 	// GATE_SET_EXPANDED, MONITOR_HEARTBEAT,
 	// BUDGET_EXCEEDED, REPAIRED, and types of a newer set have no entry:
 	// they are recorded, but no field of the projection depends on them.
+	// Likewise a RETRY_SCHEDULED of a newer set's stage counts against no
+	// budget (applyRetryScheduled).
 	// (BASELINE_GATE's verdicts are cached in .set/baseline.json; the
 	// projection only ends the Baseline activity with it.)
 	failed, _, err := projection.Handle(target{s, c}, e)
@@ -526,24 +528,45 @@ func applyVerifyGate(_ *State, c *Change, at time.Time, d journal.VerifyGateData
 	return nil
 }
 
+// applyRetryScheduled counts a retry against its stage. A stage this set
+// does not know (a newer set's) counts against no budget it knows: the
+// retry is recorded (its context and stage, for the resumed prompt) and
+// reading the journal goes on.
 func applyRetryScheduled(c *Change, d journal.RetryScheduledData) error {
-	switch d.Stage {
-	case StageVerify:
-		c.VerifyAttempts++
-	case StageIntegration:
-		c.IntegrationAttempts++
-	case StageConflict:
-		c.ConflictAttempts++
-	default:
-		return fmt.Errorf("unknown stage %q", d.Stage)
+	if n := c.retries(d.Stage); n != nil {
+		*n++
 	}
 	c.RetryContext, c.RetryStage = d.RetryContext, d.Stage
 	return nil
 }
 
+// RetriesUsed is how many retries c spent in a RETRY_SCHEDULED stage
+// (StageVerify, StageIntegration, StageConflict); 0 for a stage this set
+// does not know.
+func (c *Change) RetriesUsed(stage string) int {
+	if n := c.retries(stage); n != nil {
+		return *n
+	}
+	return 0
+}
+
+// retries is c's count of the retries of stage, the one place that maps
+// a stage to its count; nil for a stage this set does not know.
+func (c *Change) retries(stage string) *int {
+	switch stage {
+	case StageVerify:
+		return &c.VerifyAttempts
+	case StageIntegration:
+		return &c.IntegrationAttempts
+	case StageConflict:
+		return &c.ConflictAttempts
+	}
+	return nil
+}
+
 func applyIntegrationFailed(c *Change, d journal.ChangeIntegrationFailedData) error {
 	c.RetryContext, c.RetryStage = d.RetryContext, StageIntegration
-	if d.Reason == "conflict" {
+	if d.Reason == journal.ReasonConflict {
 		c.RetryStage = StageConflict
 	}
 	return nil

@@ -347,7 +347,6 @@ func TestApplyErrors(t *testing.T) {
 		{"from another status", ev(7, "add-login", to(Implementing, Verifying, "")), `event 7 (STATE_CHANGE): change add-login: from "implementing", but it is pending`},
 		{"not in the lifecycle", ev(7, "add-login", to(Pending, Merged, "")), `event 7 (STATE_CHANGE): change add-login: pending → merged is not a transition of the change lifecycle`},
 		{"no skipping to the end", ev(7, "add-login", to(Pending, Archived, "")), `pending → archived is not a transition`},
-		{"unknown stage", ev(7, "add-login", journal.RetryScheduledData{Stage: "deploy"}), `event 7 (RETRY_SCHEDULED): unknown stage "deploy"`},
 		{"bad payload", journal.Event{Seq: 7, Type: journal.Merged, Change: "add-login", Data: []byte(`{"commit":1}`)}, `event 7 (MERGED)`},
 		{"accepted without a gate", ev(7, "", journal.BaselineAcceptedData{Failures: []string{"x"}}), `event 7 (BASELINE_ACCEPTED): names no gate`},
 		{"duplicate in plan", ev(7, "", journal.PlanCreatedData{Plan: json.RawMessage(`{"version":1,"changes":[{"name":"a"},{"name":"a"}]}`)}), `event 7 (PLAN_CREATED): plan: change "a" appears twice`},
@@ -362,6 +361,46 @@ func TestApplyErrors(t *testing.T) {
 			}
 			assertState(t, "state after a failed Apply", s, base)
 		})
+	}
+}
+
+// TestRetryOfAnUnknownStage: a RETRY_SCHEDULED of a stage this set does
+// not know (a newer set's) is recorded, counted against no budget this set
+// knows, and reading the journal goes on, as Apply promises for what a
+// newer set writes; the stages it knows each count their own retries.
+func TestRetryOfAnUnknownStage(t *testing.T) {
+	_, events := writeJournal(t, lifecycle[:2])
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := s.LastSeq
+	for _, p := range []journal.RetryScheduledData{
+		{Stage: StageVerify, Attempt: 1}, {Stage: StageConflict, Attempt: 1}, {Stage: StageConflict, Attempt: 2},
+		{Stage: StageIntegration, Attempt: 1}, {Stage: StageIntegration, Attempt: 2}, {Stage: StageIntegration, Attempt: 3},
+		{Stage: "deploy", Attempt: 1, RetryContext: "the canary failed"},
+	} {
+		seq++
+		data, _ := json.Marshal(p)
+		e := journal.Event{Seq: seq, Time: at(int(seq)), Type: p.EventType(), Run: "run-1", Change: "add-login", Data: data}
+		if err := Apply(s, e); err != nil {
+			t.Fatalf("Apply(%s): %v", p.Stage, err)
+		}
+	}
+	c := s.Changes["add-login"]
+	if s.LastSeq != seq {
+		t.Errorf("LastSeq = %d, want %d", s.LastSeq, seq)
+	}
+	if c.RetryStage != "deploy" || c.RetryContext != "the canary failed" {
+		t.Errorf("retry recorded as stage %q, context %q", c.RetryStage, c.RetryContext)
+	}
+	for stage, want := range map[string]int{StageVerify: 1, StageConflict: 2, StageIntegration: 3, "deploy": 0, "": 0} {
+		if got := c.RetriesUsed(stage); got != want {
+			t.Errorf("RetriesUsed(%q) = %d, want %d", stage, got, want)
+		}
+	}
+	if c.VerifyAttempts != 1 || c.ConflictAttempts != 2 || c.IntegrationAttempts != 3 {
+		t.Errorf("attempts verify %d, conflict %d, integration %d; want 1, 2, 3", c.VerifyAttempts, c.ConflictAttempts, c.IntegrationAttempts)
 	}
 }
 
