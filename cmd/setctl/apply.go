@@ -248,7 +248,9 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 // whole spec) without a run: it says so, with where every requirement
 // stands, and returns exitOK.
 func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
-	state.ClearDeadHolder(rundir.New(r.ws.root).Dir())
+	if err := orchestrator.SettleFinished(r.ws.root); err != nil {
+		return r.e.errorf(r.name, "%v", err)
+	}
 	rows, err := coverage.Of(ctx, r.ws.root, r.ws.cfg, p, nil)
 	if err != nil {
 		return r.e.errorf(r.name, "%v", err)

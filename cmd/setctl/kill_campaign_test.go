@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/set-engine/set/engine/journal"
@@ -323,8 +323,8 @@ func (r *campaignRepo) check(t *testing.T, want string, sessions []int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(saved, rebuilt) {
-		t.Errorf("state.json differs from the state rebuilt from the journal")
+	if diff := cmp.Diff(rebuilt, saved); diff != "" {
+		t.Errorf("state.json differs from the state rebuilt from the journal (-rebuilt +state.json):\n%s", diff)
 	}
 	for c, s := range rebuilt.Changes {
 		if s.Status != state.Archived {

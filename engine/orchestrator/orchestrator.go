@@ -364,13 +364,16 @@ func (r *run) finish(result string, runErr error, resumed bool, took time.Durati
 // writeReport writes the run report of the recorded state, atomically.
 // It is written once the journal and the state are closed: the run is
 // over, so it reads as finished (report.Build), whoever holds the lock.
-func (r *run) writeReport() error {
+func (r *run) writeReport() error { return writeReport(r.layout, r.rec.state()) }
+
+// writeReport writes the run report of st, a finished run's state, to
+// layout's report.md, atomically.
+func writeReport(layout rundir.Layout, st *state.State) error {
 	var b bytes.Buffer
-	st := r.rec.state()
 	if err := report.Markdown(&b, report.Build(st, report.Liveness{}, st.Updated)); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(r.layout.Report(), b.Bytes(), 0o644); err != nil {
+	if err := atomicfile.Write(layout.Report(), b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("run report: %w", err)
 	}
 	return nil

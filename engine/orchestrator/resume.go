@@ -250,3 +250,39 @@ func (s *services) restoreWorktree(ctx context.Context, c plan.Change) error {
 	}
 	return s.pool.restore(ctx, c.Name)
 }
+
+// SettleFinished brings the files a finished run leaves beside its
+// journal in step with it, for an apply that finds nothing to do and so
+// opens no run: an apply killed after it journaled RUN_FINISHED but
+// before it wrote state.json and report.md (the journal is the truth,
+// those are its snapshots) leaves them behind the journal, and nothing
+// would write them again. It takes the run lock, which also clears the
+// PID of a dead holder from the lock file; a run that holds the lock is
+// left alone, as is a run that did not finish (the next run resumes it).
+func SettleFinished(root string) error {
+	layout := rundir.New(root)
+	if _, err := os.Stat(layout.Events()); err != nil {
+		state.ClearDeadHolder(layout.Dir())
+		return nil
+	}
+	lock, err := state.AcquireLock(layout.Dir())
+	if err != nil {
+		return nil // a live apply holds it, and writes its own snapshots
+	}
+	defer lock.Release()
+	st, err := state.Read(layout.Dir())
+	if err != nil || !st.Finished {
+		return err
+	}
+	if saved, err := state.Load(layout.State()); err == nil && saved.LastSeq == st.LastSeq {
+		return nil
+	}
+	data, err := state.Encode(st)
+	if err != nil {
+		return err
+	}
+	if err := state.WriteEncoded(layout.State(), data); err != nil {
+		return err
+	}
+	return writeReport(layout, st)
+}
