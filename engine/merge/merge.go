@@ -284,7 +284,7 @@ func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 	case stack.Rejection != "":
 		return Outcome{Failed: true, Reason: journal.ReasonGate, Gate: stack.Blocking.Gate, RetryContext: stack.Rejection}, nil
 	case stack.Blocking != nil:
-		return Outcome{Failed: true, Reason: journal.ReasonGate, Gate: stack.Blocking.Gate, RetryContext: fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s", mainBranch, stack.Blocking.Gate, stack.Blocking.RetryContext)}, nil
+		return Outcome{Failed: true, Reason: journal.ReasonGate, Gate: stack.Blocking.Gate, RetryContext: fmt.Sprintf("After merging %s into your branch, the integration gate %s failed.\n%s%s", mainBranch, stack.Blocking.Gate, unionNote(cand.unioned, mainBranch), stack.Blocking.RetryContext)}, nil
 	}
 	if cand.head != "" && git.Head(ctx, in.Worktree) == cand.head {
 		return Outcome{}, nil // HEAD has the candidate's tree still

@@ -48,3 +48,15 @@ func concludeUnion(ctx context.Context, in Input, label string, unioned []string
 	_, err := git.CommitAll(ctx, in.Worktree, fmt.Sprintf("Merge %s into %s (union of %s)", label, in.Change.Name, strings.Join(unioned, ", ")))
 	return err
 }
+
+// unionNote tells the agent whose integration gate failed that set took
+// the append-only files unioned as both sides' lines (the change's, then
+// main's), since that merge, not the agent's code, may be what failed
+// (a key now twice in a registry, a list out of order); "" when the
+// merge unioned nothing.
+func unionNote(unioned []string, mainBranch string) string {
+	if len(unioned) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("set merged %s as a union of both sides' lines (yours, then %s's): if the failure comes from those lines, fix them on your branch.\n", strings.Join(unioned, ", "), mainBranch)
+}

@@ -136,3 +136,22 @@ func TestIntegrateUnionLeavesADeletion(t *testing.T) {
 		t.Fatalf("outcome = %+v, want a conflict in CHANGELOG.md", out)
 	}
 }
+
+// An integration gate that fails after a union merge sends the change
+// back with a line saying set merged those files, which may be what
+// failed.
+func TestIntegrationFailureAfterAUnionSaysSo(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, map[string]string{"CHANGELOG.md": "# log\n- start\n"})
+	f.project.MergeUnion = map[string]bool{"CHANGELOG.md": true}
+	appendOnBothSides(f)
+
+	out, err := integrate(context.Background(), f.input("broken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "set merged CHANGELOG.md as a union of both sides' lines (yours, then main's): if the failure comes from those lines, fix them on your branch.\n"
+	if out.Reason != journal.ReasonGate || !strings.Contains(out.RetryContext, want) {
+		t.Errorf("outcome = %+v, want a gate failure whose retry context has %q", out, want)
+	}
+}
