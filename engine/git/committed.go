@@ -2,7 +2,6 @@ package git
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -93,23 +92,14 @@ func NotCommittedOn(ctx context.Context, dir, branch string, paths []string) (ma
 // blobsAt maps those of paths (from the top) that rev's tree holds as
 // files to their blob IDs.
 func blobsAt(ctx context.Context, top, rev string, paths []string) (map[string]string, error) {
-	out, err := run(ctx, top, append([]string{"ls-tree", "-z", "--full-tree", rev + "^{commit}", "--"}, literal(paths)...)...)
+	entries, err := lsTree(ctx, top, append([]string{"--full-tree", rev + "^{commit}", "--"}, literal(paths)...)...)
 	if err != nil {
 		return nil, err
 	}
 	blobs := map[string]string{}
-	for _, entry := range strings.Split(out, "\x00") {
-		if entry == "" {
-			continue
-		}
-		// "<mode> <type> <object>\t<path>"
-		meta, p, ok := strings.Cut(entry, "\t")
-		f := strings.Fields(meta)
-		if !ok || len(f) != 3 {
-			return nil, fmt.Errorf("git ls-tree: unexpected entry %q", entry)
-		}
-		if f[1] == "blob" {
-			blobs[p] = f[2]
+	for _, e := range entries {
+		if e.typ == "blob" {
+			blobs[e.path] = e.object
 		}
 	}
 	return blobs, nil

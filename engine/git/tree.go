@@ -12,31 +12,50 @@ import (
 // commit rev: path → content. Symbolic links and submodules are left out.
 // A prefix the tree does not have gives an empty map.
 func FilesAt(ctx context.Context, dir, rev, prefix string) (map[string][]byte, error) {
-	out, err := run(ctx, dir, "ls-tree", "-r", "-z", "--full-tree", rev+"^{commit}", "--", prefix)
+	entries, err := lsTree(ctx, dir, "-r", "--full-tree", rev+"^{commit}", "--", prefix)
 	if err != nil {
 		return nil, err
 	}
 	files := map[string][]byte{}
+	for _, e := range entries {
+		if !e.regular() {
+			continue
+		}
+		data, err := run(ctx, dir, "cat-file", "blob", e.object)
+		if err != nil {
+			return nil, err
+		}
+		files[e.path] = []byte(data)
+	}
+	return files, nil
+}
+
+// treeEntry is an entry git ls-tree lists: "<mode> <type> <object>\t<path>".
+type treeEntry struct{ mode, typ, object, path string }
+
+// regular reports whether the entry is a file that is not a symbolic
+// link.
+func (e treeEntry) regular() bool { return e.typ == "blob" && e.mode != "120000" }
+
+// lsTree runs git ls-tree -z with args in dir and returns its entries.
+func lsTree(ctx context.Context, dir string, args ...string) ([]treeEntry, error) {
+	out, err := run(ctx, dir, append([]string{"ls-tree", "-z"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var entries []treeEntry
 	for _, entry := range strings.Split(out, "\x00") {
 		if entry == "" {
 			continue
 		}
-		// "<mode> <type> <object>\t<path>"
 		meta, path, ok := strings.Cut(entry, "\t")
 		f := strings.Fields(meta)
 		if !ok || len(f) != 3 {
 			return nil, fmt.Errorf("git ls-tree: unexpected entry %q", entry)
 		}
-		if f[1] != "blob" || f[0] == "120000" {
-			continue
-		}
-		data, err := run(ctx, dir, "cat-file", "blob", f[2])
-		if err != nil {
-			return nil, err
-		}
-		files[path] = []byte(data)
+		entries = append(entries, treeEntry{mode: f[0], typ: f[1], object: f[2], path: path})
 	}
-	return files, nil
+	return entries, nil
 }
 
 // Commit is a commit and its message.
@@ -58,15 +77,14 @@ func Log(ctx context.Context, dir, rev, grep string) ([]Commit, error) {
 // TreeFiles lists the paths of the regular files in the tree of commit
 // rev, in git's order.
 func TreeFiles(ctx context.Context, dir, rev string) ([]string, error) {
-	out, err := run(ctx, dir, "ls-tree", "-r", "-z", "--full-tree", rev+"^{commit}")
+	entries, err := lsTree(ctx, dir, "-r", "--full-tree", rev+"^{commit}")
 	if err != nil {
 		return nil, err
 	}
 	var paths []string
-	for _, entry := range strings.Split(out, "\x00") {
-		meta, path, ok := strings.Cut(entry, "\t")
-		if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" && f[0] != "120000" {
-			paths = append(paths, path)
+	for _, e := range entries {
+		if e.regular() {
+			paths = append(paths, e.path)
 		}
 	}
 	return paths, nil
