@@ -276,11 +276,15 @@ func scriptCrashChild(root, script string) int {
 	return 0 // the agent never killed it
 }
 
-// applyKilled runs alpha's apply in a child process whose agent, the
-// killingAgents script named script, SIGKILLs it; it fails the test
-// unless the child died of that signal.
-func applyKilled(t *testing.T, f *fixture, script string) {
+// applyKilled runs the apply of change alpha, in a new fixture, in a
+// child process whose agent, the killingAgents script named script,
+// SIGKILLs it; it fails the test unless the child died of that signal,
+// and returns the fixture to resume.
+func applyKilled(t *testing.T, script string) *fixture {
 	t.Helper()
+	f := newFixture(t)
+	f.change("alpha")
+	t.Setenv("MARKERS", t.TempDir())
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashScript+"="+script)
 	out, err := cmd.CombinedOutput()
@@ -288,6 +292,7 @@ func applyKilled(t *testing.T, f *fixture, script string) {
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the child was not killed: %v\n%s", err, out)
 	}
+	return f
 }
 
 // TestCrashDuringARetry: set is SIGKILLed while the agent works on a
@@ -298,11 +303,7 @@ func TestCrashDuringARetry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash tests re-execute the test binary")
 	}
-	f := newFixture(t)
-	f.change("alpha")
-	markers := t.TempDir()
-	t.Setenv("MARKERS", markers)
-	applyKilled(t, f, "retry")
+	f := applyKilled(t, "retry")
 	prompt := filepath.Join(f.root, ".set", "changes", "alpha", "prompt-2.md")
 	killed, err := os.ReadFile(prompt)
 	if err != nil {
@@ -329,7 +330,7 @@ func TestCrashDuringARetry(t *testing.T) {
 	if n := verifyRounds(t, ev, "alpha"); n != 2 {
 		t.Errorf("alpha had %d verify rounds, want 2", n)
 	}
-	data, _ := os.ReadFile(filepath.Join(markers, "orphan.pid"))
+	data, _ := os.ReadFile(filepath.Join(os.Getenv("MARKERS"), "orphan.pid"))
 	if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid == 0 || !gone(pid) {
 		t.Errorf("the agent (pid %q) outlived the killed run", data)
 	}
@@ -357,11 +358,7 @@ func TestCrashAfterAnAgentPlantedAHook(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash tests re-execute the test binary")
 	}
-	f := newFixture(t)
-	f.change("alpha")
-	markers := t.TempDir()
-	t.Setenv("MARKERS", markers)
-	applyKilled(t, f, "plant")
+	f := applyKilled(t, "plant")
 	if _, err := os.Stat(filepath.Join(f.root, ".set", "gitdir.json")); err != nil {
 		t.Fatalf("the killed run left no snapshot of the git directory: %v", err)
 	}

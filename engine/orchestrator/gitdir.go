@@ -132,16 +132,16 @@ func (g *gitDirGuard) sinceKilled(ctx context.Context) ([]journal.GitDirChange, 
 	var out []journal.GitDirChange
 	for _, c := range saved.Diff(now) {
 		path := saved.Where(c)
-		out = append(out, journal.GitDirChange{What: c.String(), Path: path, Do: whatToDo(c, path)})
+		out = append(out, journal.GitDirChange{What: c.String(), Path: path, Do: advice(c, path)})
 	}
 	return out, nil
 }
 
-// whatToDo says what the user does about change c, in the file at path
+// advice says what the user does about change c, in the file at path
 // (relative to the repository's top), when it is not their own. An agent
 // chose the names in it, so every name is one quoted shell word: pasting
 // the command runs nothing else.
-func whatToDo(c git.ExecChange, path string) string {
+func advice(c git.ExecChange, path string) string {
 	switch {
 	case c.Hook != "" && c.What == "added":
 		return "if you did not add it, remove it: rm " + shellquote.Word(path)

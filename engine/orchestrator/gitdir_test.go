@@ -323,13 +323,13 @@ func TestGitDirSnapshotOutlivesARunEndedBeforeItsGuard(t *testing.T) {
 // The advice for what changed in the git directory is pasted into a
 // shell, and an agent chose the names in it: a hook or a key named to run
 // code is one quoted word.
-func TestWhatToDoQuotesWhatAnAgentNamed(t *testing.T) {
+func TestAdviceQuotesWhatAnAgentNamed(t *testing.T) {
 	hook := git.ExecChange{Hook: ".git/hooks/x; touch pwned", What: "added"}
-	if got, want := whatToDo(hook, hook.Hook), `if you did not add it, remove it: rm '.git/hooks/x; touch pwned'`; got != want {
-		t.Errorf("whatToDo(hook) = %s\nwant %s", got, want)
+	if got, want := advice(hook, hook.Hook), `if you did not add it, remove it: rm '.git/hooks/x; touch pwned'`; got != want {
+		t.Errorf("advice(hook) = %s\nwant %s", got, want)
 	}
 	key := git.ExecChange{File: "config", Key: "filter.a;b.clean", What: "added"}
-	if got, want := whatToDo(key, ".git/config"), `if you did not set it, remove it: git config --file .git/config --unset-all 'filter.a;b.clean'`; got != want {
-		t.Errorf("whatToDo(key) = %s\nwant %s", got, want)
+	if got, want := advice(key, ".git/config"), `if you did not set it, remove it: git config --file .git/config --unset-all 'filter.a;b.clean'`; got != want {
+		t.Errorf("advice(key) = %s\nwant %s", got, want)
 	}
 }

@@ -814,13 +814,7 @@ sed -i "s/^line 2$/line 2 ($change)/" notes.txt
 	if !strings.Contains(interrupted, "\n## main moved under your change: merge conflict 1 of at most 2\n") {
 		t.Fatalf("the interrupted iteration's prompt lacks the conflict:\n%s", interrupted)
 	}
-	f.applySucceeds(a)
-	if resumed := readFile(t, f.root, prompt); resumed != interrupted {
-		t.Errorf("the resumed iteration's prompt differs from the interrupted one's:\n%s\nwant:\n%s", resumed, interrupted)
-	}
-	if n := count(f.events(), journal.RetryScheduled, second); n != 1 {
-		t.Errorf("%s's retries = %d, want 1", second, n)
-	}
+	resumesWithPrompt(t, f, a, second, prompt, interrupted)
 }
 
 // TestInterruptedIterationResumesWithItsContext: within a verify retry,
@@ -846,12 +840,21 @@ echo good > alpha.txt
 	if !strings.Contains(interrupted, "\n## The last attempt failed: retry 1 of 2 (verify)\n\nThe previous iteration ended before the agent reported success: half-way there") {
 		t.Fatalf("the interrupted iteration's prompt does not say where the last one stopped:\n%s", interrupted)
 	}
+	resumesWithPrompt(t, f, a, "alpha", ".set/changes/alpha/prompt-3.md", interrupted)
+}
+
+// resumesWithPrompt resumes the interrupted run of f with agent a and
+// checks that it succeeds, that change's resumed iteration was given
+// interrupted, the prompt (file prompt) the interrupted iteration had,
+// and that the change was retried once in all.
+func resumesWithPrompt(t *testing.T, f *fixture, a agent.Adapter, change, prompt, interrupted string) {
+	t.Helper()
 	f.applySucceeds(a)
-	if resumed := readFile(t, f.root, ".set/changes/alpha/prompt-3.md"); resumed != interrupted {
+	if resumed := readFile(t, f.root, prompt); resumed != interrupted {
 		t.Errorf("the resumed iteration's prompt differs from the interrupted one's:\n%s\nwant:\n%s", resumed, interrupted)
 	}
-	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 1 {
-		t.Errorf("verify retries = %d, want 1", n)
+	if n := count(f.events(), journal.RetryScheduled, change); n != 1 {
+		t.Errorf("%s's retries = %d, want 1", change, n)
 	}
 }
 

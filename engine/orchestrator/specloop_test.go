@@ -89,12 +89,19 @@ const namesItsRequirement = `echo "REQ-$(echo "$change" | tr a-z A-Z)-01" > "${c
 // change.
 func (f *fixture) archivedDelta(change, capability string) string {
 	f.t.Helper()
+	return f.archivedFile(change, "specs/"+capability+"/spec.md")
+}
+
+// archivedFile is the file rel (a slash path in the change folder) of
+// the change folder main archived for change.
+func (f *fixture) archivedFile(change, rel string) string {
+	f.t.Helper()
 	for _, p := range strings.Fields(f.git("ls-tree", "-r", "--name-only", "main", "openspec/changes/archive/")) {
-		if strings.HasSuffix(p, "-"+change+"/specs/"+capability+"/spec.md") {
+		if strings.HasSuffix(p, "-"+change+"/"+rel) {
 			return f.git("show", "main:"+p)
 		}
 	}
-	f.t.Fatalf("main has no archived delta of %s for %s", capability, change)
+	f.t.Fatalf("main has no archived %s of %s", rel, change)
 	return ""
 }
 
@@ -164,13 +171,7 @@ fi
 	if got := f.archivedDelta("extend", "links"); strings.Contains(got, "## Purpose") {
 		t.Errorf("extend's archived delta has a Purpose:\n%s", got)
 	}
-	tasks := ""
-	for _, p := range strings.Fields(f.git("ls-tree", "-r", "--name-only", "main", "openspec/changes/archive/")) {
-		if strings.HasSuffix(p, "-extend/tasks.md") {
-			tasks = f.git("show", "main:"+p)
-		}
-	}
-	if !strings.Contains(tasks, "- [x] 3.1 extend.txt names the change") {
+	if tasks := f.archivedFile("extend", "tasks.md"); !strings.Contains(tasks, "- [x] 3.1 extend.txt names the change") {
 		t.Errorf("the agent's tasks.md is lost:\n%s", tasks)
 	}
 }
