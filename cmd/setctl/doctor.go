@@ -40,7 +40,9 @@ runner the gates use (for dagger: a CLI or
 session, an engine that opens a session and says its version within 10 s,
 the versions of the engine and the CLI against the one set's Dagger SDK
 expects, the base), and the program of every gate that runs on the host (on PATH, or a
-path relative to the project), and what each gate with a describe command
+path relative to the project), the program that rebuilds each generated
+file the project holds (npm for package-lock.json; no pnpm or yarn for a
+project without their lockfiles), and what each gate with a describe command
 will run in this tree and why (the node profile's: npm install without a
 lockfile, xo already run by the test script; the python profile's: mypy
 as [tool.mypy] configures it), failing for a gate whose describe says it
@@ -252,7 +254,10 @@ func doctorGraph(ctx context.Context, ws *workspace) *graph.Graph {
 // when a change of the plan runs the gate, or when there is no plan to
 // tell; it warns when only stacks the plan does not use run it.
 // Regeneration commands, needed only when a merge conflicts in a
-// generated file, warn. Then each such gate whose program is found and
+// generated file, warn, and only for the generated files the project
+// holds: the node profile knows how to rebuild package-lock.json,
+// pnpm-lock.yaml and yarn.lock, but an npm project has only the first,
+// and pnpm or yarn missing cannot stop its merges. Then each such gate whose program is found and
 // that has a describe command says what it will run in this tree (see
 // describeCheck).
 func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ []string) []check {
@@ -311,7 +316,7 @@ func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ [
 	}
 	for _, path := range sortedNames(cfg.Generated) {
 		gen := cfg.Generated[path]
-		if len(gen.Regenerate) == 0 || !onHost(gen.Runner) {
+		if len(gen.Regenerate) == 0 || !onHost(gen.Runner) || !fileExists(filepath.Join(ws.root, path)) {
 			continue
 		}
 		if err := findProgram(ws.root, gen.Regenerate[0]); err != nil {

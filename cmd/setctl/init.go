@@ -3,16 +3,20 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/mod/modfile"
 
 	"github.com/set-engine/set/engine/atomicfile"
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/config/decode"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
@@ -26,10 +30,12 @@ func initCommand() command {
 		usage: fmt.Sprintf(`Usage: setctl init [--profile PROFILE] [--name NAME] [--force] [DIR]
 
 Init prepares DIR (default: the current directory) for set:
-  set.cue              the project's pipeline, built on the profile
+  set.cue              the project's pipeline, built on the profile; its
+                       comment names the gates a feature change runs
   cue.mod/module.cue   a CUE module depending on github.com/set-engine/set@v0
                        and on the profile's module
-  docs/spec.md         a spec template (left alone if it exists)
+  docs/spec.md         a spec template (left alone if it exists), or
+                       spec/spec.md (see below)
   .gitignore           gains a line for .set/, where runs keep their state
 
 PROFILE is a built-in profile or a CUE package in the registry
@@ -46,6 +52,22 @@ A team's profile, from the registry:
   example.com/acme/profiles/gotools          its module's latest v0 release
   example.com/acme/profiles/gotools@v1       its module's latest v1 release
   example.com/acme/profiles/gotools@v0.3.1   that version of its module
+
+Without --name, the project's name is the one its manifest declares, in
+kebab-case: go.mod's module path's last element (app for
+example.com/app/v2), Cargo.toml's [package] name, pyproject.toml's
+[project] name or else [tool.poetry] name, package.json's name without
+its npm scope (@acme/); the first of these files DIR has decides. Else,
+or when it declares none (a Cargo workspace), the name is DIR's.
+
+The spec goes to docs/spec.md, unless DIR's docs/ is a manual that the
+project builds or its package ships, where set's spec would be
+published with it; then it goes to spec/spec.md, and init says why.
+docs/ is such a manual when DIR has:
+  docs/conf.py                              Sphinx builds docs/
+  mkdocs.yml, docs_dir docs (its default)   MkDocs builds docs/
+  package.json, files naming docs/          npm publishes docs/
+  MANIFEST.in, graft or include of docs/    the sdist ships docs/
 
 set.cue's mainBranch is the repository's likely main branch: the branch
 origin's HEAD names, git's init.defaultBranch, main or master, whichever
@@ -69,7 +91,7 @@ func runInit(e *env, args []string) int {
 	c := initCommand()
 	fs := c.flagSet(e)
 	profile := fs.String("profile", "", "a built-in profile ("+strings.Join(load.BuiltinProfiles(), ", ")+") or a CUE package path")
-	name := fs.String("name", "", "project name (default: the directory's name, in kebab-case)")
+	name := fs.String("name", "", "project name (default: the name the project's manifest declares, else the directory's, in kebab-case)")
 	force := fs.Bool("force", false, "overwrite an existing set.cue")
 	if code, done := c.parse(e, fs, args); done {
 		return code
@@ -90,9 +112,13 @@ func runInit(e *env, args []string) int {
 		}
 		*profile, detected = name, fmt.Sprintf("setctl init: profile %s (%s)\n", name, why)
 	}
-	projectName := *name
+	projectName, named := *name, ""
 	if projectName == "" {
-		projectName = plan.Kebab(filepath.Base(dir), "project-")
+		declared, why, err := declaredName(dir)
+		if err != nil {
+			return e.errorf(c.name, "%v", err)
+		}
+		projectName, named = declared, fmt.Sprintf("setctl init: project name %s (%s)\n", declared, why)
 	}
 	if !plan.ValidName(projectName) {
 		return e.errorf(c.name, "project name %q is not kebab-case (want e.g. \"my-app\"); pass --name", projectName)
@@ -106,14 +132,18 @@ func runInit(e *env, args []string) int {
 		return e.errorf(c.name, "%s already exists (use --force to overwrite it)", setCUE)
 	}
 	branch, source := git.DefaultBranch(ctx, existingDir(dir))
-	files, err := initFiles(dir, projectName, prof, branch)
+	spec, specWhy := specLocation(dir)
+	files, err := initFiles(dir, projectName, spec, prof, branch)
 	if err != nil {
 		return e.errorf(c.name, "%s\nNothing was written.", strings.TrimRight(err.Error(), "\n"))
 	}
 	if err := writeAll(files); err != nil {
 		return e.errorf(c.name, "%v\nNothing was written.", err)
 	}
-	fmt.Fprint(e.stdout, detected)
+	fmt.Fprint(e.stdout, detected, named)
+	if specWhy != "" {
+		fmt.Fprintf(e.stdout, "setctl init: spec in %s, not %s (%s)\n", spec, defaultSpec, specWhy)
+	}
 	var written []string
 	for _, f := range files {
 		fmt.Fprintf(e.stdout, "setctl init: %s\n", f.done)
@@ -125,7 +155,7 @@ func runInit(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "setctl init: main branch %s (%s)\n", branch, source)
 
-	fmt.Fprintf(e.stdout, "\nNext: describe the product in docs/spec.md, then run\n")
+	fmt.Fprintf(e.stdout, "\nNext: describe the product in %s, then run\n", spec)
 	if rel, err := filepath.Rel(e.dir, dir); err == nil && rel != "." {
 		fmt.Fprintf(e.stdout, "  cd %s\n", filepath.ToSlash(rel))
 	}
@@ -148,11 +178,12 @@ type initFile struct {
 	done string // what writing it does, as init reports it
 }
 
-// initFiles computes every file init writes into dir. set.cue and
-// cue.mod/module.cue are loaded as they would be written, so a profile
-// that does not load, or a module path CUE refuses, fails here. set.cue
-// names mainBranch only where the profile's value would differ.
-func initFiles(dir, name string, prof *load.Profile, branch string) ([]initFile, error) {
+// initFiles computes every file init writes into dir, with the spec at
+// spec (relative to dir, with a slash). set.cue and cue.mod/module.cue
+// are loaded as they would be written, so a profile that does not load,
+// or a module path CUE refuses, fails here. set.cue names mainBranch only
+// where the profile's value would differ.
+func initFiles(dir, name, spec string, prof *load.Profile, branch string) ([]initFile, error) {
 	setCUE := filepath.Join(dir, load.ConfigFile)
 	var exact map[string]string
 	if prof.Module != "" {
@@ -162,21 +193,30 @@ func initFiles(dir, name string, prof *load.Profile, branch string) ([]initFile,
 	if err != nil {
 		return nil, err
 	}
-	setData := []byte(setCUETemplate(name, prof, ""))
-	for explicit := false; ; explicit = true {
-		if explicit {
-			setData = []byte(setCUETemplate(name, prof, branch))
-		}
+	// Loaded until what it would write is what it says: the comment
+	// names the gates of the configuration it loads to (a comment does
+	// not change that), and mainBranch is written when the profile's
+	// would differ. A set.cue that does not load is reported as it would
+	// be written, with the comment that names no gates.
+	mainBranch, comment := "", setCUEComment(prof, nil)
+	var setData []byte
+	for {
+		setData = []byte(setCUETemplate(name, spec, prof, mainBranch, comment))
 		cfg, _, err := decode.Load(dir, load.Options{Overlay: map[string][]byte{setCUE: setData, load.ModuleFilePath(dir): modData}})
 		if err != nil {
 			return nil, fmt.Errorf("the set.cue it would write does not load:\n%s", load.Details(err, dir))
 		}
+		if c := setCUEComment(prof, cfg); c != comment {
+			comment = c
+			continue
+		}
 		if cfg.MainBranch == branch {
 			break
 		}
-		if explicit {
+		if mainBranch != "" {
 			return nil, fmt.Errorf("set.cue would set mainBranch to %q, but the profile makes it %q", branch, cfg.MainBranch)
 		}
+		mainBranch = branch
 	}
 	files := []initFile{{setCUE, setData, "wrote set.cue"}}
 	switch modRes {
@@ -185,9 +225,9 @@ func initFiles(dir, name string, prof *load.Profile, branch string) ([]initFile,
 	case load.ModuleFileUpdated:
 		files = append(files, initFile{load.ModuleFilePath(dir), modData, "added dependencies to cue.mod/module.cue"})
 	}
-	specPath := filepath.Join(dir, "docs", "spec.md")
+	specPath := filepath.Join(dir, filepath.FromSlash(spec))
 	if _, err := os.Stat(specPath); os.IsNotExist(err) {
-		files = append(files, initFile{specPath, []byte(specTemplate), "wrote docs/spec.md"})
+		files = append(files, initFile{specPath, []byte(specTemplate), "wrote " + spec})
 	}
 	ignore := filepath.Join(dir, ".gitignore")
 	data, err := os.ReadFile(ignore)
@@ -274,9 +314,10 @@ func cueModulePath(dir, name string) string {
 	return "example.com/" + name + "@v0"
 }
 
-// setCUETemplate is a new set.cue on prof; mainBranch is written only when
-// not empty.
-func setCUETemplate(name string, prof *load.Profile, mainBranch string) string {
+// setCUETemplate is a new set.cue on prof whose spec is at spec;
+// mainBranch is written only when not empty, and comment, the lines
+// above project (setCUEComment), only when not empty.
+func setCUETemplate(name, spec string, prof *load.Profile, mainBranch, comment string) string {
 	var branch string
 	if mainBranch != "" {
 		branch = fmt.Sprintf("\n\tmainBranch: %q", mainBranch)
@@ -285,19 +326,62 @@ func setCUETemplate(name string, prof *load.Profile, mainBranch string) string {
 
 import "%s"
 
-// project is this repository's pipeline: the %s profile's gates, stacks and
-// budgets, customised by unification. For example:
-//
-//	gates: test: run: ["go", "test", "-race", "./..."]
-//	stacks: feature: fmt: mode: "warn"
-//	budgets: retries: verify: 4
-//
-// setctl vet checks this file; setctl plan shows what a run would do.
-project: %s.#Project & {
+%sproject: %s.#Project & {
 	name: %q
-	spec: ["docs/spec.md"]%s
+	spec: [%q]%s
 }
-`, strings.ReplaceAll(name, "-", "_"), prof.ImportPath, prof.Package, prof.Package, name, branch)
+`, strings.ReplaceAll(name, "-", "_"), prof.ImportPath, comment, prof.Package, name, spec, branch)
+}
+
+// setCUEComment is the comment above project in a new set.cue on prof,
+// whose configuration is cfg (nil when not known): the command gates a
+// feature change runs, by name in the order they run, and overrides that
+// fit the profile's ecosystem (builtinProfiles; for a registry profile,
+// making its first command gate warn).
+func setCUEComment(prof *load.Profile, cfg *config.Project) string {
+	var gates []string
+	if cfg == nil {
+		cfg = &config.Project{}
+	}
+	for name, entry := range cfg.Stacks["feature"] {
+		if g, ok := cfg.Gates[name]; ok && g.Kind == config.KindExec && entry.Mode != config.ModeSkip {
+			gates = append(gates, name)
+		}
+	}
+	order := func(name string) int {
+		if o := cfg.Stacks["feature"][name].Order; o != nil {
+			return *o
+		}
+		return cfg.Gates[name].Order
+	}
+	slices.SortFunc(gates, func(a, b string) int { return cmp.Or(cmp.Compare(order(a), order(b)), cmp.Compare(a, b)) })
+	var override, warn string
+	if len(gates) > 0 {
+		warn = gates[0]
+	}
+	if prof.Module == "" {
+		for _, p := range builtinProfiles {
+			if p.name == prof.Package {
+				override, warn = p.override, p.warn
+			}
+		}
+	}
+	what := "gates"
+	if len(gates) > 0 {
+		what = "gates (a feature change runs " + english.List(gates) + ")"
+	}
+	var b strings.Builder
+	b.WriteString(wrap("// ", fmt.Sprintf("project is this repository's pipeline: the %s profile's %s, stacks and budgets, customised by unification. For example:", prof.Package, what), 76))
+	b.WriteString("//\n")
+	if override != "" {
+		fmt.Fprintf(&b, "//\t%s\n", override)
+	}
+	if warn != "" {
+		fmt.Fprintf(&b, "//\tstacks: feature: %s: mode: %q\n", warn, config.ModeWarn)
+	}
+	b.WriteString("//\tbudgets: retries: verify: 4\n//\n")
+	b.WriteString("// setctl vet checks this file; setctl plan shows what a run would do.\n")
+	return b.String()
 }
 
 const specTemplate = `# Product spec

@@ -21,17 +21,29 @@ var profileMarkers = []struct{ file, profile string }{
 	{"requirements.txt", "python"},
 }
 
+// builtinProfiles are the built-in profiles as init presents them: what
+// each is for, in its help, and, in the comment of the set.cue it
+// writes, an override of one of its gates that a project of its
+// ecosystem might make and a gate of its feature stack that a project
+// might make non-blocking.
+var builtinProfiles = []struct{ name, what, override, warn string }{
+	{"golang", "Go modules: go build, gofmt, go vet, go test",
+		`gates: test: run: ["go", "test", "-race", "./..."]`, "fmt"},
+	{"node", "Node.js packages (npm, pnpm or yarn): tsc, eslint, the test script",
+		`gates: test: run: ["npm", "run", "test:unit"]`, "lint"},
+	{"python", "Python projects (uv, poetry or pip): ruff, mypy, pytest",
+		`gates: test: env: PYTEST_ADDOPTS: "-x --strict-markers"`, "typecheck"},
+	{"rust", "cargo crates and workspaces: build, fmt, clippy, test",
+		`gates: test: run: ["cargo", "test", "--workspace", "--all-features"]`, "clippy"},
+	{"web", "Next.js apps on node: next build, Playwright e2e, ORM client",
+		`gates: e2e: timeout: "30m"`, "lint"},
+}
+
 // builtinProfilesHelp lists the built-in profiles for init's help, one a
 // line with what it is for.
 func builtinProfilesHelp() string {
 	var b strings.Builder
-	for _, p := range []struct{ name, what string }{
-		{"golang", "Go modules: go build, gofmt, go vet, go test"},
-		{"node", "Node.js packages (npm, pnpm or yarn): tsc, eslint, the test script"},
-		{"python", "Python projects (uv, poetry or pip): ruff, mypy, pytest"},
-		{"rust", "cargo crates and workspaces: build, fmt, clippy, test"},
-		{"web", "Next.js apps on node: next build, Playwright e2e, ORM client"},
-	} {
+	for _, p := range builtinProfiles {
 		fmt.Fprintf(&b, "  %-8s %s\n", p.name, p.what)
 	}
 	return b.String()

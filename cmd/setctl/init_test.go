@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,90 @@ func TestExistingDir(t *testing.T) {
 	}
 	if got := existingDir(dir); got != dir {
 		t.Errorf("existingDir(%s) = %s", dir, got)
+	}
+}
+
+// writeTree writes files (path relative to dir: content) into dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// init names a project as its manifest does, in kebab-case, and by its
+// directory when the manifest names nothing.
+func TestDeclaredName(t *testing.T) {
+	for _, tt := range []struct {
+		what  string
+		files map[string]string
+		want  string
+	}{
+		{"go.mod's last element", map[string]string{"go.mod": "module github.com/acme/Pay_Ments\n"}, "pay-ments"},
+		{"go.mod without its major version", map[string]string{"go.mod": "module github.com/acme/app/v2\n"}, "app"},
+		{"a gopkg.in path", map[string]string{"go.mod": "module gopkg.in/yaml.v3\n"}, "yaml"},
+		{"go.mod first", map[string]string{"go.mod": "module example.com/gojs\n", "package.json": `{"name": "assets"}`}, "gojs"},
+		{"Cargo.toml's package", map[string]string{"Cargo.toml": "[workspace]\nmembers = [\"x\"]\n\n[package]\nname = \"tiny_http\"\n"}, "tiny-http"},
+		{"a Cargo workspace", map[string]string{"Cargo.toml": "[workspace]\nmembers = [\"x\"]\n"}, "the-dir"},
+		{"pyproject's [project]", map[string]string{"pyproject.toml": "[project]\nname = 'more.itertools'\n[tool.poetry]\nname = \"other\"\n"}, "more-itertools"},
+		{"poetry's name", map[string]string{"pyproject.toml": "[tool.poetry]\nname = \"Poetry_App\"\n"}, "poetry-app"},
+		{"a pyproject of tools only", map[string]string{"pyproject.toml": "[tool.ruff]\nline-length = 100\n"}, "the-dir"},
+		{"an npm scope", map[string]string{"package.json": `{"name": "@sindresorhus/camelcase"}`}, "camelcase"},
+		{"a package.json without name", map[string]string{"package.json": `{"private": true}`}, "the-dir"},
+		{"a name set's names cannot start with", map[string]string{"package.json": `{"name": "3d-tools"}`}, "project-3d-tools"},
+		{"no manifest", map[string]string{"setup.py": "\n"}, "the-dir"},
+	} {
+		dir := filepath.Join(t.TempDir(), "The_Dir")
+		writeTree(t, dir, tt.files)
+		got, why, err := declaredName(dir)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: declaredName = %q, %v, want %q", tt.what, got, err, tt.want)
+		}
+		if why == "" {
+			t.Errorf("%s: declaredName says not why", tt.what)
+		}
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"pyproject.toml": "[project\nname = \"x\"\n"})
+	if _, _, err := declaredName(dir); err == nil || !strings.Contains(err.Error(), "pass --name") {
+		t.Errorf("declaredName of a pyproject.toml that is not TOML: %v, want an error that says to pass --name", err)
+	}
+}
+
+// The spec goes to spec/spec.md when docs/ is a manual a tool builds or
+// a package ships, and to docs/spec.md otherwise.
+func TestSpecLocation(t *testing.T) {
+	for _, tt := range []struct {
+		what  string
+		files map[string]string
+		want  string
+	}{
+		{"no docs tool", map[string]string{"docs/guide.md": "# Guide\n"}, defaultSpec},
+		{"Sphinx", map[string]string{"docs/conf.py": "project = 'x'\n"}, publishedDocsSpec},
+		{"Sphinx elsewhere", map[string]string{"doc/conf.py": "project = 'x'\n"}, defaultSpec},
+		{"MkDocs' default docs_dir", map[string]string{"mkdocs.yml": "site_name: X\nmarkdown_extensions:\n  - pymdownx.emoji:\n      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"}, publishedDocsSpec},
+		{"MkDocs' docs_dir docs/", map[string]string{"mkdocs.yml": "site_name: X\ndocs_dir: ./docs/\n"}, publishedDocsSpec},
+		{"MkDocs' docs_dir elsewhere", map[string]string{"mkdocs.yml": "site_name: X\ndocs_dir: site-src\n"}, defaultSpec},
+		{"package.json's files", map[string]string{"package.json": `{"files": ["dist", "docs/*.md"]}`}, publishedDocsSpec},
+		{"package.json's files without docs", map[string]string{"package.json": `{"files": ["index.js", "!docs", "documents"]}`}, defaultSpec},
+		{"MANIFEST.in's graft", map[string]string{"MANIFEST.in": "include README.md\ngraft docs\n"}, publishedDocsSpec},
+		{"MANIFEST.in's recursive-include", map[string]string{"MANIFEST.in": "recursive-include docs *.rst\n"}, publishedDocsSpec},
+		{"MANIFEST.in's prune", map[string]string{"MANIFEST.in": "prune docs\n"}, defaultSpec},
+	} {
+		dir := t.TempDir()
+		writeTree(t, dir, tt.files)
+		got, why := specLocation(dir)
+		if got != tt.want {
+			t.Errorf("%s: specLocation = %q (%s), want %q", tt.what, got, why, tt.want)
+		}
+		if (got == publishedDocsSpec) != (why != "") {
+			t.Errorf("%s: specLocation = %q with reason %q: a reason goes with spec/ and only with it", tt.what, got, why)
+		}
 	}
 }

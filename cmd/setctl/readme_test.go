@@ -98,21 +98,30 @@ func docSection(t *testing.T, name, page, heading string) string {
 // TestDocsSetCUE: every set.cue the README and the docs pages show, whole
 // or as a field to add, passes `setctl vet`, which loads it, checks that
 // this build can run it (runnable) and makes its plan; so do the examples
-// in the comment of the set.cue that `setctl init` writes and those of
-// `setctl help sentinel`.
+// in the comment of the set.cue that `setctl init` writes for each
+// built-in profile and those of `setctl help sentinel`.
 func TestDocsSetCUE(t *testing.T) {
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")
-	prof, err := load.ResolveProfile(context.Background(), "golang", load.Options{})
-	if err != nil {
-		t.Fatal(err)
+	// base is the set.cue init writes for a project on profile.
+	base := func(profile string) string {
+		prof, err := load.ResolveProfile(context.Background(), profile, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := initFiles(t.TempDir(), "myapp", defaultSpec, prof, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(files[0].data)
 	}
-	base := setCUETemplate("myapp", prof, "")
 	type snippet struct{ where, setCUE string }
 	var snippets []snippet
-	withField := func(field string) string {
-		return strings.Replace(base, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+field+"\n", 1)
+	withFieldIn := func(setCUE, field string) string {
+		return strings.Replace(setCUE, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+field+"\n", 1)
 	}
+	golang := base("golang")
+	withField := func(field string) string { return withFieldIn(golang, field) }
 	for _, page := range docPages(t) {
 		text := page.text
 		line := func(offset int) int { return 1 + strings.Count(text[:offset], "\n") }
@@ -132,9 +141,12 @@ func TestDocsSetCUE(t *testing.T) {
 			snippets = append(snippets, snippet{fmt.Sprintf("%s:%d: `%s`", page.path, line(m[2]), text[m[2]:m[3]]), withField(text[m[2]:m[3]])})
 		}
 	}
-	for _, l := range strings.Split(base, "\n") {
-		if field, ok := strings.CutPrefix(l, "//\t"); ok {
-			snippets = append(snippets, snippet{"set.cue of setctl init: " + field, withField(field)})
+	for _, profile := range load.BuiltinProfiles() {
+		setCUE := base(profile)
+		for _, l := range strings.Split(setCUE, "\n") {
+			if field, ok := strings.CutPrefix(l, "//\t"); ok {
+				snippets = append(snippets, snippet{"set.cue of setctl init --profile " + profile + ": " + field, withFieldIn(setCUE, field)})
+			}
 		}
 	}
 	for _, l := range strings.Split(sentinelText, "\n") {
