@@ -132,6 +132,7 @@ func wantLifecycle() *State {
 				VerifyAttempts:      1,
 				IntegrationAttempts: 0,
 				VerifyRound:         2,
+				IntegrationTries:    1,
 				Tokens:              usage.Tokens{Input: 150, Output: 30, CacheRead: 5},
 				CostUSD:             0.75,
 				Worktree:            ".set/worktrees/add-login",
@@ -549,6 +550,73 @@ func TestReplanRestartsOtherWork(t *testing.T) {
 	p, _ := plan.Decode([]byte(replan))
 	if got := s.Changes["add-logout"].Work; got != p.Work("add-logout") || got == testWork("add-logout") {
 		t.Errorf("add-logout's Work is %s, want the new plan's", got)
+	}
+}
+
+// TestPlanAgainContinuesGateNumbers: a change a later plan starts again
+// (other work, or work main no longer has) starts its progress from
+// nothing, but its gate runs go on numbering from the earlier change's,
+// since the journal still names the logs those numbers named: a new
+// apply's first verify round of add-login is 3, not 1 (its log
+// verify-test-3.log, not run 1's verify-test-1.log).
+func TestPlanAgainContinuesGateNumbers(t *testing.T) {
+	replan := `{"version": 1, "changes": [
+		{"name": "add-login", "requirements": ["REQ-1"], "dependsOn": []},
+		{"name": "add-logout", "requirements": ["REQ-2", "REQ-3"], "dependsOn": ["add-login"]}
+	]}`
+	steps := append(slices.Clone(lifecycle),
+		step{"", journal.PlanCreatedData{Plan: json.RawMessage(replan)}},
+		step{"", journal.RunStartedData{PID: 43, Changes: []string{"add-login", "add-logout"}}},
+	)
+	_, events := writeJournal(t, steps)
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := s.Changes["add-login"]
+	if login.Status != Pending || login.Iteration != 0 || login.VerifyAttempts != 0 || login.Gates != (GateCounts{}) {
+		t.Errorf("add-login kept the progress of other work: %+v", login)
+	}
+	if login.VerifyRound != 2 || login.IntegrationTries != 1 {
+		t.Errorf("add-login: VerifyRound %d, IntegrationTries %d; want 2 and 1, the earlier run's", login.VerifyRound, login.IntegrationTries)
+	}
+
+	// The new run's rounds go on from there; the state it journals
+	// rebuilds to the same numbers.
+	steps = append(steps,
+		step{"add-login", journal.GateStartedData{Stage: "verify", Gate: "test", Attempt: login.VerifyRound + 1}},
+		step{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: login.VerifyRound + 1}},
+		step{"add-login", journal.IntegrationAttemptData{Attempt: login.IntegrationTries + 1}},
+	)
+	_, events = writeJournal(t, steps)
+	if s, err = Rebuild(events); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"]; got.VerifyRound != 3 || got.IntegrationTries != 2 {
+		t.Errorf("add-login after the new run's rounds: VerifyRound %d, IntegrationTries %d; want 3 and 2", got.VerifyRound, got.IntegrationTries)
+	}
+}
+
+// TestGateNumbersOfAnOlderJournal: a journal written before gate numbers
+// went on across plans numbered the new plan's rounds from 1 again, and
+// its integration gates without INTEGRATION_ATTEMPT. It still reads, and
+// the next round gets a number none of its runs had.
+func TestGateNumbersOfAnOlderJournal(t *testing.T) {
+	replan := `{"version": 1, "changes": [
+		{"name": "add-login", "requirements": ["REQ-1"], "dependsOn": []}
+	]}`
+	steps := append(slices.Clone(lifecycle),
+		step{"", journal.PlanCreatedData{Plan: json.RawMessage(replan)}},
+		step{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "fail", Attempt: 1}},
+		step{"add-login", journal.VerifyGateData{Stage: "integration", Gate: "test", Result: "fail", Attempt: 1}},
+	)
+	_, events := writeJournal(t, steps)
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"]; got.VerifyRound != 2 || got.IntegrationTries != 1 {
+		t.Errorf("add-login: VerifyRound %d, IntegrationTries %d; want 2 and 1", got.VerifyRound, got.IntegrationTries)
 	}
 }
 
