@@ -543,7 +543,10 @@ func TestReplanRestartsOtherWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"add-login", "add-logout"} {
-		if got := s.Changes[name]; got.Status != Pending || got.Branch != "" || got.Iteration != 0 {
+		// Its iteration numbers go on (TestPlanAgainContinuesNumbers), but
+		// none of its iterations counts against the new work's budget.
+		if got := s.Changes[name]; got.Status != Pending || got.Branch != "" || got.Iteration != got.IterationBase ||
+			got.SessionID != "" || got.Tokens.Total() != 0 || got.VerifyAttempts != 0 || got.Gates != (GateCounts{}) {
 			t.Errorf("%s kept the progress of other work: %+v", name, got)
 		}
 	}
@@ -553,18 +556,23 @@ func TestReplanRestartsOtherWork(t *testing.T) {
 	}
 }
 
-// TestPlanAgainContinuesGateNumbers: a change a later plan starts again
+// TestPlanAgainContinuesNumbers: a change a later plan starts again
 // (other work, or work main no longer has) starts its progress from
-// nothing, but its gate runs go on numbering from the earlier change's,
-// since the journal still names the logs those numbers named: a new
-// apply's first verify round of add-login is 3, not 1 (its log
-// verify-test-3.log, not run 1's verify-test-1.log).
-func TestPlanAgainContinuesGateNumbers(t *testing.T) {
+// nothing, but its agent iterations and gate runs go on numbering from
+// the earlier change's, since the journal still names the logs and
+// prompts those numbers named: a new apply's first iteration of
+// add-login is 3 (agent-3.log, prompt-3.md) and its first verify round
+// 3 (verify-test-3.log), not 1 again. An iteration started and cut
+// short (add-logout's 1) keeps its number too.
+func TestPlanAgainContinuesNumbers(t *testing.T) {
 	replan := `{"version": 1, "changes": [
 		{"name": "add-login", "requirements": ["REQ-1"], "dependsOn": []},
 		{"name": "add-logout", "requirements": ["REQ-2", "REQ-3"], "dependsOn": ["add-login"]}
 	]}`
-	steps := append(slices.Clone(lifecycle),
+	steps := slices.Clone(lifecycle)
+	i := slices.Index(steps, step{"add-logout", to(Dispatched, Implementing, "")})
+	steps = slices.Insert(steps, i+1, step{"add-logout", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1}})
+	steps = append(steps,
 		step{"", journal.PlanCreatedData{Plan: json.RawMessage(replan)}},
 		step{"", journal.RunStartedData{PID: 43, Changes: []string{"add-login", "add-logout"}}},
 	)
@@ -574,16 +582,22 @@ func TestPlanAgainContinuesGateNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	login := s.Changes["add-login"]
-	if login.Status != Pending || login.Iteration != 0 || login.VerifyAttempts != 0 || login.Gates != (GateCounts{}) {
+	if login.Status != Pending || login.VerifyAttempts != 0 || login.Gates != (GateCounts{}) || login.Tokens.Total() != 0 {
 		t.Errorf("add-login kept the progress of other work: %+v", login)
 	}
-	if login.VerifyRound != 2 || login.IntegrationTries != 1 {
-		t.Errorf("add-login: VerifyRound %d, IntegrationTries %d; want 2 and 1, the earlier run's", login.VerifyRound, login.IntegrationTries)
+	if login.Iteration != 2 || login.IterationBase != 2 || login.VerifyRound != 2 || login.IntegrationTries != 1 {
+		t.Errorf("add-login: Iteration %d (base %d), VerifyRound %d, IntegrationTries %d; want 2 (2), 2 and 1, the earlier run's",
+			login.Iteration, login.IterationBase, login.VerifyRound, login.IntegrationTries)
+	}
+	if logout := s.Changes["add-logout"]; logout.Iteration != 1 || logout.IterationBase != 1 {
+		t.Errorf("add-logout: Iteration %d (base %d), want 1 (1): its cut-short iteration 1 named a log", logout.Iteration, logout.IterationBase)
 	}
 
-	// The new run's rounds go on from there; the state it journals
-	// rebuilds to the same numbers.
+	// The new run's iterations and rounds go on from there; the state it
+	// journals rebuilds to the same numbers.
 	steps = append(steps,
+		step{"add-login", journal.AgentSessionDecisionData{Decision: "new", Iteration: login.Iteration + 1}},
+		step{"add-login", journal.AgentIterationData{Iteration: login.Iteration + 1, Result: "done"}},
 		step{"add-login", journal.GateStartedData{Stage: "verify", Gate: "test", Attempt: login.VerifyRound + 1}},
 		step{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: login.VerifyRound + 1}},
 		step{"add-login", journal.IntegrationAttemptData{Attempt: login.IntegrationTries + 1}},
@@ -592,8 +606,9 @@ func TestPlanAgainContinuesGateNumbers(t *testing.T) {
 	if s, err = Rebuild(events); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Changes["add-login"]; got.VerifyRound != 3 || got.IntegrationTries != 2 {
-		t.Errorf("add-login after the new run's rounds: VerifyRound %d, IntegrationTries %d; want 3 and 2", got.VerifyRound, got.IntegrationTries)
+	if got := s.Changes["add-login"]; got.Iteration != 3 || got.IterationBase != 2 || got.VerifyRound != 3 || got.IntegrationTries != 2 {
+		t.Errorf("add-login after the new run's work: Iteration %d (base %d), VerifyRound %d, IntegrationTries %d; want 3 (2), 3 and 2",
+			got.Iteration, got.IterationBase, got.VerifyRound, got.IntegrationTries)
 	}
 }
 
