@@ -188,8 +188,8 @@ type Change struct {
 	QueuedHead string `json:"queuedHead,omitempty"`
 	// IntegrationTries counts the merge queue's integration attempts of
 	// the change: the highest attempt of its INTEGRATION_ATTEMPT events
-	// and integration gates, across runs, also of the plans
-	// that started it again (continueNumbers): the next attempt
+	// and integration gates, across runs, also those before a later plan
+	// started it again (continueNumbers), so the next attempt
 	// (IntegrationTries+1) has its own number and logs.
 	IntegrationTries int    `json:"integrationTries,omitempty"`
 	MergedCommit     string `json:"mergedCommit,omitempty"`
