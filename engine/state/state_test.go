@@ -716,3 +716,42 @@ func TestResumedRunKeepsItsStart(t *testing.T) {
 		t.Errorf("a new run started at %v, want its own RUN_STARTED's %v", s.Started, more[len(more)-1].Time)
 	}
 }
+
+// TestResumedRunNumbersPastCutShortGates: a run killed while a gate ran
+// (its GATE_STARTED journaled, no verdict) or while an integration
+// attempt was under way leaves those numbers taken: the resumed run's
+// next verify round and integration attempt each get a number of their
+// own, so they do not write over the cut-short runs' logs.
+func TestResumedRunNumbersPastCutShortGates(t *testing.T) {
+	steps := append(slices.Clone(lifecycle[:5]),
+		step{"add-login", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1}},
+		step{"add-login", to(Dispatched, Implementing, "")},
+		step{"add-login", journal.AgentIterationData{Iteration: 1, Result: "done"}},
+		step{"add-login", to(Implementing, Verifying, "")},
+		step{"add-login", journal.GateStartedData{Stage: "verify", Gate: "test", Attempt: 1, Log: ".set/logs/add-login/verify-test-1.log"}},
+		step{"", journal.RunStartedData{Fingerprint: "fp-1", Resumed: true}},
+	)
+	_, events := writeJournal(t, steps)
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"].VerifyRound; got != 1 {
+		t.Errorf("after a verify gate cut short, VerifyRound = %d, want 1 (the resumed round is 2)", got)
+	}
+
+	steps = append(steps,
+		step{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: 2}},
+		step{"add-login", to(Verifying, Queued, "")},
+		step{"add-login", to(Queued, Integrating, "")},
+		step{"add-login", journal.IntegrationAttemptData{Attempt: 1}},
+		step{"", journal.RunStartedData{Fingerprint: "fp-1", Resumed: true}},
+	)
+	_, events = writeJournal(t, steps)
+	if s, err = Rebuild(events); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"]; got.VerifyRound != 2 || got.IntegrationTries != 1 {
+		t.Errorf("after an integration attempt cut short: VerifyRound %d, IntegrationTries %d; want 2 and 1", got.VerifyRound, got.IntegrationTries)
+	}
+}
