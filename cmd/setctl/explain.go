@@ -97,6 +97,7 @@ func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, 
 	// take their place here like every event of the change: each is
 	// described by describeEvent.
 	main := v.mainBranch()
+	reused := reusedLogs(events)
 	for i, e := range events {
 		if e.Type == journal.GateStarted && verdictFollows(events[i+1:], e) {
 			continue // its verdict says it all
@@ -105,7 +106,7 @@ func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, 
 		if e.Type == journal.ChangeIntegrationFailed && retryFollows(events[i+1:], e) {
 			continue // the retry's line quotes its context
 		}
-		for _, line := range eventDetail(v, e) {
+		for _, line := range eventDetail(v, e, reused[i]) {
 			fmt.Fprintf(w, "      %s\n", line)
 		}
 	}
@@ -155,10 +156,36 @@ func retryFollows(later []journal.Event, failed journal.Event) bool {
 	return false
 }
 
+// reusedLogs are the indexes of the gate verdicts among events whose log
+// a later event names again. Only a journal written before gate numbers
+// went on across plans has them (journal.VerifyGateData.Attempt): a
+// later plan's gate run took the same number, and its log is the file.
+func reusedLogs(events []journal.Event) map[int]bool {
+	last := map[string]int{}
+	for i, e := range events {
+		logs, _ := state.Logs([]journal.Event{e}) // an event that does not decode names no log
+		for _, l := range logs {
+			last[l.Path] = i
+		}
+	}
+	reused := map[int]bool{}
+	for i, e := range events {
+		if e.Type != journal.VerifyGate {
+			continue
+		}
+		if logs, _ := state.Logs([]journal.Event{e}); len(logs) == 1 && last[logs[0].Path] > i {
+			reused[i] = true
+		}
+	}
+	return reused
+}
+
 // eventDetail is what explain shows under an event's line: a failing
 // gate's log and the end of its output, an iteration's prompt and log,
-// the retry context handed to the agent.
-func eventDetail(v *runView, e journal.Event) []string {
+// the retry context handed to the agent. reused says that a later gate
+// run wrote its log over the gate verdict e's (reusedLogs): the end of
+// the file would be that run's output, not e's.
+func eventDetail(v *runView, e journal.Event, reused bool) []string {
 	switch e.Type {
 	case journal.VerifyGate:
 		d, err := journal.Decode[journal.VerifyGateData](e)
@@ -168,6 +195,9 @@ func eventDetail(v *runView, e journal.Event) []string {
 		lines := []string{"log " + d.Log}
 		if d.Result == "fail" {
 			lines = nil // the line names the log
+		}
+		if reused {
+			return append(lines, "(a later run of the gate wrote its own output over this log)")
 		}
 		return append(lines, logTail(v, d.Log, logTailLines)...)
 	case journal.AgentIteration:

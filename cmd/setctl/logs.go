@@ -29,6 +29,9 @@ stderr. Which one:
                 (--gate integration/test for one stage), or its attempt
                 N: 1 for the first run, 2 after the first retry
 
+Iterations and attempts are numbered across every setctl apply of the
+project, so N names one log even after a new apply retried the change.
+
 --follow prints the log as it grows, and ends when the agent iteration or
 the gate ends, or the run does (its RUN_FINISHED, or its setctl apply
 gone); a log of what already ended is printed once.

@@ -322,11 +322,15 @@ type VerifyGateData struct {
 	Reason       string `json:"reason,omitempty"`
 	RetryContext string `json:"retryContext,omitempty"`
 	// Attempt numbers the change's runs of the stage, from 1, and names
-	// the gate's log: no two runs share one. A verify run's is one more
-	// than the highest before it (state.Change.VerifyRound), whatever
-	// sent the change back (a failed gate, a merge conflict, a retry of
-	// the failed change, a run resumed mid-stack); an integration run's
-	// is its INTEGRATION_ATTEMPT's.
+	// the gate's log: no two runs share one, in any run of the project. A
+	// verify run's is one more than the highest before it
+	// (state.Change.VerifyRound), whatever sent the change back (a failed
+	// gate, a merge conflict, a retry of the failed change, a run resumed
+	// mid-stack, a later plan that starts the change again); an
+	// integration run's is its INTEGRATION_ATTEMPT's, one more than the
+	// highest before it (state.Change.IntegrationTries). A journal
+	// written before numbers went on across plans may repeat one after
+	// a PLAN_CREATED.
 	Attempt int `json:"attempt"`
 }
 

@@ -129,16 +129,19 @@ type Change struct {
 	TimeInMS   map[Status]int64 `json:"timeInMs,omitempty"`
 	ClockStart time.Time        `json:"clockStart,omitzero"`
 	// Iteration is the number of the last agent iteration (1-based).
+	// Numbers never go back: a retry from pending and a later plan that
+	// starts the change again (continueNumbers) go on from it.
 	Iteration int `json:"iteration"`
 	// StartedIteration is the number of the last agent iteration started
 	// (AGENT_SESSION_DECISION): one more than Iteration while an
 	// iteration runs or after one was interrupted before its
 	// AGENT_ITERATION, else equal to it (or 0, in a journal without
 	// decisions: the report takes the larger of the two). It stays when
-	// the run ends; a plan that starts the change again starts it at 0.
+	// the run ends, and when a plan starts the change again.
 	StartedIteration int `json:"startedIteration,omitempty"`
 	// IterationBase is Iteration when the change was last retried after a
-	// failure: the iteration budget counts from it.
+	// failure, or started again by a later plan: the iteration budget
+	// counts from it.
 	IterationBase int `json:"iterationBase"`
 	// VerifyAttempts, IntegrationAttempts and ConflictAttempts count the
 	// retries used, per stage (RETRY_SCHEDULED events): a merge conflict
@@ -150,8 +153,10 @@ type Change struct {
 	// VerifyRound is the attempt number of the change's last verify
 	// round: the highest of its verify gates' GATE_STARTED and
 	// VERIFY_GATE events. It never goes back, also when a merge conflict
-	// or a retry from pending sends the change through verify again, so
-	// the next round (VerifyRound+1) has its own number and logs.
+	// or a retry from pending sends the change through verify again, or
+	// a later plan starts the change again (continueNumbers), so the
+	// next round (VerifyRound+1) has its own number and logs in every run
+	// of the project.
 	VerifyRound int `json:"verifyRound,omitempty"`
 	// Tokens and CostUSD sum the change's LLM_CALL events.
 	Tokens    usage.Tokens `json:"tokens"`
@@ -182,7 +187,10 @@ type Change struct {
 	// queue with (MERGE_QUEUED): each integration attempt starts from it.
 	QueuedHead string `json:"queuedHead,omitempty"`
 	// IntegrationTries counts the merge queue's integration attempts of
-	// the change (INTEGRATION_ATTEMPT), across runs.
+	// the change: the highest attempt of its INTEGRATION_ATTEMPT events
+	// and integration gates, across runs, also those before a later plan
+	// started it again (continueNumbers), so the next attempt
+	// (IntegrationTries+1) has its own number and logs.
 	IntegrationTries int    `json:"integrationTries,omitempty"`
 	MergedCommit     string `json:"mergedCommit,omitempty"`
 	ArchiveCommit    string `json:"archiveCommit,omitempty"`
@@ -495,7 +503,7 @@ func applyIteration(_ *State, c *Change, at time.Time, d journal.AgentIterationD
 }
 
 func applyGateStarted(_ *State, c *Change, at time.Time, d journal.GateStartedData) error {
-	c.countVerifyRound(d.Stage, d.Attempt)
+	c.countGateRun(d.Stage, d.Attempt)
 	c.Activity = &Activity{
 		Kind: ActivityGate, Stage: d.Stage, Gate: d.Gate, Attempt: d.Attempt,
 		Command: d.Command, Log: d.Log, Since: at,
@@ -503,16 +511,37 @@ func applyGateStarted(_ *State, c *Change, at time.Time, d journal.GateStartedDa
 	return nil
 }
 
-// countVerifyRound keeps VerifyRound the highest attempt of the change's
-// verify gates.
-func (c *Change) countVerifyRound(stage string, attempt int) {
-	if stage == StageVerify {
+// continueNumbers gives c, a change started again by a later plan, the
+// numbers of prev, the earlier change of its name: its agent iterations,
+// verify rounds and integration attempts go on from prev's, and its
+// iteration budget counts from there (IterationBase). These numbers name
+// the change's logs and prompts (rundir.Layout.AgentLog, Prompt,
+// GateLog), and the journal still names prev's, so numbers that started
+// again at 1 would write the new runs over them (explain would quote a
+// later run's output under an earlier run's verdict, and setctl logs
+// --iteration find either).
+func (c *Change) continueNumbers(prev *Change) {
+	c.VerifyRound, c.IntegrationTries = prev.VerifyRound, prev.IntegrationTries
+	// An iteration prev started and never finished named its log too.
+	n := max(prev.Iteration, prev.StartedIteration)
+	c.Iteration, c.StartedIteration, c.IterationBase = n, n, n
+}
+
+// countGateRun keeps VerifyRound the highest attempt of the change's
+// verify gates, and IntegrationTries at least that of its integration
+// gates (a journal from before INTEGRATION_ATTEMPT numbered them without
+// it).
+func (c *Change) countGateRun(stage string, attempt int) {
+	switch stage {
+	case StageVerify:
 		c.VerifyRound = max(c.VerifyRound, attempt)
+	case StageIntegration:
+		c.IntegrationTries = max(c.IntegrationTries, attempt)
 	}
 }
 
 func applyVerifyGate(_ *State, c *Change, at time.Time, d journal.VerifyGateData) error {
-	c.countVerifyRound(d.Stage, d.Attempt)
+	c.countGateRun(d.Stage, d.Attempt)
 	c.LastGate, c.LastResult = d.Stage+"/"+d.Gate, d.Result
 	if d.Result == "fail" {
 		c.RetryContext, c.RetryStage = d.RetryContext, d.Stage
@@ -586,7 +615,8 @@ func applyArchived(c *Change, d journal.ArchivedData) error {
 // a change it names again only when it asks the change for the same Work
 // and the change has not reached main: a plan names only work main does
 // not have, so a merged or archived change of an earlier plan, or one that
-// was asked for other work, starts again, pending. New changes start
+// was asked for other work, starts again, pending, keeping only the
+// numbers that name its logs (continueNumbers). New changes start
 // pending; changes it no longer names are kept, after it in Order.
 func applyPlan(s *State, d journal.PlanCreatedData, at time.Time) error {
 	p := &plan.Plan{}
@@ -626,7 +656,11 @@ func applyPlan(s *State, d journal.PlanCreatedData, at time.Time) error {
 		// work, and never once it is on main.
 		c := s.Changes[pc.Name]
 		if c == nil || c.Work != work[pc.Name] || c.Status == Merged || c.Status == Archived {
-			c = &Change{Name: pc.Name, Status: Pending, Work: work[pc.Name], Since: at, UpdatedAt: at}
+			fresh := &Change{Name: pc.Name, Status: Pending, Work: work[pc.Name], Since: at, UpdatedAt: at}
+			if c != nil {
+				fresh.continueNumbers(c)
+			}
+			c = fresh
 			c.startClock(s, at)
 			s.Changes[pc.Name] = c
 		}

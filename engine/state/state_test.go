@@ -132,6 +132,7 @@ func wantLifecycle() *State {
 				VerifyAttempts:      1,
 				IntegrationAttempts: 0,
 				VerifyRound:         2,
+				IntegrationTries:    1,
 				Tokens:              usage.Tokens{Input: 150, Output: 30, CacheRead: 5},
 				CostUSD:             0.75,
 				Worktree:            ".set/worktrees/add-login",
@@ -542,13 +543,95 @@ func TestReplanRestartsOtherWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"add-login", "add-logout"} {
-		if got := s.Changes[name]; got.Status != Pending || got.Branch != "" || got.Iteration != 0 {
+		// Its iteration numbers go on (TestPlanAgainContinuesNumbers), but
+		// none of its iterations counts against the new work's budget.
+		if got := s.Changes[name]; got.Status != Pending || got.Branch != "" || got.Iteration != got.IterationBase ||
+			got.SessionID != "" || got.Tokens.Total() != 0 || got.VerifyAttempts != 0 || got.Gates != (GateCounts{}) {
 			t.Errorf("%s kept the progress of other work: %+v", name, got)
 		}
 	}
 	p, _ := plan.Decode([]byte(replan))
 	if got := s.Changes["add-logout"].Work; got != p.Work("add-logout") || got == testWork("add-logout") {
 		t.Errorf("add-logout's Work is %s, want the new plan's", got)
+	}
+}
+
+// TestPlanAgainContinuesNumbers: a change a later plan starts again
+// (other work, or work main no longer has) starts its progress from
+// nothing, but its agent iterations and gate runs go on numbering from
+// the earlier change's, since the journal still names the logs and
+// prompts those numbers named: a new apply's first iteration of
+// add-login is 3 (agent-3.log, prompt-3.md) and its first verify round
+// 3 (verify-test-3.log), not 1 again. An iteration started and cut
+// short (add-logout's 1) keeps its number too.
+func TestPlanAgainContinuesNumbers(t *testing.T) {
+	replan := `{"version": 1, "changes": [
+		{"name": "add-login", "requirements": ["REQ-1"], "dependsOn": []},
+		{"name": "add-logout", "requirements": ["REQ-2", "REQ-3"], "dependsOn": ["add-login"]}
+	]}`
+	steps := slices.Clone(lifecycle)
+	i := slices.Index(steps, step{"add-logout", to(Dispatched, Implementing, "")})
+	steps = slices.Insert(steps, i+1, step{"add-logout", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1}})
+	steps = append(steps,
+		step{"", journal.PlanCreatedData{Plan: json.RawMessage(replan)}},
+		step{"", journal.RunStartedData{PID: 43, Changes: []string{"add-login", "add-logout"}}},
+	)
+	_, events := writeJournal(t, steps)
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := s.Changes["add-login"]
+	if login.Status != Pending || login.VerifyAttempts != 0 || login.Gates != (GateCounts{}) || login.Tokens.Total() != 0 {
+		t.Errorf("add-login kept the progress of other work: %+v", login)
+	}
+	if login.Iteration != 2 || login.IterationBase != 2 || login.VerifyRound != 2 || login.IntegrationTries != 1 {
+		t.Errorf("add-login: Iteration %d (base %d), VerifyRound %d, IntegrationTries %d; want 2 (2), 2 and 1, the earlier run's",
+			login.Iteration, login.IterationBase, login.VerifyRound, login.IntegrationTries)
+	}
+	if logout := s.Changes["add-logout"]; logout.Iteration != 1 || logout.IterationBase != 1 {
+		t.Errorf("add-logout: Iteration %d (base %d), want 1 (1): its cut-short iteration 1 named a log", logout.Iteration, logout.IterationBase)
+	}
+
+	// The new run's iterations and rounds go on from there; the state it
+	// journals rebuilds to the same numbers.
+	steps = append(steps,
+		step{"add-login", journal.AgentSessionDecisionData{Decision: "new", Iteration: login.Iteration + 1}},
+		step{"add-login", journal.AgentIterationData{Iteration: login.Iteration + 1, Result: "done"}},
+		step{"add-login", journal.GateStartedData{Stage: "verify", Gate: "test", Attempt: login.VerifyRound + 1}},
+		step{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: login.VerifyRound + 1}},
+		step{"add-login", journal.IntegrationAttemptData{Attempt: login.IntegrationTries + 1}},
+	)
+	_, events = writeJournal(t, steps)
+	if s, err = Rebuild(events); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"]; got.Iteration != 3 || got.IterationBase != 2 || got.VerifyRound != 3 || got.IntegrationTries != 2 {
+		t.Errorf("add-login after the new run's work: Iteration %d (base %d), VerifyRound %d, IntegrationTries %d; want 3 (2), 3 and 2",
+			got.Iteration, got.IterationBase, got.VerifyRound, got.IntegrationTries)
+	}
+}
+
+// TestGateNumbersOfAnOlderJournal: a journal written before gate numbers
+// went on across plans numbered the new plan's rounds from 1 again, and
+// its integration gates without INTEGRATION_ATTEMPT. It still reads, and
+// the next round gets a number none of its runs had.
+func TestGateNumbersOfAnOlderJournal(t *testing.T) {
+	replan := `{"version": 1, "changes": [
+		{"name": "add-login", "requirements": ["REQ-1"], "dependsOn": []}
+	]}`
+	steps := append(slices.Clone(lifecycle),
+		step{"", journal.PlanCreatedData{Plan: json.RawMessage(replan)}},
+		step{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "fail", Attempt: 1}},
+		step{"add-login", journal.VerifyGateData{Stage: "integration", Gate: "test", Result: "fail", Attempt: 1}},
+	)
+	_, events := writeJournal(t, steps)
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"]; got.VerifyRound != 2 || got.IntegrationTries != 1 {
+		t.Errorf("add-login: VerifyRound %d, IntegrationTries %d; want 2 and 1", got.VerifyRound, got.IntegrationTries)
 	}
 }
 
@@ -631,5 +714,44 @@ func TestResumedRunKeepsItsStart(t *testing.T) {
 	_, more := writeJournal(t, append(steps, step{"", journal.RunStartedData{Fingerprint: "fp-2"}}))
 	if s, _ := Rebuild(more); !s.Started.Equal(more[len(more)-1].Time.UTC()) {
 		t.Errorf("a new run started at %v, want its own RUN_STARTED's %v", s.Started, more[len(more)-1].Time)
+	}
+}
+
+// TestResumedRunNumbersPastCutShortGates: a run killed while a gate ran
+// (its GATE_STARTED journaled, no verdict) or while an integration
+// attempt was under way leaves those numbers taken: the resumed run's
+// next verify round and integration attempt each get a number of their
+// own, so they do not write over the cut-short runs' logs.
+func TestResumedRunNumbersPastCutShortGates(t *testing.T) {
+	steps := append(slices.Clone(lifecycle[:5]),
+		step{"add-login", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1}},
+		step{"add-login", to(Dispatched, Implementing, "")},
+		step{"add-login", journal.AgentIterationData{Iteration: 1, Result: "done"}},
+		step{"add-login", to(Implementing, Verifying, "")},
+		step{"add-login", journal.GateStartedData{Stage: "verify", Gate: "test", Attempt: 1, Log: ".set/logs/add-login/verify-test-1.log"}},
+		step{"", journal.RunStartedData{Fingerprint: "fp-1", Resumed: true}},
+	)
+	_, events := writeJournal(t, steps)
+	s, err := Rebuild(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"].VerifyRound; got != 1 {
+		t.Errorf("after a verify gate cut short, VerifyRound = %d, want 1 (the resumed round is 2)", got)
+	}
+
+	steps = append(steps,
+		step{"add-login", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: 2}},
+		step{"add-login", to(Verifying, Queued, "")},
+		step{"add-login", to(Queued, Integrating, "")},
+		step{"add-login", journal.IntegrationAttemptData{Attempt: 1}},
+		step{"", journal.RunStartedData{Fingerprint: "fp-1", Resumed: true}},
+	)
+	_, events = writeJournal(t, steps)
+	if s, err = Rebuild(events); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Changes["add-login"]; got.VerifyRound != 2 || got.IntegrationTries != 1 {
+		t.Errorf("after an integration attempt cut short: VerifyRound %d, IntegrationTries %d; want 2 and 1", got.VerifyRound, got.IntegrationTries)
 	}
 }
