@@ -71,7 +71,7 @@ func TestPromptSaysWhereTestsAre(t *testing.T) {
 	}
 	// Tests written inline (rust's #[cfg(test)] modules) are said too.
 	project = &config.Project{Name: "fnv", MainBranch: "main", TestPatterns: map[string]string{"integration": "**/tests/**/*.rs"},
-		InlineTests: map[string]config.InlineTests{"cfg-test": {Files: "**/*.rs", From: `^\s*#\[cfg\(test\)\]`}}}
+		InlineTests: map[string]config.Inline{"cfg-test": {Files: "**/*.rs", From: `^\s*#\[cfg\(test\)\]`}}}
 	inline := "\n## Tests\nFiles matching these patterns count as tests: **/tests/**/*.rs.\n" +
 		"Tests written inline count too: in a file matching **/*.rs, the lines from the first one matching `^\\s*#\\[cfg\\(test\\)\\]` to the file's end.\n" +
 		"main has no test file yet; it may hold tests inline: add yours as it does.\n"

@@ -22,31 +22,31 @@ import (
 // a loaded project (this configuration and its spec), a dashboard.Project
 // a project the dashboard shows.
 type Project struct {
-	Name         string                 `json:"name"`
-	Profile      string                 `json:"profile"`
-	Conventions  map[string]string      `json:"conventions"`
-	TestPatterns map[string]string      `json:"testPatterns"`
-	InlineTests  map[string]InlineTests `json:"inlineTests"`
-	Generated    map[string]Generated   `json:"generated"`
-	MergeUnion   map[string]bool        `json:"mergeUnion"`
-	CrossCutting map[string]bool        `json:"crossCutting"`
-	Forbidden    map[string]Forbidden   `json:"forbidden"`
-	Gates        map[string]Gate        `json:"gates"`
-	Stacks       map[string]Stack       `json:"stacks"`
-	Integration  Stack                  `json:"integration"`
-	PassEnv      map[string]bool        `json:"passEnv"`
-	Spec         []string               `json:"spec"`
-	Strict       bool                   `json:"strict"`
-	MainBranch   string                 `json:"mainBranch"`
-	MaxParallel  int                    `json:"maxParallel"`
-	MergeQueue   MergeQueue             `json:"mergeQueue"`
-	Secrets      map[string]bool        `json:"secrets"`
-	Budgets      Budgets                `json:"budgets"`
-	Sentinel     Sentinel               `json:"sentinel"`
-	Planner      Planner                `json:"planner"`
-	Agent        Agent                  `json:"agent"`
-	Runner       Runner                 `json:"runner"`
-	Plan         *Plan                  `json:"plan,omitempty"`
+	Name         string               `json:"name"`
+	Profile      string               `json:"profile"`
+	Conventions  map[string]string    `json:"conventions"`
+	TestPatterns map[string]string    `json:"testPatterns"`
+	InlineTests  map[string]Inline    `json:"inlineTests"`
+	Generated    map[string]Generated `json:"generated"`
+	MergeUnion   map[string]bool      `json:"mergeUnion"`
+	CrossCutting map[string]bool      `json:"crossCutting"`
+	Forbidden    map[string]Forbidden `json:"forbidden"`
+	Gates        map[string]Gate      `json:"gates"`
+	Stacks       map[string]Stack     `json:"stacks"`
+	Integration  Stack                `json:"integration"`
+	PassEnv      map[string]bool      `json:"passEnv"`
+	Spec         []string             `json:"spec"`
+	Strict       bool                 `json:"strict"`
+	MainBranch   string               `json:"mainBranch"`
+	MaxParallel  int                  `json:"maxParallel"`
+	MergeQueue   MergeQueue           `json:"mergeQueue"`
+	Secrets      map[string]bool      `json:"secrets"`
+	Budgets      Budgets              `json:"budgets"`
+	Sentinel     Sentinel             `json:"sentinel"`
+	Planner      Planner              `json:"planner"`
+	Agent        Agent                `json:"agent"`
+	Runner       Runner               `json:"runner"`
+	Plan         *Plan                `json:"plan,omitempty"`
 
 	// Positions is where the fields later stages report errors on are
 	// declared; the decoder records them.
@@ -82,8 +82,8 @@ func (p *Project) TestGlobs() []string {
 
 // InlineTestRules is the inlineTests that count, ordered by their names:
 // those whose files glob is not empty.
-func (p *Project) InlineTestRules() []InlineTests {
-	var rules []InlineTests
+func (p *Project) InlineTestRules() []Inline {
+	var rules []Inline
 	for _, name := range slices.Sorted(maps.Keys(p.InlineTests)) {
 		if r := p.InlineTests[name]; r.Files != "" {
 			rules = append(rules, r)
@@ -172,15 +172,15 @@ type Generated struct {
 	Runner     string   `json:"runner,omitempty"`
 }
 
-// Forbidden is a pattern that must not appear in added lines.
-// InlineTests says where tests written inside the code's files are: in a
+// Inline says where tests written inside the code's files are: in a
 // file matching the glob Files, the lines from the first one matching the
 // regular expression From to the file's end.
-type InlineTests struct {
+type Inline struct {
 	Files string `json:"files"`
 	From  string `json:"from"`
 }
 
+// Forbidden is a pattern that must not appear in added lines.
 type Forbidden struct {
 	Pattern string   `json:"pattern"`
 	Message string   `json:"message"`

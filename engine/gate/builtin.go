@@ -117,7 +117,8 @@ func isGenerated(in Input, name string) bool {
 }
 
 // testFiles fails unless the change adds or modifies (not only deletes) a
-// file matching the project's testPatterns.
+// file matching the project's testPatterns, or adds a line its
+// inlineTests count as a test.
 func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	patterns, rules := testPatterns(in), inlineRules(in.Project)
 	if len(patterns) == 0 && len(rules) == 0 {
@@ -197,8 +198,15 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	if err != nil {
 		return verdict{}, err
 	}
+	var tests []fileDiff // the added test lines: of test files, then inline
+	for _, f := range files {
+		if matchAny(patterns, f.Path) {
+			tests = append(tests, f)
+		}
+	}
+	tests = append(tests, inline...)
 	found := map[string]string{} // ID → file:line of its first mention
-	for _, f := range append(slices.DeleteFunc(slices.Clone(files), func(f fileDiff) bool { return !matchAny(patterns, f.Path) }), inline...) {
+	for _, f := range tests {
 		for _, l := range f.Added {
 			for _, id := range ids {
 				if _, ok := found[id]; !ok && containsID(l.Text, id) {

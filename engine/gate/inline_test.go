@@ -28,7 +28,7 @@ var rustChange = plan.Change{
 func rustInput(r *repo, kind string) Input {
 	in := r.input(kind, rustChange)
 	in.Project.TestPatterns = map[string]string{"integration": "**/tests/**/*.rs"}
-	in.Project.InlineTests = map[string]config.InlineTests{"cfg-test": {Files: "**/*.rs", From: `^\s*#\[cfg\(test\)\]`}}
+	in.Project.InlineTests = map[string]config.Inline{"cfg-test": {Files: "**/*.rs", From: `^\s*#\[cfg\(test\)\]`}}
 	return in
 }
 
@@ -82,7 +82,7 @@ func TestTestsNamingInline(t *testing.T) {
 	r.commit()
 	p := &config.Project{
 		TestPatterns: map[string]string{"integration": "**/tests/**/*.rs"},
-		InlineTests:  map[string]config.InlineTests{"cfg-test": {Files: "**/*.rs", From: `^\s*#\[cfg\(test\)\]`}},
+		InlineTests:  map[string]config.Inline{"cfg-test": {Files: "**/*.rs", From: `^\s*#\[cfg\(test\)\]`}},
 	}
 	got, err := TestsNaming(context.Background(), r.dir, "HEAD", p, []string{"REQ-HASH-01", "REQ-HASH-02"})
 	if err != nil {
