@@ -93,8 +93,14 @@ func Prompt(in PromptInput) string {
 	if globs := in.Project.TestGlobs(); len(globs) > 0 {
 		b.WriteString("\n## Tests\n")
 		fmt.Fprintf(&b, "Files matching these patterns count as tests: %s.\n", strings.Join(globs, ", "))
+		inline := in.Project.InlineTestRules()
+		for _, r := range inline {
+			fmt.Fprintf(&b, "Tests written inline count too: in a file matching %s, the lines from the first one matching `%s` to the file's end.\n", r.Files, r.From)
+		}
 		switch n := len(in.TestFiles); {
 		case in.TestFiles == nil:
+		case n == 0 && len(inline) > 0:
+			fmt.Fprintf(&b, "%s has no test file yet; it may hold tests inline: add yours as it does.\n", in.Project.MainBranch)
 		case n == 0:
 			fmt.Fprintf(&b, "%s has no test file yet.\n", in.Project.MainBranch)
 		case n <= testFilesShown:

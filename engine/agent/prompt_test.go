@@ -69,6 +69,15 @@ func TestPromptSaysWhereTestsAre(t *testing.T) {
 			t.Errorf("prompt for test files %q:\n%s\nwant it to hold:\n%s", tt.files, got, tt.want)
 		}
 	}
+	// Tests written inline (rust's #[cfg(test)] modules) are said too.
+	project = &config.Project{Name: "fnv", MainBranch: "main", TestPatterns: map[string]string{"integration": "**/tests/**/*.rs"},
+		InlineTests: map[string]config.Inline{"cfg-test": {Files: "**/*.rs", From: `^\s*#\[cfg\(test\)\]`}}}
+	inline := "\n## Tests\nFiles matching these patterns count as tests: **/tests/**/*.rs.\n" +
+		"Tests written inline count too: in a file matching **/*.rs, the lines from the first one matching `^\\s*#\\[cfg\\(test\\)\\]` to the file's end.\n" +
+		"main has no test file yet; it may hold tests inline: add yours as it does.\n"
+	if got := Prompt(PromptInput{Project: project, Change: plan.Change{Name: "hash32"}, TestFiles: []string{}}); !strings.Contains(got, inline+"\n## OpenSpec\n") {
+		t.Errorf("prompt with inline tests:\n%s\nwant it to hold:\n%s", got, inline)
+	}
 	if got := Prompt(PromptInput{Project: &config.Project{Name: "p"}, Change: plan.Change{Name: "x"}}); strings.Contains(got, "## Tests") {
 		t.Errorf("a project without test patterns gets a Tests section:\n%s", got)
 	}

@@ -26,6 +26,7 @@ type Project struct {
 	Profile      string               `json:"profile"`
 	Conventions  map[string]string    `json:"conventions"`
 	TestPatterns map[string]string    `json:"testPatterns"`
+	InlineTests  map[string]Inline    `json:"inlineTests"`
 	Generated    map[string]Generated `json:"generated"`
 	MergeUnion   map[string]bool      `json:"mergeUnion"`
 	CrossCutting map[string]bool      `json:"crossCutting"`
@@ -77,6 +78,18 @@ func (p *Project) ConventionList() []string { return nonEmpty(p.Conventions) }
 // that are not empty, ordered by their names, each once.
 func (p *Project) TestGlobs() []string {
 	return slices.Compact(slices.Sorted(slices.Values(nonEmpty(p.TestPatterns))))
+}
+
+// InlineTestRules is the inlineTests that count, ordered by their names:
+// those whose files glob is not empty.
+func (p *Project) InlineTestRules() []Inline {
+	var rules []Inline
+	for _, name := range slices.Sorted(maps.Keys(p.InlineTests)) {
+		if r := p.InlineTests[name]; r.Files != "" {
+			rules = append(rules, r)
+		}
+	}
+	return rules
 }
 
 // UnionGlobs are the globs of the append-only files whose merge
@@ -157,6 +170,14 @@ func (p *Project) FieldError(path []string, format string, args ...any) *FieldEr
 type Generated struct {
 	Regenerate []string `json:"regenerate"`
 	Runner     string   `json:"runner,omitempty"`
+}
+
+// Inline says where tests written inside the code's files are: in a
+// file matching the glob Files, the lines from the first one matching the
+// regular expression From to the file's end.
+type Inline struct {
+	Files string `json:"files"`
+	From  string `json:"from"`
 }
 
 // Forbidden is a pattern that must not appear in added lines.

@@ -117,10 +117,11 @@ func isGenerated(in Input, name string) bool {
 }
 
 // testFiles fails unless the change adds or modifies (not only deletes) a
-// file matching the project's testPatterns.
+// file matching the project's testPatterns, or adds a line its
+// inlineTests count as a test.
 func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
-	patterns := testPatterns(in)
-	if len(patterns) == 0 {
+	patterns, rules := testPatterns(in), inlineRules(in.Project)
+	if len(patterns) == 0 && len(rules) == 0 {
 		return verdict{}, errors.New("the project declares no testPatterns, so no file counts as a test")
 	}
 	st, err := d.statuses(ctx)
@@ -141,8 +142,28 @@ func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	if len(tests) > 0 {
 		return verdict{detail: "test files added or modified:\n" + bullets(tests)}, nil
 	}
+	if len(rules) > 0 {
+		files, err := d.added(ctx)
+		if err != nil {
+			return verdict{}, err
+		}
+		inline, err := inlineTestLines(rules, patterns, d.dir, files)
+		if err != nil {
+			return verdict{}, err
+		}
+		if len(inline) > 0 {
+			var where []string
+			for _, f := range inline {
+				where = append(where, fmt.Sprintf("%s (%s)", f.Path, english.Plural(len(f.Added), "line")))
+			}
+			return verdict{detail: "inline test lines added:\n" + bullets(where)}, nil
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Gate %s failed: the change adds or modifies no test file. Test files are those matching:\n%s", in.Step.Gate, bullets(patterns))
+	if len(rules) > 0 {
+		fmt.Fprintf(&b, "Tests written inline count too: %s.\n", describeInline(rules))
+	}
 	if len(deleted) > 0 {
 		fmt.Fprintf(&b, "The change only deletes test files:\n%s", bullets(deleted))
 	}
@@ -165,19 +186,27 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	if len(ids) == 0 {
 		return verdict{detail: "the change has no requirements a test must name"}, nil
 	}
-	patterns := testPatterns(in)
-	if len(patterns) == 0 {
+	patterns, rules := testPatterns(in), inlineRules(in.Project)
+	if len(patterns) == 0 && len(rules) == 0 {
 		return verdict{}, errors.New("the project declares no testPatterns, so no test can name a requirement")
 	}
 	files, err := d.added(ctx)
 	if err != nil {
 		return verdict{}, err
 	}
-	found := map[string]string{} // ID → file:line of its first mention
+	inline, err := inlineTestLines(rules, patterns, d.dir, files)
+	if err != nil {
+		return verdict{}, err
+	}
+	var tests []fileDiff // the added test lines: of test files, then inline
 	for _, f := range files {
-		if !matchAny(patterns, f.Path) {
-			continue
+		if matchAny(patterns, f.Path) {
+			tests = append(tests, f)
 		}
+	}
+	tests = append(tests, inline...)
+	found := map[string]string{} // ID → file:line of its first mention
+	for _, f := range tests {
 		for _, l := range f.Added {
 			for _, id := range ids {
 				if _, ok := found[id]; !ok && containsID(l.Text, id) {
@@ -213,7 +242,7 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 		retry: fmt.Sprintf("Gate %s failed: %d of the change's %d requirements %s not named by any test line this change adds:\n%s"+
 			"Name each ID in the test that covers it, in a line the change adds to a file matching %s — "+
 			"for example a comment `// %s` in the test, or %s in the test's name.",
-			in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), strings.Join(patterns, ", "),
+			in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), testPlaces(patterns, rules),
 			missing[0], strings.ReplaceAll(missing[0], "-", "_")),
 	}, nil
 }
@@ -370,6 +399,16 @@ func TestFiles(p *config.Project, paths []string) []string {
 		}
 	}
 	return tests
+}
+
+// testPlaces names where tests are, for a gate's message: the test
+// patterns, and the inline tests' places.
+func testPlaces(patterns []string, rules []inlineRule) string {
+	places := strings.Join(patterns, ", ")
+	if len(rules) > 0 {
+		places = strings.TrimPrefix(places+", or to "+describeInline(rules), ", or to ")
+	}
+	return places
 }
 
 func testPatterns(in Input) []string {

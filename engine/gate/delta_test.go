@@ -70,7 +70,7 @@ func TestTestsNaming(t *testing.T) {
 	r.write("internal/auth/login_test.go", "package auth\n\n// REQ-AUTH-01\nfunc TestREQ_AUTH_02(t *testing.T) {}\n// REQ-AUTH-010, REQ-AUTH-01 again\n")
 	r.write("internal/auth/login.go", "package auth // REQ-AUTH-03, not a test\n")
 	r.commit()
-	got, err := TestsNaming(context.Background(), r.dir, "HEAD", []string{"**/*_test.go"}, []string{"REQ-AUTH-01", "REQ-AUTH-02", "REQ-AUTH-03"})
+	got, err := TestsNaming(context.Background(), r.dir, "HEAD", &config.Project{TestPatterns: map[string]string{"go": "**/*_test.go"}}, []string{"REQ-AUTH-01", "REQ-AUTH-02", "REQ-AUTH-03"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,18 +3,21 @@ package gate
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
 )
 
-// TestsNaming returns where the test files of commit rev (the files that
-// match patterns, the project's testPatterns) name each of ids, as
-// spec_verify reads a name (an ID as written, or with "_" for "-"):
-// ID → "path:line", the first line of each test file that names it, in
-// path order. An ID no test names is absent.
-func TestsNaming(ctx context.Context, dir, rev string, patterns, ids []string) (map[string][]string, error) {
+// TestsNaming returns where the tests of commit rev (the files that
+// match the project's testPatterns, and the lines its inlineTests count
+// as tests) name each of ids, as spec_verify reads a name (an ID as
+// written, or with "_" for "-"): ID → "path:line", the first test line of
+// each file that names it, in path order. An ID no test names is absent.
+func TestsNaming(ctx context.Context, dir, rev string, p *config.Project, ids []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	if len(patterns) == 0 || len(ids) == 0 {
+	patterns, rules := p.TestGlobs(), inlineRules(p)
+	if (len(patterns) == 0 && len(rules) == 0) || len(ids) == 0 {
 		return out, nil
 	}
 	files, err := git.TreeFiles(ctx, dir, rev)
@@ -22,15 +25,34 @@ func TestsNaming(ctx context.Context, dir, rev string, patterns, ids []string) (
 		return nil, err
 	}
 	var tests []string
+	inline := map[string]bool{} // files that may hold inline tests
 	for _, f := range files {
-		if matchAny(patterns, f) {
+		switch {
+		case matchAny(patterns, f):
 			tests = append(tests, f)
+		case coversPath(rules, f):
+			tests = append(tests, f)
+			inline[f] = true
 		}
 	}
 	lines, err := git.Grep(ctx, dir, rev, `REQ[-_]`, tests)
 	if err != nil {
 		return nil, err
 	}
+	starts := map[string]int{} // inline file → its first test line, 0 for none
+	for _, l := range lines {
+		if _, ok := starts[l.Path]; ok || !inline[l.Path] {
+			continue
+		}
+		content, err := git.FilesAt(ctx, dir, rev, l.Path)
+		if err != nil {
+			return nil, err
+		}
+		starts[l.Path] = inlineStart(rules, l.Path, content[l.Path])
+	}
+	lines = slices.DeleteFunc(lines, func(l git.GrepLine) bool {
+		return inline[l.Path] && (starts[l.Path] == 0 || l.Line < starts[l.Path])
+	})
 	seen := map[[2]string]bool{} // ID and file already placed
 	for _, l := range lines {
 		for _, id := range ids {

@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/judge"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/pathglob"
 	"github.com/set-engine/set/engine/plan/prompt"
 )
 
@@ -51,6 +52,7 @@ func Project(lp *load.Instance) (*config.Project, error) {
 	d.checkConditions()
 	d.checkSentinel()
 	d.checkForbidden()
+	d.checkInlineTests()
 	d.checkFailures()
 	d.checkGatePrompts()
 	d.checkRunners()
@@ -169,6 +171,23 @@ func (d *decoder) checkForbidden() {
 			if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
 				d.fail([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
 			}
+		}
+	}
+}
+
+// checkInlineTests checks that every inlineTests entry's files is a glob
+// pathglob can use and its from a valid regular expression.
+func (d *decoder) checkInlineTests() {
+	for _, name := range slices.Sorted(maps.Keys(d.p.InlineTests)) {
+		r := d.p.InlineTests[name]
+		if r.Files == "" {
+			continue
+		}
+		if err := pathglob.Check(r.Files); err != nil {
+			d.fail([]string{"inlineTests", name, "files"}, "%v", err)
+		}
+		if _, err := regexp.Compile(r.From); err != nil {
+			d.fail([]string{"inlineTests", name, "from"}, "invalid regular expression: %v", err)
 		}
 	}
 }

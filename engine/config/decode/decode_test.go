@@ -89,6 +89,8 @@ func TestLoadErrors(t *testing.T) {
 		{"misspelled when", "gates: test: when: \"chnage.type == \\\"fix\\\"\"", "project.gates.test.when", "set.cue:8:"},
 		{"unknown gate in stack", "stacks: feature: lint: {}", "project.stacks.feature.lint", "set.cue:8:"},
 		{"bad regexp", "forbidden: x: {pattern: \"(\", message: \"m\"}", "project.forbidden.x.pattern", "set.cue:8:"},
+		{"bad inline tests pattern", "inlineTests: x: {files: \"**/*.rs\", from: \"(\"}", "project.inlineTests.x.from", "set.cue:8:"},
+		{"bad inline tests glob", "inlineTests: x: {files: \"src/[a.rs\", from: \"x\"}", "project.inlineTests.x.files", "set.cue:8:"},
 		{"bad failures pattern", "gates: fmt: failures: \"^(.+\\\\.go$\"", "project.gates.fmt.failures", "set.cue:8:"},
 		{"failures on a built-in", "gates: rules: failures: \"x\"", "project.gates.rules.failures", "set.cue:8:"},
 		{"misspelled sentinel when", "sentinel: rules: stall: when: \"secondsSinceOuput > 60\"", "project.sentinel.rules.stall.when", "set.cue:8:"},
