@@ -26,6 +26,7 @@ type Project struct {
 	Profile      string               `json:"profile"`
 	Conventions  map[string]string    `json:"conventions"`
 	TestPatterns map[string]string    `json:"testPatterns"`
+	TestRunners  map[string]bool      `json:"testRunners"`
 	Generated    map[string]Generated `json:"generated"`
 	MergeUnion   map[string]bool      `json:"mergeUnion"`
 	CrossCutting map[string]bool      `json:"crossCutting"`
@@ -78,6 +79,11 @@ func (p *Project) ConventionList() []string { return nonEmpty(p.Conventions) }
 func (p *Project) TestGlobs() []string {
 	return slices.Compact(slices.Sorted(slices.Values(nonEmpty(p.TestPatterns))))
 }
+
+// TestRunnerList is the test runners whose configuration names more
+// test files (engine/testconfig), sorted: those whose testRunners entry
+// is true.
+func (p *Project) TestRunnerList() []string { return enabled(p.TestRunners) }
 
 // UnionGlobs are the globs of the append-only files whose merge
 // conflicts set resolves as a union, sorted: those whose mergeUnion entry

@@ -114,7 +114,8 @@ func Rows(in Input) []Row {
 
 // Of reads main and returns the Rows of p (see Rows): the changes landed
 // on the project's main branch and the places its test files
-// (cfg.TestPatterns) name each requirement. statuses may be nil. Outside
+// (cfg.TestPatterns and its test runners' configuration there,
+// gate.TestGlobs) name each requirement. statuses may be nil. Outside
 // a repository, or without the main branch, nothing is implemented
 // anywhere.
 func Of(ctx context.Context, root string, cfg *config.Project, p *plan.Plan, statuses map[string]state.Status) ([]Row, error) {
@@ -131,7 +132,7 @@ func Of(ctx context.Context, root string, cfg *config.Project, p *plan.Plan, sta
 	for i, r := range p.Requirements {
 		ids[i] = r.ID
 	}
-	if in.Tests, err = gate.TestsNaming(ctx, root, main, cfg.TestGlobs(), ids); err != nil {
+	if in.Tests, err = gate.TestsNaming(ctx, root, main, gate.TestGlobs(ctx, cfg, root, main), ids); err != nil {
 		return nil, err
 	}
 	return Rows(in), nil

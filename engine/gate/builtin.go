@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/testconfig"
 )
 
 // listCap bounds every list of paths or findings in a retry context.
@@ -358,25 +359,34 @@ func rules(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 }
 
 // TestFiles is the paths (slash paths relative to the repository's top)
-// that p's testPatterns count as tests, in their order: what the
+// that globs (TestGlobs) count as tests, in their order: what the
 // test_files and spec_verify gates count as a test file; empty, not nil,
 // when none does.
-func TestFiles(p *config.Project, paths []string) []string {
-	patterns := p.TestGlobs()
+func TestFiles(globs, paths []string) []string {
 	tests := []string{}
 	for _, name := range paths {
-		if matchAny(patterns, name) {
+		if matchAny(globs, name) {
 			tests = append(tests, name)
 		}
 	}
 	return tests
 }
 
+// TestGlobs is the globs of the files p counts as tests in the tree of
+// commit rev of the repository at dir: its testPatterns and what its
+// test runners' configuration there names (engine/testconfig).
+func TestGlobs(ctx context.Context, p *config.Project, dir, rev string) []string {
+	return testconfig.TestGlobs(p, testconfig.At(ctx, dir, rev))
+}
+
+// testPatterns is the globs of the files in's project counts as tests in
+// the change's worktree: its testPatterns and what its test runners'
+// configuration there names.
 func testPatterns(in Input) []string {
 	if in.Project == nil {
 		return nil
 	}
-	return in.Project.TestGlobs()
+	return testconfig.TestGlobs(in.Project, testconfig.Dir(in.Worktree))
 }
 
 // bullets lists items one per line ("  - item\n"), at most listCap of them.

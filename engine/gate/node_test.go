@@ -56,7 +56,7 @@ func TestNodeTestPatterns(t *testing.T) {
 	}
 	// camelcase's tree: its ava and tsd tests, for the prompt.
 	tree := []string{".npmrc", "index.d.ts", "index.js", "index.test-d.ts", "license", "package.json", "readme.md", "test.js"}
-	if got := TestFiles(nodeProfile(t), tree); !slices.Equal(got, []string{"index.test-d.ts", "test.js"}) {
+	if got := TestFiles(patterns, tree); !slices.Equal(got, []string{"index.test-d.ts", "test.js"}) {
 		t.Errorf("TestFiles = %q", got)
 	}
 }

@@ -1,0 +1,221 @@
+package testconfig
+
+import (
+	"errors"
+	"strings"
+)
+
+// token is a token of a JavaScript or TypeScript text, as far as
+// reading a configuration's literal values needs: a string literal (its
+// value), a word (an identifier, a number, a keyword), a punctuation
+// character, or something else (a template literal, a regular
+// expression literal) that is never a value set reads.
+type token struct {
+	kind tokenKind
+	text string
+}
+
+type tokenKind int
+
+const (
+	tokString tokenKind = iota
+	tokWord
+	tokPunct
+	tokOther
+)
+
+// tokens splits src into tokens, leaving out comments and white space.
+// It is not a parser: what it cannot tell apart (a regular expression
+// literal from a division) costs a value at worst, which is then not read.
+func tokens(src string) []token {
+	var out []token
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case strings.HasPrefix(src[i:], "//"):
+			end := strings.IndexByte(src[i:], '\n')
+			if end < 0 {
+				return out
+			}
+			i += end
+		case strings.HasPrefix(src[i:], "/*"):
+			end := strings.Index(src[i+2:], "*/")
+			if end < 0 {
+				return out
+			}
+			i += end + 4
+		case c == '"' || c == '\'' || c == '`':
+			s, n, ok := stringLiteral(src[i:])
+			kind := tokString
+			if c == '`' && strings.Contains(s, "${") || !ok {
+				kind = tokOther
+			}
+			out = append(out, token{kind, s})
+			i += n
+		case isWordByte(c):
+			j := i
+			for j < len(src) && isWordByte(src[j]) {
+				j++
+			}
+			out = append(out, token{tokWord, src[i:j]})
+			i = j
+		default:
+			out = append(out, token{tokPunct, string(c)})
+			i++
+		}
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+}
+
+// stringLiteral reads the quoted literal at the start of s: its value
+// (the common escapes undone), its length in s, and whether it ended.
+func stringLiteral(s string) (value string, n int, ok bool) {
+	quote := s[0]
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == quote:
+			return b.String(), i + 1, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				b.WriteByte(s[i])
+			}
+		case c == '\n' && quote != '`':
+			return b.String(), i, false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), len(s), false
+}
+
+// errNotLiteral says that a property's value is not one set can read
+// without running the configuration.
+var errNotLiteral = errors.New("not a string literal or a list of string literals")
+
+// jsStrings reads the value of the property path (["test", "include"]:
+// the property include of the object that is the value of a property
+// test) in the tokens of a JavaScript or TypeScript configuration: the
+// first property named path[0] anywhere in the text, then each next one
+// among the properties of the object literal the previous one's value is.
+// found is false when there is no such property; err is errNotLiteral
+// when its value is not a string literal or an array of string literals
+// only (a variable, a call, a spread, a template with substitutions).
+func jsStrings(toks []token, path []string) (values []string, found bool, err error) {
+	at := -1
+	for depth, name := range path {
+		i := findProperty(toks, name, depth > 0)
+		if i < 0 {
+			return nil, false, nil
+		}
+		if depth == len(path)-1 {
+			at = i
+			break
+		}
+		if toks[i].kind != tokPunct || toks[i].text != "{" {
+			return nil, true, errNotLiteral
+		}
+		toks = toks[i+1 : closing(toks, i)]
+	}
+	values, ok := literalStrings(toks[at:])
+	if !ok {
+		return nil, true, errNotLiteral
+	}
+	return values, true, nil
+}
+
+// findProperty is the index of the value of the first property name in
+// toks ("name:" or a quoted "'name':" after "{" or ","), at any depth or,
+// when outermost, outside every bracket of toks; -1 when there is none.
+func findProperty(toks []token, name string, outermost bool) int {
+	depth := 0
+	for i, t := range toks {
+		if t.kind == tokPunct {
+			switch t.text {
+			case "{", "[", "(":
+				depth++
+			case "}", "]", ")":
+				depth--
+			}
+			continue
+		}
+		if (t.kind != tokWord && t.kind != tokString) || t.text != name || outermost && depth != 0 {
+			continue
+		}
+		if i+2 >= len(toks) || toks[i+1].kind != tokPunct || toks[i+1].text != ":" {
+			continue
+		}
+		if i > 0 && (toks[i-1].kind != tokPunct || toks[i-1].text != "{" && toks[i-1].text != ",") {
+			continue
+		}
+		return i + 2
+	}
+	return -1
+}
+
+// closing is the index of the bracket that closes the one at toks[i], or
+// len(toks).
+func closing(toks []token, i int) int {
+	depth := 0
+	for j := i; j < len(toks); j++ {
+		if toks[j].kind != tokPunct {
+			continue
+		}
+		switch toks[j].text {
+		case "{", "[", "(":
+			depth++
+		case "}", "]", ")":
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(toks)
+}
+
+// literalStrings reads the value that starts toks when it is a string
+// literal or an array of string literals only, which then ends at a
+// "," or "}" (a value followed by more, "'a' + b", is not literal).
+func literalStrings(toks []token) ([]string, bool) {
+	ends := func(i int) bool {
+		return i == len(toks) || toks[i].kind == tokPunct && (toks[i].text == "," || toks[i].text == "}")
+	}
+	if len(toks) == 0 {
+		return nil, false
+	}
+	if toks[0].kind == tokString {
+		return []string{toks[0].text}, ends(1)
+	}
+	if toks[0].kind != tokPunct || toks[0].text != "[" {
+		return nil, false
+	}
+	var values []string
+	for i := 1; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.kind == tokPunct && t.text == "]":
+			return values, ends(i + 1)
+		case t.kind == tokString:
+			values = append(values, t.text)
+			if i+1 < len(toks) && toks[i+1].kind == tokPunct && toks[i+1].text == "," {
+				i++
+			}
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
