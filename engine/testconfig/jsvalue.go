@@ -108,7 +108,8 @@ var errNotLiteral = errors.New("not a string literal or a list of string literal
 // jsStrings reads the value of the property path (["test", "include"]:
 // the property include of the object that is the value of a property
 // test) in the tokens of a JavaScript or TypeScript configuration: the
-// first property named path[0] anywhere in the text, then each next one
+// first property named path[0] anywhere in the text (the first whose
+// value is an object literal, when path goes on), then each next one
 // among the properties of the object literal the previous one's value is.
 // found is false when there is no such property; err is errNotLiteral
 // when its value is not a string literal or an array of string literals
@@ -116,16 +117,14 @@ var errNotLiteral = errors.New("not a string literal or a list of string literal
 func jsStrings(toks []token, path []string) (values []string, found bool, err error) {
 	at := -1
 	for depth, name := range path {
-		i := findProperty(toks, name, depth > 0)
+		last := depth == len(path)-1
+		i := findProperty(toks, name, depth > 0, !last)
 		if i < 0 {
 			return nil, false, nil
 		}
-		if depth == len(path)-1 {
+		if last {
 			at = i
 			break
-		}
-		if toks[i].kind != tokPunct || toks[i].text != "{" {
-			return nil, true, errNotLiteral
 		}
 		toks = toks[i+1 : closing(toks, i)]
 	}
@@ -138,8 +137,9 @@ func jsStrings(toks []token, path []string) (values []string, found bool, err er
 
 // findProperty is the index of the value of the first property name in
 // toks ("name:" or a quoted "'name':" after "{" or ","), at any depth or,
-// when outermost, outside every bracket of toks; -1 when there is none.
-func findProperty(toks []token, name string, outermost bool) int {
+// when outermost, outside every bracket of toks, and, when object, whose
+// value is an object literal; -1 when there is none.
+func findProperty(toks []token, name string, outermost, object bool) int {
 	depth := 0
 	for i, t := range toks {
 		if t.kind == tokPunct {
@@ -158,6 +158,9 @@ func findProperty(toks []token, name string, outermost bool) int {
 			continue
 		}
 		if i > 0 && (toks[i-1].kind != tokPunct || toks[i-1].text != "{" && toks[i-1].text != ",") {
+			continue
+		}
+		if object && (toks[i+2].kind != tokPunct || toks[i+2].text != "{") {
 			continue
 		}
 		return i + 2
@@ -188,9 +191,13 @@ func closing(toks []token, i int) int {
 
 // literalStrings reads the value that starts toks when it is a string
 // literal or an array of string literals only, which then ends at a
-// "," or "}" (a value followed by more, "'a' + b", is not literal).
+// "," or "}", after TypeScript's "as const" (a value followed by more,
+// "'a' + b", is not literal).
 func literalStrings(toks []token) ([]string, bool) {
 	ends := func(i int) bool {
+		if i+1 < len(toks) && toks[i].text == "as" && toks[i+1].text == "const" { // TypeScript's "as const"
+			i += 2
+		}
 		return i == len(toks) || toks[i].kind == tokPunct && (toks[i].text == "," || toks[i].text == "}")
 	}
 	if len(toks) == 0 {

@@ -46,10 +46,10 @@ func TestRead(t *testing.T) {
 			nil, []string{"jest.config.js testMatch: not a string literal or a list of string literals"}},
 		{"vitest test.include, not coverage.include", map[string]string{"vitest.config.ts": `import {defineConfig} from 'vitest/config';
 export default defineConfig({
-	plugins: [x({include: ['nope/**']})],
+	plugins: [x({include: ['nope/**'], test: /\.svg$/})],
 	test: {
 		coverage: {include: ['src/**']},
-		include: ['spec/**/*.{spec,test}.ts'],
+		include: ['spec/**/*.{spec,test}.ts'] as const,
 	},
 });
 `}, []string{"spec/**/*.spec.ts < vitest.config.ts test.include", "spec/**/*.test.ts < vitest.config.ts test.include"}, nil},
