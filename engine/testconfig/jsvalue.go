@@ -105,20 +105,30 @@ func stringLiteral(s string) (value string, n int, ok bool) {
 // without running the configuration.
 var errNotLiteral = errors.New("not a string literal or a list of string literals")
 
+// errNoObject says that a configuration's exported value is not an
+// object literal set can find (a function, a value built by code).
+var errNoObject = errors.New("its configuration is not an object literal set finds without running it (module.exports = {…}, export default {…} or defineConfig({…}), or a const they name)")
+
 // jsStrings reads the value of the property path (["test", "include"]:
 // the property include of the object that is the value of a property
-// test) in the tokens of a JavaScript or TypeScript configuration: the
-// first property named path[0] anywhere in the text (the first whose
-// value is an object literal, when path goes on), then each next one
-// among the properties of the object literal the previous one's value is.
-// found is false when there is no such property; err is errNotLiteral
-// when its value is not a string literal or an array of string literals
-// only (a variable, a call, a spread, a template with substitutions).
+// test) in the tokens of a JavaScript or TypeScript configuration: among
+// the outermost properties of the object the file exports (configObject),
+// then among those of the object literal each property's value is. So a
+// property of a nested object (jest's projects, a plugin's options) is
+// never taken for the configuration's. found is false when there is no
+// such property; err is errNotLiteral when its value is not a string
+// literal or an array of string literals only (a variable, a call, a
+// spread, a template with substitutions), errNoObject when the file
+// exports no object literal set can find.
 func jsStrings(toks []token, path []string) (values []string, found bool, err error) {
+	toks, ok := configObject(toks)
+	if !ok {
+		return nil, true, errNoObject
+	}
 	at := -1
 	for depth, name := range path {
 		last := depth == len(path)-1
-		i := findProperty(toks, name, depth > 0, !last)
+		i := findProperty(toks, name, !last)
 		if i < 0 {
 			return nil, false, nil
 		}
@@ -128,18 +138,90 @@ func jsStrings(toks []token, path []string) (values []string, found bool, err er
 		}
 		toks = toks[i+1 : closing(toks, i)]
 	}
-	values, ok := literalStrings(toks[at:])
+	values, ok = literalStrings(toks[at:])
 	if !ok {
 		return nil, true, errNotLiteral
 	}
 	return values, true, nil
 }
 
-// findProperty is the index of the value of the first property name in
-// toks ("name:" or a quoted "'name':" after "{" or ","), at any depth or,
-// when outermost, outside every bracket of toks, and, when object, whose
-// value is an object literal; -1 when there is none.
-func findProperty(toks []token, name string, outermost, object bool) int {
+// configObject is the tokens inside the braces of the object literal a
+// configuration exports: the value of module.exports or export default,
+// inside calls (defineConfig({…})), or the object literal of the
+// const, let or var it names; a file that is one object literal (JSON
+// with comments) is that object. ok is false when there is none.
+func configObject(toks []token) ([]token, bool) {
+	is := func(i int, texts ...string) bool {
+		for k, text := range texts {
+			if i+k >= len(toks) || toks[i+k].kind == tokString || toks[i+k].text != text {
+				return false
+			}
+		}
+		return true
+	}
+	object := func(i int) ([]token, bool) {
+		for {
+			switch {
+			case is(i, "{"):
+				return toks[i+1 : closing(toks, i)], true
+			case i+1 < len(toks) && toks[i].kind == tokWord && is(i+1, "("):
+				i += 2 // a call: defineConfig({…})
+			default:
+				return nil, false
+			}
+		}
+	}
+	if is(0, "{") {
+		return object(0)
+	}
+	for i := range toks {
+		var at int
+		switch {
+		case is(i, "module", ".", "exports", "="):
+			at = i + 4
+		case is(i, "export", "default"):
+			at = i + 2
+		default:
+			continue
+		}
+		if obj, ok := object(at); ok {
+			return obj, true
+		}
+		if at < len(toks) && toks[at].kind == tokWord {
+			return namedObject(toks, toks[at].text)
+		}
+		return nil, false
+	}
+	return nil, false
+}
+
+// namedObject is the tokens inside the object literal that the const,
+// let or var name is declared with (after a type annotation, if any).
+func namedObject(toks []token, name string) ([]token, bool) {
+	for i := 0; i+2 < len(toks); i++ {
+		if toks[i].kind != tokWord || (toks[i].text != "const" && toks[i].text != "let" && toks[i].text != "var") || toks[i+1].text != name || toks[i+1].kind != tokWord {
+			continue
+		}
+		for j := i + 2; j < len(toks); j++ {
+			if toks[j].kind == tokPunct && toks[j].text == "=" {
+				if j+1 < len(toks) && toks[j+1].kind == tokPunct && toks[j+1].text == "{" {
+					return toks[j+2 : closing(toks, j+1)], true
+				}
+				return nil, false
+			}
+			if toks[j].kind == tokPunct && toks[j].text == ";" {
+				break
+			}
+		}
+	}
+	return nil, false
+}
+
+// findProperty is the index of the value of the first property name
+// ("name:" or a quoted "'name':", first or after a ",") outside every
+// bracket of toks, and, when object, whose value is an object literal;
+// -1 when there is none.
+func findProperty(toks []token, name string, object bool) int {
 	depth := 0
 	for i, t := range toks {
 		if t.kind == tokPunct {
@@ -151,13 +233,13 @@ func findProperty(toks []token, name string, outermost, object bool) int {
 			}
 			continue
 		}
-		if (t.kind != tokWord && t.kind != tokString) || t.text != name || outermost && depth != 0 {
+		if (t.kind != tokWord && t.kind != tokString) || t.text != name || depth != 0 {
 			continue
 		}
 		if i+2 >= len(toks) || toks[i+1].kind != tokPunct || toks[i+1].text != ":" {
 			continue
 		}
-		if i > 0 && (toks[i-1].kind != tokPunct || toks[i-1].text != "{" && toks[i-1].text != ",") {
+		if i > 0 && (toks[i-1].kind != tokPunct || toks[i-1].text != ",") {
 			continue
 		}
 		if object && (toks[i+2].kind != tokPunct || toks[i+2].text != "{") {

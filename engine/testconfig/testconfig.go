@@ -6,9 +6,12 @@
 //
 // Invariants:
 //   - Nothing is run or evaluated: JSON and YAML files are parsed; a
-//     JavaScript or TypeScript configuration is read only where the
-//     property's value is a string literal or an array of string literals
-//     (anything else is reported in Found.Unread, never guessed).
+//     JavaScript or TypeScript configuration is read only where it
+//     exports an object literal (module.exports = {…}, export default
+//     {…}, defineConfig({…}), or a const they name) and the property,
+//     one of that object's own (not of a nested one: jest's projects), is
+//     a string literal or an array of string literals; anything else is
+//     reported in Found.Unread, never guessed.
 //   - Configuration files are read at the project's root, in the order the
 //     runner looks for them; the first that exists is the runner's, as it
 //     is for the runner.
@@ -234,14 +237,21 @@ func (f *Found) globs(name string, data []byte, key []string, place func(string)
 const unreadAdvice = ", so set does not read it: the tests count where testPatterns match them (add theirs in set.cue)"
 
 // jest reads jest's testMatch, under each of its roots, from
-// jest.config.* or package.json's jest; its testRegex is reported as
-// unread.
+// jest.config.* or package.json's jest; its testRegex and projects are
+// reported as unread.
 func (f *Found) jest(read ReadFunc) {
 	name, data, prefix := source(read, []string{"jest.config.js", "jest.config.ts", "jest.config.mjs", "jest.config.cjs", "jest.config.cts", "jest.config.json"}, "jest")
 	if name == "" {
 		return
 	}
 	at := func(key string) []string { return append(slices.Clone(prefix), key) }
+	if _, _, err := value(name, data, at("testMatch")); errors.Is(err, errNoObject) {
+		f.Unread = append(f.Unread, name+": "+err.Error()+unreadAdvice)
+		return
+	}
+	if _, found, _ := value(name, data, at("projects")); found {
+		f.Unread = append(f.Unread, name+" "+strings.Join(at("projects"), ".")+": the projects' own configurations"+unreadAdvice)
+	}
 	if _, found, _ := value(name, data, at("testRegex")); found {
 		f.Unread = append(f.Unread, name+" "+strings.Join(at("testRegex"), ".")+": a regular expression, which set's globs cannot express"+unreadAdvice)
 	}
@@ -279,9 +289,11 @@ func (f *Found) vitest(read ReadFunc) {
 		return
 	}
 	dir := ""
-	if d, found, err := value(name, data, []string{"test", "dir"}); found && err == nil && len(d) == 1 {
+	switch d, found, err := value(name, data, []string{"test", "dir"}); {
+	case errors.Is(err, errNoObject): // test.include says so
+	case err == nil && found && len(d) == 1:
 		dir = strings.TrimPrefix(d[0], "./")
-	} else if found {
+	case found:
 		f.Unread = append(f.Unread, name+" test.dir: "+errNotLiteral.Error()+unreadAdvice)
 	}
 	f.globs(name, data, []string{"test", "include"}, func(g string) []string { return []string{path.Join(dir, g)} })

@@ -44,6 +44,19 @@ func TestRead(t *testing.T) {
 			nil, []string{"jest.config.ts testRegex: a regular expression"}},
 		{"jest testMatch from a variable", map[string]string{"jest.config.js": "const m = ['**/*.t.js'];\nmodule.exports = {testMatch: m};\n"},
 			nil, []string{"jest.config.js testMatch: not a string literal or a list of string literals"}},
+		{"jest projects", map[string]string{"jest.config.js": `module.exports = {
+  projects: [
+    {displayName: 'tests', testMatch: ['<rootDir>/src/**/*.spec.js']},
+    {displayName: 'lint', runner: 'jest-runner-eslint', testMatch: ['<rootDir>/**/*.js']},
+  ],
+};
+`}, nil, []string{"jest.config.js projects: the projects' own configurations, so set does not read it"}},
+		{"jest configuration in a const", map[string]string{"jest.config.ts": "import type {Config} from 'jest';\n\nconst config: Config = {\n  testMatch: ['**/*.check.ts'],\n};\n\nexport default config;\n"},
+			[]string{"**/*.check.ts < jest.config.ts testMatch"}, nil},
+		{"jest configuration from a function", map[string]string{"jest.config.js": "module.exports = async () => ({testMatch: ['x/**'], testRegex: 'y'});\n"},
+			nil, []string{"jest.config.js: its configuration is not an object literal"}},
+		{"vitest configuration from a function", map[string]string{"vitest.config.ts": "export default defineConfig(({mode}) => ({test: {include: ['x/**']}}));\n"},
+			nil, []string{"vitest.config.ts test.include: its configuration is not an object literal"}},
 		{"vitest test.include, not coverage.include", map[string]string{"vitest.config.ts": `import {defineConfig} from 'vitest/config';
 export default defineConfig({
 	plugins: [x({include: ['nope/**'], test: /\.svg$/})],
