@@ -120,7 +120,7 @@ func isGenerated(in Input, name string) bool {
 // testFiles fails unless the change adds or modifies (not only deletes) a
 // file matching the project's testPatterns.
 func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
-	patterns := testPatterns(in)
+	patterns := testPatterns(ctx, in)
 	if len(patterns) == 0 {
 		return verdict{}, errors.New("the project declares no testPatterns, so no file counts as a test")
 	}
@@ -166,7 +166,7 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	if len(ids) == 0 {
 		return verdict{detail: "the change has no requirements a test must name"}, nil
 	}
-	patterns := testPatterns(in)
+	patterns := testPatterns(ctx, in)
 	if len(patterns) == 0 {
 		return verdict{}, errors.New("the project declares no testPatterns, so no test can name a requirement")
 	}
@@ -379,14 +379,16 @@ func TestGlobs(ctx context.Context, p *config.Project, dir, rev string) []string
 	return testconfig.TestGlobs(p, testconfig.At(ctx, dir, rev))
 }
 
-// testPatterns is the globs of the files in's project counts as tests in
-// the change's worktree: its testPatterns and what its test runners'
-// configuration there names.
-func testPatterns(in Input) []string {
+// testPatterns is the globs of the files in's project counts as tests:
+// its testPatterns and what its test runners' configuration names on the
+// commit the change is compared with (in.Base), not in the change's
+// worktree, so that a change cannot widen what counts as its own tests
+// (a testMatch of "**/*"), as set.cue's testPatterns come from main too.
+func testPatterns(ctx context.Context, in Input) []string {
 	if in.Project == nil {
 		return nil
 	}
-	return testconfig.TestGlobs(in.Project, testconfig.Dir(in.Worktree))
+	return TestGlobs(ctx, in.Project, in.Worktree, in.Base)
 }
 
 // bullets lists items one per line ("  - item\n"), at most listCap of them.

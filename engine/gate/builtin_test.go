@@ -206,9 +206,10 @@ func TestTestFilesOnlyDeleted(t *testing.T) {
 }
 
 // TestTestFilesFromRunnerConfig: the files a test runner's configuration
-// in the change's worktree names (here ava's files in package.json) are
-// test files, and spec_verify reads the requirement IDs in them; without
-// the runner among testRunners they are not.
+// on the change's base names (here ava's files in package.json) are test
+// files, and spec_verify reads the requirement IDs in them; without the
+// runner among testRunners they are not, nor when the change itself
+// writes the configuration that would count them.
 func TestTestFilesFromRunnerConfig(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t, baseFiles)
@@ -233,6 +234,16 @@ func TestTestFilesFromRunnerConfig(t *testing.T) {
 	in.Project.TestRunners = map[string]bool{"ava": false}
 	if res := runGate(t, in); res.Status != StatusFail {
 		t.Errorf("without ava among testRunners: %s (%s), want a failure", res.Status, res.Reason)
+	}
+
+	r2 := newRepo(t, baseFiles)
+	r2.write("package.json", `{"ava": {"files": ["**/*"]}}`+"\n")
+	r2.write("internal/auth/login.go", "package auth\n")
+	r2.commit()
+	in = r2.input(config.KindTestFiles, featureChange)
+	in.Project.TestRunners = map[string]bool{"ava": true}
+	if res := runGate(t, in); res.Status != StatusFail {
+		t.Errorf("with the change's own ava files: %s (%s), want a failure", res.Status, res.Reason)
 	}
 }
 

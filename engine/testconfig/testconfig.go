@@ -42,7 +42,8 @@ import (
 // is none.
 type ReadFunc func(name string) ([]byte, error)
 
-// Dir reads the files of the directory dir, never outside it (os.Root).
+// Dir reads the files of the directory dir, never outside it (os.Root):
+// the project's tree as it is, which setctl doctor describes.
 func Dir(dir string) ReadFunc {
 	return func(name string) ([]byte, error) {
 		root, err := os.OpenRoot(dir)
