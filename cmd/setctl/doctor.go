@@ -46,8 +46,10 @@ project without their lockfiles), and what each gate with a describe command
 will run in this tree and why (the node profile's: npm install without a
 lockfile, xo already run by the test script; the python profile's: mypy
 as [tool.mypy] configures it), failing for a gate whose describe says it
-cannot run here (uv.lock without uv). Each line says ok, warn or FAIL and
-what to do about it.
+cannot run here (uv.lock without uv), and the test files the test
+runners' configuration names (testRunners: jest's testMatch, vitest's
+test.include, ava's files, mocha's spec), warning about what of it set
+cannot read. Each line says ok, warn or FAIL and what to do about it.
 
 Doctor runs each gate's describe command from set.cue (and the profiles
 it uses) in the project's root, on the host, with the environment the
@@ -101,6 +103,7 @@ func runDoctor(e *env, args []string) int {
 		checks = append(checks, modelChecks(ws)...)
 		checks = append(checks, runnerChecks(ctx, ws, e.getenv)...)
 		checks = append(checks, programChecks(ctx, ws, doctorGraph(ctx, ws), e.environ)...)
+		checks = append(checks, testConfigChecks(ws)...)
 	}
 
 	failed := 0

@@ -292,6 +292,8 @@ var eventLines = journal.NewTable(
 		switch {
 		case d.Result == "pass":
 			return infoLine(fmt.Sprintf("baseline %s: %s (%s)", d.Gate, v.pal.green.Sprint("pass"), when))
+		case d.Result == "skip": // the gate checked nothing (gate.SkipMarker)
+			return infoLine(v.pal.dim.Sprintf("baseline %s: skipped, %s", d.Gate, d.Reason))
 		case d.Mode == "warn":
 			return warnLine(v.pal.yellow.Sprintf("baseline %s: fails on %s, not blocking (warn): %s (%s); log %s", d.Gate, v.main, d.Reason, when, d.Log))
 		}

@@ -35,10 +35,14 @@ type PromptInput struct {
 	// Standings says, by requirement ID, how each of Reqs stands against
 	// main's living specs (new, changed, removed); nil says nothing.
 	Standings map[string]spec.Standing
-	// TestFiles is the files of main that the project's testPatterns
-	// count as tests (gate.TestFiles): where this project keeps its
-	// tests. The prompt names the first testFilesShown of them; nil: not
-	// known, and the prompt does not say.
+	// TestGlobs is the globs of the files the project counts as tests on
+	// main (gate.TestGlobs: its testPatterns and its test runners'
+	// configuration); nil: the project's testPatterns.
+	TestGlobs []string
+	// TestFiles is the files of main that TestGlobs count as tests
+	// (gate.TestFiles): where this project keeps its tests. The prompt
+	// names the first testFilesShown of them; nil: not known, and the
+	// prompt does not say.
 	TestFiles []string
 }
 
@@ -90,7 +94,11 @@ func Prompt(in PromptInput) string {
 			fmt.Fprintf(&b, "- %s\n", cv)
 		}
 	}
-	if globs := in.Project.TestGlobs(); len(globs) > 0 {
+	globs := in.TestGlobs
+	if globs == nil {
+		globs = in.Project.TestGlobs()
+	}
+	if len(globs) > 0 {
 		b.WriteString("\n## Tests\n")
 		fmt.Fprintf(&b, "Files matching these patterns count as tests: %s.\n", strings.Join(globs, ", "))
 		inline := in.Project.InlineTestRules()

@@ -92,7 +92,8 @@ type Verdict struct {
 	// Pattern is the gate's failures pattern; "" when it has none.
 	Pattern  string
 	Blocking bool
-	// Result is gate.StatusPass or gate.StatusFail.
+	// Result is gate.StatusPass, gate.StatusFail, or gate.StatusSkip
+	// when the gate's command checked nothing (gate.SkipMarker).
 	Result   string
 	ExitCode int
 	TimedOut bool

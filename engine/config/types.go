@@ -27,6 +27,7 @@ type Project struct {
 	Conventions  map[string]string    `json:"conventions"`
 	TestPatterns map[string]string    `json:"testPatterns"`
 	InlineTests  map[string]Inline    `json:"inlineTests"`
+	TestRunners  map[string]bool      `json:"testRunners"`
 	Generated    map[string]Generated `json:"generated"`
 	MergeUnion   map[string]bool      `json:"mergeUnion"`
 	CrossCutting map[string]bool      `json:"crossCutting"`
@@ -91,6 +92,11 @@ func (p *Project) InlineTestRules() []Inline {
 	}
 	return rules
 }
+
+// TestRunnerList is the test runners whose configuration names more
+// test files (engine/testconfig), sorted: those whose testRunners entry
+// is true.
+func (p *Project) TestRunnerList() []string { return enabled(p.TestRunners) }
 
 // UnionGlobs are the globs of the append-only files whose merge
 // conflicts set resolves as a union, sorted: those whose mergeUnion entry

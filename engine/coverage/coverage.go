@@ -113,8 +113,9 @@ func Rows(in Input) []Row {
 }
 
 // Of reads main and returns the Rows of p (see Rows): the changes landed
-// on the project's main branch and the places its tests (cfg.TestPatterns
-// and cfg.InlineTests) name each requirement. statuses may be nil. Outside
+// on the project's main branch and the places its tests name each
+// requirement (cfg.TestPatterns, its test runners' configuration there and
+// cfg.InlineTests). statuses may be nil. Outside
 // a repository, or without the main branch, nothing is implemented
 // anywhere.
 func Of(ctx context.Context, root string, cfg *config.Project, p *plan.Plan, statuses map[string]state.Status) ([]Row, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/testconfig"
 )
 
 // listCap bounds every list of paths or findings in a retry context.
@@ -120,7 +121,7 @@ func isGenerated(in Input, name string) bool {
 // file matching the project's testPatterns, or adds a line its
 // inlineTests count as a test.
 func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
-	patterns, rules := testPatterns(in), inlineRules(in.Project)
+	patterns, rules := testPatterns(ctx, in), inlineRules(in.Project)
 	if len(patterns) == 0 && len(rules) == 0 {
 		return verdict{}, errors.New("the project declares no testPatterns, so no file counts as a test")
 	}
@@ -186,7 +187,7 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	if len(ids) == 0 {
 		return verdict{detail: "the change has no requirements a test must name"}, nil
 	}
-	patterns, rules := testPatterns(in), inlineRules(in.Project)
+	patterns, rules := testPatterns(ctx, in), inlineRules(in.Project)
 	if len(patterns) == 0 && len(rules) == 0 {
 		return verdict{}, errors.New("the project declares no testPatterns, so no test can name a requirement")
 	}
@@ -387,14 +388,13 @@ func rules(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 }
 
 // TestFiles is the paths (slash paths relative to the repository's top)
-// that p's testPatterns count as tests, in their order: what the
+// that globs (TestGlobs) count as tests, in their order: what the
 // test_files and spec_verify gates count as a test file; empty, not nil,
 // when none does.
-func TestFiles(p *config.Project, paths []string) []string {
-	patterns := p.TestGlobs()
+func TestFiles(globs, paths []string) []string {
 	tests := []string{}
 	for _, name := range paths {
-		if matchAny(patterns, name) {
+		if matchAny(globs, name) {
 			tests = append(tests, name)
 		}
 	}
@@ -411,11 +411,23 @@ func testPlaces(patterns []string, rules []inlineRule) string {
 	return places
 }
 
-func testPatterns(in Input) []string {
+// TestGlobs is the globs of the files p counts as tests in the tree of
+// commit rev of the repository at dir: its testPatterns and what its
+// test runners' configuration there names (engine/testconfig).
+func TestGlobs(ctx context.Context, p *config.Project, dir, rev string) []string {
+	return testconfig.TestGlobs(p, testconfig.At(ctx, dir, rev))
+}
+
+// testPatterns is the globs of the files in's project counts as tests:
+// its testPatterns and what its test runners' configuration names on the
+// commit the change is compared with (in.Base), not in the change's
+// worktree, so that a change cannot widen what counts as its own tests
+// (a testMatch of "**/*"), as set.cue's testPatterns come from main too.
+func testPatterns(ctx context.Context, in Input) []string {
 	if in.Project == nil {
 		return nil
 	}
-	return in.Project.TestGlobs()
+	return TestGlobs(ctx, in.Project, in.Worktree, in.Base)
 }
 
 // bullets lists items one per line ("  - item\n"), at most listCap of them.

@@ -205,6 +205,48 @@ func TestTestFilesOnlyDeleted(t *testing.T) {
 			"Add or extend the tests that cover this change.")
 }
 
+// TestTestFilesFromRunnerConfig: the files a test runner's configuration
+// on the change's base names (here ava's files in package.json) are test
+// files, and spec_verify reads the requirement IDs in them; without the
+// runner among testRunners they are not, nor when the change itself
+// writes the configuration that would count them.
+func TestTestFilesFromRunnerConfig(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, baseFiles)
+	r.write("package.json", `{"ava": {"files": ["checks/**/*.js"]}}`+"\n")
+	r.commit()
+	r.base = r.git("rev-parse", "HEAD")
+	r.write("internal/auth/login.go", "package auth\n")
+	r.write("checks/login.js", "// REQ-AUTH-01, REQ-AUTH-02\n")
+	r.commit()
+	in := r.input(config.KindTestFiles, featureChange)
+	in.Project.TestRunners = map[string]bool{"ava": true}
+	res := runGate(t, in)
+	want(t, res, StatusPass, "", "")
+	if log := readLog(t, res); !strings.Contains(log, "  - checks/login.js\n") {
+		t.Errorf("log:\n%s", log)
+	}
+	in = r.input(config.KindSpecVerify, featureChange)
+	in.Project.TestRunners = map[string]bool{"ava": true}
+	want(t, runGate(t, in), StatusPass, "", "")
+
+	in = r.input(config.KindTestFiles, featureChange)
+	in.Project.TestRunners = map[string]bool{"ava": false}
+	if res := runGate(t, in); res.Status != StatusFail {
+		t.Errorf("without ava among testRunners: %s (%s), want a failure", res.Status, res.Reason)
+	}
+
+	r2 := newRepo(t, baseFiles)
+	r2.write("package.json", `{"ava": {"files": ["**/*"]}}`+"\n")
+	r2.write("internal/auth/login.go", "package auth\n")
+	r2.commit()
+	in = r2.input(config.KindTestFiles, featureChange)
+	in.Project.TestRunners = map[string]bool{"ava": true}
+	if res := runGate(t, in); res.Status != StatusFail {
+		t.Errorf("with the change's own ava files: %s (%s), want a failure", res.Status, res.Reason)
+	}
+}
+
 func TestTestFilesNoPatterns(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t, baseFiles)

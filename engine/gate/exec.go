@@ -96,6 +96,9 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		}
 	default:
 		res.Status = StatusPass
+		if reason, ok := skipReason(er.Output); ok {
+			res.Status, res.Reason = StatusSkip, reason
+		}
 	}
 	if log != nil {
 		if err := errors.Join(logw.Close(), log.Close()); err != nil {

@@ -10,13 +10,13 @@ import (
 )
 
 // TestsNaming returns where the tests of commit rev (the files that
-// match the project's testPatterns, and the lines its inlineTests count
-// as tests) name each of ids, as spec_verify reads a name (an ID as
+// match the project's testPatterns and its test runners' configuration
+// at rev, and the lines its inlineTests count as tests) name each of ids, as spec_verify reads a name (an ID as
 // written, or with "_" for "-"): ID → "path:line", the first test line of
 // each file that names it, in path order. An ID no test names is absent.
 func TestsNaming(ctx context.Context, dir, rev string, p *config.Project, ids []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	patterns, rules := p.TestGlobs(), inlineRules(p)
+	patterns, rules := TestGlobs(ctx, p, dir, rev), inlineRules(p)
 	if (len(patterns) == 0 && len(rules) == 0) || len(ids) == 0 {
 		return out, nil
 	}

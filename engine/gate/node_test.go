@@ -56,7 +56,7 @@ func TestNodeTestPatterns(t *testing.T) {
 	}
 	// camelcase's tree: its ava and tsd tests, for the prompt.
 	tree := []string{".npmrc", "index.d.ts", "index.js", "index.test-d.ts", "license", "package.json", "readme.md", "test.js"}
-	if got := TestFiles(nodeProfile(t), tree); !slices.Equal(got, []string{"index.test-d.ts", "test.js"}) {
+	if got := TestFiles(patterns, tree); !slices.Equal(got, []string{"index.test-d.ts", "test.js"}) {
 		t.Errorf("TestFiles = %q", got)
 	}
 }
@@ -146,9 +146,11 @@ func TestNodeInstallLockInStep(t *testing.T) {
 // TestNodeChecksFollowTheProject: typecheck and lint run what the package
 // uses (tsc, tsd; biome, xo, eslint from a configuration file or
 // package.json's eslintConfig), and when npm test runs that program
-// itself (in the test script, a pretest, or a script they run) they say
-// so and run nothing, so that no gate passes pretending it checked. The
-// packages have no node_modules: a gate that runs its program fails.
+// itself (in the test script, a pretest, or a script they run) they run
+// nothing and are skipped, covered by the test gate, so that no gate
+// passes pretending it checked; with nothing to check they pass saying
+// so. The packages have no node_modules: a gate that runs its program
+// fails.
 func TestNodeChecksFollowTheProject(t *testing.T) {
 	requireNPM(t)
 	p := nodeProfile(t)
@@ -158,13 +160,13 @@ func TestNodeChecksFollowTheProject(t *testing.T) {
 		says            string // "": the gate runs its program, and fails
 	}{
 		{"xo in the test script", "lint", `{"scripts": {"test": "xo && ava && tsd"}, "devDependencies": {"xo": "^1", "ava": "^6", "tsd": "^0.33"}}`, nil,
-			"the test script runs xo (xo && ava && tsd): the test gate lints"},
+			"covered by the test gate: the test script runs xo (xo && ava && tsd)"},
 		{"tsd in the test script", "typecheck", `{"scripts": {"test": "xo && ava && tsd"}, "devDependencies": {"xo": "^1", "ava": "^6", "tsd": "^0.33"}}`, nil,
-			"the test script runs tsd (xo && ava && tsd): the test gate type-checks"},
+			"covered by the test gate: the test script runs tsd (xo && ava && tsd)"},
 		{"eslint in a pretest's script", "lint", `{"scripts": {"pretest": "npm run lint", "lint": "eslint lib test", "test": "mocha"}}`, map[string]string{".eslintrc.yml": "root: true\n"},
-			"the test script runs eslint (mocha): the test gate lints"},
+			"covered by the test gate: the test script runs eslint (mocha)"},
 		{"tsc in the test script", "typecheck", `{"scripts": {"test": "tsc --noEmit && vitest run"}}`, map[string]string{"tsconfig.json": "{}\n"},
-			"the test script runs tsc (tsc --noEmit && vitest run): the test gate type-checks"},
+			"covered by the test gate: the test script runs tsc (tsc --noEmit && vitest run)"},
 		{"no linter", "lint", `{"scripts": {"test": "node --test"}}`, nil, "no linter configured (eslint, xo or biome): nothing to lint"},
 		{"no type checker", "typecheck", `{"scripts": {"test": "node --test"}}`, nil, "no tsconfig.json and no tsd: nothing to type-check"},
 		{"xo, not in the test script", "lint", `{"scripts": {"test": "ava"}, "devDependencies": {"xo": "^1"}}`, nil, ""},
@@ -178,8 +180,11 @@ func TestNodeChecksFollowTheProject(t *testing.T) {
 			writeTestFile(t, filepath.Join(dir, name), content)
 		}
 		res := runProfileGate(t, p, tc.gate, dir)
+		covered := strings.HasPrefix(tc.says, "covered by the test gate")
 		switch {
-		case tc.says != "" && (res.Status != StatusPass || !strings.Contains(res.Tail, tc.says)):
+		case covered && (res.Status != StatusSkip || res.Reason != tc.says):
+			t.Errorf("%s: %s %s (%s), want it skipped, saying %q:\n%s", tc.name, tc.gate, res.Status, res.Reason, tc.says, res.Tail)
+		case tc.says != "" && !covered && (res.Status != StatusPass || !strings.Contains(res.Tail, tc.says)):
 			t.Errorf("%s: %s %s (%s), want a pass that says %q:\n%s", tc.name, tc.gate, res.Status, res.Reason, tc.says, res.Tail)
 		case tc.says == "" && (res.Status != StatusFail || strings.Contains(res.Tail, "nothing to") || strings.Contains(res.Tail, "the test gate")):
 			t.Errorf("%s: %s %s (%s), want it to run its program, which is not installed:\n%s", tc.name, tc.gate, res.Status, res.Reason, res.Tail)

@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 )
@@ -28,6 +29,24 @@ func FilesAt(ctx context.Context, dir, rev, prefix string) (map[string][]byte, e
 		files[e.path] = []byte(data)
 	}
 	return files, nil
+}
+
+// FileAt returns the content of the regular file path (a slash path
+// relative to the repository's top) in the tree of commit rev; an error
+// that wraps fs.ErrNotExist when the tree has no such file (or has a
+// symbolic link or a directory there).
+func FileAt(ctx context.Context, dir, rev, path string) ([]byte, error) {
+	entries, err := lsTree(ctx, dir, "--full-tree", rev+"^{commit}", "--", path)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.path == path && e.regular() {
+			data, err := run(ctx, dir, "cat-file", "blob", e.object)
+			return []byte(data), err
+		}
+	}
+	return nil, fmt.Errorf("%s at %s: %w", path, rev, fs.ErrNotExist)
 }
 
 // treeEntry is an entry git ls-tree lists: "<mode> <type> <object>\t<path>".

@@ -487,7 +487,8 @@ type BaselineGateData struct {
 	// Mode is "run" when some stack of the plan blocks on the gate (a
 	// failure on main then stops the run), else "warn".
 	Mode string `json:"mode"`
-	// Result is "pass" or "fail".
+	// Result is "pass", "fail", or "skip" for a gate whose command
+	// checked nothing (gate.SkipMarker; Reason says why).
 	Result     string `json:"result"`
 	ExitCode   int    `json:"exitCode"`
 	DurationMS int64  `json:"durationMs"`

@@ -261,6 +261,7 @@ func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (ag
 		gates = append(gates, s.Gate)
 	}
 	st := w.rec.change(name)
+	testGlobs, testFiles := w.tests(ctx)
 	// No retry stage (a first attempt, or one where the last iteration
 	// stopped) counts as verify's.
 	stage := cmp.Or(retry.stage, state.StageVerify)
@@ -270,7 +271,7 @@ func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (ag
 		Prompt: agent.PromptInput{
 			Project: w.project, Change: c, Reqs: w.requirements(c), Worktree: w.layout.Worktree(name),
 			Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
-			Folder: folderName(c), Standings: w.standings(), TestFiles: w.testFiles(ctx),
+			Folder: folderName(c), Standings: w.standings(), TestGlobs: testGlobs, TestFiles: testFiles,
 		},
 		Layout: w.layout, Worktree: w.layout.Worktree(name), MainBranch: w.project.MainBranch,
 		Done: st.Iteration, Fresh: fresh, MaxIterations: st.IterationBase + w.project.Budgets.Iterations,
@@ -562,22 +563,25 @@ func (w *worker) removing() []string {
 	return out
 }
 
-// testFiles is the files the project counts as tests on the commit of
-// main the change's branch was made from (its dispatch base; main's head
-// before the first dispatch), for the prompt's word on where this
-// project keeps its tests: a resumed iteration's prompt is the one the
-// interrupted iteration had, whatever reached main meanwhile. Nil when
-// git cannot say.
-func (w *worker) testFiles(ctx context.Context) []string {
+// tests is the globs of the files the project counts as tests, and
+// those files, on the commit of main the change's branch was made from
+// (its dispatch base; main's head before the first dispatch), for the
+// prompt's word on where this project keeps its tests: a resumed
+// iteration's prompt is the one the interrupted iteration had, whatever
+// reached main meanwhile. The globs include those of the project's test
+// runners' configuration on that commit (gate.TestGlobs). files is nil
+// when git cannot say.
+func (w *worker) tests(ctx context.Context) (globs, files []string) {
 	rev := w.rec.change(w.change.Name).Base
 	if rev == "" {
 		rev = "refs/heads/" + w.project.MainBranch
 	}
+	globs = gate.TestGlobs(ctx, w.project, w.layout.Root(), rev)
 	paths, err := git.TreeFiles(ctx, w.layout.Root(), rev)
 	if err != nil {
-		return nil
+		return globs, nil
 	}
-	return gate.TestFiles(w.project, paths)
+	return globs, gate.TestFiles(globs, paths)
 }
 
 // standings are how the change's requirements stand against main's
