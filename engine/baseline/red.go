@@ -66,13 +66,19 @@ func (e *RedError) Error() string {
 	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
 	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s; failures are then reported, never sent to an agent.\n",
 		names, warnSettings(e.Gates), e.afterEdit(false))
-	var unknown []Verdict
+	var unknown, caused []Verdict
 	for _, v := range e.Gates {
-		if !v.Comparable() {
+		switch {
+		case v.Caused():
+			caused = append(caused, v)
+		case !v.Comparable():
 			unknown = append(unknown, v)
 		}
 	}
-	if len(unknown) == 0 {
+	switch {
+	case len(unknown) == 0 && len(caused) > 0:
+		fmt.Fprintf(&b, "  3. Accept %s's failures, once every gate runs there: %s.\n", main, firstFix(caused))
+	case len(unknown) == 0:
 		what := fmt.Sprintf("the %s %s has on %s", english.Plural(len(e.Gates[0].Failures), "failure"), e.Gates[0].Gate, main)
 		if len(e.Gates) > 1 {
 			counts := make([]string, len(e.Gates))
@@ -83,10 +89,13 @@ func (e *RedError) Error() string {
 		}
 		fmt.Fprintf(&b, "  3. Accept %s's failures: run `%s`; it records %s and fails a change only on failures %s does not have.\n",
 			main, e.Apply.Command(true), what, main)
-	} else {
+	default:
 		fmt.Fprintf(&b, "  3. Accept %s's failures, once set can name each gate's failures: change set.cue as below, then %s:\n", main, e.afterEdit(true))
 		for _, v := range unknown {
 			fmt.Fprintf(&b, "     %s: %s; %s.\n", v.Gate, v.Why(), fixWhy(v))
+		}
+		if len(caused) > 0 {
+			fmt.Fprintf(&b, "     And first, %s.\n", firstFix(caused))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -148,8 +157,13 @@ func block(v Verdict) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", v.Gate, v.Command)
 	ending := fmt.Sprintf("failed on %s with exit code %d", v.Branch, v.ExitCode)
-	if v.TimedOut {
+	switch {
+	case v.TimedOut:
 		ending = v.Reason + " on " + v.Branch
+	case v.Caused() && v.Missing != "":
+		ending = fmt.Sprintf("could not run on %s: %s (exit code %d)", v.Branch, v.Cause(), v.ExitCode)
+	case v.Caused():
+		ending = fmt.Sprintf("failed on %s with exit code %d; %s, and this failure may follow from that one", v.Branch, v.ExitCode, v.Cause())
 	}
 	lines := strings.Split(strings.TrimRight(v.Tail, "\n"), "\n")
 	if v.Tail == "" {
@@ -181,9 +195,26 @@ func warnSettings(vs []Verdict) string {
 	return "add " + english.List(s) + " to project in set.cue"
 }
 
+// firstFix says what to fix before the failures of the caused gates vs
+// can be known: the gates they follow from, or what they could not find.
+func firstFix(vs []Verdict) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprintf("%s %s (%s)", v.Gate, map[bool]string{true: "could not run", false: "may fail only because of an earlier gate"}[v.Missing != ""], v.Cause())
+		if len(v.After) > 0 {
+			parts[i] += fmt.Sprintf(": make %s pass first", english.List(v.After))
+		} else {
+			parts[i] += ": provide what it runs (the project's dependencies, or this machine; setctl doctor checks each gate's programs)"
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // fixWhy says how to make a gate's failures comparable.
 func fixWhy(v Verdict) string {
 	switch {
+	case v.Caused():
+		return firstFix([]Verdict{v})
 	case v.TimedOut:
 		return fmt.Sprintf("give it more time: `gates: %s: timeout: \"30m\"` in set.cue", v.Gate)
 	case v.Pattern != "":

@@ -1,0 +1,127 @@
+package gate
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/set-engine/set/engine/english"
+)
+
+// CommandMarker starts the line an exec gate's command prints to name the
+// program it runs for the gate, as the user would type it, just before it
+// runs it: "[set] $ npm test". A profile's gate is a shell script that
+// picks that program from the project (npm, pnpm or yarn; xo, eslint or
+// biome; mypy with or without paths), and a message about the gate names
+// what the last such line says (Result.Command) rather than the script.
+// A gate whose output has no such line is named by CommandLine of its
+// argv.
+const CommandMarker = "[set] $ "
+
+// CommandLine is argv as a message names it, one line: as a shell reader
+// would type it, except that an argument of several lines (a script) is
+// cut to its first line followed by "…", and what follows it left out.
+// It is for reading, not for pasting into a shell.
+func CommandLine(argv []string) string {
+	parts := make([]string, 0, len(argv))
+	for _, a := range argv {
+		first, rest, multi := strings.Cut(a, "\n")
+		if !multi {
+			parts = append(parts, shellQuote(a))
+			continue
+		}
+		if strings.TrimSpace(first) == "" && strings.TrimSpace(rest) != "" {
+			// A script that starts with a blank line: its first line that
+			// says something.
+			first, _, _ = strings.Cut(strings.TrimLeft(rest, " \t\n"), "\n")
+		}
+		parts = append(parts, shellQuote(strings.TrimRight(first, " \t")+" …"))
+		break
+	}
+	return strings.Join(parts, " ")
+}
+
+// missingTailLines is how many of the last lines of a failed command's
+// output may say that a program is missing, when the exit code (127) does
+// not say it already: the program's launcher stops right after saying so.
+const missingTailLines = 3
+
+// missingPatterns are the lines that say a program (or a Python module)
+// a command runs is not there: POSIX shells and bash ("sh: 1: xo: not
+// found", "bash: line 1: xo: command not found"), npm exec --no (npx)
+// refusing to download a package the project did not install, Python's
+// -m without the module. The first group names what is missing; the
+// second, when present, the message as shown.
+var missingPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(?:^|\s)(\S+): (?:command )?not found\s*$`),
+	regexp.MustCompile(`(?:^|: )(No module named '?[\w.]+'?)\s*$`),
+	regexp.MustCompile(`(npx canceled due to missing packages.*)$`),
+	regexp.MustCompile(`exec: "?([^":\s]+)"?: executable file not found`),
+}
+
+// missingProgram says which program (or module) a command that exited with
+// exitCode could not find, from tail, the end of its output: "xo: not
+// found", "No module named pytest". A line that says so counts when the
+// exit code is 127 (a shell's "command not found") or the line is among
+// the last missingTailLines lines that are not blank; exit code 127
+// without such a line is said as such. "" when nothing was missing.
+func missingProgram(exitCode int, tail string) string {
+	lines := strings.Split(strings.TrimRight(tail, "\n"), "\n")
+	seen := 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" {
+			continue
+		}
+		seen++
+		if exitCode != 127 && seen > missingTailLines {
+			break
+		}
+		for j, re := range missingPatterns {
+			m := re.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			if j == 0 {
+				return m[1] + ": not found"
+			}
+			return m[1]
+		}
+	}
+	if exitCode == 127 {
+		return "a program it runs was not found (exit code 127)"
+	}
+	return ""
+}
+
+// cause says what r's failure follows from (see Cause); "" when nothing.
+func cause(r Result) string { return Cause(r.Missing, r.After) }
+
+// Cause says what a failed exec gate's failure follows from, as a message's
+// clause after "could not run:" or "failed;": the program it did not find
+// (Result.Missing) and the gates of its stack that failed before it on the
+// same tree (Result.After): "xo: not found — the install gate failed
+// before it". "" when neither.
+func Cause(missing string, after []string) string {
+	was := ""
+	switch len(after) {
+	case 0:
+	case 1:
+		was = fmt.Sprintf("the %s gate failed before it", after[0])
+	default:
+		was = fmt.Sprintf("the %s gates failed before it", english.List(after))
+	}
+	switch {
+	case missing != "" && was != "":
+		return missing + " — " + was
+	case missing != "":
+		return missing
+	}
+	return was
+}
+
+// Caused reports whether r's failure follows from something else than
+// what the gate checks: a program it runs was missing, or an earlier gate
+// of its stack failed on the same tree. Such a failure is reported as
+// following from that, and no failures pattern could name it.
+func (r Result) Caused() bool { return r.Missing != "" || len(r.After) > 0 }
