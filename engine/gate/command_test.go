@@ -1,0 +1,91 @@
+package gate
+
+import (
+	"testing"
+)
+
+// A script's argument is cut to its first line; one-line commands are
+// quoted whole.
+func TestCommandLine(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"go", "test", "./..."}, "go test ./..."},
+		{[]string{"sh", "-c", "pkgs=$(go list ./...) || exit; exec go test ./..."}, `sh -c 'pkgs=$(go list ./...) || exit; exec go test ./...'`},
+		{[]string{"sh", "-c", "if [ -f pnpm-lock.yaml ]; then pm=pnpm\nelse pm=npm\nfi\nexec $pm test\n", "sh", "--describe"}, `sh -c 'if [ -f pnpm-lock.yaml ]; then pm=pnpm …'`},
+		{[]string{"sh", "-c", "\n\t  \n  set -e   \n  make\n"}, `sh -c 'set -e …'`},
+	} {
+		if got := CommandLine(tt.argv); got != tt.want {
+			t.Errorf("CommandLine(%q) = %s, want %s", tt.argv, got, tt.want)
+		}
+	}
+}
+
+// The last marker line names the command; without one, the argv's short
+// rendering does.
+func TestExecCommandMarker(t *testing.T) {
+	t.Parallel()
+	script := "echo 'install: npm install'\necho '[set] $ npm exec --no -- tsc --noEmit'\necho '[set] $ npm test'\necho 'src/a.test.ts: 1 failed'\nexit 1\n"
+	in, _ := execInput(t, "test", "sh", "-c", script)
+	res := runGate(t, in)
+	if res.Command != "npm test" {
+		t.Errorf("command %q, want npm test", res.Command)
+	}
+	want(t, res, StatusFail, "exit code 1",
+		"Gate test (`npm test`) failed with exit code 1. Last lines of its output:\n```\ninstall: npm install\n[set] $ npm exec --no -- tsc --noEmit\n[set] $ npm test\nsrc/a.test.ts: 1 failed\n```\n"+
+			"Full log: .set/logs/auth-login/verify-test-1.log")
+
+	in, _ = execInput(t, "lint", "sh", "-c", "echo checking\nexit 3\n")
+	res = runGate(t, in)
+	if res.Command != "sh -c 'echo checking …'" || res.Missing != "" || res.Caused() {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// A program not found is said as the reason, with the earlier failed gate
+// of the stack when there is one.
+func TestExecMissingProgram(t *testing.T) {
+	t.Parallel()
+	in, _ := execInput(t, "lint", "sh", "-c", "echo '[set] $ xo'\nexec xo-that-is-not-installed\n")
+	in.After = []string{"install"}
+	res := runGate(t, in)
+	if res.Missing != "xo-that-is-not-installed: not found" || !res.Caused() {
+		t.Fatalf("result %+v", res)
+	}
+	want(t, res, StatusFail, "could not run: xo-that-is-not-installed: not found — the install gate failed before it (exit code 127)",
+		"Gate lint (`xo`) could not run: xo-that-is-not-installed: not found — the install gate failed before it (exit code 127). Last lines of its output:\n```\n[set] $ xo\nsh: 2: exec: xo-that-is-not-installed: not found\n```\n"+
+			"Full log: .set/logs/auth-login/verify-lint-1.log")
+
+	// An earlier failure alone: the gate failed, and may follow from it.
+	in, _ = execInput(t, "test", "sh", "-c", "echo 1 failed; exit 1")
+	in.After = []string{"install", "lint"}
+	res = runGate(t, in)
+	if res.Reason != "exit code 1; the install and lint gates failed before it" {
+		t.Errorf("reason %q", res.Reason)
+	}
+}
+
+func TestMissingProgram(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		code int
+		tail string
+		want string
+	}{
+		{127, "sh: 1: xo: not found", "xo: not found"},
+		{127, "bash: line 1: ava: command not found\nmore\nand more\nand more", "ava: not found"},
+		{127, "", "a program it runs was not found (exit code 127)"},
+		{1, "/usr/bin/python3: No module named pytest", "No module named pytest"},
+		{1, "npm error npx canceled due to missing packages and no YES option: [\"xo@2.0.2\"]\nnpm error A complete log of this run can be found in: /root/.npm/_logs/x.log", `npx canceled due to missing packages and no YES option: ["xo@2.0.2"]`},
+		// A test's own output naming something not found, far from the
+		// end, with an ordinary exit code: the command ran.
+		{1, "lookup: not found\nok 1\nok 2\nnot ok 3\n1 failed", ""},
+		{2, "FAIL src/a.test.ts", ""},
+	} {
+		if got := missingProgram(tt.code, tt.tail); got != tt.want {
+			t.Errorf("missingProgram(%d, %q) = %q, want %q", tt.code, tt.tail, got, tt.want)
+		}
+	}
+}
