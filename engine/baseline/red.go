@@ -120,9 +120,24 @@ func (e *RedError) refusal() string {
 	b.WriteString("\nTo go on, choose one:\n")
 	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
 	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s.\n", names, warnSettings(unknown), e.afterEdit(false))
-	fmt.Fprintf(&b, "  3. Let set name the failures: change set.cue as below, then %s:\n", e.afterEdit(true))
+	var named, caused []Verdict
 	for _, v := range unknown {
+		if v.Caused() {
+			caused = append(caused, v)
+		} else {
+			named = append(named, v)
+		}
+	}
+	if len(named) == 0 {
+		fmt.Fprintf(&b, "  3. Let every gate run on %s first: %s; then run `%s` again.\n", main, firstFix(caused), e.Apply.Command(true))
+		return strings.TrimRight(b.String(), "\n")
+	}
+	fmt.Fprintf(&b, "  3. Let set name the failures: change set.cue as below, then %s:\n", e.afterEdit(true))
+	for _, v := range named {
 		fmt.Fprintf(&b, "     %s: %s.\n", v.Gate, fixWhy(v))
+	}
+	if len(caused) > 0 {
+		fmt.Fprintf(&b, "     And first, %s.\n", firstFix(caused))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -195,26 +210,36 @@ func warnSettings(vs []Verdict) string {
 	return "add " + english.List(s) + " to project in set.cue"
 }
 
-// firstFix says what to fix before the failures of the caused gates vs
-// can be known: the gates they follow from, or what they could not find.
+// firstFix says, for each caused gate of vs, what to fix before its
+// failures can be known: "lint could not run (…): make install pass
+// first".
 func firstFix(vs []Verdict) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
-		parts[i] = fmt.Sprintf("%s %s (%s)", v.Gate, map[bool]string{true: "could not run", false: "may fail only because of an earlier gate"}[v.Missing != ""], v.Cause())
-		if len(v.After) > 0 {
-			parts[i] += fmt.Sprintf(": make %s pass first", english.List(v.After))
-		} else {
-			parts[i] += ": provide what it runs (the project's dependencies, or this machine; setctl doctor checks each gate's programs)"
-		}
+		parts[i] = v.Gate + " " + causedFix(v)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// causedFix says why the caused gate v failed and what to fix first,
+// without naming it: the gates it follows from, or what it could not
+// find.
+func causedFix(v Verdict) string {
+	what := "may fail only because of an earlier gate"
+	if v.Missing != "" {
+		what = "could not run"
+	}
+	if len(v.After) > 0 {
+		return fmt.Sprintf("%s (%s): make %s pass first", what, v.Cause(), english.List(v.After))
+	}
+	return fmt.Sprintf("%s (%s): provide what it runs (in the project's dependencies, or on this machine; setctl doctor checks each gate's programs)", what, v.Cause())
 }
 
 // fixWhy says how to make a gate's failures comparable.
 func fixWhy(v Verdict) string {
 	switch {
 	case v.Caused():
-		return firstFix([]Verdict{v})
+		return "it " + causedFix(v)
 	case v.TimedOut:
 		return fmt.Sprintf("give it more time: `gates: %s: timeout: \"30m\"` in set.cue", v.Gate)
 	case v.Pattern != "":
