@@ -105,8 +105,9 @@ type Verdict struct {
 	// could not find (gate.Result.Missing); "" when none was missing.
 	Missing string
 	// After are the gates judged before this one on the same tree that
-	// are red there, in run order, when this one is red too: its failure
-	// may follow from theirs. Judge sets it, cached verdict or not.
+	// are red there, in run order, when this one is red too: when it
+	// could not run (Missing), they are the likely reason. Judge sets it,
+	// cached verdict or not.
 	After []string
 	// Tail is the end of the gate's output.
 	Tail string
@@ -128,11 +129,11 @@ func (v Verdict) Comparable() bool { return v.Why() == "" }
 
 // Caused reports whether the gate's failure follows from something else
 // than what it checks (see gate.Result.Caused): a program it runs was
-// missing, or a gate judged before it is red too. No failures pattern
-// could name such a failure.
-func (v Verdict) Caused() bool { return v.Red() && (v.Missing != "" || len(v.After) > 0) }
+// missing (after, maybe, a gate judged before it went red). No failures
+// pattern could name such a failure.
+func (v Verdict) Caused() bool { return v.Red() && v.Missing != "" }
 
-// Cause says what a caused failure follows from ("xo: not found — the
+// Cause says why a caused gate could not run ("xo: not found — the
 // install gate failed before it"); "" when it is not caused.
 func (v Verdict) Cause() string {
 	if !v.Caused() {
@@ -144,10 +145,8 @@ func (v Verdict) Cause() string {
 // Why says why a red gate's failures cannot be accepted; "" when they can.
 func (v Verdict) Why() string {
 	switch {
-	case v.Caused() && v.Missing != "":
-		return fmt.Sprintf("it could not run on %s: %s", v.Branch, v.Cause())
 	case v.Caused():
-		return fmt.Sprintf("its failure on %s may follow from an earlier one: %s", v.Branch, v.Cause())
+		return fmt.Sprintf("it could not run on %s: %s", v.Branch, v.Cause())
 	case v.TimedOut:
 		return fmt.Sprintf("it timed out on %s, so its failures are unknown", v.Branch)
 	case v.Pattern == "":
@@ -254,7 +253,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 				}
 				checkedOut = true
 			}
-			v, err = run(ctx, in, c, wt, commit)
+			v, err = run(ctx, in, c, wt, commit, red)
 			if err != nil {
 				return verdicts, err
 			}
@@ -311,14 +310,16 @@ func removeCheckout(ctx context.Context, root, dir string) error {
 }
 
 // run runs one check in the checkout wt, blocking, with no condition: on
-// main there is no change whose files a condition could read.
-func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, error) {
+// main there is no change whose files a condition could read. red are the
+// gates found red before it (gate.Input.After).
+func run(ctx context.Context, in Input, c Check, wt, commit string, red []string) (Verdict, error) {
 	step := c.Step
 	step.Mode, step.Condition = config.ModeRun, ""
 	logPath, logRel := in.Layout.BaselineLog(step.Gate)
 	res := gate.Run(ctx, gate.Input{
 		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
 		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact,
+		After: slices.Clone(red),
 	}, in.Runners)
 	if res.Status == gate.StatusError {
 		if ctx.Err() != nil {

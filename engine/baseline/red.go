@@ -175,10 +175,8 @@ func block(v Verdict) string {
 	switch {
 	case v.TimedOut:
 		ending = v.Reason + " on " + v.Branch
-	case v.Caused() && v.Missing != "":
-		ending = fmt.Sprintf("could not run on %s: %s (exit code %d)", v.Branch, v.Cause(), v.ExitCode)
 	case v.Caused():
-		ending = fmt.Sprintf("failed on %s with exit code %d; %s, and this failure may follow from that one", v.Branch, v.ExitCode, v.Cause())
+		ending = fmt.Sprintf("could not run on %s: %s (exit code %d)", v.Branch, v.Cause(), v.ExitCode)
 	}
 	lines := strings.Split(strings.TrimRight(v.Tail, "\n"), "\n")
 	if v.Tail == "" {
@@ -225,14 +223,10 @@ func firstFix(vs []Verdict) string {
 // without naming it: the gates it follows from, or what it could not
 // find.
 func causedFix(v Verdict) string {
-	what := "may fail only because of an earlier gate"
-	if v.Missing != "" {
-		what = "could not run"
-	}
 	if len(v.After) > 0 {
-		return fmt.Sprintf("%s (%s): make %s pass first", what, v.Cause(), english.List(v.After))
+		return fmt.Sprintf("could not run (%s): make %s pass first", v.Cause(), english.List(v.After))
 	}
-	return fmt.Sprintf("%s (%s): provide what it runs (in the project's dependencies, or on this machine; setctl doctor checks each gate's programs)", what, v.Cause())
+	return fmt.Sprintf("could not run (%s): provide what it runs (in the project's dependencies, or on this machine; setctl doctor checks each gate's programs)", v.Cause())
 }
 
 // fixWhy says how to make a gate's failures comparable.

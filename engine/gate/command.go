@@ -42,30 +42,36 @@ func CommandLine(argv []string) string {
 }
 
 // missingTailLines is how many of the last lines of a failed command's
-// output may say that a program is missing, when the exit code (127) does
-// not say it already: the program's launcher stops right after saying so.
+// output may say that a program is missing, when neither the exit code
+// (127) nor an earlier failed gate makes it likely: the program's
+// launcher stops right after saying so.
 const missingTailLines = 3
 
 // missingPatterns are the lines that say a program (or a Python module)
 // a command runs is not there: POSIX shells and bash ("sh: 1: xo: not
 // found", "bash: line 1: xo: command not found"), npm exec --no (npx)
 // refusing to download a package the project did not install, Python's
-// -m without the module. The first group names what is missing; the
-// second, when present, the message as shown.
+// -m without the module, node's require or import of a package that is
+// not installed. The first pattern's group names the program; the
+// others' group is the message as shown.
 var missingPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?:^|\s)(\S+): (?:command )?not found\s*$`),
 	regexp.MustCompile(`(?:^|: )(No module named '?[\w.]+'?)\s*$`),
 	regexp.MustCompile(`(npx canceled due to missing packages.*)$`),
-	regexp.MustCompile(`exec: "?([^":\s]+)"?: executable file not found`),
+	regexp.MustCompile(`(executable file not found in \$PATH)`),
+	regexp.MustCompile(`(Cannot find (?:module|package) '[^']+')`),
 }
 
 // missingProgram says which program (or module) a command that exited with
 // exitCode could not find, from tail, the end of its output: "xo: not
-// found", "No module named pytest". A line that says so counts when the
-// exit code is 127 (a shell's "command not found") or the line is among
-// the last missingTailLines lines that are not blank; exit code 127
-// without such a line is said as such. "" when nothing was missing.
-func missingProgram(exitCode int, tail string) string {
+// found", "No module named pytest". A line that says so counts anywhere
+// in tail when the exit code is 127 (a shell's "command not found") or
+// after is set (an earlier gate of the stack failed: an install, most
+// likely), else only among the last missingTailLines lines that are not
+// blank: a test's own output may say "not found". Exit code 127 without
+// such a line is said as such. "" when nothing was missing.
+func missingProgram(exitCode int, tail string, after bool) string {
+	wide := exitCode == 127 || after
 	lines := strings.Split(strings.TrimRight(tail, "\n"), "\n")
 	seen := 0
 	for i := len(lines) - 1; i >= 0; i-- {
@@ -74,7 +80,7 @@ func missingProgram(exitCode int, tail string) string {
 			continue
 		}
 		seen++
-		if exitCode != 127 && seen > missingTailLines {
+		if !wide && seen > missingTailLines {
 			break
 		}
 		for j, re := range missingPatterns {
@@ -94,15 +100,17 @@ func missingProgram(exitCode int, tail string) string {
 	return ""
 }
 
-// cause says what r's failure follows from (see Cause); "" when nothing.
-func cause(r Result) string { return Cause(r.Missing, r.After) }
-
-// Cause says what a failed exec gate's failure follows from, as a message's
-// clause after "could not run:" or "failed;": the program it did not find
-// (Result.Missing) and the gates of its stack that failed before it on the
-// same tree (Result.After): "xo: not found — the install gate failed
-// before it". "" when neither.
+// Cause says why a failed exec gate could not run, as a message's clause
+// after "could not run:": the program it did not find (Result.Missing)
+// and the gates of its stack that failed before it on the same tree
+// (Result.After), the likely reason it is missing: "xo: not found — the
+// install gate failed before it". "" when nothing was missing: a gate
+// that ran is not said to fail because an earlier one did, since the two
+// may be unrelated (gofmt and a linter).
 func Cause(missing string, after []string) string {
+	if missing == "" {
+		return ""
+	}
 	was := ""
 	switch len(after) {
 	case 0:
@@ -111,17 +119,14 @@ func Cause(missing string, after []string) string {
 	default:
 		was = fmt.Sprintf("the %s gates failed before it", english.List(after))
 	}
-	switch {
-	case missing != "" && was != "":
-		return missing + " — " + was
-	case missing != "":
+	if was == "" {
 		return missing
 	}
-	return was
+	return missing + " — " + was
 }
 
 // Caused reports whether r's failure follows from something else than
-// what the gate checks: a program it runs was missing, or an earlier gate
-// of its stack failed on the same tree. Such a failure is reported as
-// following from that, and no failures pattern could name it.
-func (r Result) Caused() bool { return r.Missing != "" || len(r.After) > 0 }
+// what the gate checks: a program it runs was missing (after, maybe, an
+// earlier gate of its stack failed). Such a failure is reported as "could
+// not run", and no failures pattern could name it.
+func (r Result) Caused() bool { return r.Missing != "" }

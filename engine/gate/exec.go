@@ -85,7 +85,10 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		res.RetryContext = execRetry(in, fmt.Sprintf("Gate %s (`%s`) timed out after %s.", res.Gate, cmdline, timeout), er.Output)
 	case er.ExitCode != 0:
 		res.Failures = scan.failures()
-		res.Missing, res.After = missingProgram(er.ExitCode, res.Tail), in.After
+		res.Missing = missingProgram(er.ExitCode, res.Tail, len(in.After) > 0)
+		if res.Missing != "" {
+			res.After = in.After
+		}
 		var compared bool
 		res, compared = judgeFailure(in, res, er.Output)
 		if compared {
@@ -142,8 +145,8 @@ func execSetup(in Input, runners map[string]runner.Runner, res Result) (config.G
 //     of them. Output the pattern does not name cannot fail the gate then.
 //
 // A failure that follows from something else (Result.Caused: a program
-// not found, an earlier gate that failed) says so in its reason and retry
-// context.
+// not found, after an earlier gate that failed, maybe) says so in its
+// reason and retry context.
 //
 // compared reports whether the failures were compared with the accepted
 // ones (the result then says how, and the log should too).
@@ -151,13 +154,10 @@ func judgeFailure(in Input, res Result, output []byte) (_ Result, compared bool)
 	headline := fmt.Sprintf("Gate %s (`%s`) failed with exit code %d.", res.Gate, res.Command, res.ExitCode)
 	res.Status = failStatus(res)
 	res.Reason = fmt.Sprintf("exit code %d", res.ExitCode)
-	switch c := cause(res); {
-	case res.Missing != "":
+	if res.Caused() {
+		c := Cause(res.Missing, res.After)
 		headline = fmt.Sprintf("Gate %s (`%s`) could not run: %s (exit code %d).", res.Gate, res.Command, c, res.ExitCode)
 		res.Reason = fmt.Sprintf("could not run: %s (exit code %d)", c, res.ExitCode)
-	case c != "":
-		headline = fmt.Sprintf("Gate %s (`%s`) failed with exit code %d; %s, and this failure may follow from that one.", res.Gate, res.Command, res.ExitCode, c)
-		res.Reason = fmt.Sprintf("exit code %d; %s", res.ExitCode, c)
 	}
 	fresh := NewFailures(res.Failures, in.Accepted)
 	known := len(res.Failures) - len(fresh)

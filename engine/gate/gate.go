@@ -148,8 +148,9 @@ type Result struct {
 	// command could not find ("xo: not found"); empty when none was
 	// missing.
 	Missing string
-	// After is Input.After for a failed exec gate: the earlier gates of
-	// its stack that failed on the same tree; nil otherwise.
+	// After is Input.After for an exec gate that could not run (Missing
+	// is set): the earlier gates of its stack that failed on the same
+	// tree, the likely reason; nil otherwise.
 	After []string
 	// TimedOut is set when an exec gate's command ran out of time.
 	TimedOut bool
