@@ -115,7 +115,9 @@ func (e *RedError) refusal() string {
 	fmt.Fprintf(&b, "--accept-baseline cannot accept the failures of %s on %s, so nothing was accepted and no agent was started.\n", names, main)
 	for _, v := range unknown {
 		b.WriteString("\n" + block(v))
-		fmt.Fprintf(&b, "  %s.\n", capitalize(v.Why()))
+		if !v.Caused() { // its block says why already
+			fmt.Fprintf(&b, "  %s.\n", capitalize(v.Why()))
+		}
 	}
 	b.WriteString("\nTo go on, choose one:\n")
 	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
