@@ -52,14 +52,17 @@ const missingTailLines = 3
 // found", "bash: line 1: xo: command not found"), npm exec --no (npx)
 // refusing to download a package the project did not install, Python's
 // -m without the module, node's require or import of a package that is
-// not installed. The first pattern's group names the program; the
-// others' group is the message as shown.
-var missingPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?:^|\s)(\S+): (?:command )?not found\s*$`),
-	regexp.MustCompile(`(?:^|: )(No module named '?[\w.]+'?)\s*$`),
-	regexp.MustCompile(`(npx canceled due to missing packages.*)$`),
-	regexp.MustCompile(`(executable file not found in \$PATH)`),
-	regexp.MustCompile(`(Cannot find (?:module|package) '[^']+')`),
+// not installed, Go's os/exec. The group of a program pattern names the
+// program; that of the others is the message as shown.
+var missingPatterns = []struct {
+	re      *regexp.Regexp
+	program bool
+}{
+	{regexp.MustCompile(`(?:^|\s)(\S+): (?:command )?not found\s*$`), true},
+	{regexp.MustCompile(`exec: "([^"]+)": executable file not found`), true},
+	{regexp.MustCompile(`(?:^|: )(No module named '?[\w.]+'?)\s*$`), false},
+	{regexp.MustCompile(`(npx canceled due to missing packages.*)$`), false},
+	{regexp.MustCompile(`(Cannot find (?:module|package) '[^']+')`), false},
 }
 
 // missingProgram says which program (or module) a command that exited with
@@ -83,12 +86,12 @@ func missingProgram(exitCode int, tail string, after bool) string {
 		if !wide && seen > missingTailLines {
 			break
 		}
-		for j, re := range missingPatterns {
-			m := re.FindStringSubmatch(l)
-			if m == nil {
+		for _, p := range missingPatterns {
+			m := p.re.FindStringSubmatch(l)
+			switch {
+			case m == nil:
 				continue
-			}
-			if j == 0 {
+			case p.program:
 				return m[1] + ": not found"
 			}
 			return m[1]

@@ -48,14 +48,19 @@ func TestExecCommandMarker(t *testing.T) {
 // of the stack when there is one.
 func TestExecMissingProgram(t *testing.T) {
 	t.Parallel()
+	// The shell's own words ("sh: 2: exec: xo-…: not found" with dash,
+	// "sh: line 2: …" with bash).
 	in, _ := execInput(t, "lint", "sh", "-c", "echo '[set] $ xo'\nexec xo-that-is-not-installed\n")
-	in.After = []string{"install"}
 	res := runGate(t, in)
-	if res.Missing != "xo-that-is-not-installed: not found" || !res.Caused() {
+	if res.Missing != "xo-that-is-not-installed: not found" || !res.Caused() || res.ExitCode != 127 {
 		t.Fatalf("result %+v", res)
 	}
-	want(t, res, StatusFail, "could not run: xo-that-is-not-installed: not found — the install gate failed before it (exit code 127)",
-		"Gate lint (`xo`) could not run: xo-that-is-not-installed: not found — the install gate failed before it (exit code 127). Last lines of its output:\n```\n[set] $ xo\nsh: 2: exec: xo-that-is-not-installed: not found\n```\n"+
+
+	in, _ = execInput(t, "lint", "sh", "-c", "echo '[set] $ xo'\necho 'sh: 1: xo: not found' >&2\nexit 127\n")
+	in.After = []string{"install"}
+	res = runGate(t, in)
+	want(t, res, StatusFail, "could not run: xo: not found — the install gate failed before it (exit code 127)",
+		"Gate lint (`xo`) could not run: xo: not found — the install gate failed before it (exit code 127). Last lines of its output:\n```\n[set] $ xo\nsh: 1: xo: not found\n```\n"+
 			"Full log: .set/logs/auth-login/verify-lint-1.log")
 
 	// An earlier failure alone does not make a gate's own failure one
@@ -86,6 +91,7 @@ func TestMissingProgram(t *testing.T) {
 		// end, with an ordinary exit code: the command ran.
 		{1, "lookup: not found\nok 1\nok 2\nnot ok 3\n1 failed", false, ""},
 		{2, "FAIL src/a.test.ts", false, ""},
+		{1, `fork/exec: exec: "ruff": executable file not found in $PATH`, false, "ruff: not found"},
 		// After a failed install, node's missing package far up the
 		// output counts.
 		{1, "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'ava' imported from /w/test.js\n    at a (x)\n    at b (y)\n{\n  code: 'ERR_MODULE_NOT_FOUND'\n}\n\nNode.js v22.0.0", true, "Cannot find package 'ava'"},
