@@ -77,7 +77,7 @@ func (e *RedError) Error() string {
 	}
 	switch {
 	case len(unknown) == 0 && len(caused) > 0:
-		fmt.Fprintf(&b, "  3. Accept %s's failures, once every gate runs there: %s.\n", main, firstFix(caused))
+		fmt.Fprintf(&b, "  3. Accept %s's failures, once every gate runs there: %s; then run `%s`.\n", main, firstFix(caused), e.Apply.Command(true))
 	case len(unknown) == 0:
 		what := fmt.Sprintf("the %s %s has on %s", english.Plural(len(e.Gates[0].Failures), "failure"), e.Gates[0].Gate, main)
 		if len(e.Gates) > 1 {

@@ -120,5 +120,6 @@ func TestRedErrorCouldNotRun(t *testing.T) {
 		}
 	}
 	refusal := (&RedError{Gates: []Verdict{lint, test}, Apply: yes, Accepting: true}).Error()
-	autogold.ExpectFile(t, autogold.Raw(msg+"\n\n"+refusal+"\n"))
+	alone := (&RedError{Gates: []Verdict{test}, Apply: yes}).Error()
+	autogold.ExpectFile(t, autogold.Raw(msg+"\n\n"+refusal+"\n\n"+alone+"\n"))
 }

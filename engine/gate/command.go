@@ -72,7 +72,9 @@ var missingPatterns = []struct {
 // after is set (an earlier gate of the stack failed: an install, most
 // likely), else only among the last missingTailLines lines that are not
 // blank: a test's own output may say "not found". Exit code 127 without
-// such a line is said as such. "" when nothing was missing.
+// such a line is said by the last line of output (a script's own
+// explanation), or as such when there is none. "" when nothing was
+// missing.
 func missingProgram(exitCode int, tail string, after bool) string {
 	wide := exitCode == 127 || after
 	lines := strings.Split(strings.TrimRight(tail, "\n"), "\n")
@@ -97,11 +99,21 @@ func missingProgram(exitCode int, tail string, after bool) string {
 			return m[1]
 		}
 	}
-	if exitCode == 127 {
-		return "a program it runs was not found (exit code 127)"
+	if exitCode != 127 {
+		return ""
 	}
-	return ""
+	// The command's own words, when it says why (a profile's script:
+	// "ruff is configured … but neither installed … nor on PATH").
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, CommandMarker) {
+			return clip(l, maxMissingLine)
+		}
+	}
+	return "a program it runs was not found (exit code 127)"
 }
+
+// maxMissingLine bounds the line of output Missing quotes.
+const maxMissingLine = 240
 
 // Cause says why a failed exec gate could not run, as a message's clause
 // after "could not run:": the program it did not find (Result.Missing)

@@ -85,6 +85,8 @@ func TestMissingProgram(t *testing.T) {
 		{127, "sh: 1: xo: not found", false, "xo: not found"},
 		{127, "bash: line 1: ava: command not found\nmore\nand more\nand more", false, "ava: not found"},
 		{127, "", false, "a program it runs was not found (exit code 127)"},
+		{127, "[set] $ ruff check --no-fix .\nruff is configured (pyproject.toml [tool.ruff]) but neither installed in the project's environment nor on PATH\n", false,
+			"ruff is configured (pyproject.toml [tool.ruff]) but neither installed in the project's environment nor on PATH"},
 		{1, "/usr/bin/python3: No module named pytest", false, "No module named pytest"},
 		{1, "npm error npx canceled due to missing packages and no YES option: [\"xo@2.0.2\"]\nnpm error A complete log of this run can be found in: /root/.npm/_logs/x.log", false, `npx canceled due to missing packages and no YES option: ["xo@2.0.2"]`},
 		// A test's own output naming something not found, far from the
