@@ -8,6 +8,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/state"
 )
@@ -167,7 +168,7 @@ var eventLines = journal.NewTable(
 	journal.On(func(_ lineStyle, _ journal.Event, d journal.GateStartedData) eventLine {
 		msg := fmt.Sprintf("%s %s: started", d.Stage, d.Gate)
 		if len(d.Command) > 0 {
-			msg += " (" + strings.Join(d.Command, " ") + ")"
+			msg += " (" + gate.CommandLine(d.Command) + ")"
 		}
 		return hiddenLine(msg)
 	}),
@@ -302,7 +303,7 @@ var eventLines = journal.NewTable(
 	journal.On(func(v lineStyle, _ journal.Event, d journal.BaselineGateStartedData) eventLine {
 		msg := fmt.Sprintf("baseline %s: started on %s", d.Gate, v.main)
 		if len(d.Command) > 0 {
-			msg += " (" + strings.Join(d.Command, " ") + ")"
+			msg += " (" + gate.CommandLine(d.Command) + ")"
 		}
 		return hiddenLine(msg)
 	}),

@@ -87,7 +87,8 @@ type Verdict struct {
 	Branch string
 	// Tree is the git tree of Branch that was judged.
 	Tree string
-	// Command is the gate's argv as a shell reader types it.
+	// Command is what the gate ran, as its messages name it
+	// (gate.Result.Command).
 	Command string
 	// Pattern is the gate's failures pattern; "" when it has none.
 	Pattern  string
@@ -101,6 +102,14 @@ type Verdict struct {
 	// Failures are what Pattern found in the output of a failing run; nil
 	// when the gate passed, timed out or has no pattern.
 	Failures []string
+	// Missing says which program (or module) the gate's failed command
+	// could not find (gate.Result.Missing); "" when none was missing.
+	Missing string
+	// After are the gates judged before this one on the same tree that
+	// are red there, in run order, when this one is red too: when it
+	// could not run (Missing), they are the likely reason. Judge sets it,
+	// cached verdict or not.
+	After []string
 	// Tail is the end of the gate's output.
 	Tail string
 	// Log is the gate's full output, relative to the project root.
@@ -119,9 +128,26 @@ func (v Verdict) Red() bool { return v.Result == gate.StatusFail }
 // gate's pattern named.
 func (v Verdict) Comparable() bool { return v.Why() == "" }
 
+// Caused reports whether the gate's failure follows from something else
+// than what it checks (see gate.Result.Caused): a program it runs was
+// missing (after, maybe, a gate judged before it went red). No failures
+// pattern could name such a failure.
+func (v Verdict) Caused() bool { return v.Red() && v.Missing != "" }
+
+// Cause says why a caused gate could not run ("xo: not found — the
+// install gate failed before it"); "" when it is not caused.
+func (v Verdict) Cause() string {
+	if !v.Caused() {
+		return ""
+	}
+	return gate.Cause(v.Missing, v.After)
+}
+
 // Why says why a red gate's failures cannot be accepted; "" when they can.
 func (v Verdict) Why() string {
 	switch {
+	case v.Caused():
+		return fmt.Sprintf("it could not run on %s: %s", v.Branch, v.Cause())
 	case v.TimedOut:
 		return fmt.Sprintf("it timed out on %s, so its failures are unknown", v.Branch)
 	case v.Pattern == "":
@@ -206,6 +232,9 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 			}
 		}
 	}()
+	// red are the gates found red so far: a later gate's failure may
+	// follow from theirs.
+	var red []string
 	for _, c := range in.Checks {
 		g := in.Project.Gates[c.Step.Gate]
 		def := definition(in.Project, c.Step)
@@ -225,13 +254,17 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 				}
 				checkedOut = true
 			}
-			v, err = run(ctx, in, c, wt, commit)
+			v, err = run(ctx, in, c, wt, commit, red)
 			if err != nil {
 				return verdicts, err
 			}
 		}
 		v.Gate, v.Branch, v.Tree, v.Blocking = c.Step.Gate, in.MainBranch, tree, c.Blocking
-		v.Command, v.Pattern = gate.CommandLine(g.Run), g.Failures
+		v.Command, v.Pattern = cmp.Or(v.Command, gate.CommandLine(g.Run)), g.Failures
+		if v.Red() {
+			v.After = slices.Clone(red)
+			red = append(red, v.Gate)
+		}
 		if !ok && !v.TimedOut {
 			// Saved at once: a later gate's crash keeps this verdict.
 			cache.put(tree, def, v, now())
@@ -278,14 +311,16 @@ func removeCheckout(ctx context.Context, root, dir string) error {
 }
 
 // run runs one check in the checkout wt, blocking, with no condition: on
-// main there is no change whose files a condition could read.
-func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, error) {
+// main there is no change whose files a condition could read. red are the
+// gates found red before it (gate.Input.After).
+func run(ctx context.Context, in Input, c Check, wt, commit string, red []string) (Verdict, error) {
 	step := c.Step
 	step.Mode, step.Condition = config.ModeRun, ""
 	logPath, logRel := in.Layout.BaselineLog(step.Gate)
 	res := gate.Run(ctx, gate.Input{
 		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
 		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact,
+		After: slices.Clone(red),
 	}, in.Runners)
 	if res.Status == gate.StatusError {
 		if ctx.Err() != nil {
@@ -300,5 +335,6 @@ func run(ctx context.Context, in Input, c Check, wt, commit string) (Verdict, er
 	return Verdict{
 		Result: res.Status, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
 		Reason: in.Redact.String(res.Reason), Failures: failures, Tail: in.Redact.String(res.Tail), Log: logRel, Duration: res.Duration,
+		Command: in.Redact.String(res.Command), Missing: in.Redact.String(res.Missing),
 	}, nil
 }

@@ -36,6 +36,8 @@ type cacheEntry struct {
 	Result     string    `json:"result"`
 	ExitCode   int       `json:"exitCode"`
 	Reason     string    `json:"reason,omitempty"`
+	Command    string    `json:"command,omitempty"`
+	Missing    string    `json:"missing,omitempty"`
 	Failures   []string  `json:"failures,omitempty"`
 	Tail       string    `json:"tail,omitempty"`
 	Log        string    `json:"log,omitempty"`
@@ -60,7 +62,7 @@ func (c *cache) lookup(tree, gate, def string) (Verdict, bool) {
 	for _, e := range c.Verdicts {
 		if e.Tree == tree && e.Gate == gate && e.Definition == def {
 			return Verdict{
-				Result: e.Result, ExitCode: e.ExitCode, Reason: e.Reason, Failures: e.Failures,
+				Result: e.Result, ExitCode: e.ExitCode, Reason: e.Reason, Command: e.Command, Missing: e.Missing, Failures: e.Failures,
 				Tail: e.Tail, Log: e.Log, Duration: time.Duration(e.DurationMS) * time.Millisecond, Cached: true,
 			}, true
 		}
@@ -77,7 +79,7 @@ func (c *cache) put(tree, def string, v Verdict, at time.Time) {
 	})
 	c.Verdicts = append(c.Verdicts, cacheEntry{
 		Tree: tree, Gate: v.Gate, Definition: def, Result: v.Result, ExitCode: v.ExitCode,
-		Reason: v.Reason, Failures: v.Failures, Tail: v.Tail, Log: v.Log,
+		Reason: v.Reason, Command: v.Command, Missing: v.Missing, Failures: v.Failures, Tail: v.Tail, Log: v.Log,
 		DurationMS: v.Duration.Milliseconds(), Judged: at.UTC(),
 	})
 	latest := map[string]time.Time{}

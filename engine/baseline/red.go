@@ -66,13 +66,19 @@ func (e *RedError) Error() string {
 	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
 	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s; failures are then reported, never sent to an agent.\n",
 		names, warnSettings(e.Gates), e.afterEdit(false))
-	var unknown []Verdict
+	var unknown, caused []Verdict
 	for _, v := range e.Gates {
-		if !v.Comparable() {
+		switch {
+		case v.Caused():
+			caused = append(caused, v)
+		case !v.Comparable():
 			unknown = append(unknown, v)
 		}
 	}
-	if len(unknown) == 0 {
+	switch {
+	case len(unknown) == 0 && len(caused) > 0:
+		fmt.Fprintf(&b, "  3. Accept %s's failures, once every gate runs there: %s; then run `%s`.\n", main, firstFix(caused), e.Apply.Command(true))
+	case len(unknown) == 0:
 		what := fmt.Sprintf("the %s %s has on %s", english.Plural(len(e.Gates[0].Failures), "failure"), e.Gates[0].Gate, main)
 		if len(e.Gates) > 1 {
 			counts := make([]string, len(e.Gates))
@@ -83,10 +89,13 @@ func (e *RedError) Error() string {
 		}
 		fmt.Fprintf(&b, "  3. Accept %s's failures: run `%s`; it records %s and fails a change only on failures %s does not have.\n",
 			main, e.Apply.Command(true), what, main)
-	} else {
+	default:
 		fmt.Fprintf(&b, "  3. Accept %s's failures, once set can name each gate's failures: change set.cue as below, then %s:\n", main, e.afterEdit(true))
 		for _, v := range unknown {
 			fmt.Fprintf(&b, "     %s: %s; %s.\n", v.Gate, v.Why(), fixWhy(v))
+		}
+		if len(caused) > 0 {
+			fmt.Fprintf(&b, "     And first, %s.\n", firstFix(caused))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
@@ -106,14 +115,31 @@ func (e *RedError) refusal() string {
 	fmt.Fprintf(&b, "--accept-baseline cannot accept the failures of %s on %s, so nothing was accepted and no agent was started.\n", names, main)
 	for _, v := range unknown {
 		b.WriteString("\n" + block(v))
-		fmt.Fprintf(&b, "  %s.\n", capitalize(v.Why()))
+		if !v.Caused() { // its block says why already
+			fmt.Fprintf(&b, "  %s.\n", capitalize(v.Why()))
+		}
 	}
 	b.WriteString("\nTo go on, choose one:\n")
 	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
 	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s.\n", names, warnSettings(unknown), e.afterEdit(false))
-	fmt.Fprintf(&b, "  3. Let set name the failures: change set.cue as below, then %s:\n", e.afterEdit(true))
+	var named, caused []Verdict
 	for _, v := range unknown {
+		if v.Caused() {
+			caused = append(caused, v)
+		} else {
+			named = append(named, v)
+		}
+	}
+	if len(named) == 0 {
+		fmt.Fprintf(&b, "  3. Let every gate run on %s first: %s; then run `%s` again.\n", main, firstFix(caused), e.Apply.Command(true))
+		return strings.TrimRight(b.String(), "\n")
+	}
+	fmt.Fprintf(&b, "  3. Let set name the failures: change set.cue as below, then %s:\n", e.afterEdit(true))
+	for _, v := range named {
 		fmt.Fprintf(&b, "     %s: %s.\n", v.Gate, fixWhy(v))
+	}
+	if len(caused) > 0 {
+		fmt.Fprintf(&b, "     And first, %s.\n", firstFix(caused))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -148,8 +174,11 @@ func block(v Verdict) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", v.Gate, v.Command)
 	ending := fmt.Sprintf("failed on %s with exit code %d", v.Branch, v.ExitCode)
-	if v.TimedOut {
+	switch {
+	case v.TimedOut:
 		ending = v.Reason + " on " + v.Branch
+	case v.Caused():
+		ending = fmt.Sprintf("could not run on %s: %s (exit code %d)", v.Branch, v.Cause(), v.ExitCode)
 	}
 	lines := strings.Split(strings.TrimRight(v.Tail, "\n"), "\n")
 	if v.Tail == "" {
@@ -181,9 +210,32 @@ func warnSettings(vs []Verdict) string {
 	return "add " + english.List(s) + " to project in set.cue"
 }
 
+// firstFix says, for each caused gate of vs, what to fix before its
+// failures can be known: "lint could not run (…): make install pass
+// first".
+func firstFix(vs []Verdict) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.Gate + " " + causedFix(v)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// causedFix says why the caused gate v failed and what to fix first,
+// without naming it: the gates it follows from, or what it could not
+// find.
+func causedFix(v Verdict) string {
+	if len(v.After) > 0 {
+		return fmt.Sprintf("could not run (%s): make %s pass first", v.Cause(), english.List(v.After))
+	}
+	return fmt.Sprintf("could not run (%s): provide what it runs (in the project's dependencies, or on this machine; setctl doctor checks each gate's programs)", v.Cause())
+}
+
 // fixWhy says how to make a gate's failures comparable.
 func fixWhy(v Verdict) string {
 	switch {
+	case v.Caused():
+		return "it " + causedFix(v)
 	case v.TimedOut:
 		return fmt.Sprintf("give it more time: `gates: %s: timeout: \"30m\"` in set.cue", v.Gate)
 	case v.Pattern != "":

@@ -98,3 +98,28 @@ func TestWhy(t *testing.T) {
 		}
 	}
 }
+
+// A gate that could not run its program (after install failed, or on its
+// own) is said so, and told to wait for install or to get its program:
+// not to get a failures pattern, which could name nothing there. When
+// every gate that cannot be compared is such a gate, --accept-baseline's
+// refusal says to let them run first.
+func TestRedErrorCouldNotRun(t *testing.T) {
+	install := Verdict{Branch: "main", Gate: "install", Command: "npm install", Blocking: true, Result: "fail", ExitCode: 1,
+		Reason: "exit code 1", Tail: "npm error code ECONNREFUSED", Log: ".set/logs/_baseline/install.log"}
+	lint := Verdict{Branch: "main", Gate: "lint", Command: "npm exec --no -- xo", Blocking: true, Result: "fail", ExitCode: 127,
+		Reason: "could not run: xo: not found — the install gate failed before it (exit code 127)", Missing: "xo: not found",
+		After: []string{"install"}, Tail: "sh: 1: xo: not found", Log: ".set/logs/_baseline/lint.log"}
+	test := Verdict{Branch: "main", Gate: "test", Command: "pytest", Pattern: `^FAILED (\S+)`, Blocking: true, Result: "fail", ExitCode: 1,
+		Reason: "could not run: No module named pytest (exit code 1)", Missing: "No module named pytest",
+		Tail: "/usr/bin/python3: No module named pytest", Log: ".set/logs/_baseline/test.log"}
+	msg := (&RedError{Gates: []Verdict{install, lint, test}, Apply: yes}).Error()
+	for _, not := range []string{"gates: lint: failures", "gates: test: failures"} {
+		if strings.Contains(msg, not) {
+			t.Errorf("the message tells to add %q:\n%s", not, msg)
+		}
+	}
+	refusal := (&RedError{Gates: []Verdict{lint, test}, Apply: yes, Accepting: true}).Error()
+	alone := (&RedError{Gates: []Verdict{test}, Apply: yes}).Error()
+	autogold.ExpectFile(t, autogold.Raw(msg+"\n\n"+refusal+"\n\n"+alone+"\n"))
+}

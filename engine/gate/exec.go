@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,8 +29,8 @@ const (
 // runExec runs an exec gate's command through its runner. The log holds
 // the command's combined output; when the command timed out or could not
 // run, or failures were compared with main's accepted ones, a last line
-// starting with "[set]" says so. A command that fails is judged by
-// judgeFailure.
+// starting with "[set]" says so. Messages name the command as
+// Result.Command does. A command that fails is judged by judgeFailure.
 func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, res Result) Result {
 	g, r, scan, err := execSetup(in, runners, res)
 	if err != nil {
@@ -59,13 +60,9 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		Export:  g.Export,
 		Timeout: timeout,
 	}
-	switch {
-	case log != nil && scan != nil:
+	e.Log = scan
+	if log != nil {
 		e.Log = io.MultiWriter(logw, scan)
-	case log != nil:
-		e.Log = logw
-	case scan != nil:
-		e.Log = scan
 	}
 	er, err := r.Exec(ctx, e)
 	res.ExitCode, res.Duration, res.Base = er.ExitCode, er.Duration, er.Base
@@ -75,7 +72,8 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 			fmt.Fprintf(logw, "\n[set] "+format+"\n", args...)
 		}
 	}
-	cmdline := quoteArgv(g.Run)
+	res.Command = cmp.Or(scan.marked(), CommandLine(g.Run))
+	cmdline := res.Command
 	switch {
 	case err != nil:
 		trailer("could not run: %v", err)
@@ -86,11 +84,13 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		trailer("%s", res.Reason)
 		res.RetryContext = execRetry(in, fmt.Sprintf("Gate %s (`%s`) timed out after %s.", res.Gate, cmdline, timeout), er.Output)
 	case er.ExitCode != 0:
-		if scan != nil {
-			res.Failures = scan.failures()
+		res.Failures = scan.failures()
+		res.Missing = missingProgram(er.ExitCode, res.Tail, len(in.After) > 0)
+		if res.Missing != "" {
+			res.After = in.After
 		}
 		var compared bool
-		res, compared = judgeFailure(in, res, cmdline, er.Output)
+		res, compared = judgeFailure(in, res, er.Output)
 		if compared {
 			trailer("%s", res.Reason)
 		}
@@ -109,9 +109,9 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 }
 
 // execSetup finds what running res's exec gate needs: its definition, its
-// runner and, when it has a failures pattern, a scanner for it. An error
-// is the configuration's, never the change's.
-func execSetup(in Input, runners map[string]runner.Runner, res Result) (config.Gate, runner.Runner, *failureScanner, error) {
+// runner and a scanner of its output (with its failures pattern, if it
+// has one). An error is the configuration's, never the change's.
+func execSetup(in Input, runners map[string]runner.Runner, res Result) (config.Gate, runner.Runner, *outputScanner, error) {
 	if in.Project == nil {
 		return config.Gate{}, nil, nil, fmt.Errorf("gate %q: no project configuration", res.Gate)
 	}
@@ -127,13 +127,13 @@ func execSetup(in Input, runners map[string]runner.Runner, res Result) (config.G
 		return g, nil, nil, fmt.Errorf("gate %q: no runner %q is available (have: %s)", res.Gate, res.Runner, runnerNames(runners))
 	}
 	if g.Failures == "" {
-		return g, r, nil, nil
+		return g, r, newOutputScanner(nil), nil
 	}
 	re, err := regexp.Compile(g.Failures)
 	if err != nil {
 		return g, r, nil, fmt.Errorf("gate %q: failures: %w", res.Gate, err)
 	}
-	return g, r, newFailureScanner(re), nil
+	return g, r, newOutputScanner(re), nil
 }
 
 // judgeFailure judges a command that exited non-zero (res.ExitCode) and
@@ -147,12 +147,21 @@ func execSetup(in Input, runners map[string]runner.Runner, res Result) (config.G
 //   - output whose failures are all accepted passes: main had every one
 //     of them. Output the pattern does not name cannot fail the gate then.
 //
+// A failure that follows from something else (Result.Caused: a program
+// not found, after an earlier gate that failed, maybe) says so in its
+// reason and retry context.
+//
 // compared reports whether the failures were compared with the accepted
 // ones (the result then says how, and the log should too).
-func judgeFailure(in Input, res Result, cmdline string, output []byte) (_ Result, compared bool) {
-	headline := fmt.Sprintf("Gate %s (`%s`) failed with exit code %d.", res.Gate, cmdline, res.ExitCode)
+func judgeFailure(in Input, res Result, output []byte) (_ Result, compared bool) {
+	headline := fmt.Sprintf("Gate %s (`%s`) failed with exit code %d.", res.Gate, res.Command, res.ExitCode)
 	res.Status = failStatus(res)
 	res.Reason = fmt.Sprintf("exit code %d", res.ExitCode)
+	if res.Caused() {
+		c := Cause(res.Missing, res.After)
+		headline = fmt.Sprintf("Gate %s (`%s`) could not run: %s (exit code %d).", res.Gate, res.Command, c, res.ExitCode)
+		res.Reason = fmt.Sprintf("could not run: %s (exit code %d)", c, res.ExitCode)
+	}
 	fresh := NewFailures(res.Failures, in.Accepted)
 	known := len(res.Failures) - len(fresh)
 	switch {
@@ -297,19 +306,8 @@ func fenceFor(s string) string {
 	return strings.Repeat("`", max(3, longest+1))
 }
 
-// CommandLine is argv as a shell reader would type it (see quoteArgv).
-func CommandLine(argv []string) string { return quoteArgv(argv) }
-
-// quoteArgv writes argv as a shell reader would type it: arguments that
-// hold anything but safe characters are single-quoted.
-func quoteArgv(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		parts[i] = shellQuote(a)
-	}
-	return strings.Join(parts, " ")
-}
-
+// shellQuote is s as one word a shell reader would type: single-quoted
+// unless it holds only safe characters.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
 		return s

@@ -279,9 +279,9 @@ func TestFenceFor(t *testing.T) {
 	}
 }
 
-func TestQuoteArgv(t *testing.T) {
+func TestCommandLineQuotes(t *testing.T) {
 	t.Parallel()
-	got := quoteArgv([]string{"go", "test", "-run", "Test A", "it's", "", "./..."})
+	got := CommandLine([]string{"go", "test", "-run", "Test A", "it's", "", "./..."})
 	if want := `go test -run 'Test A' 'it'\''s' '' ./...`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}

@@ -15,26 +15,32 @@ import (
 // the scanner hold them.
 const maxFailureLine = 64 << 10
 
-// failureScanner is an io.Writer that picks the individual failures out of
-// a gate's output as it streams by: each line (without its line ending and
-// terminal colour codes) is matched against the gate's `failures` pattern,
-// and every match is one failure, named by its non-empty capture groups
-// joined by a space, or by the whole match when it captured nothing. A
-// match that names nothing is ignored. It holds the failures found and at
-// most one partial line, however long the output.
-type failureScanner struct {
-	re    *regexp.Regexp
-	line  []byte
-	found map[string]bool
+// outputScanner is an io.Writer that reads a gate's output as it streams
+// by, line by line (each without its line ending and terminal colour
+// codes), for two things:
+//   - the command the gate ran: the last line that starts with
+//     CommandMarker names it (see Command);
+//   - the individual failures, when the gate has a `failures` pattern: every
+//     match of the pattern on a line is one failure, named by its non-empty
+//     capture groups joined by a space, or by the whole match when it
+//     captured nothing. A match that names nothing is ignored.
+//
+// It holds what it found and at most one partial line, however long the
+// output.
+type outputScanner struct {
+	re      *regexp.Regexp // nil: the gate has no failures pattern
+	line    []byte
+	found   map[string]bool
+	command string
 }
 
-func newFailureScanner(re *regexp.Regexp) *failureScanner {
-	return &failureScanner{re: re, found: map[string]bool{}}
+func newOutputScanner(re *regexp.Regexp) *outputScanner {
+	return &outputScanner{re: re, found: map[string]bool{}}
 }
 
 // Write scans the complete lines of p and keeps the rest for the next
 // call; it never fails.
-func (s *failureScanner) Write(p []byte) (int, error) {
+func (s *outputScanner) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -49,15 +55,21 @@ func (s *failureScanner) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *failureScanner) keep(p []byte) {
+func (s *outputScanner) keep(p []byte) {
 	if room := maxFailureLine - len(s.line); room > 0 {
 		s.line = append(s.line, p[:min(len(p), room)]...)
 	}
 }
 
-func (s *failureScanner) scanLine() {
+func (s *outputScanner) scanLine() {
 	line := ansiEscape.ReplaceAllString(strings.TrimRight(string(s.line), "\r"), "")
 	s.line = s.line[:0]
+	if c, ok := strings.CutPrefix(line, CommandMarker); ok && strings.TrimSpace(c) != "" {
+		s.command = strings.TrimSpace(c)
+	}
+	if s.re == nil {
+		return
+	}
 	for _, m := range s.re.FindAllStringSubmatch(line, -1) {
 		var parts []string
 		for _, g := range m[1:] {
@@ -75,11 +87,19 @@ func (s *failureScanner) scanLine() {
 	}
 }
 
-// failures ends the scan (a last line without a newline counts) and
-// returns the failures found, sorted and without duplicates; never nil.
-func (s *failureScanner) failures() []string {
+// end ends the scan: a last line without a newline counts.
+func (s *outputScanner) end() {
 	if len(s.line) > 0 {
 		s.scanLine()
+	}
+}
+
+// failures ends the scan and returns the failures found, sorted and
+// without duplicates: never nil with a pattern, nil without one.
+func (s *outputScanner) failures() []string {
+	s.end()
+	if s.re == nil {
+		return nil
 	}
 	out := make([]string, 0, len(s.found))
 	for f := range s.found {
@@ -87,6 +107,13 @@ func (s *failureScanner) failures() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// marked ends the scan and returns the command the last CommandMarker
+// line named; "" when no line did.
+func (s *outputScanner) marked() string {
+	s.end()
+	return s.command
 }
 
 // NewFailures returns the failures that are not accepted, in the order of

@@ -11,7 +11,7 @@ import (
 
 func scan(t *testing.T, pattern string, chunks ...string) []string {
 	t.Helper()
-	s := newFailureScanner(regexp.MustCompile(pattern))
+	s := newOutputScanner(regexp.MustCompile(pattern))
 	for _, c := range chunks {
 		if n, err := s.Write([]byte(c)); n != len(c) || err != nil {
 			t.Fatalf("Write = %d, %v", n, err)
@@ -54,7 +54,7 @@ func TestFailureScanner(t *testing.T) {
 // held whole.
 func TestFailureScannerLongLine(t *testing.T) {
 	t.Parallel()
-	s := newFailureScanner(regexp.MustCompile(`^(x+)$`))
+	s := newOutputScanner(regexp.MustCompile(`^(x+)$`))
 	long := strings.Repeat("x", 3*maxFailureLine)
 	s.Write([]byte(long[:maxFailureLine]))
 	s.Write([]byte(long[maxFailureLine:]))

@@ -105,6 +105,10 @@ type Input struct {
 	// only accepted failures passes, and a failure's retry context names
 	// only the failures that are not accepted.
 	Accepted []string
+	// After are the gates of the same stack that failed (blocking or
+	// not) before this one on the same tree, in run order: a failure of
+	// this gate may follow from theirs (Result.After).
+	After []string
 	// Models asks the models of model-graded gates (config.Gate.Graded);
 	// nil makes such a gate an error. Other gates do not use it.
 	Models Asker
@@ -136,6 +140,18 @@ type Result struct {
 	// Tail is the last lines of an exec gate's output, as retry context
 	// quotes them; empty for built-ins.
 	Tail string
+	// Command is what an exec gate ran, as its messages name it: what the
+	// last CommandMarker line of its output says, else CommandLine of its
+	// argv; empty for built-ins.
+	Command string
+	// Missing says which program (or module) an exec gate's failed
+	// command could not find ("xo: not found"); empty when none was
+	// missing.
+	Missing string
+	// After is Input.After for an exec gate that could not run (Missing
+	// is set): the earlier gates of its stack that failed on the same
+	// tree, the likely reason; nil otherwise.
+	After []string
 	// TimedOut is set when an exec gate's command ran out of time.
 	TimedOut bool
 	// Err is set exactly when Status is "error".

@@ -14,7 +14,7 @@ import (
 // check ran. Only an exit code of 0 is read this way, so printing the
 // marker never hides a failure; a marker anywhere else in the output is
 // ordinary output.
-const SkipMarker = "set:skip: "
+const SkipMarker = "[set] skip: "
 
 // skipReason is the reason an exec gate's output gives for having checked
 // nothing (see SkipMarker); ok is false when the output gives none.

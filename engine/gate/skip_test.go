@@ -11,11 +11,11 @@ func TestExecSkip(t *testing.T) {
 	for _, tc := range []struct {
 		name, script, status, reason string
 	}{
-		{"marker last", `echo "checking"; echo "set:skip: covered by the test gate: the test script runs xo (xo && ava)"; echo`, StatusSkip, "covered by the test gate: the test script runs xo (xo && ava)"},
-		{"marker on stderr", `echo "set:skip: nothing here" >&2`, StatusSkip, "nothing here"},
-		{"marker not last", `echo "set:skip: covered"; echo "linted 3 files"`, StatusPass, ""},
-		{"marker without a reason", `echo "set:skip: "`, StatusPass, ""},
-		{"marker from a failing command", `echo "set:skip: covered"; exit 1`, StatusFail, "exit code 1"},
+		{"marker last", `echo "checking"; echo "[set] skip: covered by the test gate: the test script runs xo (xo && ava)"; echo`, StatusSkip, "covered by the test gate: the test script runs xo (xo && ava)"},
+		{"marker on stderr", `echo "[set] skip: nothing here" >&2`, StatusSkip, "nothing here"},
+		{"marker not last", `echo "[set] skip: covered"; echo "linted 3 files"`, StatusPass, ""},
+		{"marker without a reason", `echo "[set] skip: "`, StatusPass, ""},
+		{"marker from a failing command", `echo "[set] skip: covered"; exit 1`, StatusFail, "exit code 1"},
 	} {
 		in, _ := execInput(t, "lint", "sh", "-c", tc.script)
 		res := runGate(t, in)

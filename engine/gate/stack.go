@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/graph"
@@ -108,6 +109,9 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 		}
 		models = llm.New(cfg)
 	}
+	// failed are the exec gates of the stack that failed so far without
+	// stopping it (in mode "warn"): a later gate may fail because of them.
+	var failed []string
 	for _, step := range in.Steps {
 		logPath, logRel := in.Layout.GateLog(in.Change.Name, in.Stage, step.Gate, in.Attempt)
 		if err := emit(started(in, step, logRel)); err != nil {
@@ -117,7 +121,7 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Delta: in.Delta, Removing: in.Removing, Step: step, Stage: in.Stage,
 			Attempt: in.Attempt, Worktree: in.Worktree, Base: in.Base,
 			LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact, Accepted: in.Accepted[step.Gate],
-			Models: models,
+			After: slices.Clone(failed), Models: models,
 		}, in.Runners)
 		if ctx.Err() != nil {
 			return StackResult{Interrupted: true}, nil
@@ -131,6 +135,10 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 			return StackResult{}, err
 		}
 		switch res.Status {
+		case StatusWarn:
+			if res.Kind == config.KindExec {
+				failed = append(failed, res.Gate)
+			}
 		case StatusError:
 			return StackResult{}, fmt.Errorf("%s gate %s of %s could not run: %w", in.Stage, res.Gate, in.Change.Name, res.Err)
 		case StatusFail:

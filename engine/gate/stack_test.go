@@ -192,3 +192,28 @@ func TestEvent(t *testing.T) {
 		t.Errorf("Log = %q, want the relative path", got)
 	}
 }
+
+// A gate that cannot find its program after an earlier gate of the stack
+// failed without blocking (mode "warn") names that gate as the likely
+// reason it could not run.
+func TestRunStackNamesEarlierFailure(t *testing.T) {
+	t.Parallel()
+	in, _ := stackFixture(t,
+		[]string{"sh", "-c", "echo '[set] $ npm install'; echo 'npm error code ECONNREFUSED'; exit 1"},
+		[]string{"sh", "-c", "echo '[set] $ xo'; echo 'sh: 1: xo: not found' >&2; exit 127"})
+	in.Steps[0].Mode = config.ModeWarn
+	res, _, err := recorded(t, context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Blocking == nil || res.Blocking.Gate != "b" {
+		t.Fatalf("stack result %+v", res)
+	}
+	b := res.Blocking
+	if want := "could not run: xo: not found — the a gate failed before it (exit code 127)"; b.Reason != want || !cmp.Equal(b.After, []string{"a"}) || b.Command != "xo" {
+		t.Errorf("blocking %+v, want reason %q", b, want)
+	}
+	if !strings.HasPrefix(res.RetryContext(), "Gate b (`xo`) could not run: xo: not found — the a gate failed before it (exit code 127).") {
+		t.Errorf("retry context:\n%s", res.RetryContext())
+	}
+}

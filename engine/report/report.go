@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/state"
 )
@@ -146,8 +147,8 @@ type Activity struct {
 	Stage     string `json:"stage,omitempty"`
 	Attempt   int    `json:"attempt,omitempty"`
 	Iteration int    `json:"iteration,omitempty"`
-	// Command is what runs: an exec gate's command line, or the agent's
-	// adapter and model.
+	// Command is what runs: an exec gate's command line (gate.CommandLine:
+	// a script cut to its first line), or the agent's adapter and model.
 	Command string    `json:"command,omitempty"`
 	Log     string    `json:"log,omitempty"`
 	Since   time.Time `json:"since"`
@@ -306,7 +307,7 @@ func run(s *state.State, live Liveness) Run {
 		r.State = NotRunning
 	}
 	if a := s.Baseline; a != nil && r.State == Running {
-		r.Baseline = &Activity{Name: a.Name(), Stage: a.Stage, Command: a.CommandLine(), Log: a.Log, Since: a.Since}
+		r.Baseline = &Activity{Name: a.Name(), Stage: a.Stage, Command: gate.CommandLine(a.Command), Log: a.Log, Since: a.Since}
 		r.Waiting = baselineWaiting(s)
 	}
 	return r
@@ -336,7 +337,7 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 	if a := c.Activity; a != nil && runState == Running {
 		rc.Activity = &Activity{
 			Name: a.Name(), Stage: a.Stage, Attempt: a.Attempt, Iteration: a.Iteration,
-			Command: a.CommandLine(), Log: a.Log, Since: a.Since,
+			Command: gate.CommandLine(a.Command), Log: a.Log, Since: a.Since,
 		}
 		if a.Kind == state.ActivityAgent {
 			rc.Activity.Command = strings.TrimSpace(a.Agent + " " + a.Model)
