@@ -340,3 +340,95 @@ func TestPythonLockfileToolMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonInstallFlatLayoutWithOpenspec: a flat-layout project that
+// leaves its packages to setuptools' automatic discovery installs though
+// the tree holds set's openspec/, which that discovery takes for a
+// package: with a package, setuptools stopped at "Multiple top-level
+// packages discovered in a flat-layout: ['app', 'openspec']"; with one
+// module, it packaged openspec in place of the module. The install gate
+// names the packages (or the module) to setuptools from outside the tree,
+// which stays as it was. A real pip, setuptools and venv, without a
+// download.
+func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
+	t.Parallel()
+	python := pythonWith(t, "pytest", "setuptools.discovery")
+	const pyproject = "[project]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = []\n\n[project.optional-dependencies]\ntest = [\"pytest\"]\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		said  string // in the gate's first line
+	}{
+		{"package", map[string]string{"app/__init__.py": "NAME = \"app\"\n", "app/cli/__init__.py": ""},
+			"the project (-e .); setuptools told packages = app, app.cli (so that its flat-layout discovery does not take openspec/ for a package); extras test (pyproject.toml)"},
+		{"module", map[string]string{"app.py": "NAME = \"app\"\n"},
+			"the project (-e .); setuptools told py_modules = app (so that its flat-layout discovery does not take openspec/ for a package); extras test (pyproject.toml)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.files["pyproject.toml"] = pyproject
+			tc.files["tests/test_app.py"] = "import app\n\n\ndef test_name():\n    assert app.NAME == \"app\"\n"
+			tc.files["openspec/specs/greet/spec.md"] = "# greet\n"
+			tc.files["openspec/changes/archive/2026-01-01-greet/proposal.md"] = "# greet\n"
+			dir, gates := pythonGates(t, tc.files)
+			before := treeFiles(t, dir)
+			bin := t.TempDir()
+			if err := os.Symlink(python, filepath.Join(bin, "python3")); err != nil {
+				t.Fatal(err)
+			}
+			install := gates["install"].Run
+			cmd := exec.Command(install[0], install[1:]...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PIP_NO_INDEX=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("install: %v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), tc.said) {
+				t.Errorf("the install gate does not say %q:\n%s", tc.said, out)
+			}
+			// The project is installed: its code imports from elsewhere,
+			// and openspec is not a package of it.
+			check := exec.Command(filepath.Join(dir, ".venv", "bin", "python"), "-c", "import app, importlib.util; assert app.NAME == \"app\"; assert importlib.util.find_spec(\"openspec\") is None, \"openspec is installed\"")
+			check.Dir = t.TempDir()
+			if out, err := check.CombinedOutput(); err != nil {
+				t.Errorf("the installed project: %v\n%s", err, out)
+			}
+			// The tree holds what it held, and what the build makes
+			// (.venv, app.egg-info); no configuration of set's.
+			for name, content := range before {
+				if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != content {
+					t.Errorf("the install gate changed %s", name)
+				}
+			}
+			for name := range treeFiles(t, dir) {
+				if _, ok := before[name]; !ok && !strings.HasPrefix(name, ".venv/") && !strings.HasPrefix(name, "app.egg-info/") && !strings.Contains(name, "__pycache__/") {
+					t.Errorf("the install gate wrote %s into the tree", name)
+				}
+			}
+		})
+	}
+}
+
+// treeFiles is every file under dir (slash-separated path → content).
+func treeFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if strings.HasPrefix(filepath.ToSlash(rel), ".venv/") {
+			files[filepath.ToSlash(rel)] = ""
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
