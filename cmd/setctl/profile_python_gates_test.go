@@ -154,7 +154,7 @@ func TestPythonConfigAsToolsRead(t *testing.T) {
 		}, "-c import ruff\n-m ruff check --no-fix --output-format concise .\n", "ruff check --no-fix --output-format concise . (pyproject.toml [tool.ruff])"},
 		{"ruff's name as a prefix", "lint", map[string]string{
 			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.ruffle]\nx = 1\n",
-		}, "", "no ruff configuration: nothing to lint"},
+		}, "", "no ruff or flake8 configuration, nor a pre-commit hook running them: nothing to lint"},
 		{"mypy in pyproject before setup.cfg", "typecheck", map[string]string{
 			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.mypy]\nfiles = [\"src\"]\n",
 			"setup.cfg":      "[metadata]\nname = app\n\n[mypy]\nfiles = app\n",
@@ -338,6 +338,70 @@ func TestPythonLockfileToolMissing(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPythonLintAsPreCommitRuns: a project that runs ruff or flake8 only
+// through pre-commit (a hook of .pre-commit-config.yaml, no [tool.ruff],
+// ruff.toml or .flake8) gets them run by the lint gate too, in check mode
+// whatever the hook's args say (--fix), and flake8 on the files git
+// tracks or would track, as pre-commit hands them to it, so that .venv is
+// not linted.
+func TestPythonLintAsPreCommitRuns(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip(err)
+	}
+	const ruffHook = "  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.14.10\n    hooks:\n      - id: ruff-format\n      - id: ruff-check\n        args: [--fix]\n"
+	const flake8Hook = "  - repo: https://github.com/PyCQA/flake8\n    rev: 5.0.4\n    hooks:\n      - id: flake8 # style\n"
+	const otherHooks = "  - repo: https://github.com/pre-commit/pre-commit-hooks\n    rev: v6.0.0\n    hooks:\n      - id: trailing-whitespace\n      - id: ruff-like\n"
+	const ruffRun = "-c import ruff\n-m ruff check --no-fix --output-format concise .\n"
+	const flake8Run = "-c import flake8\n-m flake8 app.py pkg/mod.py\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string // the fake python's calls
+		said  string // the describe's line, and in the gate's output
+	}{
+		{"ruff hook", map[string]string{".pre-commit-config.yaml": "repos:\n" + ruffHook + otherHooks},
+			ruffRun, "ruff check --no-fix --output-format concise . (.pre-commit-config.yaml hook, ruff's defaults)"},
+		{"flake8 hook", map[string]string{".pre-commit-config.yaml": "repos:\n" + flake8Hook + otherHooks},
+			flake8Run, "flake8 (the files git tracks) (.pre-commit-config.yaml hook)"},
+		{"both hooks", map[string]string{".pre-commit-config.yaml": "repos:\n" + flake8Hook + ruffHook},
+			ruffRun + flake8Run, "ruff check --no-fix --output-format concise . (.pre-commit-config.yaml hook, ruff's defaults); flake8 (the files git tracks) (.pre-commit-config.yaml hook)"},
+		{"ruff configured, flake8 in .flake8", map[string]string{"ruff.toml": "line-length = 99\n", ".flake8": "[flake8]\nmax-line-length = 99\n", ".pre-commit-config.yaml": "repos:\n" + ruffHook},
+			ruffRun + flake8Run, "ruff check --no-fix --output-format concise . (ruff.toml); flake8 (the files git tracks) (.flake8)"},
+		{"other hooks only", map[string]string{".pre-commit-config.yaml": "repos:\n" + otherHooks},
+			"", "no ruff or flake8 configuration, nor a pre-commit hook running them: nothing to lint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.files["pyproject.toml"] = "[project]\nname = \"app\"\n"
+			tc.files["app.py"] = "import os\n"
+			tc.files["pkg/mod.py"] = ""
+			tc.files["pkg/data.txt"] = ""
+			tc.files[".gitignore"] = ".venv/\nbuild/\n"
+			tc.files["build/lib/app.py"] = "" // ignored: not linted
+			dir, gates := pythonGates(t, tc.files)
+			if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			out, calls := runGate(t, dir, gates["lint"].Run, "FAKE_MODULES=ruff flake8")
+			if calls != tc.want {
+				t.Errorf("lint ran python with\n%s\nwant\n%s", calls, tc.want)
+			}
+			for _, said := range strings.Split(tc.said, "; ") {
+				if !strings.Contains(out, said) {
+					t.Errorf("lint's output does not say %q:\n%s", said, out)
+				}
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "app.py")); string(got) != "import os\n" {
+				t.Errorf("the lint gate changed app.py:\n%s", got)
+			}
+			if said, _ := runGate(t, dir, gates["lint"].Describe, "FAKE_MODULES=ruff flake8"); strings.TrimSpace(said) != tc.said {
+				t.Errorf("lint's describe says %q, want %q", said, tc.said)
+			}
+		})
 	}
 }
 
