@@ -412,8 +412,9 @@ func TestPythonLintAsPreCommitRuns(t *testing.T) {
 // packages discovered in a flat-layout: ['app', 'openspec']"; with one
 // module, it packaged openspec in place of the module. The install gate
 // names the packages (or the module) to setuptools from outside the tree,
-// which stays as it was. A real pip, setuptools and venv, without a
-// download.
+// which stays as it was, and says, doctor too before set wrote openspec/,
+// which line of pyproject.toml keeps the project's own builds from doing
+// the same. A real pip, setuptools and venv, without a download.
 func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
 	t.Parallel()
 	python := pythonWith(t, "pytest", "setuptools.discovery")
@@ -424,9 +425,9 @@ func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
 		said  string // in the gate's first line
 	}{
 		{"package", map[string]string{"app/__init__.py": "NAME = \"app\"\n", "app/cli/__init__.py": ""},
-			"the project (-e .); setuptools told packages = app, app.cli (so that its flat-layout discovery does not take openspec/ for a package); extras test (pyproject.toml)"},
+			"the project (-e .); setuptools told packages = app, app.cli (its flat-layout discovery takes openspec/ for a package, and so will builds of your own until pyproject.toml says [tool.setuptools] packages = [\"app\", \"app.cli\"]); extras test (pyproject.toml)"},
 		{"module", map[string]string{"app.py": "NAME = \"app\"\n"},
-			"the project (-e .); setuptools told py_modules = app (so that its flat-layout discovery does not take openspec/ for a package); extras test (pyproject.toml)"},
+			"the project (-e .); setuptools told py_modules = app (its flat-layout discovery takes openspec/ for a package, and so will builds of your own until pyproject.toml says [tool.setuptools] py-modules = [\"app\"]); extras test (pyproject.toml)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -440,10 +441,24 @@ func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
 			if err := os.Symlink(python, filepath.Join(bin, "python3")); err != nil {
 				t.Fatal(err)
 			}
+			env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PIP_NO_INDEX=1")
+			// doctor says it before the first run, when set has not
+			// written openspec/ yet.
+			if err := os.Rename(filepath.Join(dir, "openspec"), filepath.Join(dir, "openspec.away")); err != nil {
+				t.Fatal(err)
+			}
+			describe := gates["install"].Describe
+			cmd := exec.Command(describe[0], describe[1:]...)
+			cmd.Dir, cmd.Env = dir, env
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), tc.said) {
+				t.Errorf("the install gate's describe: %v\n%s\nwant it to say %q", err, out, tc.said)
+			}
+			if err := os.Rename(filepath.Join(dir, "openspec.away"), filepath.Join(dir, "openspec")); err != nil {
+				t.Fatal(err)
+			}
 			install := gates["install"].Run
-			cmd := exec.Command(install[0], install[1:]...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PIP_NO_INDEX=1")
+			cmd = exec.Command(install[0], install[1:]...)
+			cmd.Dir, cmd.Env = dir, env
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("install: %v\n%s", err, out)
