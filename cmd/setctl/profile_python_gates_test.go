@@ -414,7 +414,8 @@ func TestPythonLintAsPreCommitRuns(t *testing.T) {
 // names the packages (or the module) to setuptools from outside the tree,
 // which stays as it was, and says, doctor too before set wrote openspec/,
 // which line of pyproject.toml keeps the project's own builds from doing
-// the same. A real pip, setuptools and venv, without a download.
+// the same; git leaves the .venv it made out. A real pip, setuptools and
+// venv, without a download.
 func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
 	t.Parallel()
 	python := pythonWith(t, "pytest", "setuptools.discovery")
@@ -436,6 +437,9 @@ func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
 			tc.files["openspec/specs/greet/spec.md"] = "# greet\n"
 			tc.files["openspec/changes/archive/2026-01-01-greet/proposal.md"] = "# greet\n"
 			dir, gates := pythonGates(t, tc.files)
+			if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
 			before := treeFiles(t, dir)
 			bin := t.TempDir()
 			if err := os.Symlink(python, filepath.Join(bin, "python3")); err != nil {
@@ -480,6 +484,11 @@ func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
 					t.Errorf("the install gate changed %s", name)
 				}
 			}
+			// git leaves out the .venv the gate made, though the project
+			// has no .gitignore.
+			if out, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=all", "--", ".venv").CombinedOutput(); err != nil || len(out) > 0 {
+				t.Errorf("git status sees the .venv the gate made: %v\n%s", err, out)
+			}
 			for name := range treeFiles(t, dir) {
 				if _, ok := before[name]; !ok && !strings.HasPrefix(name, ".venv/") && !strings.HasPrefix(name, "app.egg-info/") && !strings.Contains(name, "__pycache__/") {
 					t.Errorf("the install gate wrote %s into the tree", name)
@@ -489,11 +498,15 @@ func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
 	}
 }
 
-// treeFiles is every file under dir (slash-separated path → content).
+// treeFiles is every file under dir but .git (slash-separated path →
+// content; none for those under .venv).
 func treeFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	files := map[string]string{}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
