@@ -154,7 +154,7 @@ func TestPythonConfigAsToolsRead(t *testing.T) {
 		}, "-c import ruff\n-m ruff check --no-fix --output-format concise .\n", "ruff check --no-fix --output-format concise . (pyproject.toml [tool.ruff])"},
 		{"ruff's name as a prefix", "lint", map[string]string{
 			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.ruffle]\nx = 1\n",
-		}, "", "no ruff configuration: nothing to lint"},
+		}, "", "no ruff or flake8 configuration, nor a pre-commit hook running them: nothing to lint"},
 		{"mypy in pyproject before setup.cfg", "typecheck", map[string]string{
 			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.mypy]\nfiles = [\"src\"]\n",
 			"setup.cfg":      "[metadata]\nname = app\n\n[mypy]\nfiles = app\n",
@@ -339,4 +339,188 @@ func TestPythonLockfileToolMissing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPythonLintAsPreCommitRuns: a project that runs ruff or flake8 only
+// through pre-commit (a hook of .pre-commit-config.yaml, no [tool.ruff],
+// ruff.toml or .flake8) gets them run by the lint gate too, in check mode
+// whatever the hook's args say (--fix), and flake8 on the files git
+// tracks or would track, as pre-commit hands them to it, so that .venv is
+// not linted.
+func TestPythonLintAsPreCommitRuns(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip(err)
+	}
+	const ruffHook = "  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.14.10\n    hooks:\n      - id: ruff-format\n      - id: ruff-check\n        args: [--fix]\n"
+	const flake8Hook = "  - repo: https://github.com/PyCQA/flake8\n    rev: 5.0.4\n    hooks:\n      - id: flake8 # style\n"
+	const otherHooks = "  - repo: https://github.com/pre-commit/pre-commit-hooks\n    rev: v6.0.0\n    hooks:\n      - id: trailing-whitespace\n      - id: ruff-like\n"
+	const ruffRun = "-c import ruff\n-m ruff check --no-fix --output-format concise .\n"
+	const flake8Run = "-c import flake8\n-m flake8 app.py pkg/mod.py\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  string // the fake python's calls
+		said  string // the describe's line, and in the gate's output
+	}{
+		{"ruff hook", map[string]string{".pre-commit-config.yaml": "repos:\n" + ruffHook + otherHooks},
+			ruffRun, "ruff check --no-fix --output-format concise . (.pre-commit-config.yaml hook, ruff's defaults)"},
+		{"flake8 hook", map[string]string{".pre-commit-config.yaml": "repos:\n" + flake8Hook + otherHooks},
+			flake8Run, "flake8 (the files git tracks) (.pre-commit-config.yaml hook)"},
+		{"both hooks", map[string]string{".pre-commit-config.yaml": "repos:\n" + flake8Hook + ruffHook},
+			ruffRun + flake8Run, "ruff check --no-fix --output-format concise . (.pre-commit-config.yaml hook, ruff's defaults); flake8 (the files git tracks) (.pre-commit-config.yaml hook)"},
+		{"ruff configured, flake8 in .flake8", map[string]string{"ruff.toml": "line-length = 99\n", ".flake8": "[flake8]\nmax-line-length = 99\n", ".pre-commit-config.yaml": "repos:\n" + ruffHook},
+			ruffRun + flake8Run, "ruff check --no-fix --output-format concise . (ruff.toml); flake8 (the files git tracks) (.flake8)"},
+		{"other hooks only", map[string]string{".pre-commit-config.yaml": "repos:\n" + otherHooks},
+			"", "no ruff or flake8 configuration, nor a pre-commit hook running them: nothing to lint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.files["pyproject.toml"] = "[project]\nname = \"app\"\n"
+			tc.files["app.py"] = "import os\n"
+			tc.files["pkg/mod.py"] = ""
+			tc.files["pkg/data.txt"] = ""
+			tc.files[".gitignore"] = ".venv/\nbuild/\n"
+			tc.files["build/lib/app.py"] = "" // ignored: not linted
+			dir, gates := pythonGates(t, tc.files)
+			if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			out, calls := runGate(t, dir, gates["lint"].Run, "FAKE_MODULES=ruff flake8")
+			if calls != tc.want {
+				t.Errorf("lint ran python with\n%s\nwant\n%s", calls, tc.want)
+			}
+			for _, said := range strings.Split(tc.said, "; ") {
+				if !strings.Contains(out, said) {
+					t.Errorf("lint's output does not say %q:\n%s", said, out)
+				}
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "app.py")); string(got) != "import os\n" {
+				t.Errorf("the lint gate changed app.py:\n%s", got)
+			}
+			if said, _ := runGate(t, dir, gates["lint"].Describe, "FAKE_MODULES=ruff flake8"); strings.TrimSpace(said) != tc.said {
+				t.Errorf("lint's describe says %q, want %q", said, tc.said)
+			}
+		})
+	}
+}
+
+// TestPythonInstallFlatLayoutWithOpenspec: a flat-layout project that
+// leaves its packages to setuptools' automatic discovery installs though
+// the tree holds set's openspec/, which that discovery takes for a
+// package: with a package, setuptools stopped at "Multiple top-level
+// packages discovered in a flat-layout: ['app', 'openspec']"; with one
+// module, it packaged openspec in place of the module. The install gate
+// names the packages (or the module) to setuptools from outside the tree,
+// which stays as it was, and says, doctor too before set wrote openspec/,
+// which line of pyproject.toml keeps the project's own builds from doing
+// the same; git leaves the .venv it made out. A real pip, setuptools and
+// venv, without a download.
+func TestPythonInstallFlatLayoutWithOpenspec(t *testing.T) {
+	t.Parallel()
+	python := pythonWith(t, "pytest", "setuptools.discovery")
+	const pyproject = "[project]\nname = \"app\"\nversion = \"0.1.0\"\ndependencies = []\n\n[project.optional-dependencies]\ntest = [\"pytest\"]\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		said  string // in the gate's first line
+	}{
+		{"package", map[string]string{"app/__init__.py": "NAME = \"app\"\n", "app/cli/__init__.py": ""},
+			"the project (-e .); setuptools told packages = app, app.cli (its flat-layout discovery takes openspec/ for a package, and so will builds of your own until pyproject.toml says [tool.setuptools] packages = [\"app\", \"app.cli\"]); extras test (pyproject.toml)"},
+		{"module", map[string]string{"app.py": "NAME = \"app\"\n"},
+			"the project (-e .); setuptools told py_modules = app (its flat-layout discovery takes openspec/ for a package, and so will builds of your own until pyproject.toml says [tool.setuptools] py-modules = [\"app\"]); extras test (pyproject.toml)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.files["pyproject.toml"] = pyproject
+			tc.files["tests/test_app.py"] = "import app\n\n\ndef test_name():\n    assert app.NAME == \"app\"\n"
+			tc.files["openspec/specs/greet/spec.md"] = "# greet\n"
+			tc.files["openspec/changes/archive/2026-01-01-greet/proposal.md"] = "# greet\n"
+			dir, gates := pythonGates(t, tc.files)
+			if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			before := treeFiles(t, dir)
+			bin := t.TempDir()
+			if err := os.Symlink(python, filepath.Join(bin, "python3")); err != nil {
+				t.Fatal(err)
+			}
+			env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PIP_NO_INDEX=1")
+			// doctor says it before the first run, when set has not
+			// written openspec/ yet.
+			if err := os.Rename(filepath.Join(dir, "openspec"), filepath.Join(dir, "openspec.away")); err != nil {
+				t.Fatal(err)
+			}
+			describe := gates["install"].Describe
+			cmd := exec.Command(describe[0], describe[1:]...)
+			cmd.Dir, cmd.Env = dir, env
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), tc.said) {
+				t.Errorf("the install gate's describe: %v\n%s\nwant it to say %q", err, out, tc.said)
+			}
+			if err := os.Rename(filepath.Join(dir, "openspec.away"), filepath.Join(dir, "openspec")); err != nil {
+				t.Fatal(err)
+			}
+			install := gates["install"].Run
+			cmd = exec.Command(install[0], install[1:]...)
+			cmd.Dir, cmd.Env = dir, env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("install: %v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), tc.said) {
+				t.Errorf("the install gate does not say %q:\n%s", tc.said, out)
+			}
+			// The project is installed: its code imports from elsewhere,
+			// and openspec is not a package of it.
+			check := exec.Command(filepath.Join(dir, ".venv", "bin", "python"), "-c", "import app, importlib.util; assert app.NAME == \"app\"; assert importlib.util.find_spec(\"openspec\") is None, \"openspec is installed\"")
+			check.Dir = t.TempDir()
+			if out, err := check.CombinedOutput(); err != nil {
+				t.Errorf("the installed project: %v\n%s", err, out)
+			}
+			// The tree holds what it held, and what the build makes
+			// (.venv, app.egg-info); no configuration of set's.
+			for name, content := range before {
+				if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != content {
+					t.Errorf("the install gate changed %s", name)
+				}
+			}
+			// git leaves out the .venv the gate made, though the project
+			// has no .gitignore.
+			if out, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=all", "--", ".venv").CombinedOutput(); err != nil || len(out) > 0 {
+				t.Errorf("git status sees the .venv the gate made: %v\n%s", err, out)
+			}
+			for name := range treeFiles(t, dir) {
+				if _, ok := before[name]; !ok && !strings.HasPrefix(name, ".venv/") && !strings.HasPrefix(name, "app.egg-info/") && !strings.Contains(name, "__pycache__/") {
+					t.Errorf("the install gate wrote %s into the tree", name)
+				}
+			}
+		})
+	}
+}
+
+// treeFiles is every file under dir but .git (slash-separated path →
+// content; none for those under .venv).
+func treeFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if strings.HasPrefix(filepath.ToSlash(rel), ".venv/") {
+			files[filepath.ToSlash(rel)] = ""
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

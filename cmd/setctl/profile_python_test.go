@@ -75,7 +75,7 @@ def test_has_a_version() -> None:
 	if !matchLine(out, `baseline lint: pass`) {
 		t.Errorf("no baseline lint:\n%s", out)
 	}
-	if log := p.read(".set/logs/_baseline/lint.log"); !strings.Contains(log, "no ruff configuration: nothing to lint") {
+	if log := p.read(".set/logs/_baseline/lint.log"); !strings.Contains(log, "no ruff or flake8 configuration, nor a pre-commit hook running them: nothing to lint") {
 		t.Errorf("the lint gate did not say why it passed:\n%s", log)
 	}
 	p.fixedOnMain("greeter/greet.py", `f"Hello, {name}!"`, "FAILED tests/test_greet.py::test_greets_by_name")
