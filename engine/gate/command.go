@@ -47,34 +47,54 @@ func CommandLine(argv []string) string {
 // launcher stops right after saying so.
 const missingTailLines = 3
 
-// missingPatterns are the lines that say a program (or a Python module)
-// a command runs is not there: POSIX shells and bash ("sh: 1: xo: not
-// found", "bash: line 1: xo: command not found"), npm exec --no (npx)
-// refusing to download a package the project did not install, Python's
-// -m without the module, node's require or import of a package that is
-// not installed, Go's os/exec. The group of a program pattern names the
-// program; that of the others is the message as shown.
+// missingWhere says where in a failed command's output a missingPattern
+// counts.
+type missingWhere int
+
+const (
+	// lastLines: among the last missingTailLines lines that are not
+	// blank, or anywhere after exit code 127 or an earlier failed gate.
+	// For lines only a launcher writes: Python's -m without its module
+	// ("/usr/bin/python3: No module named pytest", not a test's
+	// "ModuleNotFoundError: No module named 'mypkg'"), npx refusing to
+	// download, Go's os/exec.
+	lastLines missingWhere = iota
+	// shellSaid: anywhere, after exit code 127 (which a shell gives a
+	// command it did not find) or an earlier failed gate; never
+	// otherwise, since a test may print "user: not found".
+	shellSaid
+	// afterFailed: anywhere, only after an earlier gate of the stack
+	// failed (an install, most likely): node's import of a package
+	// named bare ('ava', not './foo'), which is the code's own mistake
+	// when everything was installed.
+	afterFailed
+)
+
+// missingPatterns are the lines that say a program (or a Python module,
+// or a package) a command runs is not there. The group of a program
+// pattern names the program; that of the others is the message as
+// shown.
 var missingPatterns = []struct {
 	re      *regexp.Regexp
 	program bool
+	where   missingWhere
 }{
-	{regexp.MustCompile(`(?:^|\s)(\S+): (?:command )?not found\s*$`), true},
-	{regexp.MustCompile(`exec: "([^"]+)": executable file not found`), true},
-	{regexp.MustCompile(`(?:^|: )(No module named '?[\w.]+'?)\s*$`), false},
-	{regexp.MustCompile(`(npx canceled due to missing packages.*)$`), false},
-	{regexp.MustCompile(`(Cannot find (?:module|package) '[^']+')`), false},
+	{regexp.MustCompile(`(?:^|\s)(\S+): (?:command )?not found\s*$`), true, shellSaid},
+	{regexp.MustCompile(`exec: "([^"]+)": executable file not found`), true, lastLines},
+	{regexp.MustCompile(`^\S*python[\d.]*: (No module named [\w.]+)\s*$`), false, lastLines},
+	{regexp.MustCompile(`(npx canceled due to missing packages.*)$`), false, lastLines},
+	{regexp.MustCompile(`(Cannot find (?:module|package) '[^./'][^']*')`), false, afterFailed},
 }
 
 // missingProgram says which program (or module) a command that exited with
 // exitCode could not find, from tail, the end of its output: "xo: not
-// found", "No module named pytest". A line that says so counts anywhere
-// in tail when the exit code is 127 (a shell's "command not found") or
-// after is set (an earlier gate of the stack failed: an install, most
-// likely), else only among the last missingTailLines lines that are not
-// blank: a test's own output may say "not found". Exit code 127 without
-// such a line is said by the last line of output (a script's own
-// explanation), or as such when there is none. "" when nothing was
-// missing.
+// found", "No module named pytest". Each pattern counts where its
+// missingWhere says: after is set when an earlier gate of the stack
+// failed. A line the code's own failure prints (a type error's "Cannot
+// find module './foo'", a test's ModuleNotFoundError) is not one. Exit
+// code 127 without such a line is said by the last line of output (a
+// script's own explanation), or as such when there is none. "" when
+// nothing was missing.
 func missingProgram(exitCode int, tail string, after bool) string {
 	wide := exitCode == 127 || after
 	lines := strings.Split(strings.TrimRight(tail, "\n"), "\n")
@@ -85,10 +105,13 @@ func missingProgram(exitCode int, tail string, after bool) string {
 			continue
 		}
 		seen++
-		if !wide && seen > missingTailLines {
-			break
-		}
 		for _, p := range missingPatterns {
+			switch {
+			case p.where == lastLines && !wide && seen > missingTailLines,
+				p.where == shellSaid && !wide,
+				p.where == afterFailed && !after:
+				continue
+			}
 			m := p.re.FindStringSubmatch(l)
 			switch {
 			case m == nil:

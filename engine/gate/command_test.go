@@ -93,6 +93,13 @@ func TestMissingProgram(t *testing.T) {
 		// end, with an ordinary exit code: the command ran.
 		{1, "lookup: not found\nok 1\nok 2\nnot ok 3\n1 failed", false, ""},
 		{2, "FAIL src/a.test.ts", false, ""},
+		// The code's own failures: a type error, a test importing a
+		// module the change did not write, an HTTP test's output.
+		{2, "src/a.ts(1,17): error TS2307: Cannot find module './foo' or its corresponding type declarations.", true, ""},
+		{1, "E   ModuleNotFoundError: No module named 'mypkg.sub'", false, ""},
+		{1, "E   ModuleNotFoundError: No module named 'mypkg.sub'", true, ""},
+		{1, "GET /users/7\nuser: not found", false, ""},
+		{1, "Cannot find module 'left-pad' from 'src/a.js'", false, ""},
 		{1, `fork/exec: exec: "ruff": executable file not found in $PATH`, false, "ruff: not found"},
 		// After a failed install, node's missing package far up the
 		// output counts.
