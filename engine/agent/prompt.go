@@ -103,7 +103,7 @@ func Prompt(in PromptInput) string {
 		fmt.Fprintf(&b, "Files matching these patterns count as tests: %s.\n", strings.Join(globs, ", "))
 		inline := in.Project.InlineTestRules()
 		for _, r := range inline {
-			fmt.Fprintf(&b, "Tests written inline count too: in a file matching %s, the lines from the first one matching `%s` to the file's end.\n", r.Files, r.From)
+			fmt.Fprintf(&b, "Tests written inline count too: in a file matching %s, the lines from the last one matching `%s` to the file's end.\n", r.Files, r.From)
 		}
 		switch n := len(in.TestFiles); {
 		case in.TestFiles == nil:

@@ -73,7 +73,7 @@ func TestPromptSaysWhereTestsAre(t *testing.T) {
 	project = &config.Project{Name: "fnv", MainBranch: "main", TestPatterns: map[string]string{"integration": "**/tests/**/*.rs"},
 		InlineTests: map[string]config.Inline{"cfg-test": {Files: "**/*.rs", From: `^\s*#\[cfg\(test\)\]`}}}
 	inline := "\n## Tests\nFiles matching these patterns count as tests: **/tests/**/*.rs.\n" +
-		"Tests written inline count too: in a file matching **/*.rs, the lines from the first one matching `^\\s*#\\[cfg\\(test\\)\\]` to the file's end.\n" +
+		"Tests written inline count too: in a file matching **/*.rs, the lines from the last one matching `^\\s*#\\[cfg\\(test\\)\\]` to the file's end.\n" +
 		"main has no test file yet; it may hold tests inline: add yours as it does.\n"
 	if got := Prompt(PromptInput{Project: project, Change: plan.Change{Name: "hash32"}, TestFiles: []string{}}); !strings.Contains(got, inline+"\n## OpenSpec\n") {
 		t.Errorf("prompt with inline tests:\n%s\nwant it to hold:\n%s", got, inline)

@@ -2,6 +2,9 @@ package gate
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -63,10 +66,10 @@ func TestInlineTestsCodeIsNoTest(t *testing.T) {
 		"no test file added or modified",
 		"Gate test_files failed: the change adds or modifies no test file. Test files are those matching:\n"+
 			"  - **/tests/**/*.rs\n"+
-			`Tests written inline count too: the lines of files matching **/*.rs from the first line matching ^\s*#\[cfg\(test\)\] on.`+"\n"+
+			`Tests written inline count too: the lines of files matching **/*.rs from the last line matching ^\s*#\[cfg\(test\)\] on.`+"\n"+
 			"Add or extend the tests that cover this change.")
 	res := runGate(t, rustInput(r, config.KindSpecVerify))
-	if res.Status != StatusFail || !strings.Contains(res.RetryContext, `a line the change adds to a file matching **/tests/**/*.rs, or to the lines of files matching **/*.rs from the first line matching ^\s*#\[cfg\(test\)\] on`) {
+	if res.Status != StatusFail || !strings.Contains(res.RetryContext, `a line the change adds to a file matching **/tests/**/*.rs, or to the lines of files matching **/*.rs from the last line matching ^\s*#\[cfg\(test\)\] on`) {
 		t.Errorf("spec_verify: %s\n%s", res.Status, res.RetryContext)
 	}
 }
@@ -91,5 +94,34 @@ func TestTestsNamingInline(t *testing.T) {
 	wantPlaces := map[string][]string{"REQ-HASH-01": {"src/lib.rs:10"}, "REQ-HASH-02": {"tests/it.rs:1"}}
 	if diff := cmp.Diff(wantPlaces, got); diff != "" {
 		t.Errorf("TestsNaming (-want +got):\n%s", diff)
+	}
+}
+
+// TestInlineStartIsTheLastMatch: a #[cfg(test)] import at the top of a
+// file does not make the code below it a test; the test module at the
+// end does.
+func TestInlineStartIsTheLastMatch(t *testing.T) {
+	rules := []inlineRule{{files: "**/*.rs", from: regexp.MustCompile(`^#\[cfg\(test\)\]`)}}
+	content := "#[cfg(test)]\nuse pretty_assertions::assert_eq;\n\npub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    #[cfg(test)]\n    fn g() {}\n}\n"
+	if got := inlineStart(rules, "src/lib.rs", []byte(content)); got != 6 {
+		t.Errorf("inlineStart = %d, want 6 (the test module's line)", got)
+	}
+}
+
+// TestInlineTestLinesSkipsSymlinks: a symbolic link the change commits is
+// not read, wherever it points.
+func TestInlineTestLinesSkipsSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.rs")
+	if err := os.WriteFile(outside, []byte("#[cfg(test)]\nmod tests {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "x.rs")); err != nil {
+		t.Fatal(err)
+	}
+	rules := []inlineRule{{files: "**/*.rs", from: regexp.MustCompile(`^#\[cfg\(test\)\]`)}}
+	got, err := inlineTestLines(rules, nil, dir, []fileDiff{{Path: "x.rs", Added: []addedLine{{Line: 2, Text: "mod tests {}"}}}})
+	if err != nil || len(got) != 0 {
+		t.Errorf("inlineTestLines = %v, %v; want nothing", got, err)
 	}
 }
