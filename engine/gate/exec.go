@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,11 +53,12 @@ func runExec(ctx context.Context, in Input, runners map[string]runner.Runner, re
 		log, logw = f, in.Redact.Writer(f)
 	}
 	timeout := time.Duration(in.Step.Timeout)
+	vars := withBase(g.Env, in.Base)
 	e := runner.Exec{
 		Argv:    slices.Clone(g.Run),
 		Dir:     in.Worktree,
-		Env:     ExecEnv(in.Env, in.Project.Passed(), g.Env),
-		Vars:    g.Env,
+		Env:     ExecEnv(in.Env, in.Project.Passed(), vars),
+		Vars:    vars,
 		Export:  g.Export,
 		Timeout: timeout,
 	}
@@ -200,6 +202,28 @@ func ExecEnv(base, passEnv []string, gateEnv map[string]string) []string {
 		env = append(env, k+"="+gateEnv[k])
 	}
 	return env
+}
+
+// BaseVar names the variable that tells an exec gate's command the commit
+// the change's diff is compared with (Input.Base), so that a profile's
+// script can read the project's settings as they were before the change
+// (node's lint, skipped where the test script runs the linter, is skipped
+// only where it did before the change too). A gate's own env that sets
+// it wins; it is unset where there is no base.
+const BaseVar = "SET_BASE"
+
+// withBase is env with BaseVar set to base, unless base is "" or env sets
+// it; env itself is not modified.
+func withBase(env map[string]string, base string) map[string]string {
+	if _, ok := env[BaseVar]; ok || base == "" {
+		return env
+	}
+	out := maps.Clone(env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[BaseVar] = base
+	return out
 }
 
 // hostEnvNames are the variables of set's environment that every command

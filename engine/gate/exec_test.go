@@ -240,7 +240,8 @@ func TestExecThroughOtherRunner(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	if !slices.Equal(fake.got.Argv, []string{"go", "test", "./..."}) || fake.got.Dir != r.dir ||
-		!slices.Equal(fake.got.Env, []string{"HOME=/root"}) || fake.got.Timeout != time.Minute || fake.got.Log == nil {
+		!slices.Equal(fake.got.Env, []string{"HOME=/root", BaseVar + "=" + in.Base}) || fake.got.Vars[BaseVar] != in.Base ||
+		fake.got.Timeout != time.Minute || fake.got.Log == nil {
 		t.Errorf("exec %+v", fake.got)
 	}
 }
