@@ -334,7 +334,7 @@ func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ [
 	// Described in the order they run.
 	slices.SortStableFunc(described, func(a, b string) int { return cmp.Compare(cfg.Gates[a].Order, cfg.Gates[b].Order) })
 	for _, gate := range described {
-		ch := describeCheck(ctx, ws, gate, environ)
+		ch, warnings := describeCheck(ctx, ws, gate, environ)
 		if ch.Status == statusFail {
 			ch.Detail += " (used by " + stackList(usedBy[gate])
 			if g != nil && !inPlan[gate] {
@@ -343,6 +343,7 @@ func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ [
 			ch.Detail += ")"
 		}
 		out = append(out, ch)
+		out = append(out, warnings...)
 	}
 	return out
 }
@@ -352,8 +353,11 @@ func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ [
 // prints: what the gate will run here. A describe that exits non-zero
 // says the gate cannot run here (a program it needs is missing, and the
 // line says how to install it): it fails. One that cannot start, times
-// out or prints nothing warns: the gate may still run.
-func describeCheck(ctx context.Context, ws *workspace, name string, environ []string) check {
+// out or prints nothing warns: the gate may still run. Each line it
+// prints that starts with describeWarning is a warning of its own, about
+// the project rather than the gate (python's: set's openspec/ will stop
+// the user's own setuptools builds).
+func describeCheck(ctx context.Context, ws *workspace, name string, environ []string) (check, []check) {
 	g := ws.cfg.Gates[name]
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -362,17 +366,28 @@ func describeCheck(ctx context.Context, ws *workspace, name string, environ []st
 	cmd.Env = gate.ExecEnv(environ, ws.cfg.Passed(), g.Env)
 	out, err := cmd.CombinedOutput()
 	line := lastOutputLine(string(out))
+	var warnings []check
+	for _, l := range strings.Split(string(out), "\n") {
+		if w, ok := strings.CutPrefix(strings.TrimSpace(l), describeWarning); ok && l != line {
+			warnings = append(warnings, check{"gates", statusWarn, name + ": " + w})
+		}
+	}
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit) && ctx.Err() == nil && line != "":
-		return check{"gates", statusFail, name + ": " + line}
+		return check{"gates", statusFail, name + ": " + line}, warnings
 	case err != nil:
-		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command failed (%v): %s", name, err, line)}
+		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command failed (%v): %s", name, err, line)}, warnings
 	case line == "":
-		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command printed nothing", name)}
+		return check{"gates", statusWarn, fmt.Sprintf("gate %s: its describe command printed nothing", name)}, warnings
 	}
-	return check{"gates", statusOK, name + ": " + line}
+	return check{"gates", statusOK, name + ": " + line}, warnings
 }
+
+// describeWarning starts a line of a gate's describe output that setctl
+// doctor shows as a warning of its own.
+const describeWarning = "[set] warn: "
+
 
 // lastOutputLine is the last line of a command's output that is not
 // blank, trimmed.
