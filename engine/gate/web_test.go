@@ -2,6 +2,7 @@ package gate
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -184,5 +185,61 @@ exports.chromium = {
 		if res.Status != StatusPass || !strings.Contains(res.Tail, want) {
 			t.Errorf("e2e: %s (%s), want a pass with %q:\n%s", res.Status, res.Reason, want, res.Tail)
 		}
+	}
+}
+
+// TestWebTwoLockfiles: an app that keeps package-lock.json beside
+// pnpm-lock.yaml (for whoever uses npm) installs and tests with npm where
+// pnpm is not installed, and install says why.
+func TestWebTwoLockfiles(t *testing.T) {
+	requireNPM(t)
+	if _, err := exec.LookPath("pnpm"); err == nil {
+		t.Skip("pnpm is installed: the gates use it")
+	}
+	p := webProfile(t)
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "package.json"), `{"name": "store", "scripts": {"test": "echo tested by npm"}}`+"\n")
+	writeTestFile(t, filepath.Join(dir, "package-lock.json"), `{"name": "store", "lockfileVersion": 3, "requires": true, "packages": {"": {"name": "store"}}}`+"\n")
+	writeTestFile(t, filepath.Join(dir, "pnpm-lock.yaml"), "lockfileVersion: '9.0'\n")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the store of node_modules
+	res := runProfileGate(t, p, "install", dir)
+	if says := "install: npm install --prefer-offline --no-audit --no-fund (package-lock.json, checked to be in step with package.json as npm ci checks it; pnpm-lock.yaml too, but pnpm is not installed)"; res.Status != StatusPass || !strings.Contains(res.Tail, says) {
+		t.Errorf("install: %s (%s), want a pass that says %q:\n%s", res.Status, res.Reason, says, res.Tail)
+	}
+	res = runProfileGate(t, p, "test", dir)
+	if res.Status != StatusPass || !strings.Contains(res.Tail, "tested by npm") {
+		t.Errorf("test: %s (%s), want npm test:\n%s", res.Status, res.Reason, res.Tail)
+	}
+}
+
+// TestWebNextLint: a project whose lint script is next lint lints what
+// next lint lints (app, pages, components, lib, src), not every file as
+// eslint . does (a vitest.setup.ts that next lint never reads); under a
+// directory with an .eslintrc of its own, with eslint on those
+// directories and the project's .eslintrc alone.
+func TestWebNextLint(t *testing.T) {
+	requireNPM(t)
+	p := webProfile(t)
+	main := t.TempDir()
+	dir := filepath.Join(main, ".set", "worktrees", "about")
+	for _, d := range []string{main, dir} {
+		writeTestFile(t, filepath.Join(d, ".eslintrc.json"), `{"extends": "next/core-web-vitals"}`+"\n")
+	}
+	writeTestFile(t, filepath.Join(dir, "package.json"), `{"scripts": {"lint": "next lint"}, "devDependencies": {"eslint": "8.57.0", "next": "14.2.4"}}`+"\n")
+	writeTestFile(t, filepath.Join(dir, "app", "page.tsx"), "export default function Page() { return null; }\n")
+	writeTestFile(t, filepath.Join(dir, "src", "lib.ts"), "export const one = 1;\n")
+	writeTool(t, dir, "eslint", "echo \"eslint $*\"\n")
+	writeTool(t, dir, "next", "echo \"next $*\"\n")
+	res := runProfileGate(t, p, "lint", dir)
+	if res.Status != StatusPass || !strings.Contains(res.Tail, "eslint --no-eslintrc -c .eslintrc.json --ext .js,.jsx,.ts,.tsx,.mjs,.cjs app src") {
+		t.Errorf("next lint under an .eslintrc: %s (%s), want eslint on app and src:\n%s", res.Status, res.Reason, res.Tail)
+	}
+	alone := t.TempDir()
+	writeTestFile(t, filepath.Join(alone, ".eslintrc.json"), `{"extends": "next/core-web-vitals"}`+"\n")
+	writeTestFile(t, filepath.Join(alone, "package.json"), `{"scripts": {"lint": "next lint"}, "devDependencies": {"eslint": "8.57.0", "next": "14.2.4"}}`+"\n")
+	writeTool(t, alone, "next", "echo \"next $*\"\n")
+	res = runProfileGate(t, p, "lint", alone)
+	if res.Status != StatusPass || !strings.Contains(res.Tail, "next lint") {
+		t.Errorf("next lint: %s (%s), want next lint:\n%s", res.Status, res.Reason, res.Tail)
 	}
 }
