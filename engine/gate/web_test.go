@@ -138,10 +138,15 @@ func TestWebBuildWithGoogleFontsOffline(t *testing.T) {
 	t.Setenv("NODE_OPTIONS", "--require="+offline)
 	writeTestFile(t, filepath.Join(dir, "package.json"), `{"dependencies": {"next": "15.5.4"}}`+"\n")
 	writeTestFile(t, filepath.Join(dir, "app", "layout.tsx"), "import { Inter, Roboto_Mono } from \"next/font/google\";\n")
-	writeTool(t, dir, "next", `node -e 'console.log(require(process.env.NEXT_FONT_GOOGLE_MOCKED_RESPONSES)["https://fonts.googleapis.com/css2?family=Roboto+Mono:wght@400&family=Inter:wght@100..900&display=swap"])'`+"\n")
+	// Next.js 16's next build, whose default bundler is Turbopack.
+	writeTool(t, dir, "next", `if [ "$*" = "build --help" ]; then echo "  --webpack                                Builds using webpack."; exit 0; fi
+echo "next $*"
+node -e 'console.log(require(process.env.NEXT_FONT_GOOGLE_MOCKED_RESPONSES)["https://fonts.googleapis.com/css2?family=Roboto+Mono:wght@400&family=Inter:wght@100..900&display=swap"])'`+"\n")
 	res := runProfileGate(t, p, "build", dir)
 	for _, want := range []string{
 		"build: next/font/google fetches its fonts from fonts.googleapis.com when next build runs (app/layout.tsx), and fonts.googleapis.com is out of reach here",
+		"build: Turbopack, next build's default here, takes no font that way: this build uses webpack (next build --webpack)",
+		"next build --webpack",
 		"font-family: 'Roboto Mono';",
 		"font-family: 'Inter';",
 		"src: url(https://fonts.gstatic.com/s/set-offline/Roboto%20Mono.woff2) format('woff2');",
