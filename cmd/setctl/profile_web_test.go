@@ -107,6 +107,9 @@ project: web.#Project & {
 // the trace and screenshot Playwright kept; the second fixes the page.
 // The orm gate checks the column's SQL that the agent committed against
 // what drizzle-kit writes; build and e2e run next build and Playwright.
+// The layout uses next/font/google, which next build cannot fetch here,
+// and one Playwright project (which runs the home page's test) does not
+// read CHROMIUM_PATH: the baseline passes on the profile's defaults.
 func TestProfileWeb(t *testing.T) {
 	t.Parallel()
 	requireToolchain(t, "the web profile's sample needs Node.js >= 20.9 (apt-get install nodejs npm)",
@@ -153,12 +156,19 @@ printf 'CREATE TABLE \140greetings\140 (\n\t\140id\140 integer PRIMARY KEY NOT N
 `, map[string]string{
 		"package.json":  webSamplePackageJSON,
 		"tsconfig.json": webSampleTSConfig,
-		"app/layout.tsx": `export const metadata = { title: "Greeter" };
+		// next/font/google, as create-next-app writes it: next build
+		// fetches the font from fonts.googleapis.com, out of this
+		// machine's reach, and the build gate builds without it.
+		"app/layout.tsx": `import { Inter } from "next/font/google";
+
+const inter = Inter({ subsets: ["latin"] });
+
+export const metadata = { title: "Greeter" };
 
 export default function RootLayout({ children }: { children: React.ReactNode }) {
   return (
     <html lang="en">
-      <body>{children}</body>
+      <body className={inter.className}>{children}</body>
     </html>
   );
 }
@@ -189,6 +199,15 @@ export default defineConfig({
     {
       name: "chromium",
       use: { ...devices["Desktop Chrome"], launchOptions: { executablePath: process.env.CHROMIUM_PATH } },
+    },
+    // As npm init playwright writes it: Playwright's own Chromium, which
+    // the e2e gate replaces with the system's when it is not installed.
+    // It runs the home page's test alone, so that the failure the agent
+    // is handed is the chromium project's only.
+    {
+      name: "defaults",
+      testMatch: /home\.spec\.ts/,
+      use: { ...devices["Desktop Chrome"] },
     },
   ],
   webServer: {
