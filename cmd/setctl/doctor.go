@@ -388,7 +388,6 @@ func describeCheck(ctx context.Context, ws *workspace, name string, environ []st
 // doctor shows as a warning of its own.
 const describeWarning = "[set] warn: "
 
-
 // lastOutputLine is the last line of a command's output that is not
 // blank, trimmed.
 func lastOutputLine(out string) string {
