@@ -173,7 +173,12 @@ test("has a version", () => {
 	})
 	p.commit()
 
-	p.apply("greet", "install", "typecheck", "lint", "test", "test_files")
+	out := p.apply("greet", "install", "test", "test_files")
+	for _, want := range []string{`greet +verify typecheck: skipped, nothing to type-check`, `greet +verify lint: skipped, nothing to lint`} {
+		if !matchLine(out, want) {
+			t.Errorf("apply's output has no line matching %q:\n%s", want, out)
+		}
+	}
 	p.fixedOnMain("greet.js", `"Hello, "`, "Hello Ada!")
 	if prompt := p.read(".set/changes/greet/prompt-1.md"); !strings.Contains(prompt, "This project keeps its tests in test/version.js:") {
 		t.Errorf("the prompt does not say where the project keeps its tests:\n%s", prompt)

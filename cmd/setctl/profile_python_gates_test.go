@@ -113,7 +113,7 @@ func TestPythonTypecheckAsConfigured(t *testing.T) {
 		{"mypy.ini files", "mypy.ini", "[mypy]\nfiles = src, tests\n", nil, "-m mypy\n", "mypy (mypy.ini [mypy] files)"},
 		{"setup.cfg files", "setup.cfg", "[metadata]\nname = app\n\n[mypy]\nfiles = app\n", nil, "-m mypy\n", "mypy (setup.cfg [mypy] files)"},
 		{"pyright", "pyproject.toml", "[tool.pyright]\ninclude = [\"src\"]\n", nil, "-c import pyright\n-m pyright\n", "pyright (pyproject.toml [tool.pyright])"},
-		{"nothing", "pyproject.toml", "[project]\nname = \"app\"\n", nil, "", "no mypy or pyright configuration: nothing to type-check"},
+		{"nothing", "pyproject.toml", "[project]\nname = \"app\"\n", nil, "", "[set] skip: nothing to type-check: no mypy or pyright configuration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -154,7 +154,7 @@ func TestPythonConfigAsToolsRead(t *testing.T) {
 		}, "-c import ruff\n-m ruff check --no-fix --output-format concise .\n", "ruff check --no-fix --output-format concise . (pyproject.toml [tool.ruff])"},
 		{"ruff's name as a prefix", "lint", map[string]string{
 			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.ruffle]\nx = 1\n",
-		}, "", "no ruff or flake8 configuration, nor a pre-commit hook running them: nothing to lint"},
+		}, "", "[set] skip: nothing to lint: no ruff or flake8 configuration, nor a pre-commit hook running them"},
 		{"mypy in pyproject before setup.cfg", "typecheck", map[string]string{
 			"pyproject.toml": "[project]\nname = \"app\"\n\n[tool.mypy]\nfiles = [\"src\"]\n",
 			"setup.cfg":      "[metadata]\nname = app\n\n[mypy]\nfiles = app\n",
@@ -372,7 +372,7 @@ func TestPythonLintAsPreCommitRuns(t *testing.T) {
 		{"ruff configured, flake8 in .flake8", map[string]string{"ruff.toml": "line-length = 99\n", ".flake8": "[flake8]\nmax-line-length = 99\n", ".pre-commit-config.yaml": "repos:\n" + ruffHook},
 			ruffRun + flake8Run, "ruff check --no-fix --output-format concise . (ruff.toml); flake8 (the files git tracks) (.flake8)"},
 		{"other hooks only", map[string]string{".pre-commit-config.yaml": "repos:\n" + otherHooks},
-			"", "no ruff or flake8 configuration, nor a pre-commit hook running them: nothing to lint"},
+			"", "[set] skip: nothing to lint: no ruff or flake8 configuration, nor a pre-commit hook running them"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

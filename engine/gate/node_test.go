@@ -167,8 +167,8 @@ func TestNodeChecksFollowTheProject(t *testing.T) {
 			"covered by the test gate: the test script runs eslint (mocha)"},
 		{"tsc in the test script", "typecheck", `{"scripts": {"test": "tsc --noEmit && vitest run"}}`, map[string]string{"tsconfig.json": "{}\n"},
 			"covered by the test gate: the test script runs tsc (tsc --noEmit && vitest run)"},
-		{"no linter", "lint", `{"scripts": {"test": "node --test"}}`, nil, "no linter configured (eslint, xo or biome): nothing to lint"},
-		{"no type checker", "typecheck", `{"scripts": {"test": "node --test"}}`, nil, "no tsconfig.json and no tsd: nothing to type-check"},
+		{"no linter", "lint", `{"scripts": {"test": "node --test"}}`, nil, "nothing to lint: no linter configured (eslint, xo or biome)"},
+		{"no type checker", "typecheck", `{"scripts": {"test": "node --test"}}`, nil, "nothing to type-check: no tsconfig.json and no tsd"},
 		{"xo, not in the test script", "lint", `{"scripts": {"test": "ava"}, "devDependencies": {"xo": "^1"}}`, nil, ""},
 		{"eslintConfig in package.json", "lint", `{"scripts": {"test": "node --test"}, "eslintConfig": {"root": true}}`, nil, ""},
 		{"biome.json", "lint", `{"scripts": {"test": "node --test"}}`, map[string]string{"biome.json": "{}\n"}, ""},
@@ -180,12 +180,9 @@ func TestNodeChecksFollowTheProject(t *testing.T) {
 			writeTestFile(t, filepath.Join(dir, name), content)
 		}
 		res := runProfileGate(t, p, tc.gate, dir)
-		covered := strings.HasPrefix(tc.says, "covered by the test gate")
 		switch {
-		case covered && (res.Status != StatusSkip || res.Reason != tc.says):
+		case tc.says != "" && (res.Status != StatusSkip || res.Reason != tc.says):
 			t.Errorf("%s: %s %s (%s), want it skipped, saying %q:\n%s", tc.name, tc.gate, res.Status, res.Reason, tc.says, res.Tail)
-		case tc.says != "" && !covered && (res.Status != StatusPass || !strings.Contains(res.Tail, tc.says)):
-			t.Errorf("%s: %s %s (%s), want a pass that says %q:\n%s", tc.name, tc.gate, res.Status, res.Reason, tc.says, res.Tail)
 		case tc.says == "" && (res.Status != StatusFail || strings.Contains(res.Tail, "nothing to") || strings.Contains(res.Tail, "the test gate")):
 			t.Errorf("%s: %s %s (%s), want it to run its program, which is not installed:\n%s", tc.name, tc.gate, res.Status, res.Reason, res.Tail)
 		}

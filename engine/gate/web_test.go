@@ -69,8 +69,8 @@ func TestWebLintWithEslintrc(t *testing.T) {
 
 	writeTestFile(t, filepath.Join(dir, "package.json"), `{"scripts": {"test": "jest"}}`+"\n")
 	res := runProfileGate(t, p, "lint", dir)
-	if says := ".eslintrc.json, but neither package.json's dependencies nor its scripts have eslint: nothing to lint"; res.Status != StatusPass || !strings.Contains(res.Tail, says) {
-		t.Errorf("lint without eslint: %s (%s), want a pass that says %q:\n%s", res.Status, res.Reason, says, res.Tail)
+	if says := "nothing to lint: .eslintrc.json, but neither package.json's dependencies nor its scripts have eslint"; res.Status != StatusSkip || res.Reason != says {
+		t.Errorf("lint without eslint: %s (%s), want it skipped, saying %q:\n%s", res.Status, res.Reason, says, res.Tail)
 	}
 
 	writeTestFile(t, filepath.Join(dir, "package.json"), `{"scripts": {"test": "jest"}, "devDependencies": {"eslint": "8.57.0"}}`+"\n")
@@ -119,8 +119,8 @@ func TestWebORMWithoutSchema(t *testing.T) {
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "package.json"), `{"dependencies": {"next": "15.5.4"}}`+"\n")
 	res := runProfileGate(t, p, "orm", dir)
-	if res.Status != StatusPass || !strings.Contains(res.Tail, "no prisma/schema.prisma: nothing to generate") {
-		t.Errorf("orm without prisma/schema.prisma: %s (%s), want a pass that says so:\n%s", res.Status, res.Reason, res.Tail)
+	if res.Status != StatusSkip || res.Reason != "nothing to generate: no prisma/schema.prisma" {
+		t.Errorf("orm without prisma/schema.prisma: %s (%s), want it skipped, saying so:\n%s", res.Status, res.Reason, res.Tail)
 	}
 }
 
