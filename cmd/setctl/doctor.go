@@ -365,7 +365,7 @@ func describeCheck(ctx context.Context, ws *workspace, name string, environ []st
 	cmd.Dir = ws.root
 	cmd.Env = gate.ExecEnv(environ, ws.cfg.Passed(), g.Env)
 	out, err := cmd.CombinedOutput()
-	line := lastOutputLine(string(out))
+	line := gate.LastLine(string(out))
 	// A describe that shares its gate's script says what the gate skips
 	// as the gate does; doctor says it without the marker.
 	line = strings.TrimPrefix(line, gate.SkipMarker)
@@ -390,13 +390,6 @@ func describeCheck(ctx context.Context, ws *workspace, name string, environ []st
 // describeWarning starts a line of a gate's describe output that setctl
 // doctor shows as a warning of its own.
 const describeWarning = "[set] warn: "
-
-// lastOutputLine is the last line of a command's output that is not
-// blank, trimmed.
-func lastOutputLine(out string) string {
-	out = strings.TrimSpace(out)
-	return strings.TrimSpace(out[strings.LastIndexByte(out, '\n')+1:])
-}
 
 // findProgram checks that program can be started as a gate starts it:
 // looked up on PATH, or, when it holds a slash, as a file relative to the

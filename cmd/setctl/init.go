@@ -56,9 +56,10 @@ A team's profile, from the registry:
 Without --name, the project's name is the one its manifest declares, in
 kebab-case: go.mod's module path's last element (app for
 example.com/app/v2), Cargo.toml's [package] name, pyproject.toml's
-[project] name or else [tool.poetry] name, package.json's name without
-its npm scope (@acme/); the first of these files DIR has decides. Else,
-or when it declares none (a Cargo workspace), the name is DIR's.
+[project] name or else [tool.poetry] name, setup.cfg's [metadata] name,
+package.json's name without its npm scope (@acme/); the first of these
+that names the project decides, the profile's own manifest first.
+Else (a Cargo workspace, none there), the name is DIR's.
 
 The spec goes to docs/spec.md, unless DIR's docs/ is a manual that the
 project builds or its package ships, where set's spec would be
@@ -114,7 +115,7 @@ func runInit(e *env, args []string) int {
 	}
 	projectName, named := *name, ""
 	if projectName == "" {
-		declared, why, err := declaredName(dir)
+		declared, why, err := declaredName(dir, *profile)
 		if err != nil {
 			return e.errorf(c.name, "%v", err)
 		}

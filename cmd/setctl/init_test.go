@@ -118,10 +118,12 @@ func TestDeclaredName(t *testing.T) {
 		{"a package.json without name", map[string]string{"package.json": `{"private": true}`}, "the-dir"},
 		{"a name set's names cannot start with", map[string]string{"package.json": `{"name": "3d-tools"}`}, "project-3d-tools"},
 		{"no manifest", map[string]string{"setup.py": "\n"}, "the-dir"},
+		{"setup.cfg's metadata", map[string]string{"setup.py": "\n", "setup.cfg": "[options]\nname = no\n[metadata]\nname = pytest-timeout\n"}, "pytest-timeout"},
+		{"setup.cfg after a pyproject of tools only", map[string]string{"pyproject.toml": "[tool.black]\n", "setup.cfg": "[metadata]\nname: Flit_Core\n"}, "flit-core"},
 	} {
 		dir := filepath.Join(t.TempDir(), "The_Dir")
 		writeTree(t, dir, tt.files)
-		got, why, err := declaredName(dir)
+		got, why, err := declaredName(dir, "")
 		if err != nil || got != tt.want {
 			t.Errorf("%s: declaredName = %q, %v, want %q", tt.what, got, err, tt.want)
 		}
@@ -129,9 +131,15 @@ func TestDeclaredName(t *testing.T) {
 			t.Errorf("%s: declaredName says not why", tt.what)
 		}
 	}
-	dir := t.TempDir()
+	// The profile init uses reads its own manifest first.
+	dir := filepath.Join(t.TempDir(), "gojs")
+	writeTree(t, dir, map[string]string{"go.mod": "module example.com/gojs\n", "package.json": `{"name": "assets"}`})
+	if got, _, err := declaredName(dir, "web"); err != nil || got != "assets" {
+		t.Errorf("declaredName for the web profile = %q, %v, want package.json's assets", got, err)
+	}
+	dir = t.TempDir()
 	writeTree(t, dir, map[string]string{"pyproject.toml": "[project\nname = \"x\"\n"})
-	if _, _, err := declaredName(dir); err == nil || !strings.Contains(err.Error(), "pass --name") {
+	if _, _, err := declaredName(dir, ""); err == nil || !strings.Contains(err.Error(), "pass --name") {
 		t.Errorf("declaredName of a pyproject.toml that is not TOML: %v, want an error that says to pass --name", err)
 	}
 }

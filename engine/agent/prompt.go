@@ -98,10 +98,12 @@ func Prompt(in PromptInput) string {
 	if globs == nil {
 		globs = in.Project.TestGlobs()
 	}
-	if len(globs) > 0 {
+	inline := in.Project.InlineTestRules()
+	if len(globs) > 0 || len(inline) > 0 {
 		b.WriteString("\n## Tests\n")
-		fmt.Fprintf(&b, "Files matching these patterns count as tests: %s.\n", strings.Join(globs, ", "))
-		inline := in.Project.InlineTestRules()
+		if len(globs) > 0 {
+			fmt.Fprintf(&b, "Files matching these patterns count as tests: %s.\n", strings.Join(globs, ", "))
+		}
 		for _, r := range inline {
 			fmt.Fprintf(&b, "Tests written inline count too: in a file matching %s, the lines from the last one matching `%s` to the file's end.\n", r.Files, r.From)
 		}

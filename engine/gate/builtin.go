@@ -123,7 +123,7 @@ func isGenerated(in Input, name string) bool {
 func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	patterns, rules := testPatterns(ctx, in), inlineRules(in.Project)
 	if len(patterns) == 0 && len(rules) == 0 {
-		return verdict{}, errors.New("the project declares no testPatterns, so no file counts as a test")
+		return verdict{}, errors.New("the project declares no testPatterns or inlineTests, and its test runners name no test files, so no file counts as a test")
 	}
 	st, err := d.statuses(ctx)
 	if err != nil {
@@ -189,7 +189,7 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	}
 	patterns, rules := testPatterns(ctx, in), inlineRules(in.Project)
 	if len(patterns) == 0 && len(rules) == 0 {
-		return verdict{}, errors.New("the project declares no testPatterns, so no test can name a requirement")
+		return verdict{}, errors.New("the project declares no testPatterns or inlineTests, and its test runners name no test files, so no test can name a requirement")
 	}
 	files, err := d.added(ctx)
 	if err != nil {
@@ -241,7 +241,7 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 		fail:   true,
 		reason: "requirements not referenced by a test: " + strings.Join(missing, ", "),
 		retry: fmt.Sprintf("Gate %s failed: %d of the change's %d requirements %s not named by any test line this change adds:\n%s"+
-			"Name each ID in the test that covers it, in a line the change adds to a file matching %s — "+
+			"Name each ID in the test that covers it, in a line the change adds to %s — "+
 			"for example a comment `// %s` in the test, or %s in the test's name.",
 			in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), testPlaces(patterns, rules),
 			missing[0], strings.ReplaceAll(missing[0], "-", "_")),
@@ -401,14 +401,18 @@ func TestFiles(globs, paths []string) []string {
 	return tests
 }
 
-// testPlaces names where tests are, for a gate's message: the test
-// patterns, and the inline tests' places.
+// testPlaces names where tests are, for a gate's message ("a line the
+// change adds to …"): a file matching the test patterns, or the inline
+// tests' places.
 func testPlaces(patterns []string, rules []inlineRule) string {
-	places := strings.Join(patterns, ", ")
-	if len(rules) > 0 {
-		places = strings.TrimPrefix(places+", or to "+describeInline(rules), ", or to ")
+	var places []string
+	if len(patterns) > 0 {
+		places = append(places, "a file matching "+strings.Join(patterns, ", "))
 	}
-	return places
+	if len(rules) > 0 {
+		places = append(places, describeInline(rules))
+	}
+	return strings.Join(places, ", or to ")
 }
 
 // TestGlobs is the globs of the files p counts as tests in the tree of

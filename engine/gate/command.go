@@ -129,14 +129,15 @@ func missingProgram(exitCode int, tail string, after bool) string {
 	// "ruff is configured … but neither installed … nor on PATH").
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, CommandMarker) {
-			return clip(l, maxMissingLine)
+			return clip(l, maxQuotedLine)
 		}
 	}
 	return "a program it runs was not found (exit code 127)"
 }
 
-// maxMissingLine bounds the line of output Missing quotes.
-const maxMissingLine = 240
+// maxQuotedLine bounds a line of output a message quotes: Result.Missing,
+// Result.Command.
+const maxQuotedLine = 240
 
 // Cause says why a failed exec gate could not run, as a message's clause
 // after "could not run:": the program it did not find (Result.Missing)

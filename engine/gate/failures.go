@@ -65,7 +65,7 @@ func (s *outputScanner) scanLine() {
 	line := ansiEscape.ReplaceAllString(strings.TrimRight(string(s.line), "\r"), "")
 	s.line = s.line[:0]
 	if c, ok := strings.CutPrefix(line, CommandMarker); ok && strings.TrimSpace(c) != "" {
-		s.command = strings.TrimSpace(c)
+		s.command = clip(strings.TrimSpace(c), maxQuotedLine)
 	}
 	if s.re == nil {
 		return

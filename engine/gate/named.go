@@ -2,7 +2,9 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 
 	"github.com/set-engine/set/engine/config"
@@ -44,11 +46,15 @@ func TestsNaming(ctx context.Context, dir, rev string, p *config.Project, ids []
 		if _, ok := starts[l.Path]; ok || !inline[l.Path] {
 			continue
 		}
-		content, err := git.FilesAt(ctx, dir, rev, l.Path)
-		if err != nil {
+		content, err := git.FileAt(ctx, dir, rev, l.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist): // a symbolic link holds no test
+			starts[l.Path] = 0
+			continue
+		case err != nil:
 			return nil, err
 		}
-		starts[l.Path] = inlineStart(rules, l.Path, content[l.Path])
+		starts[l.Path] = inlineStart(rules, l.Path, content)
 	}
 	lines = slices.DeleteFunc(lines, func(l git.GrepLine) bool {
 		return inline[l.Path] && (starts[l.Path] == 0 || l.Line < starts[l.Path])

@@ -1,9 +1,6 @@
 package gate
 
-import (
-	"bytes"
-	"strings"
-)
+import "strings"
 
 // SkipMarker starts the last line of output by which an exec gate's
 // command says that it checked nothing because another gate does that
@@ -19,9 +16,14 @@ const SkipMarker = "[set] skip: "
 // skipReason is the reason an exec gate's output gives for having checked
 // nothing (see SkipMarker); ok is false when the output gives none.
 func skipReason(output []byte) (reason string, ok bool) {
-	out := bytes.TrimRight(output, " \t\r\n")
-	last := string(out[bytes.LastIndexByte(out, '\n')+1:])
-	reason, ok = strings.CutPrefix(strings.TrimSpace(last), SkipMarker)
+	reason, ok = strings.CutPrefix(LastLine(string(output)), SkipMarker)
 	reason = strings.TrimSpace(reason)
 	return reason, ok && reason != ""
+}
+
+// LastLine is the last line of a command's output that is not blank,
+// trimmed.
+func LastLine(output string) string {
+	out := strings.TrimSpace(output)
+	return strings.TrimSpace(out[strings.LastIndexByte(out, '\n')+1:])
 }
