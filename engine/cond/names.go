@@ -84,7 +84,7 @@ var docs = map[string]string{
 	"activitySeconds":     "how long the current activity has run, in seconds",
 	"secondsSinceOutput":  "seconds since the agent or gate last wrote output (or since it started)",
 	"iterationSeconds":    "seconds since the current agent iteration started; 0 outside one",
-	"iterations":          "the agent iterations the change has run",
+	"iterations":          "the agent iterations the change has run, over every apply of the project (they go on counting across runs)",
 	"tokensUsed":          "the tokens the change's agent has used so far",
 	"tokenBudget":         "the change's token budget, from budgets.tokens by its size; 0 when none",
 	"retries.verify":      "the verify retries the change has used",

@@ -130,6 +130,10 @@ func jsStrings(toks []token, path []string) (values []string, found bool, err er
 		last := depth == len(path)-1
 		i := findProperty(toks, name, !last)
 		if i < 0 {
+			if shorthand(toks, name) {
+				// { testMatch }: a variable's value, not a literal.
+				return nil, true, errNotLiteral
+			}
 			return nil, false, nil
 		}
 		if last {
@@ -248,6 +252,33 @@ func findProperty(toks []token, name string, object bool) int {
 		return i + 2
 	}
 	return -1
+}
+
+// shorthand reports whether toks, the inside of an object literal, hold
+// the shorthand property name ({ name } or { a, name, b }) outside every
+// bracket: the value of the variable name, which set does not read.
+func shorthand(toks []token, name string) bool {
+	depth := 0
+	for i, t := range toks {
+		if t.kind == tokPunct {
+			switch t.text {
+			case "{", "[", "(":
+				depth++
+			case "}", "]", ")":
+				depth--
+			}
+			continue
+		}
+		if t.kind != tokWord || t.text != name || depth != 0 {
+			continue
+		}
+		before := i == 0 || (toks[i-1].kind == tokPunct && toks[i-1].text == ",")
+		after := i+1 == len(toks) || (toks[i+1].kind == tokPunct && toks[i+1].text == ",")
+		if before && after {
+			return true
+		}
+	}
+	return false
 }
 
 // closing is the index of the bracket that closes the one at toks[i], or

@@ -152,10 +152,15 @@ func value(name string, data []byte, path []string) (values []string, found bool
 	switch {
 	case strings.HasSuffix(name, ".json"):
 		var doc any
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, false, fmt.Errorf("not valid JSON: %v", err)
+		err := json.Unmarshal(data, &doc)
+		switch {
+		case err == nil:
+			return docStrings(doc, path)
+		case strings.HasPrefix(name, ".mocharc"):
+			// mocha reads its .json as it reads .jsonc: comments allowed.
+			return jsStrings(tokens(string(data)), path)
 		}
-		return docStrings(doc, path)
+		return nil, false, fmt.Errorf("not valid JSON: %v", err)
 	case strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml"):
 		var doc any
 		if err := yaml.Unmarshal(data, &doc); err != nil {

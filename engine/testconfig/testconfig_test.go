@@ -79,8 +79,12 @@ export default defineConfig({
 			[]string{"checks/*.spec.js < .mocharc.jsonc spec"}, nil},
 		{"mocha spec in package.json", map[string]string{"package.json": `{"mocha": {"spec": "./unit"}}`},
 			[]string{"unit/** < package.json mocha.spec"}, nil},
-		{"a runner's configuration that is not JSON", map[string]string{".mocharc.json": `{"spec": `},
-			nil, []string{".mocharc.json spec: not valid JSON"}},
+		{"a runner's configuration that is not JSON", map[string]string{"jest.config.json": `{"testMatch": `},
+			nil, []string{"jest.config.json roots: not valid JSON", "jest.config.json testMatch: not valid JSON"}},
+		{"mocha spec in a .mocharc.json with comments, as mocha reads it", map[string]string{".mocharc.json": "{\n  // the specs\n  \"spec\": \"checks/*.spec.js\"\n}\n"},
+			[]string{"checks/*.spec.js < .mocharc.json spec"}, nil},
+		{"jest testMatch as a shorthand property", map[string]string{"jest.config.js": "const testMatch = ['**/*.t.js'];\nmodule.exports = {verbose: true, testMatch};\n"},
+			nil, []string{"jest.config.js testMatch: not a string literal or a list of string literals"}},
 	} {
 		f := Read(allRunners, tree(tc.files))
 		var got []string
