@@ -312,9 +312,12 @@ func programChecks(ctx context.Context, ws *workspace, g *graph.Graph, environ [
 			out = append(out, check{"gates", status, fmt.Sprintf("gate %s: %v (used by %s%s)", gate, err, stackList(usedBy[gate]), note)})
 			continue
 		}
-		found[program] = true
+		// A gate that describes itself names what it runs in its own
+		// line, and its program is a shell that picks it: not one to list.
 		if len(cfg.Gates[gate].Describe) > 0 {
 			described = append(described, gate)
+		} else {
+			found[program] = true
 		}
 	}
 	for _, path := range sortedNames(cfg.Generated) {
