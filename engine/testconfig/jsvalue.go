@@ -226,38 +226,38 @@ func namedObject(toks []token, name string) ([]token, bool) {
 // bracket of toks, and, when object, whose value is an object literal;
 // -1 when there is none.
 func findProperty(toks []token, name string, object bool) int {
-	depth := 0
-	for i, t := range toks {
-		if t.kind == tokPunct {
-			switch t.text {
-			case "{", "[", "(":
-				depth++
-			case "}", "]", ")":
-				depth--
-			}
-			continue
+	i := atTopLevel(toks, func(i int) bool {
+		t := toks[i]
+		switch {
+		case (t.kind != tokWord && t.kind != tokString) || t.text != name:
+			return false
+		case i+2 >= len(toks) || !isPunct(toks[i+1], ":"):
+			return false
+		case i > 0 && !isPunct(toks[i-1], ","):
+			return false
 		}
-		if (t.kind != tokWord && t.kind != tokString) || t.text != name || depth != 0 {
-			continue
-		}
-		if i+2 >= len(toks) || toks[i+1].kind != tokPunct || toks[i+1].text != ":" {
-			continue
-		}
-		if i > 0 && (toks[i-1].kind != tokPunct || toks[i-1].text != ",") {
-			continue
-		}
-		if object && (toks[i+2].kind != tokPunct || toks[i+2].text != "{") {
-			continue
-		}
-		return i + 2
+		return !object || isPunct(toks[i+2], "{")
+	})
+	if i < 0 {
+		return -1
 	}
-	return -1
+	return i + 2
 }
 
 // shorthand reports whether toks, the inside of an object literal, hold
 // the shorthand property name ({ name } or { a, name, b }) outside every
 // bracket: the value of the variable name, which set does not read.
 func shorthand(toks []token, name string) bool {
+	return atTopLevel(toks, func(i int) bool {
+		return toks[i].kind == tokWord && toks[i].text == name &&
+			(i == 0 || isPunct(toks[i-1], ",")) && (i+1 == len(toks) || isPunct(toks[i+1], ","))
+	}) >= 0
+}
+
+// atTopLevel is the index of the first token of toks outside every
+// bracket, and no bracket itself, for which match holds; -1 when there is
+// none.
+func atTopLevel(toks []token, match func(i int) bool) int {
 	depth := 0
 	for i, t := range toks {
 		if t.kind == tokPunct {
@@ -269,17 +269,15 @@ func shorthand(toks []token, name string) bool {
 			}
 			continue
 		}
-		if t.kind != tokWord || t.text != name || depth != 0 {
-			continue
-		}
-		before := i == 0 || (toks[i-1].kind == tokPunct && toks[i-1].text == ",")
-		after := i+1 == len(toks) || (toks[i+1].kind == tokPunct && toks[i+1].text == ",")
-		if before && after {
-			return true
+		if depth == 0 && match(i) {
+			return i
 		}
 	}
-	return false
+	return -1
 }
+
+// isPunct reports whether t is the punctuation text.
+func isPunct(t token, text string) bool { return t.kind == tokPunct && t.text == text }
 
 // closing is the index of the bracket that closes the one at toks[i], or
 // len(toks).
