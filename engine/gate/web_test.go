@@ -157,6 +157,24 @@ node -e 'console.log(require(process.env.NEXT_FONT_GOOGLE_MOCKED_RESPONSES)["htt
 	}
 }
 
+// TestWebBuildWithoutItsOwnLint: a next build that lints (before Next.js
+// 16) is run with --no-lint, since its ESLint 8 reads the .eslintrc of
+// the checkout a worktree sits in: the lint gate lints.
+func TestWebBuildWithoutItsOwnLint(t *testing.T) {
+	requireNPM(t)
+	p := webProfile(t)
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "package.json"), `{"dependencies": {"next": "14.2.4"}}`+"\n")
+	writeTool(t, dir, "next", `if [ "$*" = "build --help" ]; then echo "  --no-lint  Disables linting."; exit 0; fi
+echo "next $*"`+"\n")
+	res := runProfileGate(t, p, "build", dir)
+	for _, want := range []string{"build: next build --no-lint: the lint gate lints", "next build --no-lint"} {
+		if res.Status != StatusPass || !strings.Contains(res.Tail, want) {
+			t.Errorf("build: %s (%s), want a pass with %q:\n%s", res.Status, res.Reason, want, res.Tail)
+		}
+	}
+}
+
 // TestWebE2EOnSystemChromium: when Playwright's own Chromium is not
 // installed, e2e puts links to CHROMIUM_PATH where Playwright looks for
 // it (the paths it names when it cannot launch one), in a browsers
