@@ -83,20 +83,6 @@ func TestExistingDir(t *testing.T) {
 	}
 }
 
-// writeTree writes files (path relative to dir: content) into dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		path := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // init names a project as its manifest does, in kebab-case, and by its
 // directory when the manifest names nothing.
 func TestDeclaredName(t *testing.T) {
@@ -122,7 +108,7 @@ func TestDeclaredName(t *testing.T) {
 		{"setup.cfg after a pyproject of tools only", map[string]string{"pyproject.toml": "[tool.black]\n", "setup.cfg": "[metadata]\nname: Flit_Core\n"}, "flit-core"},
 	} {
 		dir := filepath.Join(t.TempDir(), "The_Dir")
-		writeTree(t, dir, tt.files)
+		writeFiles(t, dir, tt.files)
 		got, why, err := declaredName(dir, "")
 		if err != nil || got != tt.want {
 			t.Errorf("%s: declaredName = %q, %v, want %q", tt.what, got, err, tt.want)
@@ -133,12 +119,12 @@ func TestDeclaredName(t *testing.T) {
 	}
 	// The profile init uses reads its own manifest first.
 	dir := filepath.Join(t.TempDir(), "gojs")
-	writeTree(t, dir, map[string]string{"go.mod": "module example.com/gojs\n", "package.json": `{"name": "assets"}`})
+	writeFiles(t, dir, map[string]string{"go.mod": "module example.com/gojs\n", "package.json": `{"name": "assets"}`})
 	if got, _, err := declaredName(dir, "web"); err != nil || got != "assets" {
 		t.Errorf("declaredName for the web profile = %q, %v, want package.json's assets", got, err)
 	}
 	dir = t.TempDir()
-	writeTree(t, dir, map[string]string{"pyproject.toml": "[project\nname = \"x\"\n"})
+	writeFiles(t, dir, map[string]string{"pyproject.toml": "[project\nname = \"x\"\n"})
 	if _, _, err := declaredName(dir, ""); err == nil || !strings.Contains(err.Error(), "pass --name") {
 		t.Errorf("declaredName of a pyproject.toml that is not TOML: %v, want an error that says to pass --name", err)
 	}
@@ -165,7 +151,7 @@ func TestSpecLocation(t *testing.T) {
 		{"MANIFEST.in's prune", map[string]string{"MANIFEST.in": "prune docs\n"}, defaultSpec},
 	} {
 		dir := t.TempDir()
-		writeTree(t, dir, tt.files)
+		writeFiles(t, dir, tt.files)
 		got, why := specLocation(dir)
 		if got != tt.want {
 			t.Errorf("%s: specLocation = %q (%s), want %q", tt.what, got, why, tt.want)
