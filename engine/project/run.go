@@ -107,7 +107,7 @@ func (p *Project) Runners(ctx context.Context, g *graph.Graph, getenv func(strin
 	for _, w := range eng.Warnings() {
 		fmt.Fprintf(log, "setctl: warning: %s\n", w)
 	}
-	r := dagger.New(p.Config.Runner.Dagger, p.Root, dagger.Connector(eng, log))
+	r := dagger.New(p.Config.Runner.Dagger, p.Root, eng.String(), dagger.Connector(eng, log))
 	runners[config.RunnerDagger] = r
 	return runners, func() {
 		if err := r.(io.Closer).Close(); err != nil {

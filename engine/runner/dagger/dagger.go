@@ -54,21 +54,27 @@ var errClosed = errors.New("dagger runner: closed")
 // the Exec that opened it: connect gets a context that carries that Exec's
 // values (such as proc's PID directory) but not its cancellation, and
 // Close ends it by closing the client (for Connector's, within seconds).
-// The returned runner is an io.Closer; whoever created it must call
-// Close. A nil cfg gives a
-// runner whose every Exec fails for want of a base.
-func New(cfg *config.DaggerRunner, root string, connect func(ctx context.Context) (*dagger.Client, error)) runner.Runner {
+// engine names the engine connect reaches, for the EngineFault of a gate
+// it failed under. The returned runner is an io.Closer; whoever created
+// it must call Close. A nil cfg gives a runner whose every Exec fails for
+// want of a base.
+func New(cfg *config.DaggerRunner, root, engine string, connect func(ctx context.Context) (*dagger.Client, error)) runner.Runner {
 	if cfg == nil {
 		cfg = &config.DaggerRunner{}
 	}
-	return &daggerRunner{cfg: cfg, root: root, connect: connect, done: make(chan struct{})}
+	return &daggerRunner{cfg: cfg, root: root, engine: engine, connect: connect, done: make(chan struct{}),
+		healthTimeout: HealthTimeout}
 }
 
 // daggerRunner is the runner.Runner a config.DaggerRunner configures.
 type daggerRunner struct {
 	cfg     *config.DaggerRunner
 	root    string
+	engine  string // names the engine, for EngineFault
 	connect func(ctx context.Context) (*dagger.Client, error)
+	// healthTimeout bounds the version query that follows a timed-out
+	// gate (HealthTimeout; shorter in tests).
+	healthTimeout time.Duration
 
 	mu      sync.Mutex
 	started bool               // the connection attempt has begun
@@ -163,8 +169,11 @@ func (r *daggerRunner) Close() error {
 // the command, reading its output, exporting files); connecting to the
 // engine is the runner's business: the wait is bounded by ctx, the
 // connection by connect (Connector gives the CLI SessionStartTimeout to
-// open its session). When the timeout expires the result has TimedOut
-// set, ExitCode -1 and a nil error.
+// open its session). When the timeout expires the engine is asked its
+// version (within healthTimeout): if it answers, the result has TimedOut
+// set, ExitCode -1 and a nil error (the gate's own timeout); if not, the
+// error is an *EngineFault, since a gate cannot be blamed for an engine
+// that stopped answering under it.
 // Any other failure of the engine or the SDK, a cancelled ctx, or a file of
 // e.Export that cannot be copied back is a returned error.
 func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, error) {
@@ -188,8 +197,7 @@ func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResu
 	switch {
 	case err == nil:
 	case errors.Is(context.Cause(gctx), errTimedOut):
-		res.TimedOut = true
-		return res, nil
+		return r.timedOut(ctx, client, res)
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("dagger runner: %s: %w", e.Argv[0], context.Cause(ctx))
 	default:
@@ -206,14 +214,24 @@ func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResu
 	res.Duration = time.Since(start)
 	if err != nil {
 		if errors.Is(context.Cause(gctx), errTimedOut) {
-			res.ExitCode, res.TimedOut = -1, true
-			return res, nil
+			res.ExitCode = -1
+			return r.timedOut(ctx, client, res)
 		}
 		return res, err
 	}
 	if logErr != nil {
 		return res, fmt.Errorf("writing the log of %s: %w", e.Argv[0], logErr)
 	}
+	return res, nil
+}
+
+// timedOut is the outcome of a gate whose timeout expired: its own
+// timeout when the engine still answers, an EngineFault when it does not.
+func (r *daggerRunner) timedOut(ctx context.Context, client *dagger.Client, res runner.ExecResult) (runner.ExecResult, error) {
+	if err := answers(ctx, client, r.healthTimeout); err != nil {
+		return res, &EngineFault{Engine: r.engine, What: "stopped answering during the gate", Err: err}
+	}
+	res.TimedOut = true
 	return res, nil
 }
 

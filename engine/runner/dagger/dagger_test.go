@@ -29,7 +29,7 @@ type fixture struct {
 func newFixture(t *testing.T, cfg *config.DaggerRunner, root string) *fixture {
 	t.Helper()
 	fx := &fixture{engine: newFakeEngine()}
-	fx.runner = New(cfg, root, func(ctx context.Context) (*dagger.Client, error) {
+	fx.runner = New(cfg, root, "fake", func(ctx context.Context) (*dagger.Client, error) {
 		fx.dials.Add(1)
 		return dagger.Connect(ctx, dagger.WithConn(fx.engine))
 	})
@@ -54,7 +54,7 @@ func goCfg() *config.DaggerRunner {
 }
 
 func TestName(t *testing.T) {
-	if got := New(goCfg(), "/p", nil).Name(); got != "dagger" {
+	if got := New(goCfg(), "/p", "fake", nil).Name(); got != "dagger" {
 		t.Errorf("Name() = %q", got)
 	}
 }
@@ -294,6 +294,28 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// TestEngineStopsAnswering: a gate that times out on an engine that then
+// does not answer a version query either is the engine's fault, a run
+// error naming the engine, not the gate's timeout.
+func TestEngineStopsAnswering(t *testing.T) {
+	fx := newFixture(t, goCfg(), "/p")
+	fx.runner.(*daggerRunner).healthTimeout = 100 * time.Millisecond
+	fx.engine.block["sync"] = true
+	fx.engine.block["version"] = true
+	res, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"go", "build"}, Dir: "/wt", Timeout: 100 * time.Millisecond})
+	var fault *EngineFault
+	if !errors.As(err, &fault) {
+		t.Fatalf("err = %v, want an EngineFault", err)
+	}
+	want := "the Dagger engine fake stopped answering during the gate: it did not answer a version query within 100ms"
+	if err.Error() != want {
+		t.Errorf("err = %q\nwant  %q", err, want)
+	}
+	if res.TimedOut {
+		t.Errorf("result %+v: an engine fault is no gate timeout", res)
+	}
+}
+
 // TestCancel: a cancelled parent context is a run error.
 func TestCancel(t *testing.T) {
 	fx := newFixture(t, goCfg(), "/p")
@@ -313,7 +335,7 @@ func TestCancel(t *testing.T) {
 func TestConnectFailure(t *testing.T) {
 	noEngine := errors.New("no engine at tcp://10.0.0.1:1234")
 	var dials atomic.Int32
-	r := New(goCfg(), "/p", func(context.Context) (*dagger.Client, error) {
+	r := New(goCfg(), "/p", "fake", func(context.Context) (*dagger.Client, error) {
 		dials.Add(1)
 		return nil, noEngine
 	})
@@ -357,7 +379,7 @@ func TestSessionOutlivesFirstExec(t *testing.T) {
 	engine := newFakeEngine()
 	release := make(chan struct{})
 	var sessionCtx context.Context
-	r := New(goCfg(), "/p", func(ctx context.Context) (*dagger.Client, error) {
+	r := New(goCfg(), "/p", "fake", func(ctx context.Context) (*dagger.Client, error) {
 		sessionCtx = ctx
 		<-release
 		return dagger.Connect(ctx, dagger.WithConn(engine))

@@ -138,7 +138,7 @@ func TestLive(t *testing.T) {
 		},
 		Exclude: map[string]bool{"node_modules": true, "*.log": true},
 	}
-	r := New(cfg, t.TempDir(), Connector(eng, io.Discard))
+	r := New(cfg, t.TempDir(), eng.String(), Connector(eng, io.Discard))
 	t.Cleanup(func() {
 		// A real CLI ends its session when asked: no kill, no error.
 		start := time.Now()

@@ -378,7 +378,7 @@ func TestRunnerSessionDeadline(t *testing.T) {
 	t.Parallel()
 	cli := newFakeCLI(t, hang)
 	e := &Engine{Via: "cli", CLI: cli.bin, RunnerHost: "tcp://engine.test:1234"}
-	r := New(goCfg(), "/p", connector(e, io.Discard, time.Second, 200*time.Millisecond))
+	r := New(goCfg(), "/p", "fake", connector(e, io.Discard, time.Second, 200*time.Millisecond))
 	defer r.(io.Closer).Close()
 	start := time.Now()
 	_, err := r.Exec(context.Background(), runner.Exec{Argv: []string{"true"}, Dir: "/wt"})
@@ -401,7 +401,7 @@ func TestRunnerStopsWithTheRun(t *testing.T) {
 	engine.block["sync"] = true
 	cli := newFakeCLI(t, ignoreTERM+"\n"+sessionLine(engine.serve(t, "tok"), "tok")+"\n"+hang)
 	e := &Engine{Via: "cli", CLI: cli.bin}
-	r := New(goCfg(), "/p", connector(e, io.Discard, notLong, 200*time.Millisecond))
+	r := New(goCfg(), "/p", "fake", connector(e, io.Discard, notLong, 200*time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
 	go cancelWhen(t, cancel, func() bool {
 		return slices.ContainsFunc(engine.recorded(), func(q string) bool { return strings.HasSuffix(q, ".sync") })
