@@ -22,9 +22,14 @@ import (
 // profile unchanged.
 func nodeProfile(t *testing.T) *config.Project { t.Helper(); return profiletest.Load(t, "node", "") }
 
-// requireNPM skips t without node and npm on PATH.
+// requireNPM skips t without node and npm on PATH, and under -short:
+// starting the real node and npm costs each test seconds, which the
+// inner loop leaves to the full suite.
 func requireNPM(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs the node profile's gates with the real node and npm")
+	}
 	for _, program := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(program); err != nil {
 			t.Skipf("the node profile's gates need %s (apt-get install nodejs npm)", program)
@@ -98,9 +103,6 @@ func TestNodeInstallWithoutLockfile(t *testing.T) {
 // It installs is-number from the npm registry (through npm's cache).
 func TestNodeInstallLockInStep(t *testing.T) {
 	requireNPM(t)
-	if testing.Short() {
-		t.Skip("-short: installs a package from the npm registry")
-	}
 	p := nodeProfile(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the store of node_modules
 	dir := t.TempDir()
