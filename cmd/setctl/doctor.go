@@ -521,10 +521,11 @@ func mountChecks(ws *workspace) []check {
 // in a directory of the runner's PATH, looked up in the rootfs or in the
 // mount that covers it). The go command turns cgo off by itself when it
 // finds no C compiler, and the gate then fails on main with "go: -race
-// requires cgo", which the baseline reports as main's failure. An image
-// (from) or a tarball is not looked into: that would take the engine,
-// so nothing is said about them. ok is false when there is nothing to
-// say.
+// requires cgo": the baseline stops the run on it (and, as the gate
+// passes on the host, says the base lacks something). An image (from) or
+// a tarball is not looked into: that would take the engine, so nothing
+// is said about them, nor about a rootfs that is not there (baseCheck
+// fails on it). ok is false when there is nothing to say.
 func raceCheck(ws *workspace) (_ check, ok bool) {
 	d := ws.cfg.Runner.Dagger
 	var gates []string
@@ -547,7 +548,7 @@ func raceCheck(ws *workspace) (_ check, ok bool) {
 	if d.Env["CGO_ENABLED"] == "0" {
 		return check{"base", statusWarn, fmt.Sprintf("%s go with -race, which needs cgo, but runner.dagger.env sets CGO_ENABLED to \"0\": %s will fail with \"go: -race requires cgo\"; remove CGO_ENABLED from the env, or -race from the gate", which, it)}, true
 	}
-	if d.Rootfs == "" {
+	if info, err := os.Stat(hostPath(ws.root, d.Rootfs)); d.Rootfs == "" || err != nil || !info.IsDir() {
 		return check{}, false
 	}
 	cc := cmp.Or(d.Env["CC"], "gcc")
