@@ -191,7 +191,7 @@ func (v Verdict) Event() journal.BaselineGateData {
 	return journal.BaselineGateData{
 		Gate: v.Gate, Tree: v.Tree, Mode: mode, Result: v.Result, ExitCode: v.ExitCode,
 		DurationMS: v.Duration.Milliseconds(), Cached: v.Cached, Log: v.Log, Reason: v.Reason,
-		Failures: v.Failures,
+		Failures: v.Failures, Base: v.Base, OnHost: v.OnHost, HostLog: v.HostLog,
 	}
 }
 

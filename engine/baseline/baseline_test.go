@@ -420,6 +420,9 @@ func TestJudgeRunsAContainerFailureOnTheHost(t *testing.T) {
 		!slices.Equal(race.Failures, []string{"-race requires cgo; enable cgo by setting CGO_ENABLED=1"}) {
 		t.Errorf("race verdict %+v", race)
 	}
+	if ev := race.Event(); ev.Base != race.Base || ev.OnHost != "pass" || ev.HostLog != race.HostLog {
+		t.Errorf("race event %+v", ev)
+	}
 	if log, _ := os.ReadFile(filepath.Join(root, ".set", "logs", "_baseline", "race.host.log")); string(log) != "ok\n" {
 		t.Errorf("host log %q", log)
 	}
