@@ -39,7 +39,9 @@ retired or superseded), the permission mode of a claude or codex agent
 runner the gates use (for dagger: a CLI or
 session, an engine that opens a session and says its version within 10 s,
 the versions of the engine and the CLI against the one set's Dagger SDK
-expects, the base), and the program of every gate that runs on the host (on PATH, or a
+expects, the base, that every mount's source is a directory here, and,
+for a rootfs base, a C compiler for a gate that runs go with -race), and
+the program of every gate that runs on the host (on PATH, or a
 path relative to the project), the program that rebuilds each generated
 file the project holds (npm for package-lock.json; no pnpm or yarn for a
 project without their lockfiles), and what each gate with a describe command
@@ -228,7 +230,7 @@ func runnerChecks(ctx context.Context, ws *workspace, getenv func(string) string
 				out = append(out, check{"runner", "warn", "dagger: " + w})
 			}
 		}
-		out = append(out, baseCheck(ws))
+		out = append(out, baseCheck(ws)...)
 	}
 	return out
 }
@@ -430,31 +432,171 @@ func stackList(names []string) string {
 	return noun + english.List(names)
 }
 
-// baseCheck checks the dagger runner's base where the host can see it.
-func baseCheck(ws *workspace) check {
+// baseCheck checks what the dagger runner's containers are made of, where
+// the host can see it: the base (a rootfs directory or a tarball; an
+// image the engine pulls is not looked at), and every mount's source,
+// which the engine reads from the host when a gate starts: a missing one
+// would stop the first gate, so it fails here. A rootfs base is also
+// searched for the C compiler a gate's `go test -race` needs (see
+// raceCheck).
+func baseCheck(ws *workspace) []check {
 	d := ws.cfg.Runner.Dagger
 	if d == nil {
-		return check{"base", "fail", "runner.dagger is not configured"}
+		return []check{{"base", "fail", "runner.dagger is not configured"}}
 	}
-	local := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(ws.root, p)
-	}
+	var out []check
 	switch {
 	case d.Rootfs != "":
-		if info, err := os.Stat(local(d.Rootfs)); err != nil || !info.IsDir() {
-			return check{"base", "fail", "rootfs " + d.Rootfs + " is not a directory"}
+		if info, err := os.Stat(hostPath(ws.root, d.Rootfs)); err != nil || !info.IsDir() {
+			out = append(out, check{"base", "fail", "rootfs " + d.Rootfs + " is not a directory"})
+		} else {
+			out = append(out, check{"base", "ok", "rootfs " + d.Rootfs})
 		}
-		return check{"base", "ok", "rootfs " + d.Rootfs}
 	case d.Tarball != "":
-		if _, err := os.Stat(local(d.Tarball)); err != nil {
-			return check{"base", "fail", "tarball " + d.Tarball + " does not exist"}
+		if _, err := os.Stat(hostPath(ws.root, d.Tarball)); err != nil {
+			out = append(out, check{"base", "fail", "tarball " + d.Tarball + " does not exist"})
+		} else {
+			out = append(out, check{"base", "ok", "tarball " + d.Tarball})
 		}
-		return check{"base", "ok", "tarball " + d.Tarball}
+	default:
+		out = append(out, check{"base", "ok", "from " + d.From + " (pulled by the engine when a gate runs)"})
 	}
-	return check{"base", "ok", "from " + d.From + " (pulled by the engine when a gate runs)"}
+	out = append(out, mountChecks(ws)...)
+	if ch, ok := raceCheck(ws); ok {
+		out = append(out, ch)
+	}
+	return out
+}
+
+// hostPath resolves a host path of runner.dagger against the project root,
+// as the dagger runner does.
+func hostPath(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+// mountChecks checks that the source of every runner.dagger mount is a
+// directory on this host, in the order of the container paths: a mount
+// whose source is missing fails, naming the container path, the source
+// and where the project declares it.
+func mountChecks(ws *workspace) []check {
+	mounts := ws.cfg.Runner.Dagger.Mounts
+	var out []check
+	for _, p := range sortedNames(mounts) {
+		src := mounts[p].Source
+		info, err := os.Stat(hostPath(ws.root, src))
+		var problem string
+		switch {
+		case err != nil:
+			problem = "does not exist"
+		case !info.IsDir():
+			problem = "is not a directory"
+		default:
+			continue
+		}
+		where := ""
+		if path := []string{"runner", "dagger", "mounts", p, "source"}; ws.cfg.Declares(path...) {
+			where = " (" + ws.cfg.Pos(strings.Join(path, ".")) + ")"
+		}
+		out = append(out, check{"base", statusFail, fmt.Sprintf(
+			"mount %s: its source %s %s on this machine%s: the engine reads it when a gate starts; fix the source or remove the mount",
+			p, src, problem, where)})
+	}
+	if len(out) == 0 && len(mounts) > 0 {
+		found := make([]string, 0, len(mounts))
+		for _, p := range sortedNames(mounts) {
+			found = append(found, p+" from "+mounts[p].Source)
+		}
+		out = append(out, check{"base", statusOK, "mounts: " + strings.Join(found, ", ")})
+	}
+	return out
+}
+
+// raceCheck warns when a gate that runs `go test -race` (or any go
+// command with -race, in its argv or GOFLAGS) on the dagger runner cannot
+// have the cgo that -race needs: the runner's env turns cgo off, or the
+// base is a rootfs directory with no C compiler (the runner's CC, or gcc,
+// in a directory of the runner's PATH, looked up in the rootfs or in the
+// mount that covers it). The go command turns cgo off by itself when it
+// finds no C compiler, and the gate then fails on main with "go: -race
+// requires cgo": the baseline stops the run on it (and, as the gate
+// passes on the host, says the base lacks something). An image (from) or
+// a tarball is not looked into: that would take the engine, so nothing
+// is said about them, nor about a rootfs that is not there (baseCheck
+// fails on it). ok is false when there is nothing to say.
+func raceCheck(ws *workspace) (_ check, ok bool) {
+	d := ws.cfg.Runner.Dagger
+	var gates []string
+	for _, name := range sortedNames(ws.cfg.Gates) {
+		g := ws.cfg.Gates[name]
+		if g.Kind != config.KindExec || cmp.Or(g.Runner, ws.cfg.Runner.Kind, config.RunnerHost) != config.RunnerDagger {
+			continue
+		}
+		if slices.ContainsFunc(append(slices.Clone(g.Run), g.Env["GOFLAGS"], d.Env["GOFLAGS"]), hasRaceFlag) {
+			gates = append(gates, name)
+		}
+	}
+	if len(gates) == 0 {
+		return check{}, false
+	}
+	which, it := "gate "+gates[0]+" runs", "it"
+	if len(gates) > 1 {
+		which, it = "gates "+english.List(gates)+" run", "they"
+	}
+	if d.Env["CGO_ENABLED"] == "0" {
+		return check{"base", statusWarn, fmt.Sprintf("%s go with -race, which needs cgo, but runner.dagger.env sets CGO_ENABLED to \"0\": %s will fail with \"go: -race requires cgo\"; remove CGO_ENABLED from the env, or -race from the gate", which, it)}, true
+	}
+	if info, err := os.Stat(hostPath(ws.root, d.Rootfs)); d.Rootfs == "" || err != nil || !info.IsDir() {
+		return check{}, false
+	}
+	cc := cmp.Or(d.Env["CC"], "gcc")
+	if cc, _, _ = strings.Cut(cc, " "); strings.Contains(cc, "/") {
+		if containerFileExists(ws.root, d, cc) {
+			return check{}, false
+		}
+	} else {
+		for _, dir := range filepath.SplitList(cmp.Or(d.Env["PATH"], defaultContainerPath)) {
+			if filepath.IsAbs(dir) && containerFileExists(ws.root, d, filepath.Join(dir, cc)) {
+				return check{}, false
+			}
+		}
+	}
+	return check{"base", statusWarn, fmt.Sprintf(
+		"%s go with -race, which needs cgo and a C compiler, but rootfs %s has no %s on the runner's PATH: go turns cgo off without one and %s will fail with \"go: -race requires cgo\"; add gcc and the C library headers to the rootfs (debootstrap --include=gcc,libc6-dev), or drop -race from the gate",
+		which, d.Rootfs, cc, it)}, true
+}
+
+// defaultContainerPath is the PATH a container is searched with when the
+// dagger runner's env sets none (the usual one of a Debian image).
+const defaultContainerPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// hasRaceFlag reports whether s, a gate's argument or a GOFLAGS value,
+// holds the -race flag as a word of its own.
+func hasRaceFlag(s string) bool {
+	return slices.ContainsFunc(strings.Fields(s), func(w string) bool { return w == "-race" || w == "-race=true" || w == "--race" })
+}
+
+// containerFileExists reports whether the absolute container path p is
+// there in the dagger runner's rootfs, or in the source of the mount that
+// covers it (the longest container path that holds p). A symbolic link
+// counts as there, not followed: an absolute one points into the
+// container, not into this host.
+func containerFileExists(root string, d *config.DaggerRunner, p string) bool {
+	host := filepath.Join(hostPath(root, d.Rootfs), p)
+	best := ""
+	for mount := range d.Mounts {
+		if (p == mount || strings.HasPrefix(p, strings.TrimSuffix(mount, "/")+"/")) && len(mount) > len(best) {
+			best = mount
+		}
+	}
+	if best != "" {
+		rel, _ := filepath.Rel(best, p)
+		host = filepath.Join(hostPath(root, d.Mounts[best].Source), rel)
+	}
+	_, err := os.Lstat(host)
+	return err == nil
 }
 
 // commandOutput runs a short probe and returns its first line.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/internal/gittest"
 )
 
@@ -93,5 +94,50 @@ project: golang.#Project & {
 		"or run the gates on the host: runner: kind: \"host\"\n"
 	if !strings.Contains(stdout.String(), "\n"+want) || !strings.HasSuffix(stdout.String(), "This project cannot run here: 1 problem.\n") {
 		t.Errorf("stdout:\n%s\nwant the line\n%s", stdout.String(), want)
+	}
+}
+
+// TestRaceCheckLooksWhereTheContainerLooks: the C compiler a -race gate
+// needs is looked for in each directory of the runner's PATH, in the
+// rootfs or in the mount that covers the directory (the longest), under
+// the runner's CC when it sets one; a symbolic link to it counts.
+func TestRaceCheckLooksWhereTheContainerLooks(t *testing.T) {
+	root := t.TempDir()
+	for _, dir := range []string{"rootfs/usr/bin", "tools/bin", "cc/bin"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "cc", "bin", "clang"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/opt/nowhere/gcc-12", filepath.Join(root, "tools", "bin", "gcc")); err != nil {
+		t.Fatal(err)
+	}
+	race := map[string]config.Gate{"test": {Kind: config.KindExec, Run: []string{"sh", "-c", "go test -race ./..."}}}
+	for _, tt := range []struct {
+		name   string
+		dagger config.DaggerRunner
+		gates  map[string]config.Gate
+		warns  bool
+	}{
+		{"no gcc in the rootfs", config.DaggerRunner{Rootfs: "rootfs"}, race, true},
+		{"gcc in a mount on PATH", config.DaggerRunner{Rootfs: "rootfs", Env: map[string]string{"PATH": "/usr/bin:/opt/tools/bin"},
+			Mounts: map[string]config.Mount{"/opt": {Source: "cc"}, "/opt/tools": {Source: "tools"}}}, race, false},
+		{"the mount not on PATH", config.DaggerRunner{Rootfs: "rootfs", Env: map[string]string{"PATH": "/usr/bin"},
+			Mounts: map[string]config.Mount{"/opt/tools": {Source: "tools"}}}, race, true},
+		{"CC by its path", config.DaggerRunner{Rootfs: "rootfs", Env: map[string]string{"CC": "/opt/bin/clang -O2"},
+			Mounts: map[string]config.Mount{"/opt": {Source: "cc"}}}, race, false},
+		{"-race in GOFLAGS", config.DaggerRunner{Rootfs: "rootfs", Env: map[string]string{"GOFLAGS": "-buildvcs=false -race"}},
+			map[string]config.Gate{"test": {Kind: config.KindExec, Run: []string{"go", "test", "./..."}}}, true},
+		{"no -race", config.DaggerRunner{Rootfs: "rootfs"},
+			map[string]config.Gate{"test": {Kind: config.KindExec, Run: []string{"go", "test", "-racy", "./..."}}}, false},
+		{"no rootfs", config.DaggerRunner{Rootfs: "missing"}, race, false},
+	} {
+		d := tt.dagger
+		ws := &workspace{root: root, cfg: &config.Project{Gates: tt.gates, Runner: config.Runner{Kind: config.RunnerDagger, Dagger: &d}}}
+		if ch, warns := raceCheck(ws); warns != tt.warns || warns && ch.Status != statusWarn {
+			t.Errorf("%s: %+v, %v", tt.name, ch, warns)
+		}
 	}
 }

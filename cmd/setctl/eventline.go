@@ -290,15 +290,21 @@ var eventLines = journal.NewTable(
 		if d.Cached {
 			when = "judged before"
 		}
+		// A gate red in a container that passes on the host fails for
+		// what its base lacks.
+		lacks := ""
+		if d.OnHost == "pass" {
+			lacks = fmt.Sprintf("; passes on the host (log %s): the base (%s) lacks something", d.HostLog, d.Base)
+		}
 		switch {
 		case d.Result == "pass":
 			return infoLine(fmt.Sprintf("baseline %s: %s (%s)", d.Gate, v.pal.green.Sprint("pass"), when))
 		case d.Result == "skip": // the gate checked nothing (gate.SkipMarker)
 			return infoLine(v.pal.dim.Sprintf("baseline %s: skipped, %s", d.Gate, d.Reason))
 		case d.Mode == "warn":
-			return warnLine(v.pal.yellow.Sprintf("baseline %s: fails on %s, not blocking (warn): %s (%s); log %s", d.Gate, v.main, d.Reason, when, d.Log))
+			return warnLine(v.pal.yellow.Sprintf("baseline %s: fails on %s, not blocking (warn): %s (%s); log %s%s", d.Gate, v.main, d.Reason, when, d.Log, lacks))
 		}
-		return failureLine(fmt.Sprintf("baseline %s: %s on %s: %s (%s); log %s", d.Gate, v.pal.red.Sprint("FAIL"), v.main, d.Reason, when, d.Log))
+		return failureLine(fmt.Sprintf("baseline %s: %s on %s: %s (%s); log %s%s", d.Gate, v.pal.red.Sprint("FAIL"), v.main, d.Reason, when, d.Log, lacks))
 	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.BaselineGateStartedData) eventLine {
 		msg := fmt.Sprintf("baseline %s: started on %s", d.Gate, v.main)

@@ -280,3 +280,17 @@ func TestDescribeRepaired(t *testing.T) {
 		t.Errorf("text = %q, want %q", got.text, want)
 	}
 }
+
+// TestDescribeBaselineBaseLacks: a baseline gate red in a container that
+// passes on the host says its base lacks something, naming the base and
+// the host run's log.
+func TestDescribeBaselineBaseLacks(t *testing.T) {
+	e := testEvent(t, 1, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "", journal.BaselineGateData{
+		Gate: "test", Mode: "run", Result: "fail", Reason: "exit code 1", DurationMS: 1200, Log: ".set/logs/_baseline/test.log",
+		Base: "rootfs ./rootfs", OnHost: "pass", HostLog: ".set/logs/_baseline/test.host.log"})
+	want := "baseline test: FAIL on main: exit code 1 (1.2s); log .set/logs/_baseline/test.log; " +
+		"passes on the host (log .set/logs/_baseline/test.host.log): the base (rootfs ./rootfs) lacks something"
+	if got := describeEvent(e, "main", noColors); got.text != want || got.level != "error" {
+		t.Errorf("describeEvent = %+v, want %q", got, want)
+	}
+}

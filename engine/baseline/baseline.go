@@ -14,6 +14,11 @@
 //     A timed-out run is not a verdict on the tree and is not cached.
 //   - Each gate's full output is in its Layout.BaselineLog from its last
 //     run, a folder no change can have.
+//   - A gate that fails on main in a container (not on the host runner)
+//     runs again on the host, in the same checkout, and its verdict says
+//     how that went (Verdict.OnHost): a gate that passes there fails for
+//     what its base lacks, not for main's code. It is judged by its
+//     container run all the same; the host run only explains it.
 package baseline
 
 import (
@@ -113,7 +118,20 @@ type Verdict struct {
 	// Tail is the end of the gate's output.
 	Tail string
 	// Log is the gate's full output, relative to the project root.
-	Log      string
+	Log string
+	// Base is what the gate ran on (gate.Result.Base): "host", or a
+	// container runner's base ("rootfs ./rootfs", "from golang:1.26").
+	Base string
+	// OnHost is the gate's result when it ran again on the host runner
+	// on the same checkout, after it failed in a container (not timed
+	// out): gate.StatusPass, gate.StatusFail or gate.StatusSkip. It is ""
+	// when the gate did not run there: it ran on the host, did not fail,
+	// timed out, or could not run on the host either (or timed out
+	// there).
+	OnHost string
+	// HostLog is the full output of that host run, relative to the
+	// project root; "" when there was none.
+	HostLog  string
 	Duration time.Duration
 	// Cached is set when the verdict was recorded earlier for this tree
 	// and gate definition: nothing ran.
@@ -122,6 +140,12 @@ type Verdict struct {
 
 // Red reports whether the gate fails on the main branch.
 func (v Verdict) Red() bool { return v.Result == gate.StatusFail }
+
+// BaseLacks reports whether the gate fails on the main branch in a
+// container and passes on the host on the same tree: its base lacks
+// something the host has that the gate needs (a C compiler for go test
+// -race, a program), and fixing main would not help.
+func (v Verdict) BaseLacks() bool { return v.Red() && v.OnHost == gate.StatusPass }
 
 // Comparable reports whether the main branch's failures of the gate can
 // be told apart from a change's: a run that ended and whose failures the
@@ -167,7 +191,7 @@ func (v Verdict) Event() journal.BaselineGateData {
 	return journal.BaselineGateData{
 		Gate: v.Gate, Tree: v.Tree, Mode: mode, Result: v.Result, ExitCode: v.ExitCode,
 		DurationMS: v.Duration.Milliseconds(), Cached: v.Cached, Log: v.Log, Reason: v.Reason,
-		Failures: v.Failures,
+		Failures: v.Failures, Base: v.Base, OnHost: v.OnHost, HostLog: v.HostLog,
 	}
 }
 
@@ -332,9 +356,40 @@ func run(ctx context.Context, in Input, c Check, wt, commit string, red []string
 	for i, f := range failures {
 		failures[i] = in.Redact.String(f)
 	}
-	return Verdict{
+	v := Verdict{
 		Result: res.Status, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
 		Reason: in.Redact.String(res.Reason), Failures: failures, Tail: in.Redact.String(res.Tail), Log: logRel, Duration: res.Duration,
-		Command: in.Redact.String(res.Command), Missing: in.Redact.String(res.Missing),
-	}, nil
+		Command: in.Redact.String(res.Command), Missing: in.Redact.String(res.Missing), Base: res.Base,
+	}
+	if v.Red() && !v.TimedOut && cmp.Or(step.Runner, config.RunnerHost) != config.RunnerHost && in.Runners[config.RunnerHost] != nil {
+		var err error
+		if v.OnHost, v.HostLog, err = onHost(ctx, in, step, wt, commit, red); err != nil {
+			return Verdict{}, err
+		}
+	}
+	return v, nil
+}
+
+// onHost runs step, which failed on main in a container, again on the
+// host runner in the same checkout wt, and returns its result and log
+// (see Verdict.OnHost). Only ctx ending is an error: a gate that cannot
+// run on the host, or times out there, tells nothing about the base, and
+// its result is "".
+func onHost(ctx context.Context, in Input, step graph.GateStep, wt, commit string, red []string) (result, log string, err error) {
+	step.Runner = config.RunnerHost
+	logPath, logRel := in.Layout.BaselineHostLog(step.Gate)
+	res := gate.Run(ctx, gate.Input{
+		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
+		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact,
+		After: slices.Clone(red),
+	}, in.Runners)
+	switch {
+	case ctx.Err() != nil:
+		return "", "", context.Cause(ctx)
+	case res.Status == gate.StatusError:
+		return "", "", nil
+	case res.TimedOut:
+		return "", logRel, nil
+	}
+	return res.Status, logRel, nil
 }

@@ -366,3 +366,86 @@ func TestJudgeGateThatCannotRun(t *testing.T) {
 		t.Errorf("the checkout is left: %v", err)
 	}
 }
+
+// container is a container runner that runs nothing: every command fails
+// as a base without a C compiler fails go test -race, on base.
+type container struct {
+	base string
+	runs int
+}
+
+func (c *container) Name() string { return config.RunnerDagger }
+
+func (c *container) Exec(_ context.Context, e runner.Exec) (runner.ExecResult, error) {
+	c.runs++
+	out := "go: -race requires cgo; enable cgo by setting CGO_ENABLED=1\n"
+	if e.Log != nil {
+		if _, err := e.Log.Write([]byte(out)); err != nil {
+			return runner.ExecResult{}, err
+		}
+	}
+	return runner.ExecResult{ExitCode: 1, Output: []byte(out), Base: c.base}, nil
+}
+
+// TestJudgeRunsAContainerFailureOnTheHost: a gate red on main in a
+// container runs again on the host, in the same checkout; its verdict
+// says whether it passes there (the base lacks something: BaseLacks) or
+// fails there too, and keeps saying so from the cache. A gate red on the
+// host runs once.
+func TestJudgeRunsAContainerFailureOnTheHost(t *testing.T) {
+	root := repo(t, map[string]string{"a.txt": "bad\n"})
+	hostRuns := filepath.Join(t.TempDir(), "runs")
+	gates := map[string]config.Gate{
+		// race passes on the host; check fails there as in the container.
+		"race":  {Kind: config.KindExec, Failures: `^go: (.+)$`, Run: []string{"sh", "-c", "pwd >> " + hostRuns + "; echo ok"}},
+		"check": {Kind: config.KindExec, Failures: `^(\S+\.txt)$`, Run: []string{"sh", "-c", "pwd >> " + hostRuns + "; grep -l bad *.txt && exit 1; exit 0"}},
+		"local": {Kind: config.KindExec, Failures: `^(\S+\.txt)$`, Run: []string{"sh", "-c", "pwd >> " + hostRuns + "; grep -l bad *.txt && exit 1; exit 0"}},
+	}
+	in := judgeInput(t, root, gates, "race", "check", "local")
+	ctr := &container{base: "rootfs ./rootfs"}
+	in.Runners[config.RunnerDagger] = ctr
+	in.Project.Runner.Dagger = &config.DaggerRunner{Rootfs: "./rootfs"}
+	for i := range in.Checks {
+		if in.Checks[i].Step.Gate != "local" {
+			in.Checks[i].Step.Runner = config.RunnerDagger
+		}
+	}
+	verdicts, err := Judge(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, local, race := verdicts[0], verdicts[1], verdicts[2]
+	if !race.Red() || !race.BaseLacks() || race.OnHost != "pass" || race.Base != "rootfs ./rootfs" ||
+		race.HostLog != ".set/logs/_baseline/race.host.log" || race.Log != ".set/logs/_baseline/race.log" ||
+		!slices.Equal(race.Failures, []string{"-race requires cgo; enable cgo by setting CGO_ENABLED=1"}) {
+		t.Errorf("race verdict %+v", race)
+	}
+	if ev := race.Event(); ev.Base != race.Base || ev.OnHost != "pass" || ev.HostLog != race.HostLog {
+		t.Errorf("race event %+v", ev)
+	}
+	if log, _ := os.ReadFile(filepath.Join(root, ".set", "logs", "_baseline", "race.host.log")); string(log) != "ok\n" {
+		t.Errorf("host log %q", log)
+	}
+	if !check.Red() || check.BaseLacks() || check.OnHost != "fail" || check.HostLog != ".set/logs/_baseline/check.host.log" {
+		t.Errorf("check verdict %+v", check)
+	}
+	if !local.Red() || local.OnHost != "" || local.HostLog != "" || local.Base != "host" {
+		t.Errorf("local verdict %+v", local)
+	}
+	data, err := os.ReadFile(hostRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(root, ".set", "baseline")
+	if ran := strings.Fields(string(data)); len(ran) != 3 || slices.ContainsFunc(ran, func(d string) bool { return d != wt }) || ctr.runs != 2 {
+		t.Errorf("on the host: %q (want 3 runs in the checkout); in the container: %d runs", ran, ctr.runs)
+	}
+
+	again, err := Judge(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := again[2]; !r.Cached || !r.BaseLacks() || r.Base != race.Base || r.HostLog != race.HostLog || again[0].OnHost != "fail" {
+		t.Errorf("from the cache: %+v", again)
+	}
+}

@@ -41,6 +41,9 @@ type cacheEntry struct {
 	Failures   []string  `json:"failures,omitempty"`
 	Tail       string    `json:"tail,omitempty"`
 	Log        string    `json:"log,omitempty"`
+	Base       string    `json:"base,omitempty"`
+	OnHost     string    `json:"onHost,omitempty"`
+	HostLog    string    `json:"hostLog,omitempty"`
 	DurationMS int64     `json:"durationMs"`
 	Judged     time.Time `json:"judged"`
 }
@@ -63,7 +66,7 @@ func (c *cache) lookup(tree, gate, def string) (Verdict, bool) {
 		if e.Tree == tree && e.Gate == gate && e.Definition == def {
 			return Verdict{
 				Result: e.Result, ExitCode: e.ExitCode, Reason: e.Reason, Command: e.Command, Missing: e.Missing, Failures: e.Failures,
-				Tail: e.Tail, Log: e.Log, Duration: time.Duration(e.DurationMS) * time.Millisecond, Cached: true,
+				Tail: e.Tail, Log: e.Log, Base: e.Base, OnHost: e.OnHost, HostLog: e.HostLog, Duration: time.Duration(e.DurationMS) * time.Millisecond, Cached: true,
 			}, true
 		}
 	}
@@ -80,7 +83,7 @@ func (c *cache) put(tree, def string, v Verdict, at time.Time) {
 	c.Verdicts = append(c.Verdicts, cacheEntry{
 		Tree: tree, Gate: v.Gate, Definition: def, Result: v.Result, ExitCode: v.ExitCode,
 		Reason: v.Reason, Command: v.Command, Missing: v.Missing, Failures: v.Failures, Tail: v.Tail, Log: v.Log,
-		DurationMS: v.Duration.Milliseconds(), Judged: at.UTC(),
+		Base: v.Base, OnHost: v.OnHost, HostLog: v.HostLog, DurationMS: v.Duration.Milliseconds(), Judged: at.UTC(),
 	})
 	latest := map[string]time.Time{}
 	for _, e := range c.Verdicts {

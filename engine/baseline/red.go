@@ -2,9 +2,11 @@ package baseline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/gate"
 )
 
 // tailLines is how many lines of a red gate's output RedError shows.
@@ -63,9 +65,10 @@ func (e *RedError) Error() string {
 		b.WriteString("\n" + block(v))
 	}
 	b.WriteString("\nTo go on, choose one:\n")
-	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
-	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s; failures are then reported, never sent to an agent.\n",
-		names, warnSettings(e.Gates), e.afterEdit(false))
+	n := e.fixChoices(&b, e.Gates)
+	fmt.Fprintf(&b, "  %d. Make %s non-blocking: %s, then %s; failures are then reported, never sent to an agent.\n",
+		n+1, names, warnSettings(e.Gates), e.afterEdit(false))
+	n++
 	var unknown, caused []Verdict
 	for _, v := range e.Gates {
 		switch {
@@ -77,7 +80,7 @@ func (e *RedError) Error() string {
 	}
 	switch {
 	case len(unknown) == 0 && len(caused) > 0:
-		fmt.Fprintf(&b, "  3. Accept %s's failures, once every gate runs there: %s; then run `%s`.\n", main, firstFix(caused), e.Apply.Command(true))
+		fmt.Fprintf(&b, "  %d. Accept %s's failures, once every gate runs there: %s; then run `%s`.\n", n+1, main, firstFix(caused), e.Apply.Command(true))
 	case len(unknown) == 0:
 		what := fmt.Sprintf("the %s %s has on %s", english.Plural(len(e.Gates[0].Failures), "failure"), e.Gates[0].Gate, main)
 		if len(e.Gates) > 1 {
@@ -87,10 +90,14 @@ func (e *RedError) Error() string {
 			}
 			what = fmt.Sprintf("the failures these gates have on %s (%s)", main, strings.Join(counts, ", "))
 		}
-		fmt.Fprintf(&b, "  3. Accept %s's failures: run `%s`; it records %s and fails a change only on failures %s does not have.\n",
-			main, e.Apply.Command(true), what, main)
+		fmt.Fprintf(&b, "  %d. Accept %s's failures: run `%s`; it records %s and fails a change only on failures %s does not have.\n",
+			n+1, main, e.Apply.Command(true), what, main)
+		if base := baseLacking(e.Gates); len(base) > 0 {
+			verbs := map[bool][2]string{true: {"fails", "checks"}, false: {"fail", "check"}}[len(base) == 1]
+			fmt.Fprintf(&b, "     Then %s, which %s for what the base lacks, %s nothing until the base has it.\n", e.names(base), verbs[0], verbs[1])
+		}
 	default:
-		fmt.Fprintf(&b, "  3. Accept %s's failures, once set can name each gate's failures: change set.cue as below, then %s:\n", main, e.afterEdit(true))
+		fmt.Fprintf(&b, "  %d. Accept %s's failures, once set can name each gate's failures: change set.cue as below, then %s:\n", n+1, main, e.afterEdit(true))
 		for _, v := range unknown {
 			fmt.Fprintf(&b, "     %s: %s; %s.\n", v.Gate, v.Why(), fixWhy(v))
 		}
@@ -120,8 +127,9 @@ func (e *RedError) refusal() string {
 		}
 	}
 	b.WriteString("\nTo go on, choose one:\n")
-	fmt.Fprintf(&b, "  1. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", main, names, main, e.Apply.Command(false))
-	fmt.Fprintf(&b, "  2. Make %s non-blocking: %s, then %s.\n", names, warnSettings(unknown), e.afterEdit(false))
+	n := e.fixChoices(&b, unknown)
+	fmt.Fprintf(&b, "  %d. Make %s non-blocking: %s, then %s.\n", n+1, names, warnSettings(unknown), e.afterEdit(false))
+	n++
 	var named, caused []Verdict
 	for _, v := range unknown {
 		if v.Caused() {
@@ -131,10 +139,10 @@ func (e *RedError) refusal() string {
 		}
 	}
 	if len(named) == 0 {
-		fmt.Fprintf(&b, "  3. Let every gate run on %s first: %s; then run `%s` again.\n", main, firstFix(caused), e.Apply.Command(true))
+		fmt.Fprintf(&b, "  %d. Let every gate run on %s first: %s; then run `%s` again.\n", n+1, main, firstFix(caused), e.Apply.Command(true))
 		return strings.TrimRight(b.String(), "\n")
 	}
-	fmt.Fprintf(&b, "  3. Let set name the failures: change set.cue as below, then %s:\n", e.afterEdit(true))
+	fmt.Fprintf(&b, "  %d. Let set name the failures: change set.cue as below, then %s:\n", n+1, e.afterEdit(true))
 	for _, v := range named {
 		fmt.Fprintf(&b, "     %s: %s.\n", v.Gate, fixWhy(v))
 	}
@@ -142,6 +150,44 @@ func (e *RedError) refusal() string {
 		fmt.Fprintf(&b, "     And first, %s.\n", firstFix(caused))
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// fixChoices writes the first ways on, numbered from 1, for the red gates
+// vs, and returns how many it wrote: fix main, for the gates that fail
+// there on the host or wherever nothing tells otherwise; fix the base,
+// for the gates that fail in a container and pass on the host
+// (Verdict.BaseLacks), which fixing main would not make pass.
+func (e *RedError) fixChoices(b *strings.Builder, vs []Verdict) int {
+	base := baseLacking(vs)
+	own := slices.DeleteFunc(slices.Clone(vs), Verdict.BaseLacks)
+	main, n := e.branch(), 0
+	if len(own) > 0 {
+		n++
+		fmt.Fprintf(b, "  %d. Fix %s: make %s pass on %s, commit, and run `%s` again.\n", n, main, e.names(own), main, e.Apply.Command(false))
+	}
+	if len(base) > 0 {
+		n++
+		names := e.names(base)
+		fmt.Fprintf(b, "  %d. Fix the base: give the base (%s) what %s %s from this machine (compare the logs) and run `%s` again; or run %s on the host: %s, then %s.\n",
+			n, base[0].Base, names, map[bool]string{true: "needs", false: "need"}[len(base) == 1], e.Apply.Command(false),
+			names, hostSettings(base), e.afterEdit(false))
+	}
+	return n
+}
+
+// baseLacking is the verdicts of vs whose gates fail for what their base
+// lacks (Verdict.BaseLacks).
+func baseLacking(vs []Verdict) []Verdict {
+	return slices.DeleteFunc(slices.Clone(vs), func(v Verdict) bool { return !v.BaseLacks() })
+}
+
+// hostSettings is what to write in set.cue to run gates on the host.
+func hostSettings(vs []Verdict) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = fmt.Sprintf("`gates: %s: runner: \"host\"`", v.Gate)
+	}
+	return "add " + english.List(s) + " to project in set.cue"
 }
 
 // afterEdit is what to do once set.cue is edited: apply runs the set.cue
@@ -194,6 +240,13 @@ func block(v Verdict) string {
 	}
 	if v.Log != "" {
 		fmt.Fprintf(&b, "  Full log: %s\n", v.Log)
+	}
+	switch {
+	case v.BaseLacks():
+		fmt.Fprintf(&b, "  It passes on this machine, on the same tree (log: %s): the base, %s, lacks something this machine has that %s needs.\n",
+			v.HostLog, v.Base, v.Gate)
+	case v.OnHost == gate.StatusFail:
+		fmt.Fprintf(&b, "  It fails on this machine too, on the same tree (log: %s).\n", v.HostLog)
 	}
 	if v.Cached {
 		fmt.Fprintf(&b, "  (judged before on this tree of %s: nothing ran again; delete .set/baseline.json to judge it anew)\n", v.Branch)

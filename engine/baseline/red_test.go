@@ -123,3 +123,22 @@ func TestRedErrorCouldNotRun(t *testing.T) {
 	alone := (&RedError{Gates: []Verdict{test}, Apply: yes}).Error()
 	autogold.ExpectFile(t, autogold.Raw(msg+"\n\n"+refusal+"\n\n"+alone+"\n"))
 }
+
+// TestRedErrorBaseLacks: a gate red on main in a container that passes
+// on the host says the base lacks something, and is offered a fix of the
+// base, naming it, instead of a fix of main; a gate red on the host too
+// says so and is still main's to fix.
+func TestRedErrorBaseLacks(t *testing.T) {
+	race := Verdict{Branch: "main", Gate: "test", Command: "go test -race ./...", Pattern: `^go: (.+)$`, Blocking: true, Result: "fail",
+		ExitCode: 1, Reason: "exit code 1", Failures: []string{"-race requires cgo; enable cgo by setting CGO_ENABLED=1"},
+		Tail: "go: -race requires cgo; enable cgo by setting CGO_ENABLED=1", Log: ".set/logs/_baseline/test.log",
+		Base: "rootfs ./rootfs", OnHost: "pass", HostLog: ".set/logs/_baseline/test.host.log"}
+	vet := redVet
+	vet.Base, vet.OnHost, vet.HostLog = "rootfs ./rootfs", "fail", ".set/logs/_baseline/vet.host.log"
+	alone := (&RedError{Gates: []Verdict{race}, Apply: yes}).Error()
+	both := (&RedError{Gates: []Verdict{vet, race}, Apply: yes}).Error()
+	if !strings.Contains(alone, "rootfs ./rootfs") || strings.Contains(alone, "Fix main") {
+		t.Errorf("the message does not name the base, or tells to fix main:\n%s", alone)
+	}
+	autogold.ExpectFile(t, autogold.Raw(alone+"\n\n"+both+"\n"))
+}

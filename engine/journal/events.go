@@ -500,6 +500,16 @@ type BaselineGateData struct {
 	// Failures are what the gate's failures pattern found in the output
 	// of a failing run.
 	Failures []string `json:"failures,omitempty"`
+	// Base is what the gate ran on: "host", or a container runner's base
+	// ("rootfs ./rootfs"); empty in a verdict judged before set recorded
+	// it.
+	Base string `json:"base,omitempty"`
+	// OnHost is the result of the gate run again on the host, on the same
+	// tree, after it failed in a container ("pass": the base lacks
+	// something the host has); empty when it did not run there.
+	OnHost string `json:"onHost,omitempty"`
+	// HostLog is that host run's log, relative to the project.
+	HostLog string `json:"hostLog,omitempty"`
 }
 
 // BaselineGateStartedData is an exec gate starting to judge main's tree

@@ -142,6 +142,14 @@ func (l Layout) BaselineLog(gate string) (abs, rel string) {
 	return l.both("logs", BaselineLogs, gate+".log")
 }
 
+// BaselineHostLog is the log of a gate that failed on main in a container,
+// run again on the host to tell the base's fault from main's:
+// .set/logs/_baseline/<gate>.host.log (a gate's name has no dot, so no
+// gate's own log can be named so).
+func (l Layout) BaselineHostLog(gate string) (abs, rel string) {
+	return l.both("logs", BaselineLogs, gate+".host.log")
+}
+
 // abs is the path of elem below the run directory.
 func (l Layout) abs(elem ...string) string {
 	return filepath.Join(append([]string{l.root, Name}, elem...)...)

@@ -326,7 +326,8 @@ func (d *decoder) checkRunners() {
 
 // recordPositions keeps the positions of the fields later stages report
 // errors on: the spec list, the main branch, every gate and stack entry,
-// and an explicit plan's changes. The main branch is where the project's
+// every dagger mount's source (setctl doctor checks it exists), and an
+// explicit plan's changes. The main branch is where the project's
 // files set it or, when they do not (the profile's or the schema's default
 // applies), set.cue's project.
 func (d *decoder) recordPositions() {
@@ -359,6 +360,11 @@ func (d *decoder) recordPositions() {
 		record("agent", "models", role)
 	}
 	record("agent", "transport")
+	if d.p.Runner.Dagger != nil {
+		for path := range d.p.Runner.Dagger.Mounts {
+			record("runner", "dagger", "mounts", path, "source")
+		}
+	}
 	for role := range d.p.Agent.Fallbacks {
 		record("agent", "fallbacks", role)
 	}
