@@ -46,12 +46,24 @@ func PreflightHosts(ctx context.Context, hosts []string, getenv func(string) str
 	var wg sync.WaitGroup
 	for i, h := range slices.Sorted(slices.Values(hosts)) {
 		wg.Go(func() {
-			e, err := Preflight(ctx, HostEnv(getenv, h))
+			e, err := hostPreflight(ctx, HostEnv(getenv, h))
 			out[i] = HostProof{Host: h, Engine: e, Err: err}
 		})
 	}
 	wg.Wait()
 	return out
+}
+
+// hostPreflight is Preflight for an engine of runner.dagger.hosts: its
+// error's fix points at runner.dagger.hosts, where the engine's address
+// comes from, not at the variable set passed it in.
+func hostPreflight(ctx context.Context, env func(string) string) (*Engine, error) {
+	e, err := Preflight(ctx, env)
+	var pe *PreflightError
+	if errors.As(err, &pe) {
+		pe.Fix = strings.ReplaceAll(pe.Fix, "_EXPERIMENTAL_DAGGER_RUNNER_HOST", "runner.dagger.hosts")
+	}
+	return e, err
 }
 
 // PoolEngines proves the engines of hosts (PreflightHosts) and returns
@@ -70,7 +82,7 @@ func PoolEngines(ctx context.Context, hosts map[string]config.DaggerHost, getenv
 			fmt.Fprintf(log, "setctl: %s does not answer, so it takes no gate until it does: %s\n", pr.Host, oneLine(pr.Err))
 			env := HostEnv(getenv, pr.Host)
 			pe.Connect = func(ctx context.Context) (*dagger.Client, error) {
-				e, err := Preflight(ctx, env)
+				e, err := hostPreflight(ctx, env)
 				if err != nil {
 					return nil, errors.New(oneLine(err))
 				}
@@ -78,7 +90,7 @@ func PoolEngines(ctx context.Context, hosts map[string]config.DaggerHost, getenv
 				return Connector(e, log)(ctx)
 			}
 			pe.Down = errors.New(oneLine(pr.Err))
-			errs = append(errs, pr.Host+": "+strings.ReplaceAll(pr.Err.Error(), "\n", "\n    "))
+			errs = append(errs, pr.Host+": "+strings.ReplaceAll(pr.Err.Error(), "\n", "\n  "))
 		} else {
 			logProof(log, pr.Host, pr.Engine, pe.Parallelism)
 			pe.Connect = Connector(pr.Engine, log)
