@@ -58,6 +58,7 @@ func Project(lp *load.Instance) (*config.Project, error) {
 	d.checkFailures()
 	d.checkGatePrompts()
 	d.checkRunners()
+	d.checkDaggerHosts()
 	d.checkPermissions()
 	d.checkPrompts()
 	d.checkFallbacks()
@@ -323,6 +324,16 @@ func (d *decoder) checkRunners() {
 	case 1:
 	default:
 		d.fail([]string{"runner", "dagger", bases[1]}, "the dagger runner takes one base, but %s are all set", strings.Join(bases, " and "))
+	}
+}
+
+// checkDaggerHosts checks that every engine of runner.dagger.hosts is a
+// runner-host URL the dagger CLI can reach, whether or not a gate runs
+// on dagger.
+func (d *decoder) checkDaggerHosts() {
+	dg := d.p.Runner.Dagger
+	if dg == nil {
+		return
 	}
 	for _, host := range dg.HostURLs() {
 		if msg := hostProblem(host); msg != "" {

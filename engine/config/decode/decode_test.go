@@ -105,6 +105,7 @@ func TestLoadErrors(t *testing.T) {
 		{"climbing scope glob", "planner: scopes: links: \"../x/**\": true", "project.planner.scopes.links.\"../x/**\"", "set.cue:8:"},
 		{"dagger host without a scheme", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"engine-a\": {}}}", "project.runner.dagger.hosts.\"engine-a\"", "set.cue:8:"},
 		{"dagger host of an unknown scheme", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"http://engine-a:80\": {}}}", "project.runner.dagger.hosts.\"http://engine-a:80\"", "set.cue:8:"},
+		{"dagger host while no gate runs on dagger", "runner: dagger: hosts: \"engine-a\": {}", "project.runner.dagger.hosts.\"engine-a\"", "set.cue:8:"},
 		{"dagger host naming no engine", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"tcp://\": {}}}", "project.runner.dagger.hosts.\"tcp://\"", "set.cue:8:"},
 		{"dagger host without parallelism", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"tcp://a:1234\": parallelism: 0}}", "project.runner.dagger.hosts.\"tcp://a:1234\".parallelism", "set.cue:8:"},
 	}

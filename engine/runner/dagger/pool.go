@@ -208,13 +208,15 @@ func (p *pool) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, erro
 		}
 		p.logf("%s → %s", gateName(e), g.engine.Name)
 		res, err = p.run(ctx, g, e)
-		p.release(g)
 		var fault *EngineFault
 		if err == nil || ctx.Err() != nil || !errors.As(err, &fault) {
+			p.release(g)
 			return res, err
 		}
+		// Down before the slot is free, so that no gate takes it first.
 		failed[g.engine] = fault
 		p.down(g.engine, g.sess, fault)
+		p.release(g)
 		p.logf("%s stopped on %s, which %s; it runs again on another engine", gateName(e), g.engine.Name, reason(fault))
 	}
 }
@@ -426,6 +428,12 @@ func (p *pool) check(ctx context.Context, en *poolEngine) chan struct{} {
 		en.checking = false
 		p.notify()
 		switch {
+		case p.ctx.Err() != nil:
+			// Close cut the check short: it says nothing of the engine.
+			p.mu.Unlock()
+			if wasDown {
+				p.closeSession(en, sess)
+			}
 		case err == nil && wasDown:
 			old := en.sess
 			en.sess, en.down = sess, nil
