@@ -57,8 +57,8 @@ type PoolEngine struct {
 //     again, or already failed under it) returns a *NoEngineError, an
 //     engine fault naming every engine: a run error, never a verdict.
 //
-// Every engine that answers is asked again every HealthEvery while the
-// pool has run a gate; a down engine too. log gets a line for each gate
+// From the first gate on, every engine, down or not, is asked whether it
+// answers every HealthEvery. log gets a line for each gate
 // (which engine it went to), each engine that goes down or comes back,
 // and each gate that moves. The returned runner is an io.Closer; whoever
 // created it must call Close, which ends every session.
