@@ -250,7 +250,7 @@ func faultOf(ctx context.Context) *EngineFault {
 	return nil
 }
 
-// acquire waits for the engine e's gate is to run on and reserves a slot
+// acquire waits for an engine the gate can run on and reserves a slot
 // on it. failed are the engines that failed under the gate already; they
 // are not tried again. When no other engine answers, every down one is
 // asked again, once, before the gate gives up.
