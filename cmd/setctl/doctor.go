@@ -203,7 +203,8 @@ func permissionsCheck(a config.Agent, euid int, env []string) check {
 }
 
 // runnerChecks checks every runner the project's gates use, under the
-// environment getenv reads.
+// environment getenv reads: for dagger, the environment's engine, or each
+// engine of runner.dagger.hosts.
 func runnerChecks(ctx context.Context, ws *workspace, getenv func(string) string) []check {
 	used := map[string]bool{}
 	for _, g := range ws.cfg.Gates {
@@ -220,7 +221,33 @@ func runnerChecks(ctx context.Context, ws *workspace, getenv func(string) string
 	if used[config.RunnerHost] {
 		out = append(out, check{"runner", "ok", "host: gates run as processes in the change's worktree"})
 	}
-	if used[config.RunnerDagger] {
+	if used[config.RunnerDagger] && ws.cfg.Runner.Dagger != nil && len(ws.cfg.Runner.Dagger.Hosts) > 0 {
+		// Every engine of runner.dagger.hosts: one that does not answer
+		// stops the run only when none does.
+		hosts := ws.cfg.Runner.Dagger.Hosts
+		proofs := dagger.PreflightHosts(ctx, ws.cfg.Runner.Dagger.HostURLs(), getenv)
+		answering := 0
+		for _, pr := range proofs {
+			if pr.Err == nil {
+				answering++
+			}
+		}
+		for _, pr := range proofs {
+			if pr.Err != nil {
+				status, then := "fail", "and no other engine does"
+				if answering > 0 {
+					status, then = "warn", "so its gates go to the others until it does"
+				}
+				out = append(out, check{"runner", status, fmt.Sprintf("dagger: %s does not answer, %s: %s", pr.Host, then, strings.ReplaceAll(pr.Err.Error(), "\n  ", "; "))})
+				continue
+			}
+			out = append(out, check{"runner", "ok", fmt.Sprintf("dagger: %s answers: %s; up to %d gates at once", pr.Host, pr.Engine.Versions(), hosts[pr.Host].Parallelism)})
+			for _, w := range pr.Engine.Warnings() {
+				out = append(out, check{"runner", "warn", "dagger: " + pr.Host + ": " + w})
+			}
+		}
+		out = append(out, baseCheck(ws))
+	} else if used[config.RunnerDagger] {
 		eng, err := dagger.Preflight(ctx, getenv)
 		if err != nil {
 			out = append(out, check{"runner", "fail", "dagger: " + strings.ReplaceAll(err.Error(), "\n  ", "; ")})

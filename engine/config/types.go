@@ -451,7 +451,19 @@ type DaggerRunner struct {
 	Caches  map[string]string `json:"caches"`
 	Mounts  map[string]Mount  `json:"mounts"`
 	Env     map[string]string `json:"env"`
+	// Hosts are the engines the gates run on, by runner-host URL; empty
+	// means the one engine the environment names.
+	Hosts map[string]DaggerHost `json:"hosts"`
 }
+
+// DaggerHost is one engine of DaggerRunner.Hosts.
+type DaggerHost struct {
+	// Parallelism is how many gates run on the engine at once (>= 1).
+	Parallelism int `json:"parallelism"`
+}
+
+// HostURLs is the runner-host URLs of Hosts, sorted.
+func (d *DaggerRunner) HostURLs() []string { return slices.Sorted(maps.Keys(d.Hosts)) }
 
 // Excluded is the globs exclude keeps out of the container, sorted: those
 // whose entry is true.

@@ -81,7 +81,9 @@ func (p *Project) Agents(pl *plan.Plan) (agent.Adapter, map[string]agent.Adapter
 // function that releases them. For dagger it first proves, within
 // dagger.ProbeTimeout, that a Dagger engine answers (a session opened
 // with it tells its version): no engine is a run error before anything
-// starts, never a gate failure sent to an agent. The versions, any
+// starts, never a gate failure sent to an agent. With runner.dagger.hosts
+// it proves each of those engines instead, and the gates run on those
+// that answer (daggerPool). The versions, any
 // mismatch between them, and a session that had to be killed at the end
 // go to the Dagger log (.set/logs/dagger.log). getenv reads the Dagger
 // variables.
@@ -91,15 +93,14 @@ func (p *Project) Runners(ctx context.Context, g *graph.Graph, getenv func(strin
 	if !UsesRunner(p.Config, g, config.RunnerDagger) {
 		return runners, closeAll, nil
 	}
+	if d := p.Config.Runner.Dagger; d != nil && len(d.Hosts) > 0 {
+		return p.daggerPool(ctx, getenv, runners)
+	}
 	eng, err := dagger.Preflight(ctx, getenv)
 	if err != nil {
 		return nil, nil, err
 	}
-	logPath := rundir.New(p.Root).DaggerLog()
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return nil, nil, err
-	}
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := p.daggerLog()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,6 +116,38 @@ func (p *Project) Runners(ctx context.Context, g *graph.Graph, getenv func(strin
 		}
 		log.Close()
 	}, nil
+}
+
+// daggerPool is the dagger runner over the engines of runner.dagger.hosts
+// (dagger.NewPool), once at least one of them answers; the Dagger log
+// names each engine and, for each gate, the engine it ran on.
+func (p *Project) daggerPool(ctx context.Context, getenv func(string) string, runners map[string]runner.Runner) (map[string]runner.Runner, func(), error) {
+	log, err := p.daggerLog()
+	if err != nil {
+		return nil, nil, err
+	}
+	engines, err := dagger.PoolEngines(ctx, p.Config.Runner.Dagger.Hosts, getenv, log)
+	if err != nil {
+		log.Close()
+		return nil, nil, err
+	}
+	r := dagger.NewPool(p.Config.Runner.Dagger, p.Root, engines, log)
+	runners[config.RunnerDagger] = r
+	return runners, func() {
+		if err := r.(io.Closer).Close(); err != nil {
+			fmt.Fprintf(log, "setctl: closing the Dagger sessions: %v\n", err)
+		}
+		log.Close()
+	}, nil
+}
+
+// daggerLog opens the Dagger log (.set/logs/dagger.log) for appending.
+func (p *Project) daggerLog() (*os.File, error) {
+	logPath := rundir.New(p.Root).DaggerLog()
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 }
 
 // UsesRunner reports whether a gate of the graph, or a regeneration of a

@@ -71,6 +71,7 @@ project: golang.#Project & {
 			caches: "/root/.cache/go-build": "go-build"
 			mounts: "/opt/go": {source: "/usr/local/go", readOnly: true}
 			env: GOFLAGS: "-buildvcs=false"
+			hosts: "tcp://engine-a:1234": parallelism: 8
 		}
 	}
 	generated: "go.sum": runner: "host"
@@ -129,7 +130,7 @@ func TestEveryFieldReachesGo(t *testing.T) {
 	// forget.
 	for _, path := range []string{
 		"agent.recordings", "agent.models.implement", "agent.permissions", "runner.dagger.from", "runner.dagger.caches./root/.cache/go-build",
-		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude.bin/", "secrets.DEPLOY_PHRASE", "conventions.extra", "testPatterns.scripts", "gates.test.export", "generated.go.sum.runner",
+		"runner.dagger.mounts./opt/go.readOnly", "runner.dagger.exclude.bin/", "runner.dagger.hosts.tcp://engine-a:1234.parallelism", "secrets.DEPLOY_PHRASE", "conventions.extra", "testPatterns.scripts", "gates.test.export", "generated.go.sum.runner",
 		"gates.test.when", "gates.test.runner", "gates.test.failures",
 		"gates.review.prompt", "gates.review.blockOn", "gates.review.maxDiffBytes", "gates.review.repairs", "gates.spec_verify.grader",
 		"stacks.feature.spec_verify.order", "integration.rules.mode",

@@ -5,7 +5,9 @@
 package decode
 
 import (
+	"fmt"
 	"maps"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -56,6 +58,7 @@ func Project(lp *load.Instance) (*config.Project, error) {
 	d.checkFailures()
 	d.checkGatePrompts()
 	d.checkRunners()
+	d.checkDaggerHosts()
 	d.checkPermissions()
 	d.checkPrompts()
 	d.checkFallbacks()
@@ -322,6 +325,46 @@ func (d *decoder) checkRunners() {
 	default:
 		d.fail([]string{"runner", "dagger", bases[1]}, "the dagger runner takes one base, but %s are all set", strings.Join(bases, " and "))
 	}
+}
+
+// checkDaggerHosts checks that every engine of runner.dagger.hosts is a
+// runner-host URL the dagger CLI can reach, whether or not a gate runs
+// on dagger.
+func (d *decoder) checkDaggerHosts() {
+	dg := d.p.Runner.Dagger
+	if dg == nil {
+		return
+	}
+	for _, host := range dg.HostURLs() {
+		if msg := hostProblem(host); msg != "" {
+			// The URL is a label: named as CUE writes it, quoted.
+			at := []string{"runner", "dagger", "hosts", host}
+			path := []string{load.ProjectField, "runner", "dagger", "hosts", cue.Str(host).String()}
+			d.errs = errors.Append(d.errs, load.NewFieldError(path, d.pos(at...), "%s", msg))
+		}
+	}
+}
+
+// hostSchemes are the runner-host URL schemes the dagger CLI reaches an
+// engine by (_EXPERIMENTAL_DAGGER_RUNNER_HOST).
+var hostSchemes = []string{"tcp", "unix", "kube-pod", "docker-container", "docker-image", "podman-container", "podman-image"}
+
+// hostProblem says what is wrong with a key of runner.dagger.hosts, "" if
+// nothing: it must be a runner-host URL of a known scheme that names
+// where the engine is.
+func hostProblem(host string) string {
+	want := "want a runner-host URL: tcp://host:port, unix:///path, kube-pod://pod?namespace=ns, docker-container://name"
+	u, err := url.Parse(host)
+	if err != nil || u.Scheme == "" {
+		return fmt.Sprintf("%q is not a URL; %s", host, want)
+	}
+	if !slices.Contains(hostSchemes, u.Scheme) {
+		return fmt.Sprintf("%q has the scheme %q, which the dagger CLI does not know (%s); %s", host, u.Scheme, strings.Join(hostSchemes, ", "), want)
+	}
+	if u.Host == "" && (u.Scheme != "unix" || u.Path == "") {
+		return fmt.Sprintf("%q names no engine; %s", host, want)
+	}
+	return ""
 }
 
 // recordPositions keeps the positions of the fields later stages report

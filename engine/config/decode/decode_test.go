@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,6 +103,11 @@ func TestLoadErrors(t *testing.T) {
 		{"bad mergeUnion glob", "mergeUnion: \"docs/[a.md\": true", "project.mergeUnion.\"docs/[a.md\"", "set.cue:8:"},
 		{"absolute crossCutting glob", "crossCutting: \"/etc/routes.go\": true", "project.crossCutting.\"/etc/routes.go\"", "set.cue:8:"},
 		{"climbing scope glob", "planner: scopes: links: \"../x/**\": true", "project.planner.scopes.links.\"../x/**\"", "set.cue:8:"},
+		{"dagger host without a scheme", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"engine-a\": {}}}", "project.runner.dagger.hosts.\"engine-a\"", "set.cue:8:"},
+		{"dagger host of an unknown scheme", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"http://engine-a:80\": {}}}", "project.runner.dagger.hosts.\"http://engine-a:80\"", "set.cue:8:"},
+		{"dagger host while no gate runs on dagger", "runner: dagger: hosts: \"engine-a\": {}", "project.runner.dagger.hosts.\"engine-a\"", "set.cue:8:"},
+		{"dagger host naming no engine", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"tcp://\": {}}}", "project.runner.dagger.hosts.\"tcp://\"", "set.cue:8:"},
+		{"dagger host without parallelism", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"tcp://a:1234\": parallelism: 0}}", "project.runner.dagger.hosts.\"tcp://a:1234\".parallelism", "set.cue:8:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,5 +247,30 @@ project: schema.#Project & {
 	}
 	if _, _, err := Load(writeProject(t, strings.Replace(src, `"single"`, `"static"`, 1)), load.Options{}); err != nil {
 		t.Errorf("a static planner without prompts: %v", err)
+	}
+}
+
+// runner.dagger.hosts: each engine by its runner-host URL, with its
+// parallelism (4 unless set); every scheme the dagger CLI knows is taken.
+func TestDaggerHosts(t *testing.T) {
+	extra := `runner: kind: "dagger"
+	runner: dagger: from: "golang:1.26"
+	runner: dagger: hosts: "tcp://engine-a:1234": parallelism: 8
+	runner: dagger: hosts: "kube-pod://dagger-engine-x7k2p?namespace=dagger": {}
+	runner: dagger: hosts: "unix:///run/dagger/engine.sock": {}
+	runner: dagger: hosts: "docker-container://dagger-engine": {}`
+	dir := writeProject(t, strings.Replace(golangProject, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+extra+"\n", 1))
+	p, _, err := Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	got := map[string]int{}
+	for _, h := range p.Runner.Dagger.HostURLs() {
+		got[h] = p.Runner.Dagger.Hosts[h].Parallelism
+	}
+	want := map[string]int{"tcp://engine-a:1234": 8, "kube-pod://dagger-engine-x7k2p?namespace=dagger": 4,
+		"unix:///run/dagger/engine.sock": 4, "docker-container://dagger-engine": 4}
+	if !maps.Equal(got, want) {
+		t.Errorf("hosts %v, want %v", got, want)
 	}
 }

@@ -2,7 +2,8 @@
 // session. Every gate of a run shares the session; each gate gets a fresh
 // container built from the configured base with the change's worktree
 // mounted at the workdir. The container sees only the runner's configured
-// environment and the gate's own variables, never the host's.
+// environment and the gate's own variables, never the host's. NewPool
+// spreads the gates over several engines, a session with each.
 //
 // The package is named after the runner; it imports the Dagger SDK
 // (dagger.io/dagger) under the same name, so inside this package

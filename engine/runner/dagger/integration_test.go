@@ -6,13 +6,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -329,4 +332,92 @@ func TestLive(t *testing.T) {
 		}
 		verdicts("with a failing test", map[string]bool{"build": true, "test": false})
 	})
+}
+
+// TestLiveHosts runs gates on a pool of real engines, as setctl apply
+// does with runner.dagger.hosts. It needs
+//
+//   - SET_TEST_DAGGER_HOSTS: two or more runner-host URLs, separated by
+//     spaces, of engines that answer;
+//   - SET_TEST_DAGGER_ROOTFS and a dagger CLI, as TestLive.
+//
+// Without them it skips. Eight gates of a second each run at once on
+// engines of parallelism 2, alongside an engine that never answers (a
+// closed port): every gate passes, each engine that answers runs some,
+// and none goes to the one that does not. Run it with
+//
+//	SET_TEST_DAGGER_HOSTS="tcp://10.0.0.1:1234 tcp://10.0.0.2:1234" \
+//	_EXPERIMENTAL_DAGGER_CLI_BIN=/path/to/dagger \
+//	SET_TEST_DAGGER_ROOTFS=/path/to/debian-rootfs \
+//	go test ./engine/runner/dagger/ -run TestLiveHosts -v -count=1
+func TestLiveHosts(t *testing.T) {
+	const skip = "live Dagger hosts: set SET_TEST_DAGGER_HOSTS to two or more engines' URLs, space-separated, SET_TEST_DAGGER_ROOTFS to a Debian rootfs directory, and have a dagger CLI"
+	urls := strings.Fields(os.Getenv("SET_TEST_DAGGER_HOSTS"))
+	rootfs := os.Getenv("SET_TEST_DAGGER_ROOTFS")
+	if len(urls) < 2 || rootfs == "" {
+		t.Skip(skip)
+	}
+	if _, err := exec.LookPath(cmp.Or(os.Getenv("_EXPERIMENTAL_DAGGER_CLI_BIN"), "dagger")); err != nil {
+		t.Skip(skip)
+	}
+	hosts := map[string]config.DaggerHost{}
+	for _, u := range urls {
+		hosts[u] = config.DaggerHost{Parallelism: 2}
+	}
+	for _, pr := range PreflightHosts(context.Background(), urls, os.Getenv) {
+		if pr.Err != nil {
+			t.Skipf("%s (%s: %v)", skip, pr.Host, pr.Err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "tcp://" + l.Addr().String()
+	l.Close()
+	hosts[dead] = config.DaggerHost{Parallelism: 2}
+
+	log := &lockedBuffer{}
+	engines, err := PoolEngines(context.Background(), hosts, os.Getenv, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.DaggerRunner{Rootfs: rootfs, Workdir: "/src",
+		Env: map[string]string{"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}
+	p := NewPool(cfg, t.TempDir(), engines, log)
+	defer func() {
+		if err := p.(io.Closer).Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		t.Logf("the Dagger log:\n%s", log)
+	}()
+
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			res, err := p.Exec(context.Background(), runner.Exec{
+				Argv: []string{"sh", "-c", "sleep 1; echo gate " + strconv.Itoa(i)},
+				Dir:  t.TempDir(),
+			})
+			if err == nil && (res.ExitCode != 0 || strings.TrimSpace(string(res.Output)) != "gate "+strconv.Itoa(i)) {
+				err = fmt.Errorf("result %+v", res)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("gate %d: %v", i, err)
+		}
+	}
+	for _, u := range urls {
+		if !strings.Contains(log.String(), " → "+u+"\n") {
+			t.Errorf("no gate ran on %s", u)
+		}
+	}
+	if strings.Contains(log.String(), " → "+dead+"\n") {
+		t.Errorf("a gate went to %s, which never answered", dead)
+	}
 }
