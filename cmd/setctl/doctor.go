@@ -221,7 +221,8 @@ func runnerChecks(ctx context.Context, ws *workspace, getenv func(string) string
 	if used[config.RunnerHost] {
 		out = append(out, check{"runner", "ok", "host: gates run as processes in the change's worktree"})
 	}
-	if used[config.RunnerDagger] && ws.cfg.Runner.Dagger != nil && len(ws.cfg.Runner.Dagger.Hosts) > 0 {
+	switch {
+	case used[config.RunnerDagger] && ws.cfg.Runner.Dagger != nil && len(ws.cfg.Runner.Dagger.Hosts) > 0:
 		// Every engine of runner.dagger.hosts: one that does not answer
 		// stops the run only when none does.
 		hosts := ws.cfg.Runner.Dagger.Hosts
@@ -246,8 +247,7 @@ func runnerChecks(ctx context.Context, ws *workspace, getenv func(string) string
 				out = append(out, check{"runner", "warn", "dagger: " + pr.Host + ": " + w})
 			}
 		}
-		out = append(out, baseCheck(ws))
-	} else if used[config.RunnerDagger] {
+	case used[config.RunnerDagger]:
 		eng, err := dagger.Preflight(ctx, getenv)
 		if err != nil {
 			out = append(out, check{"runner", "fail", "dagger: " + strings.ReplaceAll(err.Error(), "\n  ", "; ")})
@@ -257,6 +257,8 @@ func runnerChecks(ctx context.Context, ws *workspace, getenv func(string) string
 				out = append(out, check{"runner", "warn", "dagger: " + w})
 			}
 		}
+	}
+	if used[config.RunnerDagger] {
 		out = append(out, baseCheck(ws)...)
 	}
 	return out
