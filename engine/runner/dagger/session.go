@@ -198,8 +198,46 @@ func (s *session) Close() error {
 
 // conn is a connection to the session's API; closing it ends the session.
 func (s *session) conn() *sessionConn {
-	return newSessionConn(s.port, s.token, s.Close)
+	c := newSessionConn(s.port, s.token, s.Close)
+	c.ended = s.ended
+	return c
 }
+
+// sessionEndWait is how long a request that failed on the session's
+// connection waits for the CLI to exit, to tell which went first: a CLI
+// that dies closes its listener a moment before it is reaped.
+const sessionEndWait = time.Second
+
+// ended is nil while the CLI runs after sessionEndWait, and says how it
+// ended once it has exited.
+func (s *session) ended() *sessionEndedError {
+	t := time.NewTimer(sessionEndWait)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+		return nil
+	}
+	e := &sessionEndedError{status: s.outcome.ExitCode, said: s.said()}
+	if s.runErr != nil {
+		e.said = ": " + s.runErr.Error()
+	}
+	return e
+}
+
+// sessionEndedError is a request to a session whose CLI had exited: the
+// engine went away with it, or killed it.
+type sessionEndedError struct {
+	status int
+	said   string // ": " and the CLI's last line on stderr, or ""
+	err    error  // what the request itself failed with
+}
+
+func (e *sessionEndedError) Error() string {
+	return fmt.Sprintf("the dagger CLI of its session exited with status %d%s", e.status, e.said)
+}
+
+func (e *sessionEndedError) Unwrap() error { return e.err }
 
 // firstLine is the CLI's stdout: it hands the first line to line and
 // discards everything after it. A first line longer than maxSessionLine
@@ -238,6 +276,9 @@ type sessionConn struct {
 	transport *http.Transport
 	host      string
 	end       func() error
+	// ended says how the session's CLI ended, nil while it runs (and
+	// for a session set does not own).
+	ended func() *sessionEndedError
 }
 
 var _ engineconn.EngineConn = (*sessionConn)(nil)
@@ -253,7 +294,19 @@ func newSessionConn(port int, token string, end func() error) *sessionConn {
 	}
 }
 
-func (c *sessionConn) Do(req *http.Request) (*http.Response, error) { return c.client.Do(req) }
+// Do sends req to the session. A request that fails because the
+// session's CLI has exited says so (sessionEndedError), wrapping what
+// it failed with.
+func (c *sessionConn) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.client.Do(req)
+	if err != nil && c.ended != nil && req.Context().Err() == nil {
+		if e := c.ended(); e != nil {
+			e.err = err
+			return nil, e
+		}
+	}
+	return resp, err
+}
 
 func (c *sessionConn) Host() string { return c.host }
 

@@ -421,3 +421,27 @@ func TestRunnerStopsWithTheRun(t *testing.T) {
 	}
 	cli.noneLeft(t)
 }
+
+// TestRunnerSessionCLIExits: a session whose CLI exits under the run (the
+// engine went away and the CLI with it) makes the next gate an engine
+// fault that says how the CLI ended, in its own words.
+func TestRunnerSessionCLIExits(t *testing.T) {
+	t.Parallel()
+	// A port nobody listens on: the CLI's API is gone with it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cli := newFakeCLI(t, sessionLine(port, "tok")+"\necho 'Error: lost the connection to the engine' >&2; exit 1")
+	e := &Engine{Via: "cli", CLI: cli.bin}
+	r := New(goCfg(), "/p", "tcp://engine.test:1234", connector(e, io.Discard, notLong, 200*time.Millisecond))
+	defer r.(io.Closer).Close()
+	_, err = r.Exec(context.Background(), runner.Exec{Argv: []string{"go", "test"}, Dir: t.TempDir()})
+	want := "the Dagger engine tcp://engine.test:1234 went away during the gate: the dagger CLI of its session exited with status 1: Error: lost the connection to the engine\n"
+	if !IsEngineFault(err) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Exec = %v\nwant an EngineFault starting %q", err, want)
+	}
+	cli.noneLeft(t)
+}
