@@ -178,8 +178,15 @@ func (r *daggerRunner) Close() error {
 // session answering 502, 503 or 504, its CLI exited) is an *EngineFault
 // too.
 // Any other failure of the engine or the SDK, a cancelled ctx, or a file of
-// e.Export that cannot be copied back is a returned error.
+// e.Export that cannot be copied back is a returned error. No error
+// holds a terminal escape, whatever the engine or the CLI wrote.
 func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, error) {
+	res, err := r.exec(ctx, e)
+	return res, plainError(err)
+}
+
+// exec is Exec, with the errors as the engine and the SDK gave them.
+func (r *daggerRunner) exec(ctx context.Context, e runner.Exec) (runner.ExecResult, error) {
 	res := runner.ExecResult{ExitCode: -1, Base: r.cfg.Base()}
 	if err := r.check(e); err != nil {
 		return res, err

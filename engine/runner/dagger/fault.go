@@ -13,6 +13,8 @@ import (
 
 	"dagger.io/dagger"
 	"github.com/Khan/genqlient/graphql"
+
+	"github.com/set-engine/set/engine/runner"
 )
 
 // HealthTimeout bounds the question that tells an engine that is slow
@@ -125,6 +127,19 @@ func wentAway(err error) error {
 		return &causeError{"the connection to its session failed: " + lastCause(opErr.Error()), err}
 	}
 	return nil
+}
+
+// plainError is err with a text free of terminal escapes (see
+// runner.StripEscapes): err itself when its text has none, else an error
+// that wraps it.
+func plainError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); runner.StripEscapes(msg) != msg {
+		return &causeError{runner.StripEscapes(msg), err}
+	}
+	return err
 }
 
 // lastCause is the innermost cause of an error text whose causes are

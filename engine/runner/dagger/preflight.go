@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 
 	"dagger.io/dagger"
 	"dagger.io/dagger/engineconn"
+
+	"github.com/set-engine/set/engine/runner"
 )
 
 // SDKEngineVersion is the engine version the Dagger SDK that set is built
@@ -107,12 +110,14 @@ type PreflightError struct {
 	Err   error
 }
 
+// Error says what was tried, why it failed and how to fix it, without
+// the terminal escapes a CLI or a command it quotes may have written.
 func (e *PreflightError) Error() string {
 	msg := "no Dagger engine: " + e.Tried
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
-	return msg + "\n  fix: " + e.Fix + "\n  or run the gates on the host: runner: kind: \"host\""
+	return runner.StripEscapes(msg + "\n  fix: " + e.Fix + "\n  or run the gates on the host: runner: kind: \"host\"")
 }
 
 func (e *PreflightError) Unwrap() error { return e.Err }
@@ -270,12 +275,13 @@ func cliVersion(ctx context.Context, cli string) string {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli, "version")
+	cmd.Env = append(os.Environ(), cliEnv()...)
 	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(out), "\n")
+	line, _, _ := strings.Cut(runner.StripEscapes(string(out)), "\n")
 	v := versionPattern.FindString(line)
 	if v != "" && !strings.HasPrefix(v, "v") {
 		v = "v" + v

@@ -69,6 +69,14 @@ type sessionOptions struct {
 	closeGrace time.Duration
 }
 
+// cliEnv is what every dagger CLI set runs gets beside set's environment
+// (later values win): plain output without colour. The CLI colours even
+// its plain progress (which a session writes to the Dagger log) unless
+// NO_COLOR is set, and DAGGER_PROGRESS set to "tty" or "report" in set's
+// environment would ask for a terminal it does not have, or for nothing
+// until the session ends.
+func cliEnv() []string { return []string{"NO_COLOR=1", "DAGGER_PROGRESS=plain"} }
+
 // sessionArgv is the command the Go SDK (v0.21.9) runs for a session
 // without a workdir or workspace: `dagger session` with its labels.
 func sessionArgv(cli string) []string {
@@ -95,7 +103,10 @@ func startSession(ctx context.Context, o sessionOptions) (*session, error) {
 	if o.log != nil {
 		stderr = io.MultiWriter(o.log, s.stderr)
 	}
-	env := os.Environ()
+	// The log and the errors that quote the CLI are read as text: no
+	// terminal escapes, whatever the CLI writes.
+	stderr = runner.NewEscapeStripper(stderr)
+	env := append(os.Environ(), cliEnv()...)
 	if o.runnerHost != "" {
 		env = append(env, "_EXPERIMENTAL_DAGGER_RUNNER_HOST="+o.runnerHost)
 	}

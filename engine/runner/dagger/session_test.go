@@ -445,3 +445,55 @@ func TestRunnerSessionCLIExits(t *testing.T) {
 	}
 	cli.noneLeft(t)
 }
+
+// colouredProgress is shell code that writes progress as the dagger CLI
+// does when NO_COLOR is unset: coloured, with an OSC hyperlink, split
+// across writes. It records what it was given for colour and progress.
+const colouredProgress = `echo "NO_COLOR=${NO_COLOR-} DAGGER_PROGRESS=${DAGGER_PROGRESS-}" > "$D/colour"
+printf '1   : connect \033[32mDONE\033[0m \033[90m[0.1s]\033[0m\n' >&2
+printf '2   : \033]8;;https://dagger.cloud/trace\033\\trace\033]8;;\033\\ \033[3' >&2
+printf '1mERROR\033[0m\n' >&2`
+
+// TestSessionPlainText: the CLI is asked for plain progress without
+// colour, even when set's environment asks for a terminal's; what it
+// writes in colour all the same reaches the log, and the errors that
+// quote it, without a terminal escape.
+func TestSessionPlainText(t *testing.T) {
+	t.Setenv("DAGGER_PROGRESS", "tty")
+	t.Setenv("NO_COLOR", "")
+	engine := newFakeEngine()
+	cli := newFakeCLI(t, colouredProgress+"\n"+sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses)
+	var log strings.Builder
+	o := testSession(cli.bin, notLong)
+	o.log = &log
+	s, err := startSession(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := cli.file(t, "colour"); got != "NO_COLOR=1 DAGGER_PROGRESS=plain" {
+		t.Errorf("the CLI got %q", got)
+	}
+	if want := "1   : connect DONE [0.1s]\n2   : trace ERROR\n"; log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+
+	cli = newFakeCLI(t, colouredProgress+"\nexit 1")
+	_, err = startSession(context.Background(), testSession(cli.bin, notLong))
+	if want := "the dagger CLI exited with status 1 before opening a session: 2   : trace ERROR"; err == nil || err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
+	}
+}
+
+// TestEngineErrorWithEscapes: an engine error written for a terminal
+// reaches set without its escapes, and is still the engine's error.
+func TestEngineErrorWithEscapes(t *testing.T) {
+	fx := newFixture(t, goCfg(), "/p")
+	fx.engine.fail["sync"] = "\x1b[31mpull access denied\x1b[0m for golang"
+	_, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"go"}, Dir: "/wt"})
+	if err == nil || strings.ContainsRune(err.Error(), 0x1b) || !strings.Contains(err.Error(), "pull access denied for golang") {
+		t.Errorf("err = %q", err)
+	}
+}
