@@ -208,6 +208,55 @@ func plainListener(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// engineListener is an HTTP server on 127.0.0.1 that speaks HTTP/1 and
+// HTTP/2 without TLS, as a Dagger engine's API listener does (it answers
+// greet as an engine); it answers every request 404. It returns the port.
+func engineListener(t *testing.T) int {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().(*net.TCPAddr).Port
+}
+
+// answeringListener accepts connections on 127.0.0.1, writes answer on
+// each and keeps it open ("" closes it at once), as something that is not
+// a Dagger engine may. It returns the port.
+func answeringListener(t *testing.T, answer string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				<-done
+				return
+			}
+			if answer == "" {
+				c.Close()
+				continue
+			}
+			c.Write([]byte(answer))
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() { l.Close(); close(done) })
+	return l.Addr().(*net.TCPAddr).Port
+}
+
 func testSession(cli string, start time.Duration) sessionOptions {
 	return sessionOptions{cli: cli, runnerHost: "tcp://engine.test:1234", start: start, closeGrace: 200 * time.Millisecond}
 }
