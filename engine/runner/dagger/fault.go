@@ -41,14 +41,14 @@ type EngineFault struct {
 
 // Error says what happened to which engine on its first line, and what to
 // do on a "fix:" line: the gate never ended, so a resumed run runs it
-// again (no retry was spent on it).
+// again (no retry was spent on it). It holds no terminal escape.
 func (e *EngineFault) Error() string {
 	msg := fmt.Sprintf("the Dagger engine %s %s", e.Engine, e.What)
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
-	return msg + "\n  fix: check that the engine runs and answers (`dagger core version` asks it its version), " +
-		"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry"
+	return runner.StripEscapes(msg + "\n  fix: check that the engine runs and answers (`dagger core version` asks it its version), " +
+		"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry")
 }
 
 func (e *EngineFault) Unwrap() error { return e.Err }

@@ -124,9 +124,11 @@ func (e *PreflightError) Unwrap() error { return e.Err }
 
 // Preflight finds the engine the SDK would use and proves, within
 // ProbeTimeout, that it is a Dagger engine: it opens a session with it
-// (a session set owns, for a CLI) and asks the engine its version. An
-// address that accepts connections but does not answer as an engine
-// fails. getenv reads the environment (os.Getenv in production).
+// (a session set owns, for a CLI) and asks the engine its version. The
+// PreflightError of an address that accepts connections tells one that
+// does not answer in time (a busy or stopped engine: "did not answer
+// within") from one that answers as something else ("is not a Dagger
+// engine"). getenv reads the environment (os.Getenv in production).
 func Preflight(ctx context.Context, getenv func(string) string) (*Engine, error) {
 	return preflight(ctx, getenv, ProbeTimeout)
 }
