@@ -219,8 +219,8 @@ func (s *session) conn() *sessionConn {
 // that dies closes its listener a moment before it is reaped.
 const sessionEndWait = time.Second
 
-// ended is nil while the CLI runs after sessionEndWait, and says how it
-// ended once it has exited.
+// ended waits up to sessionEndWait for the CLI to exit, and says how it
+// ended; nil when it still runs.
 func (s *session) ended() *sessionEndedError {
 	t := time.NewTimer(sessionEndWait)
 	defer t.Stop()
