@@ -230,3 +230,40 @@ func TestPreflightRunnerHosts(t *testing.T) {
 		t.Error("a session was started although the runner host was refused")
 	}
 }
+
+// TestPreflightUnixSocket: a unix:// runner host is greeted as a tcp://
+// one: a web server on the socket is no engine, a socket that says
+// nothing is a silent engine.
+func TestPreflightUnixSocket(t *testing.T) {
+	newFakeCLI(t, hang).onPath(t)
+	dir, err := os.MkdirTemp("", "sock") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	web := httptest.NewUnstartedServer(http.NotFoundHandler())
+	l, err := net.Listen("unix", filepath.Join(dir, "web.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web.Listener = l
+	web.Start()
+	defer web.Close()
+	host := "unix://" + filepath.Join(dir, "web.sock")
+	_, err = preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), notLong)
+	if want := "no Dagger engine: " + host + ` accepts connections but is not a Dagger engine: it answered "HTTP/1.1 404 Not Found"`; err == nil || !strings.HasPrefix(err.Error(), want+"\n") {
+		t.Errorf("a web server: %v\nwant %s", err, want)
+	}
+
+	silent, err := net.Listen("unix", filepath.Join(dir, "engine.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	host = "unix://" + filepath.Join(dir, "engine.sock")
+	_, err = preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), time.Second)
+	if want := "no Dagger engine: " + host + " accepts connections but did not answer within 1s (it may be a busy or stopped engine)"; err == nil || !strings.HasPrefix(err.Error(), want+"\n") {
+		t.Errorf("a silent socket: %v\nwant %s", err, want)
+	}
+}
