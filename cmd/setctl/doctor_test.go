@@ -2,6 +2,8 @@ package main
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,14 +15,13 @@ import (
 	"github.com/set-engine/set/internal/gittest"
 )
 
-// TestDoctorPlainListener: a runner host that accepts connections but is
-// not a Dagger engine fails the doctor, saying so, once the session probe's
-// 10 s deadline passes, not after the SDK's 300 s. The dagger CLI here
-// waits for ever on the engine, as the real one does when the address is
-// not an engine's.
+// TestDoctorPlainListener: a runner host that accepts connections but
+// does not answer them (a paused or overloaded engine does that) fails
+// the doctor, saying it did not answer and may be busy or stopped, once
+// the session probe's 7 s deadline passes, not after the SDK's 300 s.
 func TestDoctorPlainListener(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits for the 10 s deadline of the session probe")
+		t.Skip("waits for the 7 s deadline of the session probe")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,11 +42,86 @@ func TestDoctorPlainListener(t *testing.T) {
 		}
 	}()
 	host := "tcp://" + l.Addr().String()
+	dir := daggerProject(t, "sleep 300 & wait", host)
 
+	start := time.Now()
+	var stdout, stderr strings.Builder
+	code := Main([]string{"-C", dir, "doctor"}, testProcess(&stdout, &stderr))
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("doctor took %v", d)
+	}
+	if code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	want := "FAIL  runner   dagger: no Dagger engine: " + host + " accepts connections but did not answer within 7s (it may be a busy or stopped engine); " +
+		"fix: check that the engine at " + host + " runs and is neither paused nor overloaded (`dagger core version` asks it its version), or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at another engine; " +
+		"or run the gates on the host: runner: kind: \"host\"\n"
+	if !strings.Contains(stdout.String(), "\n"+want) || !strings.HasSuffix(stdout.String(), "This project cannot run here: 1 problem.\n") {
+		t.Errorf("stdout:\n%s\nwant the line\n%s", stdout.String(), want)
+	}
+}
+
+// TestDoctorNotAnEngine: a runner host that answers, but as something
+// else (here a web server), fails the doctor at once, saying it is not a
+// Dagger engine and what it answered.
+func TestDoctorNotAnEngine(t *testing.T) {
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
+	host := "tcp://" + web.Listener.Addr().String()
+	dir := daggerProject(t, "sleep 300 & wait", host)
+	var stdout, stderr strings.Builder
+	if code := Main([]string{"-C", dir, "doctor"}, testProcess(&stdout, &stderr)); code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	want := "FAIL  runner   dagger: no Dagger engine: " + host + " accepts connections but is not a Dagger engine: it answered \"HTTP/1.1 404 Not Found\"; " +
+		"fix: point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a Dagger engine's address (`dagger core version` prints its version); " +
+		"or run the gates on the host: runner: kind: \"host\"\n"
+	if !strings.Contains(stdout.String(), "\n"+want) {
+		t.Errorf("stdout:\n%s\nwant the line\n%s", stdout.String(), want)
+	}
+}
+
+// TestDaggerMessagesWithoutEscapes: a dagger CLI that writes in colour
+// (as it does unless NO_COLOR is set) reaches doctor, its JSON and
+// apply's error without a terminal escape, in its own words.
+func TestDaggerMessagesWithoutEscapes(t *testing.T) {
+	// An engine's listener: HTTP/1 and HTTP/2 without TLS.
+	engine := httptest.NewUnstartedServer(http.NotFoundHandler())
+	engine.Config.Protocols = new(http.Protocols)
+	engine.Config.Protocols.SetHTTP1(true)
+	engine.Config.Protocols.SetUnencryptedHTTP2(true)
+	engine.Start()
+	defer engine.Close()
+	session := `printf '1   : connect \033[31mERROR\033[0m \033[90m[0.1s]\033[0m\n' >&2
+printf '\033[1;31mError:\033[0m the engine \033]8;;https://dagger.io\033\\went away\033]8;;\033\\\n' >&2
+exit 1`
+	dir := daggerProject(t, session, "tcp://"+engine.Listener.Addr().String())
+	said := "the dagger CLI exited with status 1 before opening a session: Error: the engine went away"
+	for _, args := range [][]string{{"doctor"}, {"doctor", "--json"}, {"apply", "--yes"}, {"apply", "--yes", "--json"}} {
+		var stdout, stderr strings.Builder
+		if code := Main(append([]string{"-C", dir}, args...), testProcess(&stdout, &stderr)); code != exitError {
+			t.Errorf("%v: exit %d, want %d", args, code, exitError)
+		}
+		out := stdout.String() + stderr.String()
+		if strings.ContainsRune(out, 0x1b) || strings.Contains(out, `\u001b`) {
+			t.Errorf("%v: a terminal escape in\n%q", args, out)
+		}
+		if !strings.Contains(out, said) {
+			t.Errorf("%v: the CLI's words are missing from\n%s", args, out)
+		}
+	}
+}
+
+// daggerProject is a committed project whose gates run on the dagger
+// runner, with _EXPERIMENTAL_DAGGER_RUNNER_HOST set to host and a dagger
+// CLI whose `dagger version` answers v0.21.9 and whose `dagger session`
+// runs the shell code session.
+func daggerProject(t *testing.T, session, host string) string {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "dagger")
 	files := map[string]string{
-		bin: "#!/bin/sh\ntest \"$1\" = version && { echo 'dagger v0.21.9 (fake) linux/amd64'; exit 0; }\nsleep 300 & wait\n",
+		bin: "#!/bin/sh\ntest \"$1\" = version && { echo 'dagger v0.21.9 (fake) linux/amd64'; exit 0; }\n" + session + "\n",
 		filepath.Join(dir, "cue.mod", "module.cue"): "module: \"example.com/dg@v0\"\nlanguage: version: \"v0.17.0\"\ndeps: \"github.com/set-engine/set@v0\": v: \"v0.1.0\"\n",
 		filepath.Join(dir, "set.cue"): `package dg
 
@@ -79,22 +155,7 @@ project: golang.#Project & {
 	}
 	t.Setenv("_EXPERIMENTAL_DAGGER_CLI_BIN", bin)
 	t.Setenv("_EXPERIMENTAL_DAGGER_RUNNER_HOST", host)
-
-	start := time.Now()
-	var stdout, stderr strings.Builder
-	code := Main([]string{"-C", dir, "doctor"}, testProcess(&stdout, &stderr))
-	if d := time.Since(start); d > 30*time.Second {
-		t.Errorf("doctor took %v", d)
-	}
-	if code != exitError {
-		t.Errorf("exit %d, want %d", code, exitError)
-	}
-	want := "FAIL  runner   dagger: no Dagger engine: " + host + " accepts connections but is not a Dagger engine: the dagger CLI opened no session with it within 7s; " +
-		"fix: point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running Dagger engine (`dagger core version` prints its version); " +
-		"or run the gates on the host: runner: kind: \"host\"\n"
-	if !strings.Contains(stdout.String(), "\n"+want) || !strings.HasSuffix(stdout.String(), "This project cannot run here: 1 problem.\n") {
-		t.Errorf("stdout:\n%s\nwant the line\n%s", stdout.String(), want)
-	}
+	return dir
 }
 
 // TestRaceCheckLooksWhereTheContainerLooks: the C compiler a -race gate

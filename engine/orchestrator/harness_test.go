@@ -40,6 +40,8 @@ type fixture struct {
 	replan ReplanFunc
 	// sentinelTick is Options.sentinelTick; zero means 20ms.
 	sentinelTick time.Duration
+	// runners are Options.Runners; nil means the host runner alone.
+	runners map[string]runner.Runner
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -177,9 +179,13 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	runners := f.runners
+	if runners == nil {
+		runners = map[string]runner.Runner{"host": host.New()}
+	}
 	return Apply(ctx, Options{
 		Root: f.root, Project: f.project, Plan: f.plan, Graph: g, Adapter: a,
-		Runners:        map[string]runner.Runner{"host": host.New()},
+		Runners:        runners,
 		Checkpoint:     f.checkpoint,
 		AcceptBaseline: f.acceptBaseline,
 		KeepBranches:   f.keepBranches,

@@ -174,10 +174,20 @@ func (r *daggerRunner) Close() error {
 // version (within healthTimeout): if it answers, the result has TimedOut
 // set, ExitCode -1 and a nil error (the gate's own timeout); if not, the
 // error is an *EngineFault, since a gate cannot be blamed for an engine
-// that stopped answering under it.
+// that stopped answering under it. An engine that went away under the
+// gate (the session's connection refused, reset or cut short, the
+// session answering 502, 503 or 504, its CLI exited) is an *EngineFault
+// too.
 // Any other failure of the engine or the SDK, a cancelled ctx, or a file of
-// e.Export that cannot be copied back is a returned error.
+// e.Export that cannot be copied back is a returned error. No error
+// holds a terminal escape, whatever the engine or the CLI wrote.
 func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, error) {
+	res, err := r.exec(ctx, e)
+	return res, plainError(err)
+}
+
+// exec is Exec, with the errors as the engine and the SDK gave them.
+func (r *daggerRunner) exec(ctx context.Context, e runner.Exec) (runner.ExecResult, error) {
 	res := runner.ExecResult{ExitCode: -1, Base: r.cfg.Base()}
 	if err := r.check(e); err != nil {
 		return res, err
@@ -202,7 +212,7 @@ func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResu
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("dagger runner: %s: %w", e.Argv[0], context.Cause(ctx))
 	default:
-		return res, fmt.Errorf("dagger runner: %s: %w", e.Argv[0], err)
+		return res, r.failed(e, err)
 	}
 
 	res.ExitCode = out.exitCode
@@ -217,6 +227,10 @@ func (r *daggerRunner) Exec(ctx context.Context, e runner.Exec) (runner.ExecResu
 		if errors.Is(context.Cause(gctx), errTimedOut) {
 			res.ExitCode = -1
 			return r.timedOut(ctx, client, res)
+		}
+		if cause := wentAway(err); cause != nil {
+			res.ExitCode = -1
+			return res, r.goneFault(cause)
 		}
 		return res, err
 	}
@@ -234,6 +248,22 @@ func (r *daggerRunner) timedOut(ctx context.Context, client *dagger.Client, res 
 	}
 	res.TimedOut = true
 	return res, nil
+}
+
+// failed is the error of a gate the engine could not run: an
+// EngineFault when the engine went away under it, else the engine's
+// error, naming the command.
+func (r *daggerRunner) failed(e runner.Exec, err error) error {
+	if cause := wentAway(err); cause != nil {
+		return r.goneFault(cause)
+	}
+	return fmt.Errorf("dagger runner: %s: %w", e.Argv[0], err)
+}
+
+// goneFault is the EngineFault of an engine that went away under a gate,
+// for cause (see the function wentAway).
+func (r *daggerRunner) goneFault(cause error) error {
+	return &EngineFault{Engine: r.engine, What: "went away during the gate", Err: cause}
 }
 
 // check rejects what no engine could run, before connecting.

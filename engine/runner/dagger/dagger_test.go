@@ -272,6 +272,9 @@ func TestEngineError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "pull access denied") {
 		t.Fatalf("err = %v, want the engine's error", err)
 	}
+	if IsEngineFault(err) || !strings.HasPrefix(err.Error(), "dagger runner: go: ") {
+		t.Errorf("err = %q: an engine that answers with an error is no engine fault", err)
+	}
 	if res.TimedOut || res.ExitCode != -1 {
 		t.Errorf("result %+v", res)
 	}
@@ -307,12 +310,46 @@ func TestEngineStopsAnswering(t *testing.T) {
 	if !errors.As(err, &fault) {
 		t.Fatalf("err = %v, want an EngineFault", err)
 	}
-	want := "the Dagger engine fake stopped answering during the gate: it did not answer a version query within 100ms"
+	want := "the Dagger engine fake stopped answering during the gate: it did not answer a version query within 100ms\n" +
+		"  fix: check that the engine runs and answers (`dagger core version` asks it its version), " +
+		"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry"
 	if err.Error() != want {
 		t.Errorf("err = %q\nwant  %q", err, want)
 	}
 	if res.TimedOut {
 		t.Errorf("result %+v: an engine fault is no gate timeout", res)
+	}
+}
+
+// TestEngineGoesAway: an engine that goes away under a gate (its session
+// answering 502, the connection cut short or refused), while the gate
+// runs or while its files are exported, is the engine's fault: a run
+// error that says so, names the engine and says what to do, without the
+// "dagger runner: go:" of the engine's other errors.
+func TestEngineGoesAway(t *testing.T) {
+	fix := "\n  fix: check that the engine runs and answers (`dagger core version` asks it its version), " +
+		"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry"
+	for _, tc := range []struct{ field, how, want string }{
+		{"sync", "502", "the Dagger engine fake went away during the gate: its session answered 502 Bad Gateway (unexpected EOF)"},
+		{"sync", "eof", "the Dagger engine fake went away during the gate: the connection to its session was cut short (unexpected EOF)"},
+		{"stdout", "refused", "the Dagger engine fake went away during the gate: the connection to its session failed: connection refused"},
+		{"export", "eof", "the Dagger engine fake went away during the gate: the connection to its session was cut short (unexpected EOF)"},
+	} {
+		t.Run(tc.field+" "+tc.how, func(t *testing.T) {
+			fx := newFixture(t, goCfg(), "/p")
+			fx.engine.die[tc.field] = tc.how
+			res, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"go", "generate"}, Dir: t.TempDir(), Export: []string{"go.sum"}})
+			var fault *EngineFault
+			if !errors.As(err, &fault) {
+				t.Fatalf("err = %v, want an EngineFault", err)
+			}
+			if err.Error() != tc.want+fix {
+				t.Errorf("err = %q\nwant  %q", err, tc.want+fix)
+			}
+			if res.TimedOut || res.ExitCode != -1 {
+				t.Errorf("result %+v: an engine fault is no result of the gate", res)
+			}
+		})
 	}
 }
 

@@ -9,13 +9,16 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // fakeEngine is an engineconn.EngineConn that answers the GraphQL the
@@ -52,6 +55,7 @@ type fakeEngine struct {
 	version        string            // the engine's version; "" answers SDKEngineVersion
 	fail           map[string]string // leaf field → GraphQL error message
 	block          map[string]bool   // leaf field → wait for the request's context to end
+	die            map[string]string // leaf field → how the engine goes away on it (see dies)
 
 	mu      sync.Mutex
 	queries []string          // canonical leaf paths, in arrival order
@@ -70,7 +74,7 @@ type hostRead struct {
 }
 
 func newFakeEngine() *fakeEngine {
-	return &fakeEngine{fail: map[string]string{}, block: map[string]bool{},
+	return &fakeEngine{fail: map[string]string{}, block: map[string]bool{}, die: map[string]string{},
 		objects: map[string]string{}, ids: map[string]string{}}
 }
 
@@ -151,6 +155,9 @@ func (f *fakeEngine) Do(req *http.Request) (*http.Response, error) {
 		if msg, ok := f.fail[name]; ok {
 			return reply(nil, msg)
 		}
+		if how, ok := f.die[name]; ok {
+			return dies(req, how)
+		}
 	}
 
 	f.mu.Lock()
@@ -160,6 +167,30 @@ func (f *fakeEngine) Do(req *http.Request) (*http.Response, error) {
 		return reply(nil, err.Error())
 	}
 	return reply(data, "")
+}
+
+// dies answers req as an engine that went away under it does, how:
+//   - "502": the session's answer when its engine died (the CLI of a
+//     session proxies to the engine), as seen with a real engine killed
+//     mid-gate;
+//   - "eof": the connection cut short mid-answer;
+//   - "refused": a session that no longer listens.
+func dies(req *http.Request, how string) (*http.Response, error) {
+	urlErr := func(err error) error { return &url.Error{Op: "Post", URL: req.URL.String(), Err: err} }
+	switch how {
+	case "502":
+		body := `{"data":null,"errors":[{"message":"http do: Post \"http://dagger/query\": unexpected EOF"}]}`
+		return &http.Response{
+			StatusCode: http.StatusBadGateway,
+			Header:     http.Header{"Content-Type": {"application/json"}},
+			Body:       io.NopCloser(strings.NewReader(body)),
+		}, nil
+	case "eof":
+		return nil, urlErr(io.ErrUnexpectedEOF)
+	case "refused":
+		return nil, urlErr(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+	}
+	return nil, fmt.Errorf("fake engine: no way to die %q", how)
 }
 
 // reply is an HTTP 200 carrying a GraphQL response: data, or an error.

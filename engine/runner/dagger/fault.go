@@ -4,9 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
 	"time"
 
 	"dagger.io/dagger"
+	"github.com/Khan/genqlient/graphql"
+
+	"github.com/set-engine/set/engine/runner"
 )
 
 // HealthTimeout bounds the question that tells an engine that is slow
@@ -31,12 +39,16 @@ type EngineFault struct {
 	Err error
 }
 
+// Error says what happened to which engine on its first line, and what to
+// do on a "fix:" line: the gate never ended, so a resumed run runs it
+// again (no retry was spent on it). It holds no terminal escape.
 func (e *EngineFault) Error() string {
 	msg := fmt.Sprintf("the Dagger engine %s %s", e.Engine, e.What)
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
-	return msg
+	return runner.StripEscapes(msg + "\n  fix: check that the engine runs and answers (`dagger core version` asks it its version), " +
+		"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry")
 }
 
 func (e *EngineFault) Unwrap() error { return e.Err }
@@ -62,4 +74,81 @@ func answers(ctx context.Context, client *dagger.Client, timeout time.Duration) 
 		return errors.New("it answered a version query with an empty version")
 	}
 	return nil
+}
+
+// causeError is a short cause, for a person, of the error it wraps.
+type causeError struct {
+	cause string
+	err   error
+}
+
+func (e *causeError) Error() string { return e.cause }
+func (e *causeError) Unwrap() error { return e.err }
+
+// wentAway tells an engine that went away under a request from any other
+// failure: the connection to the session refused, reset or cut short (the
+// session CLI is gone, see sessionEndedError), or the session answering
+// 502, 503 or 504 because the engine behind it is gone. It returns a
+// short cause for a person, and nil for any other error (an image that
+// cannot be pulled, a path that does not exist: the engine answered).
+func wentAway(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ended *sessionEndedError
+	if errors.As(err, &ended) {
+		return &causeError{ended.Error(), err}
+	}
+	var httpErr *graphql.HTTPError
+	if errors.As(err, &httpErr) {
+		switch httpErr.StatusCode {
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			cause := fmt.Sprintf("its session answered %d %s", httpErr.StatusCode, http.StatusText(httpErr.StatusCode))
+			if len(httpErr.Response.Errors) > 0 {
+				cause += " (" + lastCause(httpErr.Response.Errors[0].Message) + ")"
+			}
+			return &causeError{cause, err}
+		}
+		return nil
+	}
+	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EPIPE, syscall.ECONNABORTED} {
+		if errors.Is(err, errno) {
+			return &causeError{"the connection to its session failed: " + errno.Error(), err}
+		}
+	}
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &causeError{"the connection to its session was cut short (unexpected EOF)", err}
+	case errors.Is(err, io.EOF):
+		return &causeError{"the connection to its session closed (EOF)", err}
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return &causeError{"the connection to its session failed: " + lastCause(opErr.Error()), err}
+	}
+	return nil
+}
+
+// plainError is err with a text free of terminal escapes (see
+// runner.StripEscapes): err itself when its text has none, else an error
+// that wraps it.
+func plainError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); runner.StripEscapes(msg) != msg {
+		return &causeError{runner.StripEscapes(msg), err}
+	}
+	return err
+}
+
+// lastCause is the innermost cause of an error text whose causes are
+// joined by ": " ("http do: Post \"http://dagger/query\": unexpected EOF"
+// gives "unexpected EOF").
+func lastCause(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if i := strings.LastIndex(msg, ": "); i >= 0 && i+2 < len(msg) {
+		return msg[i+2:]
+	}
+	return msg
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 
 	"dagger.io/dagger"
 	"dagger.io/dagger/engineconn"
+
+	"github.com/set-engine/set/engine/runner"
 )
 
 // SDKEngineVersion is the engine version the Dagger SDK that set is built
@@ -107,21 +110,25 @@ type PreflightError struct {
 	Err   error
 }
 
+// Error says what was tried, why it failed and how to fix it, without
+// the terminal escapes a CLI or a command it quotes may have written.
 func (e *PreflightError) Error() string {
 	msg := "no Dagger engine: " + e.Tried
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
-	return msg + "\n  fix: " + e.Fix + "\n  or run the gates on the host: runner: kind: \"host\""
+	return runner.StripEscapes(msg + "\n  fix: " + e.Fix + "\n  or run the gates on the host: runner: kind: \"host\"")
 }
 
 func (e *PreflightError) Unwrap() error { return e.Err }
 
 // Preflight finds the engine the SDK would use and proves, within
 // ProbeTimeout, that it is a Dagger engine: it opens a session with it
-// (a session set owns, for a CLI) and asks the engine its version. An
-// address that accepts connections but does not answer as an engine
-// fails. getenv reads the environment (os.Getenv in production).
+// (a session set owns, for a CLI) and asks the engine its version. The
+// PreflightError of an address that accepts connections tells one that
+// does not answer in time (a busy or stopped engine: "did not answer
+// within") from one that answers as something else ("is not a Dagger
+// engine"). getenv reads the environment (os.Getenv in production).
 func Preflight(ctx context.Context, getenv func(string) string) (*Engine, error) {
 	return preflight(ctx, getenv, ProbeTimeout)
 }
@@ -199,14 +206,20 @@ func (e *Engine) probe(ctx context.Context, timeout time.Duration) error {
 		err = errors.New("it gave an empty version")
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("no answer to a version query within %s", timeout)
-		}
-		err = fmt.Errorf("not a Dagger engine: %w", err)
+		tried, fix := "the session the dagger CLI opened with "+e.engineName(), e.fix()
 		if e.Via == "session" {
-			return &PreflightError{Tried: e.String() + " (DAGGER_SESSION_PORT)", Fix: "run set inside a live `dagger run`, or unset DAGGER_SESSION_PORT", Err: err}
+			tried, fix = e.String()+" (DAGGER_SESSION_PORT)", "run set inside a live `dagger run`, or unset DAGGER_SESSION_PORT"
 		}
-		return &PreflightError{Tried: "the session the dagger CLI opened with " + e.engineName(), Fix: e.fix(), Err: err}
+		if ctx.Err() != nil {
+			// It answers no question: busy or stopped, not proven to be
+			// something else.
+			if e.Via != "session" {
+				fix = silentFix(e.engineName())
+			}
+			return &PreflightError{Tried: tried, Fix: fix,
+				Err: fmt.Errorf("it did not answer a version query within %s (it may be a busy or stopped engine)", timeout)}
+		}
+		return &PreflightError{Tried: tried, Fix: fix, Err: fmt.Errorf("not a Dagger engine: %w", err)}
 	}
 	e.EngineVersion = v
 	return nil
@@ -220,11 +233,14 @@ func (e *Engine) probeError(ctx context.Context, err error, timeout time.Duratio
 		if late != nil {
 			said = late.said
 		}
+		// For tcp:// and unix://, checkRunnerHost saw the engine answer
+		// as one; the session is what it does not answer.
 		err = fmt.Errorf("the dagger CLI opened no session with it within %s%s", timeout, said)
-		if u, perr := url.Parse(e.RunnerHost); perr == nil && (u.Scheme == "tcp" || u.Scheme == "unix") {
-			// checkRunnerHost connected: something listens there.
-			return &PreflightError{Tried: e.RunnerHost + " accepts connections but is not a Dagger engine", Fix: e.fix(), Err: err}
+		fix := e.fix()
+		if e.RunnerHost != "" {
+			fix = silentFix(e.RunnerHost)
 		}
+		return &PreflightError{Tried: silentTried(e.engineName(), timeout), Fix: fix, Err: err}
 	}
 	return &PreflightError{Tried: "a session with " + e.engineName() + " through " + e.CLI, Fix: e.fix(), Err: err}
 }
@@ -270,12 +286,13 @@ func cliVersion(ctx context.Context, cli string) string {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli, "version")
+	cmd.Env = append(os.Environ(), cliEnv()...)
 	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(out), "\n")
+	line, _, _ := strings.Cut(runner.StripEscapes(string(out)), "\n")
 	v := versionPattern.FindString(line)
 	if v != "" && !strings.HasPrefix(v, "v") {
 		v = "v" + v
@@ -284,7 +301,8 @@ func cliVersion(ctx context.Context, cli string) string {
 }
 
 // checkRunnerHost checks that the engine named by a runner host answers
-// where a connection or a command can tell.
+// where a connection or a command can tell: for tcp:// and unix://, that
+// it answers a connection as a Dagger engine does (see checkListener).
 func checkRunnerHost(ctx context.Context, host string, timeout time.Duration) error {
 	if host == "" {
 		return checkCommand(ctx, "docker", []string{"info", "--format", "{{.ServerVersion}}"}, timeout,
@@ -295,16 +313,11 @@ func checkRunnerHost(ctx context.Context, host string, timeout time.Duration) er
 	if err != nil || u.Scheme == "" {
 		return &PreflightError{Tried: fmt.Sprintf("_EXPERIMENTAL_DAGGER_RUNNER_HOST=%q is not a URL", host), Fix: "use tcp://host:port, unix:///path, docker-container://name, kube-pod://name"}
 	}
-	fixRemote := "start the engine at " + host + ", or fix _EXPERIMENTAL_DAGGER_RUNNER_HOST"
 	switch u.Scheme {
 	case "tcp":
-		if err := dial(ctx, "tcp", u.Host); err != nil {
-			return &PreflightError{Tried: "the engine at " + host, Fix: fixRemote, Err: err}
-		}
+		return checkListener(ctx, host, "tcp", u.Host, timeout)
 	case "unix":
-		if err := dial(ctx, "unix", u.Path); err != nil {
-			return &PreflightError{Tried: "the engine at " + host, Fix: fixRemote, Err: err}
-		}
+		return checkListener(ctx, host, "unix", u.Path, timeout)
 	case "docker-container", "docker-image":
 		return checkCommand(ctx, "docker", []string{"info", "--format", "{{.ServerVersion}}"}, timeout,
 			"the engine "+host+" runs in Docker", "start Docker, or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running engine")
@@ -319,7 +332,30 @@ func checkRunnerHost(ctx context.Context, host string, timeout time.Duration) er
 	default:
 		return &PreflightError{Tried: fmt.Sprintf("_EXPERIMENTAL_DAGGER_RUNNER_HOST=%q has an unknown scheme %q", host, u.Scheme), Fix: "use tcp://, unix://, docker-container://, kube-pod://"}
 	}
-	return nil
+}
+
+// checkListener checks that the engine at host (a tcp:// or unix:// runner
+// host, reached at addr on network) accepts a connection and answers it
+// as a Dagger engine does (see greet), within ctx.
+func checkListener(ctx context.Context, host, network, addr string, timeout time.Duration) error {
+	err := greet(ctx, network, addr)
+	var notEngine *notEngineError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errSilent):
+		return &PreflightError{Tried: silentTried(host+" accepts connections but", timeout), Fix: silentFix(host)}
+	case errors.As(err, &notEngine):
+		return &PreflightError{Tried: host + " accepts connections but is not a Dagger engine", Err: err,
+			Fix: "point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a Dagger engine's address (`dagger core version` prints its version)"}
+	}
+	return &PreflightError{Tried: "the engine at " + host, Fix: "start the engine at " + host + ", or fix _EXPERIMENTAL_DAGGER_RUNNER_HOST", Err: err}
+}
+
+// silentFix says what to do about an engine at host that did not answer.
+func silentFix(host string) string {
+	return "check that the engine at " + host + " runs and is neither paused nor overloaded (`dagger core version` asks it its version), " +
+		"or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at another engine"
 }
 
 func dial(ctx context.Context, network, addr string) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,7 +58,7 @@ func TestPreflightEngineAnswers(t *testing.T) {
 	engine := newFakeEngine()
 	cli := newFakeCLI(t, sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses)
 	cli.onPath(t)
-	host := "tcp://127.0.0.1:" + strconv.Itoa(plainListener(t))
+	host := "tcp://127.0.0.1:" + strconv.Itoa(engineListener(t))
 	e, err := preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), notLong)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func TestPreflightVersionMismatch(t *testing.T) {
 	engine := newFakeEngine()
 	engine.version = "v0.21.8"
 	newFakeCLI(t, sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses).onPath(t)
-	host := "tcp://127.0.0.1:" + strconv.Itoa(plainListener(t))
+	host := "tcp://127.0.0.1:" + strconv.Itoa(engineListener(t))
 	e, err := preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), notLong)
 	if err != nil {
 		t.Fatal(err)
@@ -95,37 +97,89 @@ func TestPreflightVersionMismatch(t *testing.T) {
 	}
 }
 
-// TestPreflightPlainListener: an address that accepts connections but is
-// not a Dagger engine fails at the deadline, whether the CLI waits on it
-// for ever (as the real CLI does) or opens a session that does not answer.
-func TestPreflightPlainListener(t *testing.T) {
-	host := "tcp://127.0.0.1:" + strconv.Itoa(plainListener(t))
-	env := envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host})
-	t.Run("the CLI waits", func(t *testing.T) {
-		cli := newFakeCLI(t, hang)
-		cli.onPath(t)
-		start := time.Now()
-		_, err := preflight(context.Background(), env, 2*time.Second)
-		want := "no Dagger engine: " + host + " accepts connections but is not a Dagger engine: the dagger CLI opened no session with it within 2s\n" +
-			"  fix: point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a running Dagger engine (`dagger core version` prints its version)\n" +
-			"  or run the gates on the host: runner: kind: \"host\""
-		if err == nil || err.Error() != want {
-			t.Errorf("err = %v\nwant %s", err, want)
-		}
-		if d := time.Since(start); d > notLong {
-			t.Errorf("took %v", d)
-		}
-		cli.noneLeft(t)
-	})
-	t.Run("the session does not answer", func(t *testing.T) {
-		cli := newFakeCLI(t, sessionLine(plainListener(t), "tok")+"\n"+untilStdinCloses)
-		cli.onPath(t)
-		_, err := preflight(context.Background(), env, 2*time.Second)
-		if err == nil || !strings.Contains(err.Error(), "no Dagger engine: the session the dagger CLI opened with "+host+": not a Dagger engine: no answer to a version query within 2s") {
-			t.Errorf("err = %v", err)
-		}
-		cli.noneLeft(t)
-	})
+// TestPreflightSilentEngine: an engine that accepts connections but does
+// not answer within the deadline is said to be silent, maybe busy or
+// stopped, not to be something else: whether it says nothing at all (a
+// paused engine: the CLI is not even started), answers the greeting but
+// opens no session (the CLI waits on it for ever, as the real one does),
+// or opens a session that answers no query.
+func TestPreflightSilentEngine(t *testing.T) {
+	fix := "\n  fix: check that the engine at {host} runs and is neither paused nor overloaded (`dagger core version` asks it its version), " +
+		"or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at another engine\n  or run the gates on the host: runner: kind: \"host\""
+	for _, tc := range []struct {
+		name    string
+		port    func(t *testing.T) int
+		session func(t *testing.T) string
+		want    string
+	}{
+		{"says nothing", plainListener, nil,
+			"no Dagger engine: {host} accepts connections but did not answer within 2s (it may be a busy or stopped engine)"},
+		{"opens no session", engineListener, func(*testing.T) string { return hang },
+			"no Dagger engine: {host} did not answer within 2s (it may be a busy or stopped engine): the dagger CLI opened no session with it within 2s"},
+		{"answers no query", engineListener, func(t *testing.T) string { return sessionLine(plainListener(t), "tok") + "\n" + untilStdinCloses },
+			"no Dagger engine: the session the dagger CLI opened with {host}: it did not answer a version query within 2s (it may be a busy or stopped engine)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			host := "tcp://127.0.0.1:" + strconv.Itoa(tc.port(t))
+			session := "touch \"$D/started\"; exit 1"
+			if tc.session != nil {
+				session = tc.session(t)
+			}
+			cli := newFakeCLI(t, session)
+			cli.onPath(t)
+			start := time.Now()
+			_, err := preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), 2*time.Second)
+			want := strings.ReplaceAll(tc.want+fix, "{host}", host)
+			if err == nil || err.Error() != want {
+				t.Errorf("err = %v\nwant %s", err, want)
+			}
+			if d := time.Since(start); d > notLong {
+				t.Errorf("took %v", d)
+			}
+			if tc.session == nil {
+				if cli.has("cli.pid") {
+					t.Error("a session was started with an engine that does not answer")
+				}
+				return
+			}
+			cli.noneLeft(t)
+		})
+	}
+}
+
+// TestPreflightNotAnEngine: an address that answers, but not as a Dagger
+// engine, is said to be something else, at once, quoting what it said.
+func TestPreflightNotAnEngine(t *testing.T) {
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
+	for _, tc := range []struct {
+		name, addr, said string
+	}{
+		{"an HTTP/1 server", web.Listener.Addr().String(), `it answered "HTTP/1.1 404 Not Found"`},
+		{"a banner", "127.0.0.1:" + strconv.Itoa(answeringListener(t, "SSH-2.0-OpenSSH_9.6\r\n")), `it answered "SSH-2.0-OpenSSH_9.6"`},
+		{"garbage", "127.0.0.1:" + strconv.Itoa(answeringListener(t, "\x15\x03\x01\x00\x02\x02\x46")), `it answered "......F"`},
+		{"a hang-up", "127.0.0.1:" + strconv.Itoa(answeringListener(t, "")), "it closed the connection without answering"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cli := newFakeCLI(t, hang)
+			cli.onPath(t)
+			host := "tcp://" + tc.addr
+			start := time.Now()
+			_, err := preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), notLong)
+			want := "no Dagger engine: " + host + " accepts connections but is not a Dagger engine: " + tc.said + "\n" +
+				"  fix: point _EXPERIMENTAL_DAGGER_RUNNER_HOST at a Dagger engine's address (`dagger core version` prints its version)\n" +
+				"  or run the gates on the host: runner: kind: \"host\""
+			if err == nil || err.Error() != want {
+				t.Errorf("err = %v\nwant %s", err, want)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v: an answer needs no deadline", d)
+			}
+			if cli.has("cli.pid") {
+				t.Error("a session was started with something that is no engine")
+			}
+		})
+	}
 }
 
 func TestPreflightSession(t *testing.T) {
@@ -146,7 +200,7 @@ func TestPreflightSession(t *testing.T) {
 	plain := strconv.Itoa(plainListener(t))
 	env = map[string]string{"DAGGER_SESSION_PORT": plain, "DAGGER_SESSION_TOKEN": "tok"}
 	_, err = preflight(context.Background(), envOf(env), time.Second)
-	if err == nil || !strings.Contains(err.Error(), "no Dagger engine: the `dagger run` session at 127.0.0.1:"+plain+" (DAGGER_SESSION_PORT): not a Dagger engine: no answer to a version query within 1s") {
+	if err == nil || !strings.Contains(err.Error(), "no Dagger engine: the `dagger run` session at 127.0.0.1:"+plain+" (DAGGER_SESSION_PORT): it did not answer a version query within 1s (it may be a busy or stopped engine)") {
 		t.Errorf("a plain listener: %v", err)
 	}
 
@@ -174,5 +228,42 @@ func TestPreflightRunnerHosts(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cli.dir, "cli.pid")); err == nil {
 		t.Error("a session was started although the runner host was refused")
+	}
+}
+
+// TestPreflightUnixSocket: a unix:// runner host is greeted as a tcp://
+// one: a web server on the socket is no engine, a socket that says
+// nothing is a silent engine.
+func TestPreflightUnixSocket(t *testing.T) {
+	newFakeCLI(t, hang).onPath(t)
+	dir, err := os.MkdirTemp("", "sock") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	web := httptest.NewUnstartedServer(http.NotFoundHandler())
+	l, err := net.Listen("unix", filepath.Join(dir, "web.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web.Listener = l
+	web.Start()
+	defer web.Close()
+	host := "unix://" + filepath.Join(dir, "web.sock")
+	_, err = preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), notLong)
+	if want := "no Dagger engine: " + host + ` accepts connections but is not a Dagger engine: it answered "HTTP/1.1 404 Not Found"`; err == nil || !strings.HasPrefix(err.Error(), want+"\n") {
+		t.Errorf("a web server: %v\nwant %s", err, want)
+	}
+
+	silent, err := net.Listen("unix", filepath.Join(dir, "engine.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	host = "unix://" + filepath.Join(dir, "engine.sock")
+	_, err = preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), time.Second)
+	if want := "no Dagger engine: " + host + " accepts connections but did not answer within 1s (it may be a busy or stopped engine)"; err == nil || !strings.HasPrefix(err.Error(), want+"\n") {
+		t.Errorf("a silent socket: %v\nwant %s", err, want)
 	}
 }

@@ -69,6 +69,14 @@ type sessionOptions struct {
 	closeGrace time.Duration
 }
 
+// cliEnv is what every dagger CLI set runs gets beside set's environment
+// (later values win): plain output without colour. The CLI colours even
+// its plain progress (which a session writes to the Dagger log) unless
+// NO_COLOR is set, and DAGGER_PROGRESS set to "tty" or "report" in set's
+// environment would ask for a terminal it does not have, or for nothing
+// until the session ends.
+func cliEnv() []string { return []string{"NO_COLOR=1", "DAGGER_PROGRESS=plain"} }
+
 // sessionArgv is the command the Go SDK (v0.21.9) runs for a session
 // without a workdir or workspace: `dagger session` with its labels.
 func sessionArgv(cli string) []string {
@@ -95,7 +103,10 @@ func startSession(ctx context.Context, o sessionOptions) (*session, error) {
 	if o.log != nil {
 		stderr = io.MultiWriter(o.log, s.stderr)
 	}
-	env := os.Environ()
+	// The log and the errors that quote the CLI are read as text: no
+	// terminal escapes, whatever the CLI writes.
+	stderr = runner.NewEscapeStripper(stderr)
+	env := append(os.Environ(), cliEnv()...)
 	if o.runnerHost != "" {
 		env = append(env, "_EXPERIMENTAL_DAGGER_RUNNER_HOST="+o.runnerHost)
 	}
@@ -198,8 +209,46 @@ func (s *session) Close() error {
 
 // conn is a connection to the session's API; closing it ends the session.
 func (s *session) conn() *sessionConn {
-	return newSessionConn(s.port, s.token, s.Close)
+	c := newSessionConn(s.port, s.token, s.Close)
+	c.ended = s.ended
+	return c
 }
+
+// sessionEndWait is how long a request that failed on the session's
+// connection waits for the CLI to exit, to tell which went first: a CLI
+// that dies closes its listener a moment before it is reaped.
+const sessionEndWait = time.Second
+
+// ended waits up to sessionEndWait for the CLI to exit, and says how it
+// ended; nil when it still runs.
+func (s *session) ended() *sessionEndedError {
+	t := time.NewTimer(sessionEndWait)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+		return nil
+	}
+	e := &sessionEndedError{status: s.outcome.ExitCode, said: s.said()}
+	if s.runErr != nil {
+		e.said = ": " + s.runErr.Error()
+	}
+	return e
+}
+
+// sessionEndedError is a request to a session whose CLI had exited: the
+// engine went away with it, or killed it.
+type sessionEndedError struct {
+	status int
+	said   string // ": " and the CLI's last line on stderr, or ""
+	err    error  // what the request itself failed with
+}
+
+func (e *sessionEndedError) Error() string {
+	return fmt.Sprintf("the dagger CLI of its session exited with status %d%s", e.status, e.said)
+}
+
+func (e *sessionEndedError) Unwrap() error { return e.err }
 
 // firstLine is the CLI's stdout: it hands the first line to line and
 // discards everything after it. A first line longer than maxSessionLine
@@ -238,6 +287,9 @@ type sessionConn struct {
 	transport *http.Transport
 	host      string
 	end       func() error
+	// ended says how the session's CLI ended, nil while it runs (and
+	// for a session set does not own).
+	ended func() *sessionEndedError
 }
 
 var _ engineconn.EngineConn = (*sessionConn)(nil)
@@ -253,7 +305,19 @@ func newSessionConn(port int, token string, end func() error) *sessionConn {
 	}
 }
 
-func (c *sessionConn) Do(req *http.Request) (*http.Response, error) { return c.client.Do(req) }
+// Do sends req to the session. A request that fails because the
+// session's CLI has exited says so (sessionEndedError), wrapping what
+// it failed with.
+func (c *sessionConn) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.client.Do(req)
+	if err != nil && c.ended != nil && req.Context().Err() == nil {
+		if e := c.ended(); e != nil {
+			e.err = err
+			return nil, e
+		}
+	}
+	return resp, err
+}
 
 func (c *sessionConn) Host() string { return c.host }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -201,6 +202,55 @@ func plainListener(t *testing.T) int {
 				<-done
 				return
 			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() { l.Close(); close(done) })
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// engineListener is an HTTP server on 127.0.0.1 that speaks HTTP/1 and
+// HTTP/2 without TLS, as a Dagger engine's API listener does (it answers
+// greet as an engine); it answers every request 404. It returns the port.
+func engineListener(t *testing.T) int {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().(*net.TCPAddr).Port
+}
+
+// answeringListener accepts connections on 127.0.0.1, writes answer on
+// each and keeps it open ("" closes it at once), as something that is not
+// a Dagger engine may. It returns the port.
+func answeringListener(t *testing.T, answer string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				<-done
+				return
+			}
+			if answer == "" {
+				c.Close()
+				continue
+			}
+			c.Write([]byte(answer))
 			conns = append(conns, c)
 		}
 	}()
@@ -420,4 +470,117 @@ func TestRunnerStopsWithTheRun(t *testing.T) {
 		t.Errorf("the gate never reached the engine through the session: %q", engine.recorded())
 	}
 	cli.noneLeft(t)
+}
+
+// TestRunnerSessionCLIExits: a session whose CLI exits under the run (the
+// engine went away and the CLI with it) makes the next gate an engine
+// fault that says how the CLI ended, in its own words.
+func TestRunnerSessionCLIExits(t *testing.T) {
+	t.Parallel()
+	// A port nobody listens on: the CLI's API is gone with it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cli := newFakeCLI(t, sessionLine(port, "tok")+"\necho 'Error: lost the connection to the engine' >&2; exit 1")
+	e := &Engine{Via: "cli", CLI: cli.bin}
+	r := New(goCfg(), "/p", "tcp://engine.test:1234", connector(e, io.Discard, notLong, 200*time.Millisecond))
+	defer r.(io.Closer).Close()
+	_, err = r.Exec(context.Background(), runner.Exec{Argv: []string{"go", "test"}, Dir: t.TempDir()})
+	want := "the Dagger engine tcp://engine.test:1234 went away during the gate: the dagger CLI of its session exited with status 1: Error: lost the connection to the engine\n"
+	if !IsEngineFault(err) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Exec = %v\nwant an EngineFault starting %q", err, want)
+	}
+	cli.noneLeft(t)
+}
+
+// colouredProgress is shell code that writes progress as the dagger CLI
+// does when NO_COLOR is unset: coloured, with an OSC hyperlink, split
+// across writes. It records what it was given for colour and progress.
+const colouredProgress = `echo "NO_COLOR=${NO_COLOR-} DAGGER_PROGRESS=${DAGGER_PROGRESS-}" > "$D/colour"
+printf '1   : connect \033[32mDONE\033[0m \033[90m[0.1s]\033[0m\n' >&2
+printf '2   : \033]8;;https://dagger.cloud/trace\033\\trace\033]8;;\033\\ \033[3' >&2
+printf '1mERROR\033[0m\n' >&2`
+
+// TestSessionPlainText: the CLI is asked for plain progress without
+// colour, even when set's environment asks for a terminal's; what it
+// writes in colour all the same reaches the log, and the errors that
+// quote it, without a terminal escape.
+func TestSessionPlainText(t *testing.T) {
+	t.Setenv("DAGGER_PROGRESS", "tty")
+	t.Setenv("NO_COLOR", "")
+	engine := newFakeEngine()
+	cli := newFakeCLI(t, colouredProgress+"\n"+sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses)
+	var log strings.Builder
+	o := testSession(cli.bin, notLong)
+	o.log = &log
+	s, err := startSession(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := cli.file(t, "colour"); got != "NO_COLOR=1 DAGGER_PROGRESS=plain" {
+		t.Errorf("the CLI got %q", got)
+	}
+	if want := "1   : connect DONE [0.1s]\n2   : trace ERROR\n"; log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+
+	cli = newFakeCLI(t, colouredProgress+"\nexit 1")
+	_, err = startSession(context.Background(), testSession(cli.bin, notLong))
+	if want := "the dagger CLI exited with status 1 before opening a session: 2   : trace ERROR"; err == nil || err.Error() != want {
+		t.Errorf("err = %q, want %q", err, want)
+	}
+}
+
+// TestEngineErrorWithEscapes: an engine error written for a terminal
+// reaches set without its escapes, and is still the engine's error.
+func TestEngineErrorWithEscapes(t *testing.T) {
+	fx := newFixture(t, goCfg(), "/p")
+	fx.engine.fail["sync"] = "\x1b[31mpull access denied\x1b[0m for golang"
+	_, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"go"}, Dir: "/wt"})
+	if err == nil || strings.ContainsRune(err.Error(), 0x1b) || !strings.Contains(err.Error(), "pull access denied for golang") {
+		t.Errorf("err = %q", err)
+	}
+}
+
+// TestRunnerLogPlain: the run's session writes its progress to the
+// Dagger log as plain lines, whatever colour the CLI writes it in.
+func TestRunnerLogPlain(t *testing.T) {
+	t.Parallel()
+	engine := newFakeEngine()
+	cli := newFakeCLI(t, colouredProgress+"\n"+sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses)
+	var log syncBuffer
+	r := New(goCfg(), "/p", "fake", connector(&Engine{Via: "cli", CLI: cli.bin}, &log, notLong, 200*time.Millisecond))
+	if _, err := r.Exec(context.Background(), runner.Exec{Argv: []string{"go", "test"}, Dir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1   : connect DONE [0.1s]\n2   : trace ERROR\n"; log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+}
+
+// syncBuffer is a strings.Builder safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
