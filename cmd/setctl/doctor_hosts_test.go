@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,11 +19,10 @@ import (
 // does, since the run's gates go to the one that answers.
 func TestDoctorDaggerHosts(t *testing.T) {
 	v := "v" + dagger.SDKEngineVersion
-	engine := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	engine := engineServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"data":{"version":%q}}`, v)
 	}))
-	defer engine.Close()
 	up := "tcp://" + engine.Listener.Addr().String()
 	down := "tcp://127.0.0.1:9"
 

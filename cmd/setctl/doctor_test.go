@@ -81,17 +81,25 @@ func TestDoctorNotAnEngine(t *testing.T) {
 	}
 }
 
+// engineServer is a Dagger engine's listener on 127.0.0.1, as doctor
+// greets it (HTTP/1 and HTTP/2 without TLS), answering with h. It is
+// closed when t ends.
+func engineServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // TestDaggerMessagesWithoutEscapes: a dagger CLI that writes in colour
 // (as it does unless NO_COLOR is set) reaches doctor, its JSON and
 // apply's error without a terminal escape, in its own words.
 func TestDaggerMessagesWithoutEscapes(t *testing.T) {
-	// An engine's listener: HTTP/1 and HTTP/2 without TLS.
-	engine := httptest.NewUnstartedServer(http.NotFoundHandler())
-	engine.Config.Protocols = new(http.Protocols)
-	engine.Config.Protocols.SetHTTP1(true)
-	engine.Config.Protocols.SetUnencryptedHTTP2(true)
-	engine.Start()
-	defer engine.Close()
+	engine := engineServer(t, http.NotFoundHandler())
 	session := `printf '1   : connect \033[31mERROR\033[0m \033[90m[0.1s]\033[0m\n' >&2
 printf '\033[1;31mError:\033[0m the engine \033]8;;https://dagger.io\033\\went away\033]8;;\033\\\n' >&2
 exit 1`

@@ -22,10 +22,16 @@ import (
 // not answer.
 func TestRunnersDaggerHosts(t *testing.T) {
 	v := "v" + dagger.SDKEngineVersion
-	engine := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// An engine's listener, as Preflight greets it: HTTP/1 and HTTP/2
+	// without TLS.
+	engine := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"data":{"version":%q}}`, v)
 	}))
+	engine.Config.Protocols = new(http.Protocols)
+	engine.Config.Protocols.SetHTTP1(true)
+	engine.Config.Protocols.SetUnencryptedHTTP2(true)
+	engine.Start()
 	defer engine.Close()
 	up, down := "tcp://"+engine.Listener.Addr().String(), "tcp://127.0.0.1:9"
 	// `dagger session` opens a session whose API is the fake engine.
