@@ -57,18 +57,19 @@ type fakeEngine struct {
 	version        string            // the engine's version; "" answers SDKEngineVersion
 	fail           map[string]string // leaf field → GraphQL error message
 	block          map[string]bool   // leaf field → wait for the request's context to end
-	failRead       map[string]string // host path → the error of a request that reads it
 	hold           map[string]*hold  // host path → a request that reads it waits for release
 
-	mu      sync.Mutex
-	queries []string            // canonical leaf paths, in arrival order
-	raw     []string            // the queries as sent, in arrival order
-	objects map[string]string   // fake ID → canonical chain of the object it names
-	ids     map[string]string   // canonical chain → its fake ID (the latest read, for host reads)
-	reads   []hostRead          // host reads, in order
-	deps    map[string][]string // fake ID → the IDs the request that minted it used
-	used    []string            // the IDs the request being answered uses
-	closed  bool
+	mu       sync.Mutex
+	queries  []string            // canonical leaf paths, in arrival order
+	raw      []string            // the queries as sent, in arrival order
+	objects  map[string]string   // fake ID → canonical chain of the object it names
+	ids      map[string]string   // canonical chain → its fake ID (the latest read, for host reads)
+	reads    []hostRead          // host reads, in order
+	failRead map[string]string   // host path → the error of a request that reads it (setFailRead)
+	asked    map[string]int      // host path → requests that read it, answered or not
+	deps     map[string][]string // fake ID → the IDs the request that minted it used
+	used     []string            // the IDs the request being answered uses
+	closed   bool
 }
 
 // hold keeps the requests that read a host path waiting until release is
@@ -89,7 +90,7 @@ type hostRead struct {
 
 func newFakeEngine() *fakeEngine {
 	return &fakeEngine{fail: map[string]string{}, block: map[string]bool{},
-		failRead: map[string]string{}, hold: map[string]*hold{},
+		failRead: map[string]string{}, asked: map[string]int{}, hold: map[string]*hold{},
 		objects: map[string]string{}, ids: map[string]string{}, deps: map[string][]string{}}
 }
 
@@ -120,6 +121,26 @@ func (f *fakeEngine) hostReads(path string) []hostRead {
 		}
 	}
 	return out
+}
+
+// readRequests is the number of requests that read path so far, whether
+// they were answered, failed or were given up.
+func (f *fakeEngine) readRequests(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asked[path]
+}
+
+// setFailRead makes every request that reads path fail with msg, or, with
+// msg "", read it again.
+func (f *fakeEngine) setFailRead(path, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if msg == "" {
+		delete(f.failRead, path)
+		return
+	}
+	f.failRead[path] = msg
 }
 
 // fakeID matches a fake ID quoted in a query as sent.
@@ -193,6 +214,9 @@ func (f *fakeEngine) Do(req *http.Request) (*http.Response, error) {
 		f.queries = append(f.queries, l.path)
 	}
 	paths := hostPaths(sel)
+	for _, p := range paths {
+		f.asked[p]++
+	}
 	f.mu.Unlock()
 	for _, p := range paths {
 		if h := f.hold[p]; h != nil {
@@ -203,7 +227,10 @@ func (f *fakeEngine) Do(req *http.Request) (*http.Response, error) {
 				return nil, req.Context().Err()
 			}
 		}
-		if msg, ok := f.failRead[p]; ok {
+		f.mu.Lock()
+		msg, ok := f.failRead[p]
+		f.mu.Unlock()
+		if ok {
 			return reply(nil, msg)
 		}
 	}
