@@ -1,7 +1,8 @@
 // Package dagger runs gate commands in containers of one Dagger engine
 // session. Every gate of a run shares the session; each gate gets a fresh
 // container built from the configured base with the change's worktree
-// mounted at the workdir. The container sees only the runner's configured
+// mounted at the workdir. The worktree is read from the host for every
+// gate, a rootfs or tarball base and the mounts once per run. The container sees only the runner's configured
 // environment and the gate's own variables, never the host's.
 //
 // The package is named after the runner; it imports the Dagger SDK
@@ -300,8 +301,9 @@ type execOutput struct {
 // cache volumes; the extra mounts (caches and mounts come after the worktree
 // so that one may sit inside it); then the command, expecting any exit
 // code. Maps are applied in sorted key order, so the same gate always
-// yields the same query and the engine can reuse its cache. ctx bounds
-// only the wait for the base and the mounts to load.
+// yields the same query and the engine can reuse its cache. ctx (the
+// gate's) bounds the wait for the base and the mounts to load, not the
+// loads themselves.
 //
 // Every host path (the worktree, a rootfs, a tarball, a mount) is read with
 // noCache, so that the engine's cache is decided by content, never by
@@ -331,7 +333,9 @@ type execOutput struct {
 // a base changed during a run is seen by the next run (a new session),
 // which reads it again. Writable mounts (readOnly: false) are shared too:
 // a gate writes into its own snapshot of the mount, never into the loaded
-// directory, so every gate starts from the same content.
+// directory, so every gate starts from the same content. A from base
+// reads nothing from the host; the engine resolves the image reference
+// as it always did.
 func (r *daggerRunner) build(ctx context.Context, client *dagger.Client, e runner.Exec) (*dagger.Container, error) {
 	// Every load starts before the first wait, so that the base and the
 	// mounts a run has not loaded yet load together.

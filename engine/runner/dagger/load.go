@@ -7,8 +7,10 @@ import (
 
 // onceLoads holds objects a run loads into the engine once and every later
 // gate of the run reuses: the base and the mounts (see build). Each is
-// loaded by a function of the session, under a key (such as the mount's
-// container path).
+// loaded by a function of the session, under a key (a mount's host
+// source path). What it holds names results of one engine session (the
+// engine's IDs are handles into the session), so one onceLoads serves one
+// session and dies with it; a new run, or another engine, loads again.
 //
 // Invariants:
 //   - For each key, at most one load is under way at a time; every gate
