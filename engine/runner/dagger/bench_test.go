@@ -20,10 +20,14 @@ import (
 // of the base and mounts, and GraphQL requests. The fake's host read
 // hashes every file of the path, so ns/op also grows with what is read
 // (a stand-in for the engine's file sync, which this cannot measure).
-// The issue's figure (issue 28 §4): over the example's ~43 gates, run it
-// with -benchtime 43x.
+// Over the bundled example's ~43 gates (issue 28 §4):
 //
 //	go test ./engine/runner/dagger/ -run '^$' -bench BenchmarkGate -benchtime 43x
+//
+// When every gate read the base and the mounts again (31e178b) it reported
+// 3 base reads, 1 worktree read and 8 requests per gate, 19–27 ms/op; with
+// them read once per run, 0.07 base reads (3 in all), 1 worktree read and
+// 7.09 requests per gate, 1.7–3.6 ms/op (2 cores, load 9).
 func BenchmarkGate(b *testing.B) {
 	root := b.TempDir()
 	tree := func(dir string, files, size int) {
