@@ -28,6 +28,12 @@ import (
 // 3 base reads, 1 worktree read and 8 requests per gate, 19–27 ms/op; with
 // them read once per run, 0.07 base reads (3 in all), 1 worktree read and
 // 7.09 requests per gate, 1.7–3.6 ms/op (2 cores, load 9).
+//
+// On a live engine (v0.21.8 on a 2-core machine, a 518 MB rootfs and the
+// host's GOROOT mounted), the bundled example's 43 verify and integration
+// gates took 86.5 s and 109.6 s in containers before (141 host reads a
+// run, 140.8 s of them summed over the gates) and 40.6 s and 45.1 s after
+// (49 host reads, 9.4 s), against 41.4 s and 36.4 s on the host.
 func BenchmarkGate(b *testing.B) {
 	root := b.TempDir()
 	tree := func(dir string, files, size int) {
