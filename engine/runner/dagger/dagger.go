@@ -1,9 +1,11 @@
 // Package dagger runs gate commands in containers of one Dagger engine
 // session. Every gate of a run shares the session; each gate gets a fresh
 // container built from the configured base with the change's worktree
-// mounted at the workdir. The container sees only the runner's configured
-// environment and the gate's own variables, never the host's. NewPool
-// spreads the gates over several engines, a session with each.
+// mounted at the workdir. The worktree is read from the host for every
+// gate, a rootfs or tarball base and the mounts once per run. The
+// container sees only the runner's configured environment and the gate's
+// own variables, never the host's. NewPool spreads the gates over several
+// engines, a session with each.
 //
 // The package is named after the runner; it imports the Dagger SDK
 // (dagger.io/dagger) under the same name, so inside this package
@@ -82,11 +84,21 @@ type daggerRunner struct {
 	closed  bool               // Close was called
 	cancel  context.CancelFunc // ends the session's context; set once started
 
+	// sctx is the session's context, set once started: the connection
+	// and the loads of the base and the mounts run on it.
+	sctx context.Context
+
 	// done is closed when the connection attempt has ended; client and err
 	// are written before and only read after.
 	done   chan struct{}
 	client *dagger.Client
 	err    error
+
+	// base is the rootfs or tarball base, and mounts the mounts' source
+	// directories by host path, each read from the host once per run
+	// (see build).
+	base   onceLoads[*dagger.Container]
+	mounts onceLoads[*dagger.Directory]
 }
 
 var _ io.Closer = (*daggerRunner)(nil)
@@ -105,7 +117,7 @@ func (r *daggerRunner) session(ctx context.Context) (*dagger.Client, error) {
 	if !r.started {
 		r.started = true
 		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		r.cancel = cancel
+		r.sctx, r.cancel = sctx, cancel
 		go func() {
 			c, err := r.connect(sctx)
 			switch {
@@ -321,7 +333,9 @@ type execOutput struct {
 // cache volumes; the extra mounts (caches and mounts come after the worktree
 // so that one may sit inside it); then the command, expecting any exit
 // code. Maps are applied in sorted key order, so the same gate always
-// yields the same query and the engine can reuse its cache.
+// yields the same query and the engine can reuse its cache. ctx (the
+// gate's) bounds the wait for the base and the mounts to load, not the
+// loads themselves.
 //
 // Every host path (the worktree, a rootfs, a tarball, a mount) is read with
 // noCache, so that the engine's cache is decided by content, never by
@@ -329,22 +343,76 @@ type execOutput struct {
 // the whole session by their arguments, that is by path: every gate of a
 // run after the first on the same worktree (the retry after the agent
 // fixed the code, the integration stack after main was merged in) would
-// run on the first upload, and a rootfs or mount changed during the run
-// would go unseen. With noCache the engine reads the path again each time
-// and addresses the result by a digest of its content: an unchanged
-// worktree or base gives the same digest, so the engine's cache still
-// serves the containers and execs built on it, and a changed one gives a
-// new digest, so they run again. A digest computed here would have to
-// read every file of a rootfs on every gate to decide the same thing.
-func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Container {
-	var ctr *dagger.Container
+// run on the first upload. With noCache the engine reads the path again
+// each time (the call gets a random cache input) and addresses the result
+// by a digest of its content: an unchanged path gives the same digest, so
+// the engine's cache still serves the containers and execs built on it,
+// and a changed one gives a new digest, so they run again. A digest
+// computed here would have to read every file of a rootfs to decide the
+// same thing.
+//
+// The worktree is read that way for every gate: it is what changes
+// between gates. The base and the mounts are read that way once per run
+// (r.base, r.mounts; see onceLoads): the first gate that needs one loads
+// it (the rootfs or tarball as a synced base container, a mount's source
+// as a synced directory) and every later gate builds on that object. The
+// engine gives the SDK an ID for it that names the result it holds for
+// the session, not the call that made it, so using it again reads
+// nothing from the host; the engine's cache still knows the result by its
+// content digest. Reading a large rootfs or GOROOT again cost every gate
+// hundreds of milliseconds even when all else was cached. So a gate sees
+// the base and the mounts as they were when the run first needed them;
+// a base changed during a run is seen by the next run (a new session),
+// which reads it again. Writable mounts (readOnly: false) are shared too:
+// a gate writes into its own snapshot of the mount, never into the loaded
+// directory, so every gate starts from the same content. A from base
+// reads nothing from the host; the engine resolves the image reference
+// as it always did.
+func (r *daggerRunner) build(ctx context.Context, client *dagger.Client, e runner.Exec) (*dagger.Container, error) {
+	// Every load starts before the first wait, so that the base and the
+	// mounts a run has not loaded yet load together.
+	var base *onceLoad[*dagger.Container]
 	switch {
-	case r.cfg.From != "":
-		ctr = client.Container().From(r.cfg.From)
 	case r.cfg.Rootfs != "":
-		ctr = client.Container().WithRootfs(client.Host().Directory(r.hostPath(r.cfg.Rootfs), dagger.HostDirectoryOpts{NoCache: true}))
-	default:
-		ctr = client.Container().Import(client.Host().File(r.hostPath(r.cfg.Tarball), dagger.HostFileOpts{NoCache: true}))
+		p := r.hostPath(r.cfg.Rootfs)
+		base = r.base.start(r.sctx, "", func(ctx context.Context) (*dagger.Container, error) {
+			ctr, err := client.Container().WithRootfs(client.Host().Directory(p, dagger.HostDirectoryOpts{NoCache: true})).Sync(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("loading the rootfs %s: %w", p, err)
+			}
+			return ctr, nil
+		})
+	case r.cfg.Tarball != "":
+		p := r.hostPath(r.cfg.Tarball)
+		base = r.base.start(r.sctx, "", func(ctx context.Context) (*dagger.Container, error) {
+			ctr, err := client.Container().Import(client.Host().File(p, dagger.HostFileOpts{NoCache: true})).Sync(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("loading the tarball %s: %w", p, err)
+			}
+			return ctr, nil
+		})
+	}
+	mountPaths := slices.Sorted(maps.Keys(r.cfg.Mounts))
+	mounts := make([]*onceLoad[*dagger.Directory], len(mountPaths))
+	for i, p := range mountPaths {
+		src := r.hostPath(r.cfg.Mounts[p].Source)
+		mounts[i] = r.mounts.start(r.sctx, src, func(ctx context.Context) (*dagger.Directory, error) {
+			dir, err := client.Host().Directory(src, dagger.HostDirectoryOpts{NoCache: true}).Sync(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("loading %s, the source of the mount %s: %w", src, p, err)
+			}
+			return dir, nil
+		})
+	}
+
+	ctr := client.Container()
+	if base == nil {
+		ctr = ctr.From(r.cfg.From)
+	} else {
+		var err error
+		if ctr, err = base.wait(ctx); err != nil {
+			return nil, err
+		}
 	}
 
 	// A mounted (not copied) worktree: the exec's writes to it stay in the
@@ -370,19 +438,25 @@ func (r *daggerRunner) build(client *dagger.Client, e runner.Exec) *dagger.Conta
 	// writes to the host. readOnly: true makes the mount read-only in the
 	// container too; readOnly: false lets the gate write into its own
 	// snapshot, and those writes are dropped with the container.
-	for _, p := range slices.Sorted(maps.Keys(r.cfg.Mounts)) {
-		m := r.cfg.Mounts[p]
-		ctr = ctr.WithMountedDirectory(p, client.Host().Directory(r.hostPath(m.Source), dagger.HostDirectoryOpts{NoCache: true}),
-			dagger.ContainerWithMountedDirectoryOpts{ReadOnly: m.ReadOnly})
+	for i, p := range mountPaths {
+		dir, err := mounts[i].wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ctr = ctr.WithMountedDirectory(p, dir, dagger.ContainerWithMountedDirectoryOpts{ReadOnly: r.cfg.Mounts[p].ReadOnly})
 	}
-	return ctr.WithExec(e.Argv, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})
+	return ctr.WithExec(e.Argv, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}), nil
 }
 
 // run evaluates the container and reads back how the exec ended: one query
 // that runs everything (Sync), then three small reads of the synced
 // container, issued together.
 func (r *daggerRunner) run(ctx context.Context, client *dagger.Client, e runner.Exec) (execOutput, error) {
-	synced, err := r.build(client, e).Sync(ctx)
+	ctr, err := r.build(ctx, client, e)
+	if err != nil {
+		return execOutput{}, err
+	}
+	synced, err := ctr.Sync(ctx)
 	if err != nil {
 		return execOutput{}, err
 	}

@@ -37,11 +37,11 @@ func newFixture(t *testing.T, cfg *config.DaggerRunner, root string) *fixture {
 	return fx
 }
 
-// syncQuery is the recorded query that ran the pipeline.
+// syncQuery is the recorded query that ran the first gate's pipeline.
 func (fx *fixture) syncQuery(t *testing.T) string {
 	t.Helper()
 	for _, q := range fx.engine.recorded() {
-		if strings.HasSuffix(q, ".sync") {
+		if strings.HasSuffix(q, ".sync") && strings.Contains(q, ".withExec(") {
 			return q
 		}
 	}
@@ -143,20 +143,53 @@ func TestBases(t *testing.T) {
 	}
 }
 
-// TestHostReadsFollowContent: a gate after the worktree, the rootfs, the
-// tarball or a mount changed runs on what the path holds now, not on what
-// the engine read for an earlier gate of the session: the second gate is
-// sent a new read of the path, holding the new content.
+// gateQuery runs a gate on dir and returns the query, as sent, that ran
+// its pipeline.
+func (fx *fixture) gateQuery(t *testing.T, dir string) string {
+	t.Helper()
+	if _, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"go", "test"}, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	sent := fx.engine.sent()
+	for i := len(sent) - 1; i >= 0; i-- {
+		if strings.Contains(sent[i], "withExec(") && strings.Contains(sent[i], "sync") {
+			return sent[i]
+		}
+	}
+	t.Fatalf("no pipeline in %q", sent)
+	return ""
+}
+
+// readsOf keeps the reads of path.
+func readsOf(reads []hostRead, path string) []hostRead {
+	var out []hostRead
+	for _, r := range reads {
+		if r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestHostReadsFollowContent: a gate after the worktree changed runs on
+// what the worktree holds now, not on what the engine read for an earlier
+// gate of the session: the second gate is sent a new read of the path,
+// holding the new content. The rootfs, the tarball and a mount are read
+// once per run: the second gate of the run is built on the run's one read,
+// and the next run (a new session) reads the path again and holds what it
+// holds then.
 func TestHostReadsFollowContent(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		cfg     config.DaggerRunner
 		changed string // the host path the test changes between the gates
+		perGate bool   // read for every gate, not once per run
 	}{
-		{"worktree", config.DaggerRunner{From: "golang:1.26"}, "wt"},
-		{"rootfs", config.DaggerRunner{Rootfs: "rootfs"}, "rootfs"},
-		{"tarball", config.DaggerRunner{Tarball: "img.tar"}, "img.tar"},
-		{"mount", config.DaggerRunner{From: "golang:1.26", Mounts: map[string]config.Mount{"/opt/tools": {Source: "tools", ReadOnly: true}}}, "tools"},
+		{"worktree", config.DaggerRunner{From: "golang:1.26"}, "wt", true},
+		{"rootfs", config.DaggerRunner{Rootfs: "rootfs"}, "rootfs", false},
+		{"tarball", config.DaggerRunner{Tarball: "img.tar"}, "img.tar", false},
+		{"mount", config.DaggerRunner{From: "golang:1.26", Mounts: map[string]config.Mount{"/opt/tools": {Source: "tools", ReadOnly: true}}}, "tools", false},
+		{"writable mount", config.DaggerRunner{From: "golang:1.26", Mounts: map[string]config.Mount{"/opt/tools": {Source: "tools", ReadOnly: false}}}, "tools", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -179,25 +212,32 @@ func TestHostReadsFollowContent(t *testing.T) {
 			write("first\n")
 			tc.cfg.Workdir = "/src"
 			fx := newFixture(t, &tc.cfg, root)
-			gate := func() string {
-				t.Helper()
-				if _, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"go", "test"}, Dir: wt}); err != nil {
-					t.Fatal(err)
-				}
-				sent := fx.engine.sent()
-				for i := len(sent) - 1; i >= 0; i-- {
-					if strings.Contains(sent[i], "sync") {
-						return sent[i]
-					}
-				}
-				t.Fatalf("no sync query in %q", sent)
-				return ""
-			}
-			gate()
+			first := fx.gateQuery(t, wt)
 			write("second\n")
-			second := gate()
+			second := fx.gateQuery(t, wt)
 
 			reads := fx.engine.hostReads(changed)
+			if !tc.perGate {
+				if len(reads) != 1 {
+					t.Fatalf("%s read %d times in a run of two gates, want 1: %+v", changed, len(reads), reads)
+				}
+				for i, q := range []string{first, second} {
+					if on := readsOf(fx.engine.builtOn(q), changed); len(on) != 1 || on[0] != reads[0] {
+						t.Errorf("gate %d is built on %+v, want the run's read %+v:\n%s", i+1, on, reads[0], q)
+					}
+				}
+				// The next run reads it again and sees the change.
+				next := newFixture(t, &tc.cfg, root)
+				q := next.gateQuery(t, wt)
+				again := next.engine.hostReads(changed)
+				if len(again) != 1 || again[0].content == reads[0].content || again[0].content != contentDigest(changed) {
+					t.Fatalf("the next run's reads of %s do not hold the changed content: %+v (the first run's: %+v)", changed, again, reads)
+				}
+				if on := readsOf(next.engine.builtOn(q), changed); len(on) != 1 || on[0] != again[0] {
+					t.Errorf("the next run's gate is built on %+v, want %+v:\n%s", on, again[0], q)
+				}
+				return
+			}
 			if len(reads) != 2 {
 				t.Fatalf("%s read %d times for two gates, want 2: %+v", changed, len(reads), reads)
 			}
@@ -206,6 +246,9 @@ func TestHostReadsFollowContent(t *testing.T) {
 			}
 			if !strings.Contains(second, strconv.Quote(reads[1].id)) || strings.Contains(second, strconv.Quote(reads[0].id)) {
 				t.Errorf("the second gate is not built on the second read (%s):\n%s", reads[1].id, second)
+			}
+			if on := readsOf(fx.engine.builtOn(second), changed); len(on) != 1 || on[0] != reads[1] {
+				t.Errorf("the second gate is built on %+v, want %+v", on, reads[1])
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,10 @@ import (
 // noCache, which reads the path again. Each read gets its own ID and is
 // recorded with a digest of what the path held at that moment (see
 // hostReads), so a test can tell which content a container was built on.
+// An ID names the object it was minted for, as the engine's handles name
+// a result it holds for the session: loading it (node(id:…)) reads
+// nothing again, and its own id is that same ID. builtOn tells which host
+// reads an object was built on, through every ID its requests used.
 type fakeEngine struct {
 	// Answers, set before use.
 	exitCode       int
@@ -56,15 +61,29 @@ type fakeEngine struct {
 	fail           map[string]string // leaf field → GraphQL error message
 	block          map[string]bool   // leaf field → wait for the request's context to end
 	die            map[string]string // leaf field → how the engine goes away on it (see dies)
+	hold           map[string]*hold  // host path → a request that reads it waits for release
 
-	mu      sync.Mutex
-	queries []string          // canonical leaf paths, in arrival order
-	raw     []string          // the queries as sent, in arrival order
-	objects map[string]string // fake ID → canonical chain of the object it names
-	ids     map[string]string // canonical chain → its fake ID (the latest read, for host reads)
-	reads   []hostRead        // host reads, in order
-	closed  bool
+	mu       sync.Mutex
+	queries  []string            // canonical leaf paths, in arrival order
+	raw      []string            // the queries as sent, in arrival order
+	objects  map[string]string   // fake ID → canonical chain of the object it names
+	ids      map[string]string   // canonical chain → its fake ID (the latest read, for host reads)
+	reads    []hostRead          // host reads, in order
+	failRead map[string]string   // host path → the error of a request that reads it (setFailRead)
+	asked    map[string]int      // host path → requests that read it, answered or not
+	deps     map[string][]string // fake ID → the IDs the request that minted it used
+	used     []string            // the IDs the request being answered uses
+	closed   bool
 }
+
+// hold keeps the requests that read a host path waiting until release is
+// closed; arrived is closed when the first one comes.
+type hold struct {
+	arrived, release chan struct{}
+	once             sync.Once
+}
+
+func newHold() *hold { return &hold{arrived: make(chan struct{}), release: make(chan struct{})} }
 
 // hostRead is one read of a host path by the fake engine.
 type hostRead struct {
@@ -75,7 +94,8 @@ type hostRead struct {
 
 func newFakeEngine() *fakeEngine {
 	return &fakeEngine{fail: map[string]string{}, block: map[string]bool{}, die: map[string]string{},
-		objects: map[string]string{}, ids: map[string]string{}}
+		failRead: map[string]string{}, asked: map[string]int{}, hold: map[string]*hold{},
+		objects: map[string]string{}, ids: map[string]string{}, deps: map[string][]string{}}
 }
 
 func (f *fakeEngine) Host() string { return "fake-engine" }
@@ -101,6 +121,58 @@ func (f *fakeEngine) hostReads(path string) []hostRead {
 	var out []hostRead
 	for _, r := range f.reads {
 		if r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// readRequests is the number of requests that read path so far, whether
+// they were answered, failed or were given up.
+func (f *fakeEngine) readRequests(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asked[path]
+}
+
+// setFailRead makes every request that reads path fail with msg, or, with
+// msg "", read it again.
+func (f *fakeEngine) setFailRead(path, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if msg == "" {
+		delete(f.failRead, path)
+		return
+	}
+	f.failRead[path] = msg
+}
+
+// fakeID matches a fake ID quoted in a query as sent.
+var fakeID = regexp.MustCompile(`"(id-[0-9]+)"`)
+
+// builtOn returns the host reads that the objects named in query (a query
+// as sent) were built on, through every ID the requests that made them
+// used, in the order of the reads.
+func (f *fakeEngine) builtOn(query string) []hostRead {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	var walk func(id string)
+	walk = func(id string) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		for _, d := range f.deps[id] {
+			walk(d)
+		}
+	}
+	for _, m := range fakeID.FindAllStringSubmatch(query, -1) {
+		walk(m[1])
+	}
+	var out []hostRead
+	for _, r := range f.reads {
+		if seen[r.id] {
 			out = append(out, r)
 		}
 	}
@@ -145,7 +217,27 @@ func (f *fakeEngine) Do(req *http.Request) (*http.Response, error) {
 	for _, l := range leaves {
 		f.queries = append(f.queries, l.path)
 	}
+	paths := hostPaths(sel)
+	for _, p := range paths {
+		f.asked[p]++
+	}
 	f.mu.Unlock()
+	for _, p := range paths {
+		if h := f.hold[p]; h != nil {
+			h.once.Do(func() { close(h.arrived) })
+			select {
+			case <-h.release:
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+		}
+		f.mu.Lock()
+		msg, ok := f.failRead[p]
+		f.mu.Unlock()
+		if ok {
+			return reply(nil, msg)
+		}
+	}
 	for _, l := range leaves {
 		name := l.field
 		if f.block[name] {
@@ -161,7 +253,8 @@ func (f *fakeEngine) Do(req *http.Request) (*http.Response, error) {
 	}
 
 	f.mu.Lock()
-	data, err := f.answer(sel, "", nil)
+	f.used = f.usedIDs(sel)
+	data, err := f.answer(sel, "", source{})
 	f.mu.Unlock()
 	if err != nil {
 		return reply(nil, err.Error())
@@ -210,17 +303,73 @@ func reply(data any, errMsg string) (*http.Response, error) {
 	}, nil
 }
 
+// hostPaths lists the host paths the request sel reads.
+func hostPaths(sel []*field) []string {
+	var out []string
+	for _, fl := range sel {
+		if fl.name != "host" {
+			continue
+		}
+		for _, r := range fl.sel {
+			if p, ok := r.args["path"].(string); ok && (r.name == "directory" || r.name == "file") {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// usedIDs lists the known fake IDs that sel passes as arguments, at any
+// depth. Call with f.mu held.
+func (f *fakeEngine) usedIDs(sel []*field) []string {
+	var out []string
+	var value func(v any)
+	value = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if _, ok := f.objects[v]; ok {
+				out = append(out, v)
+			}
+		case []any:
+			for _, e := range v {
+				value(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				value(e)
+			}
+		}
+	}
+	for _, fl := range sel {
+		for _, a := range fl.args {
+			value(a)
+		}
+		out = append(out, f.usedIDs(fl.sel)...)
+	}
+	return out
+}
+
+// loadedID is the ID a node(id:…) or load…FromID(id:…) field loads, ""
+// for any other field. Call with f.mu held.
+func (f *fakeEngine) loadedID(fl *field) string {
+	id, ok := fl.args["id"].(string)
+	if !ok || len(fl.args) != 1 || !(fl.name == "node" || strings.HasPrefix(fl.name, "load") && strings.HasSuffix(fl.name, "FromID")) {
+		return ""
+	}
+	if _, ok := f.objects[id]; !ok {
+		return ""
+	}
+	return id
+}
+
 // step renders f's own part of a canonical chain; "" for fragments. Call
 // with f.mu held.
 func (f *fakeEngine) step(fl *field) string {
 	if fl.fragment != "" {
 		return ""
 	}
-	if id, ok := fl.args["id"].(string); ok && len(fl.args) == 1 &&
-		(fl.name == "node" || strings.HasPrefix(fl.name, "load") && strings.HasSuffix(fl.name, "FromID")) {
-		if obj, ok := f.objects[id]; ok {
-			return obj
-		}
+	if id := f.loadedID(fl); id != "" {
+		return f.objects[id]
 	}
 	if len(fl.args) == 0 {
 		return fl.name
@@ -286,10 +435,16 @@ func (f *fakeEngine) leaves(sel []*field, prefix string) []leafPath {
 	return out
 }
 
+// source is how the object a selection applies to was made.
+type source struct {
+	read   *field // the host.directory or host.file field that reads it, if one does
+	loaded string // the ID it was loaded by (node(id:…)), if it was
+}
+
 // answer builds the response object for sel, whose parent object is
-// prefix; read is the host.directory or host.file field that made that
-// object, nil for any other. A fragment adds no level to the response.
-func (f *fakeEngine) answer(sel []*field, prefix string, read *field) (map[string]any, error) {
+// prefix and was made as src says. A fragment adds no level to the
+// response.
+func (f *fakeEngine) answer(sel []*field, prefix string, src source) (map[string]any, error) {
 	obj := map[string]any{}
 	for _, fl := range sel {
 		key := fl.name
@@ -299,23 +454,26 @@ func (f *fakeEngine) answer(sel []*field, prefix string, read *field) (map[strin
 		p := join(prefix, f.step(fl))
 		switch {
 		case fl.fragment != "":
-			sub, err := f.answer(fl.sel, p, read)
+			sub, err := f.answer(fl.sel, p, src)
 			if err != nil {
 				return nil, err
 			}
 			maps.Copy(obj, sub)
 		case len(fl.sel) > 0:
-			var subRead *field
+			var sub source
 			if prefix == "host" && (fl.name == "directory" || fl.name == "file") {
-				subRead = fl
+				sub.read = fl
 			}
-			sub, err := f.answer(fl.sel, p, subRead)
+			if prefix == "" {
+				sub.loaded = f.loadedID(fl)
+			}
+			subObj, err := f.answer(fl.sel, p, sub)
 			if err != nil {
 				return nil, err
 			}
-			obj[key] = sub
+			obj[key] = subObj
 		default:
-			v, err := f.leaf(fl, prefix, read)
+			v, err := f.leaf(fl, prefix, src)
 			if err != nil {
 				return nil, err
 			}
@@ -325,18 +483,23 @@ func (f *fakeEngine) answer(sel []*field, prefix string, read *field) (map[strin
 	return obj, nil
 }
 
-// leaf answers a scalar field of the object at prefix, which the host
-// read read made (nil for any other object).
-func (f *fakeEngine) leaf(fl *field, prefix string, read *field) (any, error) {
+// leaf answers a scalar field of the object at prefix, made as src says.
+func (f *fakeEngine) leaf(fl *field, prefix string, src source) (any, error) {
+	read := src.read
 	switch fl.name {
 	case "id", "sync":
-		// sync returns the ID of the object it evaluated.
+		// sync returns the ID of the object it evaluated; an object loaded
+		// by its ID is that object.
+		if src.loaded != "" {
+			return src.loaded, nil
+		}
 		id, ok := f.ids[prefix]
 		if ok && (read == nil || read.args["noCache"] != true) {
 			return id, nil
 		}
 		id = fmt.Sprintf("id-%d", len(f.objects)+1)
 		f.ids[prefix], f.objects[id] = id, prefix
+		f.deps[id] = f.used
 		if read != nil {
 			path, _ := read.args["path"].(string)
 			f.reads = append(f.reads, hostRead{path: path, id: id, content: contentDigest(path)})

@@ -39,17 +39,23 @@ type EngineFault struct {
 	Err error
 }
 
-// Error says what happened to which engine on its first line, and what to
-// do on a "fix:" line: the gate never ended, so a resumed run runs it
-// again (no retry was spent on it). It holds no terminal escape.
-func (e *EngineFault) Error() string {
+// Error says what happened to which engine on its first line (cause), and
+// what to do on a "fix:" line: the gate never ended, so a resumed run
+// runs it again (no retry was spent on it). It holds no terminal escape.
+func (e *EngineFault) Error() string { return e.cause() + "\n  fix: " + engineFaultFix }
+
+// cause is the first line of Error: which engine did what.
+func (e *EngineFault) cause() string {
 	msg := fmt.Sprintf("the Dagger engine %s %s", e.Engine, e.What)
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
-	return runner.StripEscapes(msg + "\n  fix: check that the engine runs and answers (`dagger core version` asks it its version), " +
-		"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry")
+	return runner.StripEscapes(msg)
 }
+
+// engineFaultFix is what to do about an engine that failed under a gate.
+const engineFaultFix = "check that the engine runs and answers (`dagger core version` asks it its version), " +
+	"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry"
 
 func (e *EngineFault) Unwrap() error { return e.Err }
 

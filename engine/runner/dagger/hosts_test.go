@@ -31,7 +31,7 @@ func TestPoolEngines(t *testing.T) {
 	engine := newFakeEngine()
 	cli := newFakeCLI(t, sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses)
 	cli.onPath(t)
-	up := "tcp://127.0.0.1:" + strconv.Itoa(plainListener(t))
+	up := "tcp://127.0.0.1:" + strconv.Itoa(engineListener(t))
 	down := "tcp://127.0.0.1:" + strconv.Itoa(closedPort(t))
 	getenv := envOf(map[string]string{
 		"_EXPERIMENTAL_DAGGER_RUNNER_HOST": "tcp://the-environments-engine:1234",

@@ -294,6 +294,32 @@ func TestLive(t *testing.T) {
 				t.Errorf("a file the gate wrote reached the host's %s: %v", dir, err)
 			}
 		}
+		// The run reads the writable mount once, and a later gate starts
+		// from that read, not from what an earlier gate wrote into its own
+		// snapshot.
+		res, err = r.Exec(ctx, runner.Exec{Argv: sh("cat /mnt/rw/in.txt && test ! -e /mnt/rw/new && echo no-new"), Dir: t.TempDir()})
+		if err != nil || res.ExitCode != 0 || string(res.Output) != "from the host\nno-new\n" {
+			t.Errorf("writable mount after a gate wrote into it: %+v (output %q), %v", res, res.Output, err)
+		}
+	})
+
+	t.Run("base and mounts read once per run", func(t *testing.T) {
+		in := filepath.Join(readOnly, "in.txt")
+		if err := os.WriteFile(in, []byte("changed on the host\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.WriteFile(in, []byte("from the host\n"), 0o644)
+		cat := runner.Exec{Argv: sh("cat /mnt/ro/in.txt"), Dir: t.TempDir()}
+		res, err := r.Exec(ctx, cat)
+		if err != nil || string(res.Output) != "from the host\n" {
+			t.Errorf("a gate of the run after the host changed the mount: %+v (output %q), %v; want the run's read", res, res.Output, err)
+		}
+		next := New(cfg, t.TempDir(), eng.String(), Connector(eng, io.Discard))
+		defer next.(io.Closer).Close()
+		res, err = next.Exec(ctx, cat)
+		if err != nil || string(res.Output) != "changed on the host\n" {
+			t.Errorf("the next run's gate: %+v (output %q), %v; want the changed mount", res, res.Output, err)
+		}
 	})
 
 	t.Run("golang profile gates match the host", func(t *testing.T) {

@@ -157,8 +157,9 @@ func (e *NoEngineError) Error() string {
 	var b strings.Builder
 	b.WriteString("no Dagger engine is left to run the gate on:")
 	for _, f := range e.Faults {
-		b.WriteString("\n  " + f.Error())
+		b.WriteString("\n  " + f.cause())
 	}
+	b.WriteString("\n  fix: " + engineFaultFix)
 	return b.String()
 }
 

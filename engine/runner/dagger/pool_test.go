@@ -337,7 +337,8 @@ func TestPoolNoEngineLeft(t *testing.T) {
 		_, err := fx.pool.Exec(context.Background(), runner.Exec{Argv: []string{"go", "build"}, Dir: "/wt/change", Timeout: 100 * time.Millisecond})
 		want := "no Dagger engine is left to run the gate on:" +
 			"\n  the Dagger engine tcp://a stopped answering during the gate: it did not answer a version query within 100ms" +
-			"\n  the Dagger engine tcp://b stopped answering during the gate: it did not answer a version query within 100ms"
+			"\n  the Dagger engine tcp://b stopped answering during the gate: it did not answer a version query within 100ms" +
+			"\n  fix: " + engineFaultFix
 		if err == nil || err.Error() != want {
 			t.Fatalf("err = %v\nwant %s", err, want)
 		}
