@@ -66,13 +66,18 @@ func IsEngineFault(err error) bool {
 }
 
 // answers asks the engine of client its version within timeout: nil when
-// it answers, the reason when it does not.
+// it answers, the reason when it does not. A question that ctx cut short
+// says nothing of the engine: its error wraps ctx's cause, and the caller
+// tells it by ctx.Err() (a cancelled run does not wait for a silent
+// engine, nor blame it).
 func answers(ctx context.Context, client *dagger.Client, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	qctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, err := client.Version(ctx)
+	v, err := client.Version(qctx)
 	switch {
 	case ctx.Err() != nil:
+		return fmt.Errorf("asking the engine its version: %w", context.Cause(ctx))
+	case qctx.Err() != nil:
 		return fmt.Errorf("it did not answer a version query within %s", timeout)
 	case err != nil:
 		return err

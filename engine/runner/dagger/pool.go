@@ -419,7 +419,7 @@ func (p *pool) check(ctx context.Context, en *poolEngine) chan struct{} {
 	p.notify()
 	p.wg.Go(func() {
 		defer close(done)
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SessionStartTimeout+p.healthTimeout)
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		defer cancel()
 		stop := context.AfterFunc(p.ctx, cancel)
 		defer stop()
@@ -459,10 +459,13 @@ func (p *pool) check(ctx context.Context, en *poolEngine) chan struct{} {
 	return done
 }
 
-// answers opens r's session, or waits for it, within ctx and asks the
-// engine its version within the health timeout.
+// answers opens r's session, or waits for it, within SessionStartTimeout
+// and asks the engine its version within the health timeout; ctx ending
+// (Close) cuts either short.
 func (p *pool) answers(ctx context.Context, r *daggerRunner) error {
-	client, err := r.session(ctx)
+	sctx, cancel := context.WithTimeout(ctx, SessionStartTimeout)
+	defer cancel()
+	client, err := r.session(sctx)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -423,5 +424,38 @@ func TestPoolHealthTimer(t *testing.T) {
 	}
 	if _, err := p.Exec(context.Background(), runner.Exec{Argv: []string{"true"}, Dir: "/wt/change"}); !errors.Is(err, errClosed) {
 		t.Errorf("Exec after Close: %v", err)
+	}
+}
+
+// TestPoolCloseDuringHealthCheck: Close ends a health check that waits
+// for a silent engine's version at once, not after the health timeout.
+func TestPoolCloseDuringHealthCheck(t *testing.T) {
+	a := newPoolConn("tcp://a", make(chan string, 100))
+	a.block["version"] = true
+	p := newPool(goCfg(), "/p", []PoolEngine{{Name: "tcp://a", Parallelism: 1, Connect: a.connect}}, nil, 0, time.Minute)
+	checked := make(chan struct{})
+	go func() {
+		p.checkAll(context.Background())
+		close(checked)
+	}()
+	for !slices.ContainsFunc(a.sent(), func(q string) bool { return strings.Contains(q, "version") }) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Close took %v: it waited for the health check's timeout", d)
+	}
+	select {
+	case <-checked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the health check outlived Close")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if down := p.engines[0].down; down != nil {
+		t.Errorf("a check cut short by Close marked the engine down: %v", down)
 	}
 }
