@@ -46,11 +46,16 @@ func (e *EngineFault) Error() string { return e.cause() + "\n  fix: " + engineFa
 
 // cause is the first line of Error: which engine did what.
 func (e *EngineFault) cause() string {
-	msg := fmt.Sprintf("the Dagger engine %s %s", e.Engine, e.What)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+	return "the Dagger engine " + e.Engine + " " + e.reason()
+}
+
+// reason is what happened, without the engine's name, and without
+// terminal escapes.
+func (e *EngineFault) reason() string {
+	if e.Err == nil {
+		return e.What
 	}
-	return runner.StripEscapes(msg)
+	return runner.StripEscapes(e.What + ": " + e.Err.Error())
 }
 
 // engineFaultFix is what to do about an engine that failed under a gate.

@@ -181,10 +181,13 @@ func (p *pool) newSession(en *poolEngine) *poolSession {
 	return &poolSession{r: r}
 }
 
+// logf writes a line to the log, without terminal escapes (an engine's
+// error may hold them).
 func (p *pool) logf(format string, args ...any) {
+	line := runner.StripEscapes(fmt.Sprintf("setctl: "+format+"\n", args...))
 	p.logMu.Lock()
 	defer p.logMu.Unlock()
-	fmt.Fprintf(p.log, "setctl: "+format+"\n", args...)
+	io.WriteString(p.log, line)
 }
 
 // notify wakes the gates waiting for an engine. Call with p.mu held.
@@ -218,7 +221,7 @@ func (p *pool) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, erro
 		failed[g.engine] = fault
 		p.down(g.engine, g.sess, fault)
 		p.release(g)
-		p.logf("%s stopped on %s, which %s; it runs again on another engine", gateName(e), g.engine.Name, reason(fault))
+		p.logf("%s stopped on %s, which %s; it runs again on another engine", gateName(e), g.engine.Name, fault.reason())
 	}
 }
 
@@ -362,7 +365,7 @@ func (p *pool) down(en *poolEngine, sess *poolSession, fault *EngineFault) {
 		g.cancel(fault)
 	}
 	p.notify()
-	p.logf("%s is down: it %s; its gates go to the other engines until it answers one", en.Name, reason(fault))
+	p.logf("%s is down: it %s; its gates go to the other engines until it answers one", en.Name, fault.reason())
 }
 
 // start starts the health checks' timer, once, with ctx's values.
@@ -499,14 +502,6 @@ func (p *pool) Close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// reason is what f says happened, without the engine's name.
-func reason(f *EngineFault) string {
-	if f.Err == nil {
-		return f.What
-	}
-	return f.What + ": " + f.Err.Error()
 }
 
 // gateName names a gate in the log: its command, clipped, and the

@@ -459,3 +459,21 @@ func TestPoolCloseDuringHealthCheck(t *testing.T) {
 		t.Errorf("a check cut short by Close marked the engine down: %v", down)
 	}
 }
+
+// TestPoolLogHasNoEscapes: the Dagger log's lines about an engine that
+// failed hold no terminal escape, whatever the engine's error held.
+func TestPoolLogHasNoEscapes(t *testing.T) {
+	fx := newPoolFixture(t, 1, 1, nil)
+	fx.pool.engines[0].Connect = func(context.Context) (*dagger.Client, error) {
+		return nil, errors.New("\x1b[31mconnection refused\x1b[0m")
+	}
+	fx.pool.engines[0].sess = fx.pool.newSession(fx.pool.engines[0])
+	noErrors(t, fx.gates(t, 1))
+	log := fx.log.String()
+	if strings.ContainsAny(log, "\x1b\x07") {
+		t.Errorf("the log holds terminal escapes:\n%q", log)
+	}
+	if !strings.Contains(log, "setctl: tcp://a is down: it could not be reached: dagger runner: connecting to the engine: connection refused;") {
+		t.Errorf("the log does not say why tcp://a is down:\n%s", log)
+	}
+}
