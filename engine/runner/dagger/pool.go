@@ -159,9 +159,15 @@ func (e *NoEngineError) Error() string {
 	for _, f := range e.Faults {
 		b.WriteString("\n  " + f.cause())
 	}
-	b.WriteString("\n  fix: " + engineFaultFix)
+	b.WriteString("\n  fix: " + noEngineFix)
 	return b.String()
 }
+
+// noEngineFix is what to do when no engine of a pool is left: the engines
+// are runner.dagger.hosts', which `dagger core version` alone does not ask.
+const noEngineFix = "check that the engines of runner.dagger.hosts run and answer " +
+	"(`_EXPERIMENTAL_DAGGER_RUNNER_HOST=URL dagger core version` asks the one at URL its version), or remove those that are gone, " +
+	"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry"
 
 func (e *NoEngineError) Unwrap() []error {
 	out := make([]error, len(e.Faults))

@@ -339,7 +339,9 @@ func TestPoolNoEngineLeft(t *testing.T) {
 		want := "no Dagger engine is left to run the gate on:" +
 			"\n  the Dagger engine tcp://a stopped answering during the gate: it did not answer a version query within 100ms" +
 			"\n  the Dagger engine tcp://b stopped answering during the gate: it did not answer a version query within 100ms" +
-			"\n  fix: " + engineFaultFix
+			"\n  fix: check that the engines of runner.dagger.hosts run and answer " +
+			"(`_EXPERIMENTAL_DAGGER_RUNNER_HOST=URL dagger core version` asks the one at URL its version), or remove those that are gone, " +
+			"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry"
 		if err == nil || err.Error() != want {
 			t.Fatalf("err = %v\nwant %s", err, want)
 		}
