@@ -37,7 +37,8 @@ each role (a warning for one the pinned CLI's own table marks deprecated,
 retired or superseded), the permission mode of a claude or codex agent
 (agent.permissions, and for claude the user and IS_SANDBOX), every
 runner the gates use (for dagger: a CLI or
-session, an engine that opens a session and says its version within 10 s,
+session, an engine, or each engine of runner.dagger.hosts, that opens a
+session and says its version within 7 s,
 the versions of the engine and the CLI against the one set's Dagger SDK
 expects, the base, that every mount's source is a directory here, and,
 for a rootfs base, a C compiler for a gate that runs go with -race), and

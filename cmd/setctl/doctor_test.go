@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,8 +13,18 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/runner/dagger"
 	"github.com/set-engine/set/internal/gittest"
 )
+
+// TestDoctorUsageProbeTimeout: doctor's help gives the time an engine
+// has to answer as Preflight allows it.
+func TestDoctorUsageProbeTimeout(t *testing.T) {
+	want := fmt.Sprintf("says its version within %d s", int(dagger.ProbeTimeout/time.Second))
+	if usage := strings.Join(strings.Fields(doctorCommand().usage), " "); !strings.Contains(usage, want) {
+		t.Errorf("doctor's usage lacks %q", want)
+	}
+}
 
 // TestDoctorPlainListener: a runner host that accepts connections but
 // does not answer them (a paused or overloaded engine does that) fails
