@@ -514,8 +514,8 @@ func (p *pool) Close() error {
 // worktree it runs in (the change's name).
 func gateName(e runner.Exec) string {
 	cmd := strings.Join(e.Argv, " ")
-	if len(cmd) > 60 {
-		cmd = cmd[:57] + "..."
+	if r := []rune(cmd); len(r) > 60 {
+		cmd = string(r[:57]) + "..."
 	}
 	return fmt.Sprintf("%s (in %s)", cmd, filepath.Base(e.Dir))
 }

@@ -479,3 +479,13 @@ func TestPoolLogHasNoEscapes(t *testing.T) {
 		t.Errorf("the log does not say why tcp://a is down:\n%s", log)
 	}
 }
+
+// TestGateNameClipsWholeCharacters: a long command is clipped in the log
+// between characters, never inside one, so the log stays valid UTF-8.
+func TestGateNameClipsWholeCharacters(t *testing.T) {
+	got := gateName(runner.Exec{Argv: []string{"go", "test", "-run", strings.Repeat("é", 70)}, Dir: "/wt/change"})
+	want := "go test -run " + strings.Repeat("é", 44) + "... (in change)"
+	if got != want {
+		t.Errorf("gateName = %q, want %q", got, want)
+	}
+}
