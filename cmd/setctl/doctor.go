@@ -546,7 +546,8 @@ func mountChecks(ws *workspace) []check {
 
 // raceCheck warns when a gate that runs `go test -race` (or any go
 // command with -race, in its argv or GOFLAGS) on the dagger runner cannot
-// have the cgo that -race needs: the runner's env turns cgo off, or the
+// have the cgo that -race needs: its env or the runner's (the gate's
+// variables win, as in the container) turns cgo off, or the
 // base is a rootfs directory with no C compiler (the runner's CC, or gcc,
 // in a directory of the runner's PATH, looked up in the rootfs or in the
 // mount that covers it). The go command turns cgo off by itself when it
@@ -558,26 +559,46 @@ func mountChecks(ws *workspace) []check {
 // fails on it). ok is false when there is nothing to say.
 func raceCheck(ws *workspace) (_ check, ok bool) {
 	d := ws.cfg.Runner.Dagger
-	var gates []string
+	// gates run go with -race and cgo on, cgoOff with cgo off; a gate's own
+	// variables win over the runner's, as in the container.
+	var gates, cgoOff []string
+	cgoOffBy := "runner.dagger.env"
 	for _, name := range sortedNames(ws.cfg.Gates) {
 		g := ws.cfg.Gates[name]
 		if g.Kind != config.KindExec || cmp.Or(g.Runner, ws.cfg.Runner.Kind, config.RunnerHost) != config.RunnerDagger {
 			continue
 		}
-		if slices.ContainsFunc(append(slices.Clone(g.Run), g.Env["GOFLAGS"], d.Env["GOFLAGS"]), hasRaceFlag) {
+		env := func(k string) string {
+			if v, ok := g.Env[k]; ok {
+				return v
+			}
+			return d.Env[k]
+		}
+		switch {
+		case !slices.ContainsFunc(append(slices.Clone(g.Run), env("GOFLAGS")), hasRaceFlag):
+		case env("CGO_ENABLED") == "0":
+			cgoOff = append(cgoOff, name)
+			if _, own := g.Env["CGO_ENABLED"]; own {
+				cgoOffBy = "the gate's env"
+			}
+		default:
 			gates = append(gates, name)
 		}
+	}
+	runs := func(gates []string) (which, it string) {
+		if len(gates) > 1 {
+			return "gates " + english.List(gates) + " run", "they"
+		}
+		return "gate " + gates[0] + " runs", "it"
+	}
+	if len(cgoOff) > 0 {
+		which, it := runs(cgoOff)
+		return check{"base", statusWarn, fmt.Sprintf("%s go with -race, which needs cgo, but %s sets CGO_ENABLED to \"0\": %s will fail with \"go: -race requires cgo\"; remove CGO_ENABLED from the env, or -race from the gate", which, cgoOffBy, it)}, true
 	}
 	if len(gates) == 0 {
 		return check{}, false
 	}
-	which, it := "gate "+gates[0]+" runs", "it"
-	if len(gates) > 1 {
-		which, it = "gates "+english.List(gates)+" run", "they"
-	}
-	if d.Env["CGO_ENABLED"] == "0" {
-		return check{"base", statusWarn, fmt.Sprintf("%s go with -race, which needs cgo, but runner.dagger.env sets CGO_ENABLED to \"0\": %s will fail with \"go: -race requires cgo\"; remove CGO_ENABLED from the env, or -race from the gate", which, it)}, true
-	}
+	which, it := runs(gates)
 	if info, err := os.Stat(hostPath(ws.root, d.Rootfs)); d.Rootfs == "" || err != nil || !info.IsDir() {
 		return check{}, false
 	}
