@@ -477,13 +477,13 @@ func baseCheck(ws *workspace) []check {
 	var out []check
 	switch {
 	case d.Rootfs != "":
-		if info, err := os.Stat(hostPath(ws.root, d.Rootfs)); err != nil || !info.IsDir() {
+		if info, err := os.Stat(d.HostPath(ws.root, d.Rootfs)); err != nil || !info.IsDir() {
 			out = append(out, check{"base", "fail", "rootfs " + d.Rootfs + " is not a directory"})
 		} else {
 			out = append(out, check{"base", "ok", "rootfs " + d.Rootfs})
 		}
 	case d.Tarball != "":
-		if _, err := os.Stat(hostPath(ws.root, d.Tarball)); err != nil {
+		if _, err := os.Stat(d.HostPath(ws.root, d.Tarball)); err != nil {
 			out = append(out, check{"base", "fail", "tarball " + d.Tarball + " does not exist"})
 		} else {
 			out = append(out, check{"base", "ok", "tarball " + d.Tarball})
@@ -498,25 +498,17 @@ func baseCheck(ws *workspace) []check {
 	return out
 }
 
-// hostPath resolves a host path of runner.dagger against the project root,
-// as the dagger runner does.
-func hostPath(root, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(root, p)
-}
-
 // mountChecks checks that the source of every runner.dagger mount is a
 // directory on this host, in the order of the container paths: a mount
 // whose source is missing fails, naming the container path, the source
 // and where the project declares it.
 func mountChecks(ws *workspace) []check {
-	mounts := ws.cfg.Runner.Dagger.Mounts
+	d := ws.cfg.Runner.Dagger
+	mounts := d.Mounts
 	var out []check
 	for _, p := range sortedNames(mounts) {
 		src := mounts[p].Source
-		info, err := os.Stat(hostPath(ws.root, src))
+		info, err := os.Stat(d.HostPath(ws.root, src))
 		var problem string
 		switch {
 		case err != nil:
@@ -599,7 +591,7 @@ func raceCheck(ws *workspace) (_ check, ok bool) {
 		return check{}, false
 	}
 	which, it := runs(gates)
-	if info, err := os.Stat(hostPath(ws.root, d.Rootfs)); d.Rootfs == "" || err != nil || !info.IsDir() {
+	if info, err := os.Stat(d.HostPath(ws.root, d.Rootfs)); d.Rootfs == "" || err != nil || !info.IsDir() {
 		return check{}, false
 	}
 	cc := cmp.Or(d.Env["CC"], "gcc")
@@ -635,7 +627,7 @@ func hasRaceFlag(s string) bool {
 // counts as there, not followed: an absolute one points into the
 // container, not into this host.
 func containerFileExists(root string, d *config.DaggerRunner, p string) bool {
-	host := filepath.Join(hostPath(root, d.Rootfs), p)
+	host := filepath.Join(d.HostPath(root, d.Rootfs), p)
 	best := ""
 	for mount := range d.Mounts {
 		if (p == mount || strings.HasPrefix(p, strings.TrimSuffix(mount, "/")+"/")) && len(mount) > len(best) {
@@ -644,7 +636,7 @@ func containerFileExists(root string, d *config.DaggerRunner, p string) bool {
 	}
 	if best != "" {
 		rel, _ := filepath.Rel(best, p)
-		host = filepath.Join(hostPath(root, d.Mounts[best].Source), rel)
+		host = filepath.Join(d.HostPath(root, d.Mounts[best].Source), rel)
 	}
 	_, err := os.Lstat(host)
 	return err == nil

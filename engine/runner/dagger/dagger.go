@@ -317,13 +317,9 @@ func (r *daggerRunner) workdir() string {
 	return r.cfg.Workdir
 }
 
-// hostPath resolves a host path of the config against the project root.
-func (r *daggerRunner) hostPath(p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(r.root, p)
-}
+// hostPath resolves a host path of the config against the project root
+// (config.DaggerRunner.HostPath).
+func (r *daggerRunner) hostPath(p string) string { return r.cfg.HostPath(r.root, p) }
 
 // execOutput is what the engine reported about one exec.
 type execOutput struct {
