@@ -211,8 +211,18 @@ func (p *pool) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, erro
 	}
 	p.start(ctx)
 	failed := map[*poolEngine]*EngineFault{} // engines that failed under this gate
+	stopped := ""                            // how the gate's last engine failed under it, for the log
 	for {
 		g, err := p.acquire(ctx, failed)
+		var none *NoEngineError
+		switch {
+		case err != nil && stopped != "" && errors.As(err, &none):
+			p.logf("%s; no engine is left for it", stopped)
+		case err != nil && stopped != "":
+			p.logf("%s; it does not run again: %v", stopped, err)
+		case stopped != "":
+			p.logf("%s; it runs again on %s", stopped, g.engine.Name)
+		}
 		if err != nil {
 			return res, err
 		}
@@ -227,7 +237,7 @@ func (p *pool) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, erro
 		failed[g.engine] = fault
 		p.down(g.engine, g.sess, fault)
 		p.release(g)
-		p.logf("%s stopped on %s, which %s; it runs again on another engine", gateName(e), g.engine.Name, fault.reason())
+		stopped = fmt.Sprintf("%s stopped on %s, which %s", gateName(e), g.engine.Name, fault.reason())
 	}
 }
 

@@ -277,7 +277,7 @@ func TestPoolEngineFailsHealthCheck(t *testing.T) {
 	log := fx.log.String()
 	for _, want := range []string{
 		"setctl: tcp://a is down: it did not answer its health check: dial tcp: connection refused; its gates go to the other engines until it answers one\n",
-		"setctl: go test (in change) stopped on tcp://a, which did not answer its health check: dial tcp: connection refused; it runs again on another engine\n",
+		"setctl: go test (in change) stopped on tcp://a, which did not answer its health check: dial tcp: connection refused; it runs again on tcp://b\n",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
@@ -319,7 +319,7 @@ func TestPoolGateMovesOnEngineFault(t *testing.T) {
 	if got := fx.await(t, 2); got["tcp://a"] != 1 || got["tcp://b"] != 1 {
 		t.Errorf("the gate ran %v, want once on each engine", got)
 	}
-	want := "setctl: go build (in change) stopped on tcp://a, which stopped answering during the gate: it did not answer a version query within 100ms; it runs again on another engine\n"
+	want := "setctl: go build (in change) stopped on tcp://a, which stopped answering during the gate: it did not answer a version query within 100ms; it runs again on tcp://b\n"
 	if !strings.Contains(fx.log.String(), want) {
 		t.Errorf("log lacks %q:\n%s", want, fx.log.String())
 	}
@@ -347,6 +347,14 @@ func TestPoolNoEngineLeft(t *testing.T) {
 		}
 		if !IsEngineFault(err) {
 			t.Errorf("%T is not an engine fault", err)
+		}
+		for _, line := range []string{
+			"setctl: go build (in change) stopped on tcp://a, which stopped answering during the gate: it did not answer a version query within 100ms; it runs again on tcp://b\n",
+			"setctl: go build (in change) stopped on tcp://b, which stopped answering during the gate: it did not answer a version query within 100ms; no engine is left for it\n",
+		} {
+			if !strings.Contains(fx.log.String(), line) {
+				t.Errorf("log lacks %q:\n%s", line, fx.log)
+			}
 		}
 	})
 	t.Run("every engine down", func(t *testing.T) {
