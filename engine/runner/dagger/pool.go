@@ -76,7 +76,7 @@ func newPool(cfg *config.DaggerRunner, root string, engines []PoolEngine, log io
 		log = io.Discard
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	p := &pool{cfg: cfg, root: root, log: log, healthEvery: every, healthTimeout: timeout,
+	p := &pool{cfg: cfg, root: root, log: log, healthEvery: every, healthTimeout: timeout, sessionStart: SessionStartTimeout,
 		ctx: ctx, stop: stop, changed: make(chan struct{})}
 	for _, e := range engines {
 		en := &poolEngine{PoolEngine: e, gates: map[*gateRun]bool{}}
@@ -96,6 +96,9 @@ type pool struct {
 	root          string
 	healthEvery   time.Duration
 	healthTimeout time.Duration
+	// sessionStart bounds a health check's wait for its session to open
+	// (SessionStartTimeout; shorter in tests).
+	sessionStart time.Duration
 
 	logMu sync.Mutex
 	log   io.Writer
@@ -478,14 +481,17 @@ func (p *pool) check(ctx context.Context, en *poolEngine) chan struct{} {
 	return done
 }
 
-// answers opens r's session, or waits for it, within SessionStartTimeout
-// and asks the engine its version within the health timeout; ctx ending
+// answers opens r's session, or waits for it, within p.sessionStart and
+// asks the engine its version within the health timeout; ctx ending
 // (Close) cuts either short.
 func (p *pool) answers(ctx context.Context, r *daggerRunner) error {
-	sctx, cancel := context.WithTimeout(ctx, SessionStartTimeout)
+	sctx, cancel := context.WithTimeout(ctx, p.sessionStart)
 	defer cancel()
 	client, err := r.session(sctx)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() == nil && sctx.Err() != nil:
+		return fmt.Errorf("its session did not open within %s", p.sessionStart)
+	case err != nil:
 		return err
 	}
 	return answers(ctx, client, p.healthTimeout)

@@ -497,3 +497,21 @@ func TestGateNameClipsWholeCharacters(t *testing.T) {
 		t.Errorf("gateName = %q, want %q", got, want)
 	}
 }
+
+// TestPoolHealthCheckSessionSlow: an engine whose session does not open
+// within its time fails its health check saying so, not with a bare
+// "context deadline exceeded".
+func TestPoolHealthCheckSessionSlow(t *testing.T) {
+	fx := newPoolFixture(t, 1, 1, nil)
+	fx.pool.sessionStart = 50 * time.Millisecond
+	fx.pool.engines[0].Connect = func(ctx context.Context) (*dagger.Client, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	fx.pool.engines[0].sess = fx.pool.newSession(fx.pool.engines[0])
+	fx.pool.checkAll(context.Background())
+	want := "setctl: tcp://a is down: it did not answer its health check: its session did not open within 50ms; its gates go to the other engines until it answers one\n"
+	if !strings.Contains(fx.log.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, fx.log)
+	}
+}
