@@ -172,17 +172,6 @@ func (fx *poolFixture) await(t *testing.T, n int) map[string]int {
 	return got
 }
 
-// drain empties arrived.
-func (fx *poolFixture) drain() {
-	for {
-		select {
-		case <-fx.arrived:
-		default:
-			return
-		}
-	}
-}
-
 func noErrors(t *testing.T, errs []error) {
 	t.Helper()
 	for i, err := range errs {
