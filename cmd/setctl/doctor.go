@@ -37,7 +37,8 @@ each role (a warning for one the pinned CLI's own table marks deprecated,
 retired or superseded), the permission mode of a claude or codex agent
 (agent.permissions, and for claude the user and IS_SANDBOX), every
 runner the gates use (for dagger: a CLI or
-session, an engine that opens a session and says its version within 10 s,
+session, an engine, or each engine of runner.dagger.hosts, that opens a
+session and says its version within 7 s,
 the versions of the engine and the CLI against the one set's Dagger SDK
 expects, the base, that every mount's source is a directory here, and,
 for a rootfs base, a C compiler for a gate that runs go with -race), and
@@ -476,13 +477,13 @@ func baseCheck(ws *workspace) []check {
 	var out []check
 	switch {
 	case d.Rootfs != "":
-		if info, err := os.Stat(hostPath(ws.root, d.Rootfs)); err != nil || !info.IsDir() {
+		if info, err := os.Stat(d.HostPath(ws.root, d.Rootfs)); err != nil || !info.IsDir() {
 			out = append(out, check{"base", "fail", "rootfs " + d.Rootfs + " is not a directory"})
 		} else {
 			out = append(out, check{"base", "ok", "rootfs " + d.Rootfs})
 		}
 	case d.Tarball != "":
-		if _, err := os.Stat(hostPath(ws.root, d.Tarball)); err != nil {
+		if _, err := os.Stat(d.HostPath(ws.root, d.Tarball)); err != nil {
 			out = append(out, check{"base", "fail", "tarball " + d.Tarball + " does not exist"})
 		} else {
 			out = append(out, check{"base", "ok", "tarball " + d.Tarball})
@@ -497,25 +498,17 @@ func baseCheck(ws *workspace) []check {
 	return out
 }
 
-// hostPath resolves a host path of runner.dagger against the project root,
-// as the dagger runner does.
-func hostPath(root, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(root, p)
-}
-
 // mountChecks checks that the source of every runner.dagger mount is a
 // directory on this host, in the order of the container paths: a mount
 // whose source is missing fails, naming the container path, the source
 // and where the project declares it.
 func mountChecks(ws *workspace) []check {
-	mounts := ws.cfg.Runner.Dagger.Mounts
+	d := ws.cfg.Runner.Dagger
+	mounts := d.Mounts
 	var out []check
 	for _, p := range sortedNames(mounts) {
 		src := mounts[p].Source
-		info, err := os.Stat(hostPath(ws.root, src))
+		info, err := os.Stat(d.HostPath(ws.root, src))
 		var problem string
 		switch {
 		case err != nil:
@@ -545,7 +538,8 @@ func mountChecks(ws *workspace) []check {
 
 // raceCheck warns when a gate that runs `go test -race` (or any go
 // command with -race, in its argv or GOFLAGS) on the dagger runner cannot
-// have the cgo that -race needs: the runner's env turns cgo off, or the
+// have the cgo that -race needs: its env or the runner's (the gate's
+// variables win, as in the container) turns cgo off, or the
 // base is a rootfs directory with no C compiler (the runner's CC, or gcc,
 // in a directory of the runner's PATH, looked up in the rootfs or in the
 // mount that covers it). The go command turns cgo off by itself when it
@@ -557,27 +551,47 @@ func mountChecks(ws *workspace) []check {
 // fails on it). ok is false when there is nothing to say.
 func raceCheck(ws *workspace) (_ check, ok bool) {
 	d := ws.cfg.Runner.Dagger
-	var gates []string
+	// gates run go with -race and cgo on, cgoOff with cgo off; a gate's own
+	// variables win over the runner's, as in the container.
+	var gates, cgoOff []string
+	cgoOffBy := "runner.dagger.env"
 	for _, name := range sortedNames(ws.cfg.Gates) {
 		g := ws.cfg.Gates[name]
 		if g.Kind != config.KindExec || cmp.Or(g.Runner, ws.cfg.Runner.Kind, config.RunnerHost) != config.RunnerDagger {
 			continue
 		}
-		if slices.ContainsFunc(append(slices.Clone(g.Run), g.Env["GOFLAGS"], d.Env["GOFLAGS"]), hasRaceFlag) {
+		env := func(k string) string {
+			if v, ok := g.Env[k]; ok {
+				return v
+			}
+			return d.Env[k]
+		}
+		switch {
+		case !slices.ContainsFunc(append(slices.Clone(g.Run), env("GOFLAGS")), hasRaceFlag):
+		case env("CGO_ENABLED") == "0":
+			cgoOff = append(cgoOff, name)
+			if _, own := g.Env["CGO_ENABLED"]; own {
+				cgoOffBy = "the gate's env"
+			}
+		default:
 			gates = append(gates, name)
 		}
+	}
+	runs := func(gates []string) (which, it string) {
+		if len(gates) > 1 {
+			return "gates " + english.List(gates) + " run", "they"
+		}
+		return "gate " + gates[0] + " runs", "it"
+	}
+	if len(cgoOff) > 0 {
+		which, it := runs(cgoOff)
+		return check{"base", statusWarn, fmt.Sprintf("%s go with -race, which needs cgo, but %s sets CGO_ENABLED to \"0\": %s will fail with \"go: -race requires cgo\"; remove CGO_ENABLED from the env, or -race from the gate", which, cgoOffBy, it)}, true
 	}
 	if len(gates) == 0 {
 		return check{}, false
 	}
-	which, it := "gate "+gates[0]+" runs", "it"
-	if len(gates) > 1 {
-		which, it = "gates "+english.List(gates)+" run", "they"
-	}
-	if d.Env["CGO_ENABLED"] == "0" {
-		return check{"base", statusWarn, fmt.Sprintf("%s go with -race, which needs cgo, but runner.dagger.env sets CGO_ENABLED to \"0\": %s will fail with \"go: -race requires cgo\"; remove CGO_ENABLED from the env, or -race from the gate", which, it)}, true
-	}
-	if info, err := os.Stat(hostPath(ws.root, d.Rootfs)); d.Rootfs == "" || err != nil || !info.IsDir() {
+	which, it := runs(gates)
+	if info, err := os.Stat(d.HostPath(ws.root, d.Rootfs)); d.Rootfs == "" || err != nil || !info.IsDir() {
 		return check{}, false
 	}
 	cc := cmp.Or(d.Env["CC"], "gcc")
@@ -613,7 +627,7 @@ func hasRaceFlag(s string) bool {
 // counts as there, not followed: an absolute one points into the
 // container, not into this host.
 func containerFileExists(root string, d *config.DaggerRunner, p string) bool {
-	host := filepath.Join(hostPath(root, d.Rootfs), p)
+	host := filepath.Join(d.HostPath(root, d.Rootfs), p)
 	best := ""
 	for mount := range d.Mounts {
 		if (p == mount || strings.HasPrefix(p, strings.TrimSuffix(mount, "/")+"/")) && len(mount) > len(best) {
@@ -622,7 +636,7 @@ func containerFileExists(root string, d *config.DaggerRunner, p string) bool {
 	}
 	if best != "" {
 		rel, _ := filepath.Rel(best, p)
-		host = filepath.Join(hostPath(root, d.Mounts[best].Source), rel)
+		host = filepath.Join(d.HostPath(root, d.Mounts[best].Source), rel)
 	}
 	_, err := os.Lstat(host)
 	return err == nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,8 +13,18 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/runner/dagger"
 	"github.com/set-engine/set/internal/gittest"
 )
+
+// TestDoctorUsageProbeTimeout: doctor's help gives the time an engine
+// has to answer as Preflight allows it.
+func TestDoctorUsageProbeTimeout(t *testing.T) {
+	want := fmt.Sprintf("says its version within %d s", int(dagger.ProbeTimeout/time.Second))
+	if usage := strings.Join(strings.Fields(doctorCommand().usage), " "); !strings.Contains(usage, want) {
+		t.Errorf("doctor's usage lacks %q", want)
+	}
+}
 
 // TestDoctorPlainListener: a runner host that accepts connections but
 // does not answer them (a paused or overloaded engine does that) fails
@@ -199,6 +210,14 @@ func TestRaceCheckLooksWhereTheContainerLooks(t *testing.T) {
 			Mounts: map[string]config.Mount{"/opt": {Source: "cc"}}}, race, false},
 		{"-race in GOFLAGS", config.DaggerRunner{Rootfs: "rootfs", Env: map[string]string{"GOFLAGS": "-buildvcs=false -race"}},
 			map[string]config.Gate{"test": {Kind: config.KindExec, Run: []string{"go", "test", "./..."}}}, true},
+		{"the gate turns cgo back on", config.DaggerRunner{Rootfs: "rootfs", Env: map[string]string{"CGO_ENABLED": "0", "CC": "/opt/bin/clang"},
+			Mounts: map[string]config.Mount{"/opt": {Source: "cc"}}},
+			map[string]config.Gate{"test": {Kind: config.KindExec, Run: []string{"go", "test", "-race"}, Env: map[string]string{"CGO_ENABLED": "1"}}}, false},
+		{"the gate turns cgo off", config.DaggerRunner{Rootfs: "rootfs", Env: map[string]string{"CC": "/opt/bin/clang"},
+			Mounts: map[string]config.Mount{"/opt": {Source: "cc"}}},
+			map[string]config.Gate{"test": {Kind: config.KindExec, Run: []string{"go", "test", "-race"}, Env: map[string]string{"CGO_ENABLED": "0"}}}, true},
+		{"the gate's GOFLAGS replaces the runner's -race", config.DaggerRunner{Rootfs: "rootfs", Env: map[string]string{"GOFLAGS": "-race"}},
+			map[string]config.Gate{"test": {Kind: config.KindExec, Run: []string{"go", "test"}, Env: map[string]string{"GOFLAGS": "-v"}}}, false},
 		{"no -race", config.DaggerRunner{Rootfs: "rootfs"},
 			map[string]config.Gate{"test": {Kind: config.KindExec, Run: []string{"go", "test", "-racy", "./..."}}}, false},
 		{"no rootfs", config.DaggerRunner{Rootfs: "missing"}, race, false},

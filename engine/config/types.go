@@ -10,6 +10,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -460,6 +461,17 @@ type DaggerRunner struct {
 type DaggerHost struct {
 	// Parallelism is how many gates run on the engine at once (>= 1).
 	Parallelism int `json:"parallelism"`
+}
+
+// HostPath is where a host path of the runner (Rootfs, Tarball, a mount's
+// Source) is on the machine that runs set: p itself when absolute, else p
+// below the project root. The dagger runner reads it there, and setctl
+// doctor checks it there.
+func (d *DaggerRunner) HostPath(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
 }
 
 // HostURLs is the runner-host URLs of Hosts, sorted.

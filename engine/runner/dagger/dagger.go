@@ -220,7 +220,7 @@ func (r *daggerRunner) exec(ctx context.Context, e runner.Exec) (runner.ExecResu
 	switch {
 	case err == nil:
 	case errors.Is(context.Cause(gctx), errTimedOut):
-		return r.timedOut(ctx, client, res)
+		return r.timedOut(ctx, client, e, res)
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("dagger runner: %s: %w", e.Argv[0], context.Cause(ctx))
 	default:
@@ -238,7 +238,7 @@ func (r *daggerRunner) exec(ctx context.Context, e runner.Exec) (runner.ExecResu
 	if err != nil {
 		if errors.Is(context.Cause(gctx), errTimedOut) {
 			res.ExitCode = -1
-			return r.timedOut(ctx, client, res)
+			return r.timedOut(ctx, client, e, res)
 		}
 		if cause := wentAway(err); cause != nil {
 			res.ExitCode = -1
@@ -253,9 +253,14 @@ func (r *daggerRunner) exec(ctx context.Context, e runner.Exec) (runner.ExecResu
 }
 
 // timedOut is the outcome of a gate whose timeout expired: its own
-// timeout when the engine still answers, an EngineFault when it does not.
-func (r *daggerRunner) timedOut(ctx context.Context, client *dagger.Client, res runner.ExecResult) (runner.ExecResult, error) {
+// timeout when the engine still answers, an EngineFault when it does not,
+// and ctx's cause, as for any gate, when ctx ends while the engine is
+// asked.
+func (r *daggerRunner) timedOut(ctx context.Context, client *dagger.Client, e runner.Exec, res runner.ExecResult) (runner.ExecResult, error) {
 	if err := answers(ctx, client, r.healthTimeout); err != nil {
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("dagger runner: %s: %w", e.Argv[0], context.Cause(ctx))
+		}
 		return res, &EngineFault{Engine: r.engine, What: "stopped answering during the gate", Err: err}
 	}
 	res.TimedOut = true
@@ -312,13 +317,9 @@ func (r *daggerRunner) workdir() string {
 	return r.cfg.Workdir
 }
 
-// hostPath resolves a host path of the config against the project root.
-func (r *daggerRunner) hostPath(p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(r.root, p)
-}
+// hostPath resolves a host path of the config against the project root
+// (config.DaggerRunner.HostPath).
+func (r *daggerRunner) hostPath(p string) string { return r.cfg.HostPath(r.root, p) }
 
 // execOutput is what the engine reported about one exec.
 type execOutput struct {

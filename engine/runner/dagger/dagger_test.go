@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -408,6 +409,33 @@ func TestCancel(t *testing.T) {
 	}
 	if res.TimedOut {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// TestCancelWhileAskingTheEngine: a run cancelled while the engine is
+// asked its version after a gate timed out (Ctrl-C) ends at once with the
+// cancellation, not after the health timeout with an EngineFault blaming
+// an engine that was never given the time to answer.
+func TestCancelWhileAskingTheEngine(t *testing.T) {
+	fx := newFixture(t, goCfg(), "/p")
+	fx.runner.(*daggerRunner).healthTimeout = time.Minute
+	fx.engine.block["sync"] = true
+	fx.engine.block["version"] = true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for !slices.ContainsFunc(fx.engine.sent(), func(q string) bool { return strings.Contains(q, "version") }) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	start := time.Now()
+	_, err := fx.runner.Exec(ctx, runner.Exec{Argv: []string{"go", "build"}, Dir: "/wt", Timeout: 50 * time.Millisecond})
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Exec took %v after the cancel", d)
+	}
+	if !errors.Is(err, context.Canceled) || IsEngineFault(err) {
+		t.Errorf("err = %v, want the cancellation and no engine fault", err)
 	}
 }
 

@@ -46,11 +46,16 @@ func (e *EngineFault) Error() string { return e.cause() + "\n  fix: " + engineFa
 
 // cause is the first line of Error: which engine did what.
 func (e *EngineFault) cause() string {
-	msg := fmt.Sprintf("the Dagger engine %s %s", e.Engine, e.What)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+	return "the Dagger engine " + e.Engine + " " + e.reason()
+}
+
+// reason is what happened, without the engine's name, and without
+// terminal escapes.
+func (e *EngineFault) reason() string {
+	if e.Err == nil {
+		return e.What
 	}
-	return runner.StripEscapes(msg)
+	return runner.StripEscapes(e.What + ": " + e.Err.Error())
 }
 
 // engineFaultFix is what to do about an engine that failed under a gate.
@@ -66,13 +71,18 @@ func IsEngineFault(err error) bool {
 }
 
 // answers asks the engine of client its version within timeout: nil when
-// it answers, the reason when it does not.
+// it answers, the reason when it does not. A question that ctx cut short
+// says nothing of the engine: its error wraps ctx's cause, and the caller
+// tells it by ctx.Err() (a cancelled run does not wait for a silent
+// engine, nor blame it).
 func answers(ctx context.Context, client *dagger.Client, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	qctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	v, err := client.Version(ctx)
+	v, err := client.Version(qctx)
 	switch {
 	case ctx.Err() != nil:
+		return fmt.Errorf("asking the engine its version: %w", context.Cause(ctx))
+	case qctx.Err() != nil:
 		return fmt.Errorf("it did not answer a version query within %s", timeout)
 	case err != nil:
 		return err

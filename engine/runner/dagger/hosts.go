@@ -56,12 +56,16 @@ func PreflightHosts(ctx context.Context, hosts []string, getenv func(string) str
 
 // hostPreflight is Preflight for an engine of runner.dagger.hosts: its
 // error's fix points at runner.dagger.hosts, where the engine's address
-// comes from, not at the variable set passed it in.
+// comes from, not at the variable set passed it in, and asks that engine
+// its version with the variable set, since the person's environment names
+// another engine or none.
 func hostPreflight(ctx context.Context, env func(string) string) (*Engine, error) {
 	e, err := Preflight(ctx, env)
 	var pe *PreflightError
 	if errors.As(err, &pe) {
 		pe.Fix = strings.ReplaceAll(pe.Fix, "_EXPERIMENTAL_DAGGER_RUNNER_HOST", "runner.dagger.hosts")
+		pe.Fix = strings.ReplaceAll(pe.Fix, "`dagger core version`",
+			"`_EXPERIMENTAL_DAGGER_RUNNER_HOST="+env("_EXPERIMENTAL_DAGGER_RUNNER_HOST")+" dagger core version`")
 	}
 	return e, err
 }

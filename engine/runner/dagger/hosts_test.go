@@ -2,6 +2,7 @@ package dagger
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strconv"
 	"strings"
@@ -93,5 +94,23 @@ func TestPoolEngines(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%s", want, err)
 		}
+	}
+}
+
+// TestHostPreflightFix: the fix of an engine of runner.dagger.hosts that
+// is no engine points at runner.dagger.hosts, and says how to ask that
+// engine its version: `dagger core version` alone would ask the
+// environment's engine.
+func TestHostPreflightFix(t *testing.T) {
+	newFakeCLI(t, untilStdinCloses).onPath(t)
+	host := "tcp://127.0.0.1:" + strconv.Itoa(answeringListener(t, "HTTP/1.1 400 Bad Request\r\n\r\n"))
+	_, err := hostPreflight(context.Background(), HostEnv(envOf(map[string]string{}), host))
+	var pe *PreflightError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a PreflightError", err)
+	}
+	want := "point runner.dagger.hosts at a Dagger engine's address (`_EXPERIMENTAL_DAGGER_RUNNER_HOST=" + host + " dagger core version` prints its version)"
+	if pe.Fix != want {
+		t.Errorf("fix %q\nwant %q", pe.Fix, want)
 	}
 }

@@ -76,7 +76,7 @@ func newPool(cfg *config.DaggerRunner, root string, engines []PoolEngine, log io
 		log = io.Discard
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	p := &pool{cfg: cfg, root: root, log: log, healthEvery: every, healthTimeout: timeout,
+	p := &pool{cfg: cfg, root: root, log: log, healthEvery: every, healthTimeout: timeout, sessionStart: SessionStartTimeout,
 		ctx: ctx, stop: stop, changed: make(chan struct{})}
 	for _, e := range engines {
 		en := &poolEngine{PoolEngine: e, gates: map[*gateRun]bool{}}
@@ -96,6 +96,9 @@ type pool struct {
 	root          string
 	healthEvery   time.Duration
 	healthTimeout time.Duration
+	// sessionStart bounds a health check's wait for its session to open
+	// (SessionStartTimeout; shorter in tests).
+	sessionStart time.Duration
 
 	logMu sync.Mutex
 	log   io.Writer
@@ -159,9 +162,15 @@ func (e *NoEngineError) Error() string {
 	for _, f := range e.Faults {
 		b.WriteString("\n  " + f.cause())
 	}
-	b.WriteString("\n  fix: " + engineFaultFix)
+	b.WriteString("\n  fix: " + noEngineFix)
 	return b.String()
 }
+
+// noEngineFix is what to do when no engine of a pool is left: the engines
+// are runner.dagger.hosts', which `dagger core version` alone does not ask.
+const noEngineFix = "check that the engines of runner.dagger.hosts run and answer " +
+	"(`_EXPERIMENTAL_DAGGER_RUNNER_HOST=URL dagger core version` asks the one at URL its version), or remove those that are gone, " +
+	"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry"
 
 func (e *NoEngineError) Unwrap() []error {
 	out := make([]error, len(e.Faults))
@@ -181,10 +190,13 @@ func (p *pool) newSession(en *poolEngine) *poolSession {
 	return &poolSession{r: r}
 }
 
+// logf writes a line to the log, without terminal escapes (an engine's
+// error may hold them).
 func (p *pool) logf(format string, args ...any) {
+	line := runner.StripEscapes(fmt.Sprintf("setctl: "+format+"\n", args...))
 	p.logMu.Lock()
 	defer p.logMu.Unlock()
-	fmt.Fprintf(p.log, "setctl: "+format+"\n", args...)
+	io.WriteString(p.log, line)
 }
 
 // notify wakes the gates waiting for an engine. Call with p.mu held.
@@ -202,8 +214,18 @@ func (p *pool) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, erro
 	}
 	p.start(ctx)
 	failed := map[*poolEngine]*EngineFault{} // engines that failed under this gate
+	stopped := ""                            // how the gate's last engine failed under it, for the log
 	for {
 		g, err := p.acquire(ctx, failed)
+		var none *NoEngineError
+		switch {
+		case err != nil && stopped != "" && errors.As(err, &none):
+			p.logf("%s; no engine is left for it", stopped)
+		case err != nil && stopped != "":
+			p.logf("%s; it does not run again: %v", stopped, err)
+		case stopped != "":
+			p.logf("%s; it runs again on %s", stopped, g.engine.Name)
+		}
 		if err != nil {
 			return res, err
 		}
@@ -218,7 +240,7 @@ func (p *pool) Exec(ctx context.Context, e runner.Exec) (runner.ExecResult, erro
 		failed[g.engine] = fault
 		p.down(g.engine, g.sess, fault)
 		p.release(g)
-		p.logf("%s stopped on %s, which %s; it runs again on another engine", gateName(e), g.engine.Name, reason(fault))
+		stopped = fmt.Sprintf("%s stopped on %s, which %s", gateName(e), g.engine.Name, fault.reason())
 	}
 }
 
@@ -362,7 +384,7 @@ func (p *pool) down(en *poolEngine, sess *poolSession, fault *EngineFault) {
 		g.cancel(fault)
 	}
 	p.notify()
-	p.logf("%s is down: it %s; its gates go to the other engines until it answers one", en.Name, reason(fault))
+	p.logf("%s is down: it %s; its gates go to the other engines until it answers one", en.Name, fault.reason())
 }
 
 // start starts the health checks' timer, once, with ctx's values.
@@ -419,7 +441,7 @@ func (p *pool) check(ctx context.Context, en *poolEngine) chan struct{} {
 	p.notify()
 	p.wg.Go(func() {
 		defer close(done)
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SessionStartTimeout+p.healthTimeout)
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		defer cancel()
 		stop := context.AfterFunc(p.ctx, cancel)
 		defer stop()
@@ -459,11 +481,17 @@ func (p *pool) check(ctx context.Context, en *poolEngine) chan struct{} {
 	return done
 }
 
-// answers opens r's session, or waits for it, within ctx and asks the
-// engine its version within the health timeout.
+// answers opens r's session, or waits for it, within p.sessionStart and
+// asks the engine its version within the health timeout; ctx ending
+// (Close) cuts either short.
 func (p *pool) answers(ctx context.Context, r *daggerRunner) error {
-	client, err := r.session(ctx)
-	if err != nil {
+	sctx, cancel := context.WithTimeout(ctx, p.sessionStart)
+	defer cancel()
+	client, err := r.session(sctx)
+	switch {
+	case err != nil && ctx.Err() == nil && sctx.Err() != nil:
+		return fmt.Errorf("its session did not open within %s", p.sessionStart)
+	case err != nil:
 		return err
 	}
 	return answers(ctx, client, p.healthTimeout)
@@ -498,20 +526,12 @@ func (p *pool) Close() error {
 	return errors.Join(errs...)
 }
 
-// reason is what f says happened, without the engine's name.
-func reason(f *EngineFault) string {
-	if f.Err == nil {
-		return f.What
-	}
-	return f.What + ": " + f.Err.Error()
-}
-
 // gateName names a gate in the log: its command, clipped, and the
 // worktree it runs in (the change's name).
 func gateName(e runner.Exec) string {
 	cmd := strings.Join(e.Argv, " ")
-	if len(cmd) > 60 {
-		cmd = cmd[:57] + "..."
+	if r := []rune(cmd); len(r) > 60 {
+		cmd = string(r[:57]) + "..."
 	}
 	return fmt.Sprintf("%s (in %s)", cmd, filepath.Base(e.Dir))
 }

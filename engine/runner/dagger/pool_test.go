@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,17 +172,6 @@ func (fx *poolFixture) await(t *testing.T, n int) map[string]int {
 	return got
 }
 
-// drain empties arrived.
-func (fx *poolFixture) drain() {
-	for {
-		select {
-		case <-fx.arrived:
-		default:
-			return
-		}
-	}
-}
-
 func noErrors(t *testing.T, errs []error) {
 	t.Helper()
 	for i, err := range errs {
@@ -276,7 +266,7 @@ func TestPoolEngineFailsHealthCheck(t *testing.T) {
 	log := fx.log.String()
 	for _, want := range []string{
 		"setctl: tcp://a is down: it did not answer its health check: dial tcp: connection refused; its gates go to the other engines until it answers one\n",
-		"setctl: go test (in change) stopped on tcp://a, which did not answer its health check: dial tcp: connection refused; it runs again on another engine\n",
+		"setctl: go test (in change) stopped on tcp://a, which did not answer its health check: dial tcp: connection refused; it runs again on tcp://b\n",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
@@ -318,7 +308,7 @@ func TestPoolGateMovesOnEngineFault(t *testing.T) {
 	if got := fx.await(t, 2); got["tcp://a"] != 1 || got["tcp://b"] != 1 {
 		t.Errorf("the gate ran %v, want once on each engine", got)
 	}
-	want := "setctl: go build (in change) stopped on tcp://a, which stopped answering during the gate: it did not answer a version query within 100ms; it runs again on another engine\n"
+	want := "setctl: go build (in change) stopped on tcp://a, which stopped answering during the gate: it did not answer a version query within 100ms; it runs again on tcp://b\n"
 	if !strings.Contains(fx.log.String(), want) {
 		t.Errorf("log lacks %q:\n%s", want, fx.log.String())
 	}
@@ -338,12 +328,22 @@ func TestPoolNoEngineLeft(t *testing.T) {
 		want := "no Dagger engine is left to run the gate on:" +
 			"\n  the Dagger engine tcp://a stopped answering during the gate: it did not answer a version query within 100ms" +
 			"\n  the Dagger engine tcp://b stopped answering during the gate: it did not answer a version query within 100ms" +
-			"\n  fix: " + engineFaultFix
+			"\n  fix: check that the engines of runner.dagger.hosts run and answer " +
+			"(`_EXPERIMENTAL_DAGGER_RUNNER_HOST=URL dagger core version` asks the one at URL its version), or remove those that are gone, " +
+			"then run `setctl apply` again: the run resumes and runs the gate again, without spending a retry"
 		if err == nil || err.Error() != want {
 			t.Fatalf("err = %v\nwant %s", err, want)
 		}
 		if !IsEngineFault(err) {
 			t.Errorf("%T is not an engine fault", err)
+		}
+		for _, line := range []string{
+			"setctl: go build (in change) stopped on tcp://a, which stopped answering during the gate: it did not answer a version query within 100ms; it runs again on tcp://b\n",
+			"setctl: go build (in change) stopped on tcp://b, which stopped answering during the gate: it did not answer a version query within 100ms; no engine is left for it\n",
+		} {
+			if !strings.Contains(fx.log.String(), line) {
+				t.Errorf("log lacks %q:\n%s", line, fx.log)
+			}
 		}
 	})
 	t.Run("every engine down", func(t *testing.T) {
@@ -423,5 +423,84 @@ func TestPoolHealthTimer(t *testing.T) {
 	}
 	if _, err := p.Exec(context.Background(), runner.Exec{Argv: []string{"true"}, Dir: "/wt/change"}); !errors.Is(err, errClosed) {
 		t.Errorf("Exec after Close: %v", err)
+	}
+}
+
+// TestPoolCloseDuringHealthCheck: Close ends a health check that waits
+// for a silent engine's version at once, not after the health timeout.
+func TestPoolCloseDuringHealthCheck(t *testing.T) {
+	a := newPoolConn("tcp://a", make(chan string, 100))
+	a.block["version"] = true
+	p := newPool(goCfg(), "/p", []PoolEngine{{Name: "tcp://a", Parallelism: 1, Connect: a.connect}}, nil, 0, time.Minute)
+	checked := make(chan struct{})
+	go func() {
+		p.checkAll(context.Background())
+		close(checked)
+	}()
+	for !slices.ContainsFunc(a.sent(), func(q string) bool { return strings.Contains(q, "version") }) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Close took %v: it waited for the health check's timeout", d)
+	}
+	select {
+	case <-checked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the health check outlived Close")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if down := p.engines[0].down; down != nil {
+		t.Errorf("a check cut short by Close marked the engine down: %v", down)
+	}
+}
+
+// TestPoolLogHasNoEscapes: the Dagger log's lines about an engine that
+// failed hold no terminal escape, whatever the engine's error held.
+func TestPoolLogHasNoEscapes(t *testing.T) {
+	fx := newPoolFixture(t, 1, 1, nil)
+	fx.pool.engines[0].Connect = func(context.Context) (*dagger.Client, error) {
+		return nil, errors.New("\x1b[31mconnection refused\x1b[0m")
+	}
+	fx.pool.engines[0].sess = fx.pool.newSession(fx.pool.engines[0])
+	noErrors(t, fx.gates(t, 1))
+	log := fx.log.String()
+	if strings.ContainsAny(log, "\x1b\x07") {
+		t.Errorf("the log holds terminal escapes:\n%q", log)
+	}
+	if !strings.Contains(log, "setctl: tcp://a is down: it could not be reached: dagger runner: connecting to the engine: connection refused;") {
+		t.Errorf("the log does not say why tcp://a is down:\n%s", log)
+	}
+}
+
+// TestGateNameClipsWholeCharacters: a long command is clipped in the log
+// between characters, never inside one, so the log stays valid UTF-8.
+func TestGateNameClipsWholeCharacters(t *testing.T) {
+	got := gateName(runner.Exec{Argv: []string{"go", "test", "-run", strings.Repeat("é", 70)}, Dir: "/wt/change"})
+	want := "go test -run " + strings.Repeat("é", 44) + "... (in change)"
+	if got != want {
+		t.Errorf("gateName = %q, want %q", got, want)
+	}
+}
+
+// TestPoolHealthCheckSessionSlow: an engine whose session does not open
+// within its time fails its health check saying so, not with a bare
+// "context deadline exceeded".
+func TestPoolHealthCheckSessionSlow(t *testing.T) {
+	fx := newPoolFixture(t, 1, 1, nil)
+	fx.pool.sessionStart = 50 * time.Millisecond
+	fx.pool.engines[0].Connect = func(ctx context.Context) (*dagger.Client, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	fx.pool.engines[0].sess = fx.pool.newSession(fx.pool.engines[0])
+	fx.pool.checkAll(context.Background())
+	want := "setctl: tcp://a is down: it did not answer its health check: its session did not open within 50ms; its gates go to the other engines until it answers one\n"
+	if !strings.Contains(fx.log.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, fx.log)
 	}
 }

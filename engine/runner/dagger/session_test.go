@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -554,7 +553,7 @@ func TestRunnerLogPlain(t *testing.T) {
 	t.Parallel()
 	engine := newFakeEngine()
 	cli := newFakeCLI(t, colouredProgress+"\n"+sessionLine(engine.serve(t, "tok"), "tok")+"\n"+untilStdinCloses)
-	var log syncBuffer
+	var log lockedBuffer
 	r := New(goCfg(), "/p", "fake", connector(&Engine{Via: "cli", CLI: cli.bin}, &log, notLong, 200*time.Millisecond))
 	if _, err := r.Exec(context.Background(), runner.Exec{Argv: []string{"go", "test"}, Dir: t.TempDir()}); err != nil {
 		t.Fatal(err)
@@ -565,22 +564,4 @@ func TestRunnerLogPlain(t *testing.T) {
 	if want := "1   : connect DONE [0.1s]\n2   : trace ERROR\n"; log.String() != want {
 		t.Errorf("log %q, want %q", log.String(), want)
 	}
-}
-
-// syncBuffer is a strings.Builder safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
