@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,6 +109,11 @@ func startSession(ctx context.Context, o sessionOptions) (*session, error) {
 	stderr = runner.NewEscapeStripper(stderr)
 	env := append(os.Environ(), cliEnv()...)
 	if o.runnerHost != "" {
+		// The engine is the one named, never the session of a `dagger
+		// run` around set.
+		env = slices.DeleteFunc(env, func(kv string) bool {
+			return strings.HasPrefix(kv, "DAGGER_SESSION_PORT=") || strings.HasPrefix(kv, "DAGGER_SESSION_TOKEN=")
+		})
 		env = append(env, "_EXPERIMENTAL_DAGGER_RUNNER_HOST="+o.runnerHost)
 	}
 	go func() {

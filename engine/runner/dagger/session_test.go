@@ -48,6 +48,7 @@ esac
 D=%q
 echo "$*" > "$D/args"
 echo "${_EXPERIMENTAL_DAGGER_RUNNER_HOST-}" > "$D/runnerhost"
+echo "${DAGGER_SESSION_PORT-}${DAGGER_SESSION_TOKEN-}" > "$D/outersession"
 echo $$ > "$D/cli.tmp" && mv "$D/cli.tmp" "$D/cli.pid"
 %s
 `, SDKEngineVersion, SDKEngineVersion, dir, session)
@@ -265,7 +266,8 @@ func testSession(cli string, start time.Duration) sessionOptions {
 // runner host; the session's API answers on its port with its token; and
 // a CLI that ends its session when its stdin closes is let go by itself.
 func TestSessionOpens(t *testing.T) {
-	t.Parallel()
+	t.Setenv("DAGGER_SESSION_PORT", "4242") // a `dagger run` around set
+	t.Setenv("DAGGER_SESSION_TOKEN", "outer")
 	engine := newFakeEngine()
 	cli := newFakeCLI(t, sessionLine(engine.serve(t, "s3cret"), "s3cret")+"\n"+untilStdinCloses)
 	var log strings.Builder
@@ -280,6 +282,9 @@ func TestSessionOpens(t *testing.T) {
 	}
 	if got := cli.file(t, "runnerhost"); got != "tcp://engine.test:1234" {
 		t.Errorf("runner host %q", got)
+	}
+	if got := cli.file(t, "outersession"); got != "" {
+		t.Errorf("the CLI of a named engine was given the session of `dagger run`: %q", got)
 	}
 	client, err := dagger.Connect(context.Background(), dagger.WithConn(s.conn()))
 	if err != nil {
