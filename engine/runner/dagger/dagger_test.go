@@ -366,7 +366,8 @@ func TestEngineStopsAnswering(t *testing.T) {
 }
 
 // TestEngineGoesAway: an engine that goes away under a gate (its session
-// answering 502, the connection cut short or refused), while the gate
+// answering 502, the connection cut short or refused, the engine saying
+// it is shutting down), while the gate
 // runs or while its files are exported, is the engine's fault: a run
 // error that says so, names the engine and says what to do, without the
 // "dagger runner: go:" of the engine's other errors.
@@ -378,6 +379,7 @@ func TestEngineGoesAway(t *testing.T) {
 		{"sync", "eof", "the Dagger engine fake went away during the gate: the connection to its session was cut short (unexpected EOF)"},
 		{"stdout", "refused", "the Dagger engine fake went away during the gate: the connection to its session failed: connection refused"},
 		{"export", "eof", "the Dagger engine fake went away during the gate: the connection to its session was cut short (unexpected EOF)"},
+		{"sync", "shutting", "the Dagger engine fake went away during the gate: it is shutting down"},
 	} {
 		t.Run(tc.field+" "+tc.how, func(t *testing.T) {
 			fx := newFixture(t, goCfg(), "/p")

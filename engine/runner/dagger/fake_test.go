@@ -267,7 +267,9 @@ func (f *fakeEngine) Do(req *http.Request) (*http.Response, error) {
 //     session proxies to the engine), as seen with a real engine killed
 //     mid-gate;
 //   - "eof": the connection cut short mid-answer;
-//   - "refused": a session that no longer listens.
+//   - "refused": a session that no longer listens;
+//   - "shutting": the engine's answer to a call it cancels as it stops
+//     gracefully (SIGTERM), as seen with a real engine stopped mid-gate.
 func dies(req *http.Request, how string) (*http.Response, error) {
 	urlErr := func(err error) error { return &url.Error{Op: "Post", URL: req.URL.String(), Err: err} }
 	switch how {
@@ -282,6 +284,8 @@ func dies(req *http.Request, how string) (*http.Response, error) {
 		return nil, urlErr(io.ErrUnexpectedEOF)
 	case "refused":
 		return nil, urlErr(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)})
+	case "shutting":
+		return reply(nil, "engine is shutting down")
 	}
 	return nil, fmt.Errorf("fake engine: no way to die %q", how)
 }

@@ -103,8 +103,9 @@ func (e *causeError) Unwrap() error { return e.err }
 
 // wentAway tells an engine that went away under a request from any other
 // failure: the connection to the session refused, reset or cut short (the
-// session CLI is gone, see sessionEndedError), or the session answering
-// 502, 503 or 504 because the engine behind it is gone. It returns a
+// session CLI is gone, see sessionEndedError), the session answering
+// 502, 503 or 504 because the engine behind it is gone, or the engine
+// answering that it is shutting down (engineShuttingDown). It returns a
 // short cause for a person, and nil for any other error (an image that
 // cannot be pulled, a path that does not exist: the engine answered).
 func wentAway(err error) error {
@@ -114,6 +115,13 @@ func wentAway(err error) error {
 	var ended *sessionEndedError
 	if errors.As(err, &ended) {
 		return &causeError{ended.Error(), err}
+	}
+	var gqlErr interface {
+		error
+		Extensions() map[string]any
+	}
+	if errors.As(err, &gqlErr) && gqlErr.Error() == engineShuttingDown {
+		return &causeError{"it is shutting down", err}
 	}
 	var httpErr *graphql.HTTPError
 	if errors.As(err, &httpErr) {
@@ -144,6 +152,12 @@ func wentAway(err error) error {
 	}
 	return nil
 }
+
+// engineShuttingDown is the whole message of the GraphQL error an engine
+// answers a call with when it cancels the call because it is stopping
+// (SIGTERM: a graceful stop, an upgrade, its node draining); the SDK
+// gives it as an error with Extensions whose text is that message.
+const engineShuttingDown = "engine is shutting down"
 
 // plainError is err with a text free of terminal escapes (see
 // runner.StripEscapes): err itself when its text has none, else an error

@@ -371,20 +371,30 @@ func (p *pool) release(g *gateRun) {
 }
 
 // down marks en down for fault, unless the session the fault happened on
-// is no longer en's (en came back since), and stops the gates running on
-// it so that they run again elsewhere.
+// is no longer en's (en came back since), stops the gates running on it
+// so that they run again elsewhere, and retires the session: it ends as
+// soon as no gate runs on it (now, or as the last stopped gate leaves),
+// since an engine that comes back does so on a new session. An engine
+// that is stopping (SIGTERM) waits for its sessions to end before it
+// exits, so a session kept open would hold it until the run ends.
 func (p *pool) down(en *poolEngine, sess *poolSession, fault *EngineFault) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if en.sess != sess || en.down != nil {
+		p.mu.Unlock()
 		return
 	}
 	en.down = fault
 	for g := range en.gates {
 		g.cancel(fault)
 	}
+	sess.retired = true
+	closeIt := sess.gates == 0
 	p.notify()
 	p.logf("%s is down: it %s; its gates go to the other engines until it answers one", en.Name, fault.reason())
+	p.mu.Unlock()
+	if closeIt {
+		p.closeSession(en, sess)
+	}
 }
 
 // start starts the health checks' timer, once, with ctx's values.

@@ -33,6 +33,12 @@ type poolConn struct {
 	mu            sync.Mutex
 	running, most int
 	syncs         int
+	closes        atomic.Int32 // sessions closed (clients closed over this connection)
+}
+
+func (c *poolConn) Close() error {
+	c.closes.Add(1)
+	return c.fakeEngine.Close()
 }
 
 func newPoolConn(name string, arrived chan string) *poolConn {
@@ -262,6 +268,12 @@ func TestPoolEngineFailsHealthCheck(t *testing.T) {
 	_, _, syncsA := fx.a.counts()
 	if syncsA != 2 {
 		t.Errorf("tcp://a got %d gates, want the 2 it held", syncsA)
+	}
+	// Its session ended with its last gate (a stopping engine waits for
+	// its sessions to end): no gate runs on it, and it comes back, if it
+	// does, on a new one.
+	if n := fx.a.closes.Load(); n != 1 {
+		t.Errorf("tcp://a's session closed %d times once its gates moved, want 1", n)
 	}
 	log := fx.log.String()
 	for _, want := range []string{
