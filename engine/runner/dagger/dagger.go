@@ -40,6 +40,11 @@ const Name = "dagger"
 // git metadata and the engine's own run state.
 var alwaysExcluded = []string{".git", rundir.Name}
 
+// loadPatience is how long a gate waits for the run's load of the base
+// or a mount before it asks the engine whether it still answers; it waits
+// on while it does.
+const loadPatience = 30 * time.Second
+
 // errTimedOut is the cause of a gate's context when its timeout expires; it
 // tells a timeout (a gate failure) from a cancellation (a run error).
 var errTimedOut = errors.New("gate timed out")
@@ -66,7 +71,7 @@ func New(cfg *config.DaggerRunner, root, engine string, connect func(ctx context
 		cfg = &config.DaggerRunner{}
 	}
 	return &daggerRunner{cfg: cfg, root: root, engine: engine, connect: connect, done: make(chan struct{}),
-		healthTimeout: HealthTimeout}
+		healthTimeout: HealthTimeout, loadPatience: loadPatience}
 }
 
 // daggerRunner is the runner.Runner a config.DaggerRunner configures.
@@ -78,6 +83,10 @@ type daggerRunner struct {
 	// healthTimeout bounds the version query that follows a timed-out
 	// gate (HealthTimeout; shorter in tests).
 	healthTimeout time.Duration
+	// loadPatience is how long a gate waits for a load of the run
+	// before it asks the engine whether it still answers (loadPatience;
+	// shorter in tests).
+	loadPatience time.Duration
 
 	mu      sync.Mutex
 	started bool               // the connection attempt has begun
@@ -210,12 +219,23 @@ func (r *daggerRunner) exec(ctx context.Context, e runner.Exec) (runner.ExecResu
 	}
 
 	start := time.Now()
+	l, err := r.load(ctx, client)
+	if err != nil {
+		res.Duration = time.Since(start)
+		switch {
+		case IsEngineFault(err):
+			return res, err
+		case ctx.Err() != nil:
+			return res, fmt.Errorf("dagger runner: %s: %w", e.Argv[0], context.Cause(ctx))
+		}
+		return res, r.failed(e, err)
+	}
 	gctx, cancel := ctx, context.CancelFunc(func() {})
 	if e.Timeout > 0 {
 		gctx, cancel = context.WithTimeoutCause(ctx, e.Timeout, errTimedOut)
 	}
 	defer cancel()
-	out, err := r.run(gctx, client, e)
+	out, err := r.run(gctx, client, e, l)
 	res.Duration = time.Since(start)
 	switch {
 	case err == nil:
@@ -328,15 +348,10 @@ type execOutput struct {
 	stdout, stderr string
 }
 
-// build returns the container a gate runs in, in this order: the base;
-// the worktree (minus .git, .set and cfg.Exclude) mounted at the workdir,
-// which is also the working directory; cfg.Env overlaid by e.Vars; the
-// cache volumes; the extra mounts (caches and mounts come after the worktree
-// so that one may sit inside it); then the command, expecting any exit
-// code. Maps are applied in sorted key order, so the same gate always
-// yields the same query and the engine can reuse its cache. ctx (the
-// gate's) bounds the wait for the base and the mounts to load, not the
-// loads themselves.
+// load returns what the gate builds on that the run loads once: the base
+// and the mounts, loaded by the first gate that needs them and waited for
+// by waitLoad, before the gate's timeout starts (the time a load takes is
+// the run's, not the gate's). ctx bounds the wait, not the loads.
 //
 // Every host path (the worktree, a rootfs, a tarball, a mount) is read with
 // noCache, so that the engine's cache is decided by content, never by
@@ -369,7 +384,7 @@ type execOutput struct {
 // directory, so every gate starts from the same content. A from base
 // reads nothing from the host; the engine resolves the image reference
 // as it always did.
-func (r *daggerRunner) build(ctx context.Context, client *dagger.Client, e runner.Exec) (*dagger.Container, error) {
+func (r *daggerRunner) load(ctx context.Context, client *dagger.Client) (loaded, error) {
 	// Every load starts before the first wait, so that the base and the
 	// mounts a run has not loaded yet load together.
 	var base *onceLoad[*dagger.Container]
@@ -406,14 +421,73 @@ func (r *daggerRunner) build(ctx context.Context, client *dagger.Client, e runne
 		})
 	}
 
+	var l loaded
+	if base != nil {
+		ctr, err := waitLoad(ctx, r, client, base)
+		if err != nil {
+			return loaded{}, err
+		}
+		l.base = ctr
+	}
+	l.mounts = make([]*dagger.Directory, len(mounts))
+	for i, m := range mounts {
+		dir, err := waitLoad(ctx, r, client, m)
+		if err != nil {
+			return loaded{}, err
+		}
+		l.mounts[i] = dir
+	}
+	return l, nil
+}
+
+// loaded is what a gate builds on that the run loads once: the base
+// container (nil for a from base) and the mounts' directories, in the
+// sorted order of their container paths.
+type loaded struct {
+	base   *dagger.Container
+	mounts []*dagger.Directory
+}
+
+// waitLoad waits for a load of the run however long it takes while the
+// engine answers: a large rootfs sent to a cold engine can take longer
+// than a gate's timeout, and that time is the run's, never the gate's.
+// Every loadPatience without an outcome the engine is asked its version;
+// one that does not answer is an EngineFault.
+func waitLoad[T any](ctx context.Context, r *daggerRunner, client *dagger.Client, a *onceLoad[T]) (T, error) {
+	for {
+		pctx, cancel := context.WithTimeoutCause(ctx, r.loadPatience, errStillLoading)
+		v, err := a.wait(pctx)
+		cancel()
+		if !errors.Is(err, errStillLoading) || ctx.Err() != nil {
+			return v, err
+		}
+		if err := answers(ctx, client, r.healthTimeout); err != nil {
+			var zero T
+			if ctx.Err() != nil {
+				return zero, context.Cause(ctx)
+			}
+			return zero, &EngineFault{Engine: r.engine, What: "stopped answering while it loaded the run's base", Err: err}
+		}
+	}
+}
+
+// errStillLoading ends one round of waitLoad's patience.
+var errStillLoading = errors.New("the load is still under way")
+
+// build returns the container a gate runs in, in this order: the base
+// (as loaded, l); the worktree (minus .git, .set and cfg.Exclude) mounted
+// at the workdir, which is also the working directory; cfg.Env overlaid
+// by e.Vars; the cache volumes; the extra mounts (caches and mounts come
+// after the worktree so that one may sit inside it); then the command,
+// expecting any exit code. Maps are applied in sorted key order, so the
+// same gate always yields the same query and the engine can reuse its
+// cache. See load for what is read from the host, and when.
+func (r *daggerRunner) build(client *dagger.Client, e runner.Exec, l loaded) *dagger.Container {
 	ctr := client.Container()
-	if base == nil {
+	if l.base == nil {
 		ctr = ctr.From(r.cfg.From)
 	} else {
-		var err error
-		if ctr, err = base.wait(ctx); err != nil {
-			return nil, err
-		}
+		ctr = l.base
 	}
 
 	// A mounted (not copied) worktree: the exec's writes to it stay in the
@@ -439,25 +513,17 @@ func (r *daggerRunner) build(ctx context.Context, client *dagger.Client, e runne
 	// writes to the host. readOnly: true makes the mount read-only in the
 	// container too; readOnly: false lets the gate write into its own
 	// snapshot, and those writes are dropped with the container.
-	for i, p := range mountPaths {
-		dir, err := mounts[i].wait(ctx)
-		if err != nil {
-			return nil, err
-		}
-		ctr = ctr.WithMountedDirectory(p, dir, dagger.ContainerWithMountedDirectoryOpts{ReadOnly: r.cfg.Mounts[p].ReadOnly})
+	for i, p := range slices.Sorted(maps.Keys(r.cfg.Mounts)) {
+		ctr = ctr.WithMountedDirectory(p, l.mounts[i], dagger.ContainerWithMountedDirectoryOpts{ReadOnly: r.cfg.Mounts[p].ReadOnly})
 	}
-	return ctr.WithExec(e.Argv, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny}), nil
+	return ctr.WithExec(e.Argv, dagger.ContainerWithExecOpts{Expect: dagger.ReturnTypeAny})
 }
 
 // run evaluates the container and reads back how the exec ended: one query
 // that runs everything (Sync), then three small reads of the synced
 // container, issued together.
-func (r *daggerRunner) run(ctx context.Context, client *dagger.Client, e runner.Exec) (execOutput, error) {
-	ctr, err := r.build(ctx, client, e)
-	if err != nil {
-		return execOutput{}, err
-	}
-	synced, err := ctr.Sync(ctx)
+func (r *daggerRunner) run(ctx context.Context, client *dagger.Client, e runner.Exec, l loaded) (execOutput, error) {
+	synced, err := r.build(client, e, l).Sync(ctx)
 	if err != nil {
 		return execOutput{}, err
 	}

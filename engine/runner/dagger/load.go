@@ -21,9 +21,9 @@ import (
 //     waiting, and the load goes on for the gates after it. So the error of
 //     a load is the engine's or the host's (a missing source, an engine
 //     that went away) or the session's end, never a gate's cancellation.
-//     A load that never ends (an engine that stopped answering) keeps
-//     every gate that needs it waiting until the gate's own timeout, as
-//     the engine itself would.
+//     A gate waits for a load before its own timeout starts, as long as
+//     the engine answers (see waitLoad): a load that never ends on an
+//     engine that stopped answering is an EngineFault.
 //   - Only a load that succeeded is kept, for the rest of the session. A
 //     load that failed is forgotten as it ends: the gates that waited for
 //     it get its error, and the next gate that needs the key loads it

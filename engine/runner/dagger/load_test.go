@@ -125,14 +125,15 @@ func TestBaseLoadSharedByConcurrentGates(t *testing.T) {
 }
 
 // TestBaseLoadOutlivesItsGate: the gate that started the base's load is
-// cancelled, or times out, while the base is read; it stops waiting (a
-// run error, and a timeout that is the gate's own since the engine
-// answers), and the load goes on for the next gate, which reads nothing
-// again.
+// cancelled while the base is read; it stops waiting (a run error), and
+// the load goes on for the next gate, which reads nothing again. That
+// gate waits for the load past its own timeout, since the engine still
+// answers: the time a load takes is the run's, never the gate's.
 func TestBaseLoadOutlivesItsGate(t *testing.T) {
 	root, wt := baseProject(t)
 	rootfs := filepath.Join(root, "rootfs")
 	fx := newFixture(t, baseCfg("rootfs"), root)
+	fx.runner.(*daggerRunner).loadPatience = 20 * time.Millisecond
 	h := newHold()
 	fx.engine.hold[rootfs] = h
 
@@ -141,18 +142,36 @@ func TestBaseLoadOutlivesItsGate(t *testing.T) {
 	if _, err := fx.runner.Exec(ctx, runner.Exec{Argv: []string{"true"}, Dir: wt}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled gate: err = %v, want context.Canceled", err)
 	}
+	time.AfterFunc(200*time.Millisecond, func() { close(h.release) })
 	res, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"true"}, Dir: wt, Timeout: 50 * time.Millisecond})
-	if err != nil || !res.TimedOut {
-		t.Fatalf("gate timed out while the base loads: %+v, %v; want its own timeout", res, err)
-	}
-	close(h.release)
-	res, err = fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"true"}, Dir: wt})
-	if err != nil || res.ExitCode != 0 {
-		t.Fatalf("gate after the load: %+v, %v", res, err)
+	if err != nil || res.TimedOut || res.ExitCode != 0 {
+		t.Fatalf("gate whose base loads for longer than its timeout: %+v, %v; want it to run once the base is loaded", res, err)
 	}
 	countReads(t, fx.engine, map[string]int{rootfs: 1})
 	if n := fx.engine.readRequests(rootfs); n != 1 {
 		t.Errorf("%d requests read the rootfs, want the one the first gate started", n)
+	}
+}
+
+// TestBaseLoadEngineStopsAnswering: a gate waiting for the run's load of
+// its base, on an engine that then answers no version query either, ends
+// with an EngineFault naming the engine, not a timeout sent to the agent.
+func TestBaseLoadEngineStopsAnswering(t *testing.T) {
+	root, wt := baseProject(t)
+	fx := newFixture(t, baseCfg("rootfs"), root)
+	r := fx.runner.(*daggerRunner)
+	r.loadPatience, r.healthTimeout = 20*time.Millisecond, 50*time.Millisecond
+	h := newHold()
+	defer close(h.release)
+	fx.engine.hold[filepath.Join(root, "rootfs")] = h
+	fx.engine.block["version"] = true
+	res, err := fx.runner.Exec(context.Background(), runner.Exec{Argv: []string{"true"}, Dir: wt, Timeout: time.Minute})
+	var fault *EngineFault
+	if !errors.As(err, &fault) || fault.What != "stopped answering while it loaded the run's base" {
+		t.Fatalf("err = %v, want an EngineFault", err)
+	}
+	if res.TimedOut {
+		t.Errorf("result %+v: an engine fault is no gate timeout", res)
 	}
 }
 
