@@ -1,0 +1,102 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// withBareRemote gives r a bare remote "origin" holding r's main, and a
+// second clone of it (another teammate).
+func withBareRemote(t *testing.T, r *repo) (bare, other string) {
+	t.Helper()
+	bare = filepath.Join(t.TempDir(), "remote.git")
+	gitIn(t, r.dir, "init", "-q", "--bare", "-b", "main", bare)
+	r.git("remote", "add", "origin", bare)
+	r.git("push", "-q", "origin", "main")
+	other = filepath.Join(t.TempDir(), "other")
+	gitIn(t, r.dir, "clone", "-q", bare, other)
+	return bare, other
+}
+
+func TestRemoteReadFetchPush(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	_, other := withBareRemote(t, r)
+	if !HasRemote(ctx, r.dir, "origin") || HasRemote(ctx, r.dir, "upstream") {
+		t.Fatal("HasRemote: origin is there, upstream is not")
+	}
+	main := r.git("rev-parse", "main")
+	if got, err := LsRemoteBranch(ctx, r.dir, "origin", "main", 5*time.Second); err != nil || got != main {
+		t.Fatalf("LsRemoteBranch = %q, %v; want %s", got, err, main)
+	}
+	if got, err := LsRemoteBranch(ctx, r.dir, "origin", "trunk", 5*time.Second); err != nil || got != "" {
+		t.Fatalf("LsRemoteBranch of a missing branch = %q, %v", got, err)
+	}
+
+	// A fast-forward push lands, and the tracking ref follows it.
+	r.write("a.txt", "a\n")
+	a := r.commit("a")
+	if err := PushFastForward(ctx, r.dir, "origin", "main", a); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("rev-parse", TrackingRef("origin", "main")); got != a {
+		t.Fatalf("tracking ref at %s, want %s", got, a)
+	}
+
+	// Someone else pushes; set's next push is refused, never forced.
+	gitIn(t, other, "pull", "-q", "origin", "main")
+	writeIn(t, other, "b.txt", "b\n")
+	gitIn(t, other, "add", "-A")
+	gitIn(t, other, "commit", "-qm", "b")
+	gitIn(t, other, "push", "-q", "origin", "main")
+	theirs := gitIn(t, other, "rev-parse", "HEAD")
+	r.write("c.txt", "c\n")
+	c := r.commit("c")
+	err := PushFastForward(ctx, r.dir, "origin", "main", c)
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) {
+		t.Fatalf("push over someone else's commit: %v (%T), want a *PushRejectedError", err, err)
+	}
+	if got, _ := LsRemoteBranch(ctx, r.dir, "origin", "main", 5*time.Second); got != theirs {
+		t.Fatalf("the remote's main is %s after a refused push, want theirs %s", got, theirs)
+	}
+	got, err := FetchBranch(ctx, r.dir, "origin", "main")
+	if err != nil || got != theirs {
+		t.Fatalf("FetchBranch = %s, %v; want %s", got, err, theirs)
+	}
+	if cur := r.git("rev-parse", "main"); cur != c {
+		t.Fatalf("FetchBranch moved main to %s", cur)
+	}
+}
+
+func TestRemoteUnreachable(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.git("remote", "add", "origin", filepath.Join(t.TempDir(), "nothing-here.git"))
+	_, err := LsRemoteBranch(ctx, r.dir, "origin", "main", 5*time.Second)
+	var re *RemoteRefError
+	if !errors.As(err, &re) || re.Remote != "origin" || re.Auth {
+		t.Fatalf("LsRemoteBranch of a missing remote: %v (%T)", err, err)
+	}
+	if _, err := FetchBranch(ctx, r.dir, "origin", "main"); !errors.As(err, &re) {
+		t.Fatalf("FetchBranch of a missing remote: %v (%T)", err, err)
+	}
+}
+
+func TestAuthFailure(t *testing.T) {
+	for _, msg := range []string{
+		"remote: Invalid username or password.\nfatal: Authentication failed for 'https://example.com/x.git/'",
+		"git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.",
+		"fatal: unable to access 'https://example.com/x.git/': The requested URL returned error: 403",
+	} {
+		if !authFailure(msg) {
+			t.Errorf("authFailure(%q) = false", msg)
+		}
+	}
+	if authFailure(" ! [rejected]        main -> main (fetch first)") {
+		t.Error("a refused fast-forward is no authentication failure")
+	}
+}
