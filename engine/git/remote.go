@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -160,4 +161,13 @@ func rejected(msg string) bool {
 		}
 	}
 	return false
+}
+
+// CountCommits is the number of commits reachable from head but not base.
+func CountCommits(ctx context.Context, dir, base, head string) (int, error) {
+	out, err := Run(ctx, dir, "rev-list", "--count", base+".."+head)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(out)
 }

@@ -43,6 +43,7 @@ import (
 	"github.com/set-engine/set/engine/atomicfile"
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/delivery"
 	"github.com/set-engine/set/engine/control"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
@@ -426,6 +427,15 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 	}
 	if err := checkMainClean(ctx, r.opts.Root, r.opts.Project.MainBranch); err != nil {
 		return err
+	}
+	// In push mode the remote's main is the main: a change a killed run
+	// pushed is on it, and once main follows it reconcile finds the
+	// change's commit on main, as after any crash once main moved, so the
+	// change is merged, never pushed twice.
+	if r.opts.Project.Delivery.Pushes() {
+		if _, err := delivery.Follow(ctx, r.opts.Root, r.opts.Project, r.layout.FastForward()); err != nil {
+			return err
+		}
 	}
 	p := r.opts.Plan
 	names := make([]string, len(p.Changes))

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/delivery"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // RemoteTimeout bounds how long setctl doctor waits for the remote of push
@@ -45,6 +47,23 @@ func CheckDelivery(ctx context.Context, root string, cfg *config.Project, reach 
 		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("push to %s (%s), which has no branch %s: push it once yourself (git push %s %s)", dl.Remote, url, cfg.MainBranch, dl.Remote, cfg.MainBranch)}, false
 	}
 	return diag.Diagnostic{Summary: fmt.Sprintf("push to %s (%s), whose %s is at %.7s", dl.Remote, url, cfg.MainBranch, head)}, true
+}
+
+// followRemote brings the local main to the remote's in push mode, before
+// the plan is made: the plan is of what the remote's main lacks (see
+// delivery.Follow). A local main that cannot follow it is an error, and
+// nothing moves. In local mode it does nothing.
+func (p *Project) followRemote(ctx context.Context) (d diag.Diagnostic, ok bool) {
+	if !p.Config.Delivery.Pushes() {
+		return diag.Diagnostic{}, true
+	}
+	if !git.HasRemote(ctx, p.Root, p.Config.Delivery.Remote) {
+		return load.Diagnostics(NoRemoteError(p.Config))[0], false
+	}
+	if _, err := delivery.Follow(ctx, p.Root, p.Config, rundir.New(p.Root).FastForward()); err != nil {
+		return diag.Diagnostic{Severity: diag.Error, Summary: err.Error()}, false
+	}
+	return diag.Diagnostic{}, true
 }
 
 // NoRemoteError is a push mode whose remote the repository lacks, as an
