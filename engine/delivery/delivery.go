@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 )
 
@@ -39,11 +40,11 @@ type NotFollowingError struct {
 func (e *NotFollowingError) Error() string {
 	rb := e.Remote + "/" + e.Branch
 	if e.Ahead {
-		return fmt.Sprintf("the local %s (%.7s) has %d commit(s) that %s (%.7s) lacks; in push mode set lands changes on %s and never pushes commits it did not make: push them yourself (git push %s %s), or move them off %s, then run setctl apply again",
-			e.Branch, e.Local, e.Mine, rb, e.Theirs, rb, e.Remote, e.Branch, e.Branch)
+		return fmt.Sprintf("the local %s (%.10s) has %s that %s (%.10s) lacks; in push mode set lands changes on %s and never pushes commits it did not make: push them yourself (git push %s %s), or move them off %s, then run setctl apply again",
+			e.Branch, e.Local, english.Plural(e.Mine, "commit"), rb, e.Theirs, rb, e.Remote, e.Branch, e.Branch)
 	}
-	return fmt.Sprintf("the local %s (%.7s) and %s (%.7s) have diverged: %d local commit(s) are not on %s; set never rebases your commits: bring them onto %s yourself (git pull --rebase %s %s, then git push %s %s), or reset %s to %s after saving them, then run setctl apply again",
-		e.Branch, e.Local, rb, e.Theirs, e.Mine, rb, rb, e.Remote, e.Branch, e.Remote, e.Branch, e.Branch, rb)
+	return fmt.Sprintf("the local %s (%.10s) and %s (%.10s) have diverged: the local one has %s that %s lacks; set never rebases your commits: bring them onto %s yourself (git pull --rebase %s %s, then git push %s %s), or reset %s to %s after saving them, then run setctl apply again",
+		e.Branch, e.Local, rb, e.Theirs, english.Plural(e.Mine, "commit"), rb, rb, e.Remote, e.Branch, e.Remote, e.Branch, e.Branch, rb)
 }
 
 // Follow fetches the remote's main and brings the local main there by
