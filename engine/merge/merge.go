@@ -76,7 +76,9 @@ type Input struct {
 	Delta func(ctx context.Context, base string) (map[string][]byte, error)
 	// Checkpoint, if set, is called just before main moves
 	// ("before-fast-forward") and just after, before MERGED and ARCHIVED
-	// are journaled ("fast-forwarded").
+	// are journaled ("fast-forwarded"); in push mode also just before the
+	// push, once PUSHING is journaled ("before-push"), and just after it
+	// ("pushed").
 	Checkpoint func(point string)
 }
 

@@ -95,9 +95,10 @@ type Options struct {
 	// run.replan); at most Project.Planner.MaxReplanCycles times a run.
 	Replan ReplanFunc
 	// Checkpoint, if set, is called at the named points of a change's way
-	// to main ("dispatched", "before-fast-forward", "fast-forwarded",
-	// "merged", "archived"), after everything before the point is
-	// journaled (except at "fast-forwarded": main moved, MERGED and
+	// to main ("dispatched", in push mode "before-push" and "pushed",
+	// "before-fast-forward", "fast-forwarded", "merged", "archived"),
+	// after everything before the point is journaled (except at "pushed"
+	// and "fast-forwarded": the remote's main or main moved, MERGED and
 	// ARCHIVED are not journaled yet), and with no change at
 	// "baseline-judged" (main judged, its checkout not yet removed). Crash
 	// tests kill the process there.

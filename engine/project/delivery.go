@@ -29,6 +29,10 @@ func CheckDelivery(ctx context.Context, root string, cfg *config.Project, reach 
 	if !dl.Pushes() {
 		return diag.Diagnostic{Summary: "local: changes land on the local " + cfg.MainBranch + " only"}, true
 	}
+	if !git.InRepository(ctx, root) {
+		// CheckMainBranch says so; the remote is the repository's.
+		return diag.Diagnostic{Summary: "push to " + dl.Remote + ", once the project is in a git repository"}, true
+	}
 	if !git.HasRemote(ctx, root, dl.Remote) {
 		return load.Diagnostics(NoRemoteError(cfg))[0], false
 	}
