@@ -3,7 +3,9 @@ package git
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -98,5 +100,29 @@ func TestAuthFailure(t *testing.T) {
 	}
 	if authFailure(" ! [rejected]        main -> main (fetch first)") {
 		t.Error("a refused fast-forward is no authentication failure")
+	}
+}
+
+// TestPushRefusedForCredentials: a remote that refuses the push for its
+// credentials (here a hook that says so as a forge would) is a
+// configuration error naming the remote, never a "someone else pushed".
+func TestPushRefusedForCredentials(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	bare, _ := withBareRemote(t, r)
+	hook := filepath.Join(bare, "hooks", "pre-receive")
+	writeIn(t, filepath.Dir(hook), "pre-receive", "#!/bin/sh\necho 'Permission denied (publickey).' >&2\nexit 1\n")
+	if err := os.Chmod(hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.write("a.txt", "a\n")
+	a := r.commit("a")
+	err := PushFastForward(ctx, r.dir, "origin", "main", a)
+	var re *RemoteRefError
+	if !errors.As(err, &re) || !re.Auth || re.Remote != "origin" {
+		t.Fatalf("push refused for credentials: %v (%T), want a *RemoteRefError with Auth", err, err)
+	}
+	if !strings.Contains(err.Error(), "the remote origin refused set's credentials") {
+		t.Errorf("the error does not name the remote: %v", err)
 	}
 }
