@@ -229,6 +229,11 @@ func (q *mergeQueue) settle(ctx context.Context, a *attempt) attemptResult {
 		if err != nil {
 			return attemptResult{err: err}
 		}
+		if synced.To == a.cand.Onto.Commit {
+			// The remote refused a fast-forward of a main that did not
+			// move: integrating again would be refused again.
+			return attemptResult{err: rej}
+		}
 		return attemptResult{remoteMoved: &synced}
 	}
 	if err != nil {
