@@ -259,6 +259,15 @@ func (a applyResult) describe() string {
 // own, and, if k is not nil, kills it k.after its start unless it ended
 // by then.
 func (r *campaignRepo) apply(setctl string, k *kill) applyResult {
+	if r.remote != "" {
+		// A killed git push takes the local remote's receive-pack with
+		// it, which can leave the remote's ref locked; a real remote's
+		// receive-pack outlives its client and lets go of the lock.
+		locks, _ := filepath.Glob(filepath.Join(r.remote, "refs", "heads", "*.lock"))
+		for _, l := range locks {
+			_ = os.Remove(l)
+		}
+	}
 	cmd := exec.Command(setctl, "-C", r.dir, "apply", "--yes")
 	// A file, not a pipe: Wait returns when setctl ends, even if an
 	// orphan it leaves holds its output open.

@@ -61,7 +61,8 @@ func (e *RemoteRefError) Unwrap() error { return e.Err }
 // authFailure reports whether git's message says the remote refused the
 // credentials (HTTP 401/403, SSH publickey).
 func authFailure(msg string) bool {
-	for _, s := range []string{"Authentication failed", "Permission denied", "could not read Username", "403", "401 Unauthorized", "terminal prompts disabled"} {
+	for _, s := range []string{"Authentication failed", "Permission denied (publickey", "Permission to ", "returned error: 401", "returned error: 403",
+		"could not read Username", "could not read Password", "terminal prompts disabled"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
@@ -154,13 +155,16 @@ func PushFastForward(ctx context.Context, dir, remote, branch, commit string) er
 
 // rejected reports whether git's push output says the remote refused
 // an update that is no fast-forward.
+// A remote whose ref another push held locked at the same moment says
+// "cannot lock ref … is at X but expected Y": moved too. A lock file left
+// behind ("Unable to create … .lock") is the remote's trouble, not a move.
 func rejected(msg string) bool {
-	for _, s := range []string{"[rejected]", "non-fast-forward", "fetch first", "stale info", "cannot lock ref"} {
+	for _, s := range []string{"[rejected]", "non-fast-forward", "fetch first", "stale info"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
 	}
-	return false
+	return strings.Contains(msg, "cannot lock ref") && strings.Contains(msg, "but expected")
 }
 
 // CountCommits is the number of commits reachable from head but not base.

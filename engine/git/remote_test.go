@@ -98,8 +98,20 @@ func TestAuthFailure(t *testing.T) {
 			t.Errorf("authFailure(%q) = false", msg)
 		}
 	}
-	if authFailure(" ! [rejected]        main -> main (fetch first)") {
-		t.Error("a refused fast-forward is no authentication failure")
+	for _, msg := range []string{
+		" ! [rejected]        main -> main (fetch first)",
+		// A full SHA may hold "403" or "401".
+		"git push origin e41e523c5f8b2dcdb0e45ee65bb684d6e1194039:refs/heads/main: remote: error: cannot lock ref 'refs/heads/main': Unable to create 'remote.git/refs/heads/main.lock': File exists.",
+	} {
+		if authFailure(msg) {
+			t.Errorf("authFailure(%q) = true", msg)
+		}
+	}
+	if rejected("remote: error: cannot lock ref 'refs/heads/main': Unable to create 'remote.git/refs/heads/main.lock': File exists.") {
+		t.Error("a lock file left on the remote is taken for someone else's push")
+	}
+	if !rejected("remote: error: cannot lock ref 'refs/heads/main': is at 1111 but expected 2222") {
+		t.Error("a push that lost the race for the remote's ref is not taken for someone else's push")
 	}
 }
 
