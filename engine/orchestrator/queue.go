@@ -37,6 +37,12 @@ import (
 // run) and their changes queued again, in their places. A change that
 // conflicts with the changes ahead of it waits until the train is empty,
 // then merges onto main, where a conflict is its own.
+//
+// In push mode (project.delivery) main moving is a push to the remote's
+// main first (merge.Land). A push the remote refuses because its main
+// moved is no failure of the change: main follows the remote's, and the
+// change and every attempt behind it are queued again, in their places,
+// to be merged onto it and checked again; no retry budget is spent.
 type mergeQueue struct {
 	*services
 	// speculative is how many attempts the train holds at most.
