@@ -102,6 +102,14 @@ func runDoctor(e *env, args []string) int {
 		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
 		status, d := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", d.Text(ws.root))
+		if ws.cfg.Delivery.Pushes() {
+			status := statusOK
+			d, ok := project.CheckDelivery(ctx, ws.root, ws.cfg, true)
+			if !ok {
+				status = statusFail
+			}
+			add("delivery", status, "%s", d.Text(ws.root))
+		}
 		checks = append(checks, agentChecks(ctx, ws, e.environ)...)
 		checks = append(checks, modelChecks(ws)...)
 		checks = append(checks, runnerChecks(ctx, ws, e.getenv)...)

@@ -248,6 +248,9 @@ var eventLines = journal.NewTable(
 		}
 		return failureLine(v.pal.red.Sprint(msg))
 	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.PushingData) eventLine {
+		return routineLine(fmt.Sprintf("pushing %s to %s's %s (over %s)", shortSHA(d.Commit), d.Remote, v.main, shortSHA(d.Previous)))
+	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.GitDirChangedData) eventLine {
 		changes := make([]string, len(d.Changes))
 		for i, c := range d.Changes {

@@ -56,8 +56,8 @@ func (k killKind) String() string {
 
 // TestKillCampaign kills `setctl apply` at random and checks that
 // resuming always ends the run as an uninterrupted run ends it, with the
-// merge queue integrating one change at a time (speculative-1) and four
-// stacked (speculative-4): `SET_KILL_TRIALS=100 go test ./cmd/setctl -run
+// merge queue integrating one change at a time (speculative-1), four
+// stacked (speculative-4), and one at a time in push mode (push): `SET_KILL_TRIALS=100 go test ./cmd/setctl -run
 // TestKillCampaign` runs a hundred trials of each; SET_KILL_SEED replays
 // the ones a failure names.
 func TestKillCampaign(t *testing.T) {
@@ -101,6 +101,29 @@ func TestKillCampaign(t *testing.T) {
 			campaign(t, setctl, withSpeculative(t, project, speculative), trials, seed)
 		})
 	}
+	// Push mode (project.delivery): each change lands on a local bare
+	// remote's main by a push; a resumed run asks the remote what landed,
+	// so no change is pushed twice.
+	t.Run("push", func(t *testing.T) {
+		campaign(t, setctl, withPush(t, withSpeculative(t, project, 1)), trials, seed)
+	})
+}
+
+// withPush is the campaign's project in push mode; newCampaignRepo gives
+// each repository a bare remote origin.
+func withPush(t *testing.T, project *txtar.Archive) *txtar.Archive {
+	out := &txtar.Archive{Comment: project.Comment}
+	for _, f := range project.Files {
+		if f.Name == "set.cue" {
+			data := strings.Replace(string(f.Data), "\tmaxParallel: 4\n", "\tmaxParallel: 4\n\tdelivery: mode: \"push\"\n", 1)
+			if data == string(f.Data) {
+				t.Fatal("the campaign's set.cue has no `maxParallel: 4` line to put delivery under")
+			}
+			f.Data = []byte(data)
+		}
+		out.Files = append(out.Files, f)
+	}
+	return out
 }
 
 // withSpeculative is the campaign's project with mergeQueue.speculative n.
@@ -168,6 +191,8 @@ func campaign(t *testing.T, setctl string, project *txtar.Archive, trials int, s
 type campaignRepo struct {
 	t   *testing.T
 	dir string
+	// remote is the bare remote of a push-mode project, or "".
+	remote string
 }
 
 func newCampaignRepo(t *testing.T, project *txtar.Archive) *campaignRepo {
@@ -185,6 +210,14 @@ func newCampaignRepo(t *testing.T, project *txtar.Archive) *campaignRepo {
 	r.git("init", "-q", "-b", "main")
 	r.git("add", "-A")
 	r.git("commit", "-q", "-m", "skeleton")
+	for _, f := range project.Files {
+		if f.Name == "set.cue" && strings.Contains(string(f.Data), `delivery: mode: "push"`) {
+			r.remote = filepath.Join(t.TempDir(), "remote.git")
+			r.git("init", "-q", "--bare", "-b", "main", r.remote)
+			r.git("remote", "add", "origin", r.remote)
+			r.git("push", "-q", "origin", "main")
+		}
+	}
 	return r
 }
 
@@ -226,6 +259,15 @@ func (a applyResult) describe() string {
 // own, and, if k is not nil, kills it k.after its start unless it ended
 // by then.
 func (r *campaignRepo) apply(setctl string, k *kill) applyResult {
+	if r.remote != "" {
+		// A killed git push takes the local remote's receive-pack with
+		// it, which can leave the remote's ref locked; a real remote's
+		// receive-pack outlives its client and lets go of the lock.
+		locks, _ := filepath.Glob(filepath.Join(r.remote, "refs", "heads", "*.lock"))
+		for _, l := range locks {
+			_ = os.Remove(l)
+		}
+	}
 	cmd := exec.Command(setctl, "-C", r.dir, "apply", "--yes")
 	// A file, not a pipe: Wait returns when setctl ends, even if an
 	// orphan it leaves holds its output open.
@@ -286,6 +328,13 @@ func (r *campaignRepo) check(t *testing.T, want string, sessions []int) {
 	}
 	if merges := r.git("rev-list", "--merges", "main"); merges != "" {
 		t.Errorf("main is not linear: merge commits %s", merges)
+	}
+	if r.remote != "" {
+		// The remote's main is the main: the local one ends there, so
+		// every check of main below is one of the remote's.
+		if theirs, mine := r.git("--git-dir="+r.remote, "rev-parse", "main"), r.git("rev-parse", "main"); theirs != mine {
+			t.Errorf("the remote's main is at %s, the local main at %s", theirs, mine)
+		}
 	}
 	layout := rundir.New(r.dir)
 	events, err := journal.ReadFile(layout.Events())

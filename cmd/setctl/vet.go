@@ -89,6 +89,11 @@ func runVet(e *env, args []string) int {
 			return code
 		}
 	}
+	if d, ok := project.CheckDelivery(ctx, ws.root, ws.cfg, false); !ok {
+		if code := e.present(c.name, diag.List{d}, ws.root); code != exitOK {
+			return code
+		}
+	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
 		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
 	if pr.NeedsModel != nil {

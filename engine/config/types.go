@@ -42,6 +42,7 @@ type Project struct {
 	MainBranch   string               `json:"mainBranch"`
 	MaxParallel  int                  `json:"maxParallel"`
 	MergeQueue   MergeQueue           `json:"mergeQueue"`
+	Delivery     Delivery             `json:"delivery"`
 	Secrets      map[string]bool      `json:"secrets"`
 	Budgets      Budgets              `json:"budgets"`
 	Sentinel     Sentinel             `json:"sentinel"`
@@ -63,6 +64,26 @@ type MergeQueue struct {
 	// time).
 	Speculative int `json:"speculative"`
 }
+
+// Delivery is where the merge queue lands a change (schema #Delivery).
+type Delivery struct {
+	// Mode is DeliveryLocal or DeliveryPush.
+	Mode string `json:"mode"`
+	// Remote names the git remote of push mode.
+	Remote string `json:"remote"`
+}
+
+// The delivery modes.
+const (
+	// DeliveryLocal moves the local main only.
+	DeliveryLocal = "local"
+	// DeliveryPush lands each change on Remote's main by a push that is
+	// never forced; the local main follows.
+	DeliveryPush = "push"
+)
+
+// Pushes reports whether changes land on the remote's main.
+func (d Delivery) Pushes() bool { return d.Mode == DeliveryPush }
 
 // Passed is the names passEnv lets through to gates, sorted: those whose
 // entry is true.

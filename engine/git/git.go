@@ -54,8 +54,16 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 // set does not own, holding objects/maintenance.lock when set is killed.
 // The user's own git commands do that housekeeping.
 func run(ctx context.Context, dir string, args ...string) (string, error) {
+	return runEnv(ctx, dir, nil, args...)
+}
+
+// runEnv is run with env added to set's environment.
+func runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	argv := append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false", "-c", "gc.auto=0"}, args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	proc.DieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -80,6 +80,13 @@ const (
 	// tell an agent's doing from the user's there, so the run leaves it
 	// in place and names it, rather than failing a change for it.
 	GitDirChanged Type = "GIT_DIR_CHANGED"
+	// Pushing records, in push mode (project.delivery), the candidate
+	// commit set is about to push to the remote's main, before the push:
+	// the intent. Whether it landed is the remote's to say: a resumed run
+	// fetches the remote's main and finds the change's commit there (or
+	// not), so a change is never pushed twice. Added to the events set was
+	// designed with (docs/architecture.md).
+	Pushing Type = "PUSHING"
 )
 
 // Types lists every event type, in the order declared above, for readers
@@ -89,7 +96,7 @@ func Types() []Type {
 		RunStarted, PlanCreated, StateChange, Dispatch, AgentSessionDecision, AgentIteration, LLMCall,
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
 		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, BaselineGateStarted,
-		Repaired, GateStarted, SentinelAction, Control, Replanned, IntegrationAttempt, GitDirChanged,
+		Repaired, GateStarted, SentinelAction, Control, Replanned, IntegrationAttempt, GitDirChanged, Pushing,
 	}
 }
 
@@ -576,6 +583,20 @@ type GitDirChange struct {
 	Do string `json:"do"`
 }
 
+// PushingData is the push of a change's candidate to the remote's main
+// that set is about to make (see Pushing). Its outcome is MERGED (the
+// remote took it) or a STATE_CHANGE back to queued (the remote's main
+// had moved: the change is integrated again onto it).
+type PushingData struct {
+	Remote string `json:"remote"`
+	// Commit is the candidate pushed; Previous the remote's main it
+	// fast-forwards (the candidate's parent).
+	Commit   string `json:"commit"`
+	Previous string `json:"previous"`
+	Attempt  int    `json:"attempt"`
+}
+
+func (PushingData) EventType() Type                 { return Pushing }
 func (GitDirChangedData) EventType() Type           { return GitDirChanged }
 func (RunStartedData) EventType() Type              { return RunStarted }
 func (PlanCreatedData) EventType() Type             { return PlanCreated }

@@ -76,7 +76,9 @@ type Input struct {
 	Delta func(ctx context.Context, base string) (map[string][]byte, error)
 	// Checkpoint, if set, is called just before main moves
 	// ("before-fast-forward") and just after, before MERGED and ARCHIVED
-	// are journaled ("fast-forwarded").
+	// are journaled ("fast-forwarded"); in push mode also just before the
+	// push, once PUSHING is journaled ("before-push"), and just after it
+	// ("pushed").
 	Checkpoint func(point string)
 }
 
@@ -303,7 +305,24 @@ func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 // Land moves main to the candidate, by fast-forward from cand.Onto.Commit
 // (which main must be), and journals MERGED and ARCHIVED together; both
 // name the candidate. Its stack passed (Check) on exactly its tree.
+//
+// In push mode (project.delivery) the remote's main moves first: PUSHING
+// records the intent, then the candidate is pushed to it without force,
+// and only once the remote took it does the local main follow. A remote
+// whose main moved refuses the push: Land returns the
+// *git.PushRejectedError, main has not moved, and the change is to be
+// integrated again onto the remote's new main (the queue does so).
 func Land(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
+	if dl := in.Project.Delivery; dl.Pushes() {
+		if err := in.Emit(journal.PushingData{Remote: dl.Remote, Commit: cand.Commit, Previous: cand.Onto.Commit, Attempt: in.Attempt}); err != nil {
+			return Outcome{}, err
+		}
+		in.checkpoint("before-push")
+		if err := git.PushFastForward(context.WithoutCancel(ctx), in.Layout.Root(), dl.Remote, in.Project.MainBranch, cand.Commit); err != nil {
+			return Outcome{}, err
+		}
+		in.checkpoint("pushed")
+	}
 	in.checkpoint("before-fast-forward")
 	// Moving main's checkout is not atomic: the record lets a run killed
 	// half-way through it finish it on resume. A Ctrl-C does not stop it

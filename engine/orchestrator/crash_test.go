@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/internal/gittest"
 )
@@ -29,6 +30,9 @@ const (
 	// envCrashScript runs scriptCrashChild with the killingAgents
 	// script it names instead of crashChild.
 	envCrashScript = "SET_TEST_CRASH_SCRIPT"
+	// envCrashPush runs the child in push mode (project.delivery), against
+	// the remote origin the parent made (withPushRemote).
+	envCrashPush = "SET_TEST_CRASH_PUSH"
 )
 
 // killingAgents are the agent scripts of the tests whose agent itself
@@ -88,6 +92,9 @@ func crashChild(root, point, agentPoint string) int {
 	t := childT{}
 	f := fixtureAt(t, root)
 	crashScenario(t, f)
+	if os.Getenv(envCrashPush) != "" {
+		f.project.Delivery = config.Delivery{Mode: config.DeliveryPush, Remote: "origin"}
+	}
 	a := f.agentScript(crashAgent)
 	if point != "" {
 		f.checkpoint = func(p, change string) {
@@ -398,5 +405,79 @@ func TestCrashAfterAnAgentPlantedAHook(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(f.root, ".set", "gitdir.json")); !os.IsNotExist(err) {
 		t.Errorf("the finished run left its snapshot of the git directory (%v)", err)
+	}
+}
+
+// withPushRemote puts f in push mode against a bare remote origin holding
+// its main, and returns the remote's directory.
+func withPushRemote(t *testing.T, f *fixture) string {
+	t.Helper()
+	bare := f.root + "-remote.git"
+	f.git("init", "-q", "--bare", "-b", "main", bare)
+	f.git("remote", "add", "origin", bare)
+	f.git("push", "-q", "origin", "main")
+	f.project.Delivery = config.Delivery{Mode: config.DeliveryPush, Remote: "origin"}
+	return bare
+}
+
+// TestCrashAndResumePushMode: in push mode, a run killed around the push
+// of a change (its intent journaled, the remote's main moved, the local
+// main moved) is resumed from what the remote says: every change ends on
+// the remote's main once, with the tree of an uninterrupted run, and a
+// change the remote took is never pushed again.
+func TestCrashAndResumePushMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash tests re-execute the test binary")
+	}
+	ref := newFixture(t)
+	crashScenario(t, ref)
+	withPushRemote(t, ref)
+	t.Setenv("MARKERS", filepath.Join(filepath.Dir(ref.root), filepath.Base(ref.root)+"-markers"))
+	sum, err := ref.apply(context.Background(), ref.agentScript(crashAgent))
+	if err != nil || sum.Result != "success" {
+		t.Fatalf("reference run: %v, %+v", err, sum)
+	}
+	want := ref.git("rev-parse", "main^{tree}")
+
+	for _, pt := range []struct {
+		checkpoint string
+		pushes     int // of beta, PUSHING events
+	}{
+		{"before-push", 2}, // the intent journaled, the push not made: pushed by the resumed run
+		{"pushed", 1},      // the remote took it: the resumed run finds it there
+		{"fast-forwarded", 1},
+	} {
+		t.Run(pt.checkpoint, func(t *testing.T) {
+			f := newFixture(t)
+			markers := crashScenario(t, f)
+			bare := withPushRemote(t, f)
+			t.Setenv("MARKERS", markers)
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashPoint+"="+pt.checkpoint, envCrashPush+"=1")
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("the child was not killed: %v\n%s", err, out)
+			}
+			sum, err := f.apply(context.Background(), f.agentScript(crashAgent))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sum.Resumed || sum.Result != "success" {
+				t.Fatalf("resumed run: %+v", sum)
+			}
+			remoteMain := f.git("--git-dir="+bare, "rev-parse", "main")
+			if local := f.git("rev-parse", "main"); local != remoteMain {
+				t.Errorf("the local main is at %s, the remote's at %s", local, remoteMain)
+			}
+			if got := f.git("rev-parse", remoteMain+"^{tree}"); got != want {
+				t.Errorf("the remote's main after the crash and resume differs from an uninterrupted run:\n%s", f.git("diff", "--stat", want, remoteMain+"^{tree}"))
+			}
+			ev := f.events()
+			checkOneCommitPerChange(t, f, ev, "alpha", "beta", "gamma")
+			if n := count(ev, journal.Pushing, "beta"); n != pt.pushes {
+				t.Errorf("beta: %d PUSHING, want %d", n, pt.pushes)
+			}
+		})
 	}
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/control"
+	"github.com/set-engine/set/engine/delivery"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -94,9 +95,10 @@ type Options struct {
 	// run.replan); at most Project.Planner.MaxReplanCycles times a run.
 	Replan ReplanFunc
 	// Checkpoint, if set, is called at the named points of a change's way
-	// to main ("dispatched", "before-fast-forward", "fast-forwarded",
-	// "merged", "archived"), after everything before the point is
-	// journaled (except at "fast-forwarded": main moved, MERGED and
+	// to main ("dispatched", in push mode "before-push" and "pushed",
+	// "before-fast-forward", "fast-forwarded", "merged", "archived"),
+	// after everything before the point is journaled (except at "pushed"
+	// and "fast-forwarded": the remote's main or main moved, MERGED and
 	// ARCHIVED are not journaled yet), and with no change at
 	// "baseline-judged" (main judged, its checkout not yet removed). Crash
 	// tests kill the process there.
@@ -426,6 +428,15 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 	}
 	if err := checkMainClean(ctx, r.opts.Root, r.opts.Project.MainBranch); err != nil {
 		return err
+	}
+	// In push mode the remote's main is the main: a change a killed run
+	// pushed is on it, and once main follows it reconcile finds the
+	// change's commit on main, as after any crash once main moved, so the
+	// change is merged, never pushed twice.
+	if r.opts.Project.Delivery.Pushes() {
+		if _, err := delivery.Follow(ctx, r.opts.Root, r.opts.Project, r.layout.FastForward()); err != nil {
+			return err
+		}
 	}
 	p := r.opts.Plan
 	names := make([]string, len(p.Changes))

@@ -10,6 +10,7 @@ import (
 	"github.com/sourcegraph/conc/panics"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/delivery"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -36,6 +37,12 @@ import (
 // run) and their changes queued again, in their places. A change that
 // conflicts with the changes ahead of it waits until the train is empty,
 // then merges onto main, where a conflict is its own.
+//
+// In push mode (project.delivery) main moving is a push to the remote's
+// main first (merge.Land). A push the remote refuses because its main
+// moved is no failure of the change: main follows the remote's, and the
+// change and every attempt behind it are queued again, in their places,
+// to be merged onto it and checked again; no retry budget is spent.
 type mergeQueue struct {
 	*services
 	// speculative is how many attempts the train holds at most.
@@ -84,6 +91,10 @@ type attemptResult struct {
 	cand merge.Candidate
 	out  merge.Outcome
 	err  error
+	// remoteMoved is set when the remote refused the push of a settling
+	// attempt because its main moved (push mode): main has followed it,
+	// and the change is integrated again onto it.
+	remoteMoved *delivery.Synced
 }
 
 type attemptStep int
@@ -217,6 +228,20 @@ func (q *mergeQueue) settle(ctx context.Context, a *attempt) attemptResult {
 		return attemptResult{out: out, err: err}
 	}
 	out, err := merge.Land(ctx, a.in, a.cand)
+	if rej := (*git.PushRejectedError)(nil); errors.As(err, &rej) {
+		// Someone else pushed to the remote's main: main follows it, and
+		// the change goes round the queue again, onto it.
+		synced, err := delivery.Follow(context.WithoutCancel(ctx), q.root, q.project, q.layout.FastForward())
+		if err != nil {
+			return attemptResult{err: err}
+		}
+		if synced.To == a.cand.Onto.Commit {
+			// The remote refused a fast-forward of a main that did not
+			// move: integrating again would be refused again.
+			return attemptResult{err: rej}
+		}
+		return attemptResult{remoteMoved: &synced}
+	}
 	if err != nil {
 		return attemptResult{err: err}
 	}
@@ -268,6 +293,18 @@ func (q *mergeQueue) afterAttempt(ctx context.Context, res attemptResult) (lande
 			return "", q.discardBehind(a, fmt.Sprintf("%s, ahead of it, failed its integration stack", name))
 		}
 	case stepSettle:
+		if m := res.remoteMoved; m != nil {
+			// Not the change's failure: no retry budget is spent. The
+			// attempts behind it were merged onto its candidate, which
+			// main will never take.
+			why := fmt.Sprintf("%s's %s moved to %s (someone else pushed); integrated again onto it", m.Remote, m.Branch, shortCommit(m.To))
+			if err := q.discardBehind(a, why); err != nil {
+				return "", err
+			}
+			q.remove(a)
+			q.enqueue(name)
+			return "", q.rec.transition(name, state.Queued, why)
+		}
 		q.remove(a)
 		if res.out.Failed {
 			return "", q.integrationFailed(name, res.out)
@@ -364,4 +401,12 @@ func retryStageOf(p *config.Project, out merge.Outcome) retryStage {
 	}
 	return retryStage{name: state.StageIntegration, budget: budgets.Retries(state.StageIntegration), budgetName: "integration",
 		field: "budgets.retries.integration", failed: "integration failed"}
+}
+
+// shortCommit is commit's first 10 hex digits, as events name commits.
+func shortCommit(commit string) string {
+	if len(commit) > 10 {
+		return commit[:10]
+	}
+	return commit
 }

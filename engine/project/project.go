@@ -317,6 +317,9 @@ func (p *Project) checkMovesMain(ctx context.Context) (d diag.Diagnostic, ok boo
 		d.Severity = diag.Error
 		return d, false
 	}
+	if d, ok := p.followRemote(ctx); !ok {
+		return d, false
+	}
 	d, ok, err := CheckInputsCommitted(ctx, p)
 	if err != nil {
 		return diag.Diagnostic{Severity: diag.Error, Summary: err.Error()}, false

@@ -21,6 +21,7 @@ project: golang.#Project & {
 	strict: true
 	mainBranch: "trunk"
 	maxParallel: 4
+	delivery: {mode: "push", remote: "upstream"}
 	secrets: DEPLOY_PHRASE: true
 	passEnv: {GOCACHE: true, SSH_AUTH_SOCK: true}
 	conventions: extra: "one more rule"

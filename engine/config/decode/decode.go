@@ -383,6 +383,7 @@ func (d *decoder) recordPositions() {
 		}
 	}
 	record("spec")
+	record("delivery", "remote")
 	if pos := d.lp.FieldPos("mainBranch"); pos.IsValid() {
 		d.positions["mainBranch"] = load.Position(pos)
 	} else if pos := d.lp.ConfigPos(); pos.IsValid() {

@@ -1,0 +1,177 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Push mode (project.delivery) talks to one remote: it reads the remote's
+// main, fetches it, and lands a change by pushing its candidate commit to
+// the remote's main. Invariant: set never pushes with force; a push the
+// remote does not take as a fast-forward is refused by the remote, and
+// whatever someone else pushed stays. Credentials are git's own (its
+// credential helpers, SSH): set passes none and stores none.
+
+// HasRemote reports whether the repository at dir has a remote named
+// remote.
+func HasRemote(ctx context.Context, dir, remote string) bool {
+	out, err := Run(ctx, dir, "remote")
+	if err != nil {
+		return false
+	}
+	for _, r := range strings.Fields(out) {
+		if r == remote {
+			return true
+		}
+	}
+	return false
+}
+
+// RemoteURL is the URL the repository at dir fetches remote from, or "".
+func RemoteURL(ctx context.Context, dir, remote string) string {
+	out, err := Run(ctx, dir, "remote", "get-url", remote)
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// RemoteRefError is a remote that set could not reach or that refused it.
+// Auth is set when git said the remote refused the credentials: a
+// configuration error for the user, never something to retry.
+type RemoteRefError struct {
+	Remote string
+	Auth   bool
+	Err    error
+}
+
+func (e *RemoteRefError) Error() string {
+	if e.Auth {
+		return fmt.Sprintf("the remote %s refused set's credentials (git's own: credential helper, SSH key): %v", e.Remote, e.Err)
+	}
+	return fmt.Sprintf("the remote %s: %v", e.Remote, e.Err)
+}
+
+func (e *RemoteRefError) Unwrap() error { return e.Err }
+
+// authFailure reports whether git's message says the remote refused the
+// credentials (HTTP 401/403, SSH publickey).
+func authFailure(msg string) bool {
+	for _, s := range []string{"Authentication failed", "Permission denied (publickey", "Permission to ", "returned error: 401", "returned error: 403",
+		"could not read Username", "could not read Password", "terminal prompts disabled"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func remoteError(remote string, err error) error {
+	var ge *Error
+	if errors.As(err, &ge) && authFailure(ge.Stderr) {
+		return &RemoteRefError{Remote: remote, Auth: true, Err: err}
+	}
+	return &RemoteRefError{Remote: remote, Err: err}
+}
+
+// remoteEnv keeps git from asking at a terminal for credentials: set runs
+// unattended, and a prompt would hang the run.
+var remoteEnv = []string{"GIT_TERMINAL_PROMPT=0"}
+
+// LsRemoteBranch is the commit of branch on remote, asked of the remote
+// itself (git ls-remote) within timeout; "" when the remote has no such
+// branch.
+func LsRemoteBranch(ctx context.Context, dir, remote, branch string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := runEnv(ctx, dir, remoteEnv, "ls-remote", "--heads", remote, "refs/heads/"+branch)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", &RemoteRefError{Remote: remote, Err: fmt.Errorf("no answer within %s", timeout)}
+		}
+		return "", remoteError(remote, err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		sha, ref, ok := strings.Cut(line, "\t")
+		if ok && ref == "refs/heads/"+branch {
+			return sha, nil
+		}
+	}
+	return "", nil
+}
+
+// TrackingRef is the ref under which FetchBranch keeps remote's branch.
+func TrackingRef(remote, branch string) string {
+	return "refs/remotes/" + remote + "/" + branch
+}
+
+// FetchBranch fetches branch from remote into its tracking ref
+// (TrackingRef) and returns the commit the remote's branch is at. The
+// tracking ref follows the remote wherever it went (a forced update on
+// the remote's side included): it records what the remote has, and no
+// local branch moves.
+func FetchBranch(ctx context.Context, dir, remote, branch string) (string, error) {
+	ref := TrackingRef(remote, branch)
+	if _, err := runEnv(ctx, dir, remoteEnv, "fetch", "--no-tags", "--quiet", remote, "+refs/heads/"+branch+":"+ref); err != nil {
+		return "", remoteError(remote, err)
+	}
+	return RevParse(ctx, dir, ref)
+}
+
+// PushRejectedError is a push the remote refused because its branch is no
+// longer an ancestor of the commit pushed: someone else pushed first.
+type PushRejectedError struct {
+	Remote, Branch, Commit string
+	Err                    error
+}
+
+func (e *PushRejectedError) Error() string {
+	return fmt.Sprintf("the remote %s refused %s on %s: its %s moved (%v)", e.Remote, short(e.Commit), e.Branch, e.Branch, e.Err)
+}
+
+func (e *PushRejectedError) Unwrap() error { return e.Err }
+
+// PushFastForward pushes commit to branch on remote, without force: the
+// remote takes it only as a fast-forward of its branch, and refuses it
+// (a *PushRejectedError) when the branch moved to something commit does
+// not descend from. A refusal for credentials is a *RemoteRefError with
+// Auth set. On success the tracking ref (TrackingRef) is at commit.
+func PushFastForward(ctx context.Context, dir, remote, branch, commit string) error {
+	_, err := runEnv(ctx, dir, remoteEnv, "push", "--no-verify", remote, commit+":refs/heads/"+branch)
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && !authFailure(ge.Stderr) && rejected(ge.Stderr) {
+			return &PushRejectedError{Remote: remote, Branch: branch, Commit: commit, Err: err}
+		}
+		return remoteError(remote, err)
+	}
+	_, err = Run(ctx, dir, "update-ref", TrackingRef(remote, branch), commit)
+	return err
+}
+
+// rejected reports whether git's push output says the remote refused
+// an update that is no fast-forward.
+// A remote whose ref another push held locked at the same moment says
+// "cannot lock ref … is at X but expected Y": moved too. A lock file left
+// behind ("Unable to create … .lock") is the remote's trouble, not a move.
+func rejected(msg string) bool {
+	for _, s := range []string{"[rejected]", "non-fast-forward", "fetch first", "stale info"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return strings.Contains(msg, "cannot lock ref") && strings.Contains(msg, "but expected")
+}
+
+// CountCommits is the number of commits reachable from head but not base.
+func CountCommits(ctx context.Context, dir, base, head string) (int, error) {
+	out, err := Run(ctx, dir, "rev-list", "--count", base+".."+head)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(out)
+}

@@ -1,0 +1,140 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// withBareRemote gives r a bare remote "origin" holding r's main, and a
+// second clone of it (another teammate).
+func withBareRemote(t *testing.T, r *repo) (bare, other string) {
+	t.Helper()
+	bare = filepath.Join(t.TempDir(), "remote.git")
+	gitIn(t, r.dir, "init", "-q", "--bare", "-b", "main", bare)
+	r.git("remote", "add", "origin", bare)
+	r.git("push", "-q", "origin", "main")
+	other = filepath.Join(t.TempDir(), "other")
+	gitIn(t, r.dir, "clone", "-q", bare, other)
+	return bare, other
+}
+
+func TestRemoteReadFetchPush(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	_, other := withBareRemote(t, r)
+	if !HasRemote(ctx, r.dir, "origin") || HasRemote(ctx, r.dir, "upstream") {
+		t.Fatal("HasRemote: origin is there, upstream is not")
+	}
+	main := r.git("rev-parse", "main")
+	if got, err := LsRemoteBranch(ctx, r.dir, "origin", "main", 5*time.Second); err != nil || got != main {
+		t.Fatalf("LsRemoteBranch = %q, %v; want %s", got, err, main)
+	}
+	if got, err := LsRemoteBranch(ctx, r.dir, "origin", "trunk", 5*time.Second); err != nil || got != "" {
+		t.Fatalf("LsRemoteBranch of a missing branch = %q, %v", got, err)
+	}
+
+	// A fast-forward push lands, and the tracking ref follows it.
+	r.write("a.txt", "a\n")
+	a := r.commit("a")
+	if err := PushFastForward(ctx, r.dir, "origin", "main", a); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.git("rev-parse", TrackingRef("origin", "main")); got != a {
+		t.Fatalf("tracking ref at %s, want %s", got, a)
+	}
+
+	// Someone else pushes; set's next push is refused, never forced.
+	gitIn(t, other, "pull", "-q", "origin", "main")
+	writeIn(t, other, "b.txt", "b\n")
+	gitIn(t, other, "add", "-A")
+	gitIn(t, other, "commit", "-qm", "b")
+	gitIn(t, other, "push", "-q", "origin", "main")
+	theirs := gitIn(t, other, "rev-parse", "HEAD")
+	r.write("c.txt", "c\n")
+	c := r.commit("c")
+	err := PushFastForward(ctx, r.dir, "origin", "main", c)
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) {
+		t.Fatalf("push over someone else's commit: %v (%T), want a *PushRejectedError", err, err)
+	}
+	if got, _ := LsRemoteBranch(ctx, r.dir, "origin", "main", 5*time.Second); got != theirs {
+		t.Fatalf("the remote's main is %s after a refused push, want theirs %s", got, theirs)
+	}
+	got, err := FetchBranch(ctx, r.dir, "origin", "main")
+	if err != nil || got != theirs {
+		t.Fatalf("FetchBranch = %s, %v; want %s", got, err, theirs)
+	}
+	if cur := r.git("rev-parse", "main"); cur != c {
+		t.Fatalf("FetchBranch moved main to %s", cur)
+	}
+}
+
+func TestRemoteUnreachable(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.git("remote", "add", "origin", filepath.Join(t.TempDir(), "nothing-here.git"))
+	_, err := LsRemoteBranch(ctx, r.dir, "origin", "main", 5*time.Second)
+	var re *RemoteRefError
+	if !errors.As(err, &re) || re.Remote != "origin" || re.Auth {
+		t.Fatalf("LsRemoteBranch of a missing remote: %v (%T)", err, err)
+	}
+	if _, err := FetchBranch(ctx, r.dir, "origin", "main"); !errors.As(err, &re) {
+		t.Fatalf("FetchBranch of a missing remote: %v (%T)", err, err)
+	}
+}
+
+func TestAuthFailure(t *testing.T) {
+	for _, msg := range []string{
+		"remote: Invalid username or password.\nfatal: Authentication failed for 'https://example.com/x.git/'",
+		"git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.",
+		"fatal: unable to access 'https://example.com/x.git/': The requested URL returned error: 403",
+	} {
+		if !authFailure(msg) {
+			t.Errorf("authFailure(%q) = false", msg)
+		}
+	}
+	for _, msg := range []string{
+		" ! [rejected]        main -> main (fetch first)",
+		// A full SHA may hold "403" or "401".
+		"git push origin e41e523c5f8b2dcdb0e45ee65bb684d6e1194039:refs/heads/main: remote: error: cannot lock ref 'refs/heads/main': Unable to create 'remote.git/refs/heads/main.lock': File exists.",
+	} {
+		if authFailure(msg) {
+			t.Errorf("authFailure(%q) = true", msg)
+		}
+	}
+	if rejected("remote: error: cannot lock ref 'refs/heads/main': Unable to create 'remote.git/refs/heads/main.lock': File exists.") {
+		t.Error("a lock file left on the remote is taken for someone else's push")
+	}
+	if !rejected("remote: error: cannot lock ref 'refs/heads/main': is at 1111 but expected 2222") {
+		t.Error("a push that lost the race for the remote's ref is not taken for someone else's push")
+	}
+}
+
+// TestPushRefusedForCredentials: a remote that refuses the push for its
+// credentials (here a hook that says so as a forge would) is a
+// configuration error naming the remote, never a "someone else pushed".
+func TestPushRefusedForCredentials(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	bare, _ := withBareRemote(t, r)
+	hook := filepath.Join(bare, "hooks", "pre-receive")
+	writeIn(t, filepath.Dir(hook), "pre-receive", "#!/bin/sh\necho 'Permission denied (publickey).' >&2\nexit 1\n")
+	if err := os.Chmod(hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.write("a.txt", "a\n")
+	a := r.commit("a")
+	err := PushFastForward(ctx, r.dir, "origin", "main", a)
+	var re *RemoteRefError
+	if !errors.As(err, &re) || !re.Auth || re.Remote != "origin" {
+		t.Fatalf("push refused for credentials: %v (%T), want a *RemoteRefError with Auth", err, err)
+	}
+	if !strings.Contains(err.Error(), "the remote origin refused set's credentials") {
+		t.Errorf("the error does not name the remote: %v", err)
+	}
+}

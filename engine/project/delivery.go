@@ -1,0 +1,78 @@
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/delivery"
+	"github.com/set-engine/set/engine/diag"
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/rundir"
+)
+
+// RemoteTimeout bounds how long setctl doctor waits for the remote of push
+// mode to answer.
+const RemoteTimeout = 10 * time.Second
+
+// CheckDelivery checks project.delivery against the repository at root:
+// in push mode the remote it names must be one of the repository's
+// remotes (an error at delivery.remote otherwise). With reach set, the
+// remote is asked for its main too (git ls-remote, within RemoteTimeout),
+// and the summary says where it is. ok is false when d is an error; in
+// local mode there is nothing to check and d is the zero Diagnostic.
+func CheckDelivery(ctx context.Context, root string, cfg *config.Project, reach bool) (d diag.Diagnostic, ok bool) {
+	dl := cfg.Delivery
+	if !dl.Pushes() {
+		return diag.Diagnostic{Summary: "local: changes land on the local " + cfg.MainBranch + " only"}, true
+	}
+	if !git.InRepository(ctx, root) {
+		// CheckMainBranch says so; the remote is the repository's.
+		return diag.Diagnostic{Summary: "push to " + dl.Remote + ", once the project is in a git repository"}, true
+	}
+	if !git.HasRemote(ctx, root, dl.Remote) {
+		return load.Diagnostics(NoRemoteError(cfg))[0], false
+	}
+	url := git.RemoteURL(ctx, root, dl.Remote)
+	if !reach {
+		return diag.Diagnostic{Summary: fmt.Sprintf("push to %s (%s)", dl.Remote, url)}, true
+	}
+	head, err := git.LsRemoteBranch(ctx, root, dl.Remote, cfg.MainBranch, RemoteTimeout)
+	var re *git.RemoteRefError
+	switch {
+	case errors.As(err, &re) && re.Auth:
+		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("push to %s (%s): %v", dl.Remote, url, err)}, false
+	case err != nil:
+		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("push to %s (%s), which does not answer: %v", dl.Remote, url, err)}, false
+	case head == "":
+		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("push to %s (%s), which has no branch %s: push it once yourself (git push %s %s)", dl.Remote, url, cfg.MainBranch, dl.Remote, cfg.MainBranch)}, false
+	}
+	return diag.Diagnostic{Summary: fmt.Sprintf("push to %s (%s), whose %s is at %.7s", dl.Remote, url, cfg.MainBranch, head)}, true
+}
+
+// followRemote brings the local main to the remote's in push mode, before
+// the plan is made: the plan is of what the remote's main lacks (see
+// delivery.Follow). A local main that cannot follow it is an error, and
+// nothing moves. In local mode it does nothing.
+func (p *Project) followRemote(ctx context.Context) (d diag.Diagnostic, ok bool) {
+	if !p.Config.Delivery.Pushes() {
+		return diag.Diagnostic{}, true
+	}
+	if !git.HasRemote(ctx, p.Root, p.Config.Delivery.Remote) {
+		return load.Diagnostics(NoRemoteError(p.Config))[0], false
+	}
+	if _, err := delivery.Follow(ctx, p.Root, p.Config, rundir.New(p.Root).FastForward()); err != nil {
+		return diag.Diagnostic{Severity: diag.Error, Summary: err.Error()}, false
+	}
+	return diag.Diagnostic{}, true
+}
+
+// NoRemoteError is a push mode whose remote the repository lacks, as an
+// error at set.cue's delivery.remote.
+func NoRemoteError(cfg *config.Project) *config.FieldError {
+	r := cfg.Delivery.Remote
+	return cfg.FieldError([]string{"delivery", "remote"}, "remote %q does not exist in this repository; add it (git remote add %s URL) or name one of git remote's", r, r)
+}
