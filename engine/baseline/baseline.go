@@ -340,12 +340,7 @@ func removeCheckout(ctx context.Context, root, dir string) error {
 func run(ctx context.Context, in Input, c Check, wt, commit string, red []string) (Verdict, error) {
 	step := c.Step
 	step.Mode, step.Condition = config.ModeRun, ""
-	logPath, logRel := in.Layout.BaselineLog(step.Gate)
-	res := gate.Run(ctx, gate.Input{
-		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
-		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact,
-		After: slices.Clone(red),
-	}, in.Runners)
+	res := runGate(ctx, in, step, wt, commit, red, in.Layout.BaselineLog)
 	if res.Status == gate.StatusError {
 		if ctx.Err() != nil {
 			return Verdict{}, context.Cause(ctx)
@@ -358,7 +353,7 @@ func run(ctx context.Context, in Input, c Check, wt, commit string, red []string
 	}
 	v := Verdict{
 		Result: res.Status, ExitCode: res.ExitCode, TimedOut: res.TimedOut,
-		Reason: in.Redact.String(res.Reason), Failures: failures, Tail: in.Redact.String(res.Tail), Log: logRel, Duration: res.Duration,
+		Reason: in.Redact.String(res.Reason), Failures: failures, Tail: in.Redact.String(res.Tail), Log: res.LogRel, Duration: res.Duration,
 		Command: in.Redact.String(res.Command), Missing: in.Redact.String(res.Missing), Base: res.Base,
 	}
 	if v.Red() && !v.TimedOut && cmp.Or(step.Runner, config.RunnerHost) != config.RunnerHost && in.Runners[config.RunnerHost] != nil {
@@ -370,6 +365,18 @@ func run(ctx context.Context, in Input, c Check, wt, commit string, red []string
 	return v, nil
 }
 
+// runGate runs step on main's checkout wt at commit, as the baseline runs
+// its gates (no condition, attempt 1, red the gates found red before it),
+// logging where logAt says.
+func runGate(ctx context.Context, in Input, step graph.GateStep, wt, commit string, red []string, logAt func(gate string) (path, rel string)) gate.Result {
+	logPath, logRel := logAt(step.Gate)
+	return gate.Run(ctx, gate.Input{
+		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
+		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact,
+		After: slices.Clone(red),
+	}, in.Runners)
+}
+
 // onHost runs step, which failed on main in a container, again on the
 // host runner in the same checkout wt, and returns its result and log
 // (see Verdict.OnHost). Only ctx ending is an error: a gate that cannot
@@ -377,19 +384,14 @@ func run(ctx context.Context, in Input, c Check, wt, commit string, red []string
 // its result is "".
 func onHost(ctx context.Context, in Input, step graph.GateStep, wt, commit string, red []string) (result, log string, err error) {
 	step.Runner = config.RunnerHost
-	logPath, logRel := in.Layout.BaselineHostLog(step.Gate)
-	res := gate.Run(ctx, gate.Input{
-		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
-		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact,
-		After: slices.Clone(red),
-	}, in.Runners)
+	res := runGate(ctx, in, step, wt, commit, red, in.Layout.BaselineHostLog)
 	switch {
 	case ctx.Err() != nil:
 		return "", "", context.Cause(ctx)
 	case res.Status == gate.StatusError:
 		return "", "", nil
 	case res.TimedOut:
-		return "", logRel, nil
+		return "", res.LogRel, nil
 	}
-	return res.Status, logRel, nil
+	return res.Status, res.LogRel, nil
 }

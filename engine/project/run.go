@@ -110,12 +110,7 @@ func (p *Project) Runners(ctx context.Context, g *graph.Graph, getenv func(strin
 	}
 	r := dagger.New(p.Config.Runner.Dagger, p.Root, eng.String(), dagger.Connector(eng, log))
 	runners[config.RunnerDagger] = r
-	return runners, func() {
-		if err := r.(io.Closer).Close(); err != nil {
-			fmt.Fprintf(log, "setctl: closing the Dagger session: %v\n", err)
-		}
-		log.Close()
-	}, nil
+	return runners, closeDagger(r, log, "closing the Dagger session"), nil
 }
 
 // daggerPool is the dagger runner over the engines of runner.dagger.hosts
@@ -133,12 +128,19 @@ func (p *Project) daggerPool(ctx context.Context, getenv func(string) string, ru
 	}
 	r := dagger.NewPool(p.Config.Runner.Dagger, p.Root, engines, log)
 	runners[config.RunnerDagger] = r
-	return runners, func() {
+	return runners, closeDagger(r, log, "closing the Dagger sessions"), nil
+}
+
+// closeDagger is the function that releases the dagger runner r: it
+// closes r, writing an error to the Dagger log after what ("closing the
+// Dagger session"), then the log.
+func closeDagger(r runner.Runner, log io.WriteCloser, what string) func() {
+	return func() {
 		if err := r.(io.Closer).Close(); err != nil {
-			fmt.Fprintf(log, "setctl: closing the Dagger sessions: %v\n", err)
+			fmt.Fprintf(log, "setctl: %s: %v\n", what, err)
 		}
 		log.Close()
-	}, nil
+	}
 }
 
 // daggerLog opens the Dagger log (.set/logs/dagger.log) for appending.

@@ -391,21 +391,13 @@ func (r *daggerRunner) load(ctx context.Context, client *dagger.Client) (loaded,
 	switch {
 	case r.cfg.Rootfs != "":
 		p := r.hostPath(r.cfg.Rootfs)
-		base = r.base.start(r.sctx, "", func(ctx context.Context) (*dagger.Container, error) {
-			ctr, err := client.Container().WithRootfs(client.Host().Directory(p, dagger.HostDirectoryOpts{NoCache: true})).Sync(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("loading the rootfs %s: %w", p, err)
-			}
-			return ctr, nil
+		base = r.startBase("rootfs "+p, func() *dagger.Container {
+			return client.Container().WithRootfs(client.Host().Directory(p, dagger.HostDirectoryOpts{NoCache: true}))
 		})
 	case r.cfg.Tarball != "":
 		p := r.hostPath(r.cfg.Tarball)
-		base = r.base.start(r.sctx, "", func(ctx context.Context) (*dagger.Container, error) {
-			ctr, err := client.Container().Import(client.Host().File(p, dagger.HostFileOpts{NoCache: true})).Sync(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("loading the tarball %s: %w", p, err)
-			}
-			return ctr, nil
+		base = r.startBase("tarball "+p, func() *dagger.Container {
+			return client.Container().Import(client.Host().File(p, dagger.HostFileOpts{NoCache: true}))
 		})
 	}
 	mountPaths := slices.Sorted(maps.Keys(r.cfg.Mounts))
@@ -438,6 +430,19 @@ func (r *daggerRunner) load(ctx context.Context, client *dagger.Client) (loaded,
 		l.mounts[i] = dir
 	}
 	return l, nil
+}
+
+// startBase starts the run's load of its base (what, e.g. "rootfs
+// /srv/rootfs", names it in an error), the container ctr makes, unless it
+// is loaded or under way (see onceLoads).
+func (r *daggerRunner) startBase(what string, ctr func() *dagger.Container) *onceLoad[*dagger.Container] {
+	return r.base.start(r.sctx, "", func(ctx context.Context) (*dagger.Container, error) {
+		synced, err := ctr().Sync(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("loading the %s: %w", what, err)
+		}
+		return synced, nil
+	})
 }
 
 // loaded is what a gate builds on that the run loads once: the base
