@@ -159,14 +159,21 @@ func (e *PushRejectedError) Error() string {
 
 func (e *PushRejectedError) Unwrap() error { return e.Err }
 
-// PushFastForward pushes commit to branch on remote, without force: the
-// remote takes it only as a fast-forward of its branch, and refuses it
-// (a *PushRejectedError) when the branch moved to something commit does
-// not descend from. A refusal for credentials is a *RemoteRefError with
-// Auth set, and a remote that does not answer within timeout a
-// *RemoteRefError. On success the tracking ref (TrackingRef) is at commit.
-func PushFastForward(ctx context.Context, dir, remote, branch, commit string, timeout time.Duration) error {
-	_, err := runRemote(ctx, dir, remote, timeout, "push", "--no-verify", remote, commit+":refs/heads/"+branch)
+// PushFastForward pushes commit to branch on remote, where it replaces
+// expected (a full SHA the caller read, which commit descends from), and
+// nowhere else: the push carries git's lease on expected
+// (--force-with-lease=<ref>:<expected>), so the remote takes it only
+// while its branch is exactly at expected, and then it is a fast-forward;
+// the refspec has no "+", so never a forced update. A branch that moved
+// anywhere else, ahead (someone else pushed) or back (someone rewound
+// it: a plain fast-forward push would bring back the commits they
+// removed), refuses it: a *PushRejectedError. A refusal for credentials
+// is a *RemoteRefError with Auth set, and a remote that does not answer
+// within timeout a *RemoteRefError. On success the tracking ref
+// (TrackingRef) is at commit.
+func PushFastForward(ctx context.Context, dir, remote, branch, commit, expected string, timeout time.Duration) error {
+	ref := "refs/heads/" + branch
+	_, err := runRemote(ctx, dir, remote, timeout, "push", "--no-verify", "--force-with-lease="+ref+":"+expected, remote, commit+":"+ref)
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && !authFailure(ge.Stderr) && rejected(ge.Stderr) {

@@ -41,7 +41,7 @@ func TestRemoteReadFetchPush(t *testing.T) {
 	// A fast-forward push lands, and the tracking ref follows it.
 	r.write("a.txt", "a\n")
 	a := r.commit("a")
-	if err := PushFastForward(ctx, r.dir, "origin", "main", a, 5*time.Second); err != nil {
+	if err := PushFastForward(ctx, r.dir, "origin", "main", a, main, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.git("rev-parse", TrackingRef("origin", "main")); got != a {
@@ -57,7 +57,7 @@ func TestRemoteReadFetchPush(t *testing.T) {
 	theirs := gitIn(t, other, "rev-parse", "HEAD")
 	r.write("c.txt", "c\n")
 	c := r.commit("c")
-	err := PushFastForward(ctx, r.dir, "origin", "main", c, 5*time.Second)
+	err := PushFastForward(ctx, r.dir, "origin", "main", c, a, 5*time.Second)
 	var rej *PushRejectedError
 	if !errors.As(err, &rej) {
 		t.Fatalf("push over someone else's commit: %v (%T), want a *PushRejectedError", err, err)
@@ -127,9 +127,10 @@ func TestPushRefusedForCredentials(t *testing.T) {
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	main := r.git("rev-parse", "main")
 	r.write("a.txt", "a\n")
 	a := r.commit("a")
-	err := PushFastForward(ctx, r.dir, "origin", "main", a, 5*time.Second)
+	err := PushFastForward(ctx, r.dir, "origin", "main", a, main, 5*time.Second)
 	var re *RemoteRefError
 	if !errors.As(err, &re) || !re.Auth || re.Remote != "origin" {
 		t.Fatalf("push refused for credentials: %v (%T), want a *RemoteRefError with Auth", err, err)
@@ -152,7 +153,7 @@ func TestRemoteThatNeverAnswers(t *testing.T) {
 	const timeout = time.Second
 	for name, call := range map[string]func() error{
 		"fetch": func() error { _, err := FetchBranch(ctx, r.dir, "origin", "main", timeout); return err },
-		"push":  func() error { return PushFastForward(ctx, r.dir, "origin", "main", head, timeout) },
+		"push":  func() error { return PushFastForward(ctx, r.dir, "origin", "main", head, head, timeout) },
 		"ls-remote": func() error {
 			_, err := LsRemoteBranch(ctx, r.dir, "origin", "main", timeout)
 			return err
@@ -173,5 +174,33 @@ func TestRemoteThatNeverAnswers(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("%s of a remote that never answers still runs after 30s", name)
 		}
+	}
+}
+
+// TestPushRefusedOverARewoundRemote: someone rewound the remote's main
+// (dropped a commit set's main holds). set's push, whose candidate
+// descends from the dropped commit, would be a fast-forward of the
+// rewound main and bring the commit back: the push pins the remote's main
+// set read, so the remote refuses it and keeps what they pushed.
+func TestPushRefusedOverARewoundRemote(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	bare, _ := withBareRemote(t, r)
+	before := r.git("rev-parse", "main")
+	r.write("dropped.txt", "a secret\n")
+	dropped := r.commit("dropped")
+	if err := PushFastForward(ctx, r.dir, "origin", "main", dropped, before, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, bare, "update-ref", "refs/heads/main", before) // their rewind
+	r.write("c.txt", "c\n")
+	c := r.commit("c")
+	err := PushFastForward(ctx, r.dir, "origin", "main", c, dropped, 5*time.Second)
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) {
+		t.Fatalf("push over a rewound main: %v (%T), want a *PushRejectedError", err, err)
+	}
+	if got := gitIn(t, bare, "rev-parse", "main"); got != before {
+		t.Fatalf("the remote's main is at %s after the push, want their rewind %s", got, before)
 	}
 }
