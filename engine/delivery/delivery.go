@@ -54,7 +54,7 @@ func (e *NotFollowingError) Error() string {
 func Follow(ctx context.Context, root string, cfg *config.Project, record string) (Synced, error) {
 	remote, branch := cfg.Delivery.Remote, cfg.MainBranch
 	s := Synced{Remote: remote, Branch: branch}
-	theirs, err := git.FetchBranch(ctx, root, remote, branch)
+	theirs, err := git.FetchBranch(ctx, root, remote, branch, git.RemoteTimeout)
 	if err != nil {
 		return s, err
 	}

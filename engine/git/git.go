@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/set-engine/set/engine/proc"
 )
@@ -54,16 +55,21 @@ func Run(ctx context.Context, dir string, args ...string) (string, error) {
 // set does not own, holding objects/maintenance.lock when set is killed.
 // The user's own git commands do that housekeeping.
 func run(ctx context.Context, dir string, args ...string) (string, error) {
-	return runEnv(ctx, dir, nil, args...)
+	return runEnv(ctx, dir, nil, 0, args...)
 }
 
-// runEnv is run with env added to set's environment.
-func runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+// runEnv is run with env added to set's environment. A git stopped by
+// ctx may leave children behind (ssh, a credential helper) holding its
+// output open: with waitDelay > 0, runEnv waits at most that long for
+// them once git is stopped (exec.Cmd.WaitDelay), instead of as long as
+// they live.
+func runEnv(ctx context.Context, dir string, env []string, waitDelay time.Duration, args ...string) (string, error) {
 	argv := append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false", "-c", "gc.auto=0"}, args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
+	cmd.WaitDelay = waitDelay
 	proc.DieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -82,18 +82,41 @@ func remoteError(remote string, err error) error {
 // unattended, and a prompt would hang the run.
 var remoteEnv = []string{"GIT_TERMINAL_PROMPT=0"}
 
+// RemoteTimeout bounds each fetch and push of push mode: a remote that
+// has not answered within it (a host that takes the connection and says
+// nothing) is an error naming the remote, not a run that hangs. It is
+// generous: a push is of one change's commits onto a main the remote
+// has, and a fetch of what others pushed since.
+const RemoteTimeout = 5 * time.Minute
+
+// remoteWaitDelay is how long a git talking to a remote, once stopped, is
+// waited for its children (ssh, a credential helper) to let go of its
+// output.
+const remoteWaitDelay = 2 * time.Second
+
+// runRemote runs a git that talks to remote, within timeout: past it,
+// or once ctx is done, git is stopped and its children waited for no
+// longer than remoteWaitDelay. Its errors are *RemoteRefErrors.
+func runRemote(ctx context.Context, dir, remote string, timeout time.Duration, args ...string) (string, error) {
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out, err := runEnv(tctx, dir, remoteEnv, remoteWaitDelay, args...)
+	if err != nil {
+		if ctx.Err() == nil && tctx.Err() != nil {
+			return "", &RemoteRefError{Remote: remote, Err: fmt.Errorf("no answer within %s (git %s)", timeout, args[0])}
+		}
+		return "", remoteError(remote, err)
+	}
+	return out, nil
+}
+
 // LsRemoteBranch is the commit of branch on remote, asked of the remote
 // itself (git ls-remote) within timeout; "" when the remote has no such
 // branch.
 func LsRemoteBranch(ctx context.Context, dir, remote, branch string, timeout time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	out, err := runEnv(ctx, dir, remoteEnv, "ls-remote", "--heads", remote, "refs/heads/"+branch)
+	out, err := runRemote(ctx, dir, remote, timeout, "ls-remote", "--heads", remote, "refs/heads/"+branch)
 	if err != nil {
-		if ctx.Err() != nil {
-			return "", &RemoteRefError{Remote: remote, Err: fmt.Errorf("no answer within %s", timeout)}
-		}
-		return "", remoteError(remote, err)
+		return "", err
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		sha, ref, ok := strings.Cut(line, "\t")
@@ -113,11 +136,12 @@ func TrackingRef(remote, branch string) string {
 // (TrackingRef) and returns the commit the remote's branch is at. The
 // tracking ref follows the remote wherever it went (a forced update on
 // the remote's side included): it records what the remote has, and no
-// local branch moves.
-func FetchBranch(ctx context.Context, dir, remote, branch string) (string, error) {
+// local branch moves. A remote that does not answer within timeout is a
+// *RemoteRefError.
+func FetchBranch(ctx context.Context, dir, remote, branch string, timeout time.Duration) (string, error) {
 	ref := TrackingRef(remote, branch)
-	if _, err := runEnv(ctx, dir, remoteEnv, "fetch", "--no-tags", "--quiet", remote, "+refs/heads/"+branch+":"+ref); err != nil {
-		return "", remoteError(remote, err)
+	if _, err := runRemote(ctx, dir, remote, timeout, "fetch", "--no-tags", "--quiet", remote, "+refs/heads/"+branch+":"+ref); err != nil {
+		return "", err
 	}
 	return RevParse(ctx, dir, ref)
 }
@@ -135,19 +159,27 @@ func (e *PushRejectedError) Error() string {
 
 func (e *PushRejectedError) Unwrap() error { return e.Err }
 
-// PushFastForward pushes commit to branch on remote, without force: the
-// remote takes it only as a fast-forward of its branch, and refuses it
-// (a *PushRejectedError) when the branch moved to something commit does
-// not descend from. A refusal for credentials is a *RemoteRefError with
-// Auth set. On success the tracking ref (TrackingRef) is at commit.
-func PushFastForward(ctx context.Context, dir, remote, branch, commit string) error {
-	_, err := runEnv(ctx, dir, remoteEnv, "push", "--no-verify", remote, commit+":refs/heads/"+branch)
+// PushFastForward pushes commit to branch on remote, where it replaces
+// expected (a full SHA the caller read, which commit descends from), and
+// nowhere else: the push carries git's lease on expected
+// (--force-with-lease=<ref>:<expected>), so the remote takes it only
+// while its branch is exactly at expected, and then it is a fast-forward;
+// the refspec has no "+", so never a forced update. A branch that moved
+// anywhere else, ahead (someone else pushed) or back (someone rewound
+// it: a plain fast-forward push would bring back the commits they
+// removed), refuses it: a *PushRejectedError. A refusal for credentials
+// is a *RemoteRefError with Auth set, and a remote that does not answer
+// within timeout a *RemoteRefError. On success the tracking ref
+// (TrackingRef) is at commit.
+func PushFastForward(ctx context.Context, dir, remote, branch, commit, expected string, timeout time.Duration) error {
+	ref := "refs/heads/" + branch
+	_, err := runRemote(ctx, dir, remote, timeout, "push", "--no-verify", "--force-with-lease="+ref+":"+expected, remote, commit+":"+ref)
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && !authFailure(ge.Stderr) && rejected(ge.Stderr) {
-			return &PushRejectedError{Remote: remote, Branch: branch, Commit: commit, Err: err}
+			return &PushRejectedError{Remote: remote, Branch: branch, Commit: commit, Err: ge}
 		}
-		return remoteError(remote, err)
+		return err
 	}
 	_, err = Run(ctx, dir, "update-ref", TrackingRef(remote, branch), commit)
 	return err

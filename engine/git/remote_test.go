@@ -41,7 +41,7 @@ func TestRemoteReadFetchPush(t *testing.T) {
 	// A fast-forward push lands, and the tracking ref follows it.
 	r.write("a.txt", "a\n")
 	a := r.commit("a")
-	if err := PushFastForward(ctx, r.dir, "origin", "main", a); err != nil {
+	if err := PushFastForward(ctx, r.dir, "origin", "main", a, main, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.git("rev-parse", TrackingRef("origin", "main")); got != a {
@@ -57,7 +57,7 @@ func TestRemoteReadFetchPush(t *testing.T) {
 	theirs := gitIn(t, other, "rev-parse", "HEAD")
 	r.write("c.txt", "c\n")
 	c := r.commit("c")
-	err := PushFastForward(ctx, r.dir, "origin", "main", c)
+	err := PushFastForward(ctx, r.dir, "origin", "main", c, a, 5*time.Second)
 	var rej *PushRejectedError
 	if !errors.As(err, &rej) {
 		t.Fatalf("push over someone else's commit: %v (%T), want a *PushRejectedError", err, err)
@@ -65,7 +65,7 @@ func TestRemoteReadFetchPush(t *testing.T) {
 	if got, _ := LsRemoteBranch(ctx, r.dir, "origin", "main", 5*time.Second); got != theirs {
 		t.Fatalf("the remote's main is %s after a refused push, want theirs %s", got, theirs)
 	}
-	got, err := FetchBranch(ctx, r.dir, "origin", "main")
+	got, err := FetchBranch(ctx, r.dir, "origin", "main", 5*time.Second)
 	if err != nil || got != theirs {
 		t.Fatalf("FetchBranch = %s, %v; want %s", got, err, theirs)
 	}
@@ -83,7 +83,7 @@ func TestRemoteUnreachable(t *testing.T) {
 	if !errors.As(err, &re) || re.Remote != "origin" || re.Auth {
 		t.Fatalf("LsRemoteBranch of a missing remote: %v (%T)", err, err)
 	}
-	if _, err := FetchBranch(ctx, r.dir, "origin", "main"); !errors.As(err, &re) {
+	if _, err := FetchBranch(ctx, r.dir, "origin", "main", 5*time.Second); !errors.As(err, &re) {
 		t.Fatalf("FetchBranch of a missing remote: %v (%T)", err, err)
 	}
 }
@@ -127,14 +127,80 @@ func TestPushRefusedForCredentials(t *testing.T) {
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	main := r.git("rev-parse", "main")
 	r.write("a.txt", "a\n")
 	a := r.commit("a")
-	err := PushFastForward(ctx, r.dir, "origin", "main", a)
+	err := PushFastForward(ctx, r.dir, "origin", "main", a, main, 5*time.Second)
 	var re *RemoteRefError
 	if !errors.As(err, &re) || !re.Auth || re.Remote != "origin" {
 		t.Fatalf("push refused for credentials: %v (%T), want a *RemoteRefError with Auth", err, err)
 	}
 	if !strings.Contains(err.Error(), "the remote origin refused set's credentials") {
 		t.Errorf("the error does not name the remote: %v", err)
+	}
+}
+
+// TestRemoteThatNeverAnswers: a remote that takes the connection and says
+// nothing (here an ssh that sleeps, holding git's output open) stops the
+// fetch, the push and the ls-remote within their timeout, with an error
+// naming the remote; none of them hangs the run.
+func TestRemoteThatNeverAnswers(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.git("remote", "add", "origin", "ssh://set.invalid/x.git")
+	t.Setenv("GIT_SSH_COMMAND", "sleep 300 #")
+	head := r.git("rev-parse", "main")
+	const timeout = time.Second
+	for name, call := range map[string]func() error{
+		"fetch": func() error { _, err := FetchBranch(ctx, r.dir, "origin", "main", timeout); return err },
+		"push":  func() error { return PushFastForward(ctx, r.dir, "origin", "main", head, head, timeout) },
+		"ls-remote": func() error {
+			_, err := LsRemoteBranch(ctx, r.dir, "origin", "main", timeout)
+			return err
+		},
+	} {
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- call() }()
+		select {
+		case err := <-done:
+			var re *RemoteRefError
+			if !errors.As(err, &re) || re.Remote != "origin" || !strings.Contains(err.Error(), "no answer within 1s") {
+				t.Errorf("%s of a remote that never answers: %v (%T), want a *RemoteRefError saying so", name, err, err)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("%s took %s", name, d)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s of a remote that never answers still runs after 30s", name)
+		}
+	}
+}
+
+// TestPushRefusedOverARewoundRemote: someone rewound the remote's main
+// (dropped a commit set's main holds). set's push, whose candidate
+// descends from the dropped commit, would be a fast-forward of the
+// rewound main and bring the commit back: the push pins the remote's main
+// set read, so the remote refuses it and keeps what they pushed.
+func TestPushRefusedOverARewoundRemote(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	bare, _ := withBareRemote(t, r)
+	before := r.git("rev-parse", "main")
+	r.write("dropped.txt", "a secret\n")
+	dropped := r.commit("dropped")
+	if err := PushFastForward(ctx, r.dir, "origin", "main", dropped, before, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, bare, "update-ref", "refs/heads/main", before) // their rewind
+	r.write("c.txt", "c\n")
+	c := r.commit("c")
+	err := PushFastForward(ctx, r.dir, "origin", "main", c, dropped, 5*time.Second)
+	var rej *PushRejectedError
+	if !errors.As(err, &rej) {
+		t.Fatalf("push over a rewound main: %v (%T), want a *PushRejectedError", err, err)
+	}
+	if got := gitIn(t, bare, "rev-parse", "main"); got != before {
+		t.Fatalf("the remote's main is at %s after the push, want their rewind %s", got, before)
 	}
 }

@@ -318,7 +318,7 @@ func Land(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 			return Outcome{}, err
 		}
 		in.checkpoint("before-push")
-		if err := git.PushFastForward(context.WithoutCancel(ctx), in.Layout.Root(), dl.Remote, in.Project.MainBranch, cand.Commit); err != nil {
+		if err := git.PushFastForward(context.WithoutCancel(ctx), in.Layout.Root(), dl.Remote, in.Project.MainBranch, cand.Commit, cand.Onto.Commit, git.RemoteTimeout); err != nil {
 			return Outcome{}, err
 		}
 		in.checkpoint("pushed")

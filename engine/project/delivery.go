@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/set-engine/set/engine/config"
@@ -57,6 +58,12 @@ func CheckDelivery(ctx context.Context, root string, cfg *config.Project, reach 
 // the plan is made: the plan is of what the remote's main lacks (see
 // delivery.Follow). A local main that cannot follow it is an error, and
 // nothing moves. In local mode it does nothing.
+//
+// A killed run that left a move of main's checkout half done (its record,
+// git.FastForward) is not followed here: the run finishes that move
+// first (its repair, as in local mode), then follows the remote's main
+// (orchestrator's begin). Following it before would find the move's
+// half-written files in the way, and stop every apply there.
 func (p *Project) followRemote(ctx context.Context) (d diag.Diagnostic, ok bool) {
 	if !p.Config.Delivery.Pushes() {
 		return diag.Diagnostic{}, true
@@ -64,7 +71,11 @@ func (p *Project) followRemote(ctx context.Context) (d diag.Diagnostic, ok bool)
 	if !git.HasRemote(ctx, p.Root, p.Config.Delivery.Remote) {
 		return load.Diagnostics(NoRemoteError(p.Config))[0], false
 	}
-	if _, err := delivery.Follow(ctx, p.Root, p.Config, rundir.New(p.Root).FastForward()); err != nil {
+	record := rundir.New(p.Root).FastForward()
+	if _, err := os.Stat(record); err == nil {
+		return diag.Diagnostic{}, true
+	}
+	if _, err := delivery.Follow(ctx, p.Root, p.Config, record); err != nil {
 		return diag.Diagnostic{Severity: diag.Error, Summary: err.Error()}, false
 	}
 	return diag.Diagnostic{}, true
