@@ -66,24 +66,32 @@ func Follow(ctx context.Context, root string, cfg *config.Project, record string
 	if local == theirs {
 		return s, nil
 	}
-	behind, err := git.IsAncestor(ctx, root, local, theirs)
-	if err != nil {
-		return s, err
-	}
-	if !behind {
-		ahead, err := git.IsAncestor(ctx, root, theirs, local)
-		if err != nil {
-			return s, err
-		}
-		mine, err := git.CountCommits(ctx, root, theirs, local)
-		if err != nil {
-			return s, err
-		}
+	if err := Behind(ctx, root, remote, branch, local, theirs); err != nil {
 		s.To = local
-		return s, &NotFollowingError{Remote: remote, Branch: branch, Local: local, Theirs: theirs, Ahead: ahead, Mine: mine}
+		return s, err
 	}
 	if err := git.FastForward(ctx, root, branch, local, theirs, record); err != nil {
 		return s, err
 	}
 	return s, nil
+}
+
+// Behind reports whether the local main (local) can follow the remote's
+// (theirs, a commit the repository holds) by fast-forward: nil when local
+// is an ancestor of theirs, a *NotFollowingError when it holds commits
+// theirs lacks (ahead of it, or diverged).
+func Behind(ctx context.Context, root, remote, branch, local, theirs string) error {
+	behind, err := git.IsAncestor(ctx, root, local, theirs)
+	if err != nil || behind {
+		return err
+	}
+	ahead, err := git.IsAncestor(ctx, root, theirs, local)
+	if err != nil {
+		return err
+	}
+	mine, err := git.CountCommits(ctx, root, theirs, local)
+	if err != nil {
+		return err
+	}
+	return &NotFollowingError{Remote: remote, Branch: branch, Local: local, Theirs: theirs, Ahead: ahead, Mine: mine}
 }

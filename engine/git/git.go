@@ -294,6 +294,12 @@ func CurrentBranch(ctx context.Context, dir string) string {
 	return out
 }
 
+// HasCommit reports whether the repository at dir holds the commit id.
+func HasCommit(ctx context.Context, dir, id string) bool {
+	_, err := Run(ctx, dir, "cat-file", "-e", id+"^{commit}")
+	return err == nil
+}
+
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
 func IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 	_, err := Run(ctx, dir, "merge-base", "--is-ancestor", a, b)

@@ -51,7 +51,22 @@ func CheckDelivery(ctx context.Context, root string, cfg *config.Project, reach 
 	case head == "":
 		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("push to %s (%s), which has no branch %s: push it once yourself (git push %s %s)", dl.Remote, url, cfg.MainBranch, dl.Remote, cfg.MainBranch)}, false
 	}
-	return diag.Diagnostic{Summary: fmt.Sprintf("push to %s (%s), whose %s is at %.7s", dl.Remote, url, cfg.MainBranch, head)}, true
+	d = diag.Diagnostic{Summary: fmt.Sprintf("push to %s (%s), whose %s is at %.7s", dl.Remote, url, cfg.MainBranch, head)}
+	local, err := git.BranchHead(ctx, root, cfg.MainBranch)
+	switch {
+	case err != nil || local == head:
+	case !git.HasCommit(ctx, root, head):
+		d.Summary += "; apply fetches it first"
+	default:
+		// The repository holds the remote's main: whether the local one
+		// can follow it is what apply will find.
+		var nf *delivery.NotFollowingError
+		if err := delivery.Behind(ctx, root, dl.Remote, cfg.MainBranch, local, head); errors.As(err, &nf) {
+			return diag.Diagnostic{Severity: diag.Error, Summary: d.Summary + ": " + nf.Error()}, false
+		}
+		d.Summary += fmt.Sprintf(", ahead of the local %s (%.7s): apply fast-forwards it first", cfg.MainBranch, local)
+	}
+	return d, true
 }
 
 // followRemote brings the local main to the remote's in push mode, before
