@@ -53,7 +53,7 @@ func TestDoctorPlainListener(t *testing.T) {
 		}
 	}()
 	host := "tcp://" + l.Addr().String()
-	dir := daggerProject(t, "sleep 300 & wait", host)
+	dir := daggerProject(t, "sleep 300 & wait", host, "")
 
 	start := time.Now()
 	var stdout, stderr strings.Builder
@@ -79,7 +79,7 @@ func TestDoctorNotAnEngine(t *testing.T) {
 	web := httptest.NewServer(http.NotFoundHandler())
 	defer web.Close()
 	host := "tcp://" + web.Listener.Addr().String()
-	dir := daggerProject(t, "sleep 300 & wait", host)
+	dir := daggerProject(t, "sleep 300 & wait", host, "")
 	var stdout, stderr strings.Builder
 	if code := Main([]string{"-C", dir, "doctor"}, testProcess(&stdout, &stderr)); code != exitError {
 		t.Errorf("exit %d, want %d", code, exitError)
@@ -114,7 +114,7 @@ func TestDaggerMessagesWithoutEscapes(t *testing.T) {
 	session := `printf '1   : connect \033[31mERROR\033[0m \033[90m[0.1s]\033[0m\n' >&2
 printf '\033[1;31mError:\033[0m the engine \033]8;;https://dagger.io\033\\went away\033]8;;\033\\\n' >&2
 exit 1`
-	dir := daggerProject(t, session, "tcp://"+engine.Listener.Addr().String())
+	dir := daggerProject(t, session, "tcp://"+engine.Listener.Addr().String(), "")
 	said := "the dagger CLI exited with status 1 before opening a session: Error: the engine went away"
 	for _, args := range [][]string{{"doctor"}, {"doctor", "--json"}, {"apply", "--yes"}, {"apply", "--yes", "--json"}} {
 		var stdout, stderr strings.Builder
@@ -134,8 +134,9 @@ exit 1`
 // daggerProject is a committed project whose gates run on the dagger
 // runner, with _EXPERIMENTAL_DAGGER_RUNNER_HOST set to host and a dagger
 // CLI whose `dagger version` answers v0.21.9 and whose `dagger session`
-// runs the shell code session.
-func daggerProject(t *testing.T, session, host string) string {
+// runs the shell code session; runner is CUE added to the project
+// (more of runner.dagger, say).
+func daggerProject(t *testing.T, session, host, runner string) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "dagger")
@@ -152,7 +153,7 @@ project: golang.#Project & {
 	agent: {adapter: "exec", argv: ["true"]}
 	runner: kind: "dagger"
 	runner: dagger: from: "golang:1.26"
-}
+` + runner + `}
 `,
 		filepath.Join(dir, "docs", "spec.md"): "# Spec\n\n### REQ-DG-01: Something\n#### Scenario: it\n- **WHEN** it runs\n- **THEN** it works\n",
 	}

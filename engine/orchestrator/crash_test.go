@@ -146,21 +146,7 @@ func TestCrashAndResume(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashPoint+"="+pt.checkpoint)
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("the child was not killed: %v\n%s", err, out)
-			}
-
-			sum, err := f.apply(context.Background(), f.agentScript(crashAgent))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !sum.Resumed || sum.Result != "success" {
-				t.Fatalf("resumed run: %+v", sum)
-			}
+			killAndResume(t, f, envCrashPoint+"="+pt.checkpoint)
 			if got := f.git("rev-parse", "main^{tree}"); got != want {
 				t.Errorf("main's tree after the crash and resume differs from an uninterrupted run:\n%s", f.git("diff", "--stat", want, "main^{tree}"))
 			}
@@ -452,20 +438,7 @@ func TestCrashAndResumePushMode(t *testing.T) {
 			markers := crashScenario(t, f)
 			bare := withPushRemote(t, f)
 			t.Setenv("MARKERS", markers)
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), envCrashRoot+"="+f.root, envCrashPoint+"="+pt.checkpoint, envCrashPush+"=1")
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("the child was not killed: %v\n%s", err, out)
-			}
-			sum, err := f.apply(context.Background(), f.agentScript(crashAgent))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !sum.Resumed || sum.Result != "success" {
-				t.Fatalf("resumed run: %+v", sum)
-			}
+			killAndResume(t, f, envCrashPoint+"="+pt.checkpoint, envCrashPush+"=1")
 			remoteMain := f.git("--git-dir="+bare, "rev-parse", "main")
 			if local := f.git("rev-parse", "main"); local != remoteMain {
 				t.Errorf("the local main is at %s, the remote's at %s", local, remoteMain)
@@ -479,5 +452,26 @@ func TestCrashAndResumePushMode(t *testing.T) {
 				t.Errorf("beta: %d PUSHING, want %d", n, pt.pushes)
 			}
 		})
+	}
+}
+
+// killAndResume runs the crash child (this test binary) on f with env
+// added, which must die by SIGKILL at its checkpoint, then resumes the run
+// in this process: it must resume and succeed.
+func killAndResume(t *testing.T, f *fixture, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), envCrashRoot+"="+f.root), env...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed: %v\n%s", err, out)
+	}
+	sum, err := f.apply(context.Background(), f.agentScript(crashAgent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Resumed || sum.Result != "success" {
+		t.Fatalf("resumed run: %+v", sum)
 	}
 }

@@ -183,6 +183,13 @@ func (f *fakeEngine) serve(t *testing.T, token string) int {
 // plainListener accepts connections on 127.0.0.1 and never answers, as
 // a port of something that is not a Dagger engine. It returns the port.
 func plainListener(t *testing.T) int {
+	return listener(t, func(net.Conn) bool { return true })
+}
+
+// listener accepts connections on 127.0.0.1 and hands each to accept,
+// which keeps it open until the test ends when it returns true and closes
+// it at once otherwise. It returns the port.
+func listener(t *testing.T, accept func(net.Conn) (keep bool)) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -201,6 +208,10 @@ func plainListener(t *testing.T) int {
 			if err != nil {
 				<-done
 				return
+			}
+			if !accept(c) {
+				c.Close()
+				continue
 			}
 			conns = append(conns, c)
 		}
@@ -227,35 +238,13 @@ func engineListener(t *testing.T) int {
 // each and keeps it open ("" closes it at once), as something that is not
 // a Dagger engine may. It returns the port.
 func answeringListener(t *testing.T, answer string) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				<-done
-				return
-			}
-			if answer == "" {
-				c.Close()
-				continue
-			}
-			c.Write([]byte(answer))
-			conns = append(conns, c)
+	return listener(t, func(c net.Conn) bool {
+		if answer == "" {
+			return false
 		}
-	}()
-	t.Cleanup(func() { l.Close(); close(done) })
-	return l.Addr().(*net.TCPAddr).Port
+		c.Write([]byte(answer))
+		return true
+	})
 }
 
 func testSession(cli string, start time.Duration) sessionOptions {
