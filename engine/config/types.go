@@ -67,10 +67,32 @@ type MergeQueue struct {
 
 // Delivery is where the merge queue lands a change (schema #Delivery).
 type Delivery struct {
-	// Mode is DeliveryLocal or DeliveryPush.
+	// Mode is DeliveryLocal, DeliveryPush or DeliveryPullRequest.
 	Mode string `json:"mode"`
-	// Remote names the git remote of push mode.
+	// Remote names the git remote of push and pull-request modes.
 	Remote string `json:"remote"`
+	// Forge is the forge of pull-request mode (nil in the others).
+	Forge *Forge `json:"forge,omitempty"`
+}
+
+// Forge is the forge of pull-request delivery (schema #Forge).
+type Forge struct {
+	// Kind is "github".
+	Kind string `json:"kind"`
+	// Repository is owner/name, or empty to read it from the remote's URL.
+	Repository string `json:"repository"`
+	// APIURL is the REST API's base URL.
+	APIURL string `json:"apiURL"`
+	// TokenEnv names the environment variable holding the API token.
+	TokenEnv string `json:"tokenEnv"`
+	// AutoMerge hands each pull request to the forge's merge queue or
+	// auto-merge once it is opened.
+	AutoMerge bool `json:"autoMerge"`
+	// MergeMethod is auto-merge's method: "squash", "merge" or "rebase".
+	MergeMethod string `json:"mergeMethod"`
+	// Wait is how long apply watches open pull requests once it has
+	// nothing else to do.
+	Wait Duration `json:"wait"`
 }
 
 // The delivery modes.
@@ -80,7 +102,14 @@ const (
 	// DeliveryPush lands each change on Remote's main by a push that is
 	// never forced; the local main follows.
 	DeliveryPush = "push"
+	// DeliveryPullRequest pushes each tested candidate as a branch and
+	// opens a pull request for it; the forge merges.
+	DeliveryPullRequest = "pull-request"
 )
+
+// ProposesPullRequests reports whether changes reach the remote's main
+// through pull requests the forge merges.
+func (d Delivery) ProposesPullRequests() bool { return d.Mode == DeliveryPullRequest }
 
 // Pushes reports whether changes land on the remote's main.
 func (d Delivery) Pushes() bool { return d.Mode == DeliveryPush }
