@@ -13,8 +13,9 @@
 //     context lasts. A 5xx or a broken connection is retried a few times.
 //   - Every GET is conditional once its URL was read: the client keeps the
 //     last body and ETag of each URL, and a 304 (free of rate limit)
-//     answers from it. That cache is all the client keeps between calls;
-//     what set has seen of a pull request is the journal's.
+//     answers from it. That cache, and the merge group commits the merge
+//     queue showed for each pull request, is all the client keeps between
+//     calls; what set has seen of a pull request is the journal's.
 package github
 
 import (
@@ -106,7 +107,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{api: api, graphqlURL: GraphQLURL(api), owner: owner, name: name, token: opts.Token, tokenEnv: opts.TokenEnv,
 		http: opts.HTTPClient, sleep: opts.Sleep, now: opts.Now,
-		cache: map[string]cached{}, queue: map[int]queueLook{}, etag: map[int]string{}}
+		cache: map[string]cached{}, queue: map[int]queueLook{}}
 	if c.http == nil {
 		c.http = &http.Client{Timeout: time.Minute}
 	}
