@@ -343,6 +343,20 @@ func TestRequestMergeArmsAutoMergeWithoutAQueue(t *testing.T) {
 	}
 }
 
+func TestRequestMergeOfAPullRequestMergedAtOnce(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, AutoMerge: true})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeQueued {
+		t.Fatalf("RequestMerge = %+v, %v", mr, err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); err != nil || look.State != forge.Merged || look.MergeCommit != main {
+		t.Fatalf("Look = %+v, %v; main at %s", look, err, main)
+	}
+}
+
 func TestRequestMergeThatGitHubDoesNotTakeIsAnError(t *testing.T) {
 	f := newFixture(t, githubtest.Options{MergeQueue: true})
 	pr, head := f.open("a")
