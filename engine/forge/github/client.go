@@ -332,11 +332,10 @@ func (c *Client) send(ctx context.Context, method, u string, payload []byte) (*r
 	switch {
 	case resp.StatusCode == http.StatusNotModified && ok:
 		r.status, r.body = http.StatusOK, hit.body
-		r.header = resp.Header.Clone()
 		if r.header.Get("Link") == "" && hit.link != "" {
+			r.header = r.header.Clone()
 			r.header.Set("Link", hit.link)
 		}
-		r.header.Set("X-Set-Not-Modified", "1")
 	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
 		c.mu.Lock()
 		c.cache[u] = cached{etag: resp.Header.Get("ETag"), body: data, link: resp.Header.Get("Link")}
@@ -344,9 +343,6 @@ func (c *Client) send(ctx context.Context, method, u string, payload []byte) (*r
 	}
 	return r, nil
 }
-
-// notModified reports whether r was answered from the cache (a 304).
-func notModified(r *response) bool { return r.header.Get("X-Set-Not-Modified") == "1" }
 
 // rateLimited reports whether an answer is a rate limit: a 429, or a 403
 // with x-ratelimit-remaining 0 or a message saying it is one.
@@ -467,8 +463,8 @@ func (c *Client) get(ctx context.Context, path string, out any) (*response, erro
 
 // getAll GETs every page of a list under the repository (100 a page,
 // following the Link header's rel="next") into out, a pointer to a
-// slice. changed reports whether any page was not a 304.
-func getAll[T any](ctx context.Context, c *Client, path string, out *[]T) (changed bool, err error) {
+// slice.
+func getAll[T any](ctx context.Context, c *Client, path string, out *[]T) error {
 	sep := "?"
 	if strings.Contains(path, "?") {
 		sep = "&"
@@ -477,17 +473,16 @@ func getAll[T any](ctx context.Context, c *Client, path string, out *[]T) (chang
 	for u != "" {
 		resp, err := c.do(ctx, http.MethodGet, u, nil)
 		if err != nil {
-			return false, err
+			return err
 		}
 		var page []T
 		if err := decode(resp, &page); err != nil {
-			return false, err
+			return err
 		}
 		*out = append(*out, page...)
-		changed = changed || !notModified(resp)
 		u = nextLink(resp.header.Get("Link"))
 	}
-	return changed, nil
+	return nil
 }
 
 // nextLink is the rel="next" URL of a Link header, or "".

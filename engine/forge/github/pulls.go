@@ -104,7 +104,7 @@ func (c *Client) open(ctx context.Context, pr forge.NewPullRequest) (forge.PullR
 func (c *Client) openFrom(ctx context.Context, head string) (pullJSON, bool, error) {
 	var list []pullJSON
 	q := url.Values{"head": {c.owner + ":" + head}, "state": {"open"}}
-	if _, err := getAll(ctx, c, "/pulls?"+q.Encode(), &list); err != nil {
+	if err := getAll(ctx, c, "/pulls?"+q.Encode(), &list); err != nil {
 		return pullJSON{}, false, err
 	}
 	for _, p := range list {
@@ -390,7 +390,7 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 	}
 
 	var reviews []reviewJSON
-	if _, err := getAll(ctx, c, "/pulls/"+n+"/reviews", &reviews); err != nil {
+	if err := getAll(ctx, c, "/pulls/"+n+"/reviews", &reviews); err != nil {
 		return forge.Look{}, err
 	}
 	for _, r := range reviews {
@@ -399,7 +399,7 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 		}
 		review := forge.Review{ID: strconv.FormatInt(r.ID, 10), Author: r.User.login(), Body: r.Body, Commit: r.CommitID, At: r.SubmittedAt}
 		var comments []reviewCommentJSON
-		if _, err := getAll(ctx, c, "/pulls/"+n+"/reviews/"+strconv.FormatInt(r.ID, 10)+"/comments", &comments); err != nil {
+		if err := getAll(ctx, c, "/pulls/"+n+"/reviews/"+strconv.FormatInt(r.ID, 10)+"/comments", &comments); err != nil {
 			return forge.Look{}, err
 		}
 		for _, cm := range comments {
@@ -457,7 +457,7 @@ func (c *Client) lookClosed(ctx context.Context, n string, reviews []reviewJSON,
 	}
 	look.ClosedBy = issue.ClosedBy.login()
 	var comments []issueCommentJSON
-	if _, err := getAll(ctx, c, "/issues/"+n+"/comments", &comments); err != nil {
+	if err := getAll(ctx, c, "/issues/"+n+"/comments", &comments); err != nil {
 		return err
 	}
 	var last time.Time
