@@ -129,8 +129,11 @@ func unquoted(script string) string {
 // SET_DELIVERY; each installs setctl from this module at this build's
 // version, runs setctl apply --yes --json with the agent's key from a
 // secret, keeps .set/ as an artifact whatever the outcome, and holds the
-// permissions its mode needs. Push mode has no concurrency group (two runs
-// at once are safe); pull-request mode runs one at a time.
+// permissions its mode needs. Both run one at a time, a second run
+// waiting rather than cancelling the first: in push mode not for
+// correctness (two runs at once are safe) but so that two runs do not pay
+// agents for the same changes; in pull-request mode because the next run
+// picks up the pull requests of the last from its .set/.
 func TestCIExampleStructure(t *testing.T) {
 	w := readCIExample(t)
 	if got := slices.Sorted(maps.Keys(w.Jobs)); !slices.Equal(got, []string{"apply-pull-request", "apply-push", "plan"}) {
@@ -161,7 +164,7 @@ func TestCIExampleStructure(t *testing.T) {
 		secrets     []string
 	}{
 		"plan":               {"github.event_name == 'pull_request'", map[string]string{"contents": "read"}, false, []string{"ANTHROPIC_API_KEY"}},
-		"apply-push":         {"github.event_name != 'pull_request' && vars.SET_DELIVERY == 'push'", map[string]string{"contents": "write"}, false, []string{"ANTHROPIC_API_KEY"}},
+		"apply-push":         {"github.event_name != 'pull_request' && vars.SET_DELIVERY == 'push'", map[string]string{"contents": "write"}, true, []string{"ANTHROPIC_API_KEY"}},
 		"apply-pull-request": {"github.event_name != 'pull_request' && vars.SET_DELIVERY == 'pull-request'", map[string]string{"contents": "write", "pull-requests": "write", "statuses": "write"}, true, []string{"ANTHROPIC_API_KEY", "GITHUB_TOKEN"}},
 	}
 	secretRef := regexp.MustCompile(`\$\{\{\s*secrets\.([A-Za-z0-9_]+)\s*\}\}`)
@@ -693,6 +696,17 @@ func setupPushJobFailing(t *testing.T) *ciPlace {
 			if !strings.Contains(summary, "failed:retry_budget_exhausted") {
 				t.Errorf("the job summary does not show the failed change:\n%s", summary)
 			}
+			// The artifact, unpacked into .set/ of a fresh checkout of the
+			// same commit, tells the change's story.
+			again := filepath.Join(root, "again")
+			gitIn(t, root, "clone", "-q", remote, again)
+			ciCopyTree(t, filepath.Join(dir, ".set"), filepath.Join(again, ".set"), "worktrees")
+			t.Setenv("CUE_CACHE_DIR", t.TempDir())
+			t.Setenv("CUE_REGISTRY", "none")
+			var stdout, stderr strings.Builder
+			if code := Main([]string{"-C", again, "explain", "a"}, testProcess(&stdout, &stderr)); code != exitOK || !strings.Contains(stdout.String(), "failed:retry_budget_exhausted") {
+				t.Errorf("setctl explain a on the artifact exited %d:\n%s%s", code, stdout.String(), stderr.String())
+			}
 		},
 	}
 }
@@ -748,6 +762,38 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 			ciNoSecretUnder(t, filepath.Join(dir, ".set"), ciAgentKey)
 			ciNoSecretUnder(t, filepath.Join(dir, ".set"), token)
 		},
+	}
+}
+
+// ciCopyTree copies the files under from to to, but the top-level
+// directory skip: what upload-artifact keeps of .set/ without its
+// worktrees, and a download unpacks.
+func ciCopyTree(t *testing.T, from, to, skip string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case rel == skip && d.IsDir():
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
