@@ -108,7 +108,7 @@ func (m *mdWriter) render() {
 		for i, d := range c.DependsOn {
 			after[i] = mdCode(d)
 		}
-		row := []string{name, fmt.Sprint(c.Level), mdEscape(c.Type), mdEscape(c.Size), mdEscape(agent), orDash(strings.Join(reqs, " ")), orDash(strings.Join(after, " "))}
+		row := []string{name, fmt.Sprint(c.Level), mdEscape(c.Type), mdEscape(c.Size), orDash(mdEscape(agent)), orDash(strings.Join(reqs, " ")), orDash(strings.Join(after, " "))}
 		if status {
 			row = append(row, orDash(mdEscape(c.Status)))
 		}
