@@ -127,10 +127,9 @@ func setupPushJob(t *testing.T) *ciPlace {
 	}
 }
 
-// setupPlanJob is the place of plan: a pull request adds a requirement
-// to a spec main implements nothing of, and the checkout is its merge
-// commit on a detached HEAD with main only as origin/main, as
-// actions/checkout gives a pull_request event. setctl plan exits 2 (a
+// setupPlanJob is a place of plan: a pull request adds a requirement
+// to a spec main implements nothing of, checked out as actions/checkout
+// gives a pull_request event (ciPullRequestCheckout). setctl plan exits 2 (a
 // change to run), the step passes, and the summary holds the plan as
 // markdown.
 func setupPlanJob(t *testing.T) *ciPlace {
@@ -143,23 +142,7 @@ func setupPlanJob(t *testing.T) *ciPlace {
 		".gitignore":         ".set/\n",
 		"docs/spec.md":       ciSpecAlpha,
 	})
-	seed := filepath.Join(root, "seed")
-	gitIn(t, seed, "switch", "-q", "-c", "spec-bravo")
-	writeFiles(t, seed, map[string]string{"docs/spec.md": ciSpecAlpha + ciSpecBravo})
-	gitIn(t, seed, "commit", "-qam", "spec: bravo")
-	gitIn(t, seed, "switch", "-q", "main")
-	gitIn(t, seed, "switch", "-q", "-c", "merge")
-	gitIn(t, seed, "merge", "-q", "--no-ff", "-m", "Merge spec-bravo into main", "spec-bravo")
-	gitIn(t, seed, "push", "-q", remote, "spec-bravo", "merge:refs/pull/1/merge")
-
-	dir := filepath.Join(root, "workspace")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, dir, "init", "-q")
-	gitIn(t, dir, "remote", "add", "origin", remote)
-	gitIn(t, dir, "fetch", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*", "+refs/pull/1/merge:refs/remotes/pull/1/merge")
-	gitIn(t, dir, "checkout", "-q", "--detach", "refs/remotes/pull/1/merge")
+	dir := ciPullRequestCheckout(t, root, remote, map[string]string{"docs/spec.md": ciSpecAlpha + ciSpecBravo})
 	return &ciPlace{
 		name:        "spec edited",
 		dir:         dir,
@@ -323,6 +306,81 @@ func ciCopyTree(t *testing.T, from, to, skip string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// setupPlanJobNothingToDo is a place of plan where main implements the
+// whole spec (an apply ran on it) and the pull request only tunes
+// set.cue: setctl plan exits 0, the step passes, and the summary says
+// there is nothing to run.
+func setupPlanJobNothingToDo(t *testing.T) *ciPlace {
+	ciGitEnv(t)
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	root := t.TempDir()
+	remote := ciRemote(t, root, map[string]string{
+		"set.cue":            ciProjectCUE("", `["true"]`),
+		"cue.mod/module.cue": ciModuleCUE,
+		"agent.sh":           ciAgentScript,
+		".gitignore":         ".set/\n",
+		"docs/spec.md":       ciSpecAlpha,
+	})
+	seed := filepath.Join(root, "seed")
+	var stdout, stderr strings.Builder
+	if code := Main([]string{"-C", seed, "apply", "--yes"}, testProcess(&stdout, &stderr)); code != exitOK {
+		t.Fatalf("setctl apply in the seed exited %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	gitIn(t, seed, "push", "-q", remote, "main")
+	dir := ciPullRequestCheckout(t, root, remote, map[string]string{"set.cue": strings.Replace(ciProjectCUE("", `["true"]`), "maxParallel: 1", "maxParallel: 2", 1)})
+	return &ciPlace{
+		name:        "nothing to do",
+		dir:         dir,
+		expressions: map[string]string{"github.base_ref": "main", "secrets.ANTHROPIC_API_KEY": ciAgentKey},
+		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
+			if steps["Plan"] != 0 {
+				t.Errorf("step Plan exited %d, want 0", steps["Plan"])
+			}
+			if len(ran) != 1 || ran[0].exit != exitOK {
+				t.Errorf("setctl ran %v, want one plan that exits %d", ran, exitOK)
+			}
+			for _, want := range []string{
+				"### Plan for hello: 0 changes, 0 requirements\n",
+				"No changes: `main` implements every requirement of the spec.\n",
+				"#### Requirements: 1 implemented\n",
+				"| REQ-A-01 | Alpha | implemented | by a in ",
+			} {
+				if !strings.Contains(summary, want) {
+					t.Errorf("the job summary lacks %q:\n%s", want, summary)
+				}
+			}
+		},
+	}
+}
+
+// ciPullRequestCheckout pushes a pull request to remote whose branch
+// changes files on the main of root/seed, with its merge commit as
+// refs/pull/1/merge, and checks it out as actions/checkout does for a
+// pull_request event with fetch-depth 0: every branch as a remote one,
+// no local branch, the merge commit on a detached HEAD. It returns the
+// checkout.
+func ciPullRequestCheckout(t *testing.T, root, remote string, files map[string]string) string {
+	seed := filepath.Join(root, "seed")
+	gitIn(t, seed, "switch", "-q", "-c", "edit")
+	writeFiles(t, seed, files)
+	gitIn(t, seed, "commit", "-qam", "an edit of set's inputs")
+	gitIn(t, seed, "switch", "-q", "main")
+	gitIn(t, seed, "switch", "-q", "-c", "merge")
+	gitIn(t, seed, "merge", "-q", "--no-ff", "-m", "Merge edit into main", "edit")
+	gitIn(t, seed, "push", "-q", remote, "edit", "merge:refs/pull/1/merge")
+
+	dir := filepath.Join(root, "workspace")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "init", "-q")
+	gitIn(t, dir, "remote", "add", "origin", remote)
+	gitIn(t, dir, "fetch", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*", "+refs/pull/1/merge:refs/remotes/pull/1/merge")
+	gitIn(t, dir, "checkout", "-q", "--detach", "refs/remotes/pull/1/merge")
+	return dir
 }
 
 // ciNoSecretUnder fails when a file under dir holds secret.
