@@ -25,7 +25,7 @@ func planCommand() command {
 	return command{
 		name:    "plan",
 		summary: "plan the spec into changes and show the execution graph",
-		usage: `Usage: setctl plan [--out FILE] [--format text|dot|mermaid|json] [--detail] [--json] [--detailed-exitcode]
+		usage: `Usage: setctl plan [--out FILE] [--format text|dot|mermaid|json|markdown] [--detail] [--json] [--detailed-exitcode]
 
 Plan loads set.cue and the spec and compares the spec with what main
 implements: openspec/specs in main's tree, the living specs, is that
@@ -66,6 +66,15 @@ apply --json writes it ({"@level": "error", "type": "diagnostic",
 "diagnostic": {"severity", "summary", "detail"}}); warnings stay on
 stderr.
 
+--format markdown writes what the text says as GitHub-flavoured
+markdown, for a pull request's comment or a CI job's summary
+($GITHUB_STEP_SUMMARY): the changes as a table (level, type, size,
+agent, requirements, the changes each waits for), the gates of each,
+the critical path, and every requirement's standing as a table. Its exit
+status is the command's, so that
+  setctl plan --detailed-exitcode --format markdown >> "$GITHUB_STEP_SUMMARY"
+both fills the summary and says whether there is work to do.
+
 Exit status: 0 on success, 1 on error; with --detailed-exitcode, 0 when
 there is nothing to do (main implements the whole spec), 1 on error, 2
 when the plan has changes to run. A usage error (an unknown flag, a bad
@@ -81,6 +90,7 @@ Examples:
   setctl plan --format dot --detail | dot -Tsvg > plan-detail.svg
   setctl plan --format json | jq '.changes[].name'
   setctl plan --json | jq -r '.changes[] | .name + " " + .status'
+  setctl plan --detailed-exitcode --format markdown >> "$GITHUB_STEP_SUMMARY"
 `,
 		pendingExit: true,
 		run:         runPlan,
@@ -91,7 +101,7 @@ Examples:
 type planArgs struct {
 	// out is the file to save the plan to, as given; "" for none.
 	out string
-	// format is the view: text, json, dot or mermaid.
+	// format is the view: text, json, dot, mermaid or markdown.
 	format string
 	// detail draws every step of a change (dot and mermaid).
 	detail bool
@@ -115,7 +125,7 @@ func parsePlan(e *env, args []string) (a planArgs, _ *env, code int, done bool) 
 	c := planCommand()
 	fs := c.flagSet(e)
 	fs.StringVar(&a.out, "out", "", "save the plan to `FILE` (JSON)")
-	fs.StringVar(&a.format, "format", "text", "output `format`: text, dot, mermaid or json")
+	fs.StringVar(&a.format, "format", "text", "output `format`: text, dot, mermaid, json or markdown")
 	asJSON := fs.Bool("json", false, "same as --format json")
 	fs.BoolVar(&a.detail, "detail", false, "draw every step of a change as its own node (dot and mermaid)")
 	fs.BoolVar(&a.detailed, "detailed-exitcode", false, "exit 2 when the plan has changes to run, 0 when it has none")
@@ -132,7 +142,7 @@ func parsePlan(e *env, args []string) (a planArgs, _ *env, code int, done bool) 
 		a.format = "json"
 	}
 	if _, ok := planViews[a.format]; !ok {
-		return a, e, c.usageError(e, "unknown format %q (want text, dot, mermaid or json)", a.format), true
+		return a, e, c.usageError(e, "unknown format %q (want text, dot, mermaid, json or markdown)", a.format), true
 	}
 	if a.detail && a.format != "dot" && a.format != "mermaid" {
 		return a, e, c.usageError(e, "--detail applies to --format dot and mermaid, not %s", a.format), true
@@ -208,10 +218,11 @@ type planView interface {
 // planViews are the views of setctl plan by --format, each on e's
 // stdout; only the drawings read draw.
 var planViews = map[string]func(e *env, draw graph.DrawOptions) planView{
-	"text":    func(e *env, _ graph.DrawOptions) planView { return planText{e} },
-	"json":    func(e *env, _ graph.DrawOptions) planView { return planJSON{e} },
-	"dot":     func(e *env, draw graph.DrawOptions) planView { return planDrawing{e, graph.DOT, draw} },
-	"mermaid": func(e *env, draw graph.DrawOptions) planView { return planDrawing{e, graph.Mermaid, draw} },
+	"text":     func(e *env, _ graph.DrawOptions) planView { return planText{e} },
+	"json":     func(e *env, _ graph.DrawOptions) planView { return planJSON{e} },
+	"dot":      func(e *env, draw graph.DrawOptions) planView { return planDrawing{e, graph.DOT, draw} },
+	"mermaid":  func(e *env, draw graph.DrawOptions) planView { return planDrawing{e, graph.Mermaid, draw} },
+	"markdown": func(e *env, _ graph.DrawOptions) planView { return planMarkdown{e} },
 }
 
 // planText shows the execution graph as text, how a model planned it,
@@ -236,6 +247,37 @@ func (v planText) show(g *graph.Graph, planning *plan.Planning, standing func() 
 	}
 	fmt.Fprintln(out)
 	return coverage.Text(out, rows)
+}
+
+// planMarkdown shows what planText shows as GitHub-flavoured markdown:
+// the graph (graph.Markdown), how a model planned it (as planText says
+// it, in a code block) and where every requirement stands
+// (coverage.Markdown). A plan without changes says so under its heading.
+type planMarkdown struct{ e *env }
+
+func (v planMarkdown) show(g *graph.Graph, planning *plan.Planning, standing func() ([]coverage.Row, error)) error {
+	rows, err := standing()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	if err := graph.Markdown(&b, g); err != nil {
+		return err
+	}
+	if len(g.Changes) == 0 {
+		fmt.Fprintf(&b, "\nNo changes: `%s` implements every requirement of the spec.\n", g.MainBranch)
+	}
+	if planning != nil {
+		b.WriteString("\n```text\n")
+		planningText(&b, planning)
+		b.WriteString("```\n")
+	}
+	b.WriteString("\n")
+	if err := coverage.Markdown(&b, rows); err != nil {
+		return err
+	}
+	_, err = io.WriteString(v.e.stdout, b.String())
+	return err
 }
 
 // planJSON shows the plan as one JSON document: the graph's, with the

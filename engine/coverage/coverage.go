@@ -143,43 +143,83 @@ func Of(ctx context.Context, root string, cfg *config.Project, p *plan.Plan, sta
 // and the commit (12 digits) that implemented it and the tests that name
 // it, for any other why it is not implemented.
 func Text(w io.Writer, rows []Row) error {
-	counts := map[spec.Status]int{}
-	for _, r := range rows {
-		counts[r.Status]++
-	}
-	var parts []string
-	for _, s := range []spec.Status{spec.Implemented, spec.New, spec.Changed, spec.Removed} {
-		if counts[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-		}
-	}
-	if len(parts) == 0 {
-		parts = []string{"none"}
-	}
-	if _, err := fmt.Fprintf(w, "Requirements: %s\n", strings.Join(parts, ", ")); err != nil {
+	if _, err := fmt.Fprintf(w, "Requirements: %s\n", counts(rows)); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range rows {
-		detail := r.Why
-		if r.Status == spec.Implemented {
-			detail = "not credited to a change on main"
-			if r.Change != "" {
-				detail = "by " + r.Change + " in " + shortCommit(r.Commit)
-			}
-			if len(r.Tests) == 0 {
-				detail += "; no test names it"
-			} else {
-				detail += "; tested in " + preview(r.Tests, 3)
-			}
-		}
-		if _, err := fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.ID, r.Status, detail); err != nil {
+		if _, err := fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.ID, r.Status, detail(r)); err != nil {
 			return err
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if note := uncoveredNote(rows); note != "" {
+		_, err := fmt.Fprintln(w, note)
+		return err
+	}
+	return nil
+}
+
+// Markdown writes what Text writes as GitHub-flavoured markdown, for a
+// CI job's summary: a heading that counts the rows by status, then a
+// table of requirement, title, status and detail, every cell escaped.
+func Markdown(w io.Writer, rows []Row) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#### Requirements: %s\n", counts(rows))
+	if len(rows) > 0 {
+		b.WriteString("\n| Requirement | Title | Status | |\n|---|---|---|---|\n")
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdEscape(r.ID), mdEscape(r.Title), r.Status, mdEscape(detail(r)))
+		}
+	}
+	if note := uncoveredNote(rows); note != "" {
+		b.WriteString("\n" + mdEscape(note) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// counts says how many rows there are of each status ("2 implemented,
+// 1 new"), or "none".
+func counts(rows []Row) string {
+	n := map[spec.Status]int{}
+	for _, r := range rows {
+		n[r.Status]++
+	}
+	var parts []string
+	for _, s := range []spec.Status{spec.Implemented, spec.New, spec.Changed, spec.Removed} {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// detail is where r stands in words: for an implemented requirement the
+// change and commit that implemented it and the tests that name it, for
+// any other why it is not implemented.
+func detail(r Row) string {
+	if r.Status != spec.Implemented {
+		return r.Why
+	}
+	d := "not credited to a change on main"
+	if r.Change != "" {
+		d = "by " + r.Change + " in " + shortCommit(r.Commit)
+	}
+	if len(r.Tests) == 0 {
+		return d + "; no test names it"
+	}
+	return d + "; tested in " + preview(r.Tests, 3)
+}
+
+// uncoveredNote names the requirements whose change failed for good and
+// what a new run does about them; "" when there are none.
+func uncoveredNote(rows []Row) string {
 	var uncovered []string
 	changes := map[string]bool{}
 	for _, r := range rows {
@@ -189,7 +229,7 @@ func Text(w io.Writer, rows []Row) error {
 		}
 	}
 	if len(uncovered) == 0 {
-		return nil
+		return ""
 	}
 	whose, them := "whose change", "it"
 	if len(changes) > 1 {
@@ -198,9 +238,26 @@ func Text(w io.Writer, rows []Row) error {
 	if len(uncovered) > 1 {
 		them = "them"
 	}
-	_, err := fmt.Fprintf(w, "Uncovered: %s, %s failed for good. A new `setctl apply` retries %s; with planner.replan: \"auto\" a run asks the planner for new changes.\n",
+	return fmt.Sprintf("Uncovered: %s, %s failed for good. A new `setctl apply` retries %s; with planner.replan: \"auto\" a run asks the planner for new changes.",
 		english.List(uncovered), whose, them)
-	return err
+}
+
+// mdEscape escapes the characters markdown would read as markup
+// (emphasis, links, code, HTML, a table's cell separator), so that s is
+// shown as written.
+func mdEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#', '~':
+			b.WriteByte('\\')
+		case '\n':
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func shortCommit(c string) string {

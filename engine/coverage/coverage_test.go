@@ -70,4 +70,25 @@ Uncovered: REQ-A-02 and REQ-A-03, whose change failed for good. A new ` + "`setc
 	if diff := cmp.Diff(wantText, b.String()); diff != "" {
 		t.Errorf("Text (-want +got):\n%s", diff)
 	}
+
+	b.Reset()
+	if err := Markdown(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	wantMarkdown := `#### Requirements: 2 implemented, 2 new, 1 changed, 1 removed
+
+| Requirement | Title | Status | |
+|---|---|---|---|
+| REQ-A-01 | One | implemented | by a-again in 222222222222; tested in a\_test.go:3, a\_test.go:9, b\_test.go:1 and 1 more |
+| REQ-A-02 | Two | new | a is failed:retry\_budget\_exhausted |
+| REQ-A-03 | Three | changed | its text and scenarios changed; a is failed:retry\_budget\_exhausted |
+| REQ-B-01 | Later | new | deferred: next quarter |
+| REQ-B-02 | Gone | removed | planned in b |
+| REQ-C-01 | Hand-made | implemented | not credited to a change on main; no test names it |
+
+Uncovered: REQ-A-02 and REQ-A-03, whose change failed for good. A new \` + "`setctl apply\\`" + ` retries them; with planner.replan: "auto" a run asks the planner for new changes.
+`
+	if diff := cmp.Diff(wantMarkdown, b.String()); diff != "" {
+		t.Errorf("Markdown (-want +got):\n%s", diff)
+	}
 }

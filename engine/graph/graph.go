@@ -3,7 +3,8 @@
 // stack, the merge queue, merging main in, the archive of its OpenSpec
 // delta, the integration stack, the fast-forward of main), the dependency
 // edges between changes, the dispatch order and the critical path; and the
-// renderers that show it as text, Graphviz DOT, Mermaid and JSON.
+// renderers that show it as text, Graphviz DOT, Mermaid, JSON and
+// markdown.
 //
 // A Graph is a plain value computed once from a validated plan and its
 // project config; nothing in it refers back to CUE, and rendering it twice

@@ -144,6 +144,7 @@ func TestRenderDeterministic(t *testing.T) {
 		"mermaid":        func(b *bytes.Buffer, g *Graph) error { return Mermaid(b, g, DrawOptions{}) },
 		"mermaid detail": func(b *bytes.Buffer, g *Graph) error { return Mermaid(b, g, DrawOptions{Detail: true}) },
 		"json":           func(b *bytes.Buffer, g *Graph) error { return JSON(b, g) },
+		"markdown":       func(b *bytes.Buffer, g *Graph) error { return Markdown(b, g) },
 	}
 	for name, r := range renderers {
 		first := render(t, func(b *bytes.Buffer) error { return r(b, fixtureGraph(t)) })
@@ -263,5 +264,50 @@ func TestTextPerChangeIntegration(t *testing.T) {
 	}
 	if strings.Contains(got, "every change") {
 		t.Errorf("Text shows a shared integration stack:\n%s", got)
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	g := fixtureGraph(t)
+	autogold.ExpectFile(t, autogold.Raw(render(t, func(b *bytes.Buffer) error { return Markdown(b, g) })))
+}
+
+// TestMarkdownEscapes: names and conditions with markdown's own
+// characters come out as code spans or escaped, never as markup; the
+// change table keeps one cell per column on every row.
+func TestMarkdownEscapes(t *testing.T) {
+	g := awkwardGraph(t)
+	g.Project = "my_app*"
+	got := render(t, func(b *bytes.Buffer) error { return Markdown(b, g) })
+	for _, want := range []string{
+		"### Plan for my\\_app\\*: ",
+		"`odd_gate`?(warn)",
+		"`odd\"gate`?(warn)",
+		"- `odd_gate` when `any(files, {# matches \"a\\\\\\\\b\" || # contains \"<x>\"})`",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	var cols int
+	for _, line := range strings.Split(got, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		n := strings.Count(line, "|") - strings.Count(line, `\|`)
+		if cols == 0 {
+			cols = n
+		} else if n != cols {
+			t.Errorf("table row of %d cells where the header has %d: %s", n-1, cols-1, line)
+		}
+	}
+	if cols == 0 {
+		t.Errorf("no table:\n%s", got)
+	}
+	if code := mdCode("a`b"); code != "``a`b``" {
+		t.Errorf("mdCode(a`b) = %s", code)
+	}
+	if code := mdCode("`a"); code != "`` `a ``" {
+		t.Errorf("mdCode(`a) = %s", code)
 	}
 }
