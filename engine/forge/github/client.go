@@ -521,9 +521,12 @@ func (c *Client) graphql(ctx context.Context, query string, vars map[string]any,
 		var answer struct {
 			Data   json.RawMessage `json:"data"`
 			Errors []struct {
-				Type    string   `json:"type"`
-				Path    []string `json:"path"`
-				Message string   `json:"message"`
+				Type string `json:"type"`
+				// Path holds field names and list indexes
+				// (["repository", "pullRequest", "timelineItems",
+				// "nodes", 0]).
+				Path    []any  `json:"path"`
+				Message string `json:"message"`
 			} `json:"errors"`
 		}
 		if err := decode(resp, &answer); err != nil {
@@ -535,7 +538,7 @@ func (c *Client) graphql(ctx context.Context, query string, vars map[string]any,
 			switch {
 			case e.Type == "RATE_LIMITED":
 				limited = true
-			case e.Type == "NOT_FOUND" && len(e.Path) == 1 && e.Path[0] == "repository":
+			case e.Type == "NOT_FOUND" && len(e.Path) == 1 && e.Path[0] == any("repository"):
 				return c.configError(http.StatusNotFound, e.Message, "check project.delivery.forge.repository (or the remote URL it is read from) and project.delivery.forge.apiURL, and that the token may read the repository")
 			case e.Type == "FORBIDDEN":
 				return c.configError(http.StatusForbidden, e.Message, "give the token read and write access to "+c.owner+"/"+c.name+"'s pull requests, commit statuses and contents, or "+tokenFix(c.tokenEnv, "holding one that has it"))

@@ -676,3 +676,28 @@ func TestServerErrorsAreRetriedAFewTimes(t *testing.T) {
 		t.Fatalf("SetStatus against a broken GitHub = %v, want its 502", err)
 	}
 }
+
+// answer answers every request with status and body, GitHub's JSON.
+type answer struct {
+	status int
+	body   string
+}
+
+func (a answer) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: a.status, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}},
+		Body: io.NopCloser(strings.NewReader(a.body)), Request: req}, nil
+}
+
+func TestGraphQLErrorsWhosePathHasAnIndex(t *testing.T) {
+	// GitHub's error paths name list items by their index, a number.
+	body := `{"data":{"repository":{"pullRequest":null}},"errors":[{"type":"SERVICE_UNAVAILABLE","path":["repository","pullRequest","timelineItems","nodes",0],"message":"Something went wrong while executing your query."}]}`
+	c, err := New(Options{APIURL: "https://api.github.com", Repository: "acme/app", Token: token, HTTPClient: &http.Client{Transport: answer{200, body}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.RequestMerge(context.Background(), forge.PullRequest{Number: 1}, strings.Repeat("a", 40), "squash")
+	var ae *APIError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "Something went wrong") {
+		t.Fatalf("RequestMerge = %v, want an *APIError with GitHub's words", err)
+	}
+}
