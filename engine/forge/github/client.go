@@ -72,7 +72,6 @@ type Client struct {
 	mu    sync.Mutex
 	cache map[string]cached // by URL: the last 200 of a GET
 	queue map[int]queueLook // by pull request: the merge queue read with a version of it
-	etag  map[int]string    // by pull request: the ETag of the version queue was read with
 }
 
 type cached struct {

@@ -701,3 +701,21 @@ func TestGraphQLErrorsWhosePathHasAnIndex(t *testing.T) {
 		t.Fatalf("RequestMerge = %v, want an *APIError with GitHub's words", err)
 	}
 }
+
+func TestLookAfterRequestMergeSeesTheQueue(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if look, err := f.client.Look(ctx, pr); err != nil || look.Queued {
+		t.Fatalf("Look before the request = %+v, %v", look, err)
+	}
+	// The enqueue need not change the pull request's REST answer (its
+	// ETag): the Look after it must ask the merge queue again.
+	if _, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || !look.Queued {
+		t.Fatalf("Look after the enqueue = %+v, %v; want it queued", look, err)
+	}
+}

@@ -257,6 +257,10 @@ func (c *Client) RequestMerge(ctx context.Context, pr forge.PullRequest, head, m
 }
 
 func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, method string) (forge.MergeRequest, error) {
+	// Whatever comes of the request, the merge queue's view of pr is
+	// read again at the next Look: an enqueue need not change the pull
+	// request's REST answer, whose ETag keeps that view.
+	defer c.forgetQueueVersion(pr.Number)
 	gqlMethod, ok := mergeMethods[method]
 	if !ok {
 		return forge.MergeRequest{}, fmt.Errorf("merge method %q: GitHub merges by squash, merge or rebase", method)
@@ -521,9 +525,23 @@ func (c *Client) lookQueue(ctx context.Context, number int, pull *response) (que
 		}
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, sha := range c.queue[number].commits { // a concurrent Look's
+		add(sha)
+	}
 	c.queue[number] = q
-	c.mu.Unlock()
 	return q, nil
+}
+
+// forgetQueueVersion makes the next Look of pull request number read
+// the merge queue again, keeping the merge group commits seen.
+func (c *Client) forgetQueueVersion(number int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q, ok := c.queue[number]; ok {
+		q.etag = ""
+		c.queue[number] = q
+	}
 }
 
 type checkRunJSON struct {
