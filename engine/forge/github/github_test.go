@@ -597,6 +597,16 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 	if !slicesEqual(f.sleeps.waits, []time.Duration{time.Minute}) {
 		t.Fatalf("waits %v, want a minute", f.sleeps.waits)
 	}
+
+	// GraphQL's primary limit: a 200 with an error RATE_LIMITED.
+	f.sleeps.waits = nil
+	f.server.RateLimit(1, githubtest.Primary)
+	if _, err := f.client.RequestMerge(context.Background(), pr, pr.Head, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	if !slicesEqual(f.sleeps.waits, []time.Duration{91 * time.Second}) {
+		t.Fatalf("waits %v, want until x-ratelimit-reset and a second", f.sleeps.waits)
+	}
 }
 
 func TestLookFollowsPages(t *testing.T) {

@@ -180,7 +180,9 @@ const (
 	// with no Retry-After and the primary limit not used up.
 	Secondary
 	// Primary is a 403 with x-ratelimit-remaining: 0 and
-	// x-ratelimit-reset 90 seconds on.
+	// x-ratelimit-reset 90 seconds on; to a GraphQL request, a 200 with
+	// those headers and an error of type RATE_LIMITED, as GitHub
+	// answers it there.
 	Primary
 )
 
@@ -319,6 +321,11 @@ func (s *Server) answer(r *http.Request, path string, body []byte, resource stri
 		default:
 			reset = s.opts.Now().Add(90 * time.Second).Unix()
 			setRate(0)
+			if resource == "graphql" {
+				// GraphQL's primary limit is a 200 whose errors say so.
+				return answer{status: 200, header: h, body: mustJSON(map[string]any{"errors": []gqlError{{Type: "RATE_LIMITED",
+					Message: "API rate limit already exceeded for user ID 1."}}})}
+			}
 			return answer{status: 403, header: h, body: message("API rate limit exceeded for user ID 1.")}
 		}
 	}

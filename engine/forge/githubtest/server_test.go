@@ -175,6 +175,11 @@ func TestServerFailsAQueuedCheckAndLimits(t *testing.T) {
 	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/app", nil); resp.StatusCode != 403 || resp.Header.Get("X-RateLimit-Remaining") != "0" {
 		t.Fatalf("Primary: %d", resp.StatusCode)
 	}
+	s.RateLimit(1, Primary)
+	if resp, data := call(t, s, "tok", "POST", "/graphql", query); resp.StatusCode != 200 || resp.Header.Get("X-RateLimit-Remaining") != "0" ||
+		!strings.Contains(string(data), `"type":"RATE_LIMITED"`) {
+		t.Fatalf("Primary, to GraphQL: %d %s", resp.StatusCode, data)
+	}
 	s.Refuse(403)
 	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/app", nil); resp.StatusCode != 403 {
 		t.Fatalf("Refuse(403): %d", resp.StatusCode)
