@@ -479,9 +479,22 @@ func getAll[T any](ctx context.Context, c *Client, path string, out *[]T) error 
 			return err
 		}
 		*out = append(*out, page...)
-		u = nextLink(resp.header.Get("Link"))
+		if u, err = c.nextPage(resp); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// nextPage is the URL of the page after resp, "" when it is the last.
+// A next page outside the API is an error: the token goes to the API
+// only.
+func (c *Client) nextPage(resp *response) (string, error) {
+	next := nextLink(resp.header.Get("Link"))
+	if next == "" || strings.HasPrefix(next, c.api+"/") {
+		return next, nil
+	}
+	return "", fmt.Errorf("GitHub: the next page of a list is at %s, outside the API at %s: not followed", next, c.api)
 }
 
 // nextLink is the rel="next" URL of a Link header, or "".

@@ -729,3 +729,38 @@ func TestLookAfterRequestMergeSeesTheQueue(t *testing.T) {
 		t.Fatalf("Look after the enqueue = %+v, %v; want it queued", look, err)
 	}
 }
+
+// elsewhere answers a list of reviews with a next page on another host,
+// and records any request sent there.
+type elsewhere struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	sent []string
+}
+
+func (e *elsewhere) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == "evil.example" {
+		e.mu.Lock()
+		e.sent = append(e.sent, req.Header.Get("Authorization"))
+		e.mu.Unlock()
+		return answer{200, "[]"}.RoundTrip(req)
+	}
+	resp, err := e.next.RoundTrip(req)
+	if err == nil && strings.HasSuffix(req.URL.Path, "/reviews") {
+		resp.Header.Set("Link", `<https://evil.example/repos/acme/app/pulls/1/reviews?page=2>; rel="next"`)
+	}
+	return resp, err
+}
+
+func TestTheTokenGoesToTheAPIOnly(t *testing.T) {
+	e := &elsewhere{}
+	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { e.next = rt; return e })
+	pr, _ := f.open("a")
+	_, err := f.client.Look(context.Background(), pr)
+	if err == nil || !strings.Contains(err.Error(), "outside the API") {
+		t.Errorf("Look with a next page elsewhere = %v, want an error", err)
+	}
+	if len(e.sent) != 0 {
+		t.Fatalf("requests sent outside the API, with %q", e.sent)
+	}
+}

@@ -616,7 +616,9 @@ func (c *Client) failedChecks(ctx context.Context, sha string) ([]timedCheck, er
 			out = append(out, timedCheck{forge.Check{ID: "check-run:" + strconv.FormatInt(r.ID, 10), Name: r.Name, Commit: sha,
 				Conclusion: r.Conclusion, Output: strings.Join(output, "\n"), URL: link}, r.CompletedAt})
 		}
-		u = nextLink(resp.header.Get("Link"))
+		if u, err = c.nextPage(resp); err != nil {
+			return nil, err
+		}
 	}
 	var combined combinedJSON
 	if _, err := c.get(ctx, "/commits/"+url.PathEscape(sha)+"/status?per_page=100", &combined); err != nil {
