@@ -764,3 +764,54 @@ func TestTheTokenGoesToTheAPIOnly(t *testing.T) {
 		t.Fatalf("requests sent outside the API, with %q", e.sent)
 	}
 }
+
+// forgotten answers the checks of one commit as GitHub does a commit it
+// does not know: 422.
+type forgotten struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	sha  string
+}
+
+func (g *forgotten) RoundTrip(req *http.Request) (*http.Response, error) {
+	g.mu.Lock()
+	sha := g.sha
+	g.mu.Unlock()
+	if sha != "" && strings.Contains(req.URL.Path, "/commits/"+sha+"/") {
+		return answer{422, `{"message":"No commit found for SHA: ` + sha + `","documentation_url":"https://docs.github.com/rest"}`}.RoundTrip(req)
+	}
+	return g.next.RoundTrip(req)
+}
+
+func TestLookSkipsAMergeGroupCommitGitHubForgot(t *testing.T) {
+	g := &forgotten{}
+	f := newFixture(t, githubtest.Options{MergeQueue: true})
+	f.client.http.Transport = func() http.RoundTripper { g.next = http.DefaultTransport; return g }()
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if _, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	queueCommit, err := f.server.FailCheck(1, "test", "tests failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if look, err := f.client.Look(ctx, pr); err != nil || len(look.FailedChecks) != 1 {
+		t.Fatalf("Look = %+v, %v; want the queue's failed check", look, err)
+	}
+	g.mu.Lock()
+	g.sha = queueCommit
+	g.mu.Unlock()
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || look.State != forge.Open || look.Head != head {
+		t.Fatalf("Look once GitHub forgot the merge group commit = %+v, %v", look, err)
+	}
+	// The head's own checks are still read: a head GitHub does not know
+	// is an error.
+	g.mu.Lock()
+	g.sha = head
+	g.mu.Unlock()
+	if _, err := f.client.Look(ctx, pr); err == nil {
+		t.Fatal("Look of a head GitHub does not know: no error")
+	}
+}

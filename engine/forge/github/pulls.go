@@ -440,6 +440,14 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 		}
 		seen[sha] = true
 		f, err := c.failedChecks(ctx, sha)
+		var ae *APIError
+		if sha != look.Head && errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusUnprocessableEntity) {
+			// A merge group commit GitHub no longer knows (its
+			// gh-readonly-queue branch is gone, the commit
+			// collected) has no checks to read: every later Look
+			// would fail on it else.
+			continue
+		}
 		if err != nil {
 			return forge.Look{}, err
 		}
