@@ -572,7 +572,9 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 }
 
 func TestRateLimitsAreWaitedOut(t *testing.T) {
-	f := newFixture(t, githubtest.Options{})
+	// A required check pending: RequestMerge arms auto-merge, and the
+	// pull request stays open.
+	f := newFixture(t, githubtest.Options{Required: []string{"ci/test"}})
 	f.remote.branch("set/a", "a.txt")
 	f.server.RateLimit(1, githubtest.TooMany)
 	f.server.RateLimit(2, githubtest.Secondary)
@@ -813,5 +815,25 @@ func TestLookSkipsAMergeGroupCommitGitHubForgot(t *testing.T) {
 	g.mu.Unlock()
 	if _, err := f.client.Look(ctx, pr); err == nil {
 		t.Fatal("Look of a head GitHub does not know: no error")
+	}
+}
+
+func TestRequestMergeOfAPullRequestThatMayMergeNowMergesIt(t *testing.T) {
+	// GitHub refuses to arm auto-merge on a pull request it would merge
+	// now ("Pull request is in clean status"): its required statuses
+	// passed already, as set's own do before it asks.
+	f := newFixture(t, githubtest.Options{Required: []string{"set/test"}})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if err := f.client.SetStatus(ctx, head, forge.Status{Context: "set/test", State: forge.StatusSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeAuto {
+		t.Fatalf("RequestMerge of a green pull request = %+v, %v", mr, err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); err != nil || look.State != forge.Merged || look.MergeCommit != main {
+		t.Fatalf("Look = %+v, %v; main at %s", look, err, main)
 	}
 }

@@ -191,6 +191,11 @@ const (
 	autoMergeMutation = `mutation($input: EnablePullRequestAutoMergeInput!) {
   enablePullRequestAutoMerge(input: $input) { pullRequest { autoMergeRequest { enabledAt } } }
 }`
+	// mergeMutation merges a pull request now, refused when the head is
+	// not expectedHeadOid or branch protection does not let it merge.
+	mergeMutation = `mutation($input: MergePullRequestInput!) {
+  mergePullRequest(input: $input) { pullRequest { state } }
+}`
 	// queueLookQuery reads whether a pull request is in the merge queue,
 	// with which merge group commit, and the merge group commits of its
 	// removals from it (RemovedFromMergeQueueEvent.beforeCommit: the
@@ -246,7 +251,9 @@ var mergeMethods = map[string]string{"squash": "SQUASH", "merge": "MERGE", "reba
 
 // RequestMerge hands pr to its base branch's merge queue when it has one
 // (enqueuePullRequest), else arms auto-merge (enablePullRequestAutoMerge),
-// both with head as the expected head, and reads the pull request back:
+// or merges it (mergePullRequest) when GitHub refuses to arm auto-merge
+// because it may merge now, all with head as the expected head, and
+// reads the pull request back:
 // what it returns is what GitHub shows after the request. A request
 // GitHub took without the pull request being queued, armed or merged
 // after it is an error. A pull request queued or armed already is left
@@ -295,7 +302,13 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 		way = forge.MergeQueued
 		err = c.graphql(ctx, enqueueMutation, map[string]any{"input": map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head}}, nil)
 	} else {
-		err = c.graphql(ctx, autoMergeMutation, map[string]any{"input": map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head, "mergeMethod": gqlMethod}}, nil)
+		input := map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head, "mergeMethod": gqlMethod}
+		err = c.graphql(ctx, autoMergeMutation, map[string]any{"input": input}, nil)
+		if mergeableNow(err) {
+			// GitHub arms auto-merge only on a pull request that has
+			// something to wait for; one it would merge now is merged.
+			err = c.graphql(ctx, mergeMutation, map[string]any{"input": input}, nil)
+		}
 	}
 	if err != nil {
 		return forge.MergeRequest{}, fmt.Errorf("GitHub refused to %s pull request #%d: %w", wayVerb(way), pr.Number, err)
@@ -316,6 +329,21 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 	}
 	return forge.MergeRequest{}, fmt.Errorf("GitHub took the request to %s pull request #%d, and then shows it %s, neither in the merge queue nor with auto-merge armed: it is not being merged",
 		wayVerb(way), pr.Number, strings.ToLower(p.State))
+}
+
+// mergeableNow reports whether err is GitHub refusing to arm auto-merge
+// because the pull request may be merged now: nothing it requires is
+// pending ("clean status"; "unstable status" when only checks it does
+// not require failed), or its branch has no protection to wait for.
+func mergeableNow(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return slices.ContainsFunc(ae.Errors, func(e string) bool {
+		return strings.Contains(e, "is in clean status") || strings.Contains(e, "is in unstable status") ||
+			strings.Contains(e, "Protected branch rules not configured")
+	})
 }
 
 func wayVerb(way forge.MergeWay) string {

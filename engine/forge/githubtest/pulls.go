@@ -427,6 +427,18 @@ func (s *Server) green(p *pull) bool {
 	return true
 }
 
+// requiredMet reports whether every Required context is a success on
+// p's head: branch protection lets it merge now.
+func (s *Server) requiredMet(p *pull) bool {
+	latest := latestStatuses(s.statuses[p.headSHA])
+	for _, req := range s.opts.Required {
+		if !slices.ContainsFunc(latest, func(st *status) bool { return st.Context == req && st.State == "success" }) {
+			return false
+		}
+	}
+	return true
+}
+
 // latestStatuses is the newest status of each context, in the order
 // the contexts were first posted.
 func latestStatuses(all []*status) []*status {

@@ -22,8 +22,8 @@
 //
 // It does not parse GraphQL: it recognises forge/github's operations by
 // their root fields (mergeQueue, pullRequest, enqueuePullRequest,
-// enablePullRequestAutoMerge) and answers with every field those
-// operations select.
+// enablePullRequestAutoMerge, mergePullRequest) and answers with every
+// field those operations select.
 package githubtest
 
 import (
