@@ -837,3 +837,13 @@ func TestRequestMergeOfAPullRequestThatMayMergeNowMergesIt(t *testing.T) {
 		t.Fatalf("Look = %+v, %v; main at %s", look, err, main)
 	}
 }
+
+func TestRequestMergeWhereAutoMergeIsNotAllowedIsAConfigError(t *testing.T) {
+	f := newFixture(t, githubtest.Options{NoAutoMerge: true, Required: []string{"ci/test"}})
+	pr, head := f.open("a")
+	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	var ce *forge.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "Auto merge is not allowed") || !strings.Contains(ce.Fix, "project.delivery.forge.autoMerge") {
+		t.Fatalf("RequestMerge = %v, want a *forge.ConfigError naming autoMerge", err)
+	}
+}

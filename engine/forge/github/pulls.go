@@ -310,6 +310,10 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 			err = c.graphql(ctx, mergeMutation, map[string]any{"input": input}, nil)
 		}
 	}
+	if msg := autoMergeNotAllowed(err); msg != "" {
+		return forge.MergeRequest{}, c.configError(http.StatusUnprocessableEntity, msg,
+			"allow auto-merge in "+c.owner+"/"+c.name+"'s settings, or require a merge queue on "+p.BaseRefName+", or set project.delivery.forge.autoMerge to false")
+	}
 	if err != nil {
 		return forge.MergeRequest{}, fmt.Errorf("GitHub refused to %s pull request #%d: %w", wayVerb(way), pr.Number, err)
 	}
@@ -344,6 +348,21 @@ func mergeableNow(err error) bool {
 		return strings.Contains(e, "is in clean status") || strings.Contains(e, "is in unstable status") ||
 			strings.Contains(e, "Protected branch rules not configured")
 	})
+}
+
+// autoMergeNotAllowed is GitHub's words when err is its refusal to arm
+// auto-merge in a repository whose settings do not allow it (the same
+// for every pull request: a configuration error), else "".
+func autoMergeNotAllowed(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		for _, e := range ae.Errors {
+			if strings.Contains(e, "Auto merge is not allowed") {
+				return e
+			}
+		}
+	}
+	return ""
 }
 
 func wayVerb(way forge.MergeWay) string {

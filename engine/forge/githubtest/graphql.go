@@ -235,6 +235,10 @@ func (s *Server) enableAutoMerge(raw json.RawMessage) answer {
 		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "INVALID", Path: []string{field},
 			Message: "Argument 'mergeMethod' on InputObject 'EnablePullRequestAutoMergeInput' has an invalid value (" + in.MergeMethod + ")."})
 	}
+	if s.opts.NoAutoMerge {
+		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "UNPROCESSABLE", Path: []string{field},
+			Message: "Pull request Auto merge is not allowed for this repository"})
+	}
 	if p.autoMerge == nil && s.requiredMet(p) {
 		status := "clean"
 		if !s.green(p) {

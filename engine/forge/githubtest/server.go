@@ -63,6 +63,9 @@ type Options struct {
 	AutoMerge bool
 	// Required are the status contexts branch protection requires.
 	Required []string
+	// NoAutoMerge: the repository's settings do not allow auto-merge,
+	// and enablePullRequestAutoMerge is refused as GitHub refuses it.
+	NoAutoMerge bool
 	// User is the login the token belongs to ("set-bot" when empty).
 	User string
 	// Now is the server's clock (time.Now when nil): its timestamps and
