@@ -344,7 +344,8 @@ func (c *Client) send(ctx context.Context, method, u string, payload []byte) (*r
 }
 
 // rateLimited reports whether an answer is a rate limit: a 429, or a 403
-// with x-ratelimit-remaining 0 or a message saying it is one.
+// with x-ratelimit-remaining 0, a message saying it is one, or (from
+// the GraphQL API) an error of type RATE_LIMITED.
 func (c *Client) rateLimited(r *response) bool {
 	switch r.status {
 	case http.StatusTooManyRequests:
@@ -353,7 +354,24 @@ func (c *Client) rateLimited(r *response) bool {
 		if r.header.Get("X-RateLimit-Remaining") == "0" {
 			return true
 		}
-		return limitMessage(parseError(r.body).Message)
+		return limitMessage(parseError(r.body).Message) || graphqlLimited(r.body)
+	}
+	return false
+}
+
+// graphqlLimited reports whether body is a GraphQL answer with an error
+// of type RATE_LIMITED.
+func graphqlLimited(body []byte) bool {
+	var answer struct {
+		Errors []struct {
+			Type string `json:"type"`
+		} `json:"errors"`
+	}
+	_ = json.Unmarshal(body, &answer)
+	for _, e := range answer.Errors {
+		if e.Type == "RATE_LIMITED" {
+			return true
+		}
 	}
 	return false
 }

@@ -847,3 +847,38 @@ func TestRequestMergeWhereAutoMergeIsNotAllowedIsAConfigError(t *testing.T) {
 		t.Fatalf("RequestMerge = %v, want a *forge.ConfigError naming autoMerge", err)
 	}
 }
+
+// limitedOnce answers the first GraphQL request with a 403 whose body
+// is GraphQL's, an error of type RATE_LIMITED, the primary limit not
+// said used up.
+type limitedOnce struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	done bool
+}
+
+func (l *limitedOnce) RoundTrip(req *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	first := !l.done && strings.HasSuffix(req.URL.Path, "/graphql")
+	if first {
+		l.done = true
+	}
+	l.mu.Unlock()
+	if first {
+		return answer{403, `{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded for installation ID 1."}]}`}.RoundTrip(req)
+	}
+	return l.next.RoundTrip(req)
+}
+
+func TestAGraphQLRateLimitIn403IsWaitedOut(t *testing.T) {
+	l := &limitedOnce{}
+	f := newFixture(t, githubtest.Options{MergeQueue: true}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeQueued {
+		t.Fatalf("RequestMerge through a GraphQL rate limit = %+v, %v", mr, err)
+	}
+	if !slicesEqual(f.sleeps.waits, []time.Duration{time.Minute}) {
+		t.Fatalf("waits %v, want a minute", f.sleeps.waits)
+	}
+}
