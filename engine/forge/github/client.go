@@ -59,6 +59,22 @@ type Options struct {
 	Now func() time.Time
 }
 
+// String and GoString print Options without its token (fmt's %v, %+v
+// and %#v would else print it).
+func (o Options) String() string {
+	return fmt.Sprintf("github.Options{APIURL: %q, Repository: %q, TokenEnv: %q, Token: %s}", o.APIURL, o.Repository, o.TokenEnv, redacted(o.Token))
+}
+
+// GoString is String.
+func (o Options) GoString() string { return o.String() }
+
+func redacted(token string) string {
+	if token == "" {
+		return `""`
+	}
+	return "***"
+}
+
 // Client is a GitHub repository reached with a token. It is safe for
 // concurrent use.
 type Client struct {
@@ -81,6 +97,15 @@ type cached struct {
 }
 
 var _ forge.Forge = (*Client)(nil)
+
+// String names the client without its token (fmt's %v of a *Client
+// would else print it).
+func (c *Client) String() string {
+	return "GitHub " + c.owner + "/" + c.name + " at " + c.api
+}
+
+// GoString is String.
+func (c *Client) GoString() string { return c.String() }
 
 // userAgent names set to GitHub, which asks every client for one.
 const userAgent = "setctl (https://github.com/set-engine/set)"

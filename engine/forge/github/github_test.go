@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -880,5 +881,18 @@ func TestAGraphQLRateLimitIn403IsWaitedOut(t *testing.T) {
 	}
 	if !slicesEqual(f.sleeps.waits, []time.Duration{time.Minute}) {
 		t.Fatalf("waits %v, want a minute", f.sleeps.waits)
+	}
+}
+
+func TestPrintingAClientOrItsOptionsHidesTheToken(t *testing.T) {
+	opts := Options{APIURL: "https://api.github.com", Repository: "acme/app", Token: token, TokenEnv: "GH_TOKEN"}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprintf("%v %+v %#v", c, c, c), fmt.Sprintf("%v %+v %#v", opts, opts, opts)} {
+		if strings.Contains(s, token) {
+			t.Errorf("printed with the token: %s", s)
+		}
 	}
 }
