@@ -896,3 +896,23 @@ func TestPrintingAClientOrItsOptionsHidesTheToken(t *testing.T) {
 		}
 	}
 }
+
+func TestLookLeavesOutADismissedReview(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	ctx := context.Background()
+	pr, _ := f.open("a")
+	first, err := f.server.RequestChanges(1, "bob", "no")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.server.RequestChanges(1, "carol", "not yet"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.server.Dismiss(1, first); err != nil {
+		t.Fatal(err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || len(look.ChangesRequested) != 1 || look.ChangesRequested[0].Author != "carol" {
+		t.Fatalf("Look = %+v, %v; want carol's review only", look, err)
+	}
+}

@@ -342,6 +342,25 @@ func (s *Server) RequestChanges(number int, author, body string, comments ...Rev
 	return s.review(number, author, body, "CHANGES_REQUESTED", comments)
 }
 
+// Dismiss dismisses review id of pull request number, as GitHub does:
+// the review's state becomes DISMISSED.
+func (s *Server) Dismiss(number int, id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pull(number)
+	if p == nil {
+		return fmt.Errorf("no pull request #%d", number)
+	}
+	for _, r := range p.reviews {
+		if r.id == id {
+			r.state = "DISMISSED"
+			p.updated = s.opts.Now()
+			return nil
+		}
+	}
+	return fmt.Errorf("#%d has no review %d", number, id)
+}
+
 // Approve submits a review by author approving pull request number.
 func (s *Server) Approve(number int, author, body string) (int64, error) {
 	return s.review(number, author, body, "APPROVED", nil)
