@@ -461,7 +461,7 @@ func (c *Client) refusal(ctx context.Context, method, u string, r *response) err
 	case http.StatusUnauthorized:
 		return c.configError(r.status, msg, tokenFix(c.tokenEnv, "holding a valid token (this one is unknown, expired or revoked)"))
 	case http.StatusForbidden:
-		return c.configError(r.status, msg, "give the token read and write access to "+c.owner+"/"+c.name+"'s pull requests, commit statuses and contents, or "+tokenFix(c.tokenEnv, "holding one that has it"))
+		return c.configError(r.status, msg, c.accessFix())
 	case http.StatusNotFound:
 		if repo := c.repoURL(""); u == repo || !c.repositoryVisible(ctx) {
 			return c.configError(r.status, msg, "check project.delivery.forge.repository (or the remote URL it is read from) and project.delivery.forge.apiURL, and that the token may read the repository")
@@ -476,6 +476,12 @@ func (c *Client) refusal(ctx context.Context, method, u string, r *response) err
 func (c *Client) repositoryVisible(ctx context.Context) bool {
 	resp, err := c.send(ctx, http.MethodGet, c.repoURL(""), nil)
 	return err != nil || resp.status != http.StatusNotFound
+}
+
+// accessFix is the Fix of a token refused access: the permissions set
+// uses (Look reads check runs, which need their own).
+func (c *Client) accessFix() string {
+	return "give the token read and write access to " + c.owner + "/" + c.name + "'s pull requests, commit statuses and contents, and read access to its checks, or " + tokenFix(c.tokenEnv, "holding one that has it")
 }
 
 func (c *Client) configError(status int, msg, fix string) *forge.ConfigError {
@@ -596,7 +602,7 @@ func (c *Client) graphql(ctx context.Context, query string, vars map[string]any,
 			case e.Type == "NOT_FOUND" && len(e.Path) == 1 && e.Path[0] == any("repository"):
 				return c.configError(http.StatusNotFound, e.Message, "check project.delivery.forge.repository (or the remote URL it is read from) and project.delivery.forge.apiURL, and that the token may read the repository")
 			case e.Type == "FORBIDDEN":
-				return c.configError(http.StatusForbidden, e.Message, "give the token read and write access to "+c.owner+"/"+c.name+"'s pull requests, commit statuses and contents, or "+tokenFix(c.tokenEnv, "holding one that has it"))
+				return c.configError(http.StatusForbidden, e.Message, c.accessFix())
 			}
 			msgs = append(msgs, e.Message)
 		}

@@ -515,7 +515,7 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 		fix    []string
 	}{
 		{"401", 401, "acme/app", []string{"GH_TOKEN", "project.delivery.forge.tokenEnv"}},
-		{"403", 403, "acme/app", []string{"GH_TOKEN", "project.delivery.forge.tokenEnv", "acme/app"}},
+		{"403", 403, "acme/app", []string{"GH_TOKEN", "project.delivery.forge.tokenEnv", "acme/app", "pull requests", "commit statuses", "checks"}},
 		{"404", 0, "acme/nope", []string{"project.delivery.forge.repository", "project.delivery.forge.apiURL"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
