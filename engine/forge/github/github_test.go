@@ -916,3 +916,57 @@ func TestLookLeavesOutADismissedReview(t *testing.T) {
 		t.Fatalf("Look = %+v, %v; want carol's review only", look, err)
 	}
 }
+
+// lostEnqueue sends the first enqueue on to GitHub, and answers it with
+// the refusal GitHub gives a pull request queued already, as when the
+// enqueue's answer was lost and it was sent again.
+type lostEnqueue struct {
+	next http.RoundTripper
+	// refuse: the enqueue is not sent on, only refused.
+	refuse bool
+	mu     sync.Mutex
+	done   bool
+}
+
+func (l *lostEnqueue) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+		req.Body = io.NopCloser(strings.NewReader(string(body)))
+	}
+	l.mu.Lock()
+	first := !l.done && strings.Contains(string(body), "enqueuePullRequest(")
+	if first {
+		l.done = true
+	}
+	l.mu.Unlock()
+	if first && l.refuse {
+		return answer{200, `{"data":{"enqueuePullRequest":null},"errors":[{"type":"UNPROCESSABLE","path":["enqueuePullRequest"],"message":"Pull request is not mergeable"}]}`}.RoundTrip(req)
+	}
+	resp, err := l.next.RoundTrip(req)
+	if err != nil || !first {
+		return resp, err
+	}
+	resp.Body.Close()
+	return answer{200, `{"data":{"enqueuePullRequest":null},"errors":[{"type":"UNPROCESSABLE","path":["enqueuePullRequest"],"message":"Pull request is already queued to merge"}]}`}.RoundTrip(req)
+}
+
+func TestRequestMergeRefusedForWhatItAlreadyDidIsTaken(t *testing.T) {
+	l := &lostEnqueue{}
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeQueued || mr.Position != 1 {
+		t.Fatalf("RequestMerge = %+v, %v; want it queued, as GitHub shows it", mr, err)
+	}
+}
+
+func TestRequestMergeRefusedIsAnError(t *testing.T) {
+	l := &lostEnqueue{refuse: true}
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
+	pr, head := f.open("a")
+	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	if err == nil || !strings.Contains(err.Error(), "refused to enqueue") || !strings.Contains(err.Error(), "not mergeable") {
+		t.Fatalf("RequestMerge refused = %v, want GitHub's refusal", err)
+	}
+}

@@ -314,13 +314,21 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 		return forge.MergeRequest{}, c.configError(http.StatusUnprocessableEntity, msg,
 			"allow auto-merge in "+c.owner+"/"+c.name+"'s settings, or require a merge queue on "+p.BaseRefName+", or set project.delivery.forge.autoMerge to false")
 	}
-	if err != nil {
+	var refused *APIError
+	if err != nil && !errors.As(err, &refused) {
 		return forge.MergeRequest{}, fmt.Errorf("GitHub refused to %s pull request #%d: %w", wayVerb(way), pr.Number, err)
 	}
 
-	after, err := c.readMerge(ctx, pr.Number)
-	if err != nil {
-		return forge.MergeRequest{}, fmt.Errorf("pull request #%d handed to %s, and not read back: %w", pr.Number, way, err)
+	// Read back, after a refusal too: a mutation sent again after an
+	// answer lost on the way (GitHub's 5xx, a broken connection) is
+	// refused for what the first did, and someone else may have queued
+	// or armed it meanwhile.
+	after, rerr := c.readMerge(ctx, pr.Number)
+	if rerr != nil {
+		if refused != nil {
+			return forge.MergeRequest{}, fmt.Errorf("GitHub refused to %s pull request #%d: %w", wayVerb(way), pr.Number, err)
+		}
+		return forge.MergeRequest{}, fmt.Errorf("pull request #%d handed to %s, and not read back: %w", pr.Number, way, rerr)
 	}
 	p = after.Repository.PullRequest
 	switch {
@@ -330,6 +338,8 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 		return forge.MergeRequest{Way: forge.MergeAuto}, nil
 	case p.State == "MERGED":
 		return forge.MergeRequest{Way: way}, nil // merged at once: Look says so
+	case refused != nil:
+		return forge.MergeRequest{}, fmt.Errorf("GitHub refused to %s pull request #%d: %w", wayVerb(way), pr.Number, err)
 	}
 	return forge.MergeRequest{}, fmt.Errorf("GitHub took the request to %s pull request #%d, and then shows it %s, neither in the merge queue nor with auto-merge armed: it is not being merged",
 		wayVerb(way), pr.Number, strings.ToLower(p.State))
