@@ -114,6 +114,13 @@ func TestServerOpensMergesAndAnswersConditionally(t *testing.T) {
 		t.Fatalf("a second open: %d %s", resp.StatusCode, data)
 	}
 
+	// The head filter's user is a login, whatever its case.
+	for _, head := range []string{"acme:set/a", "ACME:set/a"} {
+		if _, data := call(t, s, "tok", "GET", "/repos/acme/app/pulls?state=open&head="+head, nil); !strings.Contains(string(data), `"number":1`) {
+			t.Fatalf("pulls of head %s: %s", head, data)
+		}
+	}
+
 	// A conditional GET of an unchanged pull request: 304, free.
 	resp, _ = call(t, s, "tok", "GET", "/repos/acme/app/pulls/1", nil)
 	etag := resp.Header.Get("ETag")
