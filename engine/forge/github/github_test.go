@@ -970,3 +970,40 @@ func TestRequestMergeRefusedIsAnError(t *testing.T) {
 		t.Fatalf("RequestMerge refused = %v, want GitHub's refusal", err)
 	}
 }
+
+// noLinkOn304 drops the Link header of every 304, which GitHub need not
+// send again.
+type noLinkOn304 struct{ next http.RoundTripper }
+
+func (n noLinkOn304) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := n.next.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusNotModified {
+		resp.Header.Del("Link")
+	}
+	return resp, err
+}
+
+func TestALookAnsweredBy304sStillReadsEveryPage(t *testing.T) {
+	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { return noLinkOn304{rt} })
+	pr, _ := f.open("a")
+	for i := range 105 {
+		if _, err := f.server.RequestChanges(1, "bob", "round "+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		look, err := f.client.Look(context.Background(), pr)
+		if err != nil || len(look.ChangesRequested) != 105 {
+			t.Fatalf("Look %d = %d reviews, %v; want 105", i+1, len(look.ChangesRequested), err)
+		}
+	}
+	var pages int
+	for _, r := range f.server.Requests() {
+		if strings.HasSuffix(r.Path, "/reviews") && strings.Contains(r.Query, "page=2") && r.Status == http.StatusNotModified {
+			pages++
+		}
+	}
+	if pages != 1 {
+		t.Fatalf("the second page was answered 304 %d times, want once: %v", pages, f.server.Requests())
+	}
+}
