@@ -1007,3 +1007,50 @@ func TestALookAnsweredBy304sStillReadsEveryPage(t *testing.T) {
 		t.Fatalf("the second page was answered 304 %d times, want once: %v", pages, f.server.Requests())
 	}
 }
+
+func TestAClientUsedConcurrently(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
+	ctx := context.Background()
+	type opened struct {
+		pr   forge.PullRequest
+		head string
+	}
+	var prs []opened
+	for _, name := range []string{"a", "b", "c"} {
+		pr, head := f.open(name)
+		prs = append(prs, opened{pr, head})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for _, o := range prs {
+		for range 3 {
+			wg.Add(3)
+			go func() {
+				defer wg.Done()
+				_, err := f.client.Look(ctx, o.pr)
+				errs <- err
+			}()
+			go func() {
+				defer wg.Done()
+				errs <- f.client.SetStatus(ctx, o.head, forge.Status{Context: "set/test", State: forge.StatusSuccess})
+			}()
+			go func() {
+				defer wg.Done()
+				_, err := f.client.RequestMerge(ctx, o.pr, o.head, "squash")
+				errs <- err
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for _, o := range prs {
+		if look, err := f.client.Look(ctx, o.pr); err != nil || !look.Queued {
+			t.Errorf("Look of #%d = %+v, %v; want it queued", o.pr.Number, look, err)
+		}
+	}
+}
