@@ -1054,3 +1054,20 @@ func TestAClientUsedConcurrently(t *testing.T) {
 		}
 	}
 }
+
+func TestGraphQLRefusalsInA200AreConfigErrors(t *testing.T) {
+	for name, body := range map[string]string{
+		"FORBIDDEN": `{"data":{"repository":null},"errors":[{"type":"FORBIDDEN","path":["repository"],"message":"Resource not accessible by integration"}]}`,
+		"NOT_FOUND": `{"data":{"repository":null},"errors":[{"type":"NOT_FOUND","path":["repository"],"message":"Could not resolve to a Repository with the name 'acme/app'."}]}`,
+	} {
+		c, err := New(Options{APIURL: "https://ghe.example.com/api/v3", Repository: "acme/app", Token: token, HTTPClient: &http.Client{Transport: answer{200, body}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.RequestMerge(context.Background(), forge.PullRequest{Number: 1}, strings.Repeat("a", 40), "squash")
+		var ce *forge.ConfigError
+		if !errors.As(err, &ce) || ce.Message == "" || ce.Fix == "" {
+			t.Errorf("%s: RequestMerge = %v, want a *forge.ConfigError", name, err)
+		}
+	}
+}
