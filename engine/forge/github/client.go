@@ -27,6 +27,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -169,7 +170,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // RepositoryOf is the owner/name of a GitHub remote URL: scp-like
 // (git@github.com:owner/name.git), ssh://, git://, https:// or http://,
 // with or without .git. ok is false for any other (a local path, a path
-// not of two parts).
+// not of two parts, a part that is no name GitHub gives, as in git's
+// ext:: transport).
 func RepositoryOf(remoteURL string) (ownerName string, ok bool) {
 	var path string
 	if u, err := url.Parse(remoteURL); err == nil && u.Scheme != "" && u.Host != "" {
@@ -184,13 +186,23 @@ func RepositoryOf(remoteURL string) (ownerName string, ok bool) {
 	} else {
 		return "", false
 	}
-	path = strings.TrimSuffix(strings.Trim(path, "/"), ".git")
+	path = strings.Trim(path, "/")
+	if len(path) > 4 && strings.EqualFold(path[len(path)-4:], ".git") {
+		path = path[:len(path)-4]
+	}
 	owner, name, found := strings.Cut(path, "/")
-	if !found || owner == "" || name == "" || strings.Contains(name, "/") {
+	if !found || !ownerPattern.MatchString(owner) || !repoPattern.MatchString(name) {
 		return "", false
 	}
 	return owner + "/" + name, true
 }
+
+// The names GitHub gives an owner (a login or an organisation, with an
+// underscore in an enterprise's managed users) and a repository.
+var (
+	ownerPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	repoPattern  = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
 
 // APIError is an answer of GitHub's that is neither a success nor one
 // of the refusals above: its status and its own words.

@@ -148,6 +148,10 @@ func TestRepositoryOf(t *testing.T) {
 		"https://github.com/acme":                "",
 		"https://gitlab.com/group/sub/app.git":   "",
 		`C:\repos\app`:                           "",
+		"https://github.com/acme/app.GIT":        "acme/app",
+		"ext::ssh -p 22 host %S acme/app":        "",
+		"git@github.com:acme/app with space":     "",
+		"ssh://git@github.com/~acme/app":         "",
 	} {
 		got, ok := RepositoryOf(remote)
 		if got != want || ok != (want != "") {
