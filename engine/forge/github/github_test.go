@@ -287,6 +287,13 @@ func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
 	ctx := context.Background()
 	pr, head := f.open("a")
+	// The required check passed (GitHub queues no pull request before);
+	// another is still running.
+	for _, st := range []forge.Status{{Context: "ci/test", State: forge.StatusSuccess}, {Context: "ci/lint", State: forge.StatusPending}} {
+		if err := f.client.SetStatus(ctx, head, st); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := f.client.RequestMerge(ctx, pr, strings.Repeat("0", 40), "squash"); err == nil || !strings.Contains(err.Error(), "not handed") {
 		t.Fatalf("RequestMerge with another head = %v", err)
 	}
@@ -322,6 +329,35 @@ func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
 	}
 	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); main != commit {
 		t.Fatalf("main at %s, want %s", main, commit)
+	}
+}
+
+func TestRequestMergeBeforeTheRequiredChecksPassedArmsMergeWhenReady(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeAuto {
+		t.Fatalf("RequestMerge before ci/test passed = %+v, %v; want auto-merge armed", mr, err)
+	}
+	var ops []string
+	for _, r := range f.server.Requests() {
+		if r.Operation != "" {
+			ops = append(ops, r.Operation+" "+strconv.Itoa(r.Status))
+		}
+	}
+	if want := "pullRequest 200|mergeQueue 200|enqueuePullRequest 200|pullRequest 200|enablePullRequestAutoMerge 200|pullRequest 200"; strings.Join(ops, "|") != want {
+		t.Errorf("GraphQL operations %q, want %q", ops, want)
+	}
+	if got, _ := f.server.PR(1); got.Queued || !got.AutoMerge {
+		t.Fatalf("after the request: %+v, want it armed and not queued", got)
+	}
+	// The check passes: GitHub queues it.
+	if err := f.client.SetStatus(ctx, head, forge.Status{Context: "ci/test", State: forge.StatusSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	if look, err := f.client.Look(ctx, pr); err != nil || !look.Queued {
+		t.Fatalf("Look once ci/test passed = %+v, %v; want it queued", look, err)
 	}
 }
 
@@ -926,7 +962,7 @@ func TestLookLeavesOutADismissedReview(t *testing.T) {
 // enqueue's answer was lost and it was sent again.
 type lostEnqueue struct {
 	next http.RoundTripper
-	// refuse: the enqueue is not sent on, only refused.
+	// refuse: no mutation is sent on, each is refused.
 	refuse bool
 	mu     sync.Mutex
 	done   bool
@@ -939,14 +975,15 @@ func (l *lostEnqueue) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body = io.NopCloser(strings.NewReader(string(body)))
 	}
 	l.mu.Lock()
+	if l.refuse && strings.Contains(string(body), "mutation") {
+		l.mu.Unlock()
+		return answer{200, `{"data":null,"errors":[{"type":"UNPROCESSABLE","message":"Pull request is not mergeable"}]}`}.RoundTrip(req)
+	}
 	first := !l.done && strings.Contains(string(body), "enqueuePullRequest(")
 	if first {
 		l.done = true
 	}
 	l.mu.Unlock()
-	if first && l.refuse {
-		return answer{200, `{"data":{"enqueuePullRequest":null},"errors":[{"type":"UNPROCESSABLE","path":["enqueuePullRequest"],"message":"Pull request is not mergeable"}]}`}.RoundTrip(req)
-	}
 	resp, err := l.next.RoundTrip(req)
 	if err != nil || !first {
 		return resp, err
@@ -957,7 +994,7 @@ func (l *lostEnqueue) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func TestRequestMergeRefusedForWhatItAlreadyDidIsTaken(t *testing.T) {
 	l := &lostEnqueue{}
-	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
+	f := newFixture(t, githubtest.Options{MergeQueue: true}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
 	pr, head := f.open("a")
 	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
 	if err != nil || mr.Way != forge.MergeQueued || mr.Position != 1 {
@@ -1013,7 +1050,7 @@ func TestALookAnsweredBy304sStillReadsEveryPage(t *testing.T) {
 }
 
 func TestAClientUsedConcurrently(t *testing.T) {
-	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"set/test"}})
 	ctx := context.Background()
 	type opened struct {
 		pr   forge.PullRequest

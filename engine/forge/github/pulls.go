@@ -250,10 +250,12 @@ func (c *Client) readMerge(ctx context.Context, number int) (pullMerge, error) {
 var mergeMethods = map[string]string{"squash": "SQUASH", "merge": "MERGE", "rebase": "REBASE"}
 
 // RequestMerge hands pr to its base branch's merge queue when it has one
-// (enqueuePullRequest), else arms auto-merge (enablePullRequestAutoMerge),
-// or merges it (mergePullRequest) when GitHub refuses to arm auto-merge
-// because it may merge now, all with head as the expected head, and
-// reads the pull request back:
+// (enqueuePullRequest; refused until the checks the branch requires
+// passed, when it arms auto-merge instead, GitHub's "merge when ready",
+// which queues it once they pass), else arms auto-merge
+// (enablePullRequestAutoMerge), or merges it (mergePullRequest) when
+// GitHub refuses to arm auto-merge because it may merge now, all with
+// head as the expected head, and reads the pull request back:
 // what it returns is what GitHub shows after the request. A request
 // GitHub took without the pull request being queued, armed or merged
 // after it is an error. A pull request queued or armed already is left
@@ -301,6 +303,20 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 	if queue.Repository.MergeQueue != nil {
 		way = forge.MergeQueued
 		err = c.graphql(ctx, enqueueMutation, map[string]any{"input": map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head}}, nil)
+		var refused *APIError
+		if errors.As(err, &refused) {
+			// GitHub queues a pull request once the checks its
+			// branch requires passed; before, "merge when ready"
+			// arms auto-merge, which queues it when they do (the
+			// queue has its own merge method).
+			if after, rerr := c.readMerge(ctx, pr.Number); rerr == nil && !taken(after) {
+				if aerr := c.graphql(ctx, autoMergeMutation, map[string]any{"input": map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head}}, nil); aerr == nil {
+					way, err = forge.MergeAuto, nil
+				} else {
+					err = fmt.Errorf("%w; and to arm auto-merge: %w", err, aerr)
+				}
+			}
+		}
 	} else {
 		input := map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head, "mergeMethod": gqlMethod}
 		err = c.graphql(ctx, autoMergeMutation, map[string]any{"input": input}, nil)
@@ -373,6 +389,13 @@ func autoMergeNotAllowed(err error) string {
 		}
 	}
 	return ""
+}
+
+// taken reports whether GitHub shows a pull request queued, armed or
+// merged.
+func taken(m pullMerge) bool {
+	p := m.Repository.PullRequest
+	return p != nil && (p.MergeQueueEntry != nil || p.AutoMergeRequest != nil || p.State == "MERGED")
 }
 
 func wayVerb(way forge.MergeWay) string {

@@ -474,9 +474,20 @@ func latestStatuses(all []*status) []*status {
 	return out
 }
 
-// autoMergeAll merges, when Options.AutoMerge, every pull request in a
-// queue (in queue order) or with auto-merge armed whose head is green.
+// autoMergeAll queues every pull request armed on a branch with a merge
+// queue whose required checks passed, and merges, when
+// Options.AutoMerge, every pull request in a queue (in queue order) or
+// with auto-merge armed whose head is green.
 func (s *Server) autoMergeAll() {
+	if s.opts.MergeQueue {
+		// Armed on a branch with a queue: queued once the required
+		// checks pass, whether or not the server merges by itself.
+		for _, p := range s.prs {
+			if p.state == "open" && p.autoMerge != nil && s.requiredMet(p) {
+				s.addToQueue(p)
+			}
+		}
+	}
 	if !s.opts.AutoMerge {
 		return
 	}
