@@ -1112,3 +1112,32 @@ func TestGraphQLRefusalsInA200AreConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// unchangedPull answers every conditional GET of pull request #1 with a
+// 304, as GitHub may when what changed of it is not in its REST answer.
+type unchangedPull struct{ next http.RoundTripper }
+
+func (u unchangedPull) RoundTrip(req *http.Request) (*http.Response, error) {
+	if etag := req.Header.Get("If-None-Match"); etag != "" && strings.HasSuffix(req.URL.Path, "/pulls/1") {
+		return &http.Response{StatusCode: http.StatusNotModified, Header: http.Header{"Etag": {etag}}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+	}
+	return u.next.RoundTrip(req)
+}
+
+func TestLookOfAnArmedPullRequestSeesTheQueueTakeIt(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { return unchangedPull{rt} })
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if mr, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil || mr.Way != forge.MergeAuto {
+		t.Fatalf("RequestMerge = %+v, %v", mr, err)
+	}
+	if look, err := f.client.Look(ctx, pr); err != nil || look.Queued {
+		t.Fatalf("Look while armed = %+v, %v", look, err)
+	}
+	if err := f.client.SetStatus(ctx, head, forge.Status{Context: "ci/test", State: forge.StatusSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	if look, err := f.client.Look(ctx, pr); err != nil || !look.Queued {
+		t.Fatalf("Look once GitHub queued it = %+v, %v; want it queued", look, err)
+	}
+}

@@ -21,7 +21,7 @@ import (
 //	POST /pulls {title, head, base, body}         201 pull; 422 "A pull request already exists for …"
 //	GET|PATCH /pulls/{n} {title, body, base}      pull
 //	  pull: {number, node_id, html_url, state "open"|"closed", merged,
-//	         merge_commit_sha, head {ref, sha}, base {ref}}
+//	         merge_commit_sha, auto_merge, head {ref, sha}, base {ref}}
 //	GET  /pulls/{n}/reviews                       [{id, user {login}, body, state, commit_id, submitted_at}]
 //	GET  /pulls/{n}/reviews/{id}/comments         [{path, line, original_line, body}]
 //	GET  /issues/{n}                              {closed_by {login}}
@@ -47,7 +47,11 @@ type pullJSON struct {
 	Body           string `json:"body"`
 	Merged         bool   `json:"merged"`
 	MergeCommitSHA string `json:"merge_commit_sha"`
-	Head           struct {
+	// AutoMerge is not null while auto-merge is armed.
+	AutoMerge *struct {
+		MergeMethod string `json:"merge_method"`
+	} `json:"auto_merge"`
+	Head struct {
 		Ref string `json:"ref"`
 		SHA string `json:"sha"`
 	} `json:"head"`
@@ -507,7 +511,7 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 		return look, nil
 	}
 
-	queue, err := c.lookQueue(ctx, pr.Number, resp)
+	queue, err := c.lookQueue(ctx, pr.Number, resp, p.AutoMerge != nil)
 	if err != nil {
 		return forge.Look{}, err
 	}
@@ -567,14 +571,15 @@ func (c *Client) lookClosed(ctx context.Context, n string, reviews []reviewJSON,
 }
 
 // lookQueue reads the merge queue's view of pull request number, unless
-// the version of it just read (pull) is the one it was read with last
-// and it was not queued then.
-func (c *Client) lookQueue(ctx context.Context, number int, pull *response) (queueLook, error) {
+// the version of it just read (pull) is the one it was read with last,
+// it was not queued then, and it is not armed (auto-merge armed on a
+// branch with a queue queues it without its REST answer changing).
+func (c *Client) lookQueue(ctx context.Context, number int, pull *response, armed bool) (queueLook, error) {
 	etag := pull.header.Get("ETag")
 	c.mu.Lock()
 	last, ok := c.queue[number]
 	c.mu.Unlock()
-	if ok && etag != "" && last.etag == etag && !last.queued {
+	if ok && etag != "" && last.etag == etag && !last.queued && !armed {
 		return last, nil
 	}
 	var out struct {
