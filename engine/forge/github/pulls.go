@@ -455,8 +455,9 @@ type queueLook struct {
 // Look reads what became of pr. Its requests are conditional: a pull
 // request unchanged since the last Look is answered by 304s, free of
 // rate limit. The merge queue (GraphQL, which has no conditional
-// requests) is read again only when the pull request changed or it was
-// in the queue at the last Look.
+// requests) is read again only when the pull request changed, it was in
+// the queue at the last Look, or auto-merge is armed on it (which may
+// queue it without changing it): then a Look costs one GraphQL point.
 func (c *Client) Look(ctx context.Context, pr forge.PullRequest) (forge.Look, error) {
 	out, err := c.look(ctx, pr)
 	return out, c.scrub(err)
