@@ -27,6 +27,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +60,22 @@ type Options struct {
 	Now func() time.Time
 }
 
+// String and GoString print Options without its token (fmt's %v, %+v
+// and %#v would else print it).
+func (o Options) String() string {
+	return fmt.Sprintf("github.Options{APIURL: %q, Repository: %q, TokenEnv: %q, Token: %s}", o.APIURL, o.Repository, o.TokenEnv, redacted(o.Token))
+}
+
+// GoString is String.
+func (o Options) GoString() string { return o.String() }
+
+func redacted(token string) string {
+	if token == "" {
+		return `""`
+	}
+	return "***"
+}
+
 // Client is a GitHub repository reached with a token. It is safe for
 // concurrent use.
 type Client struct {
@@ -72,7 +89,6 @@ type Client struct {
 	mu    sync.Mutex
 	cache map[string]cached // by URL: the last 200 of a GET
 	queue map[int]queueLook // by pull request: the merge queue read with a version of it
-	etag  map[int]string    // by pull request: the ETag of the version queue was read with
 }
 
 type cached struct {
@@ -82,6 +98,15 @@ type cached struct {
 }
 
 var _ forge.Forge = (*Client)(nil)
+
+// String names the client without its token (fmt's %v of a *Client
+// would else print it).
+func (c *Client) String() string {
+	return "GitHub " + c.owner + "/" + c.name + " at " + c.api
+}
+
+// GoString is String.
+func (c *Client) GoString() string { return c.String() }
 
 // userAgent names set to GitHub, which asks every client for one.
 const userAgent = "setctl (https://github.com/set-engine/set)"
@@ -145,7 +170,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // RepositoryOf is the owner/name of a GitHub remote URL: scp-like
 // (git@github.com:owner/name.git), ssh://, git://, https:// or http://,
 // with or without .git. ok is false for any other (a local path, a path
-// not of two parts).
+// not of two parts, a part that is no name GitHub gives, as in git's
+// ext:: transport).
 func RepositoryOf(remoteURL string) (ownerName string, ok bool) {
 	var path string
 	if u, err := url.Parse(remoteURL); err == nil && u.Scheme != "" && u.Host != "" {
@@ -160,13 +186,23 @@ func RepositoryOf(remoteURL string) (ownerName string, ok bool) {
 	} else {
 		return "", false
 	}
-	path = strings.TrimSuffix(strings.Trim(path, "/"), ".git")
+	path = strings.Trim(path, "/")
+	if len(path) > 4 && strings.EqualFold(path[len(path)-4:], ".git") {
+		path = path[:len(path)-4]
+	}
 	owner, name, found := strings.Cut(path, "/")
-	if !found || owner == "" || name == "" || strings.Contains(name, "/") {
+	if !found || !ownerPattern.MatchString(owner) || !repoPattern.MatchString(name) {
 		return "", false
 	}
 	return owner + "/" + name, true
 }
+
+// The names GitHub gives an owner (a login or an organisation, with an
+// underscore in an enterprise's managed users) and a repository.
+var (
+	ownerPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	repoPattern  = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
 
 // APIError is an answer of GitHub's that is neither a success nor one
 // of the refusals above: its status and its own words.
@@ -345,7 +381,8 @@ func (c *Client) send(ctx context.Context, method, u string, payload []byte) (*r
 }
 
 // rateLimited reports whether an answer is a rate limit: a 429, or a 403
-// with x-ratelimit-remaining 0 or a message saying it is one.
+// with x-ratelimit-remaining 0, a message saying it is one, or (from
+// the GraphQL API) an error of type RATE_LIMITED.
 func (c *Client) rateLimited(r *response) bool {
 	switch r.status {
 	case http.StatusTooManyRequests:
@@ -354,7 +391,24 @@ func (c *Client) rateLimited(r *response) bool {
 		if r.header.Get("X-RateLimit-Remaining") == "0" {
 			return true
 		}
-		return limitMessage(parseError(r.body).Message)
+		return limitMessage(parseError(r.body).Message) || graphqlLimited(r.body)
+	}
+	return false
+}
+
+// graphqlLimited reports whether body is a GraphQL answer with an error
+// of type RATE_LIMITED.
+func graphqlLimited(body []byte) bool {
+	var answer struct {
+		Errors []struct {
+			Type string `json:"type"`
+		} `json:"errors"`
+	}
+	_ = json.Unmarshal(body, &answer)
+	for _, e := range answer.Errors {
+		if e.Type == "RATE_LIMITED" {
+			return true
+		}
 	}
 	return false
 }
@@ -419,7 +473,7 @@ func (c *Client) refusal(ctx context.Context, method, u string, r *response) err
 	case http.StatusUnauthorized:
 		return c.configError(r.status, msg, tokenFix(c.tokenEnv, "holding a valid token (this one is unknown, expired or revoked)"))
 	case http.StatusForbidden:
-		return c.configError(r.status, msg, "give the token read and write access to "+c.owner+"/"+c.name+"'s pull requests, commit statuses and contents, or "+tokenFix(c.tokenEnv, "holding one that has it"))
+		return c.configError(r.status, msg, c.accessFix())
 	case http.StatusNotFound:
 		if repo := c.repoURL(""); u == repo || !c.repositoryVisible(ctx) {
 			return c.configError(r.status, msg, "check project.delivery.forge.repository (or the remote URL it is read from) and project.delivery.forge.apiURL, and that the token may read the repository")
@@ -434,6 +488,12 @@ func (c *Client) refusal(ctx context.Context, method, u string, r *response) err
 func (c *Client) repositoryVisible(ctx context.Context) bool {
 	resp, err := c.send(ctx, http.MethodGet, c.repoURL(""), nil)
 	return err != nil || resp.status != http.StatusNotFound
+}
+
+// accessFix is the Fix of a token refused access: the permissions set
+// uses (Look reads check runs, which need their own).
+func (c *Client) accessFix() string {
+	return "give the token read and write access to " + c.owner + "/" + c.name + "'s pull requests, commit statuses and contents, and read access to its checks, or " + tokenFix(c.tokenEnv, "holding one that has it")
 }
 
 func (c *Client) configError(status int, msg, fix string) *forge.ConfigError {
@@ -480,9 +540,22 @@ func getAll[T any](ctx context.Context, c *Client, path string, out *[]T) error 
 			return err
 		}
 		*out = append(*out, page...)
-		u = nextLink(resp.header.Get("Link"))
+		if u, err = c.nextPage(resp); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// nextPage is the URL of the page after resp, "" when it is the last.
+// A next page outside the API is an error: the token goes to the API
+// only.
+func (c *Client) nextPage(resp *response) (string, error) {
+	next := nextLink(resp.header.Get("Link"))
+	if next == "" || strings.HasPrefix(next, c.api+"/") {
+		return next, nil
+	}
+	return "", fmt.Errorf("GitHub: the next page of a list is at %s, outside the API at %s: not followed", next, c.api)
 }
 
 // nextLink is the rel="next" URL of a Link header, or "".
@@ -521,9 +594,12 @@ func (c *Client) graphql(ctx context.Context, query string, vars map[string]any,
 		var answer struct {
 			Data   json.RawMessage `json:"data"`
 			Errors []struct {
-				Type    string   `json:"type"`
-				Path    []string `json:"path"`
-				Message string   `json:"message"`
+				Type string `json:"type"`
+				// Path holds field names and list indexes
+				// (["repository", "pullRequest", "timelineItems",
+				// "nodes", 0]).
+				Path    []any  `json:"path"`
+				Message string `json:"message"`
 			} `json:"errors"`
 		}
 		if err := decode(resp, &answer); err != nil {
@@ -535,10 +611,10 @@ func (c *Client) graphql(ctx context.Context, query string, vars map[string]any,
 			switch {
 			case e.Type == "RATE_LIMITED":
 				limited = true
-			case e.Type == "NOT_FOUND" && len(e.Path) == 1 && e.Path[0] == "repository":
+			case e.Type == "NOT_FOUND" && len(e.Path) == 1 && e.Path[0] == any("repository"):
 				return c.configError(http.StatusNotFound, e.Message, "check project.delivery.forge.repository (or the remote URL it is read from) and project.delivery.forge.apiURL, and that the token may read the repository")
 			case e.Type == "FORBIDDEN":
-				return c.configError(http.StatusForbidden, e.Message, "give the token read and write access to "+c.owner+"/"+c.name+"'s pull requests, commit statuses and contents, or "+tokenFix(c.tokenEnv, "holding one that has it"))
+				return c.configError(http.StatusForbidden, e.Message, c.accessFix())
 			}
 			msgs = append(msgs, e.Message)
 		}

@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -147,6 +148,10 @@ func TestRepositoryOf(t *testing.T) {
 		"https://github.com/acme":                "",
 		"https://gitlab.com/group/sub/app.git":   "",
 		`C:\repos\app`:                           "",
+		"https://github.com/acme/app.GIT":        "acme/app",
+		"ext::ssh -p 22 host %S acme/app":        "",
+		"git@github.com:acme/app with space":     "",
+		"ssh://git@github.com/~acme/app":         "",
 	} {
 		got, ok := RepositoryOf(remote)
 		if got != want || ok != (want != "") {
@@ -282,6 +287,13 @@ func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
 	ctx := context.Background()
 	pr, head := f.open("a")
+	// The required check passed (GitHub queues no pull request before);
+	// another is still running.
+	for _, st := range []forge.Status{{Context: "ci/test", State: forge.StatusSuccess}, {Context: "ci/lint", State: forge.StatusPending}} {
+		if err := f.client.SetStatus(ctx, head, st); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := f.client.RequestMerge(ctx, pr, strings.Repeat("0", 40), "squash"); err == nil || !strings.Contains(err.Error(), "not handed") {
 		t.Fatalf("RequestMerge with another head = %v", err)
 	}
@@ -317,6 +329,35 @@ func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
 	}
 	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); main != commit {
 		t.Fatalf("main at %s, want %s", main, commit)
+	}
+}
+
+func TestRequestMergeBeforeTheRequiredChecksPassedArmsMergeWhenReady(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeAuto {
+		t.Fatalf("RequestMerge before ci/test passed = %+v, %v; want auto-merge armed", mr, err)
+	}
+	var ops []string
+	for _, r := range f.server.Requests() {
+		if r.Operation != "" {
+			ops = append(ops, r.Operation+" "+strconv.Itoa(r.Status))
+		}
+	}
+	if want := "pullRequest 200|mergeQueue 200|enqueuePullRequest 200|pullRequest 200|enablePullRequestAutoMerge 200|pullRequest 200"; strings.Join(ops, "|") != want {
+		t.Errorf("GraphQL operations %q, want %q", ops, want)
+	}
+	if got, _ := f.server.PR(1); got.Queued || !got.AutoMerge {
+		t.Fatalf("after the request: %+v, want it armed and not queued", got)
+	}
+	// The check passes: GitHub queues it.
+	if err := f.client.SetStatus(ctx, head, forge.Status{Context: "ci/test", State: forge.StatusSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	if look, err := f.client.Look(ctx, pr); err != nil || !look.Queued {
+		t.Fatalf("Look once ci/test passed = %+v, %v; want it queued", look, err)
 	}
 }
 
@@ -514,7 +555,7 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 		fix    []string
 	}{
 		{"401", 401, "acme/app", []string{"GH_TOKEN", "project.delivery.forge.tokenEnv"}},
-		{"403", 403, "acme/app", []string{"GH_TOKEN", "project.delivery.forge.tokenEnv", "acme/app"}},
+		{"403", 403, "acme/app", []string{"GH_TOKEN", "project.delivery.forge.tokenEnv", "acme/app", "pull requests", "commit statuses", "checks"}},
 		{"404", 0, "acme/nope", []string{"project.delivery.forge.repository", "project.delivery.forge.apiURL"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -572,7 +613,9 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 }
 
 func TestRateLimitsAreWaitedOut(t *testing.T) {
-	f := newFixture(t, githubtest.Options{})
+	// A required check pending: RequestMerge arms auto-merge, and the
+	// pull request stays open.
+	f := newFixture(t, githubtest.Options{Required: []string{"ci/test"}})
 	f.remote.branch("set/a", "a.txt")
 	f.server.RateLimit(1, githubtest.TooMany)
 	f.server.RateLimit(2, githubtest.Secondary)
@@ -596,6 +639,16 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 	}
 	if !slicesEqual(f.sleeps.waits, []time.Duration{time.Minute}) {
 		t.Fatalf("waits %v, want a minute", f.sleeps.waits)
+	}
+
+	// GraphQL's primary limit: a 200 with an error RATE_LIMITED.
+	f.sleeps.waits = nil
+	f.server.RateLimit(1, githubtest.Primary)
+	if _, err := f.client.RequestMerge(context.Background(), pr, pr.Head, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	if !slicesEqual(f.sleeps.waits, []time.Duration{91 * time.Second}) {
+		t.Fatalf("waits %v, want until x-ratelimit-reset and a second", f.sleeps.waits)
 	}
 }
 
@@ -674,5 +727,417 @@ func TestServerErrorsAreRetriedAFewTimes(t *testing.T) {
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Status != 502 {
 		t.Fatalf("SetStatus against a broken GitHub = %v, want its 502", err)
+	}
+}
+
+// answer answers every request with status and body, GitHub's JSON.
+type answer struct {
+	status int
+	body   string
+}
+
+func (a answer) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: a.status, Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}},
+		Body: io.NopCloser(strings.NewReader(a.body)), Request: req}, nil
+}
+
+func TestGraphQLErrorsWhosePathHasAnIndex(t *testing.T) {
+	// GitHub's error paths name list items by their index, a number.
+	body := `{"data":{"repository":{"pullRequest":null}},"errors":[{"type":"SERVICE_UNAVAILABLE","path":["repository","pullRequest","timelineItems","nodes",0],"message":"Something went wrong while executing your query."}]}`
+	c, err := New(Options{APIURL: "https://api.github.com", Repository: "acme/app", Token: token, HTTPClient: &http.Client{Transport: answer{200, body}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.RequestMerge(context.Background(), forge.PullRequest{Number: 1}, strings.Repeat("a", 40), "squash")
+	var ae *APIError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "Something went wrong") {
+		t.Fatalf("RequestMerge = %v, want an *APIError with GitHub's words", err)
+	}
+}
+
+func TestLookAfterRequestMergeSeesTheQueue(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if look, err := f.client.Look(ctx, pr); err != nil || look.Queued {
+		t.Fatalf("Look before the request = %+v, %v", look, err)
+	}
+	// The enqueue need not change the pull request's REST answer (its
+	// ETag): the Look after it must ask the merge queue again.
+	if _, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || !look.Queued {
+		t.Fatalf("Look after the enqueue = %+v, %v; want it queued", look, err)
+	}
+}
+
+// elsewhere answers a list of reviews with a next page on another host,
+// and records any request sent there.
+type elsewhere struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	sent []string
+}
+
+func (e *elsewhere) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == "evil.example" {
+		e.mu.Lock()
+		e.sent = append(e.sent, req.Header.Get("Authorization"))
+		e.mu.Unlock()
+		return answer{200, "[]"}.RoundTrip(req)
+	}
+	resp, err := e.next.RoundTrip(req)
+	if err == nil && strings.HasSuffix(req.URL.Path, "/reviews") {
+		resp.Header.Set("Link", `<https://evil.example/repos/acme/app/pulls/1/reviews?page=2>; rel="next"`)
+	}
+	return resp, err
+}
+
+func TestTheTokenGoesToTheAPIOnly(t *testing.T) {
+	e := &elsewhere{}
+	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { e.next = rt; return e })
+	pr, _ := f.open("a")
+	_, err := f.client.Look(context.Background(), pr)
+	if err == nil || !strings.Contains(err.Error(), "outside the API") {
+		t.Errorf("Look with a next page elsewhere = %v, want an error", err)
+	}
+	if len(e.sent) != 0 {
+		t.Fatalf("requests sent outside the API, with %q", e.sent)
+	}
+}
+
+// forgotten answers the checks of one commit as GitHub does a commit it
+// does not know: 422.
+type forgotten struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	sha  string
+}
+
+func (g *forgotten) RoundTrip(req *http.Request) (*http.Response, error) {
+	g.mu.Lock()
+	sha := g.sha
+	g.mu.Unlock()
+	if sha != "" && strings.Contains(req.URL.Path, "/commits/"+sha+"/") {
+		return answer{422, `{"message":"No commit found for SHA: ` + sha + `","documentation_url":"https://docs.github.com/rest"}`}.RoundTrip(req)
+	}
+	return g.next.RoundTrip(req)
+}
+
+func TestLookSkipsAMergeGroupCommitGitHubForgot(t *testing.T) {
+	g := &forgotten{}
+	f := newFixture(t, githubtest.Options{MergeQueue: true})
+	f.client.http.Transport = func() http.RoundTripper { g.next = http.DefaultTransport; return g }()
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if _, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	queueCommit, err := f.server.FailCheck(1, "test", "tests failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if look, err := f.client.Look(ctx, pr); err != nil || len(look.FailedChecks) != 1 {
+		t.Fatalf("Look = %+v, %v; want the queue's failed check", look, err)
+	}
+	g.mu.Lock()
+	g.sha = queueCommit
+	g.mu.Unlock()
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || look.State != forge.Open || look.Head != head {
+		t.Fatalf("Look once GitHub forgot the merge group commit = %+v, %v", look, err)
+	}
+	// The head's own checks are still read: a head GitHub does not know
+	// is an error.
+	g.mu.Lock()
+	g.sha = head
+	g.mu.Unlock()
+	if _, err := f.client.Look(ctx, pr); err == nil {
+		t.Fatal("Look of a head GitHub does not know: no error")
+	}
+}
+
+func TestRequestMergeOfAPullRequestThatMayMergeNowMergesIt(t *testing.T) {
+	// GitHub refuses to arm auto-merge on a pull request it would merge
+	// now ("Pull request is in clean status"): its required statuses
+	// passed already, as set's own do before it asks.
+	f := newFixture(t, githubtest.Options{Required: []string{"set/test"}})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if err := f.client.SetStatus(ctx, head, forge.Status{Context: "set/test", State: forge.StatusSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeAuto {
+		t.Fatalf("RequestMerge of a green pull request = %+v, %v", mr, err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); err != nil || look.State != forge.Merged || look.MergeCommit != main {
+		t.Fatalf("Look = %+v, %v; main at %s", look, err, main)
+	}
+}
+
+func TestRequestMergeWhereAutoMergeIsNotAllowedIsAConfigError(t *testing.T) {
+	f := newFixture(t, githubtest.Options{NoAutoMerge: true, Required: []string{"ci/test"}})
+	pr, head := f.open("a")
+	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	var ce *forge.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "Auto merge is not allowed") || !strings.Contains(ce.Fix, "project.delivery.forge.autoMerge") {
+		t.Fatalf("RequestMerge = %v, want a *forge.ConfigError naming autoMerge", err)
+	}
+}
+
+// limitedOnce answers the first GraphQL request with a 403 whose body
+// is GraphQL's, an error of type RATE_LIMITED, the primary limit not
+// said used up.
+type limitedOnce struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	done bool
+}
+
+func (l *limitedOnce) RoundTrip(req *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	first := !l.done && strings.HasSuffix(req.URL.Path, "/graphql")
+	if first {
+		l.done = true
+	}
+	l.mu.Unlock()
+	if first {
+		return answer{403, `{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded for installation ID 1."}]}`}.RoundTrip(req)
+	}
+	return l.next.RoundTrip(req)
+}
+
+func TestAGraphQLRateLimitIn403IsWaitedOut(t *testing.T) {
+	l := &limitedOnce{}
+	f := newFixture(t, githubtest.Options{MergeQueue: true}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeQueued {
+		t.Fatalf("RequestMerge through a GraphQL rate limit = %+v, %v", mr, err)
+	}
+	if !slicesEqual(f.sleeps.waits, []time.Duration{time.Minute}) {
+		t.Fatalf("waits %v, want a minute", f.sleeps.waits)
+	}
+}
+
+func TestPrintingAClientOrItsOptionsHidesTheToken(t *testing.T) {
+	opts := Options{APIURL: "https://api.github.com", Repository: "acme/app", Token: token, TokenEnv: "GH_TOKEN"}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprintf("%v %+v %#v", c, c, c), fmt.Sprintf("%v %+v %#v", opts, opts, opts)} {
+		if strings.Contains(s, token) {
+			t.Errorf("printed with the token: %s", s)
+		}
+	}
+}
+
+func TestLookLeavesOutADismissedReview(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	ctx := context.Background()
+	pr, _ := f.open("a")
+	first, err := f.server.RequestChanges(1, "bob", "no")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.server.RequestChanges(1, "carol", "not yet"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.server.Dismiss(1, first); err != nil {
+		t.Fatal(err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || len(look.ChangesRequested) != 1 || look.ChangesRequested[0].Author != "carol" {
+		t.Fatalf("Look = %+v, %v; want carol's review only", look, err)
+	}
+}
+
+// lostEnqueue sends the first enqueue on to GitHub, and answers it with
+// the refusal GitHub gives a pull request queued already, as when the
+// enqueue's answer was lost and it was sent again.
+type lostEnqueue struct {
+	next http.RoundTripper
+	// refuse: no mutation is sent on, each is refused.
+	refuse bool
+	mu     sync.Mutex
+	done   bool
+}
+
+func (l *lostEnqueue) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+		req.Body = io.NopCloser(strings.NewReader(string(body)))
+	}
+	l.mu.Lock()
+	if l.refuse && strings.Contains(string(body), "mutation") {
+		l.mu.Unlock()
+		return answer{200, `{"data":null,"errors":[{"type":"UNPROCESSABLE","message":"Pull request is not mergeable"}]}`}.RoundTrip(req)
+	}
+	first := !l.done && strings.Contains(string(body), "enqueuePullRequest(")
+	if first {
+		l.done = true
+	}
+	l.mu.Unlock()
+	resp, err := l.next.RoundTrip(req)
+	if err != nil || !first {
+		return resp, err
+	}
+	resp.Body.Close()
+	return answer{200, `{"data":{"enqueuePullRequest":null},"errors":[{"type":"UNPROCESSABLE","path":["enqueuePullRequest"],"message":"Pull request is already queued to merge"}]}`}.RoundTrip(req)
+}
+
+func TestRequestMergeRefusedForWhatItAlreadyDidIsTaken(t *testing.T) {
+	l := &lostEnqueue{}
+	f := newFixture(t, githubtest.Options{MergeQueue: true}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeQueued || mr.Position != 1 {
+		t.Fatalf("RequestMerge = %+v, %v; want it queued, as GitHub shows it", mr, err)
+	}
+}
+
+func TestRequestMergeRefusedIsAnError(t *testing.T) {
+	l := &lostEnqueue{refuse: true}
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
+	pr, head := f.open("a")
+	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	if err == nil || !strings.Contains(err.Error(), "refused to enqueue") || !strings.Contains(err.Error(), "not mergeable") {
+		t.Fatalf("RequestMerge refused = %v, want GitHub's refusal", err)
+	}
+}
+
+// noLinkOn304 drops the Link header of every 304, which GitHub need not
+// send again.
+type noLinkOn304 struct{ next http.RoundTripper }
+
+func (n noLinkOn304) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := n.next.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusNotModified {
+		resp.Header.Del("Link")
+	}
+	return resp, err
+}
+
+func TestALookAnsweredBy304sStillReadsEveryPage(t *testing.T) {
+	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { return noLinkOn304{rt} })
+	pr, _ := f.open("a")
+	for i := range 105 {
+		if _, err := f.server.RequestChanges(1, "bob", "round "+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		look, err := f.client.Look(context.Background(), pr)
+		if err != nil || len(look.ChangesRequested) != 105 {
+			t.Fatalf("Look %d = %d reviews, %v; want 105", i+1, len(look.ChangesRequested), err)
+		}
+	}
+	var pages int
+	for _, r := range f.server.Requests() {
+		if strings.HasSuffix(r.Path, "/reviews") && strings.Contains(r.Query, "page=2") && r.Status == http.StatusNotModified {
+			pages++
+		}
+	}
+	if pages != 1 {
+		t.Fatalf("the second page was answered 304 %d times, want once: %v", pages, f.server.Requests())
+	}
+}
+
+func TestAClientUsedConcurrently(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"set/test"}})
+	ctx := context.Background()
+	type opened struct {
+		pr   forge.PullRequest
+		head string
+	}
+	var prs []opened
+	for _, name := range []string{"a", "b", "c"} {
+		pr, head := f.open(name)
+		prs = append(prs, opened{pr, head})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for _, o := range prs {
+		for range 3 {
+			wg.Add(3)
+			go func() {
+				defer wg.Done()
+				_, err := f.client.Look(ctx, o.pr)
+				errs <- err
+			}()
+			go func() {
+				defer wg.Done()
+				errs <- f.client.SetStatus(ctx, o.head, forge.Status{Context: "set/test", State: forge.StatusSuccess})
+			}()
+			go func() {
+				defer wg.Done()
+				_, err := f.client.RequestMerge(ctx, o.pr, o.head, "squash")
+				errs <- err
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for _, o := range prs {
+		if look, err := f.client.Look(ctx, o.pr); err != nil || !look.Queued {
+			t.Errorf("Look of #%d = %+v, %v; want it queued", o.pr.Number, look, err)
+		}
+	}
+}
+
+func TestGraphQLRefusalsInA200AreConfigErrors(t *testing.T) {
+	for name, body := range map[string]string{
+		"FORBIDDEN": `{"data":{"repository":null},"errors":[{"type":"FORBIDDEN","path":["repository"],"message":"Resource not accessible by integration"}]}`,
+		"NOT_FOUND": `{"data":{"repository":null},"errors":[{"type":"NOT_FOUND","path":["repository"],"message":"Could not resolve to a Repository with the name 'acme/app'."}]}`,
+	} {
+		c, err := New(Options{APIURL: "https://ghe.example.com/api/v3", Repository: "acme/app", Token: token, HTTPClient: &http.Client{Transport: answer{200, body}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.RequestMerge(context.Background(), forge.PullRequest{Number: 1}, strings.Repeat("a", 40), "squash")
+		var ce *forge.ConfigError
+		if !errors.As(err, &ce) || ce.Message == "" || ce.Fix == "" {
+			t.Errorf("%s: RequestMerge = %v, want a *forge.ConfigError", name, err)
+		}
+	}
+}
+
+// unchangedPull answers every conditional GET of pull request #1 with a
+// 304, as GitHub may when what changed of it is not in its REST answer.
+type unchangedPull struct{ next http.RoundTripper }
+
+func (u unchangedPull) RoundTrip(req *http.Request) (*http.Response, error) {
+	if etag := req.Header.Get("If-None-Match"); etag != "" && strings.HasSuffix(req.URL.Path, "/pulls/1") {
+		return &http.Response{StatusCode: http.StatusNotModified, Header: http.Header{"Etag": {etag}}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+	}
+	return u.next.RoundTrip(req)
+}
+
+func TestLookOfAnArmedPullRequestSeesTheQueueTakeIt(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { return unchangedPull{rt} })
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if mr, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil || mr.Way != forge.MergeAuto {
+		t.Fatalf("RequestMerge = %+v, %v", mr, err)
+	}
+	if look, err := f.client.Look(ctx, pr); err != nil || look.Queued {
+		t.Fatalf("Look while armed = %+v, %v", look, err)
+	}
+	if err := f.client.SetStatus(ctx, head, forge.Status{Context: "ci/test", State: forge.StatusSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	if look, err := f.client.Look(ctx, pr); err != nil || !look.Queued {
+		t.Fatalf("Look once GitHub queued it = %+v, %v; want it queued", look, err)
 	}
 }

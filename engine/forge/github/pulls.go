@@ -21,7 +21,7 @@ import (
 //	POST /pulls {title, head, base, body}         201 pull; 422 "A pull request already exists for …"
 //	GET|PATCH /pulls/{n} {title, body, base}      pull
 //	  pull: {number, node_id, html_url, state "open"|"closed", merged,
-//	         merge_commit_sha, head {ref, sha}, base {ref}}
+//	         merge_commit_sha, auto_merge, head {ref, sha}, base {ref}}
 //	GET  /pulls/{n}/reviews                       [{id, user {login}, body, state, commit_id, submitted_at}]
 //	GET  /pulls/{n}/reviews/{id}/comments         [{path, line, original_line, body}]
 //	GET  /issues/{n}                              {closed_by {login}}
@@ -47,7 +47,11 @@ type pullJSON struct {
 	Body           string `json:"body"`
 	Merged         bool   `json:"merged"`
 	MergeCommitSHA string `json:"merge_commit_sha"`
-	Head           struct {
+	// AutoMerge is not null while auto-merge is armed.
+	AutoMerge *struct {
+		MergeMethod string `json:"merge_method"`
+	} `json:"auto_merge"`
+	Head struct {
 		Ref string `json:"ref"`
 		SHA string `json:"sha"`
 	} `json:"head"`
@@ -191,6 +195,11 @@ const (
 	autoMergeMutation = `mutation($input: EnablePullRequestAutoMergeInput!) {
   enablePullRequestAutoMerge(input: $input) { pullRequest { autoMergeRequest { enabledAt } } }
 }`
+	// mergeMutation merges a pull request now, refused when the head is
+	// not expectedHeadOid or branch protection does not let it merge.
+	mergeMutation = `mutation($input: MergePullRequestInput!) {
+  mergePullRequest(input: $input) { pullRequest { state } }
+}`
 	// queueLookQuery reads whether a pull request is in the merge queue,
 	// with which merge group commit, and the merge group commits of its
 	// removals from it (RemovedFromMergeQueueEvent.beforeCommit: the
@@ -245,8 +254,12 @@ func (c *Client) readMerge(ctx context.Context, number int) (pullMerge, error) {
 var mergeMethods = map[string]string{"squash": "SQUASH", "merge": "MERGE", "rebase": "REBASE"}
 
 // RequestMerge hands pr to its base branch's merge queue when it has one
-// (enqueuePullRequest), else arms auto-merge (enablePullRequestAutoMerge),
-// both with head as the expected head, and reads the pull request back:
+// (enqueuePullRequest; refused until the checks the branch requires
+// passed, when it arms auto-merge instead, GitHub's "merge when ready",
+// which queues it once they pass), else arms auto-merge
+// (enablePullRequestAutoMerge), or merges it (mergePullRequest) when
+// GitHub refuses to arm auto-merge because it may merge now, all with
+// head as the expected head, and reads the pull request back:
 // what it returns is what GitHub shows after the request. A request
 // GitHub took without the pull request being queued, armed or merged
 // after it is an error. A pull request queued or armed already is left
@@ -257,6 +270,10 @@ func (c *Client) RequestMerge(ctx context.Context, pr forge.PullRequest, head, m
 }
 
 func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, method string) (forge.MergeRequest, error) {
+	// Whatever comes of the request, the merge queue's view of pr is
+	// read again at the next Look: an enqueue need not change the pull
+	// request's REST answer, whose ETag keeps that view.
+	defer c.forgetQueueVersion(pr.Number)
 	gqlMethod, ok := mergeMethods[method]
 	if !ok {
 		return forge.MergeRequest{}, fmt.Errorf("merge method %q: GitHub merges by squash, merge or rebase", method)
@@ -290,16 +307,48 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 	if queue.Repository.MergeQueue != nil {
 		way = forge.MergeQueued
 		err = c.graphql(ctx, enqueueMutation, map[string]any{"input": map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head}}, nil)
+		var refused *APIError
+		if errors.As(err, &refused) {
+			// GitHub queues a pull request once the checks its
+			// branch requires passed; before, "merge when ready"
+			// arms auto-merge, which queues it when they do (the
+			// queue has its own merge method).
+			if after, rerr := c.readMerge(ctx, pr.Number); rerr == nil && !taken(after) {
+				if aerr := c.graphql(ctx, autoMergeMutation, map[string]any{"input": map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head}}, nil); aerr == nil {
+					way, err = forge.MergeAuto, nil
+				} else {
+					err = fmt.Errorf("%w; and to arm auto-merge: %w", err, aerr)
+				}
+			}
+		}
 	} else {
-		err = c.graphql(ctx, autoMergeMutation, map[string]any{"input": map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head, "mergeMethod": gqlMethod}}, nil)
+		input := map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head, "mergeMethod": gqlMethod}
+		err = c.graphql(ctx, autoMergeMutation, map[string]any{"input": input}, nil)
+		if mergeableNow(err) {
+			// GitHub arms auto-merge only on a pull request that has
+			// something to wait for; one it would merge now is merged.
+			err = c.graphql(ctx, mergeMutation, map[string]any{"input": input}, nil)
+		}
 	}
-	if err != nil {
+	if msg := autoMergeNotAllowed(err); msg != "" {
+		return forge.MergeRequest{}, c.configError(http.StatusUnprocessableEntity, msg,
+			"allow auto-merge in "+c.owner+"/"+c.name+"'s settings, or require a merge queue on "+p.BaseRefName+", or set project.delivery.forge.autoMerge to false")
+	}
+	var refused *APIError
+	if err != nil && !errors.As(err, &refused) {
 		return forge.MergeRequest{}, fmt.Errorf("GitHub refused to %s pull request #%d: %w", wayVerb(way), pr.Number, err)
 	}
 
-	after, err := c.readMerge(ctx, pr.Number)
-	if err != nil {
-		return forge.MergeRequest{}, fmt.Errorf("pull request #%d handed to %s, and not read back: %w", pr.Number, way, err)
+	// Read back, after a refusal too: a mutation sent again after an
+	// answer lost on the way (GitHub's 5xx, a broken connection) is
+	// refused for what the first did, and someone else may have queued
+	// or armed it meanwhile.
+	after, rerr := c.readMerge(ctx, pr.Number)
+	if rerr != nil {
+		if refused != nil {
+			return forge.MergeRequest{}, fmt.Errorf("GitHub refused to %s pull request #%d: %w", wayVerb(way), pr.Number, err)
+		}
+		return forge.MergeRequest{}, fmt.Errorf("pull request #%d handed to %s, and not read back: %w", pr.Number, way, rerr)
 	}
 	p = after.Repository.PullRequest
 	switch {
@@ -309,9 +358,48 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 		return forge.MergeRequest{Way: forge.MergeAuto}, nil
 	case p.State == "MERGED":
 		return forge.MergeRequest{Way: way}, nil // merged at once: Look says so
+	case refused != nil:
+		return forge.MergeRequest{}, fmt.Errorf("GitHub refused to %s pull request #%d: %w", wayVerb(way), pr.Number, err)
 	}
 	return forge.MergeRequest{}, fmt.Errorf("GitHub took the request to %s pull request #%d, and then shows it %s, neither in the merge queue nor with auto-merge armed: it is not being merged",
 		wayVerb(way), pr.Number, strings.ToLower(p.State))
+}
+
+// mergeableNow reports whether err is GitHub refusing to arm auto-merge
+// because the pull request may be merged now: nothing it requires is
+// pending ("clean status"; "unstable status" when only checks it does
+// not require failed), or its branch has no protection to wait for.
+func mergeableNow(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return slices.ContainsFunc(ae.Errors, func(e string) bool {
+		return strings.Contains(e, "is in clean status") || strings.Contains(e, "is in unstable status") ||
+			strings.Contains(e, "Protected branch rules not configured")
+	})
+}
+
+// autoMergeNotAllowed is GitHub's words when err is its refusal to arm
+// auto-merge in a repository whose settings do not allow it (the same
+// for every pull request: a configuration error), else "".
+func autoMergeNotAllowed(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		for _, e := range ae.Errors {
+			if strings.Contains(e, "Auto merge is not allowed") {
+				return e
+			}
+		}
+	}
+	return ""
+}
+
+// taken reports whether GitHub shows a pull request queued, armed or
+// merged.
+func taken(m pullMerge) bool {
+	p := m.Repository.PullRequest
+	return p != nil && (p.MergeQueueEntry != nil || p.AutoMergeRequest != nil || p.State == "MERGED")
 }
 
 func wayVerb(way forge.MergeWay) string {
@@ -367,8 +455,9 @@ type queueLook struct {
 // Look reads what became of pr. Its requests are conditional: a pull
 // request unchanged since the last Look is answered by 304s, free of
 // rate limit. The merge queue (GraphQL, which has no conditional
-// requests) is read again only when the pull request changed or it was
-// in the queue at the last Look.
+// requests) is read again only when the pull request changed, it was in
+// the queue at the last Look, or auto-merge is armed on it (which may
+// queue it without changing it): then a Look costs one GraphQL point.
 func (c *Client) Look(ctx context.Context, pr forge.PullRequest) (forge.Look, error) {
 	out, err := c.look(ctx, pr)
 	return out, c.scrub(err)
@@ -423,7 +512,7 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 		return look, nil
 	}
 
-	queue, err := c.lookQueue(ctx, pr.Number, resp)
+	queue, err := c.lookQueue(ctx, pr.Number, resp, p.AutoMerge != nil)
 	if err != nil {
 		return forge.Look{}, err
 	}
@@ -436,6 +525,14 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 		}
 		seen[sha] = true
 		f, err := c.failedChecks(ctx, sha)
+		var ae *APIError
+		if sha != look.Head && errors.As(err, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusUnprocessableEntity) {
+			// A merge group commit GitHub no longer knows (its
+			// gh-readonly-queue branch is gone, the commit
+			// collected) has no checks to read: every later Look
+			// would fail on it else.
+			continue
+		}
 		if err != nil {
 			return forge.Look{}, err
 		}
@@ -475,14 +572,15 @@ func (c *Client) lookClosed(ctx context.Context, n string, reviews []reviewJSON,
 }
 
 // lookQueue reads the merge queue's view of pull request number, unless
-// the version of it just read (pull) is the one it was read with last
-// and it was not queued then.
-func (c *Client) lookQueue(ctx context.Context, number int, pull *response) (queueLook, error) {
+// the version of it just read (pull) is the one it was read with last,
+// it was not queued then, and it is not armed (auto-merge armed on a
+// branch with a queue queues it without its REST answer changing).
+func (c *Client) lookQueue(ctx context.Context, number int, pull *response, armed bool) (queueLook, error) {
 	etag := pull.header.Get("ETag")
 	c.mu.Lock()
 	last, ok := c.queue[number]
 	c.mu.Unlock()
-	if ok && etag != "" && last.etag == etag && !last.queued {
+	if ok && etag != "" && last.etag == etag && !last.queued && !armed {
 		return last, nil
 	}
 	var out struct {
@@ -521,9 +619,23 @@ func (c *Client) lookQueue(ctx context.Context, number int, pull *response) (que
 		}
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, sha := range c.queue[number].commits { // a concurrent Look's
+		add(sha)
+	}
 	c.queue[number] = q
-	c.mu.Unlock()
 	return q, nil
+}
+
+// forgetQueueVersion makes the next Look of pull request number read
+// the merge queue again, keeping the merge group commits seen.
+func (c *Client) forgetQueueVersion(number int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q, ok := c.queue[number]; ok {
+		q.etag = ""
+		c.queue[number] = q
+	}
 }
 
 type checkRunJSON struct {
@@ -598,7 +710,9 @@ func (c *Client) failedChecks(ctx context.Context, sha string) ([]timedCheck, er
 			out = append(out, timedCheck{forge.Check{ID: "check-run:" + strconv.FormatInt(r.ID, 10), Name: r.Name, Commit: sha,
 				Conclusion: r.Conclusion, Output: strings.Join(output, "\n"), URL: link}, r.CompletedAt})
 		}
-		u = nextLink(resp.header.Get("Link"))
+		if u, err = c.nextPage(resp); err != nil {
+			return nil, err
+		}
 	}
 	var combined combinedJSON
 	if _, err := c.get(ctx, "/commits/"+url.PathEscape(sha)+"/status?per_page=100", &combined); err != nil {

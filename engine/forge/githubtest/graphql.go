@@ -23,14 +23,24 @@ import (
 //	}
 //	enqueuePullRequest(input: {pullRequestId, expectedHeadOid}) {
 //	  mergeQueueEntry { id state position headCommit { oid } } }
+//	  refused until every Required context is a success
 //	enablePullRequestAutoMerge(input: {pullRequestId, mergeMethod, expectedHeadOid}) {
 //	  pullRequest { id autoMergeRequest { enabledAt mergeMethod } } }
+//	  with a merge queue: queued when the required checks passed, else
+//	  armed, and queued once they pass (GitHub's "merge when ready");
+//	  without one, refused, as on GitHub, for a pull request that could merge now
+//	  ("Pull request is in clean status", or "unstable status" when a
+//	  check that is not required failed or is pending)
+//	mergePullRequest(input: {pullRequestId, mergeMethod, expectedHeadOid}) {
+//	  pullRequest { id state } }
+//	  refused while a Required context is not a success, and on a base
+//	  branch with a merge queue
 //
 // Errors are GitHub's: HTTP 200 with "errors": [{type, path, message}]
 // and the field null (NOT_FOUND for a repository or pull request that is
 // not there, UNPROCESSABLE for a mutation refused).
 
-var roots = []string{"enqueuePullRequest", "enablePullRequestAutoMerge", "mergeQueue", "pullRequest"}
+var roots = []string{"enqueuePullRequest", "enablePullRequestAutoMerge", "mergePullRequest", "mergeQueue", "pullRequest"}
 
 // operation names the root fields a GraphQL request asks for.
 func operation(body []byte) string {
@@ -77,6 +87,8 @@ func (s *Server) graphql(body []byte) answer {
 		return s.enqueue(in.Variables["input"])
 	case strings.HasPrefix(op, "enablePullRequestAutoMerge"):
 		return s.enableAutoMerge(in.Variables["input"])
+	case strings.HasPrefix(op, "mergePullRequest"):
+		return s.mergeNow(in.Variables["input"])
 	case op == "":
 		return jsonAnswer(200, map[string]any{"errors": []gqlError{{Type: "UNSUPPORTED", Message: "githubtest does not answer this query"}}})
 	}
@@ -198,16 +210,14 @@ func (s *Server) enqueue(raw json.RawMessage) answer {
 		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "UNPROCESSABLE", Path: []string{field},
 			Message: "The base branch " + p.base + " does not require a merge queue"})
 	}
-	if p.queue == nil {
-		now := s.opts.Now()
-		base := s.baseTip(p)
-		commit, err := git.SquashCommit(ctx(), s.opts.Remote, base, p.headSHA, "Merge group of #"+itoa(p.number), "GitHub", "noreply@github.com")
-		if err != nil {
-			commit = ""
-		}
-		p.queue = &queueEntry{id: "MQE_kwDOtest" + itoa(int(s.id())), commit: commit, baseSHA: base, enqueued: now}
-		p.updated = now
+	if p.queue == nil && !s.requiredMet(p) {
+		// GitHub queues a pull request once it passed the checks its
+		// branch requires; before, it arms auto-merge ("merge when
+		// ready") instead.
+		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "UNPROCESSABLE", Path: []string{field},
+			Message: "Pull request is not mergeable: the required status checks have not passed"})
 	}
+	s.addToQueue(p)
 	entry := s.entryNode(p)
 	return s.afterRequestMerge(p, gqlAnswer(map[string]any{field: map[string]any{"mergeQueueEntry": entry}}))
 }
@@ -226,12 +236,83 @@ func (s *Server) enableAutoMerge(raw json.RawMessage) answer {
 		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "INVALID", Path: []string{field},
 			Message: "Argument 'mergeMethod' on InputObject 'EnablePullRequestAutoMergeInput' has an invalid value (" + in.MergeMethod + ")."})
 	}
+	if s.opts.NoAutoMerge {
+		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "UNPROCESSABLE", Path: []string{field},
+			Message: "Pull request Auto merge is not allowed for this repository"})
+	}
+	if s.opts.MergeQueue {
+		// On a branch with a merge queue, "merge when ready": queued at
+		// once when the required checks passed, else armed to be
+		// queued once they do.
+		if p.queue == nil && s.requiredMet(p) {
+			s.addToQueue(p)
+		} else if p.queue == nil && p.autoMerge == nil {
+			p.autoMerge = &autoMerge{method: in.MergeMethod, enabled: s.opts.Now()}
+			p.updated = s.opts.Now()
+		}
+		return s.afterRequestMerge(p, gqlAnswer(map[string]any{field: map[string]any{"pullRequest": s.pullNode(p)}}))
+	}
+	if p.autoMerge == nil && s.requiredMet(p) {
+		status := "clean"
+		if !s.green(p) {
+			status = "unstable"
+		}
+		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "UNPROCESSABLE", Path: []string{field},
+			Message: "Pull request Pull request is in " + status + " status"})
+	}
 	if p.autoMerge == nil {
 		p.autoMerge = &autoMerge{method: in.MergeMethod, enabled: s.opts.Now()}
 		p.updated = s.opts.Now()
 	}
 	node := s.pullNode(p)
 	return s.afterRequestMerge(p, gqlAnswer(map[string]any{field: map[string]any{"pullRequest": node}}))
+}
+
+// mergeNow merges a pull request whose required contexts passed, on a
+// base branch without a merge queue.
+func (s *Server) mergeNow(raw json.RawMessage) answer {
+	const field = "mergePullRequest"
+	p, in, gerr := s.mutationTarget(field, raw)
+	if gerr != nil {
+		return gqlAnswer(map[string]any{field: nil}, *gerr)
+	}
+	refuse := func(msg string) answer {
+		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "UNPROCESSABLE", Path: []string{field}, Message: msg})
+	}
+	switch in.MergeMethod {
+	case "", "MERGE", "SQUASH", "REBASE":
+	default:
+		return gqlAnswer(map[string]any{field: nil}, gqlError{Type: "INVALID", Path: []string{field},
+			Message: "Argument 'mergeMethod' on InputObject 'MergePullRequestInput' has an invalid value (" + in.MergeMethod + ")."})
+	}
+	if s.opts.MergeQueue {
+		return refuse("Pull request " + p.base + " requires a merge queue: the pull request must be enqueued")
+	}
+	if !s.requiredMet(p) {
+		return refuse("Pull request Required status checks have not succeeded")
+	}
+	if _, err := s.merge(p); err != nil {
+		return refuse("Pull request Pull request is not mergeable")
+	}
+	return gqlAnswer(map[string]any{field: map[string]any{"pullRequest": s.pullNode(p)}})
+}
+
+// addToQueue puts p into its base's merge queue, unless it is in, and
+// makes the merge group commit at once: its head merged onto the base's
+// tip ("" when it does not apply). Auto-merge is done with.
+func (s *Server) addToQueue(p *pull) {
+	if p.queue != nil {
+		return
+	}
+	now := s.opts.Now()
+	base := s.baseTip(p)
+	commit, err := git.SquashCommit(ctx(), s.opts.Remote, base, p.headSHA, "Merge group of #"+itoa(p.number), "GitHub", "noreply@github.com")
+	if err != nil {
+		commit = ""
+	}
+	p.queue = &queueEntry{id: "MQE_kwDOtest" + itoa(int(s.id())), commit: commit, baseSHA: base, enqueued: now}
+	p.autoMerge = nil
+	p.updated = now
 }
 
 // afterRequestMerge lets Options.AutoMerge and the OnRequestMerge hooks

@@ -342,6 +342,25 @@ func (s *Server) RequestChanges(number int, author, body string, comments ...Rev
 	return s.review(number, author, body, "CHANGES_REQUESTED", comments)
 }
 
+// Dismiss dismisses review id of pull request number, as GitHub does:
+// the review's state becomes DISMISSED.
+func (s *Server) Dismiss(number int, id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pull(number)
+	if p == nil {
+		return fmt.Errorf("no pull request #%d", number)
+	}
+	for _, r := range p.reviews {
+		if r.id == id {
+			r.state = "DISMISSED"
+			p.updated = s.opts.Now()
+			return nil
+		}
+	}
+	return fmt.Errorf("#%d has no review %d", number, id)
+}
+
 // Approve submits a review by author approving pull request number.
 func (s *Server) Approve(number int, author, body string) (int64, error) {
 	return s.review(number, author, body, "APPROVED", nil)
@@ -427,6 +446,18 @@ func (s *Server) green(p *pull) bool {
 	return true
 }
 
+// requiredMet reports whether every Required context is a success on
+// p's head: branch protection lets it merge now.
+func (s *Server) requiredMet(p *pull) bool {
+	latest := latestStatuses(s.statuses[p.headSHA])
+	for _, req := range s.opts.Required {
+		if !slices.ContainsFunc(latest, func(st *status) bool { return st.Context == req && st.State == "success" }) {
+			return false
+		}
+	}
+	return true
+}
+
 // latestStatuses is the newest status of each context, in the order
 // the contexts were first posted.
 func latestStatuses(all []*status) []*status {
@@ -443,9 +474,20 @@ func latestStatuses(all []*status) []*status {
 	return out
 }
 
-// autoMergeAll merges, when Options.AutoMerge, every pull request in a
-// queue (in queue order) or with auto-merge armed whose head is green.
+// autoMergeAll queues every pull request armed on a branch with a merge
+// queue whose required checks passed, and merges, when
+// Options.AutoMerge, every pull request in a queue (in queue order) or
+// with auto-merge armed whose head is green.
 func (s *Server) autoMergeAll() {
+	if s.opts.MergeQueue {
+		// Armed on a branch with a queue: queued once the required
+		// checks pass, whether or not the server merges by itself.
+		for _, p := range s.prs {
+			if p.state == "open" && p.autoMerge != nil && s.requiredMet(p) {
+				s.addToQueue(p)
+			}
+		}
+	}
 	if !s.opts.AutoMerge {
 		return
 	}

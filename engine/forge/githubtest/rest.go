@@ -62,8 +62,13 @@ func (s *Server) rest(r *http.Request, path string, body []byte) answer {
 			if st := q.Get("state"); st != "all" && p.state != orDefault(st, "open") {
 				continue
 			}
-			if head := q.Get("head"); head != "" && head != s.owner+":"+p.head {
-				continue
+			if head := q.Get("head"); head != "" {
+				// user:ref-name, the user as GitHub compares logins:
+				// without regard to case.
+				owner, ref, _ := strings.Cut(head, ":")
+				if !strings.EqualFold(owner, s.owner) || ref != p.head {
+					continue
+				}
 			}
 			if base := q.Get("base"); base != "" && base != p.base {
 				continue

@@ -22,8 +22,8 @@
 //
 // It does not parse GraphQL: it recognises forge/github's operations by
 // their root fields (mergeQueue, pullRequest, enqueuePullRequest,
-// enablePullRequestAutoMerge) and answers with every field those
-// operations select.
+// enablePullRequestAutoMerge, mergePullRequest) and answers with every
+// field those operations select.
 package githubtest
 
 import (
@@ -63,6 +63,9 @@ type Options struct {
 	AutoMerge bool
 	// Required are the status contexts branch protection requires.
 	Required []string
+	// NoAutoMerge: the repository's settings do not allow auto-merge,
+	// and enablePullRequestAutoMerge is refused as GitHub refuses it.
+	NoAutoMerge bool
 	// User is the login the token belongs to ("set-bot" when empty).
 	User string
 	// Now is the server's clock (time.Now when nil): its timestamps and
@@ -180,7 +183,9 @@ const (
 	// with no Retry-After and the primary limit not used up.
 	Secondary
 	// Primary is a 403 with x-ratelimit-remaining: 0 and
-	// x-ratelimit-reset 90 seconds on.
+	// x-ratelimit-reset 90 seconds on; to a GraphQL request, a 200 with
+	// those headers and an error of type RATE_LIMITED, as GitHub
+	// answers it there.
 	Primary
 )
 
@@ -319,6 +324,11 @@ func (s *Server) answer(r *http.Request, path string, body []byte, resource stri
 		default:
 			reset = s.opts.Now().Add(90 * time.Second).Unix()
 			setRate(0)
+			if resource == "graphql" {
+				// GraphQL's primary limit is a 200 whose errors say so.
+				return answer{status: 200, header: h, body: mustJSON(map[string]any{"errors": []gqlError{{Type: "RATE_LIMITED",
+					Message: "API rate limit already exceeded for user ID 1."}}})}
+			}
 			return answer{status: 403, header: h, body: message("API rate limit exceeded for user ID 1.")}
 		}
 	}

@@ -114,6 +114,13 @@ func TestServerOpensMergesAndAnswersConditionally(t *testing.T) {
 		t.Fatalf("a second open: %d %s", resp.StatusCode, data)
 	}
 
+	// The head filter's user is a login, whatever its case.
+	for _, head := range []string{"acme:set/a", "ACME:set/a"} {
+		if _, data := call(t, s, "tok", "GET", "/repos/acme/app/pulls?state=open&head="+head, nil); !strings.Contains(string(data), `"number":1`) {
+			t.Fatalf("pulls of head %s: %s", head, data)
+		}
+	}
+
 	// A conditional GET of an unchanged pull request: 304, free.
 	resp, _ = call(t, s, "tok", "GET", "/repos/acme/app/pulls/1", nil)
 	etag := resp.Header.Get("ETag")
@@ -122,17 +129,35 @@ func TestServerOpensMergesAndAnswersConditionally(t *testing.T) {
 		t.Fatalf("conditional GET: %d, rate used %d -> %d", resp.StatusCode, used, s.RateUsed("core"))
 	}
 
-	// Enqueued while its required status is missing: it waits; the
-	// status posted, it merges.
+	// Handed to the merge while its required status is missing: GitHub
+	// does not queue it yet, "merge when ready" arms auto-merge, and it
+	// waits; the status posted, it is queued, then merges.
 	enqueue := map[string]any{"query": "mutation($input: EnqueuePullRequestInput!) { enqueuePullRequest(input: $input) { mergeQueueEntry { state position } } }",
 		"variables": map[string]any{"input": map[string]any{"pullRequestId": pr.NodeID, "expectedHeadOid": head}}}
-	if resp, data := call(t, s, "tok", "POST", "/api/graphql", enqueue); resp.StatusCode != 200 || !strings.Contains(string(data), `"AWAITING_CHECKS"`) {
-		t.Fatalf("enqueue: %d %s", resp.StatusCode, data)
+	if resp, data := call(t, s, "tok", "POST", "/api/graphql", enqueue); resp.StatusCode != 200 || !strings.Contains(string(data), `"UNPROCESSABLE"`) {
+		t.Fatalf("enqueue before the required status: %d %s", resp.StatusCode, data)
 	}
-	if got, _ := s.PR(1); !got.Queued || got.QueueCommit == "" {
-		t.Fatalf("after enqueue: %+v", got)
+	arm := map[string]any{"query": "mutation($input: EnablePullRequestAutoMergeInput!) { enablePullRequestAutoMerge(input: $input) { pullRequest { autoMergeRequest { enabledAt } } } }",
+		"variables": map[string]any{"input": map[string]any{"pullRequestId": pr.NodeID, "expectedHeadOid": head}}}
+	if resp, data := call(t, s, "tok", "POST", "/api/graphql", arm); resp.StatusCode != 200 || !strings.Contains(string(data), `"enabledAt"`) {
+		t.Fatalf("merge when ready: %d %s", resp.StatusCode, data)
+	}
+	if got, _ := s.PR(1); got.Queued || !got.AutoMerge {
+		t.Fatalf("after merge when ready: %+v", got)
+	}
+	if resp, data := call(t, s, "tok", "POST", "/repos/acme/app/statuses/"+head, map[string]string{"state": "pending", "context": "ci/lint"}); resp.StatusCode != 201 {
+		t.Fatalf("status: %d %s", resp.StatusCode, data)
 	}
 	if resp, data := call(t, s, "tok", "POST", "/repos/acme/app/statuses/"+head, map[string]string{"state": "success", "context": "set/test"}); resp.StatusCode != 201 {
+		t.Fatalf("status: %d %s", resp.StatusCode, data)
+	}
+	if got, _ := s.PR(1); !got.Queued || got.QueueCommit == "" || got.Merged {
+		t.Fatalf("once the required status passed, another pending: %+v, want it queued", got)
+	}
+	if resp, data := call(t, s, "tok", "POST", "/api/graphql", enqueue); resp.StatusCode != 200 || !strings.Contains(string(data), `"AWAITING_CHECKS"`) {
+		t.Fatalf("enqueue of a queued one: %d %s", resp.StatusCode, data)
+	}
+	if resp, data := call(t, s, "tok", "POST", "/repos/acme/app/statuses/"+head, map[string]string{"state": "success", "context": "ci/lint"}); resp.StatusCode != 201 {
 		t.Fatalf("status: %d %s", resp.StatusCode, data)
 	}
 	got, _ := s.PR(1)
@@ -174,6 +199,11 @@ func TestServerFailsAQueuedCheckAndLimits(t *testing.T) {
 	}
 	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/app", nil); resp.StatusCode != 403 || resp.Header.Get("X-RateLimit-Remaining") != "0" {
 		t.Fatalf("Primary: %d", resp.StatusCode)
+	}
+	s.RateLimit(1, Primary)
+	if resp, data := call(t, s, "tok", "POST", "/graphql", query); resp.StatusCode != 200 || resp.Header.Get("X-RateLimit-Remaining") != "0" ||
+		!strings.Contains(string(data), `"type":"RATE_LIMITED"`) {
+		t.Fatalf("Primary, to GraphQL: %d %s", resp.StatusCode, data)
 	}
 	s.Refuse(403)
 	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/app", nil); resp.StatusCode != 403 {
