@@ -102,7 +102,7 @@ func runDoctor(e *env, args []string) int {
 		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
 		status, d := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", d.Text(ws.root))
-		if ws.cfg.Delivery.Pushes() {
+		if ws.cfg.Delivery.FollowsRemote() {
 			status := statusOK
 			d, ok := project.CheckDelivery(ctx, ws.root, ws.cfg, true)
 			if !ok {

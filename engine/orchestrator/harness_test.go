@@ -13,6 +13,7 @@ import (
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/forge"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
@@ -42,6 +43,8 @@ type fixture struct {
 	sentinelTick time.Duration
 	// runners are Options.Runners; nil means the host runner alone.
 	runners map[string]runner.Runner
+	// forge is Options.Forge (pull-request mode).
+	forge forge.Forge
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -192,6 +195,9 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 		wallBudget:     f.wallBudget,
 		Replan:         f.replan,
 		sentinelTick:   cmp.Or(f.sentinelTick, 20*time.Millisecond),
+		Forge:          f.forge,
+		// Pull requests are looked at without waiting.
+		after: func(time.Duration) <-chan time.Time { return time.After(time.Millisecond) },
 	})
 }
 
