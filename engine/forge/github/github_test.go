@@ -1,0 +1,639 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/forge"
+	"github.com/set-engine/set/engine/forge/githubtest"
+)
+
+const token = "ghp_s3cr3tT0ken"
+
+var clock = time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
+
+// remote is a bare repository with main (the GitHub repository's git
+// side) and a clone to push from.
+type remote struct {
+	t           *testing.T
+	bare, clone string
+}
+
+func newRemote(t *testing.T) *remote {
+	t.Helper()
+	dir := t.TempDir()
+	r := &remote{t: t, bare: filepath.Join(dir, "remote.git"), clone: filepath.Join(dir, "clone")}
+	r.git(dir, "init", "-q", "--bare", "-b", "main", r.bare)
+	r.git(dir, "clone", "-q", r.bare, r.clone)
+	r.git(r.clone, "checkout", "-q", "-b", "main")
+	r.commit("README.md", "# repo\n")
+	r.git(r.clone, "push", "-q", "origin", "main")
+	return r
+}
+
+func (r *remote) git(dir string, args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r *remote) commit(name, content string) string {
+	r.t.Helper()
+	if err := os.WriteFile(filepath.Join(r.clone, name), []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	r.git(r.clone, "add", "-A")
+	r.git(r.clone, "commit", "-qm", name)
+	return r.git(r.clone, "rev-parse", "HEAD")
+}
+
+// branch pushes a branch off main with one file, and returns its tip.
+func (r *remote) branch(name, file string) string {
+	r.t.Helper()
+	r.git(r.clone, "checkout", "-q", "-B", name, "origin/main")
+	tip := r.commit(file, file+"\n")
+	r.git(r.clone, "push", "-q", "-f", "origin", name)
+	r.git(r.clone, "checkout", "-q", "main")
+	return tip
+}
+
+// sleeps records the waits of a client instead of waiting.
+type sleeps struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.waits = append(s.waits, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+type fixture struct {
+	t      *testing.T
+	remote *remote
+	server *githubtest.Server
+	client *Client
+	sleeps *sleeps
+}
+
+func newFixture(t *testing.T, opts githubtest.Options, transport ...func(http.RoundTripper) http.RoundTripper) *fixture {
+	t.Helper()
+	r := newRemote(t)
+	opts.Token, opts.Repository, opts.Remote = token, "acme/app", r.bare
+	opts.Now = func() time.Time { return clock }
+	s := githubtest.NewServer(opts)
+	t.Cleanup(s.Close)
+	var rt http.RoundTripper = http.DefaultTransport
+	for _, wrap := range transport {
+		rt = wrap(rt)
+	}
+	sl := &sleeps{}
+	c, err := New(Options{APIURL: s.URL(), Repository: "acme/app", Token: token, TokenEnv: "GH_TOKEN",
+		HTTPClient: &http.Client{Transport: rt}, Sleep: sl.sleep, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, remote: r, server: s, client: c, sleeps: sl}
+}
+
+// open pushes set/<name> and opens a pull request of it.
+func (f *fixture) open(name string) (forge.PullRequest, string) {
+	f.t.Helper()
+	head := f.remote.branch("set/"+name, name+".txt")
+	pr, err := f.client.Open(context.Background(), forge.NewPullRequest{Head: "set/" + name, Base: "main", Title: "Add " + name, Body: "the change " + name})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return pr, head
+}
+
+// noToken fails the test when err says the token.
+func noToken(t *testing.T, err error) {
+	t.Helper()
+	if err != nil && strings.Contains(err.Error(), token) {
+		t.Fatalf("the error holds the token: %v", err)
+	}
+}
+
+func TestRepositoryOf(t *testing.T) {
+	for remote, want := range map[string]string{
+		"git@github.com:acme/app.git":            "acme/app",
+		"git@github.com:acme/app":                "acme/app",
+		"ssh://git@github.com/acme/app":          "acme/app",
+		"ssh://git@ghe.example.com:2222/o/n.git": "o/n",
+		"https://github.com/acme/app":            "acme/app",
+		"https://github.com/acme/app.git":        "acme/app",
+		"https://user@ghe.example.com/o/n.git/":  "o/n",
+		"git://github.com/acme/app.git":          "acme/app",
+		"/srv/git/app.git":                       "",
+		"../app.git":                             "",
+		"file:///srv/git/acme/app.git":           "",
+		"https://github.com/acme":                "",
+		"https://gitlab.com/group/sub/app.git":   "",
+		`C:\repos\app`:                           "",
+	} {
+		got, ok := RepositoryOf(remote)
+		if got != want || ok != (want != "") {
+			t.Errorf("RepositoryOf(%q) = %q, %v; want %q", remote, got, ok, want)
+		}
+	}
+}
+
+func TestGraphQLURL(t *testing.T) {
+	for api, want := range map[string]string{
+		"https://api.github.com":          "https://api.github.com/graphql",
+		"https://api.github.com/":         "https://api.github.com/graphql",
+		"https://ghe.example.com/api/v3":  "https://ghe.example.com/api/graphql",
+		"https://ghe.example.com/api/v3/": "https://ghe.example.com/api/graphql",
+		"http://127.0.0.1:8080/api/v3":    "http://127.0.0.1:8080/api/graphql",
+	} {
+		if got := GraphQLURL(api); got != want {
+			t.Errorf("GraphQLURL(%q) = %q, want %q", api, got, want)
+		}
+	}
+}
+
+func TestNewRefusesABadConfiguration(t *testing.T) {
+	for _, o := range []Options{
+		{APIURL: "api.github.com", Repository: "acme/app", Token: token},
+		{APIURL: "https://api.github.com", Repository: "acme", Token: token},
+		{APIURL: "https://api.github.com", Repository: "acme/app"},
+	} {
+		_, err := New(o)
+		var ce *forge.ConfigError
+		if !errors.As(err, &ce) || ce.Fix == "" {
+			t.Errorf("New(%+v) = %v, want a *forge.ConfigError with a fix", o, err)
+		}
+	}
+}
+
+// headers records the headers of every request.
+type headers struct {
+	mu   sync.Mutex
+	seen []http.Header
+	next http.RoundTripper
+}
+
+func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	h.seen = append(h.seen, req.Header.Clone())
+	h.mu.Unlock()
+	return h.next.RoundTrip(req)
+}
+
+func TestOpenIsIdempotentAndSendsGitHubsHeaders(t *testing.T) {
+	h := &headers{}
+	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { h.next = rt; return h })
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if pr.Number != 1 || pr.Head != head || pr.ID == "" || !strings.HasSuffix(pr.URL, "/acme/app/pull/1") {
+		t.Fatalf("opened %+v", pr)
+	}
+	again, err := f.client.Open(ctx, forge.NewPullRequest{Head: "set/a", Base: "main", Title: "Add a, again", Body: "tested again"})
+	if err != nil || again.Number != 1 {
+		t.Fatalf("a second Open = %+v, %v; want #1", again, err)
+	}
+	if got, _ := f.server.PR(1); got.Title != "Add a, again" || got.Body != "tested again" || len(f.server.PRs()) != 1 {
+		t.Fatalf("after the second Open: %+v, %d pull requests", got, len(f.server.PRs()))
+	}
+	for _, hd := range h.seen {
+		if hd.Get("Authorization") != "Bearer "+token || hd.Get("Accept") != "application/vnd.github+json" ||
+			hd.Get("X-GitHub-Api-Version") != "2022-11-28" || !strings.HasPrefix(hd.Get("User-Agent"), "setctl") {
+			t.Errorf("a request's headers: %v", hd)
+		}
+	}
+}
+
+// hideOpen answers the first listing of open pull requests with none, as
+// when another run opens one between the listing and the creation.
+type hideOpen struct {
+	next   http.RoundTripper
+	hidden bool
+}
+
+func (h *hideOpen) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !h.hidden && req.Method == "GET" && strings.HasSuffix(req.URL.Path, "/pulls") {
+		h.hidden = true
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader("[]")), Request: req}, nil
+	}
+	return h.next.RoundTrip(req)
+}
+
+func TestOpenTakesTheOneGitHubSaysExists(t *testing.T) {
+	hide := &hideOpen{}
+	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { hide.next = rt; return hide })
+	f.remote.branch("set/a", "a.txt")
+	// Opened by "another run", unseen by the client's first listing.
+	first, err := New(Options{APIURL: f.server.URL(), Repository: "acme/app", Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Open(context.Background(), forge.NewPullRequest{Head: "set/a", Base: "main", Title: "A", Body: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := f.client.Open(context.Background(), forge.NewPullRequest{Head: "set/a", Base: "main", Title: "A2", Body: "b2"})
+	if err != nil || pr.Number != 1 || len(f.server.PRs()) != 1 {
+		t.Fatalf("Open after a 422 = %+v, %v; %d pull requests", pr, err, len(f.server.PRs()))
+	}
+	var posted bool
+	for _, req := range f.server.Requests() {
+		if req.Method == "POST" && req.Path == "/repos/acme/app/pulls" && req.Status == 422 {
+			posted = true
+		}
+	}
+	if !posted {
+		t.Fatalf("no creation refused: %v", f.server.Requests())
+	}
+	if got, _ := f.server.PR(1); got.Title != "A2" {
+		t.Fatalf("title %q, want the second Open's", got.Title)
+	}
+}
+
+func TestSetStatus(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	_, head := f.open("a")
+	long := strings.Repeat("é", 200)
+	if err := f.client.SetStatus(context.Background(), head, forge.Status{Context: "set/test", State: forge.StatusSuccess, Description: long, TargetURL: "https://ci.example/1"}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.server.Statuses(head)
+	if len(got) != 1 || got[0].Context != "set/test" || got[0].State != "success" || len([]rune(got[0].Description)) != 140 || got[0].TargetURL != "https://ci.example/1" {
+		t.Fatalf("statuses %+v", got)
+	}
+}
+
+func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if _, err := f.client.RequestMerge(ctx, pr, strings.Repeat("0", 40), "squash"); err == nil || !strings.Contains(err.Error(), "not handed") {
+		t.Fatalf("RequestMerge with another head = %v", err)
+	}
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	if err != nil || mr != (forge.MergeRequest{Way: forge.MergeQueued, QueueState: "AWAITING_CHECKS", Position: 1}) {
+		t.Fatalf("RequestMerge = %+v, %v", mr, err)
+	}
+	var ops []string
+	for _, r := range f.server.Requests() {
+		if r.Operation != "" {
+			ops = append(ops, r.Operation)
+		}
+	}
+	if want := "pullRequest pullRequest mergeQueue enqueuePullRequest pullRequest"; strings.Join(ops, " ") != want {
+		t.Errorf("GraphQL operations %q, want %q (the last the read-back)", ops, want)
+	}
+	if again, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil || again.Way != forge.MergeQueued {
+		t.Fatalf("RequestMerge of a queued one = %+v, %v", again, err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || !look.Queued || look.State != forge.Open {
+		t.Fatalf("Look = %+v, %v", look, err)
+	}
+
+	// The forge merges it: a squash on main, MERGED.
+	commit, err := f.server.Merge(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	look, err = f.client.Look(ctx, pr)
+	if err != nil || look.State != forge.Merged || look.MergeCommit != commit || look.Queued {
+		t.Fatalf("Look after the merge = %+v, %v; want merged by %s", look, err, commit)
+	}
+	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); main != commit {
+		t.Fatalf("main at %s, want %s", main, commit)
+	}
+}
+
+func TestRequestMergeArmsAutoMergeWithoutAQueue(t *testing.T) {
+	f := newFixture(t, githubtest.Options{AutoMerge: true, Required: []string{"set/test"}})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "rebase")
+	if err != nil || mr.Way != forge.MergeAuto {
+		t.Fatalf("RequestMerge = %+v, %v", mr, err)
+	}
+	if got, _ := f.server.PR(1); !got.AutoMerge || got.Merged {
+		t.Fatalf("armed, required status missing: %+v", got)
+	}
+	if err := f.client.SetStatus(ctx, head, forge.Status{Context: "set/test", State: forge.StatusSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || look.State != forge.Merged {
+		t.Fatalf("Look once green = %+v, %v", look, err)
+	}
+	if _, err := f.client.RequestMerge(ctx, pr, head, "fast-forward"); err == nil {
+		t.Error("a merge method GitHub has not: no error")
+	}
+}
+
+func TestRequestMergeThatGitHubDoesNotTakeIsAnError(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true})
+	pr, head := f.open("a")
+	// Someone closes it the moment it is enqueued: the read-back shows
+	// neither a queue entry nor a merge.
+	f.server.OnRequestMerge(func(p githubtest.PR) { _ = f.server.ClosePR(p.Number, "alice", "") })
+	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	if err == nil || !strings.Contains(err.Error(), "not being merged") {
+		t.Fatalf("RequestMerge = %v, want an error saying it is not being merged", err)
+	}
+}
+
+func TestLookOfAnUnchangedPullRequestIsFree(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	first, err := f.client.Look(ctx, pr)
+	if err != nil || first.State != forge.Open || first.Head != head || first.Queued {
+		t.Fatalf("Look = %+v, %v", first, err)
+	}
+	core, gql, before := f.server.RateUsed("core"), f.server.RateUsed("graphql"), len(f.server.Requests())
+	second, err := f.client.Look(ctx, pr)
+	if err != nil || second.State != first.State || second.Head != first.Head {
+		t.Fatalf("second Look = %+v, %v", second, err)
+	}
+	reqs := f.server.Requests()[before:]
+	if len(reqs) == 0 {
+		t.Fatal("the second Look sent nothing")
+	}
+	for _, r := range reqs {
+		if r.Status != http.StatusNotModified || !r.Conditional {
+			t.Errorf("the second Look's %s: want a conditional GET answered 304", r)
+		}
+	}
+	if f.server.RateUsed("core") != core || f.server.RateUsed("graphql") != gql {
+		t.Errorf("the second Look cost rate limit: core %d -> %d, graphql %d -> %d", core, f.server.RateUsed("core"), gql, f.server.RateUsed("graphql"))
+	}
+
+	// A change shows at the next Look.
+	if _, err := f.server.RequestChanges(1, "bob", "not yet"); err != nil {
+		t.Fatal(err)
+	}
+	third, err := f.client.Look(ctx, pr)
+	if err != nil || len(third.ChangesRequested) != 1 {
+		t.Fatalf("Look after a review = %+v, %v", third, err)
+	}
+}
+
+func TestLookReportsReviewsAndFailedChecks(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	if _, err := f.server.Approve(1, "carol", "fine"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.server.RequestChanges(1, "bob", "Please handle the empty name.",
+		githubtest.ReviewComment{Path: "a.txt", Line: 1, Body: "empty here"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// set's own failed status is not reported; another's is.
+	for _, st := range []forge.Status{{Context: "set/test", State: forge.StatusFailure}, {Context: "ci/ext", State: forge.StatusError, Description: "external CI broke"}} {
+		if err := f.client.SetStatus(ctx, head, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick(t)
+	f.server.FailCheckOn(head, "lint", "lint failed\nmain.go:3: unused x")
+
+	// Enqueued, its merge group commit fails a check, and the queue
+	// takes it out.
+	if _, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.client.Look(ctx, pr); err != nil { // seen queued
+		t.Fatal(err)
+	}
+	tick(t)
+	queueCommit, err := f.server.FailCheck(1, "test", "tests failed\nTestGreeting: got \"\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	look, err := f.client.Look(ctx, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if look.Queued {
+		t.Error("Queued after the queue took it out")
+	}
+	if len(look.ChangesRequested) != 1 {
+		t.Fatalf("ChangesRequested = %+v", look.ChangesRequested)
+	}
+	rv := look.ChangesRequested[0]
+	if rv.Author != "bob" || rv.Body != "Please handle the empty name." || rv.Commit != head || rv.ID == "" || rv.ID != itoa64(id) ||
+		len(rv.Comments) != 1 || rv.Comments[0] != (forge.ReviewComment{Path: "a.txt", Line: 1, Body: "empty here"}) {
+		t.Errorf("review %+v", rv)
+	}
+	var got []string
+	for _, c := range look.FailedChecks {
+		got = append(got, c.Name+"@"+c.Commit[:7]+": "+c.Conclusion+": "+c.Output)
+		if c.ID == "" || c.URL == "" && c.Name != "ci/ext" {
+			t.Errorf("check %+v: no ID or URL", c)
+		}
+	}
+	want := []string{
+		"ci/ext@" + head[:7] + ": error: external CI broke",
+		"lint@" + head[:7] + ": failure: lint failed\nmain.go:3: unused x",
+		"test@" + queueCommit[:7] + ": failure: tests failed\nTestGreeting: got \"\"",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("FailedChecks\n got %q\nwant %q", got, want)
+	}
+}
+
+// tick moves the clock of the server and the client on by a second,
+// until the test ends.
+func tick(t *testing.T) {
+	start := clock
+	clock = clock.Add(time.Second)
+	t.Cleanup(func() { clock = start })
+}
+
+func itoa64(n int64) string {
+	var b []byte
+	for n > 0 || len(b) == 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+func TestLookOfAClosedPullRequest(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	ctx := context.Background()
+	pr, _ := f.open("a")
+	if _, err := f.server.RequestChanges(1, "bob", "this is the wrong approach"); err != nil {
+		t.Fatal(err)
+	}
+	tick(t)
+	if err := f.server.ClosePR(1, "alice", "We will not take this: the greeting stays as it is."); err != nil {
+		t.Fatal(err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if err != nil || look.State != forge.Closed || look.ClosedBy != "alice" || look.Words != "We will not take this: the greeting stays as it is." {
+		t.Fatalf("Look = %+v, %v", look, err)
+	}
+}
+
+func TestRefusalsAreConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		repo   string
+		fix    []string
+	}{
+		{"401", 401, "acme/app", []string{"GH_TOKEN", "project.delivery.forge.tokenEnv"}},
+		{"403", 403, "acme/app", []string{"GH_TOKEN", "project.delivery.forge.tokenEnv", "acme/app"}},
+		{"404", 0, "acme/nope", []string{"project.delivery.forge.repository", "project.delivery.forge.apiURL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, githubtest.Options{})
+			f.remote.branch("set/a", "a.txt")
+			c := f.client
+			if tc.repo != "acme/app" {
+				var err error
+				c, err = New(Options{APIURL: f.server.URL(), Repository: tc.repo, Token: token, Sleep: f.sleeps.sleep})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.status != 0 {
+				f.server.Refuse(tc.status)
+			}
+			ctx := context.Background()
+			pr := forge.PullRequest{Number: 1, ID: "PR_x"}
+			for name, call := range map[string]func() error{
+				"Open": func() error {
+					_, err := c.Open(ctx, forge.NewPullRequest{Head: "set/a", Base: "main", Title: "a"})
+					return err
+				},
+				"SetStatus": func() error {
+					return c.SetStatus(ctx, strings.Repeat("a", 40), forge.Status{Context: "set/x", State: forge.StatusSuccess})
+				},
+				"RequestMerge": func() error { _, err := c.RequestMerge(ctx, pr, strings.Repeat("a", 40), "squash"); return err },
+				"Look":         func() error { _, err := c.Look(ctx, pr); return err },
+			} {
+				err := call()
+				noToken(t, err)
+				var ce *forge.ConfigError
+				if !errors.As(err, &ce) {
+					t.Errorf("%s = %v, want a *forge.ConfigError", name, err)
+					continue
+				}
+				want := tc.status
+				if want == 0 {
+					want = 404
+				}
+				if ce.Status != want || ce.Forge != f.server.URL() || ce.Repository != tc.repo || ce.Message == "" {
+					t.Errorf("%s: %+v", name, ce)
+				}
+				for _, s := range tc.fix {
+					if !strings.Contains(ce.Fix, s) {
+						t.Errorf("%s: the fix %q does not name %s", name, ce.Fix, s)
+					}
+				}
+			}
+			if len(f.sleeps.waits) != 0 {
+				t.Errorf("a refusal was retried: waits %v", f.sleeps.waits)
+			}
+		})
+	}
+}
+
+func TestRateLimitsAreWaitedOut(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	f.remote.branch("set/a", "a.txt")
+	f.server.RateLimit(1, githubtest.TooMany)
+	f.server.RateLimit(2, githubtest.Secondary)
+	f.server.RateLimit(1, githubtest.Primary)
+	pr, err := f.client.Open(context.Background(), forge.NewPullRequest{Head: "set/a", Base: "main", Title: "a"})
+	if err != nil || pr.Number != 1 {
+		t.Fatalf("Open through rate limits = %+v, %v", pr, err)
+	}
+	// Retry-After; a minute, then two (GitHub's guidance for a secondary
+	// limit that says not when); until x-ratelimit-reset and a second.
+	want := []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 91 * time.Second}
+	if !slicesEqual(f.sleeps.waits, want) {
+		t.Fatalf("waits %v, want %v", f.sleeps.waits, want)
+	}
+}
+
+func slicesEqual(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRateLimitGivesUpOnlyWhenTheContextEnds(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	f.server.RateLimit(100, githubtest.Secondary)
+	ctx, cancel := context.WithCancel(context.Background())
+	var waits []time.Duration
+	f.client.sleep = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		if len(waits) == 6 {
+			cancel()
+		}
+		return ctx.Err()
+	}
+	err := f.client.SetStatus(ctx, strings.Repeat("a", 40), forge.Status{Context: "set/x", State: forge.StatusSuccess})
+	noToken(t, err)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("SetStatus = %v, want the context's end", err)
+	}
+	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 15 * time.Minute, 15 * time.Minute}
+	if !slicesEqual(waits, want) {
+		t.Fatalf("waits %v, want %v (doubling, capped)", waits, want)
+	}
+}
+
+// flaky answers the first n requests with 502.
+type flaky struct {
+	next http.RoundTripper
+	n    int
+}
+
+func (f *flaky) RoundTrip(req *http.Request) (*http.Response, error) {
+	if f.n > 0 {
+		f.n--
+		return &http.Response{StatusCode: 502, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("<html>bad gateway</html>")), Request: req}, nil
+	}
+	return f.next.RoundTrip(req)
+}
+
+func TestServerErrorsAreRetriedAFewTimes(t *testing.T) {
+	fl := &flaky{n: 2}
+	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { fl.next = rt; return fl })
+	_, head := f.open("a")
+	if len(f.sleeps.waits) != 2 {
+		t.Fatalf("waits %v, want two", f.sleeps.waits)
+	}
+	fl.n = 10
+	err := f.client.SetStatus(context.Background(), head, forge.Status{Context: "set/x", State: forge.StatusSuccess})
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != 502 {
+		t.Fatalf("SetStatus against a broken GitHub = %v, want its 502", err)
+	}
+}

@@ -1,0 +1,187 @@
+package githubtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// remote is a bare repository with main, and a clone to push from.
+type remote struct {
+	t           *testing.T
+	bare, clone string
+}
+
+func newRemote(t *testing.T) *remote {
+	t.Helper()
+	dir := t.TempDir()
+	r := &remote{t: t, bare: filepath.Join(dir, "remote.git"), clone: filepath.Join(dir, "clone")}
+	r.git(dir, "init", "-q", "--bare", "-b", "main", r.bare)
+	r.git(dir, "clone", "-q", r.bare, r.clone)
+	r.git(r.clone, "checkout", "-q", "-b", "main")
+	r.commit("README.md", "# repo\n")
+	r.git(r.clone, "push", "-q", "origin", "main")
+	return r
+}
+
+func (r *remote) git(dir string, args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r *remote) commit(name, content string) string {
+	r.t.Helper()
+	if err := os.WriteFile(filepath.Join(r.clone, name), []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	r.git(r.clone, "add", "-A")
+	r.git(r.clone, "commit", "-qm", name)
+	return r.git(r.clone, "rev-parse", "HEAD")
+}
+
+// branch pushes a branch off main with one file, and returns its tip.
+func (r *remote) branch(name, file string) string {
+	r.t.Helper()
+	r.git(r.clone, "checkout", "-q", "-B", name, "origin/main")
+	tip := r.commit(file, file+"\n")
+	r.git(r.clone, "push", "-q", "-f", "origin", name)
+	r.git(r.clone, "checkout", "-q", "main")
+	return tip
+}
+
+func call(t *testing.T, s *Server, token, method, path string, body any, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		rd = bytes.NewReader(data)
+	}
+	url := s.URL() + path
+	if strings.HasPrefix(path, "/api/") {
+		url = s.WebURL() + path
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, data
+}
+
+func TestServerOpensMergesAndAnswersConditionally(t *testing.T) {
+	r := newRemote(t)
+	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.bare, MergeQueue: true, AutoMerge: true, Required: []string{"set/test"}})
+	defer s.Close()
+	head := r.branch("set/a", "a.txt")
+
+	if resp, _ := call(t, s, "wrong", "GET", "/repos/acme/app", nil); resp.StatusCode != 401 {
+		t.Fatalf("a wrong token: %d, want 401", resp.StatusCode)
+	}
+	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/other", nil); resp.StatusCode != 404 {
+		t.Fatalf("another repository: %d, want 404", resp.StatusCode)
+	}
+	resp, data := call(t, s, "tok", "POST", "/repos/acme/app/pulls", map[string]string{"title": "a", "head": "set/a", "base": "main", "body": "b"})
+	if resp.StatusCode != 201 {
+		t.Fatalf("open: %d %s", resp.StatusCode, data)
+	}
+	var pr struct {
+		Number int    `json:"number"`
+		NodeID string `json:"node_id"`
+		Head   struct{ SHA string }
+	}
+	_ = json.Unmarshal(data, &pr)
+	if pr.Number != 1 || pr.Head.SHA != head {
+		t.Fatalf("opened %+v, want #1 at %s", pr, head)
+	}
+	if resp, data := call(t, s, "tok", "POST", "/repos/acme/app/pulls", map[string]string{"title": "a", "head": "set/a", "base": "main"}); resp.StatusCode != 422 || !strings.Contains(string(data), "already exists") {
+		t.Fatalf("a second open: %d %s", resp.StatusCode, data)
+	}
+
+	// A conditional GET of an unchanged pull request: 304, free.
+	resp, _ = call(t, s, "tok", "GET", "/repos/acme/app/pulls/1", nil)
+	etag := resp.Header.Get("ETag")
+	used := s.RateUsed("core")
+	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/app/pulls/1", nil, "If-None-Match", etag); resp.StatusCode != 304 || s.RateUsed("core") != used {
+		t.Fatalf("conditional GET: %d, rate used %d -> %d", resp.StatusCode, used, s.RateUsed("core"))
+	}
+
+	// Enqueued while its required status is missing: it waits; the
+	// status posted, it merges.
+	enqueue := map[string]any{"query": "mutation($input: EnqueuePullRequestInput!) { enqueuePullRequest(input: $input) { mergeQueueEntry { state position } } }",
+		"variables": map[string]any{"input": map[string]any{"pullRequestId": pr.NodeID, "expectedHeadOid": head}}}
+	if resp, data := call(t, s, "tok", "POST", "/api/graphql", enqueue); resp.StatusCode != 200 || !strings.Contains(string(data), `"AWAITING_CHECKS"`) {
+		t.Fatalf("enqueue: %d %s", resp.StatusCode, data)
+	}
+	if got, _ := s.PR(1); !got.Queued || got.QueueCommit == "" {
+		t.Fatalf("after enqueue: %+v", got)
+	}
+	if resp, data := call(t, s, "tok", "POST", "/repos/acme/app/statuses/"+head, map[string]string{"state": "success", "context": "set/test"}); resp.StatusCode != 201 {
+		t.Fatalf("status: %d %s", resp.StatusCode, data)
+	}
+	got, _ := s.PR(1)
+	if !got.Merged || r.git(r.bare, "rev-parse", "main") != got.MergeCommit || r.git(r.bare, "rev-parse", "main^{tree}") != r.git(r.bare, "rev-parse", head+"^{tree}") {
+		t.Fatalf("after the status: %+v, main at %s", got, r.git(r.bare, "rev-parse", "main"))
+	}
+}
+
+func TestServerFailsAQueuedCheckAndLimits(t *testing.T) {
+	r := newRemote(t)
+	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.bare, MergeQueue: true})
+	defer s.Close()
+	r.branch("set/a", "a.txt")
+	call(t, s, "tok", "POST", "/repos/acme/app/pulls", map[string]string{"title": "a", "head": "set/a", "base": "main"})
+	p, _ := s.PR(1)
+	call(t, s, "tok", "POST", "/graphql", map[string]any{"query": "mutation($input: EnqueuePullRequestInput!) { enqueuePullRequest(input: $input) { mergeQueueEntry { state } } }",
+		"variables": map[string]any{"input": map[string]any{"pullRequestId": p.NodeID}}})
+	sha, err := s.FailCheck(1, "ci/test", "tests failed\nTestX: want 1, got 2")
+	if err != nil || sha == p.HeadSHA {
+		t.Fatalf("FailCheck = %s, %v; want the merge group commit", sha, err)
+	}
+	if p, _ := s.PR(1); p.Queued {
+		t.Fatal("a failed queue check leaves the pull request queued")
+	}
+	_, data := call(t, s, "tok", "GET", "/repos/acme/app/commits/"+sha+"/check-runs", nil)
+	if !strings.Contains(string(data), `"conclusion":"failure"`) {
+		t.Fatalf("check runs of the merge group commit: %s", data)
+	}
+	query := map[string]any{"query": "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) { timelineItems(last: 50, itemTypes: [REMOVED_FROM_MERGE_QUEUE_EVENT]) { nodes { __typename } } } } }",
+		"variables": map[string]any{"owner": "acme", "name": "app", "number": 1}}
+	if _, data := call(t, s, "tok", "POST", "/graphql", query); !strings.Contains(string(data), sha) {
+		t.Fatalf("the removal does not name the merge group commit: %s", data)
+	}
+
+	s.RateLimit(1, TooMany)
+	s.RateLimit(1, Primary)
+	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/app", nil); resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("TooMany: %d", resp.StatusCode)
+	}
+	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/app", nil); resp.StatusCode != 403 || resp.Header.Get("X-RateLimit-Remaining") != "0" {
+		t.Fatalf("Primary: %d", resp.StatusCode)
+	}
+	s.Refuse(403)
+	if resp, _ := call(t, s, "tok", "GET", "/repos/acme/app", nil); resp.StatusCode != 403 {
+		t.Fatalf("Refuse(403): %d", resp.StatusCode)
+	}
+	for _, req := range s.Requests() {
+		if strings.Contains(req.String(), "tok") {
+			t.Errorf("the log holds the token: %s", req)
+		}
+	}
+}
