@@ -309,7 +309,7 @@ var eventLines = journal.NewTable(
 		l := hiddenLine(fmt.Sprintf("run finished: %s (%s)", d.Result, ms(d.DurationMS)))
 		switch d.Result {
 		case "success":
-		case "interrupted", "paused":
+		case "interrupted", "paused", "open":
 			l.level = "warn"
 		default:
 			l.level = "error"

@@ -502,7 +502,9 @@ type ControlData struct {
 type RunFinishedData struct {
 	// Result is "success" (every change merged), "failed" (some change
 	// failed or is blocked), "paused" (none failed, and the ones not
-	// merged are paused: a later setctl apply resumes them), or
+	// merged are paused: a later setctl apply resumes them), "open"
+	// (none failed, and the ones not merged are in review, their pull
+	// requests open: a later setctl apply watches them again), or
 	// "interrupted".
 	Result     string         `json:"result"`
 	Statuses   map[string]int `json:"statuses"`

@@ -125,7 +125,7 @@ type Options struct {
 // Statuses has every change of the run, those an earlier invocation put
 // on main included, and Duration counts from the run's first RUN_STARTED.
 type Summary struct {
-	Result   string // "success", "failed" or "interrupted"
+	Result   string // "success", "failed", "paused", "open" or "interrupted"
 	Statuses map[string]state.Status
 	Resumed  bool
 	Duration time.Duration
