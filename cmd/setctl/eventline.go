@@ -264,8 +264,12 @@ var eventLines = journal.NewTable(
 	journal.On(func(v lineStyle, _ journal.Event, d journal.PullRequestOpenedData) eventLine {
 		msg := fmt.Sprintf("pull request #%d open: %s (%s at %s)", d.Number, d.URL, d.Branch, shortSHA(d.Head))
 		switch {
-		case d.Way == "merge-queue":
+		case d.MergeRefused != "":
+			return warnLine(msg + "; the forge did not take it to merge: " + d.MergeRefused)
+		case d.Way == "merge-queue" && d.QueueState != "":
 			msg += fmt.Sprintf(", in %s's merge queue (%s)", v.main, strings.ToLower(d.QueueState))
+		case d.Way == "merge-queue":
+			msg += fmt.Sprintf(", in %s's merge queue", v.main)
 		case d.Way != "":
 			msg += ", auto-merge armed"
 		default:

@@ -18,5 +18,5 @@ func Token(cfg *config.Project, lookup func(string) (string, bool)) (string, err
 		return v, nil
 	}
 	return "", cfg.FieldError([]string{"delivery", "forge", "tokenEnv"},
-		"the forge's token is read from $%s, which is not set or empty; set it to a token that may push branches and open pull requests on %s (set never writes its value anywhere)", f.TokenEnv, f.APIURL)
+		"the forge's token is read from $%s, which is not set or empty; set it to an API token that may open pull requests and post commit statuses (set never writes its value anywhere)", f.TokenEnv)
 }

@@ -648,6 +648,10 @@ type PullRequestOpenedData struct {
 	Way        string `json:"way,omitempty"`
 	QueueState string `json:"queueState,omitempty"`
 	Position   int    `json:"position,omitempty"`
+	// MergeRefused says why the forge did not take the merge request
+	// (a check that failed at once, a queue that refused it): the pull
+	// request stays open, watched, for a person or the agent.
+	MergeRefused string `json:"mergeRefused,omitempty"`
 }
 
 // The kinds of PULL_REQUEST_FEEDBACK.

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,7 +55,9 @@ func (e *BranchTakenError) Error() string {
 // the agent to build on should the pull request come back to it.
 //
 // A *forge.ConfigError, a *BranchTakenError or a refused push is a run
-// error, never the change's: nothing was judged.
+// error, never the change's: nothing was judged. A merge request the
+// forge did not take otherwise is recorded (MergeRefused), and the pull
+// request watched as any other: a check that failed comes back as such.
 func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.PullRequest, error) {
 	dl := in.Project.Delivery
 	fc := dl.Forge
@@ -97,10 +100,18 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 	}
 	if fc.AutoMerge {
 		mr, err := p.Forge.RequestMerge(ctx, pr, cand.Commit, fc.MergeMethod)
-		if err != nil {
+		var ce *forge.ConfigError
+		switch {
+		case errors.As(err, &ce) || ctx.Err() != nil:
 			return forge.PullRequest{}, err
+		case err != nil:
+			// The forge did not take it (a check failed at once, the
+			// queue refused it): the pull request is open all the same,
+			// and watching it tells what became of it.
+			opened.MergeRefused = err.Error()
+		default:
+			opened.Way, opened.QueueState, opened.Position = string(mr.Way), mr.QueueState, mr.Position
 		}
-		opened.Way, opened.QueueState, opened.Position = string(mr.Way), mr.QueueState, mr.Position
 	}
 	if err := in.Emit(opened); err != nil {
 		return forge.PullRequest{}, err

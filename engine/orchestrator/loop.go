@@ -171,6 +171,9 @@ func (r *run) attemptReported(ctx context.Context, res attemptResult) error {
 	if landed != "" {
 		r.retireLater(ctx, landed)
 	}
+	if res.proposed {
+		r.reviews.entered()
+	}
 	return err
 }
 

@@ -21,8 +21,8 @@ import (
 
 // reviews watches the pull requests of the changes in review
 // (pull-request mode): it asks the forge what became of each (Look),
-// every delay, a delay that starts at firstLook and doubles up to
-// lastLook while nothing changes. Its fields are the loop goroutine's
+// every delay: at once when a change went in review, then after
+// firstLook, doubling up to lastLook while nothing changes. Its fields are the loop goroutine's
 // own; a look runs in a goroutine of its own, which reads only the
 // forge, and reports on done.
 //
@@ -81,7 +81,7 @@ func newReviews(f forge.Forge, after func(time.Duration) <-chan time.Time) *revi
 	if after == nil {
 		after = time.After
 	}
-	return &reviews{forge: f, after: after, delay: firstLook, done: make(chan []lookResult, 1), landed: make(chan landResult, 1)}
+	return &reviews{forge: f, after: after, delay: 0, done: make(chan []lookResult, 1), landed: make(chan landResult, 1)}
 }
 
 // busy reports whether a look or a landing is under way.
@@ -90,6 +90,14 @@ func (v *reviews) busy() bool { return v != nil && (v.looking || v.landing) }
 // soon makes the next look come after firstLook: something changed.
 func (v *reviews) soon() {
 	v.delay, v.timer = firstLook, nil
+}
+
+// entered makes the next look come at once: a change went in review,
+// and a forge whose checks are green may have merged it already.
+func (v *reviews) entered() {
+	if v != nil {
+		v.delay, v.timer = 0, nil
+	}
 }
 
 // inReview are the changes whose pull request is open, in the state's
@@ -198,7 +206,7 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 	if changed {
 		v.soon()
 	} else {
-		v.delay = min(2*v.delay, lastLook)
+		v.delay = min(max(2*v.delay, firstLook), lastLook)
 	}
 	return nil
 }
