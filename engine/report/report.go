@@ -422,6 +422,19 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 			return holder
 		}
 		return fmt.Sprintf("a free slot: %s at work, at most %d at once", english.Plural(atWork(s), "change"), s.MaxParallel)
+	case st == state.InReview && c.PullRequest != nil:
+		how := "a person to merge it"
+		switch c.PullRequest.Way {
+		case "merge-queue":
+			how = "its merge queue"
+		case "auto-merge":
+			how = "its auto-merge"
+		}
+		msg := fmt.Sprintf("the forge: pull request #%d (%s) is open, for %s", c.PullRequest.Number, c.PullRequest.URL, how)
+		if stopped {
+			msg += "; the next `setctl apply` watches it"
+		}
+		return msg
 	case stopped:
 		return fmt.Sprintf("a `setctl apply` to continue: the run stopped while it was %s", st)
 	case st == state.Queued:
@@ -438,15 +451,6 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 		return fmt.Sprintf("its agent: integration failed, retry %d of %d", c.RetriesUsed(state.StageIntegration), budget(s, state.StageIntegration))
 	case st == state.Merged:
 		return "its archive: main holds it, the run is recording the fold"
-	case st == state.InReview && c.PullRequest != nil:
-		how := "a person to merge it"
-		switch c.PullRequest.Way {
-		case "merge-queue":
-			how = "its merge queue"
-		case "auto-merge":
-			how = "its auto-merge"
-		}
-		return fmt.Sprintf("the forge: pull request #%d (%s) is open, for %s", c.PullRequest.Number, c.PullRequest.URL, how)
 	}
 	return ""
 }
