@@ -383,3 +383,32 @@ func TestPullRequestTokenRedacted(t *testing.T) {
 		t.Error("no file under .set/ holds the agent's masked output: did the agent run?")
 	}
 }
+
+// TestPullRequestMergedBetweenRuns: a pull request the forge merged while
+// no run watched it is recorded by the next apply, also when that apply's
+// plan no longer names its change (main has its work).
+func TestPullRequestMergedBetweenRuns(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	merged := ff.merge(ff.pr("set/alpha"))
+	f.git("fetch", "-q", "origin", "main")
+	f.git("merge", "-q", "--ff-only", "FETCH_HEAD")
+	f.plan.Changes, f.plan.Requirements = nil, nil
+	f.change("beta")
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	f.applySucceeds(f.agentScript(prAgent))
+	st := f.state()
+	if a := st.Changes["alpha"]; a.Status != state.Archived || a.MergedCommit != merged.MergeCommit {
+		t.Errorf("alpha: %s, merged at %s; want archived at the forge's %s", a.Status, a.MergedCommit, merged.MergeCommit)
+	}
+	if b := st.Changes["beta"]; b.Status != state.Archived {
+		t.Errorf("beta: %s", b.Status)
+	}
+	if pr := ff.pr("set/alpha"); pr.opens != 1 {
+		t.Errorf("alpha's pull request opened %d times, want once", pr.opens)
+	}
+}

@@ -255,7 +255,8 @@ func (q *mergeQueue) settle(ctx context.Context, a *attempt) attemptResult {
 	if rej := (*git.PushRejectedError)(nil); errors.As(err, &rej) {
 		// Someone else pushed to the remote's main: main follows it, and
 		// the change goes round the queue again, onto it.
-		synced, err := delivery.Follow(context.WithoutCancel(ctx), q.root, q.project, q.layout.FastForward())
+		var synced delivery.Synced
+		q.pool.still(func() { synced, err = delivery.Follow(context.WithoutCancel(ctx), q.root, q.project, q.layout.FastForward()) })
 		if err != nil {
 			return attemptResult{err: err}
 		}

@@ -297,7 +297,9 @@ func (r *run) landMerged(ctx context.Context) {
 
 // landPullRequest records a change whose pull request the forge merged.
 func (s *services) landPullRequest(ctx context.Context, res lookResult) error {
-	synced, err := delivery.Follow(ctx, s.root, s.project, s.layout.FastForward())
+	var synced delivery.Synced
+	var err error
+	s.pool.still(func() { synced, err = delivery.Follow(ctx, s.root, s.project, s.layout.FastForward()) })
 	if err != nil {
 		return err
 	}
