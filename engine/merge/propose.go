@@ -124,12 +124,17 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 	return pr, nil
 }
 
+// StatusContext names the commit status of a gate's verdict, set/<gate>,
+// which branch protection can require (a status's name, not a branch:
+// git.ChangeBranch names those).
+func StatusContext(gate string) string { return fmt.Sprintf("set/%s", gate) }
+
 // gateStatus is a gate's verdict as the commit status set/<gate>. A gate
 // that failed without blocking (warn) or checked nothing (skip) did not
 // stop the change: success, saying so.
 func gateStatus(v journal.VerifyGateData) forge.Status {
 	took := (time.Duration(v.DurationMS) * time.Millisecond).Round(100 * time.Millisecond)
-	s := forge.Status{Context: "set/" + v.Gate, State: forge.StatusSuccess}
+	s := forge.Status{Context: StatusContext(v.Gate), State: forge.StatusSuccess}
 	switch v.Result {
 	case "pass":
 		s.Description = fmt.Sprintf("passed in %s", took)

@@ -256,7 +256,9 @@ func (q *mergeQueue) settle(ctx context.Context, a *attempt) attemptResult {
 		// Someone else pushed to the remote's main: main follows it, and
 		// the change goes round the queue again, onto it.
 		var synced delivery.Synced
-		q.pool.still(func() { synced, err = delivery.Follow(context.WithoutCancel(ctx), q.root, q.project, q.layout.FastForward()) })
+		q.pool.still(func() {
+			synced, err = delivery.Follow(context.WithoutCancel(ctx), q.root, q.project, q.layout.FastForward())
+		})
 		if err != nil {
 			return attemptResult{err: err}
 		}
