@@ -46,8 +46,8 @@ func (e *BranchTakenError) Error() string {
 // remote as the branch set/<change> (leased on what set pushed there
 // last, or on its absence: never over someone else's work), the pull
 // request from it into main is opened (or, when one is open, updated:
-// forge.Forge.Open), each integration gate's verdict is posted as the
-// commit status set/<gate> on the candidate, and with forge.autoMerge the
+// forge.Forge.Open), each gate's verdict is posted as the commit status
+// set/<gate> on the candidate (see statuses), and with forge.autoMerge the
 // pull request is handed to the forge's merge queue or auto-merge. Main
 // does not move: the forge merges. PUSHING is journaled before the push,
 // PULL_REQUEST_OPENED once the forge has the pull request. The branch
@@ -84,11 +84,7 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 		return forge.PullRequest{}, err
 	}
 	var posted []string
-	for _, v := range p.Verdicts {
-		if v.Stage != journal.StageIntegration || v.Attempt != in.Attempt {
-			continue
-		}
-		s := gateStatus(v)
+	for _, s := range statuses(p.Verdicts, in.Attempt) {
 		if err := p.Forge.SetStatus(ctx, cand.Commit, s); err != nil {
 			return forge.PullRequest{}, err
 		}
@@ -129,6 +125,30 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 // git.ChangeBranch names those).
 func StatusContext(gate string) string { return fmt.Sprintf("set/%s", gate) }
 
+// statuses are the commit statuses of the candidate of integration
+// attempt: its integration gates' verdicts, which judged exactly its
+// tree, then the verdicts of the last verify round's gates that the
+// integration stack does not run (they judged the change's branch),
+// each gate once.
+func statuses(verdicts []journal.VerifyGateData, attempt int) []forge.Status {
+	var out []forge.Status
+	seen := map[string]bool{}
+	for _, stage := range []string{journal.StageIntegration, journal.StageVerify} {
+		for _, v := range verdicts {
+			if v.Stage != stage || seen[v.Gate] || (stage == journal.StageIntegration && v.Attempt != attempt) {
+				continue
+			}
+			seen[v.Gate] = true
+			s := gateStatus(v)
+			if stage == journal.StageVerify {
+				s.Description = "verify: " + s.Description
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // gateStatus is a gate's verdict as the commit status set/<gate>. A gate
 // that failed without blocking (warn) or checked nothing (skip) did not
 // stop the change: success, saying so.
@@ -145,8 +165,9 @@ func gateStatus(v journal.VerifyGateData) forge.Status {
 	default:
 		s.State, s.Description = forge.StatusFailure, v.Result
 	}
-	if r := []rune(s.Description); len(r) > 140 {
-		s.Description = string(r[:137]) + "..."
+	// GitHub takes 140 characters; "verify: " may come before.
+	if r := []rune(s.Description); len(r) > 130 {
+		s.Description = string(r[:127]) + "..."
 	}
 	return s
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/forge"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -410,5 +411,27 @@ func TestPullRequestMergedBetweenRuns(t *testing.T) {
 	}
 	if pr := ff.pr("set/alpha"); pr.opens != 1 {
 		t.Errorf("alpha's pull request opened %d times, want once", pr.opens)
+	}
+}
+
+// TestPullRequestBranchTaken: a remote branch set/<change> holding a
+// commit set did not push stops the run; set pushes nothing over it.
+func TestPullRequestBranchTaken(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.change("alpha")
+	f.git("push", "-q", "origin", "main:refs/heads/set/alpha")
+	theirs := f.git("rev-parse", "main")
+	_, err := f.apply(context.Background(), f.agentScript(prAgent))
+	var taken *merge.BranchTakenError
+	if !errors.As(err, &taken) || taken.Commit != theirs {
+		t.Fatalf("apply: %v, want a *merge.BranchTakenError naming %s", err, theirs)
+	}
+	if got := ff.head("set/alpha"); got != theirs {
+		t.Errorf("the remote's set/alpha moved to %s", got)
+	}
+	if len(ff.prs) != 0 {
+		t.Errorf("pull requests opened: %d", len(ff.prs))
 	}
 }
