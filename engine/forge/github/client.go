@@ -13,8 +13,9 @@
 //     context lasts. A 5xx or a broken connection is retried a few times.
 //   - Every GET is conditional once its URL was read: the client keeps the
 //     last body and ETag of each URL, and a 304 (free of rate limit)
-//     answers from it. That cache is all the client keeps between calls;
-//     what set has seen of a pull request is the journal's.
+//     answers from it. That cache, and the merge group commits the merge
+//     queue showed for each pull request, is all the client keeps between
+//     calls; what set has seen of a pull request is the journal's.
 package github
 
 import (
@@ -106,7 +107,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{api: api, graphqlURL: GraphQLURL(api), owner: owner, name: name, token: opts.Token, tokenEnv: opts.TokenEnv,
 		http: opts.HTTPClient, sleep: opts.Sleep, now: opts.Now,
-		cache: map[string]cached{}, queue: map[int]queueLook{}, etag: map[int]string{}}
+		cache: map[string]cached{}, queue: map[int]queueLook{}}
 	if c.http == nil {
 		c.http = &http.Client{Timeout: time.Minute}
 	}
@@ -331,11 +332,10 @@ func (c *Client) send(ctx context.Context, method, u string, payload []byte) (*r
 	switch {
 	case resp.StatusCode == http.StatusNotModified && ok:
 		r.status, r.body = http.StatusOK, hit.body
-		r.header = resp.Header.Clone()
 		if r.header.Get("Link") == "" && hit.link != "" {
+			r.header = r.header.Clone()
 			r.header.Set("Link", hit.link)
 		}
-		r.header.Set("X-Set-Not-Modified", "1")
 	case resp.StatusCode == http.StatusOK && resp.Header.Get("ETag") != "":
 		c.mu.Lock()
 		c.cache[u] = cached{etag: resp.Header.Get("ETag"), body: data, link: resp.Header.Get("Link")}
@@ -343,9 +343,6 @@ func (c *Client) send(ctx context.Context, method, u string, payload []byte) (*r
 	}
 	return r, nil
 }
-
-// notModified reports whether r was answered from the cache (a 304).
-func notModified(r *response) bool { return r.header.Get("X-Set-Not-Modified") == "1" }
 
 // rateLimited reports whether an answer is a rate limit: a 429, or a 403
 // with x-ratelimit-remaining 0 or a message saying it is one.
@@ -466,8 +463,8 @@ func (c *Client) get(ctx context.Context, path string, out any) (*response, erro
 
 // getAll GETs every page of a list under the repository (100 a page,
 // following the Link header's rel="next") into out, a pointer to a
-// slice. changed reports whether any page was not a 304.
-func getAll[T any](ctx context.Context, c *Client, path string, out *[]T) (changed bool, err error) {
+// slice.
+func getAll[T any](ctx context.Context, c *Client, path string, out *[]T) error {
 	sep := "?"
 	if strings.Contains(path, "?") {
 		sep = "&"
@@ -476,17 +473,16 @@ func getAll[T any](ctx context.Context, c *Client, path string, out *[]T) (chang
 	for u != "" {
 		resp, err := c.do(ctx, http.MethodGet, u, nil)
 		if err != nil {
-			return false, err
+			return err
 		}
 		var page []T
 		if err := decode(resp, &page); err != nil {
-			return false, err
+			return err
 		}
 		*out = append(*out, page...)
-		changed = changed || !notModified(resp)
 		u = nextLink(resp.header.Get("Link"))
 	}
-	return changed, nil
+	return nil
 }
 
 // nextLink is the rel="next" URL of a Link header, or "".

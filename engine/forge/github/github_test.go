@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -342,6 +343,20 @@ func TestRequestMergeArmsAutoMergeWithoutAQueue(t *testing.T) {
 	}
 }
 
+func TestRequestMergeOfAPullRequestMergedAtOnce(t *testing.T) {
+	f := newFixture(t, githubtest.Options{MergeQueue: true, AutoMerge: true})
+	ctx := context.Background()
+	pr, head := f.open("a")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	if err != nil || mr.Way != forge.MergeQueued {
+		t.Fatalf("RequestMerge = %+v, %v", mr, err)
+	}
+	look, err := f.client.Look(ctx, pr)
+	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); err != nil || look.State != forge.Merged || look.MergeCommit != main {
+		t.Fatalf("Look = %+v, %v; main at %s", look, err, main)
+	}
+}
+
 func TestRequestMergeThatGitHubDoesNotTakeIsAnError(t *testing.T) {
 	f := newFixture(t, githubtest.Options{MergeQueue: true})
 	pr, head := f.open("a")
@@ -571,6 +586,30 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 	want := []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 91 * time.Second}
 	if !slicesEqual(f.sleeps.waits, want) {
 		t.Fatalf("waits %v, want %v", f.sleeps.waits, want)
+	}
+
+	// GraphQL's limits too.
+	f.sleeps.waits = nil
+	f.server.RateLimit(1, githubtest.Secondary)
+	if _, err := f.client.RequestMerge(context.Background(), pr, pr.Head, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	if !slicesEqual(f.sleeps.waits, []time.Duration{time.Minute}) {
+		t.Fatalf("waits %v, want a minute", f.sleeps.waits)
+	}
+}
+
+func TestLookFollowsPages(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	pr, _ := f.open("a")
+	for i := range 105 {
+		if _, err := f.server.RequestChanges(1, "bob", "round "+strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	look, err := f.client.Look(context.Background(), pr)
+	if err != nil || len(look.ChangesRequested) != 105 || look.ChangesRequested[104].Body != "round 104" {
+		t.Fatalf("Look = %d reviews, %v", len(look.ChangesRequested), err)
 	}
 }
 

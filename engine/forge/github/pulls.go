@@ -104,7 +104,7 @@ func (c *Client) open(ctx context.Context, pr forge.NewPullRequest) (forge.PullR
 func (c *Client) openFrom(ctx context.Context, head string) (pullJSON, bool, error) {
 	var list []pullJSON
 	q := url.Values{"head": {c.owner + ":" + head}, "state": {"open"}}
-	if _, err := getAll(ctx, c, "/pulls?"+q.Encode(), &list); err != nil {
+	if err := getAll(ctx, c, "/pulls?"+q.Encode(), &list); err != nil {
 		return pullJSON{}, false, err
 	}
 	for _, p := range list {
@@ -357,9 +357,11 @@ func (u *user) login() string {
 // queueLook is what the merge queue says of a pull request.
 type queueLook struct {
 	queued bool
-	// commits are the merge group commits made for it: its entry's now,
-	// and the one of each removal.
+	// commits are the merge group commits made for it, oldest first:
+	// its entries' seen by this client, and the one of each removal.
 	commits []string
+	// etag is the pull request's ETag when the queue was read.
+	etag string
 }
 
 // Look reads what became of pr. Its requests are conditional: a pull
@@ -388,7 +390,7 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 	}
 
 	var reviews []reviewJSON
-	if _, err := getAll(ctx, c, "/pulls/"+n+"/reviews", &reviews); err != nil {
+	if err := getAll(ctx, c, "/pulls/"+n+"/reviews", &reviews); err != nil {
 		return forge.Look{}, err
 	}
 	for _, r := range reviews {
@@ -397,7 +399,7 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 		}
 		review := forge.Review{ID: strconv.FormatInt(r.ID, 10), Author: r.User.login(), Body: r.Body, Commit: r.CommitID, At: r.SubmittedAt}
 		var comments []reviewCommentJSON
-		if _, err := getAll(ctx, c, "/pulls/"+n+"/reviews/"+strconv.FormatInt(r.ID, 10)+"/comments", &comments); err != nil {
+		if err := getAll(ctx, c, "/pulls/"+n+"/reviews/"+strconv.FormatInt(r.ID, 10)+"/comments", &comments); err != nil {
 			return forge.Look{}, err
 		}
 		for _, cm := range comments {
@@ -455,7 +457,7 @@ func (c *Client) lookClosed(ctx context.Context, n string, reviews []reviewJSON,
 	}
 	look.ClosedBy = issue.ClosedBy.login()
 	var comments []issueCommentJSON
-	if _, err := getAll(ctx, c, "/issues/"+n+"/comments", &comments); err != nil {
+	if err := getAll(ctx, c, "/issues/"+n+"/comments", &comments); err != nil {
 		return err
 	}
 	var last time.Time
@@ -479,9 +481,8 @@ func (c *Client) lookQueue(ctx context.Context, number int, pull *response) (que
 	etag := pull.header.Get("ETag")
 	c.mu.Lock()
 	last, ok := c.queue[number]
-	same := ok && etag != "" && c.etag[number] == etag
 	c.mu.Unlock()
-	if same && !last.queued {
+	if ok && etag != "" && last.etag == etag && !last.queued {
 		return last, nil
 	}
 	var out struct {
@@ -500,22 +501,27 @@ func (c *Client) lookQueue(ctx context.Context, number int, pull *response) (que
 	if err := c.graphql(ctx, queueLookQuery, map[string]any{"owner": c.owner, "name": c.name, "number": number}, &out); err != nil {
 		return queueLook{}, err
 	}
-	var q queueLook
+	q := queueLook{etag: etag, commits: slices.Clone(last.commits)}
+	add := func(sha string) {
+		if !slices.Contains(q.commits, sha) {
+			q.commits = append(q.commits, sha)
+		}
+	}
 	if p := out.Repository.PullRequest; p != nil {
 		for _, e := range p.TimelineItems.Nodes {
 			if e.Typename == "RemovedFromMergeQueueEvent" && e.BeforeCommit != nil {
-				q.commits = append(q.commits, e.BeforeCommit.OID)
+				add(e.BeforeCommit.OID)
 			}
 		}
 		if e := p.MergeQueueEntry; e != nil {
 			q.queued = true
 			if e.HeadCommit != nil {
-				q.commits = append(q.commits, e.HeadCommit.OID)
+				add(e.HeadCommit.OID)
 			}
 		}
 	}
 	c.mu.Lock()
-	c.queue[number], c.etag[number] = q, etag
+	c.queue[number] = q
 	c.mu.Unlock()
 	return q, nil
 }

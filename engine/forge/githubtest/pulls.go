@@ -307,6 +307,20 @@ func (s *Server) ClosePR(number int, by, words string) error {
 	return nil
 }
 
+// Dequeue takes pull request number out of the merge queue, as by (a
+// person; "" for the queue itself) for reason, the way GitHub records it
+// (a RemovedFromMergeQueueEvent). It is an error when it is not queued.
+func (s *Server) Dequeue(number int, by, reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pull(number)
+	if p == nil || p.queue == nil {
+		return fmt.Errorf("#%d is not in a merge queue", number)
+	}
+	s.dequeue(p, reason, by)
+	return nil
+}
+
 // Comment adds a comment by author to pull request number's conversation.
 func (s *Server) Comment(number int, author, body string) error {
 	s.mu.Lock()

@@ -185,3 +185,45 @@ func TestServerFailsAQueuedCheckAndLimits(t *testing.T) {
 		}
 	}
 }
+
+// A test's script for the forge's people: the first request to merge
+// gets changes requested (and the pull request out of the queue), the
+// next is merged.
+func TestServerHooksActBeforeTheAnswer(t *testing.T) {
+	r := newRemote(t)
+	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.bare, MergeQueue: true})
+	defer s.Close()
+	asked := 0
+	s.OnRequestMerge(func(pr PR) {
+		asked++
+		if asked == 1 {
+			if _, err := s.RequestChanges(pr.Number, "bob", "not like this", ReviewComment{Path: "a.txt", Line: 1, Body: "here"}); err != nil {
+				t.Error(err)
+			}
+			if err := s.Dequeue(pr.Number, "bob", "changes requested"); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		if _, err := s.Merge(pr.Number); err != nil {
+			t.Error(err)
+		}
+	})
+	r.branch("set/a", "a.txt")
+	call(t, s, "tok", "POST", "/repos/acme/app/pulls", map[string]string{"title": "a", "head": "set/a", "base": "main"})
+	p, _ := s.PR(1)
+	enqueue := map[string]any{"query": "mutation($input: EnqueuePullRequestInput!) { enqueuePullRequest(input: $input) { mergeQueueEntry { state } } }",
+		"variables": map[string]any{"input": map[string]any{"pullRequestId": p.NodeID}}}
+	call(t, s, "tok", "POST", "/graphql", enqueue)
+	if p, _ := s.PR(1); p.Queued || p.Merged {
+		t.Fatalf("after the first request: %+v", p)
+	}
+	_, data := call(t, s, "tok", "GET", "/repos/acme/app/pulls/1/reviews", nil)
+	if !strings.Contains(string(data), `"state":"CHANGES_REQUESTED"`) {
+		t.Fatalf("reviews: %s", data)
+	}
+	call(t, s, "tok", "POST", "/graphql", enqueue)
+	if p, _ := s.PR(1); !p.Merged || r.git(r.bare, "rev-parse", "main") != p.MergeCommit {
+		t.Fatalf("after the second request: %+v", p)
+	}
+}
