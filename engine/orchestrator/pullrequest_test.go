@@ -435,3 +435,47 @@ func TestPullRequestBranchTaken(t *testing.T) {
 		t.Errorf("pull requests opened: %d", len(ff.prs))
 	}
 }
+
+// TestPullRequestStoppedAfterPush: a run stopped between the push of a
+// candidate and its pull request is resumed by the next apply, which
+// integrates the change again (onto a main someone else moved) and
+// pushes its new candidate over its own push, leased on it, then opens
+// the one pull request.
+func TestPullRequestStoppedAfterPush(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	f.change("alpha")
+	stopped := false
+	f.checkpoint = func(point, change string) {
+		if point == "pushed" && !stopped {
+			stopped = true
+			panic("stopped after the push")
+		}
+	}
+	if _, err := f.apply(context.Background(), f.agentScript(prAgent)); err == nil || !strings.Contains(err.Error(), "stopped after the push") {
+		t.Fatalf("first apply: %v", err)
+	}
+	first := ff.head("set/alpha")
+	// Someone else lands a commit meanwhile: the candidate made again is
+	// another commit.
+	f.write("other.txt", "someone else's\n")
+	f.git("add", "other.txt")
+	f.git("commit", "-q", "-m", "someone else's")
+	f.git("push", "-q", "origin", "main")
+	f.applySucceeds(f.agentScript(prAgent))
+	pr := ff.pr("set/alpha")
+	if pr == nil || pr.opens != 1 || len(ff.prs) != 1 {
+		t.Fatalf("pull requests: %d, alpha's %+v", len(ff.prs), pr)
+	}
+	if pr.Head == first {
+		t.Errorf("the pull request's head is the stopped run's candidate %s", first)
+	}
+	if n := count(f.events(), journal.Pushing, "alpha"); n != 2 {
+		t.Errorf("%d PUSHING, want 2 (the stopped run's, then the resumed run's over it)", n)
+	}
+	if st := f.state().Changes["alpha"]; st.Status != state.Archived {
+		t.Errorf("alpha is %s", st.Status)
+	}
+}
