@@ -479,3 +479,34 @@ func TestPullRequestStoppedAfterPush(t *testing.T) {
 		t.Errorf("alpha is %s", st.Status)
 	}
 }
+
+// TestPullRequestBackoff: set looks at a pull request at once when it is
+// opened, then waits 5 s, doubling while nothing changes, up to 2 min.
+func TestPullRequestBackoff(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.project.Delivery.Forge.Wait = config.Duration(time.Hour)
+	var mu sync.Mutex
+	var waits []time.Duration
+	f.after = func(d time.Duration) <-chan time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		waits = append(waits, d)
+		return time.After(time.Millisecond)
+	}
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if n < 8 {
+			return pr.look, nil
+		}
+		return ff.merge(pr), nil
+	}
+	f.change("alpha")
+	f.applySucceeds(f.agentScript(prAgent))
+	want := []time.Duration{0, 5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 2 * time.Minute, 2 * time.Minute}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Errorf("waits %v, want %v", waits, want)
+	}
+}

@@ -40,9 +40,10 @@ type reviews struct {
 	// while a look runs, or no change is in review).
 	delay time.Duration
 	timer <-chan time.Time
-	// looking: a look is under way.
-	looking bool
-	done    chan []lookResult
+	// looking: a look is under way. unseen: a change went in review
+	// since the last look started: the next one comes at once.
+	looking, unseen bool
+	done            chan []lookResult
 	// merged are the changes whose pull request the forge merged, with
 	// what it said, waiting for the queue to be idle to land; landing
 	// is set while one lands.
@@ -96,7 +97,7 @@ func (v *reviews) soon() {
 // and a forge whose checks are green may have merged it already.
 func (v *reviews) entered() {
 	if v != nil {
-		v.delay, v.timer = 0, nil
+		v.delay, v.timer, v.unseen = 0, nil, true
 	}
 }
 
@@ -137,7 +138,7 @@ func (r *run) watchReviews(ctx context.Context, due bool) {
 		}
 		return
 	}
-	v.timer, v.looking = nil, true
+	v.timer, v.looking, v.unseen = nil, true, false
 	var prs []lookResult
 	for _, n := range names {
 		if pr, ok := r.rec.pullRequest(n); ok {
@@ -203,9 +204,12 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 			changed = changed || sent
 		}
 	}
-	if changed {
+	switch {
+	case v.unseen:
+		v.delay = 0
+	case changed:
 		v.soon()
-	} else {
+	default:
 		v.delay = min(max(2*v.delay, firstLook), lastLook)
 	}
 	return nil
