@@ -57,6 +57,9 @@ const githubRepository = "octo/hello"
 //	    number, head, state, title, and the commit statuses on its head.
 //	github merge N | github close N WORDS
 //	    merges pull request N, or closes it as octocat saying WORDS.
+//	github refuse STATUS
+//	    answers every request with STATUS (401, 403), as a token GitHub
+//	    refuses; 0 stops it.
 func gitHub(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
 		ts.Fatalf("usage: github start|prs|merge|close ...")
@@ -99,6 +102,13 @@ func gitHub(ts *testscript.TestScript, neg bool, args []string) {
 				fmt.Fprintf(ts.Stdout(), "  %s %s: %s\n", st.Context, st.State, st.Description)
 			}
 		}
+	case "refuse":
+		if len(args) != 2 {
+			ts.Fatalf("usage: github refuse STATUS")
+		}
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		slot.srv.Refuse(n)
 	case "merge", "close":
 		if len(args) < 2 {
 			ts.Fatalf("usage: github merge N | github close N WORDS")
