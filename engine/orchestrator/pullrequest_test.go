@@ -510,3 +510,30 @@ func TestPullRequestBackoff(t *testing.T) {
 		t.Errorf("waits %v, want %v", waits, want)
 	}
 }
+
+// TestPullRequestForgeDown: a forge that keeps failing the looks ends
+// the run with its error once maxLookFailures looks in a row failed; one
+// that fails now and then is asked again.
+func TestPullRequestForgeDown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	down := errors.New("502 Bad Gateway")
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		switch {
+		case n == 1 || n == 3: // now and then
+			return forge.Look{}, down
+		case n < 5:
+			return pr.look, nil
+		}
+		return forge.Look{}, down // for good
+	}
+	f.change("alpha")
+	_, err := f.apply(context.Background(), f.agentScript(prAgent))
+	if !errors.Is(err, down) || !strings.Contains(err.Error(), fmt.Sprintf("failed %d looks in a row", maxLookFailures)) {
+		t.Fatalf("apply: %v", err)
+	}
+	if pr := ff.pr("set/alpha"); pr.looks != 4+maxLookFailures {
+		t.Errorf("%d looks, want %d", pr.looks, 4+maxLookFailures)
+	}
+}

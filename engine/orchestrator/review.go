@@ -56,7 +56,17 @@ type reviews struct {
 	// ends with pull requests open only after one did.
 	openUntil   time.Time
 	lookedSince bool
+	// failures counts the looks in a row the forge answered with an
+	// error (past the client's own retries); maxLookFailures of them
+	// end the run.
+	failures int
 }
+
+// maxLookFailures is how many looks in a row may fail before the run
+// stops with the forge's error (the waits between them, growing, span
+// more than a minute): a forge that does not answer is said, never
+// waited on in silence.
+const maxLookFailures = 4
 
 // The delays between two looks at the pull requests in review.
 const (
@@ -162,11 +172,12 @@ func (r *run) watchReviews(ctx context.Context, due bool) {
 
 // reviewed acts on what the forge said of the pull requests in review.
 // A *forge.ConfigError is a run error; a forge that did not answer is
-// asked again at the next look.
+// asked again at the next look, up to maxLookFailures looks in a row.
 func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 	v := r.reviews
 	v.looking, v.lookedSince = false, !v.openUntil.IsZero()
 	changed := false
+	var failed error
 	for _, res := range results {
 		var ce *forge.ConfigError
 		switch {
@@ -178,7 +189,8 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 			if res.change == "" { // a panic
 				return res.err
 			}
-			continue // the forge did not answer: asked again next time
+			failed = fmt.Errorf("pull request #%d of %s: %w", res.pr.Number, res.change, res.err)
+			continue // asked again next time
 		case r.rec.status(res.change) != state.InReview || slices.ContainsFunc(v.merged, func(m lookResult) bool { return m.change == res.change }):
 			continue // it moved on while the forge was asked
 		}
@@ -203,6 +215,11 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 			}
 			changed = changed || sent
 		}
+	}
+	if failed == nil {
+		v.failures = 0
+	} else if v.failures++; v.failures >= maxLookFailures {
+		return fmt.Errorf("the forge failed %d looks in a row at the pull requests in review: %w", v.failures, failed)
 	}
 	switch {
 	case v.unseen:
