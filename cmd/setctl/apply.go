@@ -84,8 +84,10 @@ apply never asks then, so it needs --yes or a plan file. Every line has
 on 127.0.0.1:7400 or the loopback --dashboard-addr, and says where on
 stderr; it stops with the run.
 
-Exit status: 0 when every change is merged, 1 otherwise, 130 when
-interrupted by SIGINT, 143 by SIGTERM.
+Exit status: 0 when every change is merged, 3 when none failed and the
+others' pull requests are still open (pull-request delivery: setctl
+status lists them, and the next setctl apply watches them again), 1
+otherwise, 130 when interrupted by SIGINT, 143 by SIGTERM.
 
 Examples:
   setctl apply --yes
@@ -219,6 +221,11 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	if len(p.Changes) == 0 && !state.Unfinished(rundir.New(ws.root).Dir()) {
 		return nil, r.nothingToDo(ctx, p)
 	}
+	// The forge's token and repository are checked before any work.
+	fg, err := forgeOf(ctx, ws.root, ws.cfg, e.getenv)
+	if err != nil {
+		return nil, ws.report(e, name, err)
+	}
 	adapter, adapters, err := pr.Agents(p)
 	if err != nil {
 		return nil, e.errorf(name, "%v", err)
@@ -236,7 +243,7 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	r.opts = orchestrator.Options{
 		Root: ws.root, Project: ws.cfg, Plan: p, Graph: g, Adapter: adapter, Adapters: adapters,
 		Runners: runners, Models: pr.Models(g), AcceptBaseline: a.acceptBaseline, KeepBranches: a.keepBranches,
-		Invocation: a.invocation,
+		Invocation: a.invocation, Forge: fg,
 	}
 	if ws.cfg.Planner.Replan == "auto" {
 		r.opts.Replan = ws.proj.Replanner()
@@ -290,7 +297,8 @@ func (r *applyRun) run() (*orchestrator.Summary, error) {
 }
 
 // report ends the output of the run with its summary (or its error) and
-// returns the exit code: 0 when every change reached main.
+// returns the exit code: 0 when every change reached main, exitOpen when
+// none failed and the others' pull requests are still open.
 func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
 	e, ws := r.e, r.ws
 	if nb := (*git.NoBranchError)(nil); errors.As(err, &nb) {
@@ -311,8 +319,11 @@ func (r *applyRun) report(sum *orchestrator.Summary, err error) int {
 		return failed
 	}
 	r.view.ended(sum, head, ws.cfg.MainBranch, r.coverage(sum))
-	if sum.Result == "success" {
+	switch sum.Result {
+	case "success":
 		return exitOK
+	case "open":
+		return exitOpen
 	}
 	return exitError
 }

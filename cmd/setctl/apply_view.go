@@ -105,6 +105,8 @@ func (v *applyHuman) ended(sum *orchestrator.Summary, head, mainBranch string, r
 	case "success":
 	case "interrupted":
 		fmt.Fprintln(out, "Interrupted. Run `setctl apply` again to continue where this run stopped.")
+	case "open":
+		fmt.Fprintln(out, "Some changes are in review: their pull requests are open (`setctl status` lists them). The next `setctl apply` watches them again, and records what became of them.")
 	case "paused":
 		fmt.Fprintln(out, "Some changes are paused (see why with `setctl status`). Once their cause is dealt with (a budget raised in set.cue, committed), `setctl apply` resumes them, without a new plan.")
 	default:

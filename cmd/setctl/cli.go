@@ -19,7 +19,8 @@ import (
 
 // Exit codes: 0 success, 1 error, 2 a usage error (a bad flag or
 // argument, as Go's flag package and most CLIs exit), and, as in
-// Terraform, 2 work pending (setctl plan --detailed-exitcode). The two 2s
+// Terraform, 2 work pending (setctl plan --detailed-exitcode); 3 an
+// apply that left pull requests open (exitOpen). The two 2s
 // never meet: a command whose 2 means work pending sets pendingExit, and
 // its usage errors exit 1 (command.usageExit).
 const (
@@ -27,6 +28,9 @@ const (
 	exitError   = 1
 	exitUsage   = 2
 	exitPending = 2
+	// exitOpen: setctl apply ended with pull requests still open, nothing
+	// failed (pull-request delivery); a later apply picks them up.
+	exitOpen = 3
 )
 
 // Process is what one invocation of setctl is given by the process that
@@ -110,8 +114,9 @@ Global options:
 
 Exit status: 0 success, 1 error, 2 a usage error (an unknown command or
 flag, a missing or bad argument); setctl plan exits 1 on a usage error, as
-its 2 means changes to run (--detailed-exitcode). Each command's --help
-says more.
+its 2 means changes to run (--detailed-exitcode); setctl apply exits 3
+when it ended with pull requests still open and nothing failed
+(pull-request delivery). Each command's --help says more.
 
 Examples:
   setctl init --profile golang     # write set.cue, cue.mod and a spec template

@@ -102,13 +102,24 @@ func runDoctor(e *env, args []string) int {
 		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
 		status, d := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", d.Text(ws.root))
-		if ws.cfg.Delivery.Pushes() {
+		if ws.cfg.Delivery.FollowsRemote() {
 			status := statusOK
 			d, ok := project.CheckDelivery(ctx, ws.root, ws.cfg, true)
 			if !ok {
 				status = statusFail
 			}
 			add("delivery", status, "%s", d.Text(ws.root))
+		}
+		if ws.cfg.Delivery.ProposesPullRequests() {
+			// What apply checks before any work: the token's variable,
+			// the repository on the forge. (doctor asks the forge
+			// nothing: a token it refuses shows at apply's first call.)
+			if _, err := forgeOf(ctx, ws.root, ws.cfg, e.getenv); err != nil {
+				add("forge", statusFail, "%s", strings.TrimSpace(strings.ReplaceAll(load.Details(err, ws.root), "\n", " ")))
+			} else {
+				f := ws.cfg.Delivery.Forge
+				add("forge", statusOK, "%s at %s, its token in $%s", f.Kind, f.APIURL, f.TokenEnv)
+			}
 		}
 		checks = append(checks, agentChecks(ctx, ws, e.environ)...)
 		checks = append(checks, modelChecks(ws)...)

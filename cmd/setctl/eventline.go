@@ -211,6 +211,9 @@ var eventLines = journal.NewTable(
 	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.MergedData) eventLine {
 		msg := fmt.Sprintf("merged: %s %s → %s", v.main, shortSHA(d.Previous), shortSHA(d.Commit))
+		if d.PullRequest != 0 {
+			msg = fmt.Sprintf("merged by the forge: pull request #%d, %s %s → %s", d.PullRequest, v.main, shortSHA(d.Previous), shortSHA(d.Commit))
+		}
 		if d.Attempt > 1 {
 			msg += fmt.Sprintf(", the candidate of integration attempt %d", d.Attempt)
 		}
@@ -249,7 +252,36 @@ var eventLines = journal.NewTable(
 		return failureLine(v.pal.red.Sprint(msg))
 	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.PushingData) eventLine {
+		if d.Branch != "" {
+			over := "a new branch"
+			if d.Previous != "" {
+				over = shortSHA(d.Previous)
+			}
+			return routineLine(fmt.Sprintf("pushing %s to %s's %s (over %s)", shortSHA(d.Commit), d.Remote, d.Branch, over))
+		}
 		return routineLine(fmt.Sprintf("pushing %s to %s's %s (over %s)", shortSHA(d.Commit), d.Remote, v.main, shortSHA(d.Previous)))
+	}),
+	journal.On(func(v lineStyle, _ journal.Event, d journal.PullRequestOpenedData) eventLine {
+		msg := fmt.Sprintf("pull request #%d open: %s (%s at %s)", d.Number, d.URL, d.Branch, shortSHA(d.Head))
+		switch {
+		case d.MergeRefused != "":
+			return warnLine(msg + "; the forge did not take it to merge: " + d.MergeRefused)
+		case d.Way == "merge-queue" && d.QueueState != "":
+			msg += fmt.Sprintf(", in %s's merge queue (%s)", v.main, strings.ToLower(d.QueueState))
+		case d.Way == "merge-queue":
+			msg += fmt.Sprintf(", in %s's merge queue", v.main)
+		case d.Way != "":
+			msg += ", auto-merge armed"
+		default:
+			msg += ", for a person to merge"
+		}
+		return infoLine(msg)
+	}),
+	journal.On(func(_ lineStyle, _ journal.Event, d journal.PullRequestFeedbackData) eventLine {
+		if d.Kind == journal.FeedbackCheck {
+			return warnLine(fmt.Sprintf("pull request #%d: the check %s failed; back to the agent", d.Number, d.By))
+		}
+		return warnLine(fmt.Sprintf("pull request #%d: %s requested changes; back to the agent", d.Number, d.By))
 	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.GitDirChangedData) eventLine {
 		changes := make([]string, len(d.Changes))
@@ -281,7 +313,7 @@ var eventLines = journal.NewTable(
 		l := hiddenLine(fmt.Sprintf("run finished: %s (%s)", d.Result, ms(d.DurationMS)))
 		switch d.Result {
 		case "success":
-		case "interrupted", "paused":
+		case "interrupted", "paused", "open":
 			l.level = "warn"
 		default:
 			l.level = "error"

@@ -33,7 +33,9 @@ var updateScripts = flag.Bool("update-scripts", false, "update the golden files 
 // the modules in it (one directory per module version, named as
 // modregistrytest.New describes: example.com_acme_profiles_v0.1.0) as
 // CUE_REGISTRY. The commands modelserver and modelrequests start a
-// scripted model endpoint and show what it was asked (modelserver_test.go).
+// scripted model endpoint and show what it was asked (modelserver_test.go);
+// github starts a stand-in GitHub and plays its reviewers
+// (githubserver_test.go).
 //
 // A script pins what a command prints with cmp against a golden in its
 // archive; what differs from run to run (times, hashes, durations, $WORK)
@@ -47,6 +49,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: *updateScripts,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"normalise": normalise, "nostrayset": noStraySet, "modelserver": modelServer, "modelrequests": modelRequests,
+			"github": gitHub,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir)
@@ -70,6 +73,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GOFLAGS", "-buildvcs=false -trimpath")
 			env.Setenv("GOTOOLCHAIN", "local")
 			setupModelServer(env)
+			setupGitHub(env)
 			if modules := filepath.Join(env.WorkDir, "_registry"); dirExists(modules) {
 				reg, err := modregistrytest.New(os.DirFS(modules), "")
 				if err != nil {
@@ -132,6 +136,7 @@ var normalisers = []struct {
 	{regexp.MustCompile(`\bgit version [0-9][^\s"]*( \([^)"]*\))?`), `git version VERSION`},
 	{regexp.MustCompile(`\bgo1\.\d+(\.\d+)?((rc|beta)\d+)?\b`), `GOVERSION`},
 	{regexp.MustCompile(`\b(not running as root|running as root with IS_SANDBOX=1)\b`), `USER`},
+	{regexp.MustCompile(`http://127\.0\.0\.1:\d+/`), `http://127.0.0.1:PORT/`}, // a test server's pages (the github command)
 }
 
 // normalise is the script command `normalise FILE...`: it rewrites each
@@ -142,9 +147,10 @@ var normalisers = []struct {
 // (SUM); git hashes, full (SHA) and short, with their length (SHA12,
 // SHA10, and SHA7 for the one doctor shows); run IDs (RUN); the dates of archived change folders
 // (archive/DATE-); durations in messages (DUR); git's version (git
-// version VERSION) and Go's (GOVERSION); and whether the script runs as root, which is why
+// version VERSION) and Go's (GOVERSION); whether the script runs as root, which is why
 // claude runs with bypassed permissions (USER: the scripts' claude agents
-// set IS_SANDBOX=1). What remains is what a golden can pin: a script
+// set IS_SANDBOX=1); and the port of a test server's pages in its URLs
+// (http://127.0.0.1:PORT/). What remains is what a golden can pin: a script
 // copies a command's output and compares it exactly,
 //
 //	cp stdout apply.txt

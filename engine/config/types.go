@@ -114,13 +114,25 @@ func (d Delivery) ProposesPullRequests() bool { return d.Mode == DeliveryPullReq
 // Pushes reports whether changes land on the remote's main.
 func (d Delivery) Pushes() bool { return d.Mode == DeliveryPush }
 
+// FollowsRemote reports whether the remote's main is the main, which the
+// local main follows: in push and pull-request modes.
+func (d Delivery) FollowsRemote() bool { return d.Pushes() || d.ProposesPullRequests() }
+
 // Passed is the names passEnv lets through to gates, sorted: those whose
 // entry is true.
 func (p *Project) Passed() []string { return enabled(p.PassEnv) }
 
 // SecretNames are the variables secrets names, sorted: those whose entry
-// is true.
-func (p *Project) SecretNames() []string { return enabled(p.Secrets) }
+// is true, and in pull-request mode the forge's token variable
+// (delivery.forge.tokenEnv), whose value set never writes anywhere.
+func (p *Project) SecretNames() []string {
+	names := enabled(p.Secrets)
+	if f := p.Delivery.Forge; p.Delivery.ProposesPullRequests() && f != nil && f.TokenEnv != "" && !slices.Contains(names, f.TokenEnv) {
+		names = append(names, f.TokenEnv)
+		slices.Sort(names)
+	}
+	return names
+}
 
 // ConventionList is the conventions handed to agents: the texts that are
 // not empty, ordered by their names.

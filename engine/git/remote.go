@@ -207,3 +207,25 @@ func CountCommits(ctx context.Context, dir, base, head string) (int, error) {
 	}
 	return strconv.Atoi(out)
 }
+
+// PushBranch pushes commit to branch on remote, replacing expected there:
+// the commit the caller read on the remote's branch (a full SHA), or ""
+// for a branch the remote must not have. The push carries git's lease on
+// expected (--force-with-lease=<ref>:<expected>): the remote takes it
+// only while its branch is exactly expected, so an update that is no
+// fast-forward (a change tested again on a newer main) replaces only the
+// commit the caller read, never someone else's. A branch that is
+// elsewhere refuses it: a *PushRejectedError. Credentials and timeout as
+// PushFastForward.
+func PushBranch(ctx context.Context, dir, remote, branch, commit, expected string, timeout time.Duration) error {
+	ref := "refs/heads/" + branch
+	_, err := runRemote(ctx, dir, remote, timeout, "push", "--no-verify", "--force-with-lease="+ref+":"+expected, remote, commit+":"+ref)
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && !authFailure(ge.Stderr) && rejected(ge.Stderr) {
+			return &PushRejectedError{Remote: remote, Branch: branch, Commit: commit, Err: ge}
+		}
+		return err
+	}
+	return nil
+}

@@ -204,3 +204,47 @@ func TestPushRefusedOverARewoundRemote(t *testing.T) {
 		t.Fatalf("the remote's main is at %s after the push, want their rewind %s", got, before)
 	}
 }
+
+// TestPushBranch: a branch push creates the branch only where it is
+// absent, replaces (also by no fast-forward) only the commit set read
+// there, and is refused over a commit someone else pushed.
+func TestPushBranch(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	_, other := withBareRemote(t, r)
+	main := r.git("rev-parse", "main")
+	r.write("a.txt", "a\n")
+	a := r.commit("a")
+	if err := PushBranch(ctx, r.dir, "origin", "set/x", a, "", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Absent was the lease: a second "new branch" push is refused.
+	var rej *PushRejectedError
+	if err := PushBranch(ctx, r.dir, "origin", "set/x", main, "", 5*time.Second); !errors.As(err, &rej) {
+		t.Fatalf("push over an existing branch leased as absent: %v, want a *PushRejectedError", err)
+	}
+	// A commit that does not descend from a replaces it, leased on a.
+	r.git("checkout", "-q", "-b", "again", main)
+	r.write("b.txt", "b\n")
+	b := r.commit("b")
+	if err := PushBranch(ctx, r.dir, "origin", "set/x", b, a, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := LsRemoteBranch(ctx, r.dir, "origin", "set/x", 5*time.Second); got != b {
+		t.Fatalf("set/x at %s, want %s", got, b)
+	}
+	// Someone else pushes to the branch: set's push leased on b is refused.
+	gitIn(t, other, "fetch", "-q", "origin", "set/x")
+	gitIn(t, other, "checkout", "-q", "-b", "set/x", "FETCH_HEAD")
+	writeIn(t, other, "c.txt", "c\n")
+	gitIn(t, other, "add", "-A")
+	gitIn(t, other, "commit", "-qm", "c")
+	gitIn(t, other, "push", "-q", "origin", "set/x")
+	theirs := gitIn(t, other, "rev-parse", "HEAD")
+	if err := PushBranch(ctx, r.dir, "origin", "set/x", a, b, 5*time.Second); !errors.As(err, &rej) {
+		t.Fatalf("push over someone else's commit: %v, want a *PushRejectedError", err)
+	}
+	if got, _ := LsRemoteBranch(ctx, r.dir, "origin", "set/x", 5*time.Second); got != theirs {
+		t.Fatalf("set/x at %s, want theirs %s", got, theirs)
+	}
+}

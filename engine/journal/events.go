@@ -87,6 +87,19 @@ const (
 	// not), so a change is never pushed twice. Added to the events set was
 	// designed with (docs/architecture.md).
 	Pushing Type = "PUSHING"
+	// PullRequestOpened records, in pull-request mode (project.delivery),
+	// that a change's candidate was pushed as the branch set/<change> and
+	// its pull request is open on the forge, its gates posted as commit
+	// statuses and, with forge.autoMerge, handed to the forge's merge. The
+	// change is in review until the forge merges or closes it. Added to
+	// the events set was designed with (docs/architecture.md).
+	PullRequestOpened Type = "PULL_REQUEST_OPENED"
+	// PullRequestFeedback records a review that requested changes, or a
+	// check that failed, on a change's pull request, which set sends back
+	// to the change's agent: each is sent once, by its forge ID, also
+	// across runs. Added to the events set was designed with
+	// (docs/architecture.md).
+	PullRequestFeedback Type = "PULL_REQUEST_FEEDBACK"
 )
 
 // Types lists every event type, in the order declared above, for readers
@@ -97,6 +110,7 @@ func Types() []Type {
 		GateSetExpanded, VerifyGate, RetryScheduled, MergeQueued, ChangeIntegrationFailed, Merged,
 		Archived, MonitorHeartbeat, BudgetExceeded, RunFinished, BaselineGate, BaselineAccepted, BaselineGateStarted,
 		Repaired, GateStarted, SentinelAction, Control, Replanned, IntegrationAttempt, GitDirChanged, Pushing,
+		PullRequestOpened, PullRequestFeedback,
 	}
 }
 
@@ -160,6 +174,11 @@ const (
 const (
 	ReasonConflict = "conflict"
 	ReasonGate     = "gate"
+	// ReasonReview and ReasonCheck: in pull-request mode, a review of the
+	// change's pull request requested changes, or a check of it failed
+	// on the forge (PULL_REQUEST_FEEDBACK).
+	ReasonReview = "review"
+	ReasonCheck  = "check"
 )
 
 // Retries is the retry budget of a RETRY_SCHEDULED stage (StageVerify,
@@ -374,7 +393,7 @@ type MergeQueuedData struct {
 }
 
 type ChangeIntegrationFailedData struct {
-	Reason       string   `json:"reason"` // "conflict" or "gate"
+	Reason       string   `json:"reason"` // "conflict", "gate", "review" or "check"
 	Paths        []string `json:"paths,omitempty"`
 	Gate         string   `json:"gate,omitempty"`
 	RetryContext string   `json:"retryContext"`
@@ -389,6 +408,11 @@ type MergedData struct {
 	// Attempt is the integration attempt (INTEGRATION_ATTEMPT) whose
 	// candidate main took; 0 when a restart found the commit on main.
 	Attempt int `json:"attempt,omitempty"`
+	// PullRequest is, in pull-request mode, the number of the pull
+	// request the forge merged: Commit is then the commit the forge made
+	// on the remote's main (a squash, merge or rebased commit, not the
+	// candidate) and Previous the local main before it followed.
+	PullRequest int `json:"pullRequest,omitempty"`
 	// Union lists the append-only files (mergeUnion, or merge=union in
 	// .gitattributes) in which merging main into the change conflicted
 	// and that set resolved as a union of both sides' lines, without the
@@ -478,7 +502,9 @@ type ControlData struct {
 type RunFinishedData struct {
 	// Result is "success" (every change merged), "failed" (some change
 	// failed or is blocked), "paused" (none failed, and the ones not
-	// merged are paused: a later setctl apply resumes them), or
+	// merged are paused: a later setctl apply resumes them), "open"
+	// (none failed, and the ones not merged are in review, their pull
+	// requests open: a later setctl apply watches them again), or
 	// "interrupted".
 	Result     string         `json:"result"`
 	Statuses   map[string]int `json:"statuses"`
@@ -589,6 +615,10 @@ type GitDirChange struct {
 // had moved: the change is integrated again onto it).
 type PushingData struct {
 	Remote string `json:"remote"`
+	// Branch is the remote branch pushed: "" for the main, set/<change>
+	// in pull-request mode (Previous is then the head set pushed there
+	// last, "" when the branch was absent).
+	Branch string `json:"branch,omitempty"`
 	// Commit is the candidate pushed; Previous the remote's main it
 	// fast-forwards (the candidate's parent).
 	Commit   string `json:"commit"`
@@ -596,6 +626,59 @@ type PushingData struct {
 	Attempt  int    `json:"attempt"`
 }
 
+// PullRequestOpenedData is a change's pull request, opened (or, for a
+// change tested again, updated) with its candidate as head.
+type PullRequestOpenedData struct {
+	// Number, ID and URL are the forge's (forge.PullRequest).
+	Number int    `json:"number"`
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	// Branch is the head branch (set/<change>) and Head the candidate
+	// commit pushed there, whose integration stack passed; Base the main.
+	Branch string `json:"branch"`
+	Head   string `json:"head"`
+	Base   string `json:"base"`
+	// Attempt is the integration attempt whose candidate Head is.
+	Attempt int `json:"attempt"`
+	// Statuses are the commit statuses posted on Head, "set/<gate>".
+	Statuses []string `json:"statuses,omitempty"`
+	// Way is how the forge merges it when it was handed to the forge's
+	// merge (forge.autoMerge): "merge-queue" or "auto-merge" with the
+	// queue entry's state and position; "" when a person merges it.
+	Way        string `json:"way,omitempty"`
+	QueueState string `json:"queueState,omitempty"`
+	Position   int    `json:"position,omitempty"`
+	// MergeRefused says why the forge did not take the merge request
+	// (a check that failed at once, a queue that refused it): the pull
+	// request stays open, watched, for a person or the agent.
+	MergeRefused string `json:"mergeRefused,omitempty"`
+}
+
+// The kinds of PULL_REQUEST_FEEDBACK.
+const (
+	FeedbackReview = "review"
+	FeedbackCheck  = "check"
+)
+
+// PullRequestFeedbackData is one review that requested changes or one
+// failed check of a change's pull request, sent back to its agent (the
+// CHANGE_INTEGRATION_FAILED and RETRY_SCHEDULED that follow carry the
+// retry context).
+type PullRequestFeedbackData struct {
+	Number int `json:"number"`
+	// Kind is FeedbackReview or FeedbackCheck; ID the forge's ID of the
+	// review or check, by which it is sent once.
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	// By is the review's author or the check's name; Commit what it
+	// judged.
+	By     string `json:"by"`
+	Commit string `json:"commit,omitempty"`
+	URL    string `json:"url,omitempty"`
+}
+
+func (PullRequestOpenedData) EventType() Type       { return PullRequestOpened }
+func (PullRequestFeedbackData) EventType() Type     { return PullRequestFeedback }
 func (PushingData) EventType() Type                 { return Pushing }
 func (GitDirChangedData) EventType() Type           { return GitDirChanged }
 func (RunStartedData) EventType() Type              { return RunStarted }

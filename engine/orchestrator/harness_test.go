@@ -13,6 +13,7 @@ import (
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/forge"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
@@ -42,6 +43,10 @@ type fixture struct {
 	sentinelTick time.Duration
 	// runners are Options.Runners; nil means the host runner alone.
 	runners map[string]runner.Runner
+	// forge is Options.Forge (pull-request mode); after is Options.after,
+	// nil for one that fires at once.
+	forge forge.Forge
+	after func(time.Duration) <-chan time.Time
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -179,6 +184,9 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	if f.after == nil {
+		f.after = lookAtOnce
+	}
 	runners := f.runners
 	if runners == nil {
 		runners = map[string]runner.Runner{"host": host.New()}
@@ -192,6 +200,8 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 		wallBudget:     f.wallBudget,
 		Replan:         f.replan,
 		sentinelTick:   cmp.Or(f.sentinelTick, 20*time.Millisecond),
+		Forge:          f.forge,
+		after:          f.after,
 	})
 }
 
@@ -247,3 +257,7 @@ func count(events []journal.Event, typ journal.Type, change string) int {
 	}
 	return n
 }
+
+// lookAtOnce is the fixture's wait between two looks at pull requests:
+// none.
+func lookAtOnce(time.Duration) <-chan time.Time { return time.After(time.Millisecond) }

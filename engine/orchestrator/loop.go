@@ -81,7 +81,13 @@ func (r *run) loop(ctx context.Context) (string, error) {
 		}
 		if end.running() {
 			end.fail(r.dispatch(work, workers))
-			r.mq.advance(work, r.opts.Plan, r.opts.Graph)
+			// A merged pull request lands (main follows the remote's)
+			// while no attempt merges onto main, and none starts then.
+			r.landMerged(work)
+			if !r.reviews.landingNow() {
+				r.mq.advance(work, r.opts.Plan, r.opts.Graph)
+			}
+			r.watchReviews(work, false)
 		}
 		if r.idle(&end) {
 			if !end.running() {
@@ -100,6 +106,12 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			end.failRunning(r.workerEnded(d))
 		case res := <-r.mq.done:
 			end.failRunning(r.attemptReported(work, res))
+		case <-r.reviews.next():
+			r.watchReviews(work, true)
+		case looks := <-r.reviews.looked():
+			end.failRunning(r.reviewed(work, looks))
+		case d := <-r.reviews.landedOne():
+			end.failRunning(r.landedPullRequest(work, d))
 		case d := <-r.retired:
 			r.retiring--
 			end.failRunning(d.runError())
@@ -124,13 +136,22 @@ func (r *run) loop(ctx context.Context) (string, error) {
 
 // idle reports whether nothing is under way that the loop waits for: no
 // worker, no attempt at work, no retirement; and, unless the run is
-// ending, nothing left in the merge queue and no change paused by setctl
-// pause (see waitingForResume).
+// ending, nothing left in the merge queue, no change paused by setctl
+// pause (see waitingForResume) and no pull request in review still
+// waited for (see waitForReviews).
 func (r *run) idle(end *ending) bool {
-	if len(r.active) > 0 || r.mq.busy() || r.retiring > 0 {
+	if len(r.active) > 0 || r.mq.busy() || r.retiring > 0 || r.reviews.landingNow() {
+		r.reviews.stopWaiting()
 		return false
 	}
-	return !end.running() || (r.mq.empty() && !r.waitingForResume())
+	if !end.running() {
+		return true
+	}
+	if !r.mq.empty() || r.waitingForResume() {
+		r.reviews.stopWaiting()
+		return false
+	}
+	return !r.waitForReviews()
 }
 
 // workerEnded takes the report of a worker: a change it queued joins the
@@ -150,6 +171,9 @@ func (r *run) attemptReported(ctx context.Context, res attemptResult) error {
 	if landed != "" {
 		r.retireLater(ctx, landed)
 	}
+	if res.proposed {
+		r.reviews.entered()
+	}
 	return err
 }
 
@@ -164,7 +188,8 @@ func (d workerResult) runError() error {
 // result is how a run that ended without an error or an interrupt
 // ended: "success" when every change is archived, "failed" when one
 // failed or is blocked, "paused" when the others are paused or were
-// never started (the run-wide token budget).
+// never started (the run-wide token budget), else "open" when the others
+// are in review, their pull requests left open (pull-request mode).
 func (r *run) result() string {
 	result := "success"
 	for _, c := range r.opts.Plan.Changes {
@@ -174,6 +199,10 @@ func (r *run) result() string {
 			return "failed"
 		case s == state.Paused || s == state.Pending:
 			result = "paused"
+		case s == state.InReview:
+			if result == "success" {
+				result = "open"
+			}
 		default:
 			return "failed"
 		}

@@ -45,6 +45,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/control"
 	"github.com/set-engine/set/engine/delivery"
+	"github.com/set-engine/set/engine/forge"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
@@ -103,6 +104,13 @@ type Options struct {
 	// "baseline-judged" (main judged, its checkout not yet removed). Crash
 	// tests kill the process there.
 	Checkpoint func(point, change string)
+	// Forge is the forge of pull-request delivery (project.delivery.mode
+	// "pull-request"), reached with its token: required in that mode,
+	// unused in the others.
+	Forge forge.Forge
+	// after, if set, replaces time.After for the waits between two looks
+	// at the pull requests in review: tests look at once.
+	after func(time.Duration) <-chan time.Time
 	// wallBudget, if set, replaces the wall-time budget's timer (see
 	// worker.wallTime): tests end a change's budget at the moment they
 	// choose.
@@ -117,7 +125,7 @@ type Options struct {
 // Statuses has every change of the run, those an earlier invocation put
 // on main included, and Duration counts from the run's first RUN_STARTED.
 type Summary struct {
-	Result   string // "success", "failed" or "interrupted"
+	Result   string // "success", "failed", "paused", "open" or "interrupted"
 	Statuses map[string]state.Status
 	Resumed  bool
 	Duration time.Duration
@@ -141,6 +149,9 @@ type run struct {
 	replaced []string
 
 	workerDone chan workerResult
+	// reviews watches the pull requests in review (pull-request mode;
+	// nil in the others).
+	reviews *reviews
 	// mq is the merge queue (see mergeQueue).
 	mq *mergeQueue
 	// retired reports the retirements (run.retireLater) of the changes
@@ -189,6 +200,9 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	if opts.sentinelTick == 0 {
 		opts.sentinelTick = 100 * time.Millisecond
+	}
+	if opts.Project.Delivery.ProposesPullRequests() && opts.Forge == nil {
+		return nil, fmt.Errorf("pull-request delivery needs a forge, and the run was given none")
 	}
 	rules, err := sentinel.Compile(opts.Project.Sentinel)
 	if err != nil {
@@ -300,6 +314,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sen
 		// when the loop has stopped listening.
 		workerDone: make(chan workerResult, max(opts.Project.MaxParallel, 1)),
 		mq:         newMergeQueue(s),
+		reviews:    newReviewsOf(opts),
 		retired:    make(chan workerResult, 1),
 		active:     map[string]bool{},
 		blockedAt:  -1,
@@ -433,7 +448,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 	// pushed is on it, and once main follows it reconcile finds the
 	// change's commit on main, as after any crash once main moved, so the
 	// change is merged, never pushed twice.
-	if r.opts.Project.Delivery.Pushes() {
+	if r.opts.Project.Delivery.FollowsRemote() {
 		if _, err := delivery.Follow(ctx, r.opts.Root, r.opts.Project, r.layout.FastForward()); err != nil {
 			return err
 		}

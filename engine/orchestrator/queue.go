@@ -43,6 +43,13 @@ import (
 // moved is no failure of the change: main follows the remote's, and the
 // change and every attempt behind it are queued again, in their places,
 // to be merged onto it and checked again; no retry budget is spent.
+//
+// In pull-request mode main does not move: the first attempt settles by
+// proposing its candidate (merge.Propose: the branch set/<change> pushed,
+// its pull request opened) and its change goes in review, off the train;
+// the forge merges it (see reviews). The train holds one attempt: a
+// candidate stacked on one in review would be built on a commit main may
+// never take in that form (the forge squashes, or merges it later).
 type mergeQueue struct {
 	*services
 	// speculative is how many attempts the train holds at most.
@@ -95,6 +102,9 @@ type attemptResult struct {
 	// attempt because its main moved (push mode): main has followed it,
 	// and the change is integrated again onto it.
 	remoteMoved *delivery.Synced
+	// proposed is set when the settled attempt's pull request is open
+	// (pull-request mode).
+	proposed bool
 }
 
 type attemptStep int
@@ -110,6 +120,9 @@ var errDiscarded = errors.New("the attempt is discarded")
 
 func newMergeQueue(s *services) *mergeQueue {
 	n := max(s.project.MergeQueue.Speculative, 1)
+	if s.project.Delivery.ProposesPullRequests() {
+		n = 1
+	}
 	return &mergeQueue{
 		services: s, speculative: n,
 		order: map[string]int{}, conflictedAhead: map[string]bool{},
@@ -136,6 +149,10 @@ func (q *mergeQueue) holds(name string) bool {
 func (q *mergeQueue) busy() bool {
 	return slices.ContainsFunc(q.train, func(a *attempt) bool { return a.busy })
 }
+
+// idle reports whether no attempt is in the train: nothing merges onto
+// main now.
+func (q *mergeQueue) idle() bool { return len(q.train) == 0 }
 
 // empty reports whether nothing waits and no attempt is under way.
 func (q *mergeQueue) empty() bool { return len(q.waiting) == 0 && len(q.train) == 0 }
@@ -227,11 +244,21 @@ func (q *mergeQueue) settle(ctx context.Context, a *attempt) attemptResult {
 		out, err := merge.Reject(ctx, a.in, a.cand, a.out)
 		return attemptResult{out: out, err: err}
 	}
+	if q.project.Delivery.ProposesPullRequests() {
+		p, err := q.proposal(a)
+		if err == nil {
+			_, err = merge.Propose(ctx, a.in, a.cand, p)
+		}
+		return attemptResult{proposed: err == nil, err: err}
+	}
 	out, err := merge.Land(ctx, a.in, a.cand)
 	if rej := (*git.PushRejectedError)(nil); errors.As(err, &rej) {
 		// Someone else pushed to the remote's main: main follows it, and
 		// the change goes round the queue again, onto it.
-		synced, err := delivery.Follow(context.WithoutCancel(ctx), q.root, q.project, q.layout.FastForward())
+		var synced delivery.Synced
+		q.pool.still(func() {
+			synced, err = delivery.Follow(context.WithoutCancel(ctx), q.root, q.project, q.layout.FastForward())
+		})
 		if err != nil {
 			return attemptResult{err: err}
 		}
@@ -308,6 +335,9 @@ func (q *mergeQueue) afterAttempt(ctx context.Context, res attemptResult) (lande
 		q.remove(a)
 		if res.out.Failed {
 			return "", q.integrationFailed(name, res.out)
+		}
+		if res.proposed {
+			return "", q.rec.transition(name, state.InReview, "")
 		}
 		return name, nil
 	}

@@ -284,3 +284,24 @@ func (r *recorder) state() *state.State {
 	defer r.mu.Unlock()
 	return r.st
 }
+
+// runID is the ID of the run being recorded.
+func (r *recorder) runID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.Run
+}
+
+// pullRequest returns a copy of the change's pull request, if it has one
+// (pull-request mode).
+func (r *recorder) pullRequest(name string) (state.PullRequest, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.st.Changes[name]
+	if !ok || c.PullRequest == nil {
+		return state.PullRequest{}, false
+	}
+	pr := *c.PullRequest
+	pr.Sent = slices.Clone(pr.Sent)
+	return pr, true
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/forge"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/llm"
@@ -48,7 +49,10 @@ type services struct {
 	redact  *redact.Redactor
 	runners map[string]runner.Runner
 	models  *llm.Config
-	now     func() time.Time
+	// forge is the forge of pull-request mode (Options.Forge; nil in the
+	// other modes).
+	forge forge.Forge
+	now   func() time.Time
 	// keepBranches and onCheckpoint are Options.KeepBranches and
 	// Options.Checkpoint.
 	keepBranches bool
@@ -62,7 +66,7 @@ func newServices(opts Options, layout rundir.Layout, rec *recorder, rules *senti
 		root: opts.Root, project: opts.Project, layout: layout, rec: rec,
 		watches: newWatches(rules, rec, opts.Project, opts.Now),
 		reqs:    map[string]spec.Requirement{},
-		env:     env, redact: red, runners: opts.Runners, models: opts.Models, now: opts.Now,
+		env:     env, redact: red, runners: opts.Runners, models: opts.Models, forge: opts.Forge, now: opts.Now,
 		keepBranches: opts.KeepBranches, onCheckpoint: opts.Checkpoint,
 	}
 	// Spares worth keeping: no more than the workers that may take one,

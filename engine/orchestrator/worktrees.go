@@ -129,6 +129,13 @@ func (p *worktreePool) prune(ctx context.Context) error {
 	return err
 }
 
+// still runs fn while no worktree is being made or removed: git commands
+// that read every worktree's HEAD (a fetch's check that the objects the
+// refs name are there) fail on one that git worktree add has half made.
+func (p *worktreePool) still(fn func()) {
+	p.lock.Do(func(git.LockedWorktrees) { fn() })
+}
+
 // remove removes a change's worktree.
 func (p *worktreePool) remove(ctx context.Context, change string) error {
 	var trash string

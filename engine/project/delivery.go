@@ -20,38 +20,42 @@ import (
 const RemoteTimeout = 10 * time.Second
 
 // CheckDelivery checks project.delivery against the repository at root:
-// in push mode the remote it names must be one of the repository's
+// in push and pull-request modes the remote it names must be one of the repository's
 // remotes (an error at delivery.remote otherwise). With reach set, the
 // remote is asked for its main too (git ls-remote, within RemoteTimeout),
 // and the summary says where it is. ok is false when d is an error; in
 // local mode there is nothing to check and d is the zero Diagnostic.
 func CheckDelivery(ctx context.Context, root string, cfg *config.Project, reach bool) (d diag.Diagnostic, ok bool) {
 	dl := cfg.Delivery
-	if !dl.Pushes() {
+	if !dl.FollowsRemote() {
 		return diag.Diagnostic{Summary: "local: changes land on the local " + cfg.MainBranch + " only"}, true
+	}
+	verb := "push to"
+	if dl.ProposesPullRequests() {
+		verb = "pull requests through"
 	}
 	if !git.InRepository(ctx, root) {
 		// CheckMainBranch says so; the remote is the repository's.
-		return diag.Diagnostic{Summary: "push to " + dl.Remote + ", once the project is in a git repository"}, true
+		return diag.Diagnostic{Summary: verb + " " + dl.Remote + ", once the project is in a git repository"}, true
 	}
 	if !git.HasRemote(ctx, root, dl.Remote) {
 		return load.Diagnostics(NoRemoteError(cfg))[0], false
 	}
 	url := git.RemoteURL(ctx, root, dl.Remote)
 	if !reach {
-		return diag.Diagnostic{Summary: fmt.Sprintf("push to %s (%s)", dl.Remote, url)}, true
+		return diag.Diagnostic{Summary: fmt.Sprintf("%s %s (%s)", verb, dl.Remote, url)}, true
 	}
 	head, err := git.LsRemoteBranch(ctx, root, dl.Remote, cfg.MainBranch, RemoteTimeout)
 	var re *git.RemoteRefError
 	switch {
 	case errors.As(err, &re) && re.Auth:
-		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("push to %s (%s): %v", dl.Remote, url, err)}, false
+		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("%s %s (%s): %v", verb, dl.Remote, url, err)}, false
 	case err != nil:
-		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("push to %s (%s), which does not answer: %v", dl.Remote, url, err)}, false
+		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("%s %s (%s), which does not answer: %v", verb, dl.Remote, url, err)}, false
 	case head == "":
-		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("push to %s (%s), which has no branch %s: push it once yourself (git push %s %s)", dl.Remote, url, cfg.MainBranch, dl.Remote, cfg.MainBranch)}, false
+		return diag.Diagnostic{Severity: diag.Error, Summary: fmt.Sprintf("%s %s (%s), which has no branch %s: push it once yourself (git push %s %s)", verb, dl.Remote, url, cfg.MainBranch, dl.Remote, cfg.MainBranch)}, false
 	}
-	d = diag.Diagnostic{Summary: fmt.Sprintf("push to %s (%s), whose %s is at %.7s", dl.Remote, url, cfg.MainBranch, head)}
+	d = diag.Diagnostic{Summary: fmt.Sprintf("%s %s (%s), whose %s is at %.7s", verb, dl.Remote, url, cfg.MainBranch, head)}
 	local, err := git.BranchHead(ctx, root, cfg.MainBranch)
 	switch {
 	case err != nil || local == head:
@@ -69,7 +73,8 @@ func CheckDelivery(ctx context.Context, root string, cfg *config.Project, reach 
 	return d, true
 }
 
-// followRemote brings the local main to the remote's in push mode, before
+// followRemote brings the local main to the remote's in push and
+// pull-request modes, before
 // the plan is made: the plan is of what the remote's main lacks (see
 // delivery.Follow). A local main that cannot follow it is an error, and
 // nothing moves. In local mode it does nothing.
@@ -80,7 +85,7 @@ func CheckDelivery(ctx context.Context, root string, cfg *config.Project, reach 
 // (orchestrator's begin). Following it before would find the move's
 // half-written files in the way, and stop every apply there.
 func (p *Project) followRemote(ctx context.Context) (d diag.Diagnostic, ok bool) {
-	if !p.Config.Delivery.Pushes() {
+	if !p.Config.Delivery.FollowsRemote() {
 		return diag.Diagnostic{}, true
 	}
 	if !git.HasRemote(ctx, p.Root, p.Config.Delivery.Remote) {

@@ -138,6 +138,19 @@ type Change struct {
 	Requirements []string `json:"requirements"`
 	// Commit is its one commit on main, once merged.
 	Commit string `json:"commit,omitempty"`
+	// PullRequest is its pull request (pull-request delivery), once one
+	// was opened.
+	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+}
+
+// PullRequest is a change's pull request on the forge.
+type PullRequest struct {
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	// Head is the candidate it was last opened with; Way how the forge
+	// merges it ("merge-queue", "auto-merge", "" for a person).
+	Head string `json:"head"`
+	Way  string `json:"way,omitempty"`
 }
 
 // Activity is what runs for a change (state.Activity, named).
@@ -325,6 +338,9 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 		DependsOn: nonNil(c.DependsOn), Requirements: nonNil(c.Requirements),
 		Commit: c.MergedCommit,
 	}
+	if pr := c.PullRequest; pr != nil {
+		rc.PullRequest = &PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Way: pr.Way}
+	}
 	latest := state.Latest(c.GateResults)
 	rc.Gates.Latest = Verdicts{Passed: latest.Passed, Failed: latest.Failed, Warned: latest.Warned, Skipped: latest.Skipped}
 	rc.Retries.Verify.Used, rc.Retries.Integration.Used = int64(c.VerifyAttempts), int64(c.IntegrationAttempts)
@@ -355,7 +371,7 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 		AgentMS:     in(state.Dispatched, state.Implementing, state.VerifyFailed, state.IntegrationFailed),
 		VerifyMS:    in(state.Verifying),
 		QueueMS:     in(state.Queued),
-		IntegrateMS: in(state.Integrating, state.Merged),
+		IntegrateMS: in(state.Integrating, state.InReview, state.Merged),
 	}
 	switch {
 	case c.Status.Terminal():
@@ -406,6 +422,19 @@ func Waiting(s *state.State, c *state.Change, runState string) string {
 			return holder
 		}
 		return fmt.Sprintf("a free slot: %s at work, at most %d at once", english.Plural(atWork(s), "change"), s.MaxParallel)
+	case st == state.InReview && c.PullRequest != nil:
+		how := "a person to merge it"
+		switch c.PullRequest.Way {
+		case "merge-queue":
+			how = "its merge queue"
+		case "auto-merge":
+			how = "its auto-merge"
+		}
+		msg := fmt.Sprintf("the forge: pull request #%d (%s) is open, for %s", c.PullRequest.Number, c.PullRequest.URL, how)
+		if stopped {
+			msg += "; the next `setctl apply` watches it"
+		}
+		return msg
 	case stopped:
 		return fmt.Sprintf("a `setctl apply` to continue: the run stopped while it was %s", st)
 	case st == state.Queued:

@@ -10,7 +10,8 @@ import (
 // a change in flight or merged but not archived. Its work may all be on
 // main, so that a new plan has no change, and still the run must be
 // resumed: to record what reached main, remove its worktrees and release
-// what it held. A journal that cannot be read counts as unfinished: the
+// what it held. A change in review (pull-request mode) leaves it
+// unfinished too: the next run watches its pull request. A journal that cannot be read counts as unfinished: the
 // run that resumes it says what is wrong with it.
 func Unfinished(setDir string) bool {
 	st, err := Read(setDir)
@@ -21,7 +22,7 @@ func Unfinished(setDir string) bool {
 		return true
 	}
 	for _, c := range st.Changes {
-		if c.Status.Active() || c.Status == Merged {
+		if c.Status.Active() || c.Status == Merged || c.Status == InReview {
 			return true
 		}
 	}

@@ -23,6 +23,16 @@ import (
 // or by setctl pause) and goes back, when resumed, to implementing or
 // verifying (the status it was paused in, see Change.PausedFrom); its wall
 // time may end while it is paused.
+//
+// In pull-request mode a change whose integration stack passed goes
+// integrating → in-review (its pull request opened) instead of merged:
+// the forge merges it (→ merged) or a person closes it (→
+// failed:rejected); a review that requests changes or a failed check
+// sends it back to its agent (→ integration-failed → implementing, on
+// the integration retry budget; or failed:retry_budget_exhausted), and
+// it comes back through the queue to the same pull request. A
+// rejected change, like any failure, goes back to pending when a new
+// `setctl apply` retries it.
 var transitions = map[Status][]Status{
 	Pending:    {Dispatched, DepBlocked, FailedAgentError},
 	Dispatched: {Implementing, Paused, FailedWallTime, FailedAgentError},
@@ -34,7 +44,8 @@ var transitions = map[Status][]Status{
 	Queued:       {Integrating, Merged},
 	// integrating → queued: the merge queue integrates the change again
 	// (a change ahead of it failed, or it conflicts with one).
-	Integrating:       {Merged, IntegrationFailed, Queued},
+	Integrating:       {Merged, IntegrationFailed, Queued, InReview},
+	InReview:          {Merged, IntegrationFailed, FailedRejected},
 	IntegrationFailed: {Implementing, Paused, FailedRetryBudget, FailedWallTime, FailedAgentError},
 	Merged:            {Archived},
 	Paused:            {Implementing, Verifying, FailedWallTime, FailedAgentError},
@@ -46,6 +57,7 @@ var transitions = map[Status][]Status{
 	FailedWallTime:        {Pending},
 	FailedStalled:         {Pending},
 	FailedAgentError:      {Pending},
+	FailedRejected:        {Pending},
 }
 
 // CanBecome reports whether a change in status s may go to status to: the

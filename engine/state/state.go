@@ -194,6 +194,15 @@ type Change struct {
 	IntegrationTries int    `json:"integrationTries,omitempty"`
 	MergedCommit     string `json:"mergedCommit,omitempty"`
 	ArchiveCommit    string `json:"archiveCommit,omitempty"`
+	// PullRequest is, in pull-request mode, the change's pull request
+	// (PULL_REQUEST_OPENED) and what of it was sent back to the agent;
+	// nil before one was opened, and again once a retry from pending
+	// starts the change over.
+	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+	// Pushed are the commits set pushed to the remote branch
+	// set/<change> (PUSHING with a Branch), oldest first: that branch is
+	// set's only while it holds one of them, or nothing.
+	Pushed []string `json:"pushed,omitempty"`
 	// Error is why the change failed, is blocked or is paused; "" in any
 	// other status.
 	Error string `json:"error,omitempty"`
@@ -212,6 +221,26 @@ type Change struct {
 	// any file).
 	Scope     []string  `json:"scope,omitempty"`
 	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// PullRequest is a change's pull request as the journal has it.
+type PullRequest struct {
+	Number int    `json:"number"`
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	Branch string `json:"branch"`
+	// Head is the candidate it was last opened or updated with, and
+	// Attempt that candidate's integration attempt.
+	Head    string `json:"head"`
+	Attempt int    `json:"attempt,omitempty"`
+	// Way is how the forge merges it ("" for a person), with the merge
+	// queue's state of the entry.
+	Way        string `json:"way,omitempty"`
+	QueueState string `json:"queueState,omitempty"`
+	// Sent are the forge IDs of the reviews and checks sent back to the
+	// agent (PULL_REQUEST_FEEDBACK), in the order they were: a resumed
+	// run sends none of them again.
+	Sent []string `json:"sent,omitempty"`
 }
 
 // New returns the state before any event.
@@ -304,6 +333,27 @@ var projection = journal.NewTable(
 	changeHandler(applyIntegrationFailed),
 	changeHandler(applyMerged),
 	changeHandler(applyArchived),
+	changeHandler(func(c *Change, d journal.PushingData) error {
+		if d.Branch != "" {
+			c.Pushed = append(c.Pushed, d.Commit)
+		}
+		return nil
+	}),
+	changeHandler(func(c *Change, d journal.PullRequestOpenedData) error {
+		pr := &PullRequest{Number: d.Number, ID: d.ID, URL: d.URL, Branch: d.Branch, Head: d.Head, Attempt: d.Attempt, Way: d.Way, QueueState: d.QueueState}
+		if old := c.PullRequest; old != nil && old.Number == d.Number {
+			pr.Sent = old.Sent
+		}
+		c.PullRequest = pr
+		return nil
+	}),
+	changeHandler(func(c *Change, d journal.PullRequestFeedbackData) error {
+		if c.PullRequest == nil {
+			return errors.New("feedback on no pull request")
+		}
+		c.PullRequest.Sent = append(c.PullRequest.Sent, d.ID)
+		return nil
+	}),
 	changeHandler(applySentinelAction),
 )
 
@@ -442,6 +492,7 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 		c.IterationBase = c.Iteration
 		c.VerifyAttempts, c.IntegrationAttempts, c.ConflictAttempts = 0, 0, 0
 		c.RetryContext, c.RetryStage = "", ""
+		c.PullRequest = nil
 	}
 	if to != Implementing && to != Paused {
 		c.IterationContext = "" // the agent's work ended

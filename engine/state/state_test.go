@@ -665,6 +665,7 @@ func TestStatusClasses(t *testing.T) {
 		Queued:                {active: true},
 		Integrating:           {active: true},
 		IntegrationFailed:     {active: true},
+		InReview:              {},
 		Merged:                {},
 		Archived:              {terminal: true},
 		Paused:                {},
@@ -675,6 +676,7 @@ func TestStatusClasses(t *testing.T) {
 		FailedWallTime:        {terminal: true, failed: true},
 		FailedStalled:         {terminal: true, failed: true},
 		FailedAgentError:      {terminal: true, failed: true},
+		FailedRejected:        {terminal: true, failed: true},
 	}
 	if len(Statuses()) != len(want) {
 		t.Fatalf("Statuses() has %d entries, want %d", len(Statuses()), len(want))

@@ -17,9 +17,12 @@ const (
 	Queued            Status = "queued"
 	Integrating       Status = "integrating"
 	IntegrationFailed Status = "integration-failed"
-	Merged            Status = "merged"
-	Archived          Status = "archived"
-	Paused            Status = "paused"
+	// InReview: in pull-request mode, the change's pull request is open
+	// on the forge, which merges or closes it.
+	InReview Status = "in-review"
+	Merged   Status = "merged"
+	Archived Status = "archived"
+	Paused   Status = "paused"
 	// DepBlocked: a change it depends on failed.
 	DepBlocked Status = "dep-blocked"
 
@@ -36,6 +39,9 @@ const (
 	FailedWallTime   Status = "failed:wall_time_exhausted"
 	FailedStalled    Status = "failed:stalled"
 	FailedAgentError Status = "failed:agent_error"
+	// FailedRejected: in pull-request mode, the change's pull request was
+	// closed without being merged.
+	FailedRejected Status = "failed:rejected"
 )
 
 // failedPrefix starts every failed status.
@@ -45,9 +51,9 @@ const failedPrefix = "failed:"
 func Statuses() []Status {
 	return []Status{
 		Pending, Dispatched, Implementing, Verifying, VerifyFailed, Queued,
-		Integrating, IntegrationFailed, Merged, Archived, Paused, DepBlocked,
+		Integrating, IntegrationFailed, InReview, Merged, Archived, Paused, DepBlocked,
 		FailedRetryBudget, FailedIterationBudget, FailedTokenBudget, FailedWallTime,
-		FailedStalled, FailedAgentError,
+		FailedStalled, FailedAgentError, FailedRejected,
 	}
 }
 
@@ -71,7 +77,8 @@ func (s Status) Terminal() bool {
 func (s Status) Failed() bool { return strings.HasPrefix(string(s), failedPrefix) }
 
 // Active reports whether a change in status s is in flight: dispatched to
-// its worktree and not yet merged, failed or paused.
+// its worktree and not yet merged, failed or paused. A change in review
+// is not: it waits for the forge, not for a worker or the merge queue.
 func (s Status) Active() bool {
 	switch s {
 	case Dispatched, Implementing, Verifying, VerifyFailed, Queued, Integrating, IntegrationFailed:
