@@ -537,3 +537,59 @@ func TestPullRequestForgeDown(t *testing.T) {
 		t.Errorf("%d looks, want %d", pr.looks, 4+maxLookFailures)
 	}
 }
+
+// TestPullRequestEndedWhileBack: a pull request a person closed, or
+// merged, while its change was back with the agent (a review had
+// requested changes) is what the forge decided: the change comes back
+// through the queue, and set pushes and opens nothing (a second pull
+// request would undo the close, or merge the change twice); the change
+// is failed:rejected, or merged at the forge's commit.
+func TestPullRequestEndedWhileBack(t *testing.T) {
+	t.Parallel()
+	for _, ending := range []forge.State{forge.Closed, forge.Merged} {
+		t.Run(string(ending), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			ff := withForge(t, f)
+			f.change("alpha")
+			var mergedAt string
+			ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+				if n > 1 {
+					return ff.merge(pr), nil
+				}
+				// set sees the review; the person ends the pull request
+				// while the agent is at work on it.
+				seen := pr.look
+				seen.ChangesRequested = []forge.Review{{ID: "R1", Author: "octocat", Body: "please say hello"}}
+				if ending == forge.Closed {
+					pr.look.State, pr.look.ClosedBy, pr.look.Words = forge.Closed, "octocat", "never mind"
+				} else {
+					mergedAt = ff.merge(pr).MergeCommit
+				}
+				return seen, nil
+			}
+			want := map[forge.State]string{forge.Closed: "failed", forge.Merged: "success"}[ending]
+			f.applyEnds(context.Background(), f.agentScript(prAgent), want)
+			if pr := ff.pr("set/alpha"); pr.Number != 1 || pr.opens != 1 {
+				t.Errorf("alpha's pull request is #%d, opened %d times; want #1, opened once", pr.Number, pr.opens)
+			}
+			if n := count(f.events(), journal.Pushing, "alpha"); n != 1 {
+				t.Errorf("%d PUSHING, want 1", n)
+			}
+			st := f.state().Changes["alpha"]
+			switch ending {
+			case forge.Closed:
+				if st.Status != state.FailedRejected || !strings.Contains(st.Error, "never mind") {
+					t.Errorf("alpha is %s (%q), want failed:rejected with the reviewer's words", st.Status, st.Error)
+				}
+			case forge.Merged:
+				if st.Status != state.Archived || st.MergedCommit != mergedAt {
+					t.Errorf("alpha is %s at %s, want archived at the forge's %s", st.Status, st.MergedCommit, mergedAt)
+				}
+				if n := f.git("rev-list", "--count", "main"); n != "2" {
+					t.Errorf("main has %s commits, want 2", n)
+				}
+			}
+		})
+	}
+}

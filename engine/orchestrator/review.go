@@ -385,6 +385,9 @@ func (r *run) waitForReviews() bool {
 // candidate's integration stack) and the run.
 func (q *mergeQueue) proposal(a *attempt) (merge.Proposal, error) {
 	p := merge.Proposal{Forge: q.forge, Pushed: q.rec.change(a.change.Name).Pushed, Run: q.rec.runID(), RunURL: runURL(q.env)}
+	if pr, ok := q.rec.pullRequest(a.change.Name); ok {
+		p.Previous = &forge.PullRequest{Number: pr.Number, ID: pr.ID, URL: pr.URL, Head: pr.Head}
+	}
 	events, err := journal.ReadFile(journal.ChangeJournal(q.layout.Dir(), a.change.Name))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return p, err
