@@ -593,3 +593,28 @@ func TestPullRequestEndedWhileBack(t *testing.T) {
 		})
 	}
 }
+
+// TestPullRequestCheckCancelled: a check the forge cancelled (a merge
+// group GitHub dropped when a pull request ahead of it failed, a run
+// superseded) judged nothing of the change: it is not sent back to the
+// agent, whose budget pays only for its own mistakes.
+func TestPullRequestCheckCancelled(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.change("alpha")
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if n == 1 {
+			pr.look.FailedChecks = []forge.Check{{ID: "C1", Name: "ci/test", Commit: "0123456789abcdef0123456789abcdef01234567", Conclusion: "cancelled"}}
+			return pr.look, nil
+		}
+		return ff.merge(pr), nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	if n := count(f.events(), journal.PullRequestFeedback, "alpha"); n != 0 {
+		t.Errorf("%d PULL_REQUEST_FEEDBACK, want none", n)
+	}
+	if st := f.state().Changes["alpha"]; st.IntegrationAttempts != 0 || st.Status != state.Archived {
+		t.Errorf("alpha is %s after %d integration retries, want archived after none", st.Status, st.IntegrationAttempts)
+	}
+}

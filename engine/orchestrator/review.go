@@ -233,7 +233,8 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 }
 
 // sendFeedback sends the reviews that requested changes and the failed
-// checks of res the agent has not had yet back to it, on the
+// checks of res (save cancelled ones: agentsCheck) the agent has not had
+// yet back to it, on the
 // integration retry budget (it is the agent's work the forge judged):
 // each is journaled (PULL_REQUEST_FEEDBACK), then the change goes
 // integration-failed with all of them as its retry context.
@@ -262,7 +263,7 @@ func (r *run) sendFeedback(res lookResult) (bool, error) {
 		b.WriteString("\n")
 	}
 	for _, ck := range res.look.FailedChecks {
-		if slices.Contains(sent, ck.ID) {
+		if slices.Contains(sent, ck.ID) || !agentsCheck(ck) {
 			continue
 		}
 		events = append(events, journal.PullRequestFeedbackData{Number: res.pr.Number, Kind: journal.FeedbackCheck, ID: ck.ID, By: ck.Name, Commit: ck.Commit, URL: ck.URL})
@@ -293,6 +294,14 @@ func (r *run) sendFeedback(res lookResult) (bool, error) {
 	b.WriteString("Change your work so that it answers this; set tests it again and updates the same pull request.")
 	return true, r.mq.integrationFailed(res.change, merge.Outcome{Failed: true, Reason: reason, RetryContext: b.String()})
 }
+
+// agentsCheck reports whether a failed check judged the change, so that
+// it goes back to the agent on its budget: a check the forge cancelled
+// (GitHub cancels the checks of a merge group it dropped because a pull
+// request ahead of it failed or left the queue, and a run superseded by
+// a newer one) judged nothing, and the agent's budget pays only for the
+// agent's mistakes.
+func agentsCheck(ck forge.Check) bool { return ck.Conclusion != "cancelled" }
 
 // landMerged lands the first change whose pull request the forge merged,
 // once the merge queue is idle: the local main follows the remote's
