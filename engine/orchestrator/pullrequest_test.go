@@ -618,3 +618,65 @@ func TestPullRequestCheckCancelled(t *testing.T) {
 		t.Errorf("alpha is %s after %d integration retries, want archived after none", st.Status, st.IntegrationAttempts)
 	}
 }
+
+// TestPullRequestBaseMoved: a pull request that conflicts with its
+// base, which someone else moved, is no one's mistake: the change is
+// integrated again onto the remote's new main, with no retry budget
+// spent and without its agent, and its new candidate updates the same
+// pull request, handed to the forge's merge again.
+func TestPullRequestBaseMoved(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.change("alpha")
+	var theirs, conflicted string
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if n > 1 {
+			if pr.Head == conflicted {
+				return pr.look, nil // it conflicts until its head moves
+			}
+			pr.look.Conflicts = false
+			return ff.merge(pr), nil
+		}
+		conflicted = pr.Head
+		theirs = ff.commitFile("main", "other.txt", "someone else's\n")
+		pr.look.Conflicts = true
+		return pr.look, nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	pr := ff.pr("set/alpha")
+	if pr.Number != 1 || pr.opens != 2 || len(pr.merges) != 2 {
+		t.Errorf("alpha's pull request is #%d, opened %d times, handed to the merge %d times; want #1, twice each", pr.Number, pr.opens, len(pr.merges))
+	}
+	if theirs == "" || f.git("rev-parse", pr.Head+"^") != theirs {
+		t.Errorf("the pull request's head %s is not onto the remote's new main %s", pr.Head, theirs)
+	}
+	st := f.state().Changes["alpha"]
+	if st.Status != state.Archived || st.IntegrationAttempts != 0 || st.Iteration != 1 {
+		t.Errorf("alpha is %s after %d integration retries and %d iterations; want archived after none and 1", st.Status, st.IntegrationAttempts, st.Iteration)
+	}
+	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 0 {
+		t.Errorf("%d RETRY_SCHEDULED, want none", n)
+	}
+}
+
+// commitFile commits content as path onto branch of the remote, as
+// someone else's push, and returns the commit.
+func (ff *fakeForge) commitFile(branch, path, content string) string {
+	ff.t.Helper()
+	run := func(stdin string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"--git-dir=" + ff.bare}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			ff.t.Errorf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	tip := run("", "rev-parse", "refs/heads/"+branch)
+	blob := run(content, "hash-object", "-w", "--stdin")
+	tree := run(run("", "ls-tree", tip)+"\n100644 blob "+blob+"\t"+path+"\n", "mktree")
+	commit := run("", "commit-tree", tree, "-p", tip, "-m", "someone else's "+path)
+	run("", "update-ref", "refs/heads/"+branch, commit, tip)
+	return commit
+}

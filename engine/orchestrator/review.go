@@ -30,7 +30,9 @@ import (
 // pull request is landed once the merge queue is idle (the local main
 // follows the remote's, which the queue merges onto by name); a closed
 // one fails its change as rejected; a new review that requests changes
-// or a new failed check sends the change back to its agent. Which
+// or a new failed check sends the change back to its agent; one that
+// conflicts with its base, which moved, queues the change again, to be
+// integrated onto the remote's main (no retry budget spent). Which
 // reviews and checks were sent is the journal's (PULL_REQUEST_FEEDBACK),
 // so that a resumed run neither repeats nor misses one.
 type reviews struct {
@@ -56,6 +58,10 @@ type reviews struct {
 	// ends with pull requests open only after one did.
 	openUntil   time.Time
 	lookedSince bool
+	// reintegrated is, for each change whose pull request conflicted
+	// with its moved base, the head it had then: a change is integrated
+	// again once per head.
+	reintegrated map[string]string
 	// failures counts the looks in a row the forge answered with an
 	// error (past the client's own retries); maxLookFailures of them
 	// end the run.
@@ -92,7 +98,7 @@ func newReviews(f forge.Forge, after func(time.Duration) <-chan time.Time) *revi
 	if after == nil {
 		after = time.After
 	}
-	return &reviews{forge: f, after: after, delay: 0, done: make(chan []lookResult, 1), landed: make(chan landResult, 1)}
+	return &reviews{forge: f, after: after, delay: 0, done: make(chan []lookResult, 1), landed: make(chan landResult, 1), reintegrated: map[string]string{}}
 }
 
 // busy reports whether a look or a landing is under way.
@@ -212,6 +218,19 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 			sent, err := r.sendFeedback(res)
 			if err != nil {
 				return err
+			}
+			if !sent && res.look.Conflicts && v.reintegrated[res.change] != res.pr.Head {
+				// The base moved under the pull request: no one's
+				// mistake, no retry budget spent. Once per head: a
+				// change integrated again onto a main that had not
+				// moved is the same candidate.
+				v.reintegrated[res.change] = res.pr.Head
+				why := fmt.Sprintf("pull request #%d conflicts with %s, which moved; integrated again onto it", res.pr.Number, r.project.MainBranch)
+				if err := r.rec.transition(res.change, state.Queued, why); err != nil {
+					return err
+				}
+				r.mq.enqueue(res.change)
+				sent = true
 			}
 			changed = changed || sent
 		}
