@@ -680,3 +680,34 @@ func (ff *fakeForge) commitFile(branch, path, content string) string {
 	run("", "update-ref", "refs/heads/"+branch, commit, tip)
 	return commit
 }
+
+// TestPullRequestStoppedAfterMerged: a run stopped once a change whose
+// pull request the forge merged is merged, before it is archived, is
+// resumed by the next apply, which archives the change at the forge's
+// commit: a commit whose message the forge wrote (without set's
+// trailer) is found by the journal, not by the trailer.
+func TestPullRequestStoppedAfterMerged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	f.change("alpha")
+	stopped := false
+	f.checkpoint = func(point, change string) {
+		if point == "merged" && !stopped {
+			stopped = true
+			panic("stopped after MERGED")
+		}
+	}
+	if _, err := f.apply(context.Background(), f.agentScript(prAgent)); err == nil || !strings.Contains(err.Error(), "stopped after MERGED") {
+		t.Fatalf("first apply: %v", err)
+	}
+	if s := f.state().Changes["alpha"].Status; s != state.Merged {
+		t.Fatalf("alpha is %s after the first apply, want merged", s)
+	}
+	f.applySucceeds(f.agentScript("echo the agent must not run again; exit 1"))
+	st := f.state().Changes["alpha"]
+	if pr := ff.pr("set/alpha"); st.Status != state.Archived || st.MergedCommit != pr.look.MergeCommit || pr.opens != 1 {
+		t.Errorf("alpha is %s at %s, its pull request opened %d times; want archived at the forge's %s, opened once", st.Status, st.MergedCommit, pr.opens, pr.look.MergeCommit)
+	}
+}
