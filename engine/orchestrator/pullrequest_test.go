@@ -32,6 +32,8 @@ type fakeForge struct {
 	// react is what the forge does when set looks at pr for the n-th
 	// time (1-based); it returns the Look set gets.
 	react func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error)
+	// refuseMerges is how many merge requests fail before one is taken.
+	refuseMerges int
 }
 
 type fakePR struct {
@@ -89,6 +91,10 @@ func (ff *fakeForge) RequestMerge(_ context.Context, p forge.PullRequest, head, 
 		if pr.Number == p.Number {
 			if pr.Head != head {
 				return forge.MergeRequest{}, fmt.Errorf("head %s is not %s", head, pr.Head)
+			}
+			if ff.refuseMerges > 0 {
+				ff.refuseMerges--
+				return forge.MergeRequest{}, errors.New("pull request handed to the merge queue, and not read back: connection reset by peer")
 			}
 			mr := forge.MergeRequest{Way: forge.MergeQueued, QueueState: "QUEUED", Position: 1}
 			pr.merges = append(pr.merges, mr)
@@ -709,5 +715,31 @@ func TestPullRequestStoppedAfterMerged(t *testing.T) {
 	st := f.state().Changes["alpha"]
 	if pr := ff.pr("set/alpha"); st.Status != state.Archived || st.MergedCommit != pr.look.MergeCommit || pr.opens != 1 {
 		t.Errorf("alpha is %s at %s, its pull request opened %d times; want archived at the forge's %s, opened once", st.Status, st.MergedCommit, pr.opens, pr.look.MergeCommit)
+	}
+}
+
+// TestPullRequestMergeAskedAgain: a merge request the forge did not take
+// (an answer lost on the way, the forge's trouble) is asked again once
+// the pull request is looked at, open and unjudged: with autoMerge, a
+// pull request is never left for a person because a request failed.
+func TestPullRequestMergeAskedAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	ff.refuseMerges = 1
+	f.change("alpha")
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if pr.look.Queued {
+			return ff.merge(pr), nil
+		}
+		return pr.look, nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	pr := ff.pr("set/alpha")
+	if len(pr.merges) != 1 || pr.opens != 1 {
+		t.Errorf("alpha's pull request opened %d times, taken by the merge %d times; want once each", pr.opens, len(pr.merges))
+	}
+	if st := f.state().Changes["alpha"]; st.IntegrationAttempts != 0 || st.Status != state.Archived {
+		t.Errorf("alpha is %s after %d integration retries", st.Status, st.IntegrationAttempts)
 	}
 }

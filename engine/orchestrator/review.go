@@ -62,6 +62,9 @@ type reviews struct {
 	// with its moved base, the head it had then: a change is integrated
 	// again once per head.
 	reintegrated map[string]string
+	// mergeAsked is, for each change whose merge request the forge did
+	// not take, the head it was asked again for (once per head).
+	mergeAsked map[string]string
 	// failures counts the looks in a row the forge answered with an
 	// error (past the client's own retries); maxLookFailures of them
 	// end the run.
@@ -86,6 +89,12 @@ type lookResult struct {
 	pr     state.PullRequest
 	look   forge.Look
 	err    error
+	// askMerge: the merge request of pr's head was not taken (autoMerge,
+	// and no way recorded): ask again if the look finds it open and
+	// unjudged. asked: it was, with merge and mergeErr its answer.
+	askMerge, asked bool
+	merge           forge.MergeRequest
+	mergeErr        error
 }
 
 // landResult is how the landing of a merged pull request went.
@@ -98,7 +107,7 @@ func newReviews(f forge.Forge, after func(time.Duration) <-chan time.Time) *revi
 	if after == nil {
 		after = time.After
 	}
-	return &reviews{forge: f, after: after, delay: 0, done: make(chan []lookResult, 1), landed: make(chan landResult, 1), reintegrated: map[string]string{}}
+	return &reviews{forge: f, after: after, delay: 0, done: make(chan []lookResult, 1), landed: make(chan landResult, 1), reintegrated: map[string]string{}, mergeAsked: map[string]string{}}
 }
 
 // busy reports whether a look or a landing is under way.
@@ -156,17 +165,26 @@ func (r *run) watchReviews(ctx context.Context, due bool) {
 	}
 	v.timer, v.looking, v.unseen = nil, true, false
 	var prs []lookResult
+	fc := r.project.Delivery.Forge
 	for _, n := range names {
 		if pr, ok := r.rec.pullRequest(n); ok {
-			prs = append(prs, lookResult{change: n, pr: pr})
+			ask := fc.AutoMerge && pr.Way == "" && v.mergeAsked[n] != pr.Head
+			prs = append(prs, lookResult{change: n, pr: pr, askMerge: ask})
 		}
 	}
 	go func() {
 		var pc panics.Catcher
 		pc.Try(func() {
 			for i := range prs {
-				pr := forge.PullRequest{Number: prs[i].pr.Number, ID: prs[i].pr.ID, URL: prs[i].pr.URL, Head: prs[i].pr.Head}
-				prs[i].look, prs[i].err = v.forge.Look(ctx, pr)
+				res := &prs[i]
+				pr := forge.PullRequest{Number: res.pr.Number, ID: res.pr.ID, URL: res.pr.URL, Head: res.pr.Head}
+				res.look, res.err = v.forge.Look(ctx, pr)
+				l := res.look
+				if res.err == nil && res.askMerge && l.State == forge.Open && !l.Queued && !l.Conflicts && l.Head == res.pr.Head &&
+					len(l.ChangesRequested) == 0 && len(l.FailedChecks) == 0 {
+					res.asked = true
+					res.merge, res.mergeErr = v.forge.RequestMerge(ctx, pr, res.pr.Head, fc.MergeMethod)
+				}
 			}
 		})
 		if rec := pc.Recovered(); rec != nil {
@@ -199,6 +217,11 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 			continue // asked again next time
 		case r.rec.status(res.change) != state.InReview || slices.ContainsFunc(v.merged, func(m lookResult) bool { return m.change == res.change }):
 			continue // it moved on while the forge was asked
+		}
+		if res.asked {
+			if err := r.mergeAskedAgain(ctx, res); err != nil {
+				return err
+			}
 		}
 		switch res.look.State {
 		case forge.Merged:
@@ -249,6 +272,27 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 		v.delay = min(max(2*v.delay, firstLook), lastLook)
 	}
 	return nil
+}
+
+// mergeAskedAgain records what came of a merge request asked again of a
+// pull request whose first one the forge did not take (see lookResult):
+// taken, PULL_REQUEST_OPENED again with the way the forge merges it;
+// not taken, nothing, and it is not asked again for that head in this
+// run (a person may merge it). A *forge.ConfigError is the run's.
+func (r *run) mergeAskedAgain(ctx context.Context, res lookResult) error {
+	r.reviews.mergeAsked[res.change] = res.pr.Head
+	var ce *forge.ConfigError
+	switch {
+	case errors.As(res.mergeErr, &ce):
+		return ce
+	case res.mergeErr != nil || ctx.Err() != nil:
+		return nil
+	}
+	pr := res.pr
+	return r.rec.emit(res.change, journal.PullRequestOpenedData{
+		Number: pr.Number, ID: pr.ID, URL: pr.URL, Branch: pr.Branch, Head: pr.Head, Base: r.project.MainBranch, Attempt: pr.Attempt,
+		Way: string(res.merge.Way), QueueState: res.merge.QueueState, Position: res.merge.Position,
+	})
 }
 
 // sendFeedback sends the reviews that requested changes and the failed
