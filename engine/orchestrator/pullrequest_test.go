@@ -743,3 +743,25 @@ func TestPullRequestMergeAskedAgain(t *testing.T) {
 		t.Errorf("alpha is %s after %d integration retries", st.Status, st.IntegrationAttempts)
 	}
 }
+
+// TestPullRequestOpenAcrossANewPlan: a pull request left open by a run
+// is watched by the next apply also when its plan is a new one (a
+// change added): it is neither implemented nor opened again.
+func TestPullRequestOpenAcrossANewPlan(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f.change("beta")
+	f.plan.Fingerprint.Config = "another"
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	f.applySucceeds(f.agentScript(prAgent))
+	if pr := ff.pr("set/alpha"); pr.opens != 1 || pr.Number != 1 {
+		t.Errorf("alpha's pull request is #%d, opened %d times; want #1, once", pr.Number, pr.opens)
+	}
+	if n := count(f.events(), journal.Dispatch, "alpha"); n != 1 {
+		t.Errorf("alpha dispatched %d times, want once", n)
+	}
+}
