@@ -765,3 +765,43 @@ func TestPullRequestOpenAcrossANewPlan(t *testing.T) {
 		t.Errorf("alpha dispatched %d times, want once", n)
 	}
 }
+
+// TestPullRequestFeedbackJournaledThenStopped: a run stopped between the
+// PULL_REQUEST_FEEDBACK of a review and the change's going back to its
+// agent (the journal has the one, not the other) did not send it: the
+// next apply sends it, rather than taking it for sent and leaving the
+// pull request with its changes requested.
+func TestPullRequestFeedbackJournaledThenStopped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	// The stopped run's last event.
+	w, err := journal.Open(filepath.Join(f.root, ".set"), f.state().Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append("alpha", journal.PullRequestFeedbackData{Number: 1, Kind: journal.FeedbackReview, ID: "R1", By: "octocat"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	review := forge.Review{ID: "R1", Author: "octocat", Body: "please say hello"}
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if pr.opens == 1 {
+			pr.look.ChangesRequested = []forge.Review{review}
+			return pr.look, nil
+		}
+		return ff.merge(pr), nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	if n := count(f.events(), journal.PullRequestFeedback, "alpha"); n != 1 {
+		t.Errorf("%d PULL_REQUEST_FEEDBACK, want 1 (the stopped run's)", n)
+	}
+	if st := f.state().Changes["alpha"]; st.IntegrationAttempts != 1 {
+		t.Errorf("alpha went back to its agent %d times, want once", st.IntegrationAttempts)
+	}
+}

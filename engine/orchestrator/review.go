@@ -302,7 +302,9 @@ func (r *run) mergeAskedAgain(ctx context.Context, res lookResult) error {
 // each is journaled (PULL_REQUEST_FEEDBACK), then the change goes
 // integration-failed with all of them as its retry context.
 func (r *run) sendFeedback(res lookResult) (bool, error) {
-	sent := res.pr.Sent
+	// sent: the agent had it. One journaled by a run stopped before the
+	// change went back to the agent (Sending) it had not.
+	sent := slices.DeleteFunc(slices.Clone(res.pr.Sent), func(id string) bool { return slices.Contains(res.pr.Sending, id) })
 	var b strings.Builder
 	reason := ""
 	var events []journal.PullRequestFeedbackData
@@ -350,6 +352,9 @@ func (r *run) sendFeedback(res lookResult) (bool, error) {
 		return false, nil
 	}
 	for _, e := range events {
+		if slices.Contains(res.pr.Sending, e.ID) {
+			continue // journaled already
+		}
 		if err := r.rec.emit(res.change, e); err != nil {
 			return false, err
 		}

@@ -241,6 +241,10 @@ type PullRequest struct {
 	// agent (PULL_REQUEST_FEEDBACK), in the order they were: a resumed
 	// run sends none of them again.
 	Sent []string `json:"sent,omitempty"`
+	// Sending are those of Sent journaled while the change was in review
+	// and since: a run stopped before it sent the change back to its
+	// agent with them leaves them here, and the next run sends them.
+	Sending []string `json:"sending,omitempty"`
 }
 
 // New returns the state before any event.
@@ -352,6 +356,7 @@ var projection = journal.NewTable(
 			return errors.New("feedback on no pull request")
 		}
 		c.PullRequest.Sent = append(c.PullRequest.Sent, d.ID)
+		c.PullRequest.Sending = append(c.PullRequest.Sending, d.ID)
 		return nil
 	}),
 	changeHandler(applySentinelAction),
@@ -493,6 +498,9 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 		c.VerifyAttempts, c.IntegrationAttempts, c.ConflictAttempts = 0, 0, 0
 		c.RetryContext, c.RetryStage = "", ""
 		c.PullRequest = nil
+	}
+	if from == InReview && c.PullRequest != nil {
+		c.PullRequest.Sending = nil // it left review: what was sent went
 	}
 	if to != Implementing && to != Paused {
 		c.IterationContext = "" // the agent's work ended
