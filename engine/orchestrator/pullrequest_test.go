@@ -805,3 +805,20 @@ func TestPullRequestFeedbackJournaledThenStopped(t *testing.T) {
 		t.Errorf("alpha went back to its agent %d times, want once", st.IntegrationAttempts)
 	}
 }
+
+// TestPullRequestLeftOpenWithADependent: a run that ends with a pull
+// request open and a change that waits for it (its dependent) ends
+// "open", not "paused": nothing is paused, and the next apply goes on.
+func TestPullRequestLeftOpenWithADependent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.change("beta", "alpha")
+	f.change("gamma", "beta")
+	sum := f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	if sum.Statuses["alpha"] != state.InReview || sum.Statuses["beta"] != state.Pending || sum.Statuses["gamma"] != state.Pending {
+		t.Errorf("statuses %v", sum.Statuses)
+	}
+}
