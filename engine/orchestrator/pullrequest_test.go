@@ -822,3 +822,28 @@ func TestPullRequestLeftOpenWithADependent(t *testing.T) {
 		t.Errorf("statuses %v", sum.Statuses)
 	}
 }
+
+// TestPullRequestMergeAskedAgainAfterACheckSent: a failed check the
+// agent already had (the forge still lists it) does not keep a merge
+// request the forge did not take from being asked again.
+func TestPullRequestMergeAskedAgainAfterACheckSent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.change("alpha")
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		switch {
+		case n == 1:
+			pr.look.FailedChecks = []forge.Check{{ID: "C1", Name: "ci/test", Conclusion: "failure", Output: "FAIL"}}
+			pr.look.Queued = false // the queue dropped it
+			ff.refuseMerges = 1    // and the next merge request is lost
+		case pr.look.Queued:
+			return ff.merge(pr), nil
+		}
+		return pr.look, nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	if n := count(f.events(), journal.PullRequestFeedback, "alpha"); n != 1 {
+		t.Errorf("%d PULL_REQUEST_FEEDBACK, want 1", n)
+	}
+}

@@ -180,8 +180,7 @@ func (r *run) watchReviews(ctx context.Context, due bool) {
 				pr := forge.PullRequest{Number: res.pr.Number, ID: res.pr.ID, URL: res.pr.URL, Head: res.pr.Head}
 				res.look, res.err = v.forge.Look(ctx, pr)
 				l := res.look
-				if res.err == nil && res.askMerge && l.State == forge.Open && !l.Queued && !l.Conflicts && l.Head == res.pr.Head &&
-					len(l.ChangesRequested) == 0 && len(l.FailedChecks) == 0 {
+				if res.err == nil && res.askMerge && l.State == forge.Open && !l.Queued && !l.Conflicts && l.Head == res.pr.Head && !res.judged() {
 					res.asked = true
 					res.merge, res.mergeErr = v.forge.RequestMerge(ctx, pr, res.pr.Head, fc.MergeMethod)
 				}
@@ -272,6 +271,15 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 		v.delay = min(max(2*v.delay, firstLook), lastLook)
 	}
 	return nil
+}
+
+// judged reports whether the look found a review or a failed check of
+// the agent's work that the agent has not had: it goes back to the agent
+// rather than to the forge's merge.
+func (res *lookResult) judged() bool {
+	had := func(id string) bool { return slices.Contains(res.pr.Sent, id) && !slices.Contains(res.pr.Sending, id) }
+	return slices.ContainsFunc(res.look.ChangesRequested, func(rv forge.Review) bool { return !had(rv.ID) }) ||
+		slices.ContainsFunc(res.look.FailedChecks, func(ck forge.Check) bool { return agentsCheck(ck) && !had(ck.ID) })
 }
 
 // mergeAskedAgain records what came of a merge request asked again of a
