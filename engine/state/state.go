@@ -346,7 +346,7 @@ var projection = journal.NewTable(
 	changeHandler(func(c *Change, d journal.PullRequestOpenedData) error {
 		pr := &PullRequest{Number: d.Number, ID: d.ID, URL: d.URL, Branch: d.Branch, Head: d.Head, Attempt: d.Attempt, Way: d.Way, QueueState: d.QueueState}
 		if old := c.PullRequest; old != nil && old.Number == d.Number {
-			pr.Sent = old.Sent
+			pr.Sent, pr.Sending = old.Sent, old.Sending
 		}
 		c.PullRequest = pr
 		return nil
