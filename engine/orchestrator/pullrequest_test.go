@@ -99,6 +99,8 @@ func (ff *fakeForge) RequestMerge(_ context.Context, p forge.PullRequest, head, 
 	return forge.MergeRequest{}, fmt.Errorf("no pull request #%d", p.Number)
 }
 
+func (ff *fakeForge) Reach(context.Context) error { return nil }
+
 func (ff *fakeForge) Look(_ context.Context, p forge.PullRequest) (forge.Look, error) {
 	ff.mu.Lock()
 	defer ff.mu.Unlock()
