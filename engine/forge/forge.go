@@ -21,6 +21,12 @@ import (
 // for a rate limit) or an unknown repository is a *ConfigError; a rate
 // limit is waited out (within the context), never an error of the change.
 type Forge interface {
+	// Reach asks the forge for the project's repository with the token,
+	// as a run does before any work: nil when the token sees it and may
+	// push to it, a *ConfigError when the forge refuses the token, does
+	// not show the repository, or shows it read-only.
+	Reach(ctx context.Context) error
+
 	// Open opens a pull request from the branch pr.Head into pr.Base, or,
 	// when one from pr.Head is open already (a resumed run, or a change
 	// sent back and tested again), returns that one with its title and

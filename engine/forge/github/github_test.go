@@ -584,6 +584,7 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 				},
 				"RequestMerge": func() error { _, err := c.RequestMerge(ctx, pr, strings.Repeat("a", 40), "squash"); return err },
 				"Look":         func() error { _, err := c.Look(ctx, pr); return err },
+				"Reach":        func() error { return c.Reach(ctx) },
 			} {
 				err := call()
 				noToken(t, err)
@@ -610,6 +611,20 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestReach(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	if err := f.client.Reach(context.Background()); err != nil {
+		t.Fatalf("Reach of a repository the token may push to: %v", err)
+	}
+	ro := newFixture(t, githubtest.Options{ReadOnly: true})
+	err := ro.client.Reach(context.Background())
+	var ce *forge.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "not push") || !strings.Contains(ce.Fix, "project.delivery.forge.tokenEnv") {
+		t.Fatalf("Reach with a read-only token = %v, want a *forge.ConfigError saying it may not push", err)
+	}
+	noToken(t, err)
 }
 
 func TestRateLimitsAreWaitedOut(t *testing.T) {
