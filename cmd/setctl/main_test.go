@@ -8,13 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
 	"cuelang.org/go/mod/modregistrytest"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/set-engine/set/internal/testpar"
 )
 
 func TestMain(m *testing.M) {
@@ -23,24 +23,15 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// waitingTests runs the package's tests with twice as many parallel tests
-// at once as go test's default (GOMAXPROCS), unless -test.parallel is
-// given: the scripts and the kill campaign spend about half their time
-// waiting for the processes they start (setctl, git, the go command of
-// the gates, the agents), so on two cores four at once keep both busy.
-// TestScripts took 74 s with 2 at once and 48 s with 4 (8: 51 s), for
-// the same CPU time.
+// waitingTests runs the package's tests with twice as many parallel
+// tests at once as go test's default (testpar.Double): the scripts and
+// the kill campaign spend about half their time waiting for the
+// processes they start.
 type waitingTests struct{ m *testing.M }
 
 func (w waitingTests) Run() int {
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0))); err != nil {
-			panic(err)
-		}
-	}
+	testpar.Double()
 	return w.m.Run()
 }
 
