@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/set-engine/set/internal/gittest"
+	"github.com/set-engine/set/internal/testpar"
 )
 
 // repo is a real git repository in a temp dir. Git reads no system config
@@ -26,9 +28,12 @@ type repo struct {
 }
 
 // TestMain makes git hermetic for the whole process (gittest.Main), so
-// that the tests that set no environment of their own run in parallel:
-// most of their time is spent waiting for git.
+// that the tests that set no environment of their own run in parallel,
+// twice GOMAXPROCS at once (testpar.Double): most of their time is spent
+// waiting for git.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	testpar.Double()
 	gittest.Main(m, "")
 }
 
