@@ -95,7 +95,7 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 		Attempt: in.Attempt, Statuses: posted,
 	}
 	if fc.AutoMerge {
-		mr, err := p.Forge.RequestMerge(ctx, pr, cand.Commit, fc.MergeMethod)
+		mr, err := p.Forge.RequestMerge(ctx, pr, cand.Commit, fc.MergeMethod, squashMessage(in))
 		var ce *forge.ConfigError
 		switch {
 		case errors.As(err, &ce) || ctx.Err() != nil:
