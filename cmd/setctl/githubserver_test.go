@@ -58,8 +58,10 @@ const githubRepository = "octo/hello"
 //	github prs
 //	    prints the reactions that failed, then each pull request:
 //	    number, head, state, title, and the commit statuses on its head.
-//	github merge N | github close N WORDS
-//	    merges pull request N, or closes it as octocat saying WORDS.
+//	github merge N [MESSAGE] | github close N WORDS
+//	    merges pull request N (its commit on main saying MESSAGE, as a
+//	    person who edited it; else GitHub's default), or closes it as
+//	    octocat saying WORDS.
 //	github refuse STATUS
 //	    answers every request with STATUS (401, 403), as a token GitHub
 //	    refuses; 0 stops it.
@@ -122,12 +124,12 @@ func gitHub(ts *testscript.TestScript, neg bool, args []string) {
 		slot.srv.Refuse(n)
 	case "merge", "close":
 		if len(args) < 2 {
-			ts.Fatalf("usage: github merge N | github close N WORDS")
+			ts.Fatalf("usage: github merge N [MESSAGE] | github close N WORDS")
 		}
 		n, err := strconv.Atoi(args[1])
 		ts.Check(err)
 		if args[0] == "merge" {
-			_, err = slot.srv.Merge(n)
+			_, err = slot.srv.MergeWith(n, strings.Join(args[2:], " "))
 		} else {
 			err = slot.srv.ClosePR(n, "octocat", strings.Join(args[2:], " "))
 		}
