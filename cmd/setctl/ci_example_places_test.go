@@ -349,6 +349,9 @@ func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 						t.Errorf("the local main is at %s, not at the remote's", got)
 					}
 					forge.check(t, true)
+					if branches := gitIn(t, second, "branch", "--list", "set/*"); branches != "" {
+						t.Errorf("local branches left: %s", branches)
+					}
 					events, err := os.ReadFile(filepath.Join(second, ".set", "events.jsonl"))
 					if err != nil {
 						t.Fatal(err)

@@ -167,7 +167,9 @@ func (s *services) retire(ctx context.Context, change string) error {
 // stack passed. In pull-request mode, where the forge made main's commit,
 // the branch goes when it is where set left it once it opened the pull
 // request the forge merged (state.PullRequest.BranchTip: the candidate's
-// tree without the fold, nothing the pull request lacks); the remote's
+// tree without the fold, nothing the pull request lacks), or where a
+// resumed run made it again from the pull request's head
+// (merge.Unfolded); the remote's
 // set/<change> is the forge's to delete. A branch that is gone already
 // is fine; one that holds other work or is checked out somewhere is kept.
 //
@@ -186,7 +188,7 @@ func (s *services) deleteBranch(ctx context.Context, change string) {
 		return
 	}
 	c := s.rec.change(change)
-	if pr := c.PullRequest; pr != nil && c.MergedCommit != "" && pr.BranchTip == tip {
+	if pr := c.PullRequest; pr != nil && c.MergedCommit != "" && (pr.BranchTip == tip || merge.Unfolded(ctx, s.root, change, pr.Head, tip)) {
 		s.pool.deleteBranch(ctx, change, tip)
 		return
 	}
