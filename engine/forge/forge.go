@@ -39,10 +39,14 @@ type Forge interface {
 	// RequestMerge hands pr, whose head must still be the commit head, to
 	// the forge's merge: the merge queue of its base branch when it has
 	// one (enqueued with head as the expected head), else auto-merge with
-	// method ("squash", "merge" or "rebase"). It returns what the forge
-	// says after the request, read back: arming auto-merge is not a
-	// merge, and an enqueue may be refused.
-	RequestMerge(ctx context.Context, pr PullRequest, head, method string) (MergeRequest, error)
+	// method ("squash", "merge" or "rebase"). message is the commit
+	// message the merge is to make on the base branch, where the forge
+	// lets the request say it (auto-merge, a merge now; a merge queue
+	// writes its own): the candidate's, whose trailer credits the change
+	// on main. It returns what the forge says after the request, read
+	// back: arming auto-merge is not a merge, and an enqueue may be
+	// refused.
+	RequestMerge(ctx context.Context, pr PullRequest, head, method, message string) (MergeRequest, error)
 
 	// Look reads what became of pr: its state, its head, whether it is
 	// in the merge queue, every review that requested changes and every

@@ -82,7 +82,7 @@ func (ff *fakeForge) SetStatus(_ context.Context, sha string, s forge.Status) er
 	return nil
 }
 
-func (ff *fakeForge) RequestMerge(_ context.Context, p forge.PullRequest, head, method string) (forge.MergeRequest, error) {
+func (ff *fakeForge) RequestMerge(_ context.Context, p forge.PullRequest, head, method, _ string) (forge.MergeRequest, error) {
 	ff.mu.Lock()
 	defer ff.mu.Unlock()
 	for _, pr := range ff.prs {
