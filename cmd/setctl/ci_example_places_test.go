@@ -234,7 +234,7 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
 	const repository, token = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
-	forge := github(t, repository, filepath.Join(root, "remote.git"), token)
+	forge := github(t, repository, filepath.Join(root, "remote.git"), token, true)
 	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: \"2m\"}}", repository, forge.apiURL)
 	remote := ciRemote(t, root, map[string]string{
 		"set.cue":            ciProjectCUE(delivery, `["true"]`),
@@ -269,9 +269,101 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 			if !strings.Contains(summary, ": finished: success in ") {
 				t.Errorf("the job summary:\n%s", summary)
 			}
-			forge.check(t)
+			forge.check(t, true)
 			ciNoSecretUnder(t, filepath.Join(dir, ".set"), ciAgentKey)
 			ciNoSecretUnder(t, filepath.Join(dir, ".set"), token)
+		},
+	}
+}
+
+// setupPullRequestJobLeftOpen is the place of apply-pull-request where
+// the forge does not merge by itself (a repository that allows no
+// auto-merge: the pull request waits for a person): setctl apply exits 3
+// once forge.wait passed, with the pull request open, and the job passes
+// with a notice. Its then is the next run of the job, once someone
+// merged the pull request: a fresh checkout with .set/ restored as
+// actions/cache/restore restores it (without .set/worktrees/). That run
+// picks the pull request up: no second one, no agent run again, the
+// change merged, setctl apply exits 0, and the remote's main holds it.
+func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
+	ciGitEnv(t)
+	root := t.TempDir()
+	const repository, token = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
+	forge := github(t, repository, filepath.Join(root, "remote.git"), token, false)
+	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: \"0s\"}}", repository, forge.apiURL)
+	remote := ciRemote(t, root, map[string]string{
+		"set.cue":            ciProjectCUE(delivery, `["true"]`),
+		"cue.mod/module.cue": ciModuleCUE,
+		"agent.sh":           ciAgentScript,
+		".gitignore":         ".set/\n",
+		"docs/spec.md":       ciSpecAlpha,
+	})
+	first := filepath.Join(root, "workspace")
+	gitIn(t, root, "clone", "-q", remote, first)
+	expressions := map[string]string{
+		"secrets.ANTHROPIC_API_KEY": ciAgentKey,
+		"secrets.GITHUB_TOKEN":      token,
+	}
+	return &ciPlace{
+		name:        "left open",
+		dir:         first,
+		expressions: expressions,
+		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
+			for _, step := range []string{"Apply", "Summary"} {
+				if steps[step] != 0 {
+					t.Errorf("step %s exited %d", step, steps[step])
+				}
+			}
+			if len(ran) == 0 || ran[0].exit != exitOpen {
+				t.Errorf("setctl ran %v, want apply exiting %d first", ran, exitOpen)
+			}
+			if log := gitIn(t, remote, "log", "--format=%s", "main"); log != "skeleton" {
+				t.Errorf("the remote's main:\n%s\nwant skeleton alone", log)
+			}
+			forge.check(t, false)
+		},
+		then: func(t *testing.T) *ciPlace {
+			forge.merge(t, 1)
+			second := filepath.Join(root, "workspace-2")
+			gitIn(t, root, "clone", "-q", remote, second)
+			ciCopyTree(t, filepath.Join(first, ".set"), filepath.Join(second, ".set"), "worktrees")
+			return &ciPlace{
+				name:        "merged meanwhile",
+				dir:         second,
+				expressions: expressions,
+				check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
+					for _, step := range []string{"Apply", "Summary"} {
+						if steps[step] != 0 {
+							t.Errorf("step %s exited %d", step, steps[step])
+						}
+					}
+					for _, r := range ran {
+						if r.exit != 0 {
+							t.Errorf("%s exited %d, want 0", r.command, r.exit)
+						}
+					}
+					if got := gitIn(t, remote, "show", "main:a.txt"); got != "a" {
+						t.Errorf("a.txt on the remote's main holds %q, want a", got)
+					}
+					if got := gitIn(t, second, "rev-parse", "main"); got != gitIn(t, remote, "rev-parse", "main") {
+						t.Errorf("the local main is at %s, not at the remote's", got)
+					}
+					forge.check(t, true)
+					if branches := gitIn(t, second, "branch", "--list", "set/*"); branches != "" {
+						t.Errorf("local branches left: %s", branches)
+					}
+					events, err := os.ReadFile(filepath.Join(second, ".set", "events.jsonl"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for typ, want := range map[string]int{"DISPATCH": 1, "PULL_REQUEST_OPENED": 1, "MERGED": 1} {
+						if n := strings.Count(string(events), `"type":"`+typ+`"`); n != want {
+							t.Errorf("%d %s events, want %d", n, typ, want)
+						}
+					}
+					ciNoSecretUnder(t, filepath.Join(second, ".set"), token)
+				},
+			}
 		},
 	}
 }

@@ -256,6 +256,9 @@ type ciPlace struct {
 	// check checks the outcome: each step's exit status by name, the
 	// commands setctl ran with theirs, and the job summary.
 	check func(t *testing.T, steps map[string]int, ran []setctlRun, summary string)
+	// then, when not nil, makes the place of the job's next run, once
+	// this one ran (a fresh checkout, with what the run kept restored).
+	then func(t *testing.T) *ciPlace
 }
 
 // setctlRun is one setctl process a step started: its arguments as the
@@ -276,15 +279,16 @@ var ciJobSetups = map[string][]ciJobSetup{
 
 // ciForgeJobSetups are the jobs whose place talks to a forge: each takes
 // the fake GitHub its set.cue points at.
-var ciForgeJobSetups = map[string]func(t *testing.T, github fakeGitHub) *ciPlace{
-	"apply-pull-request": setupPullRequestJob,
+var ciForgeJobSetups = map[string][]func(t *testing.T, github fakeGitHub) *ciPlace{
+	"apply-pull-request": {setupPullRequestJob, setupPullRequestJobLeftOpen},
 }
 
 // fakeGitHub starts a stand-in GitHub on 127.0.0.1 whose repository is
 // owner/name with the bare git repository remote as its git side,
-// taking token only, and merging a pull request by itself once it is
-// enqueued or has auto-merge armed and its head is green.
-type fakeGitHub func(t *testing.T, repository, remote, token string) ciForge
+// taking token only, and, when merges is true, merging a pull request by
+// itself once it is enqueued or has auto-merge armed and its head is
+// green (else the pull request waits for a person).
+type fakeGitHub func(t *testing.T, repository, remote, token string, merges bool) ciForge
 
 // ciForge is a running fake GitHub, as a job's place sees it.
 type ciForge struct {
@@ -292,8 +296,10 @@ type ciForge struct {
 	apiURL string
 	// check checks what the forge saw once the job ran: a pull request
 	// per change, opened from set/<change>, with the gates' statuses on
-	// its head, merged.
-	check func(t *testing.T)
+	// its head, merged or not.
+	check func(t *testing.T, merged bool)
+	// merge merges pull request number, as a person would.
+	merge func(t *testing.T, number int)
 }
 
 // TestCIExampleRuns runs every job of the example in a place set up as
@@ -317,15 +323,23 @@ func TestCIExampleRuns(t *testing.T) {
 		job := w.Jobs[name]
 		t.Run(name, func(t *testing.T) {
 			setups, ok := ciJobSetups[name]
-			if setup, forge := ciForgeJobSetups[name]; forge {
-				setups, ok = []ciJobSetup{func(t *testing.T) *ciPlace { return setup(t, startGitHub) }}, true
+			if forgeSetups, forge := ciForgeJobSetups[name]; forge {
+				setups, ok = nil, true
+				for _, setup := range forgeSetups {
+					setups = append(setups, func(t *testing.T) *ciPlace { return setup(t, startGitHub) })
+				}
 			}
 			if !ok {
 				t.Fatalf("no place to run job %s, so its setctl commands ran nowhere: %s", name, strings.Join(jobCommands(job), "; "))
 			}
 			for _, setup := range setups {
-				place := setup(t)
-				t.Run(place.name, func(t *testing.T) { runCIJob(t, w, name, job, place, real) })
+				for place := setup(t); place != nil; {
+					t.Run(place.name, func(t *testing.T) { runCIJob(t, w, name, job, place, real) })
+					if place.then == nil {
+						break
+					}
+					place = place.then(t)
+				}
 			}
 		})
 	}

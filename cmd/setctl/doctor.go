@@ -112,13 +112,13 @@ func runDoctor(e *env, args []string) int {
 		}
 		if ws.cfg.Delivery.ProposesPullRequests() {
 			// What apply checks before any work: the token's variable,
-			// the repository on the forge. (doctor asks the forge
-			// nothing: a token it refuses shows at apply's first call.)
+			// the repository on the forge, and the forge's answer to the
+			// token (forgeOf asks it for the repository).
 			if _, err := forgeOf(ctx, ws.root, ws.cfg, e.getenv); err != nil {
 				add("forge", statusFail, "%s", strings.TrimSpace(strings.ReplaceAll(load.Details(err, ws.root), "\n", " ")))
 			} else {
 				f := ws.cfg.Delivery.Forge
-				add("forge", statusOK, "%s at %s, its token in $%s", f.Kind, f.APIURL, f.TokenEnv)
+				add("forge", statusOK, "%s at %s, its token in $%s may push", f.Kind, f.APIURL, f.TokenEnv)
 			}
 		}
 		checks = append(checks, agentChecks(ctx, ws, e.environ)...)

@@ -58,8 +58,11 @@ const githubRepository = "octo/hello"
 //	github prs
 //	    prints the reactions that failed, then each pull request:
 //	    number, head, state, title, and the commit statuses on its head.
-//	github merge N | github close N WORDS
-//	    merges pull request N, or closes it as octocat saying WORDS.
+//	github merge N [MESSAGE] | github close N WORDS | github changes N BODY
+//	    merges pull request N (its commit on main saying MESSAGE, as a
+//	    person who edited it; else GitHub's default), closes it as
+//	    octocat saying WORDS, or has octocat request changes on it,
+//	    saying BODY.
 //	github refuse STATUS
 //	    answers every request with STATUS (401, 403), as a token GitHub
 //	    refuses; 0 stops it.
@@ -120,16 +123,19 @@ func gitHub(ts *testscript.TestScript, neg bool, args []string) {
 		n, err := strconv.Atoi(args[1])
 		ts.Check(err)
 		slot.srv.Refuse(n)
-	case "merge", "close":
+	case "merge", "close", "changes":
 		if len(args) < 2 {
-			ts.Fatalf("usage: github merge N | github close N WORDS")
+			ts.Fatalf("usage: github merge N [MESSAGE] | github close N WORDS | github changes N BODY")
 		}
 		n, err := strconv.Atoi(args[1])
 		ts.Check(err)
-		if args[0] == "merge" {
-			_, err = slot.srv.Merge(n)
-		} else {
-			err = slot.srv.ClosePR(n, "octocat", strings.Join(args[2:], " "))
+		switch words := strings.Join(args[2:], " "); args[0] {
+		case "merge":
+			_, err = slot.srv.MergeWith(n, words)
+		case "close":
+			err = slot.srv.ClosePR(n, "octocat", words)
+		default:
+			_, err = slot.srv.RequestChanges(n, "octocat", words)
 		}
 		ts.Check(err)
 	default:

@@ -96,8 +96,15 @@ func TestKillCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The three campaigns run at once: each apply runs in a repository
+	// and a session of its own, and each campaign draws its kill times
+	// from its own uninterrupted run, timed under the same load. The
+	// environment set above is the whole process's and stays as it is
+	// until they all end (this test's cleanup runs after its parallel
+	// subtests).
 	for _, speculative := range []int{1, 4} {
 		t.Run(fmt.Sprintf("speculative-%d", speculative), func(t *testing.T) {
+			t.Parallel()
 			campaign(t, setctl, withSpeculative(t, project, speculative), trials, seed)
 		})
 	}
@@ -105,6 +112,7 @@ func TestKillCampaign(t *testing.T) {
 	// remote's main by a push; a resumed run asks the remote what landed,
 	// so no change is pushed twice.
 	t.Run("push", func(t *testing.T) {
+		t.Parallel()
 		campaign(t, setctl, withPush(t, withSpeculative(t, project, 1)), trials, seed)
 	})
 }

@@ -13,12 +13,26 @@ import (
 
 	"cuelang.org/go/mod/modregistrytest"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/set-engine/set/internal/testpar"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(waitingTests{m}, map[string]func(){
 		"setctl": func() { os.Exit(Main(os.Args[1:], osProcess())) },
 	})
+}
+
+// waitingTests runs the package's tests with twice as many parallel
+// tests at once as go test's default (testpar.Double): the scripts and
+// the kill campaign spend about half their time waiting for the
+// processes they start.
+type waitingTests struct{ m *testing.M }
+
+func (w waitingTests) Run() int {
+	flag.Parse()
+	testpar.Double()
+	return w.m.Run()
 }
 
 // updateScripts rewrites, in the scripts, the files that cmp compares

@@ -21,6 +21,12 @@ import (
 // for a rate limit) or an unknown repository is a *ConfigError; a rate
 // limit is waited out (within the context), never an error of the change.
 type Forge interface {
+	// Reach asks the forge for the project's repository with the token,
+	// as a run does before any work: nil when the token sees it and may
+	// push to it, a *ConfigError when the forge refuses the token, does
+	// not show the repository, or shows it read-only.
+	Reach(ctx context.Context) error
+
 	// Open opens a pull request from the branch pr.Head into pr.Base, or,
 	// when one from pr.Head is open already (a resumed run, or a change
 	// sent back and tested again), returns that one with its title and
@@ -33,10 +39,14 @@ type Forge interface {
 	// RequestMerge hands pr, whose head must still be the commit head, to
 	// the forge's merge: the merge queue of its base branch when it has
 	// one (enqueued with head as the expected head), else auto-merge with
-	// method ("squash", "merge" or "rebase"). It returns what the forge
-	// says after the request, read back: arming auto-merge is not a
-	// merge, and an enqueue may be refused.
-	RequestMerge(ctx context.Context, pr PullRequest, head, method string) (MergeRequest, error)
+	// method ("squash", "merge" or "rebase"). message is the commit
+	// message the merge is to make on the base branch, where the forge
+	// lets the request say it (auto-merge, a merge now; a merge queue
+	// writes its own): the candidate's, whose trailer credits the change
+	// on main. It returns what the forge says after the request, read
+	// back: arming auto-merge is not a merge, and an enqueue may be
+	// refused.
+	RequestMerge(ctx context.Context, pr PullRequest, head, method, message string) (MergeRequest, error)
 
 	// Look reads what became of pr: its state, its head, whether it is
 	// in the merge queue, every review that requested changes and every

@@ -68,6 +68,7 @@ func TestRevParseByFiles(t *testing.T) {
 // CommitOnHead commits the paths' changes as a child of HEAD, with its
 // message, moves the branch and leaves the work tree clean.
 func TestCommitOnHead(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	before := r.git("rev-parse", "HEAD")

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCommitChangesHasPathAndTrailerValue(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	r.write("openspec/changes/greet/proposal.md", "p\n")
 	r.write("openspec/specs/a/spec.md", "a\n")
@@ -45,6 +46,7 @@ func TestCommitChangesHasPathAndTrailerValue(t *testing.T) {
 }
 
 func TestResetKeepRefusesToLoseAnEdit(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	base := r.git("rev-parse", "HEAD")
 	r.write("notes.txt", "changed\n")

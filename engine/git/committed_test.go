@@ -11,6 +11,7 @@ import (
 // with how it stands apart, from the project's directory (a subdirectory
 // of the repository here), and leaves out the committed and the missing.
 func TestNotCommittedOn(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	r.write("proj/set.cue", "package p\n")
 	r.write("proj/docs/spec.md", "# spec\n")

@@ -39,7 +39,7 @@ func newMoveRepo(t *testing.T) *moveRepo {
 // function format (sha1 or sha256).
 func newMoveRepoOf(t *testing.T, format string) *moveRepo {
 	t.Helper()
-	r := &repo{t: t, dir: t.TempDir(), globalConfig: hermetic(t)}
+	r := &repo{t: t, dir: t.TempDir()}
 	r.git("init", "-q", "-b", "main", "--object-format="+format)
 	r.write("README.md", "# repo\n")
 	r.write("notes.txt", "line 1\nline 2\nline 3\n")
@@ -185,6 +185,7 @@ func (m *moveRepo) checkFinished(untracked ...string) {
 // index.lock left), after it wrote the index, or before it wrote anything,
 // is finished: main and its checkout at to, exactly.
 func TestFinishFastForward(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -215,6 +216,7 @@ func TestFinishFastForward(t *testing.T) {
 // TestFinishFastForwardSHA256: in a repository of SHA-256 object IDs, a
 // symbolic link's content is hashed as git does, and the move finished.
 func TestFinishFastForwardSHA256(t *testing.T) {
+	t.Parallel()
 	m := newMoveRepoOf(t, "sha256")
 	if len(m.to) != 64 {
 		t.Fatalf("to = %s, want a SHA-256 ID", m.to)
@@ -234,6 +236,7 @@ func TestFinishFastForwardSHA256(t *testing.T) {
 // half-way makes the finish fail without touching anything; once the
 // lock is removed (RemoveLocks, as a resumed run does), it finishes.
 func TestFinishFastForwardAfterStaleLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := newMoveRepo(t)
 	m.halfWritten(true)
@@ -263,6 +266,7 @@ func TestFinishFastForwardAfterStaleLock(t *testing.T) {
 // killed half-way does (read-tree writes files then index; update-ref
 // moves the ref last), which the next finish completes.
 func TestFinishFastForwardAgain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := newMoveRepo(t)
 	m.halfWritten(false)
@@ -283,6 +287,7 @@ func TestFinishFastForwardAgain(t *testing.T) {
 // not, tracked or not, stops the finish; nothing is touched, and the
 // error names the paths.
 func TestFinishFastForwardRefuses(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
@@ -356,6 +361,7 @@ func (r *repo) updateIndex(lines string) {
 // else, or names a commit the repository lacks while nothing was written,
 // is removed and the checkout left alone.
 func TestFinishFastForwardNothingToFinish(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
@@ -401,6 +407,7 @@ func TestFinishFastForwardNothingToFinish(t *testing.T) {
 // commit is missing while the checkout has changes, is an error naming
 // the record, and nothing is touched.
 func TestFinishFastForwardBadRecord(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := newMoveRepo(t)
 	if err := os.WriteFile(m.record, []byte(`{"branch":"main","from":"abc"}`), 0o644); err != nil {
@@ -430,6 +437,7 @@ func TestFinishFastForwardBadRecord(t *testing.T) {
 // files and the index, then cannot move the ref) leaves its record, which
 // FinishFastForward completes once the lock is gone.
 func TestFastForwardRecordsItsMove(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := newMoveRepo(t)
 	m.removeRecord()

@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,17 +14,27 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/set-engine/set/internal/gittest"
+	"github.com/set-engine/set/internal/testpar"
 )
 
 // repo is a real git repository in a temp dir. Git reads no system config
-// and a global config of the test's own (repo.globalConfig); author and
-// committer come from the environment unless a test clears them.
+// and the empty global config TestMain gives the process, which no test
+// writes: a test that runs `git config --global` calls hermetic first and
+// does not run in parallel. Author and committer come from the
+// environment unless a test clears them.
 type repo struct {
 	t   *testing.T
 	dir string
-	// globalConfig is the file GIT_CONFIG_GLOBAL names; `git config
-	// --global` writes it.
-	globalConfig string
+}
+
+// TestMain makes git hermetic for the whole process (gittest.Main), so
+// that the tests that set no environment of their own run in parallel,
+// twice GOMAXPROCS at once (testpar.Double): most of their time is spent
+// waiting for git.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	testpar.Double()
+	gittest.Main(m, "")
 }
 
 // hermetic points git at an empty global config of the test's own, no
@@ -36,7 +47,7 @@ func hermetic(t *testing.T) string {
 // newEmptyRepo is `git init -b main` with no commit.
 func newEmptyRepo(t *testing.T) *repo {
 	t.Helper()
-	r := &repo{t: t, dir: t.TempDir(), globalConfig: hermetic(t)}
+	r := &repo{t: t, dir: t.TempDir()}
 	r.git("init", "-q", "-b", "main")
 	return r
 }
@@ -118,6 +129,7 @@ func gitError(t *testing.T, err error) *Error {
 }
 
 func TestRunTrimsOutput(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	got, err := Run(context.Background(), r.dir, "log", "-1", "--format=%n  %s  %n")
 	if err != nil {
@@ -129,6 +141,7 @@ func TestRunTrimsOutput(t *testing.T) {
 }
 
 func TestRunError(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 
@@ -180,6 +193,7 @@ func TestRunError(t *testing.T) {
 }
 
 func TestHeadAndRevParseOnEmptyRepo(t *testing.T) {
+	t.Parallel()
 	r := newEmptyRepo(t)
 	ctx := context.Background()
 	if got := Head(ctx, r.dir); got != "" {
@@ -212,6 +226,7 @@ func TestHeadOutsideARepository(t *testing.T) {
 }
 
 func TestHeadAndRevParse(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	first := r.git("rev-parse", "HEAD")
@@ -247,6 +262,7 @@ func TestHeadAndRevParse(t *testing.T) {
 // which `git rev-parse main` would prefer, does not win; a missing branch
 // is a *NoBranchError listing the branches there are.
 func TestBranchHead(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	first := r.git("rev-parse", "HEAD")
@@ -277,6 +293,7 @@ func TestBranchHead(t *testing.T) {
 }
 
 func TestBranchExistsAndCurrentBranch(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	r.git("branch", "feature")
@@ -301,6 +318,7 @@ func TestBranchExistsAndCurrentBranch(t *testing.T) {
 }
 
 func TestBranchesAndRepository(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newEmptyRepo(t)
 	if !InRepository(ctx, r.dir) {
@@ -326,6 +344,7 @@ func TestBranchesAndRepository(t *testing.T) {
 }
 
 func TestRemoteHead(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	origin := newEmptyRepo(t)
 	origin.git("checkout", "-q", "-b", "trunk")
@@ -345,6 +364,7 @@ func TestRemoteHead(t *testing.T) {
 
 func TestConfigValue(t *testing.T) {
 	ctx := context.Background()
+	hermetic(t) // a global config of its own, which it writes
 	r := newEmptyRepo(t)
 	if got := ConfigValue(ctx, t.TempDir(), "init.defaultBranch"); got != "" {
 		t.Errorf("ConfigValue of an unset key = %q", got)
@@ -356,6 +376,7 @@ func TestConfigValue(t *testing.T) {
 }
 
 func TestDeleteBranch(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	r.git("branch", "set/a")
@@ -395,6 +416,7 @@ func TestDeleteBranch(t *testing.T) {
 }
 
 func TestIsAncestor(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	first := r.git("rev-parse", "HEAD")
@@ -442,6 +464,7 @@ func TestIsAncestor(t *testing.T) {
 }
 
 func TestMergeBase(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	first := r.git("rev-parse", "HEAD")
@@ -464,6 +487,7 @@ func TestMergeBase(t *testing.T) {
 }
 
 func TestCountCommits(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base := r.git("rev-parse", "HEAD")
@@ -639,6 +663,7 @@ func conflicting(r *repo) (mainHead, side string) {
 }
 
 func TestCommitAllConcludesAMerge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name       string
@@ -681,6 +706,7 @@ func TestCommitAllConcludesAMerge(t *testing.T) {
 }
 
 func TestInMerge(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	if InMerge(ctx, r.dir) {
@@ -748,6 +774,7 @@ func TestIdentityFallback(t *testing.T) {
 	})
 
 	t.Run("configured user.email wins", func(t *testing.T) {
+		hermetic(t) // a global config of its own, which it writes
 		r := newRepo(t)
 		noIdentity(t)
 		r.git("config", "--global", "user.name", "Ada")
@@ -765,6 +792,7 @@ func TestIdentityFallback(t *testing.T) {
 	})
 
 	t.Run("WithIdentity resolves it once", func(t *testing.T) {
+		hermetic(t) // a global config of its own, which it writes
 		r := newRepo(t)
 		noIdentity(t)
 		r.git("config", "user.useConfigOnly", "true")
@@ -787,6 +815,7 @@ func TestIdentityFallback(t *testing.T) {
 }
 
 func TestCommitTree(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	parent := r.git("rev-parse", "HEAD")
@@ -837,6 +866,7 @@ func (r *repo) trailerCommit(msg string) string {
 }
 
 func TestFindTrailer(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	initial := r.git("rev-parse", "HEAD")
@@ -886,6 +916,7 @@ func TestFindTrailer(t *testing.T) {
 }
 
 func TestShort(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"":                  "",
 		"abc":               "abc",
@@ -899,6 +930,7 @@ func TestShort(t *testing.T) {
 }
 
 func TestFindTrailerMatchesTheWholeValue(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	r.trailerCommit("api-v2: second\n\nSet-Change: api-v2")
 	got, err := FindTrailer(context.Background(), r.dir, "main", "Set-Change", "api")
@@ -911,6 +943,7 @@ func TestFindTrailerMatchesTheWholeValue(t *testing.T) {
 }
 
 func TestDirtyStagedRename(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	r.git("mv", "notes.txt", "renamed.txt")
 	got, _ := Dirty(context.Background(), r.dir)
@@ -924,6 +957,7 @@ func TestDirtyStagedRename(t *testing.T) {
 // hook that set's commits, merges, ref moves and worktree operations would
 // run, each leaving a marker file; none may run.
 func TestNoHookRuns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	marker := filepath.Join(t.TempDir(), "hook-ran")
@@ -1004,5 +1038,16 @@ func TestNoAutoMaintenance(t *testing.T) {
 	}
 	if maintenance() {
 		t.Errorf("set's commit started git maintenance:\n%s", trace)
+	}
+}
+
+func TestCommitMessage(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	r.write("a.txt", "a\n")
+	c := r.commit("subject\n\nbody\n\nSet-Change: work")
+	got, err := CommitMessage(context.Background(), r.dir, c)
+	if err != nil || got != "subject\n\nbody\n\nSet-Change: work" {
+		t.Errorf("CommitMessage = %q, %v", got, err)
 	}
 }

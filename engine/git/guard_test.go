@@ -68,6 +68,7 @@ func (g *guardRepo) files() map[string]string {
 }
 
 func TestExecSnapshotNamesWhatAnAgentPlants(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	ctx := context.Background()
 	before, err := TakeExecSnapshot(ctx, g.dir)
@@ -100,6 +101,7 @@ func TestExecSnapshotNamesWhatAnAgentPlants(t *testing.T) {
 }
 
 func TestExecSnapshotRestoreUndoesOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	ctx := context.Background()
 	began := g.files()
@@ -130,6 +132,7 @@ func TestExecSnapshotRestoreUndoesOnlyWhatChanged(t *testing.T) {
 }
 
 func TestExecSnapshotRestoresTheUsersChangedHookAndKey(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	ctx := context.Background()
 	writeIn(t, g.dir, ".git/hooks/pre-push", "#!/bin/sh\nexit 0\n")
@@ -178,6 +181,7 @@ func cut(s string) string {
 }
 
 func TestExecSnapshotHooksPathInsideTheRepository(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	ctx := context.Background()
 	g.git("config", "core.hooksPath", ".githooks")
@@ -216,6 +220,7 @@ func TestExecSnapshotHooksPathInsideTheRepository(t *testing.T) {
 }
 
 func TestExecSnapshotWorktreeConfig(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	ctx := context.Background()
 	before, err := TakeExecSnapshot(ctx, g.dir)
@@ -242,6 +247,7 @@ func TestExecSnapshotWorktreeConfig(t *testing.T) {
 }
 
 func TestExecSnapshotIgnoresAWorktreeThatWent(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	ctx := context.Background()
 	g.git("config", "extensions.worktreeConfig", "true")
@@ -261,6 +267,7 @@ func TestExecSnapshotIgnoresAWorktreeThatWent(t *testing.T) {
 }
 
 func TestRunsPrograms(t *testing.T) {
+	t.Parallel()
 	for key, want := range map[string]bool{
 		"core.hookspath":               true,
 		"core.fsmonitor":               true,
@@ -337,6 +344,7 @@ func TestExecSnapshotNowOfAnUnchangedRepositoryRunsNoGit(t *testing.T) {
 }
 
 func TestDisplayKey(t *testing.T) {
+	t.Parallel()
 	for key, want := range map[string]string{
 		"core.hookspath":                  "core.hooksPath",
 		"includeif.gitdir:/Work/.path":    "includeIf.gitdir:/Work/.path",
@@ -359,6 +367,7 @@ func TestDisplayKey(t *testing.T) {
 // points core.hooksPath at the user's source directory gets the key
 // undone, and the source files stay.
 func TestExecSnapshotLeavesTheFilesAnAddedHooksPathNames(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	ctx := context.Background()
 	g.write("src/main.sh", "echo main\n")

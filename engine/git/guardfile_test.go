@@ -14,6 +14,7 @@ import (
 // difference with it, the same encoded form, and the same differences
 // with what an agent plants after.
 func TestExecSnapshotEncodeRoundTrips(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	ctx := context.Background()
 	if err := os.Symlink("pre-commit", filepath.Join(g.dir, ".git/hooks/pre-push")); err != nil {
@@ -82,6 +83,7 @@ func TestExecSnapshotEncodeRoundTrips(t *testing.T) {
 // TestDecodeExecSnapshotRefuses what no snapshot encodes: another
 // version, a hook outside the repository, an entry set does not watch.
 func TestDecodeExecSnapshotRefuses(t *testing.T) {
+	t.Parallel()
 	g := newGuardRepo(t)
 	for _, data := range []string{
 		`{"version": 2, "hooks": {}, "config": []}`,

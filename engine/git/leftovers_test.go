@@ -12,6 +12,7 @@ import (
 // are resolved), commits nothing in a clean tree, and never concludes a
 // merge over a conflict marker.
 func TestCommitLeftovers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("clean", func(t *testing.T) {
 		r := newRepo(t)
@@ -131,6 +132,7 @@ func TestCommitLeftovers(t *testing.T) {
 // CommitNewPaths commits the paths, leaves everything else in the work
 // tree uncommitted, and commits nothing when the paths hold no change.
 func TestCommitNewPaths(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	r.write("folder/a.md", "a\n")

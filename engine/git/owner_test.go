@@ -13,6 +13,7 @@ import (
 // and the name of a change's branch; no production file elsewhere hands
 // git an argument list (git.Run) or spells "set/"+change. Tests may.
 func TestGitCommandsLiveInGit(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	pattern := regexp.MustCompile(`\bgit\.Run\(|"set/"\s*\+`)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

@@ -24,6 +24,7 @@ func withBareRemote(t *testing.T, r *repo) (bare, other string) {
 }
 
 func TestRemoteReadFetchPush(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	_, other := withBareRemote(t, r)
@@ -75,6 +76,7 @@ func TestRemoteReadFetchPush(t *testing.T) {
 }
 
 func TestRemoteUnreachable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	r.git("remote", "add", "origin", filepath.Join(t.TempDir(), "nothing-here.git"))
@@ -89,6 +91,7 @@ func TestRemoteUnreachable(t *testing.T) {
 }
 
 func TestAuthFailure(t *testing.T) {
+	t.Parallel()
 	for _, msg := range []string{
 		"remote: Invalid username or password.\nfatal: Authentication failed for 'https://example.com/x.git/'",
 		"git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.",
@@ -119,6 +122,7 @@ func TestAuthFailure(t *testing.T) {
 // credentials (here a hook that says so as a forge would) is a
 // configuration error naming the remote, never a "someone else pushed".
 func TestPushRefusedForCredentials(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	bare, _ := withBareRemote(t, r)
@@ -183,6 +187,7 @@ func TestRemoteThatNeverAnswers(t *testing.T) {
 // rewound main and bring the commit back: the push pins the remote's main
 // set read, so the remote refuses it and keeps what they pushed.
 func TestPushRefusedOverARewoundRemote(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	bare, _ := withBareRemote(t, r)

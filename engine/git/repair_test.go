@@ -14,6 +14,7 @@ import (
 // directory, a worktree's git directory and refs/ are removed and
 // listed; other files stay, and git works again.
 func TestRemoveLocks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	wt := filepath.Join(t.TempDir(), "wt")
@@ -61,6 +62,7 @@ func TestRemoveLocks(t *testing.T) {
 // clears it whether git knows the directory or not, and the worktree can
 // be added again on its branch.
 func TestWorktreeProblemAndDiscard(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string

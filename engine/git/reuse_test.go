@@ -11,6 +11,7 @@ import (
 // branch at base (or on the branch as it is, when it exists), with
 // nothing of its last use left, and its old branch free to delete.
 func TestParkAndReuseWorktree(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	r.write(".gitignore", "build/\n")
@@ -95,6 +96,7 @@ func TestParkAndReuseWorktree(t *testing.T) {
 // A worktree set aside is gone for git and from its place, its files in
 // the trash, none of git's among them.
 func TestSetAsideWorktree(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	dir := t.TempDir()

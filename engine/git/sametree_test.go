@@ -6,6 +6,7 @@ import (
 )
 
 func TestSameTreeComparesFilesNotHistory(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	base := r.git("rev-parse", "HEAD")
 	r.write("a.txt", "a\n")
@@ -37,6 +38,7 @@ func TestSameTreeComparesFilesNotHistory(t *testing.T) {
 }
 
 func TestChangeBranch(t *testing.T) {
+	t.Parallel()
 	if got := ChangeBranch("add-greeting"); got != "set/add-greeting" {
 		t.Errorf("ChangeBranch = %q", got)
 	}

@@ -93,6 +93,16 @@ func Log(ctx context.Context, dir, rev, grep string) ([]Commit, error) {
 	return parseLog(out), nil
 }
 
+// FirstParents returns the commits of the first-parent history of rev,
+// newest first.
+func FirstParents(ctx context.Context, dir, rev string) ([]string, error) {
+	out, err := Run(ctx, dir, "rev-list", "--first-parent", rev, "--")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
 // TreeFiles lists the paths of the regular files in the tree of commit
 // rev, in git's order.
 func TreeFiles(ctx context.Context, dir, rev string) ([]string, error) {

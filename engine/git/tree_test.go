@@ -10,6 +10,7 @@ import (
 )
 
 func TestFilesAtReadsTheCommitNotTheCheckout(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	r.write("openspec/specs/a/spec.md", "a\n")
 	r.write("openspec/specs/b/c/spec.md", "bc\n")
@@ -38,6 +39,7 @@ func TestFilesAtReadsTheCommitNotTheCheckout(t *testing.T) {
 }
 
 func TestGrepAndTreeFiles(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	r.write("a_test.go", "package a\n\n// REQ-A-01\nfunc TestA() {}\n")
 	r.write("dir/b_test.go", "package b\n// nothing\n// TestREQ_B_01 and REQ-A-01\n")
@@ -67,6 +69,7 @@ func TestGrepAndTreeFiles(t *testing.T) {
 // the tree uncommitted, and CountWork leaves out the commits that carry
 // the trailer.
 func TestCommitPathsAndCountWork(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	r.git("checkout", "-q", "-b", "work")

@@ -8,6 +8,7 @@ import (
 // Uncommitted sees what `git add -A` would stage and what is staged, and
 // not what is ignored.
 func TestUncommitted(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	want := func(label string, dirty bool) {

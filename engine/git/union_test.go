@@ -33,6 +33,7 @@ func conflicted(t *testing.T, base, ours, theirs map[string]string) *repo {
 }
 
 func TestResolveUnion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := conflicted(t,
 		map[string]string{"log.md": "a\n"},
@@ -60,6 +61,7 @@ func TestResolveUnion(t *testing.T) {
 // A deletion on one side, or a binary file, is no conflict of lines:
 // ResolveUnion leaves it unmerged.
 func TestResolveUnionLeaves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	r.write("gone.md", "a\n")
@@ -88,6 +90,7 @@ func TestResolveUnionLeaves(t *testing.T) {
 }
 
 func TestUnionAttributes(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	r.write(".gitattributes", "*.md merge=union\nREADME.md -merge\n")
 	got, err := UnionAttributes(context.Background(), r.dir, []string{"CHANGES.md", "README.md", "notes.txt", "docs/a.md"})

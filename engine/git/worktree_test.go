@@ -116,6 +116,7 @@ func TestExclude(t *testing.T) {
 }
 
 func TestAddWorktreeNewBranch(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base := r.git("rev-parse", "HEAD")
@@ -150,6 +151,7 @@ func TestAddWorktreeNewBranch(t *testing.T) {
 }
 
 func TestAddWorktreeReattachesAnExistingBranch(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	base := r.git("rev-parse", "HEAD")
@@ -194,6 +196,7 @@ func TestAddWorktreeReattachesAnExistingBranch(t *testing.T) {
 }
 
 func TestAddWorktreeErrors(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 
@@ -218,6 +221,7 @@ func TestAddWorktreeErrors(t *testing.T) {
 }
 
 func TestRemoveWorktree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 
 	t.Run("with local changes", func(t *testing.T) {
@@ -291,6 +295,7 @@ func TestRemoveWorktree(t *testing.T) {
 }
 
 func TestWorktreesDetached(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	head := r.git("rev-parse", "HEAD")
@@ -379,6 +384,7 @@ func TestMergeClean(t *testing.T) {
 
 func TestMergeConflict(t *testing.T) {
 	ctx := context.Background()
+	hermetic(t) // a global config of its own, which it writes
 	r := newRepo(t)
 	// The user's own taste in markers must not leak into set's merges.
 	r.git("config", "--global", "merge.conflictStyle", "diff3")
@@ -438,6 +444,7 @@ func TestMergeConflict(t *testing.T) {
 }
 
 func TestMergeErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 
 	t.Run("unknown rev", func(t *testing.T) {
@@ -718,6 +725,7 @@ func TestFastForward(t *testing.T) {
 }
 
 func TestFastForwardKeepsLinearHistory(t *testing.T) {
+	t.Parallel()
 	// Several fast-forwards in a row leave main's first-parent history as
 	// the sequence of commits it was moved to.
 	r := newFFRepo(t)
@@ -747,6 +755,7 @@ func TestFastForwardKeepsLinearHistory(t *testing.T) {
 // TestCheckWorktree builds each directory that is not a change's worktree
 // and checks that CheckWorktree names why.
 func TestCheckWorktree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	r.write(".gitignore", "/.set/\n")

@@ -10,6 +10,7 @@ import (
 // TestWorktreeLockSerialisesWorktrees: worktrees added and removed from
 // many goroutines at once, through one lock, all end as asked.
 func TestWorktreeLockSerialisesWorktrees(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx := context.Background()
 	l := NewWorktreeLock(r.dir)

@@ -654,6 +654,12 @@ type PullRequestOpenedData struct {
 	// (a check that failed at once, a queue that refused it): the pull
 	// request stays open, watched, for a person or the agent.
 	MergeRefused string `json:"mergeRefused,omitempty"`
+	// BranchTip is the commit the change's local branch went back to
+	// once the pull request was opened: the merge of main into it,
+	// without the fold, whose tree is Head's but for the fold. While the
+	// branch is there it holds nothing the pull request lacks, and once
+	// the forge merged the pull request it may go.
+	BranchTip string `json:"branchTip,omitempty"`
 }
 
 // The kinds of PULL_REQUEST_FEEDBACK.

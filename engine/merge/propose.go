@@ -117,10 +117,10 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 	}
 	opened := journal.PullRequestOpenedData{
 		Number: pr.Number, ID: pr.ID, URL: pr.URL, Branch: branch, Head: cand.Commit, Base: in.Project.MainBranch,
-		Attempt: in.Attempt, Statuses: posted,
+		Attempt: in.Attempt, Statuses: posted, BranchTip: cand.merged,
 	}
 	if fc.AutoMerge {
-		mr, err := p.Forge.RequestMerge(ctx, pr, cand.Commit, fc.MergeMethod)
+		mr, err := p.Forge.RequestMerge(ctx, pr, cand.Commit, fc.MergeMethod, squashMessage(in))
 		var ce *forge.ConfigError
 		switch {
 		case errors.As(err, &ce) || ctx.Err() != nil:

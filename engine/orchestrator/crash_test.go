@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/internal/gittest"
+	"github.com/set-engine/set/internal/testpar"
 )
 
 // The crash tests run `Apply` in a child process (this test binary,
@@ -47,6 +49,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(crashChild(root, os.Getenv(envCrashPoint), os.Getenv(envCrashAgent)))
 	}
+	// The runs of the tests mostly wait for git, gates and agents.
+	flag.Parse()
+	testpar.Double()
 	gittest.Main(m, "")
 }
 

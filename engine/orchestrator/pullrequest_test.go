@@ -84,7 +84,7 @@ func (ff *fakeForge) SetStatus(_ context.Context, sha string, s forge.Status) er
 	return nil
 }
 
-func (ff *fakeForge) RequestMerge(_ context.Context, p forge.PullRequest, head, method string) (forge.MergeRequest, error) {
+func (ff *fakeForge) RequestMerge(_ context.Context, p forge.PullRequest, head, method, _ string) (forge.MergeRequest, error) {
 	ff.mu.Lock()
 	defer ff.mu.Unlock()
 	for _, pr := range ff.prs {
@@ -104,6 +104,8 @@ func (ff *fakeForge) RequestMerge(_ context.Context, p forge.PullRequest, head, 
 	}
 	return forge.MergeRequest{}, fmt.Errorf("no pull request #%d", p.Number)
 }
+
+func (ff *fakeForge) Reach(context.Context) error { return nil }
 
 func (ff *fakeForge) Look(_ context.Context, p forge.PullRequest) (forge.Look, error) {
 	ff.mu.Lock()
@@ -401,6 +403,7 @@ func TestPullRequestMergedBetweenRuns(t *testing.T) {
 	f.project.Delivery.Forge.Wait = 0
 	f.change("alpha")
 	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	before := f.git("rev-parse", "main")
 	merged := ff.merge(ff.pr("set/alpha"))
 	f.git("fetch", "-q", "origin", "main")
 	f.git("merge", "-q", "--ff-only", "FETCH_HEAD")
@@ -417,6 +420,15 @@ func TestPullRequestMergedBetweenRuns(t *testing.T) {
 	}
 	if pr := ff.pr("set/alpha"); pr.opens != 1 {
 		t.Errorf("alpha's pull request opened %d times, want once", pr.opens)
+	}
+	// MERGED names the main the forge merged onto, not the local main,
+	// which had followed the remote's to the merge already.
+	for _, e := range f.events() {
+		if e.Type == journal.Merged && e.Change == "alpha" {
+			if d, _ := journal.Decode[journal.MergedData](e); d.Previous != before || d.Commit != merged.MergeCommit {
+				t.Errorf("alpha's MERGED: %s → %s, want %s → %s", d.Previous, d.Commit, before, merged.MergeCommit)
+			}
+		}
 	}
 }
 

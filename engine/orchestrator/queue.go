@@ -43,6 +43,7 @@ import (
 // moved is no failure of the change: main follows the remote's, and the
 // change and every attempt behind it are queued again, in their places,
 // to be merged onto it and checked again; no retry budget is spent.
+// A change refused maxRemoteMoves times in a row ends the run instead.
 //
 // In pull-request mode main does not move: the first attempt settles by
 // proposing its candidate (merge.Propose: the branch set/<change> pushed,
@@ -63,8 +64,24 @@ type mergeQueue struct {
 	// conflictedAhead are the waiting changes whose last attempt
 	// conflicted with the changes ahead of it.
 	conflictedAhead map[string]bool
-	done            chan attemptResult
+	// remoteMoves counts, for each change, the pushes of it the remote
+	// refused in a row in this run because its main moved (push mode);
+	// a failed integration of the change ends the row.
+	remoteMoves map[string]int
+	done        chan attemptResult
 }
+
+// maxRemoteMoves bounds the pushes of one change that the remote refuses
+// in a row within one run because its main moved (someone else pushed).
+// Each refusal costs a run of the change's integration stack on the new
+// main, and a remote that others push to more often than the stack runs
+// would refuse every push: the queue would integrate the change again for
+// ever. Two applies at once, or a teammate's push now and then, are
+// refused once or twice; five refusals in a row say the remote moves
+// faster than the change can be checked. The run then ends with an error
+// naming the remote; it is not the change's failure (no retry budget is
+// spent, the change is queued again), and a later apply counts afresh.
+const maxRemoteMoves = 5
 
 // attempt is one integration attempt of a change. The loop changes it
 // only while it is not busy (discarded aside, which no step reads); the
@@ -125,7 +142,7 @@ func newMergeQueue(s *services) *mergeQueue {
 	}
 	return &mergeQueue{
 		services: s, speculative: n,
-		order: map[string]int{}, conflictedAhead: map[string]bool{},
+		order: map[string]int{}, conflictedAhead: map[string]bool{}, remoteMoves: map[string]int{},
 		done: make(chan attemptResult, n),
 	}
 }
@@ -333,13 +350,25 @@ func (q *mergeQueue) afterAttempt(ctx context.Context, res attemptResult) (lande
 			// Not the change's failure: no retry budget is spent. The
 			// attempts behind it were merged onto its candidate, which
 			// main will never take.
+			q.remoteMoves[name]++
+			n := q.remoteMoves[name]
 			why := fmt.Sprintf("%s's %s moved to %s (someone else pushed); integrated again onto it", m.Remote, m.Branch, shortCommit(m.To))
+			if n >= maxRemoteMoves {
+				why = fmt.Sprintf("%s's %s moved to %s (someone else pushed), %d times in a row: the run stops", m.Remote, m.Branch, shortCommit(m.To), n)
+			}
 			if err := q.discardBehind(a, why); err != nil {
 				return "", err
 			}
 			q.remove(a)
 			q.enqueue(name)
-			return "", q.rec.transition(name, state.Queued, why)
+			if err := q.rec.transition(name, state.Queued, why); err != nil {
+				return "", err
+			}
+			if n >= maxRemoteMoves {
+				return "", fmt.Errorf("merge queue, %s: %s's %s moved %d times in a row (last to %s), refusing each push of %s: others push there faster than its integration stack runs; %s is queued, with no retry spent",
+					name, m.Remote, m.Branch, n, shortCommit(m.To), name, name)
+			}
+			return "", nil
 		}
 		q.remove(a)
 		if res.out.Failed {
@@ -403,6 +432,7 @@ func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph, p *plan.Pl
 // budgets.retries.conflicts, a red integration stack
 // budgets.retries.integration (see retryStage).
 func (q *mergeQueue) integrationFailed(name string, out merge.Outcome) error {
+	delete(q.remoteMoves, name)
 	stage := retryStageOf(q.project, out)
 	c := q.rec.change(name)
 	used := c.RetriesUsed(stage.name)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/set-engine/set/engine/english"
@@ -245,10 +246,49 @@ func (s *services) restoreWorktree(ctx context.Context, c plan.Change) error {
 			err = jerr
 		}
 	}
-	if err != nil || !git.BranchExists(ctx, s.root, git.ChangeBranch(c.Name)) {
+	if err != nil {
 		return err
 	}
+	if !git.BranchExists(ctx, s.root, git.ChangeBranch(c.Name)) {
+		return s.branchFromPullRequest(ctx, c.Name)
+	}
 	return s.pool.restore(ctx, c.Name)
+}
+
+// branchFromPullRequest makes again the branch and worktree of a change
+// in review that has neither: a run resumed in another checkout (a CI
+// job's fresh one, with .set/ restored from the run before). The branch
+// starts from the remote's set/<change> while it holds a commit set
+// pushed there, the pull request's head: what the agent built, with the
+// fold it holds undone (merge.Unfold), so that review feedback goes back
+// to that work and the next integration folds it again. Nothing is
+// made otherwise: a change in review whose pull request merges needs no
+// worktree.
+func (s *services) branchFromPullRequest(ctx context.Context, name string) error {
+	c := s.rec.change(name)
+	if c.Status != state.InReview || c.PullRequest == nil || !s.project.Delivery.ProposesPullRequests() {
+		return nil
+	}
+	branch := git.ChangeBranch(name)
+	var tip string
+	var err error
+	s.pool.still(func() { tip, err = git.FetchBranch(ctx, s.root, s.project.Delivery.Remote, branch, git.RemoteTimeout) })
+	if err != nil {
+		return err
+	}
+	if tip != c.PullRequest.Head && !slices.Contains(c.Pushed, tip) {
+		return nil
+	}
+	if err := s.pool.restoreAt(ctx, name, tip); err != nil {
+		return err
+	}
+	if err := merge.Unfold(ctx, s.layout.Worktree(name), name, tip); err != nil {
+		return err
+	}
+	return s.rec.emit(name, journal.RepairedData{
+		Problem: fmt.Sprintf("no branch %s here, nor its worktree", branch),
+		Done:    fmt.Sprintf("made them again from %s's %s at %s, the head of pull request #%d, its OpenSpec fold undone", s.project.Delivery.Remote, branch, shortCommit(tip), c.PullRequest.Number),
+	})
 }
 
 // SettleFinished brings the files a finished run leaves beside its

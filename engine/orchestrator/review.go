@@ -14,6 +14,7 @@ import (
 
 	"github.com/set-engine/set/engine/delivery"
 	"github.com/set-engine/set/engine/forge"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/state"
@@ -182,7 +183,11 @@ func (r *run) watchReviews(ctx context.Context, due bool) {
 				l := res.look
 				if res.err == nil && res.askMerge && l.State == forge.Open && !l.Queued && !l.Conflicts && l.Head == res.pr.Head && !res.judged() {
 					res.asked = true
-					res.merge, res.mergeErr = v.forge.RequestMerge(ctx, pr, res.pr.Head, fc.MergeMethod)
+					// The merge commit says what the candidate says.
+					var msg string
+					if msg, res.mergeErr = git.CommitMessage(ctx, r.root, res.pr.Head); res.mergeErr == nil {
+						res.merge, res.mergeErr = v.forge.RequestMerge(ctx, pr, res.pr.Head, fc.MergeMethod, msg)
+					}
 				}
 			}
 		})
@@ -413,7 +418,15 @@ func (s *services) landPullRequest(ctx context.Context, res lookResult) error {
 	if commit == "" {
 		commit = synced.To
 	}
-	if err := s.rec.emit(res.change, journal.MergedData{Commit: commit, Previous: synced.From, Attempt: res.pr.Attempt, PullRequest: res.pr.Number}); err != nil {
+	// The main the forge merged onto is its commit's first parent (a
+	// squash, a merge or the candidate rebased: one commit, as set's
+	// candidate is); the local main may have followed the remote's past
+	// it before this run looked.
+	previous, err := git.RevParse(ctx, s.root, commit+"^")
+	if err != nil {
+		return err
+	}
+	if err := s.rec.emit(res.change, journal.MergedData{Commit: commit, Previous: previous, Attempt: res.pr.Attempt, PullRequest: res.pr.Number}); err != nil {
 		return err
 	}
 	// The candidate holds the change's fold, whatever commit the forge

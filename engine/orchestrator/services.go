@@ -11,6 +11,7 @@ import (
 	"github.com/set-engine/set/engine/forge"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/redact"
@@ -163,8 +164,14 @@ func (s *services) retire(ctx context.Context, change string) error {
 // main, unless the run keeps branches. It deletes only work main holds:
 // main has the change's commit (found by its Set-Change trailer) and that
 // commit's tree is the tree of the branch's tip, the tree the integration
-// stack passed. A branch that is gone already is fine; one that holds
-// other work or is checked out somewhere is kept.
+// stack passed. In pull-request mode, where the forge made main's commit,
+// the branch goes when it is where set left it once it opened the pull
+// request the forge merged (state.PullRequest.BranchTip: the candidate's
+// tree without the fold, nothing the pull request lacks), or where a
+// resumed run made it again from the pull request's head
+// (merge.Unfolded); the remote's
+// set/<change> is the forge's to delete. A branch that is gone already
+// is fine; one that holds other work or is checked out somewhere is kept.
 //
 // Deleting is tidying, never a step a change needs: when git cannot look
 // or delete (a refs/heads/set/<change>.lock left by a killed git), the
@@ -176,12 +183,17 @@ func (s *services) deleteBranch(ctx context.Context, change string) {
 	if s.keepBranches || !git.BranchExists(ctx, s.root, git.ChangeBranch(change)) {
 		return
 	}
-	commit, err := s.onMain(ctx, change)
-	if err != nil || commit == "" {
-		return
-	}
 	tip, err := git.RevParse(ctx, s.root, "refs/heads/"+git.ChangeBranch(change))
 	if err != nil {
+		return
+	}
+	c := s.rec.change(change)
+	if pr := c.PullRequest; pr != nil && c.MergedCommit != "" && (pr.BranchTip == tip || merge.Unfolded(ctx, s.root, change, pr.Head, tip)) {
+		s.pool.deleteBranch(ctx, change, tip)
+		return
+	}
+	commit, err := s.onMain(ctx, change)
+	if err != nil || commit == "" {
 		return
 	}
 	if same, err := git.SameTree(ctx, s.root, commit, tip); err != nil || !same {

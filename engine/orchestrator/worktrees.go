@@ -115,6 +115,18 @@ func (p *worktreePool) restore(ctx context.Context, change string) error {
 	return err
 }
 
+// restoreAt is restore for a change whose branch is gone: the branch is
+// made again at commit.
+func (p *worktreePool) restoreAt(ctx context.Context, change, commit string) error {
+	wt := p.layout.Worktree(change)
+	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
+		return err
+	}
+	var err error
+	p.lock.Do(func(w git.LockedWorktrees) { err = w.Add(ctx, wt, git.ChangeBranch(change), commit) })
+	return err
+}
+
 // discard removes the worktree at path whatever state it is in (see
 // git.DiscardWorktree) and returns what it removed.
 func (p *worktreePool) discard(ctx context.Context, path string) (removed []string, err error) {

@@ -233,6 +233,10 @@ type PullRequest struct {
 	// Attempt that candidate's integration attempt.
 	Head    string `json:"head"`
 	Attempt int    `json:"attempt,omitempty"`
+	// BranchTip is where the change's local branch went back to then
+	// (PULL_REQUEST_OPENED): a branch still there holds nothing the
+	// pull request lacks.
+	BranchTip string `json:"branchTip,omitempty"`
 	// Way is how the forge merges it ("" for a person), with the merge
 	// queue's state of the entry.
 	Way        string `json:"way,omitempty"`
@@ -344,7 +348,7 @@ var projection = journal.NewTable(
 		return nil
 	}),
 	changeHandler(func(c *Change, d journal.PullRequestOpenedData) error {
-		pr := &PullRequest{Number: d.Number, ID: d.ID, URL: d.URL, Branch: d.Branch, Head: d.Head, Attempt: d.Attempt, Way: d.Way, QueueState: d.QueueState}
+		pr := &PullRequest{Number: d.Number, ID: d.ID, URL: d.URL, Branch: d.Branch, Head: d.Head, BranchTip: d.BranchTip, Attempt: d.Attempt, Way: d.Way, QueueState: d.QueueState}
 		if old := c.PullRequest; old != nil && old.Number == d.Number {
 			pr.Sent, pr.Sending = old.Sent, old.Sending
 		}

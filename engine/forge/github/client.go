@@ -471,7 +471,7 @@ func (c *Client) refusal(ctx context.Context, method, u string, r *response) err
 	}
 	switch r.status {
 	case http.StatusUnauthorized:
-		return c.configError(r.status, msg, tokenFix(c.tokenEnv, "holding a valid token (this one is unknown, expired or revoked)"))
+		return c.configError(r.status, msg, tokenFix(c.tokenEnv, "GitHub knows (this one is unknown, expired or revoked)"))
 	case http.StatusForbidden:
 		return c.configError(r.status, msg, c.accessFix())
 	case http.StatusNotFound:
@@ -505,6 +505,25 @@ func tokenFix(env, what string) string {
 		return "set the variable project.delivery.forge.tokenEnv names to a token " + what
 	}
 	return "set " + env + " (project.delivery.forge.tokenEnv) to a token " + what
+}
+
+// Reach is forge.Forge's: one GET of the repository. GitHub answers it
+// with the token's permissions on the repository; one without push (or
+// without pull requests to open) is refused here rather than at the
+// first change's push.
+func (c *Client) Reach(ctx context.Context) error {
+	var repo struct {
+		Permissions *struct {
+			Push bool `json:"push"`
+		} `json:"permissions"`
+	}
+	if _, err := c.get(ctx, "", &repo); err != nil {
+		return c.scrub(err)
+	}
+	if repo.Permissions != nil && !repo.Permissions.Push {
+		return c.configError(0, "the token may read the repository but not push to it", c.accessFix())
+	}
+	return nil
 }
 
 // repoURL is the REST URL of path under the repository.

@@ -294,10 +294,10 @@ func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.client.RequestMerge(ctx, pr, strings.Repeat("0", 40), "squash"); err == nil || !strings.Contains(err.Error(), "not handed") {
+	if _, err := f.client.RequestMerge(ctx, pr, strings.Repeat("0", 40), "squash", ""); err == nil || !strings.Contains(err.Error(), "not handed") {
 		t.Fatalf("RequestMerge with another head = %v", err)
 	}
-	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash", "")
 	if err != nil || mr != (forge.MergeRequest{Way: forge.MergeQueued, QueueState: "AWAITING_CHECKS", Position: 1}) {
 		t.Fatalf("RequestMerge = %+v, %v", mr, err)
 	}
@@ -310,7 +310,7 @@ func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
 	if want := "pullRequest pullRequest mergeQueue enqueuePullRequest pullRequest"; strings.Join(ops, " ") != want {
 		t.Errorf("GraphQL operations %q, want %q (the last the read-back)", ops, want)
 	}
-	if again, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil || again.Way != forge.MergeQueued {
+	if again, err := f.client.RequestMerge(ctx, pr, head, "squash", ""); err != nil || again.Way != forge.MergeQueued {
 		t.Fatalf("RequestMerge of a queued one = %+v, %v", again, err)
 	}
 	look, err := f.client.Look(ctx, pr)
@@ -336,7 +336,7 @@ func TestRequestMergeBeforeTheRequiredChecksPassedArmsMergeWhenReady(t *testing.
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
 	ctx := context.Background()
 	pr, head := f.open("a")
-	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash", "")
 	if err != nil || mr.Way != forge.MergeAuto {
 		t.Fatalf("RequestMerge before ci/test passed = %+v, %v; want auto-merge armed", mr, err)
 	}
@@ -365,7 +365,7 @@ func TestRequestMergeArmsAutoMergeWithoutAQueue(t *testing.T) {
 	f := newFixture(t, githubtest.Options{AutoMerge: true, Required: []string{"set/test"}})
 	ctx := context.Background()
 	pr, head := f.open("a")
-	mr, err := f.client.RequestMerge(ctx, pr, head, "rebase")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "rebase", "")
 	if err != nil || mr.Way != forge.MergeAuto {
 		t.Fatalf("RequestMerge = %+v, %v", mr, err)
 	}
@@ -379,7 +379,7 @@ func TestRequestMergeArmsAutoMergeWithoutAQueue(t *testing.T) {
 	if err != nil || look.State != forge.Merged {
 		t.Fatalf("Look once green = %+v, %v", look, err)
 	}
-	if _, err := f.client.RequestMerge(ctx, pr, head, "fast-forward"); err == nil {
+	if _, err := f.client.RequestMerge(ctx, pr, head, "fast-forward", ""); err == nil {
 		t.Error("a merge method GitHub has not: no error")
 	}
 }
@@ -388,7 +388,7 @@ func TestRequestMergeOfAPullRequestMergedAtOnce(t *testing.T) {
 	f := newFixture(t, githubtest.Options{MergeQueue: true, AutoMerge: true})
 	ctx := context.Background()
 	pr, head := f.open("a")
-	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash", "")
 	if err != nil || mr.Way != forge.MergeQueued {
 		t.Fatalf("RequestMerge = %+v, %v", mr, err)
 	}
@@ -404,7 +404,7 @@ func TestRequestMergeThatGitHubDoesNotTakeIsAnError(t *testing.T) {
 	// Someone closes it the moment it is enqueued: the read-back shows
 	// neither a queue entry nor a merge.
 	f.server.OnRequestMerge(func(p githubtest.PR) { _ = f.server.ClosePR(p.Number, "alice", "") })
-	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash", "")
 	if err == nil || !strings.Contains(err.Error(), "not being merged") {
 		t.Fatalf("RequestMerge = %v, want an error saying it is not being merged", err)
 	}
@@ -469,7 +469,7 @@ func TestLookReportsReviewsAndFailedChecks(t *testing.T) {
 
 	// Enqueued, its merge group commit fails a check, and the queue
 	// takes it out.
-	if _, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil {
+	if _, err := f.client.RequestMerge(ctx, pr, head, "squash", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.client.Look(ctx, pr); err != nil { // seen queued
@@ -582,8 +582,9 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 				"SetStatus": func() error {
 					return c.SetStatus(ctx, strings.Repeat("a", 40), forge.Status{Context: "set/x", State: forge.StatusSuccess})
 				},
-				"RequestMerge": func() error { _, err := c.RequestMerge(ctx, pr, strings.Repeat("a", 40), "squash"); return err },
+				"RequestMerge": func() error { _, err := c.RequestMerge(ctx, pr, strings.Repeat("a", 40), "squash", ""); return err },
 				"Look":         func() error { _, err := c.Look(ctx, pr); return err },
+				"Reach":        func() error { return c.Reach(ctx) },
 			} {
 				err := call()
 				noToken(t, err)
@@ -612,6 +613,20 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 	}
 }
 
+func TestReach(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	if err := f.client.Reach(context.Background()); err != nil {
+		t.Fatalf("Reach of a repository the token may push to: %v", err)
+	}
+	ro := newFixture(t, githubtest.Options{ReadOnly: true})
+	err := ro.client.Reach(context.Background())
+	var ce *forge.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "not push") || !strings.Contains(ce.Fix, "project.delivery.forge.tokenEnv") {
+		t.Fatalf("Reach with a read-only token = %v, want a *forge.ConfigError saying it may not push", err)
+	}
+	noToken(t, err)
+}
+
 func TestRateLimitsAreWaitedOut(t *testing.T) {
 	// A required check pending: RequestMerge arms auto-merge, and the
 	// pull request stays open.
@@ -634,7 +649,7 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 	// GraphQL's limits too.
 	f.sleeps.waits = nil
 	f.server.RateLimit(1, githubtest.Secondary)
-	if _, err := f.client.RequestMerge(context.Background(), pr, pr.Head, "squash"); err != nil {
+	if _, err := f.client.RequestMerge(context.Background(), pr, pr.Head, "squash", ""); err != nil {
 		t.Fatal(err)
 	}
 	if !slicesEqual(f.sleeps.waits, []time.Duration{time.Minute}) {
@@ -644,7 +659,7 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 	// GraphQL's primary limit: a 200 with an error RATE_LIMITED.
 	f.sleeps.waits = nil
 	f.server.RateLimit(1, githubtest.Primary)
-	if _, err := f.client.RequestMerge(context.Background(), pr, pr.Head, "squash"); err != nil {
+	if _, err := f.client.RequestMerge(context.Background(), pr, pr.Head, "squash", ""); err != nil {
 		t.Fatal(err)
 	}
 	if !slicesEqual(f.sleeps.waits, []time.Duration{91 * time.Second}) {
@@ -748,7 +763,7 @@ func TestGraphQLErrorsWhosePathHasAnIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.RequestMerge(context.Background(), forge.PullRequest{Number: 1}, strings.Repeat("a", 40), "squash")
+	_, err = c.RequestMerge(context.Background(), forge.PullRequest{Number: 1}, strings.Repeat("a", 40), "squash", "")
 	var ae *APIError
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "Something went wrong") {
 		t.Fatalf("RequestMerge = %v, want an *APIError with GitHub's words", err)
@@ -764,7 +779,7 @@ func TestLookAfterRequestMergeSeesTheQueue(t *testing.T) {
 	}
 	// The enqueue need not change the pull request's REST answer (its
 	// ETag): the Look after it must ask the merge queue again.
-	if _, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil {
+	if _, err := f.client.RequestMerge(ctx, pr, head, "squash", ""); err != nil {
 		t.Fatal(err)
 	}
 	look, err := f.client.Look(ctx, pr)
@@ -832,7 +847,7 @@ func TestLookSkipsAMergeGroupCommitGitHubForgot(t *testing.T) {
 	f.client.http.Transport = func() http.RoundTripper { g.next = http.DefaultTransport; return g }()
 	ctx := context.Background()
 	pr, head := f.open("a")
-	if _, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil {
+	if _, err := f.client.RequestMerge(ctx, pr, head, "squash", ""); err != nil {
 		t.Fatal(err)
 	}
 	queueCommit, err := f.server.FailCheck(1, "test", "tests failed")
@@ -869,7 +884,7 @@ func TestRequestMergeOfAPullRequestThatMayMergeNowMergesIt(t *testing.T) {
 	if err := f.client.SetStatus(ctx, head, forge.Status{Context: "set/test", State: forge.StatusSuccess}); err != nil {
 		t.Fatal(err)
 	}
-	mr, err := f.client.RequestMerge(ctx, pr, head, "squash")
+	mr, err := f.client.RequestMerge(ctx, pr, head, "squash", "")
 	if err != nil || mr.Way != forge.MergeAuto {
 		t.Fatalf("RequestMerge of a green pull request = %+v, %v", mr, err)
 	}
@@ -882,7 +897,7 @@ func TestRequestMergeOfAPullRequestThatMayMergeNowMergesIt(t *testing.T) {
 func TestRequestMergeWhereAutoMergeIsNotAllowedIsAConfigError(t *testing.T) {
 	f := newFixture(t, githubtest.Options{NoAutoMerge: true, Required: []string{"ci/test"}})
 	pr, head := f.open("a")
-	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash", "")
 	var ce *forge.ConfigError
 	if !errors.As(err, &ce) || !strings.Contains(ce.Message, "Auto merge is not allowed") || !strings.Contains(ce.Fix, "project.delivery.forge.autoMerge") {
 		t.Fatalf("RequestMerge = %v, want a *forge.ConfigError naming autoMerge", err)
@@ -915,7 +930,7 @@ func TestAGraphQLRateLimitIn403IsWaitedOut(t *testing.T) {
 	l := &limitedOnce{}
 	f := newFixture(t, githubtest.Options{MergeQueue: true}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
 	pr, head := f.open("a")
-	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash", "")
 	if err != nil || mr.Way != forge.MergeQueued {
 		t.Fatalf("RequestMerge through a GraphQL rate limit = %+v, %v", mr, err)
 	}
@@ -996,7 +1011,7 @@ func TestRequestMergeRefusedForWhatItAlreadyDidIsTaken(t *testing.T) {
 	l := &lostEnqueue{}
 	f := newFixture(t, githubtest.Options{MergeQueue: true}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
 	pr, head := f.open("a")
-	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	mr, err := f.client.RequestMerge(context.Background(), pr, head, "squash", "")
 	if err != nil || mr.Way != forge.MergeQueued || mr.Position != 1 {
 		t.Fatalf("RequestMerge = %+v, %v; want it queued, as GitHub shows it", mr, err)
 	}
@@ -1006,7 +1021,7 @@ func TestRequestMergeRefusedIsAnError(t *testing.T) {
 	l := &lostEnqueue{refuse: true}
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
 	pr, head := f.open("a")
-	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash")
+	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash", "")
 	if err == nil || !strings.Contains(err.Error(), "refused to enqueue") || !strings.Contains(err.Error(), "not mergeable") {
 		t.Fatalf("RequestMerge refused = %v, want GitHub's refusal", err)
 	}
@@ -1077,7 +1092,7 @@ func TestAClientUsedConcurrently(t *testing.T) {
 			}()
 			go func() {
 				defer wg.Done()
-				_, err := f.client.RequestMerge(ctx, o.pr, o.head, "squash")
+				_, err := f.client.RequestMerge(ctx, o.pr, o.head, "squash", "")
 				errs <- err
 			}()
 		}
@@ -1105,7 +1120,7 @@ func TestGraphQLRefusalsInA200AreConfigErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.RequestMerge(context.Background(), forge.PullRequest{Number: 1}, strings.Repeat("a", 40), "squash")
+		_, err = c.RequestMerge(context.Background(), forge.PullRequest{Number: 1}, strings.Repeat("a", 40), "squash", "")
 		var ce *forge.ConfigError
 		if !errors.As(err, &ce) || ce.Message == "" || ce.Fix == "" {
 			t.Errorf("%s: RequestMerge = %v, want a *forge.ConfigError", name, err)
@@ -1128,7 +1143,7 @@ func TestLookOfAnArmedPullRequestSeesTheQueueTakeIt(t *testing.T) {
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { return unchangedPull{rt} })
 	ctx := context.Background()
 	pr, head := f.open("a")
-	if mr, err := f.client.RequestMerge(ctx, pr, head, "squash"); err != nil || mr.Way != forge.MergeAuto {
+	if mr, err := f.client.RequestMerge(ctx, pr, head, "squash", ""); err != nil || mr.Way != forge.MergeAuto {
 		t.Fatalf("RequestMerge = %+v, %v", mr, err)
 	}
 	if look, err := f.client.Look(ctx, pr); err != nil || look.Queued {
@@ -1159,5 +1174,29 @@ func TestLookOfAPullRequestWhoseBaseMovedSaysItConflicts(t *testing.T) {
 	f.remote.git(f.remote.clone, "push", "-q", "origin", "main")
 	if look, err := f.client.Look(ctx, pr); err != nil || !look.Conflicts || look.State != forge.Open {
 		t.Fatalf("Look after a conflicting commit on main = %+v, %v; want an open pull request that conflicts", look, err)
+	}
+}
+
+// The commit GitHub's auto-merge makes on main says what set asked:
+// the candidate's message, whose trailer credits the change, whatever
+// the pull request's title.
+func TestRequestMergeAsksForTheCandidatesMessage(t *testing.T) {
+	for _, required := range [][]string{nil, {"set/test"}} { // merged at once; armed
+		f := newFixture(t, githubtest.Options{AutoMerge: true, Required: required})
+		ctx := context.Background()
+		pr, head := f.open("a")
+		msg := "a: Alpha\n\n- REQ-A-01: Alpha\n\nSet-Change: a\n"
+		if _, err := f.client.RequestMerge(ctx, pr, head, "squash", msg); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.client.SetStatus(ctx, head, forge.Status{Context: "set/test", State: forge.StatusSuccess}); err != nil {
+			t.Fatal(err)
+		}
+		if look, err := f.client.Look(ctx, pr); err != nil || look.State != forge.Merged {
+			t.Fatalf("required %v: Look = %+v, %v", required, look, err)
+		}
+		if got := f.remote.git(f.remote.bare, "log", "-1", "--format=%B", "main"); got != strings.TrimSpace(msg) {
+			t.Errorf("required %v: main's commit says %q; want %q", required, got, msg)
+		}
 	}
 }

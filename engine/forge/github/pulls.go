@@ -268,12 +268,12 @@ var mergeMethods = map[string]string{"squash": "SQUASH", "merge": "MERGE", "reba
 // GitHub took without the pull request being queued, armed or merged
 // after it is an error. A pull request queued or armed already is left
 // as it is.
-func (c *Client) RequestMerge(ctx context.Context, pr forge.PullRequest, head, method string) (forge.MergeRequest, error) {
-	out, err := c.requestMerge(ctx, pr, head, method)
+func (c *Client) RequestMerge(ctx context.Context, pr forge.PullRequest, head, method, message string) (forge.MergeRequest, error) {
+	out, err := c.requestMerge(ctx, pr, head, method, message)
 	return out, c.scrub(err)
 }
 
-func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, method string) (forge.MergeRequest, error) {
+func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, method, message string) (forge.MergeRequest, error) {
 	// Whatever comes of the request, the merge queue's view of pr is
 	// read again at the next Look: an enqueue need not change the pull
 	// request's REST answer, whose ETag keeps that view.
@@ -327,6 +327,12 @@ func (c *Client) requestMerge(ctx context.Context, pr forge.PullRequest, head, m
 		}
 	} else {
 		input := map[string]any{"pullRequestId": p.ID, "expectedHeadOid": head, "mergeMethod": gqlMethod}
+		// The commit GitHub makes says what message says (its subject
+		// the headline), not GitHub's default of the repository's
+		// settings, which may drop the trailer that credits the change.
+		if headline, body, _ := strings.Cut(strings.TrimSpace(message), "\n"); headline != "" {
+			input["commitHeadline"], input["commitBody"] = headline, strings.TrimSpace(body)
+		}
 		err = c.graphql(ctx, autoMergeMutation, map[string]any{"input": input}, nil)
 		if mergeableNow(err) {
 			// GitHub arms auto-merge only on a pull request that has

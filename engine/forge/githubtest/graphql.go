@@ -24,14 +24,14 @@ import (
 //	enqueuePullRequest(input: {pullRequestId, expectedHeadOid}) {
 //	  mergeQueueEntry { id state position headCommit { oid } } }
 //	  refused until every Required context is a success
-//	enablePullRequestAutoMerge(input: {pullRequestId, mergeMethod, expectedHeadOid}) {
+//	enablePullRequestAutoMerge(input: {pullRequestId, mergeMethod, expectedHeadOid, commitHeadline, commitBody}) {
 //	  pullRequest { id autoMergeRequest { enabledAt mergeMethod } } }
 //	  with a merge queue: queued when the required checks passed, else
 //	  armed, and queued once they pass (GitHub's "merge when ready");
 //	  without one, refused, as on GitHub, for a pull request that could merge now
 //	  ("Pull request is in clean status", or "unstable status" when a
 //	  check that is not required failed or is pending)
-//	mergePullRequest(input: {pullRequestId, mergeMethod, expectedHeadOid}) {
+//	mergePullRequest(input: {pullRequestId, mergeMethod, expectedHeadOid, commitHeadline, commitBody}) {
 //	  pullRequest { id state } }
 //	  refused while a Required context is not a success, and on a base
 //	  branch with a merge queue
@@ -177,6 +177,10 @@ type mutationInput struct {
 	PullRequestID   string `json:"pullRequestId"`
 	ExpectedHeadOid string `json:"expectedHeadOid"`
 	MergeMethod     string `json:"mergeMethod"`
+	// CommitHeadline and CommitBody are the message of the commit the
+	// merge makes (enablePullRequestAutoMerge, mergePullRequest).
+	CommitHeadline string `json:"commitHeadline"`
+	CommitBody     string `json:"commitBody"`
 }
 
 // mutationTarget is the open pull request a mutation names, or the
@@ -247,7 +251,7 @@ func (s *Server) enableAutoMerge(raw json.RawMessage) answer {
 		if p.queue == nil && s.requiredMet(p) {
 			s.addToQueue(p)
 		} else if p.queue == nil && p.autoMerge == nil {
-			p.autoMerge = &autoMerge{method: in.MergeMethod, enabled: s.opts.Now()}
+			p.autoMerge = &autoMerge{method: in.MergeMethod, enabled: s.opts.Now(), headline: in.CommitHeadline, body: in.CommitBody}
 			p.updated = s.opts.Now()
 		}
 		return s.afterRequestMerge(p, gqlAnswer(map[string]any{field: map[string]any{"pullRequest": s.pullNode(p)}}))
@@ -261,7 +265,7 @@ func (s *Server) enableAutoMerge(raw json.RawMessage) answer {
 			Message: "Pull request Pull request is in " + status + " status"})
 	}
 	if p.autoMerge == nil {
-		p.autoMerge = &autoMerge{method: in.MergeMethod, enabled: s.opts.Now()}
+		p.autoMerge = &autoMerge{method: in.MergeMethod, enabled: s.opts.Now(), headline: in.CommitHeadline, body: in.CommitBody}
 		p.updated = s.opts.Now()
 	}
 	node := s.pullNode(p)
@@ -291,7 +295,7 @@ func (s *Server) mergeNow(raw json.RawMessage) answer {
 	if !s.requiredMet(p) {
 		return refuse("Pull request Required status checks have not succeeded")
 	}
-	if _, err := s.merge(p); err != nil {
+	if _, err := s.merge(p, in.CommitHeadline, in.CommitBody); err != nil {
 		return refuse("Pull request Pull request is not mergeable")
 	}
 	return gqlAnswer(map[string]any{field: map[string]any{"pullRequest": s.pullNode(p)}})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/set-engine/set/engine/git"
@@ -70,6 +71,9 @@ type queueEntry struct {
 type autoMerge struct {
 	method  string // MERGE, SQUASH, REBASE
 	enabled time.Time
+	// headline and body are the commit message the merge is to make
+	// (commitHeadline, commitBody); "" for GitHub's default.
+	headline, body string
 }
 
 type review struct {
@@ -251,16 +255,27 @@ var ErrNotOpen = errors.New("the pull request is not open")
 // a *git.ConflictError, and a queued pull request leaves the queue for
 // it. It returns the merge commit.
 func (s *Server) Merge(number int) (string, error) {
+	return s.MergeWith(number, "")
+}
+
+// MergeWith merges pull request number as a person who wrote message
+// for its commit on the base branch ("" for GitHub's default, see
+// merge); it returns that commit.
+func (s *Server) MergeWith(number int, message string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.pull(number)
 	if p == nil {
 		return "", fmt.Errorf("no pull request #%d", number)
 	}
-	return s.merge(p)
+	headline, body, _ := strings.Cut(message, "\n")
+	return s.merge(p, headline, strings.TrimLeft(body, "\n"))
 }
 
-func (s *Server) merge(p *pull) (string, error) {
+// merge squashes p onto its base branch, with the commit message
+// headline and body, or when headline is "" GitHub's default for a
+// squash (defaultMessage).
+func (s *Server) merge(p *pull, headline, body string) (string, error) {
 	s.refresh(p)
 	if p.state != "open" {
 		return "", fmt.Errorf("#%d: %w", p.number, ErrNotOpen)
@@ -269,7 +284,14 @@ func (s *Server) merge(p *pull) (string, error) {
 	if base == "" {
 		return "", fmt.Errorf("#%d: the base branch %s is not in the remote", p.number, p.base)
 	}
-	commit, err := git.SquashCommit(ctx(), s.opts.Remote, base, p.headSHA, fmt.Sprintf("%s (#%d)", p.title, p.number), "GitHub", "noreply@github.com")
+	message := headline
+	if body != "" {
+		message += "\n\n" + body
+	}
+	if headline == "" {
+		message = s.defaultMessage(p, base)
+	}
+	commit, err := git.SquashCommit(ctx(), s.opts.Remote, base, p.headSHA, message, "GitHub", "noreply@github.com")
 	if err == nil {
 		err = git.MoveBranch(ctx(), s.opts.Remote, p.base, commit, base)
 	}
@@ -284,6 +306,28 @@ func (s *Server) merge(p *pull) (string, error) {
 	p.closed, p.updated = now, now
 	p.queue, p.autoMerge = nil, nil
 	return commit, nil
+}
+
+// defaultMessage is GitHub's default message of a squash of p onto base
+// (a repository's defaults: "commit or pull request title" and "commit
+// messages"): a pull request of one commit takes that commit's message,
+// "(#N)" after its subject; one of several, its title with "(#N)" and
+// the list of its commits' messages.
+func (s *Server) defaultMessage(p *pull, base string) string {
+	commits, err := git.Log(ctx(), s.opts.Remote, base+".."+p.headSHA, "^")
+	if err != nil || len(commits) == 0 {
+		return fmt.Sprintf("%s (#%d)", p.title, p.number)
+	}
+	if len(commits) == 1 {
+		subject, rest, _ := strings.Cut(strings.TrimSpace(commits[0].Message), "\n")
+		return fmt.Sprintf("%s (#%d)\n%s", subject, p.number, rest)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (#%d)\n", p.title, p.number)
+	for i := len(commits) - 1; i >= 0; i-- {
+		fmt.Fprintf(&b, "\n* %s\n", strings.TrimSpace(commits[i].Message))
+	}
+	return b.String()
 }
 
 // ClosePR closes pull request number without merging it, as by; words,
@@ -507,7 +551,13 @@ func (s *Server) autoMergeAll() {
 	for _, p := range ready {
 		s.refresh(p)
 		if p.state == "open" && (p.queue != nil || p.autoMerge != nil) && s.green(p) {
-			_, _ = s.merge(p)
+			// The merge queue's commit says what GitHub's default says;
+			// auto-merge's, what arming it asked for.
+			var headline, body string
+			if p.queue == nil {
+				headline, body = p.autoMerge.headline, p.autoMerge.body
+			}
+			_, _ = s.merge(p, headline, body)
 		}
 	}
 }

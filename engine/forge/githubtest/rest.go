@@ -357,7 +357,7 @@ func (s *Server) repoJSON() map[string]any {
 	return map[string]any{"id": 1, "node_id": "R_kgDOtest", "name": s.name, "full_name": s.owner + "/" + s.name,
 		"owner": s.user(s.owner), "private": true, "html_url": s.http.URL + "/" + s.owner + "/" + s.name,
 		"url": s.URL() + "/repos/" + s.owner + "/" + s.name, "default_branch": "main",
-		"permissions": map[string]any{"admin": false, "push": true, "pull": true}}
+		"permissions": map[string]any{"admin": false, "push": !s.opts.ReadOnly, "pull": true}}
 }
 
 func (s *Server) pullJSON(p *pull) map[string]any {

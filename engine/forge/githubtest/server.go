@@ -66,6 +66,9 @@ type Options struct {
 	// NoAutoMerge: the repository's settings do not allow auto-merge,
 	// and enablePullRequestAutoMerge is refused as GitHub refuses it.
 	NoAutoMerge bool
+	// ReadOnly: the token may read the repository but not push to it
+	// (its permissions say so).
+	ReadOnly bool
 	// User is the login the token belongs to ("set-bot" when empty).
 	User string
 	// Now is the server's clock (time.Now when nil): its timestamps and

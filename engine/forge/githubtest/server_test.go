@@ -257,3 +257,25 @@ func TestServerHooksActBeforeTheAnswer(t *testing.T) {
 		t.Fatalf("after the second request: %+v", p)
 	}
 }
+
+// A squash with no message asked for says what GitHub's defaults say:
+// a one-commit pull request's commit message, "(#N)" after its subject.
+func TestMergeOfOneCommitKeepsItsMessage(t *testing.T) {
+	r := newRemote(t)
+	r.git(r.clone, "checkout", "-q", "-B", "set/a", "origin/main")
+	r.commit("a.txt", "a\n")
+	r.git(r.clone, "commit", "-q", "--amend", "-m", "a: Alpha\n\nSet-Change: a")
+	r.git(r.clone, "push", "-q", "-f", "origin", "set/a")
+	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.bare})
+	defer s.Close()
+	call(t, s, "tok", "POST", "/repos/acme/app/pulls", map[string]string{"title": "the title", "head": "set/a", "base": "main"})
+	if _, err := s.Merge(1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.git(r.bare, "log", "-1", "--format=%B", "main"), "a: Alpha (#1)\n\nSet-Change: a"; got != want {
+		t.Errorf("main's commit says %q; want %q", got, want)
+	}
+	if _, err := s.MergeWith(1, "x"); err == nil {
+		t.Error("merged twice")
+	}
+}

@@ -102,8 +102,10 @@ func TestPreflightVersionMismatch(t *testing.T) {
 // stopped, not to be something else: whether it says nothing at all (a
 // paused engine: the CLI is not even started), answers the greeting but
 // opens no session (the CLI waits on it for ever, as the real one does),
-// or opens a session that answers no query.
+// or opens a session that answers no query. Each waits out its 2 s, at
+// once: the CLI is named in the environment given, not on PATH.
 func TestPreflightSilentEngine(t *testing.T) {
+	t.Parallel()
 	fix := "\n  fix: check that the engine at {host} runs and is neither paused nor overloaded (`dagger core version` asks it its version), " +
 		"or point _EXPERIMENTAL_DAGGER_RUNNER_HOST at another engine\n  or run the gates on the host: runner: kind: \"host\""
 	for _, tc := range []struct {
@@ -120,15 +122,15 @@ func TestPreflightSilentEngine(t *testing.T) {
 			"no Dagger engine: the session the dagger CLI opened with {host}: it did not answer a version query within 2s (it may be a busy or stopped engine)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			host := "tcp://127.0.0.1:" + strconv.Itoa(tc.port(t))
 			session := "touch \"$D/started\"; exit 1"
 			if tc.session != nil {
 				session = tc.session(t)
 			}
 			cli := newFakeCLI(t, session)
-			cli.onPath(t)
 			start := time.Now()
-			_, err := preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host}), 2*time.Second)
+			_, err := preflight(context.Background(), envOf(map[string]string{"_EXPERIMENTAL_DAGGER_RUNNER_HOST": host, "_EXPERIMENTAL_DAGGER_CLI_BIN": cli.bin}), 2*time.Second)
 			want := strings.ReplaceAll(tc.want+fix, "{host}", host)
 			if err == nil || err.Error() != want {
 				t.Errorf("err = %v\nwant %s", err, want)
