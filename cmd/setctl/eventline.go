@@ -198,8 +198,13 @@ var eventLines = journal.NewTable(
 		return hiddenLine("in the merge queue at " + shortSHA(d.Head))
 	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.ChangeIntegrationFailedData) eventLine {
-		if d.Reason == journal.ReasonConflict {
+		switch d.Reason {
+		case journal.ReasonConflict:
 			return warnLine(v.pal.yellow.Sprintf("merging %s conflicts in %s", v.main, strings.Join(d.Paths, ", ")))
+		case journal.ReasonReview:
+			return warnLine(v.pal.yellow.Sprint("a review of its pull request requested changes"))
+		case journal.ReasonCheck:
+			return warnLine(v.pal.yellow.Sprint("a check of its pull request failed"))
 		}
 		return warnLine(v.pal.yellow.Sprintf("integration failed: %s", d.Gate))
 	}),

@@ -294,3 +294,19 @@ func TestDescribeBaselineBaseLacks(t *testing.T) {
 		t.Errorf("describeEvent = %+v, want %q", got, want)
 	}
 }
+
+// TestDescribePullRequestFeedback: a change a review or a failed check of
+// its pull request sent back to its agent says which, not "integration
+// failed: " with no gate.
+func TestDescribePullRequestFeedback(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for reason, want := range map[string]string{
+		journal.ReasonReview: "a review of its pull request requested changes",
+		journal.ReasonCheck:  "a check of its pull request failed",
+	} {
+		e := testEvent(t, 1, t0, "greet", journal.ChangeIntegrationFailedData{Reason: reason, RetryContext: "..."})
+		if got := describeEvent(e, "main", noColors); got.text != want || got.level != "warn" {
+			t.Errorf("%s: %q (%s), want %q (warn)", reason, got.text, got.level, want)
+		}
+	}
+}

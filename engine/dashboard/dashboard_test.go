@@ -17,6 +17,7 @@ import (
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/report"
+	"github.com/set-engine/set/engine/state"
 )
 
 func TestCheckAddr(t *testing.T) {
@@ -539,6 +540,37 @@ func TestAssetsAreServed(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), want) {
 			t.Errorf("GET %s: %s, %s", path, resp.Status, resp.Header.Get("Content-Type"))
+		}
+	}
+}
+
+// TestEveryStatusIsDrawn: the page gives every status a colour
+// (statusClass) and a stage (stageOf), save the failed ones, which it
+// knows by their prefix: a status it does not name is drawn as pending,
+// its stage bar as failed.
+func TestEveryStatusIsDrawn(t *testing.T) {
+	js, err := assets.ReadFile("assets/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []string{"function statusClass(", "function stageOf("} {
+		_, body, ok := strings.Cut(string(js), fn)
+		body, _, _ = strings.Cut(body, "\n}\n")
+		if !ok {
+			t.Fatalf("app.js has no %s", fn)
+		}
+		for _, s := range state.Statuses() {
+			if s.Failed() || s == state.Paused || s == state.DepBlocked || (fn == "function statusClass(" && s == state.Pending) {
+				continue
+			}
+			if !strings.Contains(body, `"`+string(s)+`"`) {
+				t.Errorf("app.js's %s) does not name the status %s", fn, s)
+			}
+		}
+	}
+	for _, ty := range []journal.Type{journal.Pushing, journal.PullRequestOpened, journal.PullRequestFeedback} {
+		if !strings.Contains(string(js), `case "`+string(ty)+`"`) {
+			t.Errorf("app.js's describe does not say what %s is", ty)
 		}
 	}
 }

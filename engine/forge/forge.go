@@ -143,6 +143,11 @@ type Look struct {
 	MergeCommit string
 	// Queued: it is in the merge queue now.
 	Queued bool
+	// Conflicts: the pull request cannot be merged into its base as it
+	// is: the base moved, and its changes conflict with the new one
+	// (GitHub's mergeable false). No one's mistake but time's: set
+	// integrates the change again onto the new base.
+	Conflicts bool
 	// ClosedBy and Words say, once Closed, who closed it and the last
 	// words a reviewer left on it before (a review or a comment).
 	ClosedBy, Words string

@@ -444,3 +444,9 @@ func FindTrailer(ctx context.Context, dir, rev, key, value string) (string, erro
 	return Run(ctx, dir, "log", "--first-parent", "-1", "--format=%H", "--extended-regexp",
 		"--grep=^"+regexp.QuoteMeta(key+": "+value)+"$", rev)
 }
+
+// CommitMessage is the message of commit, as git log --format=%B gives
+// it, without the blank lines around it.
+func CommitMessage(ctx context.Context, dir, commit string) (string, error) {
+	return Run(ctx, dir, "log", "-1", "--format=%B", commit+"^{commit}", "--")
+}

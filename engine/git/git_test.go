@@ -1040,3 +1040,14 @@ func TestNoAutoMaintenance(t *testing.T) {
 		t.Errorf("set's commit started git maintenance:\n%s", trace)
 	}
 }
+
+func TestCommitMessage(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	r.write("a.txt", "a\n")
+	c := r.commit("subject\n\nbody\n\nSet-Change: work")
+	got, err := CommitMessage(context.Background(), r.dir, c)
+	if err != nil || got != "subject\n\nbody\n\nSet-Change: work" {
+		t.Errorf("CommitMessage = %q, %v", got, err)
+	}
+}

@@ -91,7 +91,9 @@ const (
 	// that a change's candidate was pushed as the branch set/<change> and
 	// its pull request is open on the forge, its gates posted as commit
 	// statuses and, with forge.autoMerge, handed to the forge's merge. The
-	// change is in review until the forge merges or closes it. Added to
+	// change is in review until the forge merges or closes it. It is
+	// journaled again, for the same pull request and head, when a merge
+	// request the forge did not take is asked again and taken. Added to
 	// the events set was designed with (docs/architecture.md).
 	PullRequestOpened Type = "PULL_REQUEST_OPENED"
 	// PullRequestFeedback records a review that requested changes, or a

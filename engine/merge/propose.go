@@ -21,6 +21,10 @@ type Proposal struct {
 	// before (state.Change.Pushed): the branch is set's to replace only
 	// while it holds one of them.
 	Pushed []string
+	// Previous is the change's pull request opened before (a change
+	// the forge sent back to its agent, or a resumed run's), nil for
+	// none: Propose looks at it first.
+	Previous *forge.PullRequest
 	// Verdicts are the change's gate verdicts that the pull request
 	// reports: its last verify round's, then its candidate's integration
 	// stack's (whose verdicts go up as commit statuses).
@@ -54,6 +58,13 @@ func (e *BranchTakenError) Error() string {
 // then goes back to the merge without the fold, as Reject leaves it, for
 // the agent to build on should the pull request come back to it.
 //
+// A change whose pull request (p.Previous) the forge merged, or a person
+// closed, while the change was back with its agent is what the forge
+// decided: Propose then pushes and opens nothing (a new pull request
+// would undo the close, or merge the change a second time) and returns
+// that pull request; the watch of the pull requests in review finds what
+// became of it.
+//
 // A *forge.ConfigError, a *BranchTakenError or a refused push is a run
 // error, never the change's: nothing was judged. A merge request the
 // forge did not take otherwise is recorded (MergeRefused), and the pull
@@ -62,6 +73,20 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 	dl := in.Project.Delivery
 	fc := dl.Forge
 	branch := git.ChangeBranch(in.Change.Name)
+	if prev := p.Previous; prev != nil {
+		look, err := p.Forge.Look(ctx, *prev)
+		if err != nil {
+			return forge.PullRequest{}, err
+		}
+		if look.State != forge.Open {
+			if cand.merged != "" {
+				if err := resetKeep(ctx, in.Worktree, cand.merged); err != nil {
+					return forge.PullRequest{}, err
+				}
+			}
+			return *prev, nil
+		}
+	}
 	theirs, err := git.LsRemoteBranch(ctx, in.Layout.Root(), dl.Remote, branch, git.RemoteTimeout)
 	if err != nil {
 		return forge.PullRequest{}, err

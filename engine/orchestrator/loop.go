@@ -189,20 +189,27 @@ func (d workerResult) runError() error {
 // ended: "success" when every change is archived, "failed" when one
 // failed or is blocked, "paused" when the others are paused or were
 // never started (the run-wide token budget), else "open" when the others
-// are in review, their pull requests left open (pull-request mode).
+// are in review, their pull requests left open (pull-request mode), or
+// pending on a change in review (its dependents wait for its merge).
 func (r *run) result() string {
 	result := "success"
-	for _, c := range r.opts.Plan.Changes {
-		switch s := r.rec.status(c.Name); {
+	review := map[string]bool{} // in review, or waiting for one that is
+	for _, name := range r.opts.Graph.Order {
+		c, ok := r.opts.Plan.Change(name)
+		if !ok {
+			continue
+		}
+		switch s := r.rec.status(name); {
 		case s == state.Archived:
 		case s.Failed() || s == state.DepBlocked:
 			return "failed"
-		case s == state.Paused || s == state.Pending:
-			result = "paused"
-		case s == state.InReview:
+		case s == state.InReview || (s == state.Pending && slices.ContainsFunc(c.DependsOn, func(d string) bool { return review[d] })):
+			review[name] = true
 			if result == "success" {
 				result = "open"
 			}
+		case s == state.Paused || s == state.Pending:
+			result = "paused"
 		default:
 			return "failed"
 		}

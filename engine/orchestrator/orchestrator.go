@@ -418,11 +418,7 @@ func continues(ctx context.Context, opts Options, st *state.State) (bool, error)
 		if sc == nil || (sc.Status != state.Merged && sc.Status != state.Archived) {
 			continue
 		}
-		rev := "refs/heads/" + opts.Project.MainBranch
-		if sc.Base != "" {
-			rev = sc.Base + ".." + rev
-		}
-		commit, err := git.FindTrailer(ctx, opts.Root, rev, merge.ChangeTrailer, c.Name)
+		commit, err := landedCommit(ctx, opts.Root, opts.Project.MainBranch, c.Name, sc)
 		if err != nil {
 			return false, err
 		}
@@ -431,6 +427,25 @@ func continues(ctx context.Context, opts Options, st *state.State) (bool, error)
 		}
 	}
 	return true, nil
+}
+
+// landedCommit is the commit of main that holds the change c of the
+// state, "" when main has none: the commit MERGED recorded, when main
+// has it (in pull-request mode the forge's, whose message the forge
+// wrote, with or without set's trailer), else the commit since the
+// change's dispatch with its trailer.
+func landedCommit(ctx context.Context, root, mainBranch, name string, c *state.Change) (string, error) {
+	main := "refs/heads/" + mainBranch // the branch, never a tag of its name
+	if c.MergedCommit != "" {
+		if ok, err := git.IsAncestor(ctx, root, c.MergedCommit, main); err == nil && ok {
+			return c.MergedCommit, nil
+		}
+	}
+	rev := main
+	if c.Base != "" {
+		rev = c.Base + ".." + rev
+	}
+	return git.FindTrailer(ctx, root, rev, merge.ChangeTrailer, name)
 }
 
 // begin records the start of the run: a new run records its plan; a

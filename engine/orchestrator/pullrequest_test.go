@@ -32,6 +32,8 @@ type fakeForge struct {
 	// react is what the forge does when set looks at pr for the n-th
 	// time (1-based); it returns the Look set gets.
 	react func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error)
+	// refuseMerges is how many merge requests fail before one is taken.
+	refuseMerges int
 }
 
 type fakePR struct {
@@ -89,6 +91,10 @@ func (ff *fakeForge) RequestMerge(_ context.Context, p forge.PullRequest, head, 
 		if pr.Number == p.Number {
 			if pr.Head != head {
 				return forge.MergeRequest{}, fmt.Errorf("head %s is not %s", head, pr.Head)
+			}
+			if ff.refuseMerges > 0 {
+				ff.refuseMerges--
+				return forge.MergeRequest{}, errors.New("pull request handed to the merge queue, and not read back: connection reset by peer")
 			}
 			mr := forge.MergeRequest{Way: forge.MergeQueued, QueueState: "QUEUED", Position: 1}
 			pr.merges = append(pr.merges, mr)
@@ -547,5 +553,309 @@ func TestPullRequestForgeDown(t *testing.T) {
 	}
 	if pr := ff.pr("set/alpha"); pr.looks != 4+maxLookFailures {
 		t.Errorf("%d looks, want %d", pr.looks, 4+maxLookFailures)
+	}
+}
+
+// TestPullRequestEndedWhileBack: a pull request a person closed, or
+// merged, while its change was back with the agent (a review had
+// requested changes) is what the forge decided: the change comes back
+// through the queue, and set pushes and opens nothing (a second pull
+// request would undo the close, or merge the change twice); the change
+// is failed:rejected, or merged at the forge's commit.
+func TestPullRequestEndedWhileBack(t *testing.T) {
+	t.Parallel()
+	for _, ending := range []forge.State{forge.Closed, forge.Merged} {
+		t.Run(string(ending), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			ff := withForge(t, f)
+			f.change("alpha")
+			var mergedAt string
+			ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+				if n > 1 {
+					return ff.merge(pr), nil
+				}
+				// set sees the review; the person ends the pull request
+				// while the agent is at work on it.
+				seen := pr.look
+				seen.ChangesRequested = []forge.Review{{ID: "R1", Author: "octocat", Body: "please say hello"}}
+				if ending == forge.Closed {
+					pr.look.State, pr.look.ClosedBy, pr.look.Words = forge.Closed, "octocat", "never mind"
+				} else {
+					mergedAt = ff.merge(pr).MergeCommit
+				}
+				return seen, nil
+			}
+			want := map[forge.State]string{forge.Closed: "failed", forge.Merged: "success"}[ending]
+			f.applyEnds(context.Background(), f.agentScript(prAgent), want)
+			if pr := ff.pr("set/alpha"); pr.Number != 1 || pr.opens != 1 {
+				t.Errorf("alpha's pull request is #%d, opened %d times; want #1, opened once", pr.Number, pr.opens)
+			}
+			if n := count(f.events(), journal.Pushing, "alpha"); n != 1 {
+				t.Errorf("%d PUSHING, want 1", n)
+			}
+			st := f.state().Changes["alpha"]
+			switch ending {
+			case forge.Closed:
+				if st.Status != state.FailedRejected || !strings.Contains(st.Error, "never mind") {
+					t.Errorf("alpha is %s (%q), want failed:rejected with the reviewer's words", st.Status, st.Error)
+				}
+			case forge.Merged:
+				if st.Status != state.Archived || st.MergedCommit != mergedAt {
+					t.Errorf("alpha is %s at %s, want archived at the forge's %s", st.Status, st.MergedCommit, mergedAt)
+				}
+				if n := f.git("rev-list", "--count", "main"); n != "2" {
+					t.Errorf("main has %s commits, want 2", n)
+				}
+			}
+		})
+	}
+}
+
+// TestPullRequestCheckCancelled: a check the forge cancelled (a merge
+// group GitHub dropped when a pull request ahead of it failed, a run
+// superseded) judged nothing of the change: it is not sent back to the
+// agent, whose budget pays only for its own mistakes.
+func TestPullRequestCheckCancelled(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.change("alpha")
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if n == 1 {
+			pr.look.FailedChecks = []forge.Check{{ID: "C1", Name: "ci/test", Commit: "0123456789abcdef0123456789abcdef01234567", Conclusion: "cancelled"}}
+			return pr.look, nil
+		}
+		return ff.merge(pr), nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	if n := count(f.events(), journal.PullRequestFeedback, "alpha"); n != 0 {
+		t.Errorf("%d PULL_REQUEST_FEEDBACK, want none", n)
+	}
+	if st := f.state().Changes["alpha"]; st.IntegrationAttempts != 0 || st.Status != state.Archived {
+		t.Errorf("alpha is %s after %d integration retries, want archived after none", st.Status, st.IntegrationAttempts)
+	}
+}
+
+// TestPullRequestBaseMoved: a pull request that conflicts with its
+// base, which someone else moved, is no one's mistake: the change is
+// integrated again onto the remote's new main, with no retry budget
+// spent and without its agent, and its new candidate updates the same
+// pull request, handed to the forge's merge again.
+func TestPullRequestBaseMoved(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.change("alpha")
+	var theirs, conflicted string
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if n > 1 {
+			if pr.Head == conflicted {
+				return pr.look, nil // it conflicts until its head moves
+			}
+			pr.look.Conflicts = false
+			return ff.merge(pr), nil
+		}
+		conflicted = pr.Head
+		theirs = ff.commitFile("main", "other.txt", "someone else's\n")
+		pr.look.Conflicts = true
+		return pr.look, nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	pr := ff.pr("set/alpha")
+	if pr.Number != 1 || pr.opens != 2 || len(pr.merges) != 2 {
+		t.Errorf("alpha's pull request is #%d, opened %d times, handed to the merge %d times; want #1, twice each", pr.Number, pr.opens, len(pr.merges))
+	}
+	if theirs == "" || f.git("rev-parse", pr.Head+"^") != theirs {
+		t.Errorf("the pull request's head %s is not onto the remote's new main %s", pr.Head, theirs)
+	}
+	st := f.state().Changes["alpha"]
+	if st.Status != state.Archived || st.IntegrationAttempts != 0 || st.Iteration != 1 {
+		t.Errorf("alpha is %s after %d integration retries and %d iterations; want archived after none and 1", st.Status, st.IntegrationAttempts, st.Iteration)
+	}
+	if n := count(f.events(), journal.RetryScheduled, "alpha"); n != 0 {
+		t.Errorf("%d RETRY_SCHEDULED, want none", n)
+	}
+}
+
+// commitFile commits content as path onto branch of the remote, as
+// someone else's push, and returns the commit.
+func (ff *fakeForge) commitFile(branch, path, content string) string {
+	ff.t.Helper()
+	run := func(stdin string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"--git-dir=" + ff.bare}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			ff.t.Errorf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	tip := run("", "rev-parse", "refs/heads/"+branch)
+	blob := run(content, "hash-object", "-w", "--stdin")
+	tree := run(run("", "ls-tree", tip)+"\n100644 blob "+blob+"\t"+path+"\n", "mktree")
+	commit := run("", "commit-tree", tree, "-p", tip, "-m", "someone else's "+path)
+	run("", "update-ref", "refs/heads/"+branch, commit, tip)
+	return commit
+}
+
+// TestPullRequestStoppedAfterMerged: a run stopped once a change whose
+// pull request the forge merged is merged, before it is archived, is
+// resumed by the next apply, which archives the change at the forge's
+// commit: a commit whose message the forge wrote (without set's
+// trailer) is found by the journal, not by the trailer.
+func TestPullRequestStoppedAfterMerged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	f.change("alpha")
+	stopped := false
+	f.checkpoint = func(point, change string) {
+		if point == "merged" && !stopped {
+			stopped = true
+			panic("stopped after MERGED")
+		}
+	}
+	if _, err := f.apply(context.Background(), f.agentScript(prAgent)); err == nil || !strings.Contains(err.Error(), "stopped after MERGED") {
+		t.Fatalf("first apply: %v", err)
+	}
+	if s := f.state().Changes["alpha"].Status; s != state.Merged {
+		t.Fatalf("alpha is %s after the first apply, want merged", s)
+	}
+	f.applySucceeds(f.agentScript("echo the agent must not run again; exit 1"))
+	st := f.state().Changes["alpha"]
+	if pr := ff.pr("set/alpha"); st.Status != state.Archived || st.MergedCommit != pr.look.MergeCommit || pr.opens != 1 {
+		t.Errorf("alpha is %s at %s, its pull request opened %d times; want archived at the forge's %s, opened once", st.Status, st.MergedCommit, pr.opens, pr.look.MergeCommit)
+	}
+}
+
+// TestPullRequestMergeAskedAgain: a merge request the forge did not take
+// (an answer lost on the way, the forge's trouble) is asked again once
+// the pull request is looked at, open and unjudged: with autoMerge, a
+// pull request is never left for a person because a request failed.
+func TestPullRequestMergeAskedAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	ff.refuseMerges = 1
+	f.change("alpha")
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if pr.look.Queued {
+			return ff.merge(pr), nil
+		}
+		return pr.look, nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	pr := ff.pr("set/alpha")
+	if len(pr.merges) != 1 || pr.opens != 1 {
+		t.Errorf("alpha's pull request opened %d times, taken by the merge %d times; want once each", pr.opens, len(pr.merges))
+	}
+	if st := f.state().Changes["alpha"]; st.IntegrationAttempts != 0 || st.Status != state.Archived {
+		t.Errorf("alpha is %s after %d integration retries", st.Status, st.IntegrationAttempts)
+	}
+}
+
+// TestPullRequestOpenAcrossANewPlan: a pull request left open by a run
+// is watched by the next apply also when its plan is a new one (a
+// change added): it is neither implemented nor opened again.
+func TestPullRequestOpenAcrossANewPlan(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f.change("beta")
+	f.plan.Fingerprint.Config = "another"
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	f.applySucceeds(f.agentScript(prAgent))
+	if pr := ff.pr("set/alpha"); pr.opens != 1 || pr.Number != 1 {
+		t.Errorf("alpha's pull request is #%d, opened %d times; want #1, once", pr.Number, pr.opens)
+	}
+	if n := count(f.events(), journal.Dispatch, "alpha"); n != 1 {
+		t.Errorf("alpha dispatched %d times, want once", n)
+	}
+}
+
+// TestPullRequestFeedbackJournaledThenStopped: a run stopped between the
+// PULL_REQUEST_FEEDBACK of a review and the change's going back to its
+// agent (the journal has the one, not the other) did not send it: the
+// next apply sends it, rather than taking it for sent and leaving the
+// pull request with its changes requested.
+func TestPullRequestFeedbackJournaledThenStopped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	// The stopped run's last event.
+	w, err := journal.Open(filepath.Join(f.root, ".set"), f.state().Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append("alpha", journal.PullRequestFeedbackData{Number: 1, Kind: journal.FeedbackReview, ID: "R1", By: "octocat"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	review := forge.Review{ID: "R1", Author: "octocat", Body: "please say hello"}
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		if pr.opens == 1 {
+			pr.look.ChangesRequested = []forge.Review{review}
+			return pr.look, nil
+		}
+		return ff.merge(pr), nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	if n := count(f.events(), journal.PullRequestFeedback, "alpha"); n != 1 {
+		t.Errorf("%d PULL_REQUEST_FEEDBACK, want 1 (the stopped run's)", n)
+	}
+	if st := f.state().Changes["alpha"]; st.IntegrationAttempts != 1 {
+		t.Errorf("alpha went back to its agent %d times, want once", st.IntegrationAttempts)
+	}
+}
+
+// TestPullRequestLeftOpenWithADependent: a run that ends with a pull
+// request open and a change that waits for it (its dependent) ends
+// "open", not "paused": nothing is paused, and the next apply goes on.
+func TestPullRequestLeftOpenWithADependent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.change("beta", "alpha")
+	f.change("gamma", "beta")
+	sum := f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	if sum.Statuses["alpha"] != state.InReview || sum.Statuses["beta"] != state.Pending || sum.Statuses["gamma"] != state.Pending {
+		t.Errorf("statuses %v", sum.Statuses)
+	}
+}
+
+// TestPullRequestMergeAskedAgainAfterACheckSent: a failed check the
+// agent already had (the forge still lists it) does not keep a merge
+// request the forge did not take from being asked again.
+func TestPullRequestMergeAskedAgainAfterACheckSent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.change("alpha")
+	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) {
+		switch {
+		case n == 1:
+			pr.look.FailedChecks = []forge.Check{{ID: "C1", Name: "ci/test", Conclusion: "failure", Output: "FAIL"}}
+			pr.look.Queued = false // the queue dropped it
+			ff.refuseMerges = 1    // and the next merge request is lost
+		case pr.look.Queued:
+			return ff.merge(pr), nil
+		}
+		return pr.look, nil
+	}
+	f.applySucceeds(f.agentScript(prAgent))
+	if n := count(f.events(), journal.PullRequestFeedback, "alpha"); n != 1 {
+		t.Errorf("%d PULL_REQUEST_FEEDBACK, want 1", n)
 	}
 }

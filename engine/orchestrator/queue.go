@@ -239,6 +239,15 @@ func (q *mergeQueue) prepare(ctx context.Context, a *attempt) attemptResult {
 	if err := q.rec.transition(name, state.Integrating, ""); err != nil {
 		return attemptResult{err: err}
 	}
+	if a.onto.Commit == "" && q.project.Delivery.ProposesPullRequests() {
+		// The pull request goes into the remote's main, which others
+		// move: its candidate is made on the newest one.
+		var err error
+		q.pool.still(func() { _, err = delivery.Follow(ctx, q.root, q.project, q.layout.FastForward()) })
+		if err != nil {
+			return attemptResult{err: err}
+		}
+	}
 	if a.onto.Commit == "" {
 		head, err := git.BranchHead(ctx, q.root, q.project.MainBranch)
 		if err != nil {

@@ -303,5 +303,6 @@ func (r *recorder) pullRequest(name string) (state.PullRequest, bool) {
 	}
 	pr := *c.PullRequest
 	pr.Sent = slices.Clone(pr.Sent)
+	pr.Sending = slices.Clone(pr.Sending)
 	return pr, true
 }

@@ -31,7 +31,9 @@ import (
 // pull request is landed once the merge queue is idle (the local main
 // follows the remote's, which the queue merges onto by name); a closed
 // one fails its change as rejected; a new review that requests changes
-// or a new failed check sends the change back to its agent. Which
+// or a new failed check sends the change back to its agent; one that
+// conflicts with its base, which moved, queues the change again, to be
+// integrated onto the remote's main (no retry budget spent). Which
 // reviews and checks were sent is the journal's (PULL_REQUEST_FEEDBACK),
 // so that a resumed run neither repeats nor misses one.
 type reviews struct {
@@ -57,6 +59,13 @@ type reviews struct {
 	// ends with pull requests open only after one did.
 	openUntil   time.Time
 	lookedSince bool
+	// reintegrated is, for each change whose pull request conflicted
+	// with its moved base, the head it had then: a change is integrated
+	// again once per head.
+	reintegrated map[string]string
+	// mergeAsked is, for each change whose merge request the forge did
+	// not take, the head it was asked again for (once per head).
+	mergeAsked map[string]string
 	// failures counts the looks in a row the forge answered with an
 	// error (past the client's own retries); maxLookFailures of them
 	// end the run.
@@ -81,6 +90,12 @@ type lookResult struct {
 	pr     state.PullRequest
 	look   forge.Look
 	err    error
+	// askMerge: the merge request of pr's head was not taken (autoMerge,
+	// and no way recorded): ask again if the look finds it open and
+	// unjudged. asked: it was, with merge and mergeErr its answer.
+	askMerge, asked bool
+	merge           forge.MergeRequest
+	mergeErr        error
 }
 
 // landResult is how the landing of a merged pull request went.
@@ -93,7 +108,7 @@ func newReviews(f forge.Forge, after func(time.Duration) <-chan time.Time) *revi
 	if after == nil {
 		after = time.After
 	}
-	return &reviews{forge: f, after: after, delay: 0, done: make(chan []lookResult, 1), landed: make(chan landResult, 1)}
+	return &reviews{forge: f, after: after, delay: 0, done: make(chan []lookResult, 1), landed: make(chan landResult, 1), reintegrated: map[string]string{}, mergeAsked: map[string]string{}}
 }
 
 // busy reports whether a look or a landing is under way.
@@ -151,17 +166,29 @@ func (r *run) watchReviews(ctx context.Context, due bool) {
 	}
 	v.timer, v.looking, v.unseen = nil, true, false
 	var prs []lookResult
+	fc := r.project.Delivery.Forge
 	for _, n := range names {
 		if pr, ok := r.rec.pullRequest(n); ok {
-			prs = append(prs, lookResult{change: n, pr: pr})
+			ask := fc.AutoMerge && pr.Way == "" && v.mergeAsked[n] != pr.Head
+			prs = append(prs, lookResult{change: n, pr: pr, askMerge: ask})
 		}
 	}
 	go func() {
 		var pc panics.Catcher
 		pc.Try(func() {
 			for i := range prs {
-				pr := forge.PullRequest{Number: prs[i].pr.Number, ID: prs[i].pr.ID, URL: prs[i].pr.URL, Head: prs[i].pr.Head}
-				prs[i].look, prs[i].err = v.forge.Look(ctx, pr)
+				res := &prs[i]
+				pr := forge.PullRequest{Number: res.pr.Number, ID: res.pr.ID, URL: res.pr.URL, Head: res.pr.Head}
+				res.look, res.err = v.forge.Look(ctx, pr)
+				l := res.look
+				if res.err == nil && res.askMerge && l.State == forge.Open && !l.Queued && !l.Conflicts && l.Head == res.pr.Head && !res.judged() {
+					res.asked = true
+					// The merge commit says what the candidate says.
+					var msg string
+					if msg, res.mergeErr = git.CommitMessage(ctx, r.root, res.pr.Head); res.mergeErr == nil {
+						res.merge, res.mergeErr = v.forge.RequestMerge(ctx, pr, res.pr.Head, fc.MergeMethod, msg)
+					}
+				}
 			}
 		})
 		if rec := pc.Recovered(); rec != nil {
@@ -195,6 +222,11 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 		case r.rec.status(res.change) != state.InReview || slices.ContainsFunc(v.merged, func(m lookResult) bool { return m.change == res.change }):
 			continue // it moved on while the forge was asked
 		}
+		if res.asked {
+			if err := r.mergeAskedAgain(ctx, res); err != nil {
+				return err
+			}
+		}
 		switch res.look.State {
 		case forge.Merged:
 			v.merged = append(v.merged, res)
@@ -213,6 +245,19 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 			sent, err := r.sendFeedback(res)
 			if err != nil {
 				return err
+			}
+			if !sent && res.look.Conflicts && v.reintegrated[res.change] != res.pr.Head {
+				// The base moved under the pull request: no one's
+				// mistake, no retry budget spent. Once per head: a
+				// change integrated again onto a main that had not
+				// moved is the same candidate.
+				v.reintegrated[res.change] = res.pr.Head
+				why := fmt.Sprintf("pull request #%d conflicts with %s, which moved; integrated again onto it", res.pr.Number, r.project.MainBranch)
+				if err := r.rec.transition(res.change, state.Queued, why); err != nil {
+					return err
+				}
+				r.mq.enqueue(res.change)
+				sent = true
 			}
 			changed = changed || sent
 		}
@@ -233,13 +278,46 @@ func (r *run) reviewed(ctx context.Context, results []lookResult) error {
 	return nil
 }
 
+// judged reports whether the look found a review or a failed check of
+// the agent's work that the agent has not had: it goes back to the agent
+// rather than to the forge's merge.
+func (res *lookResult) judged() bool {
+	had := func(id string) bool { return slices.Contains(res.pr.Sent, id) && !slices.Contains(res.pr.Sending, id) }
+	return slices.ContainsFunc(res.look.ChangesRequested, func(rv forge.Review) bool { return !had(rv.ID) }) ||
+		slices.ContainsFunc(res.look.FailedChecks, func(ck forge.Check) bool { return agentsCheck(ck) && !had(ck.ID) })
+}
+
+// mergeAskedAgain records what came of a merge request asked again of a
+// pull request whose first one the forge did not take (see lookResult):
+// taken, PULL_REQUEST_OPENED again with the way the forge merges it;
+// not taken, nothing, and it is not asked again for that head in this
+// run (a person may merge it). A *forge.ConfigError is the run's.
+func (r *run) mergeAskedAgain(ctx context.Context, res lookResult) error {
+	r.reviews.mergeAsked[res.change] = res.pr.Head
+	var ce *forge.ConfigError
+	switch {
+	case errors.As(res.mergeErr, &ce):
+		return ce
+	case res.mergeErr != nil || ctx.Err() != nil:
+		return nil
+	}
+	pr := res.pr
+	return r.rec.emit(res.change, journal.PullRequestOpenedData{
+		Number: pr.Number, ID: pr.ID, URL: pr.URL, Branch: pr.Branch, Head: pr.Head, Base: r.project.MainBranch, Attempt: pr.Attempt,
+		Way: string(res.merge.Way), QueueState: res.merge.QueueState, Position: res.merge.Position,
+	})
+}
+
 // sendFeedback sends the reviews that requested changes and the failed
-// checks of res the agent has not had yet back to it, on the
+// checks of res (save cancelled ones: agentsCheck) the agent has not had
+// yet back to it, on the
 // integration retry budget (it is the agent's work the forge judged):
 // each is journaled (PULL_REQUEST_FEEDBACK), then the change goes
 // integration-failed with all of them as its retry context.
 func (r *run) sendFeedback(res lookResult) (bool, error) {
-	sent := res.pr.Sent
+	// sent: the agent had it. One journaled by a run stopped before the
+	// change went back to the agent (Sending) it had not.
+	sent := slices.DeleteFunc(slices.Clone(res.pr.Sent), func(id string) bool { return slices.Contains(res.pr.Sending, id) })
 	var b strings.Builder
 	reason := ""
 	var events []journal.PullRequestFeedbackData
@@ -263,7 +341,7 @@ func (r *run) sendFeedback(res lookResult) (bool, error) {
 		b.WriteString("\n")
 	}
 	for _, ck := range res.look.FailedChecks {
-		if slices.Contains(sent, ck.ID) {
+		if slices.Contains(sent, ck.ID) || !agentsCheck(ck) {
 			continue
 		}
 		events = append(events, journal.PullRequestFeedbackData{Number: res.pr.Number, Kind: journal.FeedbackCheck, ID: ck.ID, By: ck.Name, Commit: ck.Commit, URL: ck.URL})
@@ -287,6 +365,9 @@ func (r *run) sendFeedback(res lookResult) (bool, error) {
 		return false, nil
 	}
 	for _, e := range events {
+		if slices.Contains(res.pr.Sending, e.ID) {
+			continue // journaled already
+		}
 		if err := r.rec.emit(res.change, e); err != nil {
 			return false, err
 		}
@@ -294,6 +375,14 @@ func (r *run) sendFeedback(res lookResult) (bool, error) {
 	b.WriteString("Change your work so that it answers this; set tests it again and updates the same pull request.")
 	return true, r.mq.integrationFailed(res.change, merge.Outcome{Failed: true, Reason: reason, RetryContext: b.String()})
 }
+
+// agentsCheck reports whether a failed check judged the change, so that
+// it goes back to the agent on its budget: a check the forge cancelled
+// (GitHub cancels the checks of a merge group it dropped because a pull
+// request ahead of it failed or left the queue, and a run superseded by
+// a newer one) judged nothing, and the agent's budget pays only for the
+// agent's mistakes.
+func agentsCheck(ck forge.Check) bool { return ck.Conclusion != "cancelled" }
 
 // landMerged lands the first change whose pull request the forge merged,
 // once the merge queue is idle: the local main follows the remote's
@@ -394,6 +483,9 @@ func (r *run) waitForReviews() bool {
 // candidate's integration stack) and the run.
 func (q *mergeQueue) proposal(a *attempt) (merge.Proposal, error) {
 	p := merge.Proposal{Forge: q.forge, Pushed: q.rec.change(a.change.Name).Pushed, Run: q.rec.runID(), RunURL: runURL(q.env)}
+	if pr, ok := q.rec.pullRequest(a.change.Name); ok {
+		p.Previous = &forge.PullRequest{Number: pr.Number, ID: pr.ID, URL: pr.URL, Head: pr.Head}
+	}
 	events, err := journal.ReadFile(journal.ChangeJournal(q.layout.Dir(), a.change.Name))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return p, err

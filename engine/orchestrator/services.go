@@ -202,14 +202,11 @@ func (s *services) deleteBranch(ctx context.Context, change string) {
 	s.pool.deleteBranch(ctx, change, tip)
 }
 
-// onMain finds the commit that put the change on main since it was
-// dispatched (by its Set-Change trailer), or "" when it is not there.
+// onMain finds the commit that put the change on main (landedCommit),
+// or "" when it is not there.
 func (s *services) onMain(ctx context.Context, name string) (string, error) {
-	rev := "refs/heads/" + s.project.MainBranch // the branch, never a tag of its name
-	if base := s.rec.change(name).Base; base != "" {
-		rev = base + ".." + rev
-	}
-	return git.FindTrailer(ctx, s.root, rev, merge.ChangeTrailer, name)
+	c := s.rec.change(name)
+	return landedCommit(ctx, s.root, s.project.MainBranch, name, &c)
 }
 
 // relPaths are paths relative to the project's root, with slashes.

@@ -44,8 +44,10 @@ var transitions = map[Status][]Status{
 	Queued:       {Integrating, Merged},
 	// integrating → queued: the merge queue integrates the change again
 	// (a change ahead of it failed, or it conflicts with one).
-	Integrating:       {Merged, IntegrationFailed, Queued, InReview},
-	InReview:          {Merged, IntegrationFailed, FailedRejected},
+	Integrating: {Merged, IntegrationFailed, Queued, InReview},
+	// in-review → queued: the pull request conflicts with the main,
+	// which moved; the change is integrated again onto it.
+	InReview:          {Merged, IntegrationFailed, FailedRejected, Queued},
 	IntegrationFailed: {Implementing, Paused, FailedRetryBudget, FailedWallTime, FailedAgentError},
 	Merged:            {Archived},
 	Paused:            {Implementing, Verifying, FailedWallTime, FailedAgentError},

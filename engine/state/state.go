@@ -245,6 +245,10 @@ type PullRequest struct {
 	// agent (PULL_REQUEST_FEEDBACK), in the order they were: a resumed
 	// run sends none of them again.
 	Sent []string `json:"sent,omitempty"`
+	// Sending are those of Sent journaled while the change was in review
+	// and since: a run stopped before it sent the change back to its
+	// agent with them leaves them here, and the next run sends them.
+	Sending []string `json:"sending,omitempty"`
 }
 
 // New returns the state before any event.
@@ -346,7 +350,7 @@ var projection = journal.NewTable(
 	changeHandler(func(c *Change, d journal.PullRequestOpenedData) error {
 		pr := &PullRequest{Number: d.Number, ID: d.ID, URL: d.URL, Branch: d.Branch, Head: d.Head, BranchTip: d.BranchTip, Attempt: d.Attempt, Way: d.Way, QueueState: d.QueueState}
 		if old := c.PullRequest; old != nil && old.Number == d.Number {
-			pr.Sent = old.Sent
+			pr.Sent, pr.Sending = old.Sent, old.Sending
 		}
 		c.PullRequest = pr
 		return nil
@@ -356,6 +360,7 @@ var projection = journal.NewTable(
 			return errors.New("feedback on no pull request")
 		}
 		c.PullRequest.Sent = append(c.PullRequest.Sent, d.ID)
+		c.PullRequest.Sending = append(c.PullRequest.Sending, d.ID)
 		return nil
 	}),
 	changeHandler(applySentinelAction),
@@ -497,6 +502,9 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 		c.VerifyAttempts, c.IntegrationAttempts, c.ConflictAttempts = 0, 0, 0
 		c.RetryContext, c.RetryStage = "", ""
 		c.PullRequest = nil
+	}
+	if from == InReview && c.PullRequest != nil {
+		c.PullRequest.Sending = nil // it left review: what was sent went
 	}
 	if to != Implementing && to != Paused {
 		c.IterationContext = "" // the agent's work ended

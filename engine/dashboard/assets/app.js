@@ -101,7 +101,7 @@ function statusClass(s) {
   switch (s) {
     case "dispatched": case "implementing": case "verifying": return "s-active";
     case "verify-failed": case "integration-failed": return "s-warn";
-    case "queued": case "integrating": return "s-queue";
+    case "queued": case "integrating": case "in-review": return "s-queue";
     case "merged": case "archived": return "s-done";
   }
   return "s-pending";
@@ -122,7 +122,7 @@ function stageOf(status) {
     case "dispatched": case "implementing": case "verify-failed": case "integration-failed": return 1;
     case "verifying": return 2;
     case "queued": case "integrating": return 3;
-    case "merged": return 4;
+    case "in-review": case "merged": return 4;
     case "archived": return 5;
   }
   return -1;
@@ -161,7 +161,16 @@ function describe(e) {
     case "VERIFY_GATE": return `${d.stage} ${d.gate}: ${d.result} (${fmtMs(d.durationMs)})${d.reason ? ": " + d.reason : ""}`;
     case "RETRY_SCHEDULED": return `retry ${d.attempt}/${d.budget} (${d.stage}): back to the agent`;
     case "MERGE_QUEUED": return `in the merge queue at ${short(d.head)}`;
-    case "CHANGE_INTEGRATION_FAILED": return d.reason === "conflict" ? `merging main conflicts in ${(d.paths || []).join(", ")}` : `integration failed: ${d.gate}`;
+    case "CHANGE_INTEGRATION_FAILED":
+      switch (d.reason) {
+        case "conflict": return `merging main conflicts in ${(d.paths || []).join(", ")}`;
+        case "review": return "a review of its pull request requested changes";
+        case "check": return "a check of its pull request failed";
+      }
+      return `integration failed: ${d.gate}`;
+    case "PUSHING": return d.branch ? `pushing ${short(d.commit)} to ${d.remote}'s ${d.branch}` : `pushing ${short(d.commit)} to ${d.remote}'s main`;
+    case "PULL_REQUEST_OPENED": return `pull request #${d.number} at ${short(d.head)}${d.way ? ", " + d.way : ""}${d.mergeRefused ? ", merge refused: " + d.mergeRefused : ""}`;
+    case "PULL_REQUEST_FEEDBACK": return `pull request #${d.number}: ${d.kind === "review" ? "review by " : "check "}${d.by} back to the agent`;
     case "MERGED": return `merged: main ${short(d.previous)} → ${short(d.commit)}`;
     case "ARCHIVED": return d.skipped ? "archived: nothing to fold, " + d.skipped : `archived: ${(d.capabilities || []).map((c) => "openspec/specs/" + c).join(", ")} updated`;
     case "MONITOR_HEARTBEAT": return `heartbeat: ${(d.active || []).length} active, ${(d.queued || []).length} queued`;
@@ -181,7 +190,7 @@ function levelOf(e) {
   if (e.type === "VERIFY_GATE") return d.result === "fail" || d.result === "error" ? "error" : d.result === "warn" ? "warn" : "";
   if (e.type === "STATE_CHANGE" && (d.to.startsWith("failed:") || d.to === "dep-blocked")) return "error";
   if (e.type === "BUDGET_EXCEEDED") return "error";
-  if (e.type === "RETRY_SCHEDULED" || e.type === "CHANGE_INTEGRATION_FAILED" || e.type === "SENTINEL_ACTION") return "warn";
+  if (e.type === "RETRY_SCHEDULED" || e.type === "CHANGE_INTEGRATION_FAILED" || e.type === "PULL_REQUEST_FEEDBACK" || e.type === "SENTINEL_ACTION") return "warn";
   return "";
 }
 

@@ -1157,6 +1157,26 @@ func TestLookOfAnArmedPullRequestSeesTheQueueTakeIt(t *testing.T) {
 	}
 }
 
+// TestLookOfAPullRequestWhoseBaseMovedSaysItConflicts: a pull request
+// whose base someone moved with a change to the same lines no longer
+// merges (GitHub's mergeable false, "dirty"): Look says it conflicts;
+// one whose base moved elsewhere does not.
+func TestLookOfAPullRequestWhoseBaseMovedSaysItConflicts(t *testing.T) {
+	f := newFixture(t, githubtest.Options{})
+	ctx := context.Background()
+	pr, _ := f.open("a")
+	f.remote.commit("other.txt", "elsewhere\n")
+	f.remote.git(f.remote.clone, "push", "-q", "origin", "main")
+	if look, err := f.client.Look(ctx, pr); err != nil || look.Conflicts {
+		t.Fatalf("Look after an unrelated commit on main = %+v, %v; want no conflict", look, err)
+	}
+	f.remote.commit("a.txt", "someone else's a\n")
+	f.remote.git(f.remote.clone, "push", "-q", "origin", "main")
+	if look, err := f.client.Look(ctx, pr); err != nil || !look.Conflicts || look.State != forge.Open {
+		t.Fatalf("Look after a conflicting commit on main = %+v, %v; want an open pull request that conflicts", look, err)
+	}
+}
+
 // The commit GitHub's auto-merge makes on main says what set asked:
 // the candidate's message, whose trailer credits the change, whatever
 // the pull request's title.

@@ -47,6 +47,10 @@ type pullJSON struct {
 	Body           string `json:"body"`
 	Merged         bool   `json:"merged"`
 	MergeCommitSHA string `json:"merge_commit_sha"`
+	// Mergeable is null while GitHub computes it; false with
+	// MergeableState "dirty" when the head conflicts with the base.
+	Mergeable      *bool  `json:"mergeable"`
+	MergeableState string `json:"mergeable_state"`
 	// AutoMerge is not null while auto-merge is armed.
 	AutoMerge *struct {
 		MergeMethod string `json:"merge_method"`
@@ -477,6 +481,7 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 		return forge.Look{}, err
 	}
 	look := forge.Look{State: forge.Open, Head: p.Head.SHA}
+	look.Conflicts = p.MergeableState == "dirty" || (p.Mergeable != nil && !*p.Mergeable)
 	switch {
 	case p.Merged:
 		look.State, look.MergeCommit = forge.Merged, p.MergeCommitSHA

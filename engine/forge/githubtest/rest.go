@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -378,6 +379,21 @@ func (s *Server) pullJSON(p *pull) map[string]any {
 		mergeCommit = p.mergeCommit
 	}
 	repo := s.repoJSON()
+	// GitHub computes mergeable in the background (null until then); the
+	// stand-in answers at once: an open pull request whose head does not
+	// merge onto its base is not mergeable, "dirty".
+	var mergeable any
+	mergeableState := "unknown"
+	if p.state == "open" {
+		_, err := git.SquashCommit(ctx(), s.opts.Remote, s.baseTip(p), p.headSHA, "mergeable?", "GitHub", "noreply@github.com")
+		var conflict *git.ConflictError
+		switch {
+		case errors.As(err, &conflict):
+			mergeable, mergeableState = false, "dirty"
+		case err == nil:
+			mergeable, mergeableState = true, "clean"
+		}
+	}
 	return map[string]any{
 		"url": s.apiURL("pulls/" + strconv.Itoa(p.number)), "id": int64(p.number) * 7919, "node_id": p.nodeID,
 		"html_url": s.http.URL + "/" + s.owner + "/" + s.name + "/pull/" + strconv.Itoa(p.number),
@@ -386,7 +402,7 @@ func (s *Server) pullJSON(p *pull) map[string]any {
 		"closed_at": stamp(p.closed), "merged_at": mergedAt, "merge_commit_sha": mergeCommit, "draft": false,
 		"head":       map[string]any{"label": s.owner + ":" + p.head, "ref": p.head, "sha": p.headSHA, "user": s.user(s.owner), "repo": repo},
 		"base":       map[string]any{"label": s.owner + ":" + p.base, "ref": p.base, "sha": s.baseTip(p), "user": s.user(s.owner), "repo": repo},
-		"auto_merge": autoMerge, "merged": p.merged, "mergeable": nil, "merged_by": mergedBy,
+		"auto_merge": autoMerge, "merged": p.merged, "mergeable": mergeable, "mergeable_state": mergeableState, "merged_by": mergedBy,
 		"comments": len(p.comments), "review_comments": reviewComments(p),
 	}
 }
