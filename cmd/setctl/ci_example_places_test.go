@@ -57,16 +57,44 @@ const (
 )
 
 // ciRemote makes a bare repository, remote.git under root, whose main
-// holds files: the repository a job checks out.
-func ciRemote(t *testing.T, root string, files map[string]string) string {
+// holds a job's project (set.cue setCUE, its module, the agent's script,
+// the spec of REQ-A-01), made in root/seed: the repository a job checks
+// out.
+func ciRemote(t *testing.T, root, setCUE string) string {
 	seed, remote := filepath.Join(root, "seed"), filepath.Join(root, "remote.git")
-	writeFiles(t, seed, files)
+	writeFiles(t, seed, map[string]string{
+		"set.cue":            setCUE,
+		"cue.mod/module.cue": ciModuleCUE,
+		"agent.sh":           ciAgentScript,
+		".gitignore":         ".set/\n",
+		"docs/spec.md":       ciSpecAlpha,
+	})
 	gitIn(t, root, "init", "-q", "-b", "main", "seed")
 	gitIn(t, seed, "add", "-A")
 	gitIn(t, seed, "commit", "-qm", "skeleton")
 	gitIn(t, root, "init", "-q", "--bare", "-b", "main", "remote.git")
 	gitIn(t, seed, "push", "-q", remote, "main")
 	return remote
+}
+
+// ciStepsPassed fails unless each of the job's steps named exited 0.
+func ciStepsPassed(t *testing.T, steps map[string]int, names ...string) {
+	t.Helper()
+	for _, step := range names {
+		if steps[step] != 0 {
+			t.Errorf("step %s exited %d", step, steps[step])
+		}
+	}
+}
+
+// ciRunsPassed fails unless every setctl command the job ran exited 0.
+func ciRunsPassed(t *testing.T, ran []setctlRun) {
+	t.Helper()
+	for _, r := range ran {
+		if r.exit != 0 {
+			t.Errorf("%s exited %d, want 0", r.command, r.exit)
+		}
+	}
 }
 
 // ciGitEnv gives the test's own git commands an identity and no global
@@ -88,13 +116,7 @@ func ciGitEnv(t *testing.T) {
 func setupPushJob(t *testing.T) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE(`delivery: mode: "push"`, `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE(`delivery: mode: "push"`, `["true"]`))
 	dir := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, dir)
 	return &ciPlace{
@@ -102,16 +124,8 @@ func setupPushJob(t *testing.T) *ciPlace {
 		dir:         dir,
 		expressions: map[string]string{"secrets.ANTHROPIC_API_KEY": ciAgentKey},
 		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
-			for _, step := range []string{"Apply", "Summary"} {
-				if steps[step] != 0 {
-					t.Errorf("step %s exited %d", step, steps[step])
-				}
-			}
-			for _, r := range ran {
-				if r.exit != 0 {
-					t.Errorf("%s exited %d, want 0", r.command, r.exit)
-				}
-			}
+			ciStepsPassed(t, steps, "Apply", "Summary")
+			ciRunsPassed(t, ran)
 			if log := gitIn(t, remote, "log", "--format=%s", "main"); log != "a: Alpha\nskeleton" {
 				t.Errorf("the remote's main:\n%s\nwant the change a on skeleton", log)
 			}
@@ -135,13 +149,7 @@ func setupPushJob(t *testing.T) *ciPlace {
 func setupPlanJob(t *testing.T) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE("", `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE("", `["true"]`))
 	dir := ciPullRequestCheckout(t, root, remote, map[string]string{"docs/spec.md": ciSpecAlpha + ciSpecBravo})
 	return &ciPlace{
 		name:        "spec edited",
@@ -177,13 +185,7 @@ func setupPlanJob(t *testing.T) *ciPlace {
 func setupPushJobFailing(t *testing.T) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE("delivery: mode: \"push\"\n\tbudgets: retries: verify: 0", `["sh", "-c", "test ! -e a.txt"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE("delivery: mode: \"push\"\n\tbudgets: retries: verify: 0", `["sh", "-c", "test ! -e a.txt"]`))
 	dir := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, dir)
 	return &ciPlace{
@@ -194,9 +196,7 @@ func setupPushJobFailing(t *testing.T) *ciPlace {
 			if steps["Apply"] != exitError {
 				t.Errorf("step Apply exited %d, want %d", steps["Apply"], exitError)
 			}
-			if steps["Summary"] != 0 {
-				t.Errorf("step Summary exited %d", steps["Summary"])
-			}
+			ciStepsPassed(t, steps, "Summary")
 			want := []setctlRun{{"setctl apply --yes --json", exitError}, {"setctl status", exitOK}}
 			if !slices.Equal(ran, want) {
 				t.Errorf("setctl ran %v, want %v", ran, want)
@@ -236,13 +236,7 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 	const repository, token = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
 	forge := github(t, repository, filepath.Join(root, "remote.git"), token, true)
 	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: \"2m\"}}", repository, forge.apiURL)
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE(delivery, `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE(delivery, `["true"]`))
 	dir := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, dir)
 	return &ciPlace{
@@ -253,16 +247,8 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 			"secrets.GITHUB_TOKEN":      token,
 		},
 		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
-			for _, step := range []string{"Apply", "Summary"} {
-				if steps[step] != 0 {
-					t.Errorf("step %s exited %d", step, steps[step])
-				}
-			}
-			for _, r := range ran {
-				if r.exit != 0 {
-					t.Errorf("%s exited %d, want 0", r.command, r.exit)
-				}
-			}
+			ciStepsPassed(t, steps, "Apply", "Summary")
+			ciRunsPassed(t, ran)
 			if got := gitIn(t, remote, "show", "main:a.txt"); got != "a" {
 				t.Errorf("a.txt on the remote's main holds %q, want a", got)
 			}
@@ -291,13 +277,7 @@ func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 	const repository, token = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
 	forge := github(t, repository, filepath.Join(root, "remote.git"), token, false)
 	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: \"0s\"}}", repository, forge.apiURL)
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE(delivery, `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE(delivery, `["true"]`))
 	first := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, first)
 	expressions := map[string]string{
@@ -309,11 +289,7 @@ func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 		dir:         first,
 		expressions: expressions,
 		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
-			for _, step := range []string{"Apply", "Summary"} {
-				if steps[step] != 0 {
-					t.Errorf("step %s exited %d", step, steps[step])
-				}
-			}
+			ciStepsPassed(t, steps, "Apply", "Summary")
 			if len(ran) == 0 || ran[0].exit != exitOpen {
 				t.Errorf("setctl ran %v, want apply exiting %d first", ran, exitOpen)
 			}
@@ -332,16 +308,8 @@ func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 				dir:         second,
 				expressions: expressions,
 				check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
-					for _, step := range []string{"Apply", "Summary"} {
-						if steps[step] != 0 {
-							t.Errorf("step %s exited %d", step, steps[step])
-						}
-					}
-					for _, r := range ran {
-						if r.exit != 0 {
-							t.Errorf("%s exited %d, want 0", r.command, r.exit)
-						}
-					}
+					ciStepsPassed(t, steps, "Apply", "Summary")
+					ciRunsPassed(t, ran)
 					if got := gitIn(t, remote, "show", "main:a.txt"); got != "a" {
 						t.Errorf("a.txt on the remote's main holds %q, want a", got)
 					}
@@ -409,13 +377,7 @@ func setupPlanJobNothingToDo(t *testing.T) *ciPlace {
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")
 	root := t.TempDir()
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE("", `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE("", `["true"]`))
 	seed := filepath.Join(root, "seed")
 	var stdout, stderr strings.Builder
 	if code := Main([]string{"-C", seed, "apply", "--yes"}, testProcess(&stdout, &stderr)); code != exitOK {
