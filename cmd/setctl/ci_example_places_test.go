@@ -77,6 +77,16 @@ func ciRemote(t *testing.T, root, setCUE string) string {
 	return remote
 }
 
+// ciSummaryHas fails unless the job's summary holds each of wants.
+func ciSummaryHas(t *testing.T, summary string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the job summary lacks %q:\n%s", want, summary)
+		}
+	}
+}
+
 // ciStepsPassed fails unless each of the job's steps named exited 0.
 func ciStepsPassed(t *testing.T, steps map[string]int, names ...string) {
 	t.Helper()
@@ -162,16 +172,12 @@ func setupPlanJob(t *testing.T) *ciPlace {
 			if len(ran) != 1 || ran[0].exit != exitPending {
 				t.Errorf("setctl ran %v, want one plan that exits %d", ran, exitPending)
 			}
-			for _, want := range []string{
+			ciSummaryHas(t, summary,
 				"### Plan for hello: 2 changes, 2 requirements\n",
 				"| Change | Level | Type | Size | Agent | Requirements | After |\n",
 				"#### Requirements: 2 new\n",
 				"| REQ-B-01 | Bravo | new | planned in ",
-			} {
-				if !strings.Contains(summary, want) {
-					t.Errorf("the job summary lacks %q:\n%s", want, summary)
-				}
-			}
+			)
 		},
 	}
 }
@@ -222,6 +228,29 @@ func setupPushJobFailing(t *testing.T) *ciPlace {
 	}
 }
 
+// ciForgeRepository is the repository the pull-request places' fake
+// GitHub serves, and ciForgeToken the one token it takes (GITHUB_TOKEN).
+const ciForgeRepository, ciForgeToken = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
+
+// ciPullRequestExpressions are the secrets of the pull-request places'
+// jobs.
+func ciPullRequestExpressions() map[string]string {
+	return map[string]string{
+		"secrets.ANTHROPIC_API_KEY": ciAgentKey,
+		"secrets.GITHUB_TOKEN":      ciForgeToken,
+	}
+}
+
+// ciPullRequestRemote starts github over remote.git under root, merging
+// by itself when merges, and makes that remote (ciRemote) with set.cue in
+// pull-request mode against it, with auto-merge and forge.wait wait. It
+// returns the forge and the remote.
+func ciPullRequestRemote(t *testing.T, root string, github fakeGitHub, merges bool, wait string) (ciForge, string) {
+	forge := github(t, ciForgeRepository, filepath.Join(root, "remote.git"), ciForgeToken, merges)
+	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: %q}}", ciForgeRepository, forge.apiURL, wait)
+	return forge, ciRemote(t, root, ciProjectCUE(delivery, `["true"]`))
+}
+
 // setupPullRequestJob is the place of apply-pull-request: a clone of a
 // bare remote on main, as actions/checkout gives it, whose set.cue is in
 // pull-request mode with auto-merge, its forge a fake GitHub serving
@@ -233,19 +262,13 @@ func setupPushJobFailing(t *testing.T) *ciPlace {
 func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	const repository, token = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
-	forge := github(t, repository, filepath.Join(root, "remote.git"), token, true)
-	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: \"2m\"}}", repository, forge.apiURL)
-	remote := ciRemote(t, root, ciProjectCUE(delivery, `["true"]`))
+	forge, remote := ciPullRequestRemote(t, root, github, true, "2m")
 	dir := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, dir)
 	return &ciPlace{
-		name: "merged by the forge",
-		dir:  dir,
-		expressions: map[string]string{
-			"secrets.ANTHROPIC_API_KEY": ciAgentKey,
-			"secrets.GITHUB_TOKEN":      token,
-		},
+		name:        "merged by the forge",
+		dir:         dir,
+		expressions: ciPullRequestExpressions(),
 		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
 			ciStepsPassed(t, steps, "Apply", "Summary")
 			ciRunsPassed(t, ran)
@@ -257,7 +280,7 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 			}
 			forge.check(t, true)
 			ciNoSecretUnder(t, filepath.Join(dir, ".set"), ciAgentKey)
-			ciNoSecretUnder(t, filepath.Join(dir, ".set"), token)
+			ciNoSecretUnder(t, filepath.Join(dir, ".set"), ciForgeToken)
 		},
 	}
 }
@@ -274,16 +297,10 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	const repository, token = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
-	forge := github(t, repository, filepath.Join(root, "remote.git"), token, false)
-	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: \"0s\"}}", repository, forge.apiURL)
-	remote := ciRemote(t, root, ciProjectCUE(delivery, `["true"]`))
+	forge, remote := ciPullRequestRemote(t, root, github, false, "0s")
 	first := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, first)
-	expressions := map[string]string{
-		"secrets.ANTHROPIC_API_KEY": ciAgentKey,
-		"secrets.GITHUB_TOKEN":      token,
-	}
+	expressions := ciPullRequestExpressions()
 	return &ciPlace{
 		name:        "left open",
 		dir:         first,
@@ -329,7 +346,7 @@ func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 							t.Errorf("%d %s events, want %d", n, typ, want)
 						}
 					}
-					ciNoSecretUnder(t, filepath.Join(second, ".set"), token)
+					ciNoSecretUnder(t, filepath.Join(second, ".set"), ciForgeToken)
 				},
 			}
 		},
@@ -396,16 +413,12 @@ func setupPlanJobNothingToDo(t *testing.T) *ciPlace {
 			if len(ran) != 1 || ran[0].exit != exitOK {
 				t.Errorf("setctl ran %v, want one plan that exits %d", ran, exitOK)
 			}
-			for _, want := range []string{
+			ciSummaryHas(t, summary,
 				"### Plan for hello: 0 changes, 0 requirements\n",
 				"No changes: `main` implements every requirement of the spec.\n",
 				"#### Requirements: 1 implemented\n",
 				"| REQ-A-01 | Alpha | implemented | by a in ",
-			} {
-				if !strings.Contains(summary, want) {
-					t.Errorf("the job summary lacks %q:\n%s", want, summary)
-				}
-			}
+			)
 		},
 	}
 }
