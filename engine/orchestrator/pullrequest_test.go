@@ -187,6 +187,21 @@ func applyStoppedAt(t *testing.T, f *fixture, point string) {
 	}
 }
 
+// alphaLeftOpen is a fixture in pull-request mode (withForge) with the
+// change alpha, whose first apply ended "open" with alpha's pull request
+// #1 left open by a forge that does nothing by itself (no react yet).
+// forge.wait is 0, for that apply and the test's later ones: a run does
+// not wait for the forge before it ends "open".
+func alphaLeftOpen(t *testing.T) (*fixture, *fakeForge) {
+	t.Helper()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	return f, ff
+}
+
 const prAgent = `
 echo "good $iteration" > "$change.txt"
 echo "test for REQ" > "${change}_test.txt"
@@ -362,11 +377,7 @@ func TestPullRequestConfigError(t *testing.T) {
 // again, without opening it again, and records its merge.
 func TestPullRequestLeftOpen(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ff := withForge(t, f)
-	f.project.Delivery.Forge.Wait = 0
-	f.change("alpha")
-	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f, ff := alphaLeftOpen(t)
 	if s := f.state().Changes["alpha"]; s.Status != state.InReview || s.PullRequest == nil || s.PullRequest.Number != 1 {
 		t.Fatalf("alpha after the first run: %s, %+v", s.Status, s.PullRequest)
 	}
@@ -421,11 +432,7 @@ func TestPullRequestTokenRedacted(t *testing.T) {
 // plan no longer names its change (main has its work).
 func TestPullRequestMergedBetweenRuns(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ff := withForge(t, f)
-	f.project.Delivery.Forge.Wait = 0
-	f.change("alpha")
-	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f, ff := alphaLeftOpen(t)
 	before := f.git("rev-parse", "main")
 	merged := ff.merge(ff.pr("set/alpha"))
 	f.git("fetch", "-q", "origin", "main")
@@ -766,11 +773,7 @@ func TestPullRequestMergeAskedAgain(t *testing.T) {
 // change added): it is neither implemented nor opened again.
 func TestPullRequestOpenAcrossANewPlan(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ff := withForge(t, f)
-	f.project.Delivery.Forge.Wait = 0
-	f.change("alpha")
-	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f, ff := alphaLeftOpen(t)
 	f.change("beta")
 	f.plan.Fingerprint.Config = "another"
 	ff.react = mergesAtOnce
@@ -790,11 +793,7 @@ func TestPullRequestOpenAcrossANewPlan(t *testing.T) {
 // pull request with its changes requested.
 func TestPullRequestFeedbackJournaledThenStopped(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ff := withForge(t, f)
-	f.project.Delivery.Forge.Wait = 0
-	f.change("alpha")
-	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f, ff := alphaLeftOpen(t)
 	// The stopped run's last event.
 	w, err := journal.Open(filepath.Join(f.root, ".set"), f.state().Run)
 	if err != nil {
