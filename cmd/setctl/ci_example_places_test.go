@@ -57,16 +57,54 @@ const (
 )
 
 // ciRemote makes a bare repository, remote.git under root, whose main
-// holds files: the repository a job checks out.
-func ciRemote(t *testing.T, root string, files map[string]string) string {
+// holds a job's project (set.cue setCUE, its module, the agent's script,
+// the spec of REQ-A-01), made in root/seed: the repository a job checks
+// out.
+func ciRemote(t *testing.T, root, setCUE string) string {
 	seed, remote := filepath.Join(root, "seed"), filepath.Join(root, "remote.git")
-	writeFiles(t, seed, files)
+	writeFiles(t, seed, map[string]string{
+		"set.cue":            setCUE,
+		"cue.mod/module.cue": ciModuleCUE,
+		"agent.sh":           ciAgentScript,
+		".gitignore":         ".set/\n",
+		"docs/spec.md":       ciSpecAlpha,
+	})
 	gitIn(t, root, "init", "-q", "-b", "main", "seed")
 	gitIn(t, seed, "add", "-A")
 	gitIn(t, seed, "commit", "-qm", "skeleton")
 	gitIn(t, root, "init", "-q", "--bare", "-b", "main", "remote.git")
 	gitIn(t, seed, "push", "-q", remote, "main")
 	return remote
+}
+
+// ciSummaryHas fails unless the job's summary holds each of wants.
+func ciSummaryHas(t *testing.T, summary string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(summary, want) {
+			t.Errorf("the job summary lacks %q:\n%s", want, summary)
+		}
+	}
+}
+
+// ciStepsPassed fails unless each of the job's steps named exited 0.
+func ciStepsPassed(t *testing.T, steps map[string]int, names ...string) {
+	t.Helper()
+	for _, step := range names {
+		if steps[step] != 0 {
+			t.Errorf("step %s exited %d", step, steps[step])
+		}
+	}
+}
+
+// ciRunsPassed fails unless every setctl command the job ran exited 0.
+func ciRunsPassed(t *testing.T, ran []setctlRun) {
+	t.Helper()
+	for _, r := range ran {
+		if r.exit != 0 {
+			t.Errorf("%s exited %d, want 0", r.command, r.exit)
+		}
+	}
 }
 
 // ciGitEnv gives the test's own git commands an identity and no global
@@ -88,13 +126,7 @@ func ciGitEnv(t *testing.T) {
 func setupPushJob(t *testing.T) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE(`delivery: mode: "push"`, `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE(`delivery: mode: "push"`, `["true"]`))
 	dir := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, dir)
 	return &ciPlace{
@@ -102,16 +134,8 @@ func setupPushJob(t *testing.T) *ciPlace {
 		dir:         dir,
 		expressions: map[string]string{"secrets.ANTHROPIC_API_KEY": ciAgentKey},
 		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
-			for _, step := range []string{"Apply", "Summary"} {
-				if steps[step] != 0 {
-					t.Errorf("step %s exited %d", step, steps[step])
-				}
-			}
-			for _, r := range ran {
-				if r.exit != 0 {
-					t.Errorf("%s exited %d, want 0", r.command, r.exit)
-				}
-			}
+			ciStepsPassed(t, steps, "Apply", "Summary")
+			ciRunsPassed(t, ran)
 			if log := gitIn(t, remote, "log", "--format=%s", "main"); log != "a: Alpha\nskeleton" {
 				t.Errorf("the remote's main:\n%s\nwant the change a on skeleton", log)
 			}
@@ -135,13 +159,7 @@ func setupPushJob(t *testing.T) *ciPlace {
 func setupPlanJob(t *testing.T) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE("", `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE("", `["true"]`))
 	dir := ciPullRequestCheckout(t, root, remote, map[string]string{"docs/spec.md": ciSpecAlpha + ciSpecBravo})
 	return &ciPlace{
 		name:        "spec edited",
@@ -154,16 +172,12 @@ func setupPlanJob(t *testing.T) *ciPlace {
 			if len(ran) != 1 || ran[0].exit != exitPending {
 				t.Errorf("setctl ran %v, want one plan that exits %d", ran, exitPending)
 			}
-			for _, want := range []string{
+			ciSummaryHas(t, summary,
 				"### Plan for hello: 2 changes, 2 requirements\n",
 				"| Change | Level | Type | Size | Agent | Requirements | After |\n",
 				"#### Requirements: 2 new\n",
 				"| REQ-B-01 | Bravo | new | planned in ",
-			} {
-				if !strings.Contains(summary, want) {
-					t.Errorf("the job summary lacks %q:\n%s", want, summary)
-				}
-			}
+			)
 		},
 	}
 }
@@ -177,13 +191,7 @@ func setupPlanJob(t *testing.T) *ciPlace {
 func setupPushJobFailing(t *testing.T) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE("delivery: mode: \"push\"\n\tbudgets: retries: verify: 0", `["sh", "-c", "test ! -e a.txt"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE("delivery: mode: \"push\"\n\tbudgets: retries: verify: 0", `["sh", "-c", "test ! -e a.txt"]`))
 	dir := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, dir)
 	return &ciPlace{
@@ -194,9 +202,7 @@ func setupPushJobFailing(t *testing.T) *ciPlace {
 			if steps["Apply"] != exitError {
 				t.Errorf("step Apply exited %d, want %d", steps["Apply"], exitError)
 			}
-			if steps["Summary"] != 0 {
-				t.Errorf("step Summary exited %d", steps["Summary"])
-			}
+			ciStepsPassed(t, steps, "Summary")
 			want := []setctlRun{{"setctl apply --yes --json", exitError}, {"setctl status", exitOK}}
 			if !slices.Equal(ran, want) {
 				t.Errorf("setctl ran %v, want %v", ran, want)
@@ -222,6 +228,29 @@ func setupPushJobFailing(t *testing.T) *ciPlace {
 	}
 }
 
+// ciForgeRepository is the repository the pull-request places' fake
+// GitHub serves, and ciForgeToken the one token it takes (GITHUB_TOKEN).
+const ciForgeRepository, ciForgeToken = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
+
+// ciPullRequestExpressions are the secrets of the pull-request places'
+// jobs.
+func ciPullRequestExpressions() map[string]string {
+	return map[string]string{
+		"secrets.ANTHROPIC_API_KEY": ciAgentKey,
+		"secrets.GITHUB_TOKEN":      ciForgeToken,
+	}
+}
+
+// ciPullRequestRemote starts github over remote.git under root, merging
+// by itself when merges, and makes that remote (ciRemote) with set.cue in
+// pull-request mode against it, with auto-merge and forge.wait wait. It
+// returns the forge and the remote.
+func ciPullRequestRemote(t *testing.T, root string, github fakeGitHub, merges bool, wait string) (ciForge, string) {
+	forge := github(t, ciForgeRepository, filepath.Join(root, "remote.git"), ciForgeToken, merges)
+	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: %q}}", ciForgeRepository, forge.apiURL, wait)
+	return forge, ciRemote(t, root, ciProjectCUE(delivery, `["true"]`))
+}
+
 // setupPullRequestJob is the place of apply-pull-request: a clone of a
 // bare remote on main, as actions/checkout gives it, whose set.cue is in
 // pull-request mode with auto-merge, its forge a fake GitHub serving
@@ -233,36 +262,16 @@ func setupPushJobFailing(t *testing.T) *ciPlace {
 func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	const repository, token = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
-	forge := github(t, repository, filepath.Join(root, "remote.git"), token, true)
-	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: \"2m\"}}", repository, forge.apiURL)
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE(delivery, `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	forge, remote := ciPullRequestRemote(t, root, github, true, "2m")
 	dir := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, dir)
 	return &ciPlace{
-		name: "merged by the forge",
-		dir:  dir,
-		expressions: map[string]string{
-			"secrets.ANTHROPIC_API_KEY": ciAgentKey,
-			"secrets.GITHUB_TOKEN":      token,
-		},
+		name:        "merged by the forge",
+		dir:         dir,
+		expressions: ciPullRequestExpressions(),
 		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
-			for _, step := range []string{"Apply", "Summary"} {
-				if steps[step] != 0 {
-					t.Errorf("step %s exited %d", step, steps[step])
-				}
-			}
-			for _, r := range ran {
-				if r.exit != 0 {
-					t.Errorf("%s exited %d, want 0", r.command, r.exit)
-				}
-			}
+			ciStepsPassed(t, steps, "Apply", "Summary")
+			ciRunsPassed(t, ran)
 			if got := gitIn(t, remote, "show", "main:a.txt"); got != "a" {
 				t.Errorf("a.txt on the remote's main holds %q, want a", got)
 			}
@@ -271,7 +280,7 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 			}
 			forge.check(t, true)
 			ciNoSecretUnder(t, filepath.Join(dir, ".set"), ciAgentKey)
-			ciNoSecretUnder(t, filepath.Join(dir, ".set"), token)
+			ciNoSecretUnder(t, filepath.Join(dir, ".set"), ciForgeToken)
 		},
 	}
 }
@@ -288,32 +297,16 @@ func setupPullRequestJob(t *testing.T, github fakeGitHub) *ciPlace {
 func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 	ciGitEnv(t)
 	root := t.TempDir()
-	const repository, token = "acme/hello", "ghs_ciexample0123456789abcdefABCDEF"
-	forge := github(t, repository, filepath.Join(root, "remote.git"), token, false)
-	delivery := fmt.Sprintf("delivery: {mode: \"pull-request\", forge: {repository: %q, apiURL: %q, autoMerge: true, wait: \"0s\"}}", repository, forge.apiURL)
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE(delivery, `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	forge, remote := ciPullRequestRemote(t, root, github, false, "0s")
 	first := filepath.Join(root, "workspace")
 	gitIn(t, root, "clone", "-q", remote, first)
-	expressions := map[string]string{
-		"secrets.ANTHROPIC_API_KEY": ciAgentKey,
-		"secrets.GITHUB_TOKEN":      token,
-	}
+	expressions := ciPullRequestExpressions()
 	return &ciPlace{
 		name:        "left open",
 		dir:         first,
 		expressions: expressions,
 		check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
-			for _, step := range []string{"Apply", "Summary"} {
-				if steps[step] != 0 {
-					t.Errorf("step %s exited %d", step, steps[step])
-				}
-			}
+			ciStepsPassed(t, steps, "Apply", "Summary")
 			if len(ran) == 0 || ran[0].exit != exitOpen {
 				t.Errorf("setctl ran %v, want apply exiting %d first", ran, exitOpen)
 			}
@@ -332,16 +325,8 @@ func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 				dir:         second,
 				expressions: expressions,
 				check: func(t *testing.T, steps map[string]int, ran []setctlRun, summary string) {
-					for _, step := range []string{"Apply", "Summary"} {
-						if steps[step] != 0 {
-							t.Errorf("step %s exited %d", step, steps[step])
-						}
-					}
-					for _, r := range ran {
-						if r.exit != 0 {
-							t.Errorf("%s exited %d, want 0", r.command, r.exit)
-						}
-					}
+					ciStepsPassed(t, steps, "Apply", "Summary")
+					ciRunsPassed(t, ran)
 					if got := gitIn(t, remote, "show", "main:a.txt"); got != "a" {
 						t.Errorf("a.txt on the remote's main holds %q, want a", got)
 					}
@@ -361,7 +346,7 @@ func setupPullRequestJobLeftOpen(t *testing.T, github fakeGitHub) *ciPlace {
 							t.Errorf("%d %s events, want %d", n, typ, want)
 						}
 					}
-					ciNoSecretUnder(t, filepath.Join(second, ".set"), token)
+					ciNoSecretUnder(t, filepath.Join(second, ".set"), ciForgeToken)
 				},
 			}
 		},
@@ -409,13 +394,7 @@ func setupPlanJobNothingToDo(t *testing.T) *ciPlace {
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")
 	root := t.TempDir()
-	remote := ciRemote(t, root, map[string]string{
-		"set.cue":            ciProjectCUE("", `["true"]`),
-		"cue.mod/module.cue": ciModuleCUE,
-		"agent.sh":           ciAgentScript,
-		".gitignore":         ".set/\n",
-		"docs/spec.md":       ciSpecAlpha,
-	})
+	remote := ciRemote(t, root, ciProjectCUE("", `["true"]`))
 	seed := filepath.Join(root, "seed")
 	var stdout, stderr strings.Builder
 	if code := Main([]string{"-C", seed, "apply", "--yes"}, testProcess(&stdout, &stderr)); code != exitOK {
@@ -434,16 +413,12 @@ func setupPlanJobNothingToDo(t *testing.T) *ciPlace {
 			if len(ran) != 1 || ran[0].exit != exitOK {
 				t.Errorf("setctl ran %v, want one plan that exits %d", ran, exitOK)
 			}
-			for _, want := range []string{
+			ciSummaryHas(t, summary,
 				"### Plan for hello: 0 changes, 0 requirements\n",
 				"No changes: `main` implements every requirement of the spec.\n",
 				"#### Requirements: 1 implemented\n",
 				"| REQ-A-01 | Alpha | implemented | by a in ",
-			} {
-				if !strings.Contains(summary, want) {
-					t.Errorf("the job summary lacks %q:\n%s", want, summary)
-				}
-			}
+			)
 		},
 	}
 }

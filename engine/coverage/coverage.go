@@ -18,6 +18,7 @@ import (
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/markdown"
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/spec"
@@ -171,11 +172,11 @@ func Markdown(w io.Writer, rows []Row) error {
 	if len(rows) > 0 {
 		b.WriteString("\n| Requirement | Title | Status | |\n|---|---|---|---|\n")
 		for _, r := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdEscape(r.ID), mdEscape(r.Title), r.Status, mdEscape(detail(r)))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", markdown.Escape(r.ID), markdown.Escape(r.Title), r.Status, markdown.Escape(detail(r)))
 		}
 	}
 	if note := uncoveredNote(rows); note != "" {
-		b.WriteString("\n" + mdEscape(note) + "\n")
+		b.WriteString("\n" + markdown.Escape(note) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -240,24 +241,6 @@ func uncoveredNote(rows []Row) string {
 	}
 	return fmt.Sprintf("Uncovered: %s, %s failed for good. A new `setctl apply` retries %s; with planner.replan: \"auto\" a run asks the planner for new changes.",
 		english.List(uncovered), whose, them)
-}
-
-// mdEscape escapes the characters markdown would read as markup
-// (emphasis, links, code, HTML, a table's cell separator), so that s is
-// shown as written.
-func mdEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#', '~':
-			b.WriteByte('\\')
-		case '\n':
-			b.WriteByte(' ')
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func shortCommit(c string) string {

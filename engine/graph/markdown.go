@@ -7,6 +7,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/markdown"
 )
 
 // Markdown writes the graph as GitHub-flavoured markdown, for a pull
@@ -21,7 +22,8 @@ import (
 //
 // Every name and free text goes through a code span or is escaped, so
 // that a gate named odd_gate or a condition holding "*" or "`" renders as
-// written.
+// written; the table's cells hold code spans only of change names, which
+// are kebab-case, so no "|" ends a cell early.
 func Markdown(w io.Writer, g *Graph) error {
 	m := &mdWriter{g: g}
 	m.render()
@@ -44,17 +46,17 @@ func (m *mdWriter) line(parts ...string) {
 
 func (m *mdWriter) render() {
 	g := m.g
-	head := fmt.Sprintf("Plan for %s: %s, %s", mdEscape(g.Project), english.Plural(len(g.Changes), "change"), english.Plural(g.Requirements, "requirement"))
+	head := fmt.Sprintf("Plan for %s: %s, %s", markdown.Escape(g.Project), english.Plural(len(g.Changes), "change"), english.Plural(g.Requirements, "requirement"))
 	if g.Deferred > 0 {
 		head += fmt.Sprintf(", %d deferred", g.Deferred)
 	}
 	m.line("### ", head)
 	var about []string
 	if g.Strategy != "" {
-		about = append(about, "strategy "+mdEscape(g.Strategy))
+		about = append(about, "strategy "+markdown.Escape(g.Strategy))
 	}
 	if g.Fingerprint != "" {
-		about = append(about, "fingerprint "+mdCode(g.Fingerprint))
+		about = append(about, "fingerprint "+markdown.Code(g.Fingerprint))
 	}
 	if g.MaxParallel > 0 {
 		about = append(about, fmt.Sprintf("up to %d in parallel", g.MaxParallel))
@@ -63,14 +65,14 @@ func (m *mdWriter) render() {
 		about = append(about, fmt.Sprintf("merge queue stacks up to %d", g.Speculative))
 	}
 	if g.Runner != "" {
-		runs := "gates on " + mdEscape(g.Runner)
+		runs := "gates on " + markdown.Escape(g.Runner)
 		if g.RunnerBase != "" {
-			runs += " (" + mdEscape(g.RunnerBase) + ")"
+			runs += " (" + markdown.Escape(g.RunnerBase) + ")"
 		}
 		about = append(about, runs)
 	}
 	if g.SetModule != "" {
-		about = append(about, "profile "+mdEscape(g.Profile), "CUE module "+mdCode(g.SetModule))
+		about = append(about, "profile "+markdown.Escape(g.Profile), "CUE module "+markdown.Code(g.SetModule))
 	}
 	if len(about) > 0 {
 		m.line()
@@ -92,7 +94,7 @@ func (m *mdWriter) render() {
 	m.line("| ", strings.Join(cols, " | "), " |")
 	m.line(strings.Repeat("|---", len(cols)), "|")
 	for _, c := range g.Changes {
-		name := mdCode(c.Name)
+		name := markdown.Code(c.Name)
 		if c.Critical {
 			name = "**" + name + "**"
 		}
@@ -102,15 +104,15 @@ func (m *mdWriter) render() {
 		}
 		reqs := make([]string, len(c.Requirements))
 		for i, r := range c.Requirements {
-			reqs[i] = mdEscape(r)
+			reqs[i] = markdown.Escape(r)
 		}
 		after := make([]string, len(c.DependsOn))
 		for i, d := range c.DependsOn {
-			after[i] = mdCode(d)
+			after[i] = markdown.Code(d)
 		}
-		row := []string{name, fmt.Sprint(c.Level), mdEscape(c.Type), mdEscape(c.Size), orDash(mdEscape(agent)), orDash(strings.Join(reqs, " ")), orDash(strings.Join(after, " "))}
+		row := []string{name, fmt.Sprint(c.Level), markdown.Escape(c.Type), markdown.Escape(c.Size), orDash(markdown.Escape(agent)), orDash(strings.Join(reqs, " ")), orDash(strings.Join(after, " "))}
 		if status {
-			row = append(row, orDash(mdEscape(c.Status)))
+			row = append(row, orDash(markdown.Escape(c.Status)))
 		}
 		m.line("| ", strings.Join(row, " | "), " |")
 	}
@@ -121,7 +123,7 @@ func (m *mdWriter) render() {
 	m.line()
 	if shared {
 		c := &g.Changes[0]
-		m.line("Integration of every change, on the merged tree before ", mdCode(g.MainBranch), " moves: ", m.steps(c.Integration))
+		m.line("Integration of every change, on the merged tree before ", markdown.Code(g.MainBranch), " moves: ", m.steps(c.Integration))
 		if skipped := m.skipped(c, StageIntegration); skipped != "" {
 			m.line()
 			m.line("Skipped in every integration: ", skipped)
@@ -130,20 +132,20 @@ func (m *mdWriter) render() {
 	}
 	for i := range g.Changes {
 		c := &g.Changes[i]
-		m.line("- ", mdCode(c.Name))
+		m.line("- ", markdown.Code(c.Name))
 		if len(c.Scope) > 0 {
 			scope := make([]string, len(c.Scope))
 			for i, s := range c.Scope {
-				scope[i] = mdCode(s)
+				scope[i] = markdown.Code(s)
 			}
 			m.line("  - scope: ", strings.Join(scope, " "))
 		}
 		for _, w := range c.Waits {
 			files := make([]string, len(w.Files))
 			for i, f := range w.Files {
-				files[i] = mdCode(f)
+				files[i] = markdown.Code(f)
 			}
-			m.line("  - waits for ", mdCode(w.Change), ": both touch ", strings.Join(files, ", "))
+			m.line("  - waits for ", markdown.Code(w.Change), ": both touch ", strings.Join(files, ", "))
 		}
 		m.line("  - verify: ", m.steps(c.Verify))
 		skipped := m.skipped(c, StageVerify)
@@ -161,7 +163,7 @@ func (m *mdWriter) render() {
 	if len(g.CriticalPath) > 0 {
 		path := make([]string, len(g.CriticalPath))
 		for i, n := range g.CriticalPath {
-			path[i] = mdCode(n)
+			path[i] = markdown.Code(n)
 		}
 		m.line()
 		m.line(fmt.Sprintf("**Critical path:** %s (weight %d)", strings.Join(path, " → "), g.CriticalWeight))
@@ -171,7 +173,7 @@ func (m *mdWriter) render() {
 		m.line("**Decided at run time** (", markCondition, "):")
 		m.line()
 		for _, s := range m.conds {
-			m.line("- ", mdCode(s.Gate), " when ", mdCode(s.Condition))
+			m.line("- ", markdown.Code(s.Gate), " when ", markdown.Code(s.Condition))
 		}
 	}
 }
@@ -188,7 +190,7 @@ func (m *mdWriter) steps(steps []GateStep) string {
 	}
 	parts := make([]string, len(steps))
 	for i, s := range steps {
-		part := mdCode(s.Gate)
+		part := markdown.Code(s.Gate)
 		if s.Condition != "" {
 			part += markCondition
 			m.noteCondition(s)
@@ -197,7 +199,7 @@ func (m *mdWriter) steps(steps []GateStep) string {
 			part += markWarn
 		}
 		if s.Runner != "" && s.Runner != defaultRunner {
-			part += `\[` + mdEscape(s.Runner) + `\]`
+			part += `\[` + markdown.Escape(s.Runner) + `\]`
 		}
 		parts[i] = part
 	}
@@ -210,7 +212,7 @@ func (m *mdWriter) skipped(c *ChangeGraph, stage string) string {
 	var parts []string
 	for _, s := range c.Skipped {
 		if s.Stage == stage {
-			parts = append(parts, mdCode(s.Gate)+" ("+mdEscape(s.Reason)+")")
+			parts = append(parts, markdown.Code(s.Gate)+" ("+markdown.Escape(s.Reason)+")")
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -223,48 +225,6 @@ func (m *mdWriter) noteCondition(s GateStep) {
 		}
 	}
 	m.conds = append(m.conds, s)
-}
-
-// mdEscape escapes the characters that markdown would read as markup
-// (emphasis, links, code, HTML, a table's cell separator) in s, which is
-// then shown as written.
-func mdEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#', '~':
-			b.WriteByte('\\')
-		case '\n':
-			b.WriteString(" ")
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// mdCode is s as a code span: fenced by one more backtick than the
-// longest run of backticks in s, padded with a space where s starts or
-// ends with one, as CommonMark reads it back. Nothing inside is escaped
-// (a code span shows a backslash as written): the table's cells hold only
-// change names in code spans, which are kebab-case, and the text of
-// mdEscape, never a "|" that would end the cell.
-func mdCode(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	return fence + s + fence
 }
 
 // orDash is s, or "—" for an empty cell.

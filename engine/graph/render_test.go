@@ -304,10 +304,4 @@ func TestMarkdownEscapes(t *testing.T) {
 	if cols == 0 {
 		t.Errorf("no table:\n%s", got)
 	}
-	if code := mdCode("a`b"); code != "``a`b``" {
-		t.Errorf("mdCode(a`b) = %s", code)
-	}
-	if code := mdCode("`a"); code != "`` `a ``" {
-		t.Errorf("mdCode(`a) = %s", code)
-	}
 }

@@ -140,6 +140,12 @@ func (ff *fakeForge) merge(pr *fakePR) forge.Look {
 	return pr.look
 }
 
+// mergesAtOnce is a react of a forge that merges a pull request the
+// first time set looks at it.
+func mergesAtOnce(ff *fakeForge, pr *fakePR, _ int) (forge.Look, error) {
+	return ff.merge(pr), nil
+}
+
 // pr is the pull request from branch.
 func (ff *fakeForge) pr(branch string) *fakePR {
 	ff.mu.Lock()
@@ -162,6 +168,38 @@ func withForge(t *testing.T, f *fixture) *fakeForge {
 	ff := newFakeForge(t, bare)
 	f.forge = ff
 	return ff
+}
+
+// applyStoppedAt runs an apply of f with prAgent that stops, as a crash
+// would, the first time it reaches the checkpoint point; f's later
+// applies pass it.
+func applyStoppedAt(t *testing.T, f *fixture, point string) {
+	t.Helper()
+	stopped := false
+	f.checkpoint = func(p, _ string) {
+		if p == point && !stopped {
+			stopped = true
+			panic("stopped at " + point)
+		}
+	}
+	if _, err := f.apply(context.Background(), f.agentScript(prAgent)); err == nil || !strings.Contains(err.Error(), "stopped at "+point) {
+		t.Fatalf("the apply to stop at %s: %v", point, err)
+	}
+}
+
+// alphaLeftOpen is a fixture in pull-request mode (withForge) with the
+// change alpha, whose first apply ended "open" with alpha's pull request
+// #1 left open by a forge that does nothing by itself (no react yet).
+// forge.wait is 0, for that apply and the test's later ones: a run does
+// not wait for the forge before it ends "open".
+func alphaLeftOpen(t *testing.T) (*fixture, *fakeForge) {
+	t.Helper()
+	f := newFixture(t)
+	ff := withForge(t, f)
+	f.project.Delivery.Forge.Wait = 0
+	f.change("alpha")
+	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	return f, ff
 }
 
 const prAgent = `
@@ -339,15 +377,11 @@ func TestPullRequestConfigError(t *testing.T) {
 // again, without opening it again, and records its merge.
 func TestPullRequestLeftOpen(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ff := withForge(t, f)
-	f.project.Delivery.Forge.Wait = 0
-	f.change("alpha")
-	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f, ff := alphaLeftOpen(t)
 	if s := f.state().Changes["alpha"]; s.Status != state.InReview || s.PullRequest == nil || s.PullRequest.Number != 1 {
 		t.Fatalf("alpha after the first run: %s, %+v", s.Status, s.PullRequest)
 	}
-	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	ff.react = mergesAtOnce
 	sum := f.applySucceeds(f.agentScript("echo the agent must not run again; exit 1"))
 	if !sum.Resumed {
 		t.Error("the second apply did not resume the run")
@@ -367,7 +401,7 @@ func TestPullRequestTokenRedacted(t *testing.T) {
 	t.Setenv("FAKE_FORGE_TOKEN", token)
 	f := newFixture(t)
 	ff := withForge(t, f)
-	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	ff.react = mergesAtOnce
 	f.change("alpha")
 	f.applySucceeds(f.agentScript(prAgent + `echo "the token is $FAKE_FORGE_TOKEN"` + "\n"))
 	seen := false
@@ -398,18 +432,14 @@ func TestPullRequestTokenRedacted(t *testing.T) {
 // plan no longer names its change (main has its work).
 func TestPullRequestMergedBetweenRuns(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ff := withForge(t, f)
-	f.project.Delivery.Forge.Wait = 0
-	f.change("alpha")
-	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f, ff := alphaLeftOpen(t)
 	before := f.git("rev-parse", "main")
 	merged := ff.merge(ff.pr("set/alpha"))
 	f.git("fetch", "-q", "origin", "main")
 	f.git("merge", "-q", "--ff-only", "FETCH_HEAD")
 	f.plan.Changes, f.plan.Requirements = nil, nil
 	f.change("beta")
-	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	ff.react = mergesAtOnce
 	f.applySucceeds(f.agentScript(prAgent))
 	st := f.state()
 	if a := st.Changes["alpha"]; a.Status != state.Archived || a.MergedCommit != merged.MergeCommit {
@@ -463,18 +493,9 @@ func TestPullRequestStoppedAfterPush(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ff := withForge(t, f)
-	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	ff.react = mergesAtOnce
 	f.change("alpha")
-	stopped := false
-	f.checkpoint = func(point, change string) {
-		if point == "pushed" && !stopped {
-			stopped = true
-			panic("stopped after the push")
-		}
-	}
-	if _, err := f.apply(context.Background(), f.agentScript(prAgent)); err == nil || !strings.Contains(err.Error(), "stopped after the push") {
-		t.Fatalf("first apply: %v", err)
-	}
+	applyStoppedAt(t, f, "pushed")
 	first := ff.head("set/alpha")
 	// Someone else lands a commit meanwhile: the candidate made again is
 	// another commit.
@@ -708,18 +729,9 @@ func TestPullRequestStoppedAfterMerged(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ff := withForge(t, f)
-	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	ff.react = mergesAtOnce
 	f.change("alpha")
-	stopped := false
-	f.checkpoint = func(point, change string) {
-		if point == "merged" && !stopped {
-			stopped = true
-			panic("stopped after MERGED")
-		}
-	}
-	if _, err := f.apply(context.Background(), f.agentScript(prAgent)); err == nil || !strings.Contains(err.Error(), "stopped after MERGED") {
-		t.Fatalf("first apply: %v", err)
-	}
+	applyStoppedAt(t, f, "merged")
 	if s := f.state().Changes["alpha"].Status; s != state.Merged {
 		t.Fatalf("alpha is %s after the first apply, want merged", s)
 	}
@@ -761,14 +773,10 @@ func TestPullRequestMergeAskedAgain(t *testing.T) {
 // change added): it is neither implemented nor opened again.
 func TestPullRequestOpenAcrossANewPlan(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ff := withForge(t, f)
-	f.project.Delivery.Forge.Wait = 0
-	f.change("alpha")
-	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f, ff := alphaLeftOpen(t)
 	f.change("beta")
 	f.plan.Fingerprint.Config = "another"
-	ff.react = func(ff *fakeForge, pr *fakePR, n int) (forge.Look, error) { return ff.merge(pr), nil }
+	ff.react = mergesAtOnce
 	f.applySucceeds(f.agentScript(prAgent))
 	if pr := ff.pr("set/alpha"); pr.opens != 1 || pr.Number != 1 {
 		t.Errorf("alpha's pull request is #%d, opened %d times; want #1, once", pr.Number, pr.opens)
@@ -785,11 +793,7 @@ func TestPullRequestOpenAcrossANewPlan(t *testing.T) {
 // pull request with its changes requested.
 func TestPullRequestFeedbackJournaledThenStopped(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ff := withForge(t, f)
-	f.project.Delivery.Forge.Wait = 0
-	f.change("alpha")
-	f.applyEnds(context.Background(), f.agentScript(prAgent), "open")
+	f, ff := alphaLeftOpen(t)
 	// The stopped run's last event.
 	w, err := journal.Open(filepath.Join(f.root, ".set"), f.state().Run)
 	if err != nil {

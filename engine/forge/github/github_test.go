@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,55 +19,6 @@ import (
 const token = "ghp_s3cr3tT0ken"
 
 var clock = time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
-
-// remote is a bare repository with main (the GitHub repository's git
-// side) and a clone to push from.
-type remote struct {
-	t           *testing.T
-	bare, clone string
-}
-
-func newRemote(t *testing.T) *remote {
-	t.Helper()
-	dir := t.TempDir()
-	r := &remote{t: t, bare: filepath.Join(dir, "remote.git"), clone: filepath.Join(dir, "clone")}
-	r.git(dir, "init", "-q", "--bare", "-b", "main", r.bare)
-	r.git(dir, "clone", "-q", r.bare, r.clone)
-	r.git(r.clone, "checkout", "-q", "-b", "main")
-	r.commit("README.md", "# repo\n")
-	r.git(r.clone, "push", "-q", "origin", "main")
-	return r
-}
-
-func (r *remote) git(dir string, args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func (r *remote) commit(name, content string) string {
-	r.t.Helper()
-	if err := os.WriteFile(filepath.Join(r.clone, name), []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-	r.git(r.clone, "add", "-A")
-	r.git(r.clone, "commit", "-qm", name)
-	return r.git(r.clone, "rev-parse", "HEAD")
-}
-
-// branch pushes a branch off main with one file, and returns its tip.
-func (r *remote) branch(name, file string) string {
-	r.t.Helper()
-	r.git(r.clone, "checkout", "-q", "-B", name, "origin/main")
-	tip := r.commit(file, file+"\n")
-	r.git(r.clone, "push", "-q", "-f", "origin", name)
-	r.git(r.clone, "checkout", "-q", "main")
-	return tip
-}
 
 // sleeps records the waits of a client instead of waiting.
 type sleeps struct {
@@ -87,7 +35,7 @@ func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
 
 type fixture struct {
 	t      *testing.T
-	remote *remote
+	remote *githubtest.Remote
 	server *githubtest.Server
 	client *Client
 	sleeps *sleeps
@@ -95,8 +43,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts githubtest.Options, transport ...func(http.RoundTripper) http.RoundTripper) *fixture {
 	t.Helper()
-	r := newRemote(t)
-	opts.Token, opts.Repository, opts.Remote = token, "acme/app", r.bare
+	r := githubtest.NewRemote(t)
+	opts.Token, opts.Repository, opts.Remote = token, "acme/app", r.Bare
 	opts.Now = func() time.Time { return clock }
 	s := githubtest.NewServer(opts)
 	t.Cleanup(s.Close)
@@ -116,7 +64,7 @@ func newFixture(t *testing.T, opts githubtest.Options, transport ...func(http.Ro
 // open pushes set/<name> and opens a pull request of it.
 func (f *fixture) open(name string) (forge.PullRequest, string) {
 	f.t.Helper()
-	head := f.remote.branch("set/"+name, name+".txt")
+	head := f.remote.Branch("set/"+name, name+".txt")
 	pr, err := f.client.Open(context.Background(), forge.NewPullRequest{Head: "set/" + name, Base: "main", Title: "Add " + name, Body: "the change " + name})
 	if err != nil {
 		f.t.Fatal(err)
@@ -243,7 +191,7 @@ func (h *hideOpen) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestOpenTakesTheOneGitHubSaysExists(t *testing.T) {
 	hide := &hideOpen{}
 	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { hide.next = rt; return hide })
-	f.remote.branch("set/a", "a.txt")
+	f.remote.Branch("set/a", "a.txt")
 	// Opened by "another run", unseen by the client's first listing.
 	first, err := New(Options{APIURL: f.server.URL(), Repository: "acme/app", Token: token})
 	if err != nil {
@@ -327,7 +275,7 @@ func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
 	if err != nil || look.State != forge.Merged || look.MergeCommit != commit || look.Queued {
 		t.Fatalf("Look after the merge = %+v, %v; want merged by %s", look, err, commit)
 	}
-	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); main != commit {
+	if main := f.remote.Git(f.remote.Bare, "rev-parse", "main"); main != commit {
 		t.Fatalf("main at %s, want %s", main, commit)
 	}
 }
@@ -393,7 +341,7 @@ func TestRequestMergeOfAPullRequestMergedAtOnce(t *testing.T) {
 		t.Fatalf("RequestMerge = %+v, %v", mr, err)
 	}
 	look, err := f.client.Look(ctx, pr)
-	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); err != nil || look.State != forge.Merged || look.MergeCommit != main {
+	if main := f.remote.Git(f.remote.Bare, "rev-parse", "main"); err != nil || look.State != forge.Merged || look.MergeCommit != main {
 		t.Fatalf("Look = %+v, %v; main at %s", look, err, main)
 	}
 }
@@ -560,7 +508,7 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, githubtest.Options{})
-			f.remote.branch("set/a", "a.txt")
+			f.remote.Branch("set/a", "a.txt")
 			c := f.client
 			if tc.repo != "acme/app" {
 				var err error
@@ -631,7 +579,7 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 	// A required check pending: RequestMerge arms auto-merge, and the
 	// pull request stays open.
 	f := newFixture(t, githubtest.Options{Required: []string{"ci/test"}})
-	f.remote.branch("set/a", "a.txt")
+	f.remote.Branch("set/a", "a.txt")
 	f.server.RateLimit(1, githubtest.TooMany)
 	f.server.RateLimit(2, githubtest.Secondary)
 	f.server.RateLimit(1, githubtest.Primary)
@@ -889,7 +837,7 @@ func TestRequestMergeOfAPullRequestThatMayMergeNowMergesIt(t *testing.T) {
 		t.Fatalf("RequestMerge of a green pull request = %+v, %v", mr, err)
 	}
 	look, err := f.client.Look(ctx, pr)
-	if main := f.remote.git(f.remote.bare, "rev-parse", "main"); err != nil || look.State != forge.Merged || look.MergeCommit != main {
+	if main := f.remote.Git(f.remote.Bare, "rev-parse", "main"); err != nil || look.State != forge.Merged || look.MergeCommit != main {
 		t.Fatalf("Look = %+v, %v; main at %s", look, err, main)
 	}
 }
@@ -1165,13 +1113,13 @@ func TestLookOfAPullRequestWhoseBaseMovedSaysItConflicts(t *testing.T) {
 	f := newFixture(t, githubtest.Options{})
 	ctx := context.Background()
 	pr, _ := f.open("a")
-	f.remote.commit("other.txt", "elsewhere\n")
-	f.remote.git(f.remote.clone, "push", "-q", "origin", "main")
+	f.remote.Commit("other.txt", "elsewhere\n")
+	f.remote.Git(f.remote.Clone, "push", "-q", "origin", "main")
 	if look, err := f.client.Look(ctx, pr); err != nil || look.Conflicts {
 		t.Fatalf("Look after an unrelated commit on main = %+v, %v; want no conflict", look, err)
 	}
-	f.remote.commit("a.txt", "someone else's a\n")
-	f.remote.git(f.remote.clone, "push", "-q", "origin", "main")
+	f.remote.Commit("a.txt", "someone else's a\n")
+	f.remote.Git(f.remote.Clone, "push", "-q", "origin", "main")
 	if look, err := f.client.Look(ctx, pr); err != nil || !look.Conflicts || look.State != forge.Open {
 		t.Fatalf("Look after a conflicting commit on main = %+v, %v; want an open pull request that conflicts", look, err)
 	}
@@ -1195,7 +1143,7 @@ func TestRequestMergeAsksForTheCandidatesMessage(t *testing.T) {
 		if look, err := f.client.Look(ctx, pr); err != nil || look.State != forge.Merged {
 			t.Fatalf("required %v: Look = %+v, %v", required, look, err)
 		}
-		if got := f.remote.git(f.remote.bare, "log", "-1", "--format=%B", "main"); got != strings.TrimSpace(msg) {
+		if got := f.remote.Git(f.remote.Bare, "log", "-1", "--format=%B", "main"); got != strings.TrimSpace(msg) {
 			t.Errorf("required %v: main's commit says %q; want %q", required, got, msg)
 		}
 	}

@@ -5,60 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// remote is a bare repository with main, and a clone to push from.
-type remote struct {
-	t           *testing.T
-	bare, clone string
-}
-
-func newRemote(t *testing.T) *remote {
-	t.Helper()
-	dir := t.TempDir()
-	r := &remote{t: t, bare: filepath.Join(dir, "remote.git"), clone: filepath.Join(dir, "clone")}
-	r.git(dir, "init", "-q", "--bare", "-b", "main", r.bare)
-	r.git(dir, "clone", "-q", r.bare, r.clone)
-	r.git(r.clone, "checkout", "-q", "-b", "main")
-	r.commit("README.md", "# repo\n")
-	r.git(r.clone, "push", "-q", "origin", "main")
-	return r
-}
-
-func (r *remote) git(dir string, args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func (r *remote) commit(name, content string) string {
-	r.t.Helper()
-	if err := os.WriteFile(filepath.Join(r.clone, name), []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-	r.git(r.clone, "add", "-A")
-	r.git(r.clone, "commit", "-qm", name)
-	return r.git(r.clone, "rev-parse", "HEAD")
-}
-
-// branch pushes a branch off main with one file, and returns its tip.
-func (r *remote) branch(name, file string) string {
-	r.t.Helper()
-	r.git(r.clone, "checkout", "-q", "-B", name, "origin/main")
-	tip := r.commit(file, file+"\n")
-	r.git(r.clone, "push", "-q", "-f", "origin", name)
-	r.git(r.clone, "checkout", "-q", "main")
-	return tip
-}
 
 func call(t *testing.T, s *Server, token, method, path string, body any, header ...string) (*http.Response, []byte) {
 	t.Helper()
@@ -86,10 +35,10 @@ func call(t *testing.T, s *Server, token, method, path string, body any, header 
 }
 
 func TestServerOpensMergesAndAnswersConditionally(t *testing.T) {
-	r := newRemote(t)
-	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.bare, MergeQueue: true, AutoMerge: true, Required: []string{"set/test"}})
+	r := NewRemote(t)
+	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.Bare, MergeQueue: true, AutoMerge: true, Required: []string{"set/test"}})
 	defer s.Close()
-	head := r.branch("set/a", "a.txt")
+	head := r.Branch("set/a", "a.txt")
 
 	if resp, _ := call(t, s, "wrong", "GET", "/repos/acme/app", nil); resp.StatusCode != 401 {
 		t.Fatalf("a wrong token: %d, want 401", resp.StatusCode)
@@ -161,16 +110,16 @@ func TestServerOpensMergesAndAnswersConditionally(t *testing.T) {
 		t.Fatalf("status: %d %s", resp.StatusCode, data)
 	}
 	got, _ := s.PR(1)
-	if !got.Merged || r.git(r.bare, "rev-parse", "main") != got.MergeCommit || r.git(r.bare, "rev-parse", "main^{tree}") != r.git(r.bare, "rev-parse", head+"^{tree}") {
-		t.Fatalf("after the status: %+v, main at %s", got, r.git(r.bare, "rev-parse", "main"))
+	if !got.Merged || r.Git(r.Bare, "rev-parse", "main") != got.MergeCommit || r.Git(r.Bare, "rev-parse", "main^{tree}") != r.Git(r.Bare, "rev-parse", head+"^{tree}") {
+		t.Fatalf("after the status: %+v, main at %s", got, r.Git(r.Bare, "rev-parse", "main"))
 	}
 }
 
 func TestServerFailsAQueuedCheckAndLimits(t *testing.T) {
-	r := newRemote(t)
-	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.bare, MergeQueue: true})
+	r := NewRemote(t)
+	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.Bare, MergeQueue: true})
 	defer s.Close()
-	r.branch("set/a", "a.txt")
+	r.Branch("set/a", "a.txt")
 	call(t, s, "tok", "POST", "/repos/acme/app/pulls", map[string]string{"title": "a", "head": "set/a", "base": "main"})
 	p, _ := s.PR(1)
 	call(t, s, "tok", "POST", "/graphql", map[string]any{"query": "mutation($input: EnqueuePullRequestInput!) { enqueuePullRequest(input: $input) { mergeQueueEntry { state } } }",
@@ -220,8 +169,8 @@ func TestServerFailsAQueuedCheckAndLimits(t *testing.T) {
 // gets changes requested (and the pull request out of the queue), the
 // next is merged.
 func TestServerHooksActBeforeTheAnswer(t *testing.T) {
-	r := newRemote(t)
-	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.bare, MergeQueue: true})
+	r := NewRemote(t)
+	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.Bare, MergeQueue: true})
 	defer s.Close()
 	asked := 0
 	s.OnRequestMerge(func(pr PR) {
@@ -239,7 +188,7 @@ func TestServerHooksActBeforeTheAnswer(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	r.branch("set/a", "a.txt")
+	r.Branch("set/a", "a.txt")
 	call(t, s, "tok", "POST", "/repos/acme/app/pulls", map[string]string{"title": "a", "head": "set/a", "base": "main"})
 	p, _ := s.PR(1)
 	enqueue := map[string]any{"query": "mutation($input: EnqueuePullRequestInput!) { enqueuePullRequest(input: $input) { mergeQueueEntry { state } } }",
@@ -253,7 +202,7 @@ func TestServerHooksActBeforeTheAnswer(t *testing.T) {
 		t.Fatalf("reviews: %s", data)
 	}
 	call(t, s, "tok", "POST", "/graphql", enqueue)
-	if p, _ := s.PR(1); !p.Merged || r.git(r.bare, "rev-parse", "main") != p.MergeCommit {
+	if p, _ := s.PR(1); !p.Merged || r.Git(r.Bare, "rev-parse", "main") != p.MergeCommit {
 		t.Fatalf("after the second request: %+v", p)
 	}
 }
@@ -261,18 +210,18 @@ func TestServerHooksActBeforeTheAnswer(t *testing.T) {
 // A squash with no message asked for says what GitHub's defaults say:
 // a one-commit pull request's commit message, "(#N)" after its subject.
 func TestMergeOfOneCommitKeepsItsMessage(t *testing.T) {
-	r := newRemote(t)
-	r.git(r.clone, "checkout", "-q", "-B", "set/a", "origin/main")
-	r.commit("a.txt", "a\n")
-	r.git(r.clone, "commit", "-q", "--amend", "-m", "a: Alpha\n\nSet-Change: a")
-	r.git(r.clone, "push", "-q", "-f", "origin", "set/a")
-	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.bare})
+	r := NewRemote(t)
+	r.Git(r.Clone, "checkout", "-q", "-B", "set/a", "origin/main")
+	r.Commit("a.txt", "a\n")
+	r.Git(r.Clone, "commit", "-q", "--amend", "-m", "a: Alpha\n\nSet-Change: a")
+	r.Git(r.Clone, "push", "-q", "-f", "origin", "set/a")
+	s := NewServer(Options{Token: "tok", Repository: "acme/app", Remote: r.Bare})
 	defer s.Close()
 	call(t, s, "tok", "POST", "/repos/acme/app/pulls", map[string]string{"title": "the title", "head": "set/a", "base": "main"})
 	if _, err := s.Merge(1); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := r.git(r.bare, "log", "-1", "--format=%B", "main"), "a: Alpha (#1)\n\nSet-Change: a"; got != want {
+	if got, want := r.Git(r.Bare, "log", "-1", "--format=%B", "main"), "a: Alpha (#1)\n\nSet-Change: a"; got != want {
 		t.Errorf("main's commit says %q; want %q", got, want)
 	}
 	if _, err := s.MergeWith(1, "x"); err == nil {
