@@ -165,7 +165,7 @@ func TestCIExampleStructure(t *testing.T) {
 	}{
 		"plan":               {"github.event_name == 'pull_request'", map[string]string{"contents": "read"}, false, []string{"ANTHROPIC_API_KEY"}},
 		"apply-push":         {"github.event_name != 'pull_request' && vars.SET_DELIVERY == 'push'", map[string]string{"contents": "write"}, true, []string{"ANTHROPIC_API_KEY"}},
-		"apply-pull-request": {"github.event_name != 'pull_request' && vars.SET_DELIVERY == 'pull-request'", map[string]string{"contents": "write", "pull-requests": "write", "statuses": "write"}, true, []string{"ANTHROPIC_API_KEY", "GITHUB_TOKEN"}},
+		"apply-pull-request": {"github.event_name != 'pull_request' && vars.SET_DELIVERY == 'pull-request'", map[string]string{"contents": "write", "pull-requests": "write", "statuses": "write", "checks": "read"}, true, []string{"ANTHROPIC_API_KEY", "GITHUB_TOKEN"}},
 	}
 	secretRef := regexp.MustCompile(`\$\{\{\s*secrets\.([A-Za-z0-9_]+)\s*\}\}`)
 	for name, job := range w.Jobs {

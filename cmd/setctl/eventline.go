@@ -118,7 +118,10 @@ var eventLines = journal.NewTable(
 		switch s := state.Status(d.To); {
 		case s.Failed(), s == state.DepBlocked:
 			return failureLine(v.pal.red.Sprintf("%s: %s", d.To, d.Reason))
-		case s == state.Queued && d.From == string(state.Integrating):
+		case s == state.Queued && (d.From == string(state.Integrating) || d.From == string(state.InReview)):
+			// Integrating: the remote's main moved under its push, or a
+			// change ahead failed; in review: its pull request conflicts
+			// with the main that moved under it.
 			return routineLine(v.pal.yellow.Sprintf("queued again: %s", d.Reason))
 		case s == state.Queued, s == state.Integrating:
 			return routineLine(d.To)

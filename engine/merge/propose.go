@@ -38,11 +38,21 @@ type Proposal struct {
 // did not push there: someone else's work, which set does not replace.
 type BranchTakenError struct {
 	Remote, Branch, Commit string
+	// PullRequest is the change's pull request from the branch, open (0
+	// for none), and Pushed set's last push there: deleting the branch
+	// would close that pull request, so the way out is putting the
+	// branch back at Pushed.
+	PullRequest int
+	Pushed      string
 }
 
 func (e *BranchTakenError) Error() string {
-	return fmt.Sprintf("%s's branch %s is at %.10s, a commit set did not push: set replaces only its own pushes there; move that work elsewhere (or delete the branch: git push %s --delete %s), then run setctl apply again",
-		e.Remote, e.Branch, e.Commit, e.Remote, e.Branch)
+	msg := fmt.Sprintf("%s's branch %s is at %.10s, a commit set did not push: set replaces only its own pushes there; ", e.Remote, e.Branch, e.Commit)
+	if e.PullRequest != 0 && e.Pushed != "" {
+		return msg + fmt.Sprintf("move that work elsewhere and put the branch back at set's last push (git push --force-with-lease=refs/heads/%s:%s %s %s:refs/heads/%s; deleting the branch would close pull request #%d), then run setctl apply again",
+			e.Branch, e.Commit, e.Remote, e.Pushed, e.Branch, e.PullRequest)
+	}
+	return msg + fmt.Sprintf("move that work elsewhere (or delete the branch: git push %s --delete %s), then run setctl apply again", e.Remote, e.Branch)
 }
 
 // Propose is Land's counterpart in pull-request mode: the candidate,
@@ -73,6 +83,7 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 	dl := in.Project.Delivery
 	fc := dl.Forge
 	branch := git.ChangeBranch(in.Change.Name)
+	open := 0 // the number of the change's pull request, open
 	if prev := p.Previous; prev != nil {
 		look, err := p.Forge.Look(ctx, *prev)
 		if err != nil {
@@ -86,6 +97,7 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 			}
 			return *prev, nil
 		}
+		open = prev.Number
 	}
 	theirs, err := git.LsRemoteBranch(ctx, in.Layout.Root(), dl.Remote, branch, git.RemoteTimeout)
 	if err != nil {
@@ -93,7 +105,11 @@ func Propose(ctx context.Context, in Input, cand Candidate, p Proposal) (forge.P
 	}
 	if theirs != cand.Commit {
 		if theirs != "" && !slices.Contains(p.Pushed, theirs) {
-			return forge.PullRequest{}, &BranchTakenError{Remote: dl.Remote, Branch: branch, Commit: theirs}
+			taken := &BranchTakenError{Remote: dl.Remote, Branch: branch, Commit: theirs, PullRequest: open}
+			if n := len(p.Pushed); n > 0 {
+				taken.Pushed = p.Pushed[n-1]
+			}
+			return forge.PullRequest{}, taken
 		}
 		if err := in.Emit(journal.PushingData{Remote: dl.Remote, Branch: branch, Commit: cand.Commit, Previous: theirs, Attempt: in.Attempt}); err != nil {
 			return forge.PullRequest{}, err

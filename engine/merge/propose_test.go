@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/set-engine/set/engine/forge"
@@ -33,5 +34,24 @@ func TestStatuses(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("status %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestBranchTakenSaysHowWithAnOpenPullRequest: a branch someone pushed
+// to while its pull request is open is put back at set's last push, not
+// deleted (deleting it closes the pull request, and the change fails as
+// rejected); a branch with no pull request may be deleted.
+func TestBranchTakenSaysHowWithAnOpenPullRequest(t *testing.T) {
+	open := (&BranchTakenError{Remote: "origin", Branch: "set/alpha", Commit: "1111111111aaaa", PullRequest: 7, Pushed: "2222222222bbbb"}).Error()
+	for _, want := range []string{"git push --force-with-lease=refs/heads/set/alpha:1111111111aaaa origin 2222222222bbbb:refs/heads/set/alpha", "deleting the branch would close pull request #7"} {
+		if !strings.Contains(open, want) {
+			t.Errorf("%s\nsays nothing of %q", open, want)
+		}
+	}
+	if strings.Contains(open, "--delete") {
+		t.Errorf("%s\nsays to delete the branch of an open pull request", open)
+	}
+	if none := (&BranchTakenError{Remote: "origin", Branch: "set/alpha", Commit: "1111111111aaaa"}).Error(); !strings.Contains(none, "git push origin --delete set/alpha") {
+		t.Errorf("%s\nsays nothing of deleting the branch", none)
 	}
 }

@@ -430,8 +430,16 @@ func (s *services) landPullRequest(ctx context.Context, res lookResult) error {
 		return err
 	}
 	// The candidate holds the change's fold, whatever commit the forge
-	// made of it.
-	archived, err := merge.Archived(ctx, s.root, res.change, res.pr.Head)
+	// made of it. A checkout that never held the candidate (a CI job's
+	// fresh clone, after the forge deleted the merged branch set/<change>:
+	// no ref it fetches leads to it) reads the fold from the forge's
+	// commit, which holds the pull request's changes over its first
+	// parent.
+	from := res.pr.Head
+	if !git.HasCommit(ctx, s.root, from) {
+		from = commit
+	}
+	archived, err := merge.Archived(ctx, s.root, res.change, from)
 	if err != nil {
 		return err
 	}

@@ -197,7 +197,11 @@ type Change struct {
 	// PullRequest is, in pull-request mode, the change's pull request
 	// (PULL_REQUEST_OPENED) and what of it was sent back to the agent;
 	// nil before one was opened, and again once a retry from pending
-	// starts the change over.
+	// starts over a change whose pull request was closed
+	// (failed:rejected). A change that failed otherwise keeps it: that
+	// pull request may still be open, or have been merged since, and the
+	// retry looks at it first (merge.Propose), neither opening a second
+	// one nor sending its reviews back again.
 	PullRequest *PullRequest `json:"pullRequest,omitempty"`
 	// Pushed are the commits set pushed to the remote branch
 	// set/<change> (PUSHING with a Branch), oldest first: that branch is
@@ -501,7 +505,9 @@ func applyStateChange(s *State, c *Change, at time.Time, d journal.StateChangeDa
 		c.IterationBase = c.Iteration
 		c.VerifyAttempts, c.IntegrationAttempts, c.ConflictAttempts = 0, 0, 0
 		c.RetryContext, c.RetryStage = "", ""
-		c.PullRequest = nil
+		if from == FailedRejected {
+			c.PullRequest = nil
+		}
 	}
 	if from == InReview && c.PullRequest != nil {
 		c.PullRequest.Sending = nil // it left review: what was sent went

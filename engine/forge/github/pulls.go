@@ -493,8 +493,17 @@ func (c *Client) look(ctx context.Context, pr forge.PullRequest) (forge.Look, er
 	if err := getAll(ctx, c, "/pulls/"+n+"/reviews", &reviews); err != nil {
 		return forge.Look{}, err
 	}
-	for _, r := range reviews {
-		if r.State != "CHANGES_REQUESTED" {
+	// A request for changes its reviewer followed with an approval is
+	// answered (GitHub lists reviews oldest first): it is no longer
+	// theirs to send back. Their requests after it still count.
+	approved := map[string]int{}
+	for i, r := range reviews {
+		if r.State == "APPROVED" {
+			approved[r.User.login()] = i + 1
+		}
+	}
+	for i, r := range reviews {
+		if r.State != "CHANGES_REQUESTED" || i+1 < approved[r.User.login()] {
 			continue
 		}
 		review := forge.Review{ID: strconv.FormatInt(r.ID, 10), Author: r.User.login(), Body: r.Body, Commit: r.CommitID, At: r.SubmittedAt}
