@@ -184,6 +184,9 @@ func TestResumeKillsOrphans(t *testing.T) {
 // worktree add or remove left half-way is removed and made again from the
 // change's branch, keeping the branch's commits.
 func TestResumeRepairsHalfMadeWorktrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: resumes over worktrees a killed git left half-made; TestResumeCommitsLeftoverEdits covers resume's repairs")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
