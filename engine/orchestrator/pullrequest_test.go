@@ -855,6 +855,9 @@ func TestPullRequestLeftOpenWithADependent(t *testing.T) {
 // agent already had (the forge still lists it) does not keep a merge
 // request the forge did not take from being asked again.
 func TestPullRequestMergeAskedAgainAfterACheckSent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a failed check sent back and a merge request the forge lost; TestPullRequestMergeAskedAgain covers a merge asked again")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	ff := withForge(t, f)

@@ -362,6 +362,9 @@ func stopInFastForward(t *testing.T, f *fixture) git.FastForwardRecord {
 // records the change merged and archived once, main as an uninterrupted
 // run leaves it.
 func TestResumeFinishesAHalfMadeFastForward(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: resumes over two half-made fast-forwards; TestResumeRefusesAnEditInAHalfMadeFastForward covers a half-made fast-forward")
+	}
 	t.Parallel()
 	ref := newFixture(t)
 	ffScenario(ref)
