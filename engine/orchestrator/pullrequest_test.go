@@ -838,6 +838,9 @@ func TestPullRequestFeedbackJournaledThenStopped(t *testing.T) {
 // request open and a change that waits for it (its dependent) ends
 // "open", not "paused": nothing is paused, and the next apply goes on.
 func TestPullRequestLeftOpenWithADependent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a run with an open pull request and its dependent; TestPullRequestLeftOpen covers an open pull request")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	withForge(t, f)

@@ -262,6 +262,9 @@ func rm(t *testing.T, path string) {
 // second, empty ARCHIVED was once journaled). The killed run is made by
 // cutting an uninterrupted run's journal after the event.
 func TestResumeArchivesOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two runs cut after MERGED and ARCHIVED and resumed; TestResumeCommitsLeftoverEdits covers resuming")
+	}
 	t.Parallel()
 	for _, cut := range []journal.Type{journal.Merged, journal.Archived} {
 		t.Run("after "+string(cut), func(t *testing.T) {
