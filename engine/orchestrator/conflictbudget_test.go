@@ -117,6 +117,9 @@ echo "appended by $change" >> notes.txt
 // TestConflictBudgetSpent: a change whose conflicts bound is spent fails
 // with the conflicts budget named, and its integration budget untouched.
 func TestConflictBudgetSpent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a change conflicting until its bound is spent; TestConflictResolvedByAgent covers conflicts")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 2 // both start from the same main
