@@ -133,6 +133,9 @@ func TestBaselineWarnGateDoesNotStop(t *testing.T) {
 // journaled and a change fails only on new ones; a resumed run, without
 // the option and on a main the run moved, judges the same way.
 func TestBaselineAccepted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a run with failures accepted on main, then a resumed run; TestBaselineRedStopsBeforeDispatch covers the baseline")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	redMain(f)

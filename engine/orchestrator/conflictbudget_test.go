@@ -24,6 +24,9 @@ func defaultBudgets(t *testing.T) config.Budgets {
 // budgets, main linear, one commit each; a conflict spends neither the
 // verify nor the integration budget.
 func TestFourAppendersAllMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: four changes conflicting in turn; TestConflictResolvedByAgent and TestAppendOnlyFileMergesWithoutTheAgent cover conflicts")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 4 // all four start from the same main
@@ -114,6 +117,9 @@ echo "appended by $change" >> notes.txt
 // TestConflictBudgetSpent: a change whose conflicts bound is spent fails
 // with the conflicts budget named, and its integration budget untouched.
 func TestConflictBudgetSpent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a change conflicting until its bound is spent; TestConflictResolvedByAgent covers conflicts")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 2 // both start from the same main

@@ -14,6 +14,9 @@ import (
 // before it merged, so none conflicts. A fourth change, scoped elsewhere,
 // works alongside them.
 func TestCrossCuttingFileSerialisesDispatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: four changes on a cross-cutting file run one at a time; plan_cross_cutting covers cross-cutting files")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 4

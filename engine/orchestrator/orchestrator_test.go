@@ -216,6 +216,9 @@ func verifyRounds(t *testing.T, events []journal.Event, change string) int {
 // regenerate the lockfile; their lockfiles conflict, and the merge queue
 // resolves that by regenerating it, without going back to an agent.
 func TestGeneratedConflictRegenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two changes whose lockfiles conflict and are regenerated; TestConflictResolvedByAgent covers conflicts")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 2 // both start from the same main
@@ -465,6 +468,9 @@ echo good > slow.txt
 // dependent) are retried by the next apply, with fresh budgets, once the
 // cause is fixed.
 func TestNewApplyRetriesFailures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two runs, the second retrying the first's failures; TestRetryThenPass covers retries")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.Budgets.Retries.Verify = 0
@@ -664,6 +670,9 @@ func TestBranchesDeletedOnceOnMain(t *testing.T) {
 // without it deletes those whose work main holds, and keeps a branch
 // checked out in a worktree and one with work main does not have.
 func TestKeepBranches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two runs, with and without KeepBranches; TestBranchesDeletedOnceOnMain covers branch deletion")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")
@@ -707,6 +716,9 @@ func TestKeepBranches(t *testing.T) {
 // left by a killed git) is kept, and the archive does not fail for it; the
 // next run removes the stale lock (journaled) and deletes the branch.
 func TestBranchDeletionIsBestEffort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two runs over a branch git cannot delete; TestBranchesDeletedOnceOnMain covers branch deletion")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.change("alpha")

@@ -306,6 +306,9 @@ func TestPullRequestClosed(t *testing.T) {
 // their words or output, once each, on the integration budget; the
 // change comes back to the same pull request, which then merges.
 func TestPullRequestFeedback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a pull request sent back by a review, then by a failing check, then merged; TestPullRequestFeedbackJournaledThenStopped covers review feedback")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	ff := withForge(t, f)
@@ -431,6 +434,9 @@ func TestPullRequestTokenRedacted(t *testing.T) {
 // no run watched it is recorded by the next apply, also when that apply's
 // plan no longer names its change (main has its work).
 func TestPullRequestMergedBetweenRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two runs over a pull request merged between them; TestPullRequestMerged covers a merged pull request")
+	}
 	t.Parallel()
 	f, ff := alphaLeftOpen(t)
 	before := f.git("rev-parse", "main")
@@ -490,6 +496,9 @@ func TestPullRequestBranchTaken(t *testing.T) {
 // pushes its new candidate over its own push, leased on it, then opens
 // the one pull request.
 func TestPullRequestStoppedAfterPush(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a run stopped after its push, resumed onto a moved main; TestPullRequestStoppedAfterMerged covers a resumed pull request")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	ff := withForge(t, f)
@@ -772,6 +781,9 @@ func TestPullRequestMergeAskedAgain(t *testing.T) {
 // is watched by the next apply also when its plan is a new one (a
 // change added): it is neither implemented nor opened again.
 func TestPullRequestOpenAcrossANewPlan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two runs and a new plan over an open pull request; TestPullRequestLeftOpen covers an open pull request")
+	}
 	t.Parallel()
 	f, ff := alphaLeftOpen(t)
 	f.change("beta")
@@ -826,6 +838,9 @@ func TestPullRequestFeedbackJournaledThenStopped(t *testing.T) {
 // request open and a change that waits for it (its dependent) ends
 // "open", not "paused": nothing is paused, and the next apply goes on.
 func TestPullRequestLeftOpenWithADependent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a run with an open pull request and its dependent; TestPullRequestLeftOpen covers an open pull request")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	withForge(t, f)
@@ -843,6 +858,9 @@ func TestPullRequestLeftOpenWithADependent(t *testing.T) {
 // agent already had (the forge still lists it) does not keep a merge
 // request the forge did not take from being asked again.
 func TestPullRequestMergeAskedAgainAfterACheckSent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a failed check sent back and a merge request the forge lost; TestPullRequestMergeAskedAgain covers a merge asked again")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	ff := withForge(t, f)

@@ -156,6 +156,9 @@ func TestSpeculativeQueue(t *testing.T) {
 // where its conflict is its own (here: its agent resolves it, and it
 // merges).
 func TestSpeculativeConflictWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a speculative train whose conflicting change waits and then merges; TestSpeculativeQueue covers the speculative queue")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 1

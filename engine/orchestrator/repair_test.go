@@ -184,6 +184,9 @@ func TestResumeKillsOrphans(t *testing.T) {
 // worktree add or remove left half-way is removed and made again from the
 // change's branch, keeping the branch's commits.
 func TestResumeRepairsHalfMadeWorktrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: resumes over worktrees a killed git left half-made; TestResumeCommitsLeftoverEdits covers resume's repairs")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
@@ -259,6 +262,9 @@ func rm(t *testing.T, path string) {
 // second, empty ARCHIVED was once journaled). The killed run is made by
 // cutting an uninterrupted run's journal after the event.
 func TestResumeArchivesOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two runs cut after MERGED and ARCHIVED and resumed; TestResumeCommitsLeftoverEdits covers resuming")
+	}
 	t.Parallel()
 	for _, cut := range []journal.Type{journal.Merged, journal.Archived} {
 		t.Run("after "+string(cut), func(t *testing.T) {
@@ -359,6 +365,9 @@ func stopInFastForward(t *testing.T, f *fixture) git.FastForwardRecord {
 // records the change merged and archived once, main as an uninterrupted
 // run leaves it.
 func TestResumeFinishesAHalfMadeFastForward(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: resumes over two half-made fast-forwards; TestResumeRefusesAnEditInAHalfMadeFastForward covers a half-made fast-forward")
+	}
 	t.Parallel()
 	ref := newFixture(t)
 	ffScenario(ref)

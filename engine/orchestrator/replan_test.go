@@ -75,6 +75,9 @@ func TestReplanCoversFailedRequirements(t *testing.T) {
 // Replans stop after maxReplanCycles; a planner that fails ends them with
 // its reason journaled; the run ends failed either way.
 func TestReplanBounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: replans until maxReplanCycles is spent, and a failing planner; TestReplanCoversFailedRequirements covers replanning")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string

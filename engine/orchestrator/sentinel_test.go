@@ -327,6 +327,9 @@ func TestSentinelRetriesAnAPIErrorThenFails(t *testing.T) {
 // runs is held back by a grace glob, and the stall rule stays quiet; the
 // same run without the grace is failed as stalled.
 func TestSentinelGraceHoldsASlowInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two runs of a silent install, with and without a grace; TestSentinelStallLadder covers the sentinel")
+	}
 	success, err := filepath.Abs("../agent/testdata/claude-success.jsonl")
 	if err != nil {
 		t.Fatal(err)

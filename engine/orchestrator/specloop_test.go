@@ -135,6 +135,9 @@ func TestFolderOnDispatchBase(t *testing.T) {
 // dispatch, in its own commit, keeping the agent's tasks.md; the change
 // passes spec_verify without a retry.
 func TestFolderRewrittenOnResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a run interrupted and resumed, its change folder rewritten; TestFolderOnDispatchBase covers the change folder")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 2 // both start from the same main
@@ -181,6 +184,9 @@ fi
 // creates it; the first to merge creates it, and the second, integrated on
 // that main, folds the delta of an existing capability (no "## Purpose").
 func TestFolderOnIntegrationBase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two changes creating one capability, folded on the integration base; TestFolderOnDispatchBase covers the change folder")
+	}
 	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 2 // both start from the same main
