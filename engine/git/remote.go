@@ -172,16 +172,10 @@ func (e *PushRejectedError) Unwrap() error { return e.Err }
 // within timeout a *RemoteRefError. On success the tracking ref
 // (TrackingRef) is at commit.
 func PushFastForward(ctx context.Context, dir, remote, branch, commit, expected string, timeout time.Duration) error {
-	ref := "refs/heads/" + branch
-	_, err := runRemote(ctx, dir, remote, timeout, "push", "--no-verify", "--force-with-lease="+ref+":"+expected, remote, commit+":"+ref)
-	if err != nil {
-		var ge *Error
-		if errors.As(err, &ge) && !authFailure(ge.Stderr) && rejected(ge.Stderr) {
-			return &PushRejectedError{Remote: remote, Branch: branch, Commit: commit, Err: ge}
-		}
+	if err := PushBranch(ctx, dir, remote, branch, commit, expected, timeout); err != nil {
 		return err
 	}
-	_, err = Run(ctx, dir, "update-ref", TrackingRef(remote, branch), commit)
+	_, err := Run(ctx, dir, "update-ref", TrackingRef(remote, branch), commit)
 	return err
 }
 
