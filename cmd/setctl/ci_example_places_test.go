@@ -385,11 +385,11 @@ func ciCopyTree(t *testing.T, from, to, skip string) {
 	}
 }
 
-// setupPlanJobNothingToDo is a place of plan where main implements the
+// setupPlanJobUpToDate is a place of plan where main implements the
 // whole spec (an apply ran on it) and the pull request only tunes
 // set.cue: setctl plan exits 0, the step passes, and the summary says
 // there is nothing to run.
-func setupPlanJobNothingToDo(t *testing.T) *ciPlace {
+func setupPlanJobUpToDate(t *testing.T) *ciPlace {
 	ciGitEnv(t)
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")

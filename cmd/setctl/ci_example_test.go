@@ -273,7 +273,7 @@ type setctlRun struct {
 // setctl command of a job runs in each of its places; a job whose setctl
 // commands have no place here fails TestCIExampleRuns.
 var ciJobSetups = map[string][]ciJobSetup{
-	"plan":       {setupPlanJob, setupPlanJobNothingToDo},
+	"plan":       {setupPlanJob, setupPlanJobUpToDate},
 	"apply-push": {setupPushJob, setupPushJobFailing},
 }
 

@@ -203,7 +203,7 @@ func counts(rows []Row) string {
 
 // detail is where r stands in words: for an implemented requirement the
 // change and commit that implemented it and the tests that name it, for
-// any other why it is not implemented.
+// any other its Why.
 func detail(r Row) string {
 	if r.Status != spec.Implemented {
 		return r.Why
