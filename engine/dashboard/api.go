@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/graph"
+	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/report"
@@ -21,31 +22,53 @@ import (
 )
 
 // run is a project's run as one reading of its journal (orchestrator.run
-// is the Apply that writes it, another thing): the events, their
-// projection and the lock's word on whether an apply runs.
+// is the Apply that writes it, another thing): the events up to the end
+// of the run shown, their projection and the lock's word on whether an
+// apply runs it.
 type run struct {
+	// id is the run shown; latest whether it is the journal's latest (the
+	// only one an apply can be running).
+	id     string
+	latest bool
 	events []journal.Event
 	st     *state.State
 	live   report.Liveness
 }
 
-// read reads p's run from its journal; a project that never ran has no
-// events and the state before any.
-func (p *served) read() (*run, error) {
+// read reads p's run id from its journal (the latest when id is "", as
+// the ?run= of a request gives it: see runOf); a project that never ran
+// has no events and the state before any. An ID the journal has no run
+// of is an errNoSuchRun.
+func (p *served) read(id string) (*run, error) {
 	events, err := journal.ReadFile(p.layout.Events())
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	st, err := state.Rebuild(events)
-	if err != nil {
+	rn := &run{latest: true}
+	runs := history.Runs(events)
+	if r, err := history.Find(runs, id); err == nil {
+		rn.id, rn.latest = r.ID, r.Last == len(events)-1
+		events = r.Through(events)
+	} else if id != "" {
+		return nil, errNoSuchRun{err}
+	}
+	rn.events = events
+	if rn.st, err = state.Rebuild(events); err != nil {
 		return nil, fmt.Errorf("%s: %w", p.layout.Events(), err)
 	}
-	live, err := p.liveness()
-	if err != nil {
-		return nil, err
+	if rn.latest {
+		if rn.live, err = p.liveness(); err != nil {
+			return nil, err
+		}
 	}
-	return &run{events: events, st: st, live: live}, nil
+	return rn, nil
 }
+
+// errNoSuchRun is a ?run= the journal has no run of: a 404.
+type errNoSuchRun struct{ error }
+
+// runOf is the run a request asks for: its ?run=, "" for the latest.
+func runOf(r *http.Request) string { return r.URL.Query().Get("run") }
 
 // liveness asks the project's lock whether an apply runs.
 func (p *served) liveness() (report.Liveness, error) {
@@ -94,7 +117,7 @@ func (s *Server) serveProjects(w http.ResponseWriter, r *http.Request) {
 	for i := range s.projects {
 		p := &s.projects[i]
 		info := ProjectInfo{ID: p.id, Name: p.Name, Root: p.Root}
-		if rn, err := p.read(); err != nil {
+		if rn, err := p.read(""); err != nil {
 			info.Error = err.Error()
 		} else {
 			info.Run = report.Build(rn.st, rn.live, s.opts.Now()).Run
@@ -105,7 +128,7 @@ func (s *Server) serveProjects(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveOverview(w http.ResponseWriter, r *http.Request, p *served) {
-	rn, err := p.read()
+	rn, err := p.read(runOf(r))
 	if err != nil {
 		httpError(w, err)
 		return
@@ -125,7 +148,7 @@ type GraphView struct {
 }
 
 func (s *Server) serveGraph(w http.ResponseWriter, r *http.Request, p *served) {
-	rn, err := p.read()
+	rn, err := p.read(runOf(r))
 	if err != nil {
 		httpError(w, err)
 		return
@@ -202,7 +225,7 @@ type ChangeView struct {
 }
 
 func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *served) {
-	rn, err := p.read()
+	rn, err := p.read(runOf(r))
 	if err != nil {
 		httpError(w, err)
 		return
@@ -245,7 +268,7 @@ func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *served) 
 }
 
 func (s *Server) serveTimeline(w http.ResponseWriter, r *http.Request, p *served) {
-	rn, err := p.read()
+	rn, err := p.read(runOf(r))
 	if err != nil {
 		httpError(w, err)
 		return
@@ -257,7 +280,7 @@ func (s *Server) serveTimeline(w http.ResponseWriter, r *http.Request, p *served
 }
 
 func (s *Server) serveSentinel(w http.ResponseWriter, r *http.Request, p *served) {
-	rn, err := p.read()
+	rn, err := p.read(runOf(r))
 	if err != nil {
 		httpError(w, err)
 		return
@@ -349,7 +372,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 // is a 404, anything else a 500, with the error's text.
 func httpError(w http.ResponseWriter, err error) {
 	code := http.StatusInternalServerError
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.As(err, new(errNoSuchRun)) {
 		code = http.StatusNotFound
 	}
 	http.Error(w, err.Error(), code)

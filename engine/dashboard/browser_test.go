@@ -1,14 +1,8 @@
 package dashboard
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +12,6 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
-	"github.com/set-engine/set/internal/clitest"
 )
 
 // TestBrowser drives the dashboard in a real headless Chromium over a run
@@ -28,10 +21,8 @@ import (
 // its gate verdicts, retry context and agent log; the timeline, graph,
 // token and sentinel pages draw; the run ends and the page says so; and
 // the browser reports no console error or exception. A screenshot of each
-// page goes to the test's artifact directory (go test -artifacts keeps
-// them, under -outputdir).
+// page goes to the test's artifact directory (see browser).
 func TestBrowser(t *testing.T) {
-	chromium := clitest.Chromium(t)
 	f := newFixture(t)
 	release := f.lock()
 	f.begin()
@@ -50,78 +41,9 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: s}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	base := URL(ln.Addr(), "")
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelTimeout()
-
-	// Every message the page writes to its console, every exception it
-	// leaves uncaught and every error of the browser's log (a failed
-	// request, a refused script or style) is a problem.
-	var mu sync.Mutex
-	var problems []string
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleWarning || m.IsException() {
-				mu.Lock()
-				problems = append(problems, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
-				mu.Unlock()
-			}
-		}
-	}()
-
-	dir := t.ArtifactDir()
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot %s", path)
-	}
-	// waitFor waits until the JavaScript condition holds on the page.
-	waitFor := func(cond string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-			t.Fatalf("waiting for %s: %v", cond, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("the text of %s: %v", sel, err)
-		}
-		return s
-	}
+	base := listen(t, s)
+	b := newBrowser(t)
+	do, shot, waitFor, text := b.do, b.shot, b.waitFor, b.text
 	row := func(change, status string) string {
 		return fmt.Sprintf(`#changes tr[data-change=%q] td.status[data-status=%q]`, change, status)
 	}
@@ -141,7 +63,7 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("overview-baseline.png")
 	// The tab is named after the project, as set.cue names it.
-	if title, err := chromedp.Run(ctx, chromedp.Title()); err != nil || title != "demo · setctl dashboard" {
+	if title, err := chromedp.Run(b.ctx, chromedp.Title()); err != nil || title != "demo · setctl dashboard" {
 		t.Errorf("title %q, %v", title, err)
 	}
 
@@ -155,16 +77,13 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the run line once the baseline passed: %q", line)
 	}
 	// A reload would forget this.
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.testMarker = "still the same page"`)); err != nil {
-		t.Fatal(err)
-	}
+	b.eval(`window.testMarker = "still the same page"`)
 	shot("overview-implementing.png")
 
 	f.toMerged()
 	do("greet merged on the same page", chromedp.WaitVisible(row("greet", "merged")))
-	marker, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.testMarker`))
-	if err != nil || marker != "still the same page" {
-		t.Fatalf("the page was reloaded to show greet merged (marker %q, %v)", marker, err)
+	if marker := b.eval(`window.testMarker`); marker != "still the same page" {
+		t.Fatalf("the page was reloaded to show greet merged (marker %q)", marker)
 	}
 	shot("overview.png")
 
@@ -224,10 +143,4 @@ func TestBrowser(t *testing.T) {
 	)
 	shot("overview-finished.png")
 	t.Logf("the browser's part took %s", time.Since(start).Round(time.Millisecond))
-
-	mu.Lock()
-	defer mu.Unlock()
-	if len(problems) > 0 {
-		t.Errorf("the browser reported:\n%s", strings.Join(problems, "\n"))
-	}
 }

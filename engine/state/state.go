@@ -79,6 +79,9 @@ type State struct {
 	CrossCutting []string `json:"crossCutting,omitempty"`
 	// Usage sums the model calls of no change (the planner's), by role.
 	Usage map[string]Usage `json:"usage,omitempty"`
+	// RunUsage sums every model call of the latest run, of a change or
+	// of none; a new run (RUN_STARTED, not resumed) starts again from 0.
+	RunUsage Usage `json:"runUsage,omitzero"`
 	// Replans counts the latest run's replan cycles (REPLANNED); a new
 	// run (RUN_STARTED, not resumed) starts again from 0.
 	Replans int `json:"replans,omitempty"`
@@ -426,7 +429,7 @@ func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedD
 	s.PID, s.MaxParallel, s.MainBranch, s.Budgets = d.PID, d.MaxParallel, d.MainBranch, d.Budgets
 	s.CrossCutting = d.CrossCutting
 	if !d.Resumed {
-		s.Accepted, s.Replans = nil, 0
+		s.Accepted, s.Replans, s.RunUsage = nil, 0, Usage{}
 	}
 	for _, c := range s.Changes {
 		c.startClock(s, at)
@@ -476,6 +479,7 @@ func applyRunFinished(s *State, _ *Change, e journal.Event, d journal.RunFinishe
 }
 
 func applyLLMCall(s *State, c *Change, _ journal.Event, d journal.LLMCallData) error {
+	s.RunUsage = s.RunUsage.add(d)
 	if c == nil {
 		s.Usage = addUsage(s.Usage, d)
 		return nil

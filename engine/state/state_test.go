@@ -105,6 +105,7 @@ func wantLifecycle() *State {
 		PID:         42,
 		MaxParallel: 2,
 		Usage:       map[string]Usage{"plan": {Calls: 1, Tokens: usage.Tokens{Input: 999}}},
+		RunUsage:    Usage{Calls: 3, Tokens: usage.Tokens{Input: 1149, Output: 30, CacheRead: 5}, CostUSD: 0.75},
 		Plan: PlanIdentity{
 			Changes: []string{"add-login", "add-logout"},
 			Config:  "cfg-1",

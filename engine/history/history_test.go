@@ -1,0 +1,104 @@
+package history
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
+	"github.com/set-engine/set/engine/report"
+)
+
+// twoRuns is a journal of two runs: run-1 plans greet, calls a model once
+// and merges greet; run-2, killed, plans part and calls no model.
+func twoRuns(t *testing.T) []journal.Event {
+	t.Helper()
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	clock := func() time.Time { at = at.Add(time.Second); return at }
+	write := func(run string, events func(w *journal.Writer) error) {
+		w, err := journal.Open(dir, run, journal.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := events(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("run-1", func(w *journal.Writer) error {
+		for _, p := range []struct {
+			change string
+			p      journal.Payload
+		}{
+			{"", journal.RunStartedData{Changes: []string{"greet"}}},
+			{"", journal.PlanCreatedData{Changes: []string{"greet"}}},
+			{"greet", journal.LLMCallData{Role: "implement", Tokens: usage.Tokens{Input: 100, Output: 20}, CostUSD: 0.5}},
+			{"greet", journal.MergedData{Commit: "b", Previous: "a"}},
+			{"", journal.RunFinishedData{Result: "success"}},
+		} {
+			if _, err := w.Append(p.change, p.p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	write("run-2", func(w *journal.Writer) error {
+		if _, err := w.Append("", journal.RunStartedData{Changes: []string{"part"}}); err != nil {
+			return err
+		}
+		_, err := w.Append("", journal.PlanCreatedData{Changes: []string{"part"}})
+		return err
+	})
+	events, err := journal.ReadFile(dir + "/" + journal.EventsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+func TestRuns(t *testing.T) {
+	events := twoRuns(t)
+	runs := Runs(events)
+	if len(runs) != 2 || runs[0] != (Run{"run-1", 0, 4}) || runs[1] != (Run{"run-2", 5, 6}) {
+		t.Fatalf("runs = %+v", runs)
+	}
+	if r, err := Find(runs, ""); err != nil || r.ID != "run-2" {
+		t.Errorf(`Find("") = %+v, %v; want run-2`, r, err)
+	}
+	if r, err := Find(runs, "run-1"); err != nil || len(r.Through(events)) != 5 || len(r.Own(events)) != 5 {
+		t.Errorf("Find(run-1) = %+v, %v", r, err)
+	}
+	if _, err := Find(runs, "run-3"); err == nil || !strings.Contains(err.Error(), "no run run-3 in the journal (its runs: run-1 and run-2") {
+		t.Errorf("Find(run-3): %v", err)
+	}
+	if _, err := Find(nil, ""); err != ErrNoRun {
+		t.Errorf("Find of no run: %v", err)
+	}
+}
+
+func TestSummaries(t *testing.T) {
+	events := twoRuns(t)
+	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	got, err := Summaries(events, report.Liveness{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d summaries, want 2", len(got))
+	}
+	one, two := got[0], got[1]
+	if one.ID != "run-1" || one.State != report.Finished || one.Result != "success" || one.Merged != 1 || one.Changes != 1 ||
+		one.Usage.Calls != 1 || one.Usage.Tokens.Input != 100 || one.Usage.CostUSD != 0.5 || one.DurationMS != 4000 {
+		t.Errorf("run-1: %+v", one)
+	}
+	if two.ID != "run-2" || two.State != report.NotRunning || two.Merged != 0 || two.Usage.Calls != 0 {
+		t.Errorf("run-2: %+v", two)
+	}
+	// Only the latest run runs under the lock.
+	got, err = Summaries(events, report.Liveness{Held: true, PID: 7}, now)
+	if err != nil || got[0].State != report.Finished || got[1].State != report.Running {
+		t.Errorf("with the lock held: %+v, %v", got, err)
+	}
+}
