@@ -62,6 +62,9 @@ type Project struct {
 	// when there is none, and the graph page then draws the changes and
 	// their dependencies as the journal gives them.
 	Graph func(p *plan.Plan) (*graph.Graph, error)
+	// Requirements says where every requirement stands (the requirements
+	// page); nil when there is none, and the page says so.
+	Requirements RequirementsFunc
 }
 
 // Options configure a Server.
@@ -84,6 +87,7 @@ type Server struct {
 	opts     Options
 	projects []served
 	mux      *http.ServeMux
+	stop     stopping
 }
 
 // served is a Project the Server serves, with its run directory's layout.
@@ -108,7 +112,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{opts: opts, mux: http.NewServeMux(), stop: stopping{done: make(chan struct{})}}
 	for i, p := range opts.Projects {
 		root, err := filepath.Abs(p.Root)
 		if err != nil {
@@ -134,6 +138,8 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/p/{project}/log", s.withProject(s.serveLog))
 	s.mux.HandleFunc("GET /api/p/{project}/log/stream", s.withProject(s.serveLogStream))
 	s.mux.HandleFunc("GET /api/p/{project}/stream", s.withProject(s.serveStream))
+	s.mux.HandleFunc("GET /api/p/{project}/runs", s.withProject(s.serveRuns))
+	s.mux.HandleFunc("GET /api/p/{project}/requirements", s.withProject(s.serveRequirements))
 	return s, nil
 }
 
