@@ -45,6 +45,11 @@ ended:
                 its detail
   Tokens & cost tokens and cost per change and per role, against budgets
   Sentinel      the sentinel's actions (SENTINEL_ACTION events)
+  Requirements  every requirement and where it stands on main, as
+                setctl plan prints it: implemented (change, commit, the
+                tests that name it), new, changed, removed or uncovered
+  Runs          every run the journal keeps, newest first (as setctl
+                runs lists them); click one to see it on every page
 
 The page updates itself as events are journaled (Server-Sent Events); it
 needs no reload and no network beyond the dashboard: everything it uses is
@@ -57,7 +62,9 @@ code paths) to whoever can reach it, so it is refused unless
 --allow-remote is given; then every request needs the access token in the
 URL setctl prints, which is new at each start.
 
-setctl apply --dashboard serves the same page beside the run.
+setctl apply --dashboard serves the same page beside the run, and stops
+it when the run ends: the open page then says so and keeps what it
+shows, and setctl dashboard opens it again.
 
 Ctrl-C stops it.
 
