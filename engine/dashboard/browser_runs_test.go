@@ -117,6 +117,11 @@ func TestBrowserRuns(t *testing.T) {
 		chromedp.WaitVisible(`#banner[data-kind="earlier"]`),
 	)
 
+	b.waitFor(`document.querySelector("#agent-log").textContent.includes("fixing the greeting")`)
+	if streams := b.eval(`String(app.stream) + " " + String(app.logStream)`); streams != "null null" {
+		t.Errorf("an earlier run's page has streams open: %s", streams)
+	}
+
 	b.do("back to the latest run", chromedp.Click(`#back-to-latest`))
 	b.waitFor(`document.querySelector("#banner").hidden`)
 	b.waitFor(`location.hash === "#/p/0/change/greet"`)

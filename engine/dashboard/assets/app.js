@@ -521,6 +521,8 @@ function changePage(page, name) {
     logPath = path;
     if (app.logStream) app.logStream.close();
     logBox.textContent = "";
+    // An earlier run has ended: its log is read once (runs.js).
+    if (app.run) { readLog(logBox, path); return; }
     const s = new EventSource(url(`/api/p/${app.project}/log/stream`, { path }));
     app.logStream = s;
     s.addEventListener("log", (m) => {

@@ -85,6 +85,16 @@ function streamStopped(m) {
   showBanner();
 }
 
+// readLog shows the end of the log path of an earlier run in box, once.
+async function readLog(box, path) {
+  try {
+    const chunk = await getJSON(`/api/p/${app.project}/log`, { path, offset: -65536 });
+    box.textContent = (chunk.offset > 0 ? `… (${chunk.offset} bytes before)\n` : "") + chunk.text;
+  } catch (err) {
+    box.textContent = err.message;
+  }
+}
+
 function fmtDay(t) {
   if (!t) return "-";
   const d = new Date(t);
