@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"os"
@@ -158,8 +159,14 @@ func TestBrowserStopped(t *testing.T) {
 	release()
 	b.do("the run finished", chromedp.WaitVisible(`#run-state[data-state="finished"]`))
 	const reason = "The run ended; this dashboard stopped with its `setctl apply`. `setctl dashboard` reopens it, with every run the journal keeps."
+	// As setctl stops it: Stop, then a graceful shutdown, which the
+	// streams let finish at once.
 	s.Stop(reason)
-	ts.Close() // returns once the streams have ended
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := ts.Config.Shutdown(ctx); err != nil {
+		t.Errorf("the shutdown after Stop: %v", err)
+	}
 	b.do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
 	if banner := b.text("#banner"); banner != reason {
 		t.Errorf("the banner says %q, want %q", banner, reason)
