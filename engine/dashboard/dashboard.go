@@ -1,8 +1,10 @@
 // Package dashboard serves the live web view of one or more projects' runs
 // (setctl dashboard, setctl apply --dashboard): the run overview, the
 // execution graph, a change's detail with its logs, the activity timeline,
-// the sentinel's actions and the token and cost charts, over plain
-// net/http with the page's assets embedded in the binary.
+// the sentinel's actions, the token and cost charts, every run the
+// journal keeps (any of which every page can show) and where every
+// requirement stands, over plain net/http with the page's assets
+// embedded in the binary.
 //
 // Invariants:
 //   - Every view is read from the project's journal (.set/events.jsonl)
@@ -11,6 +13,11 @@
 //     state of its own. A page learns of new events over Server-Sent
 //     Events fed by journal.Follow, and reads the projection again.
 //   - The dashboard only reads: nothing it serves writes to a project.
+//   - The requirements page is the one view not read from the journal:
+//     it is main and the spec as they are now, as the Project's
+//     RequirementsFunc reads them (the dashboard loads no CUE).
+//   - Once Stop was called every stream ends with a "stopped" event, so
+//     an open page knows the server is gone on purpose.
 //   - A file it serves is a log below the project's .set/logs.
 //   - Served on a non-loopback address (only when the caller allows it,
 //     see CheckAddr), every request must carry the access token.
