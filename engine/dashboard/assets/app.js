@@ -212,8 +212,13 @@ function route() {
   return { project: m[1], run: m[2] ? decodeURIComponent(m[2]) : "", page: m[3], arg: m[4] ? decodeURIComponent(m[4]) : "" };
 }
 
+// hrefOf is the location of page (with arg) of the run shown.
+function hrefOf(page, arg) {
+  return `#/p/${app.project}` + (app.run ? "/run/" + encodeURIComponent(app.run) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
+}
+
 function go(page, arg) {
-  location.hash = `#/p/${app.project}` + (app.run ? "/run/" + encodeURIComponent(app.run) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
+  location.hash = hrefOf(page, arg);
 }
 
 function setLive(on, text) {
@@ -700,7 +705,7 @@ function sentinelPage(page) {
       const [rule, action, step] = [d.rule, d.action, d.step];
       delete d.rule; delete d.action; delete d.step;
       const rest = Object.keys(d).length ? `<pre>${esc(JSON.stringify(d, null, 2))}</pre>` : "";
-      h += `<tr><td>${fmtTime(e.time)}</td><td>${e.change ? `<a data-change="${esc(e.change)}" href="#/p/${esc(app.project)}/change/${encodeURIComponent(e.change)}">${esc(e.change)}</a>` : "-"}</td>
+      h += `<tr><td>${fmtTime(e.time)}</td><td>${e.change ? `<a data-change="${esc(e.change)}" href="${esc(hrefOf("change", e.change))}">${esc(e.change)}</a>` : "-"}</td>
         <td>${esc(fmtValue(rule))}</td><td>${esc(fmtValue(action))}</td><td>${esc(fmtValue(step))}</td><td>${rest}</td></tr>`;
     }
     page.innerHTML = h + "</tbody></table>";
