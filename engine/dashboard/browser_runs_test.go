@@ -131,6 +131,12 @@ func TestBrowserRuns(t *testing.T) {
 		chromedp.WaitVisible(`#changes tr[data-change="shout"] td.status[data-status="implementing"]`),
 	)
 	b.waitFor(`document.querySelector("#live").textContent.startsWith("live")`)
+
+	// A link to run-2, the latest, shows it live.
+	b.do("a link to the latest run", chromedp.Navigate(base+"#/p/0/run/run-2/timeline"), chromedp.Reload())
+	b.waitFor(`location.hash === "#/p/0/timeline"`)
+	b.do("the latest run's timeline", chromedp.WaitVisible(`svg#timeline rect.span[data-change="shout"]`))
+	b.waitFor(`document.querySelector("#live").textContent.startsWith("live") && document.querySelector("#banner").hidden`)
 }
 
 // TestBrowserStopped: when the server stops (apply --dashboard's run

@@ -24,11 +24,17 @@ function showRun() {
   readRun(app.run);
 }
 
-// readRun reads the overview of the earlier run id, once.
+// readRun reads the overview of the earlier run id, once. A link to the
+// run that is the latest now shows it live.
 async function readRun(id) {
   try {
-    const o = await getJSON(`/api/p/${app.project}/overview`);
+    const [runs, o] = await Promise.all([getJSON(`/api/p/${app.project}/runs`), getJSON(`/api/p/${app.project}/overview`)]);
     if (app.run !== id) return;
+    if (runs.latest === id) {
+      const r = route();
+      location.replace(`#/p/${app.project}/${r.page}` + (r.arg ? "/" + encodeURIComponent(r.arg) : ""));
+      return;
+    }
     app.overview = o;
     showRunLine();
     showBanner();
