@@ -82,7 +82,9 @@ apply never asks then, so it needs --yes or a plan file. Every line has
 
 --dashboard serves the live web view of setctl dashboard beside the run,
 on 127.0.0.1:7400 or the loopback --dashboard-addr, and says where on
-stderr; it stops with the run.
+stderr; it stops with the run: the open page says the run ended and
+keeps what it shows, and the last line on stderr says where the
+dashboard was and that setctl dashboard reopens it.
 
 Exit status: 0 when every change is merged, 3 when none failed and the
 others' pull requests are still open (pull-request delivery: setctl

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/shellquote"
 )
 
 func dashboardCommand() command {
@@ -43,6 +45,11 @@ ended:
                 its detail
   Tokens & cost tokens and cost per change and per role, against budgets
   Sentinel      the sentinel's actions (SENTINEL_ACTION events)
+  Requirements  every requirement and where it stands on main, as
+                setctl plan prints it: implemented (change, commit, the
+                tests that name it), new, changed, removed or uncovered
+  Runs          every run the journal keeps, newest first (as setctl
+                runs lists them); click one to see it on every page
 
 The page updates itself as events are journaled (Server-Sent Events); it
 needs no reload and no network beyond the dashboard: everything it uses is
@@ -55,7 +62,9 @@ code paths) to whoever can reach it, so it is refused unless
 --allow-remote is given; then every request needs the access token in the
 URL setctl prints, which is new at each start.
 
-setctl apply --dashboard serves the same page beside the run.
+setctl apply --dashboard serves the same page beside the run, and stops
+it when the run ends: the open page then says so and keeps what it
+shows, and setctl dashboard opens it again.
 
 Ctrl-C stops it.
 
@@ -98,7 +107,7 @@ func runDashboard(e *env, args []string) int {
 	case err := <-d.done:
 		return e.errorf(c.name, "%v", err)
 	}
-	d.stop()
+	d.stop("This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
 	return exitOK
 }
 
@@ -135,7 +144,7 @@ func dashboardProject(root, name string) dashboard.Project {
 	if name == "" {
 		name = projectName(root)
 	}
-	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root)}
+	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root), Requirements: dashboardRequirements(root)}
 }
 
 // projectName is how the views name the project at root: its set.cue's
@@ -172,13 +181,17 @@ func projectNames(projects []dashboard.Project) string {
 type servedDashboard struct {
 	url   string
 	token string
+	h     *dashboard.Server
 	srv   *http.Server
 	// done receives the error that stopped the server early.
 	done chan error
 }
 
-// stop stops the server, letting the page's streams go.
-func (d *servedDashboard) stop() {
+// stop stops the server: every open page's stream gets its last event,
+// which says reason (the page keeps what it shows and says it), then the
+// listener closes and the connections with it.
+func (d *servedDashboard) stop(reason string) {
+	d.h.Stop(reason)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if d.srv.Shutdown(ctx) != nil {
@@ -209,7 +222,7 @@ func serveDashboard(projects []dashboard.Project, addr string, allowRemote bool)
 		return nil, err
 	}
 	d := &servedDashboard{
-		url: dashboard.URL(ln.Addr(), opts.Token), token: opts.Token,
+		url: dashboard.URL(ln.Addr(), opts.Token), token: opts.Token, h: h,
 		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 		done: make(chan error, 1),
 	}
@@ -224,7 +237,9 @@ func serveDashboard(projects []dashboard.Project, addr string, allowRemote bool)
 // startApplyDashboard serves the dashboard of the project at root, named
 // name in its set.cue, beside its apply (apply --dashboard), saying where
 // on w; a dashboard that cannot start is a warning, not a reason to stop
-// the run. It returns the function that stops it.
+// the run. It returns the function that stops it once the run is over:
+// the open pages say the run ended, and so does w's last line, with
+// where the dashboard was and the command that reopens it.
 func startApplyDashboard(root, name, addr string, w io.Writer) func() {
 	d, err := serveDashboard([]dashboard.Project{dashboardProject(root, name)}, addr, false)
 	if err != nil {
@@ -232,5 +247,28 @@ func startApplyDashboard(root, name, addr string, w io.Writer) func() {
 		return func() {}
 	}
 	fmt.Fprintf(w, "Dashboard on %s\n", d.url)
-	return d.stop
+	reopen := reopenDashboard(root)
+	return func() {
+		d.stop("The run ended; this dashboard stopped with its `setctl apply`. `" + reopen + "` reopens it, with every run the journal keeps.")
+		fmt.Fprintf(w, "The dashboard on %s stopped with the run; `%s` reopens it.\n", d.url, reopen)
+	}
+}
+
+// reopenDashboard is the command that opens the dashboard of the project
+// at root again from the working directory: setctl dashboard, with -C
+// when the working directory is not in the project.
+func reopenDashboard(root string) string {
+	wd, err := os.Getwd()
+	if err == nil {
+		if found, err := load.FindRoot(wd); err == nil && found == root {
+			return "setctl dashboard"
+		}
+	}
+	dir := root
+	if err == nil {
+		if rel, err := filepath.Rel(wd, root); err == nil {
+			dir = rel
+		}
+	}
+	return "setctl -C " + shellquote.Word(dir) + " dashboard"
 }

@@ -403,10 +403,7 @@ func addStatuses(g *graph.Graph, p *plan.Plan, root string) (map[string]state.St
 	}
 	out := map[string]state.Status{}
 	for i, c := range g.Changes {
-		s := state.Pending
-		if sc := st.Changes[c.Name]; sc != nil && sc.Work == p.Work(c.Name) && sc.Status != state.Merged && sc.Status != state.Archived {
-			s = sc.Status
-		}
+		s := statusInRun(st, p, c.Name)
 		g.Changes[i].Status = string(s)
 		out[c.Name] = s
 	}

@@ -120,23 +120,36 @@ func Rows(in Input) []Row {
 // a repository, or without the main branch, nothing is implemented
 // anywhere.
 func Of(ctx context.Context, root string, cfg *config.Project, p *plan.Plan, statuses map[string]state.Status) ([]Row, error) {
-	in := Input{Plan: p, Statuses: statuses}
+	in, err := Read(ctx, root, cfg, p)
+	if err != nil {
+		return nil, err
+	}
+	in.Statuses = statuses
+	return Rows(in), nil
+}
+
+// Read is the Input of Of without statuses: what main says of p's
+// requirements. It depends only on p and main's commit, so a caller that
+// shows the rows again and again (the dashboard) reads it once per
+// commit and gives each showing the run's statuses.
+func Read(ctx context.Context, root string, cfg *config.Project, p *plan.Plan) (Input, error) {
+	in := Input{Plan: p}
 	if !git.InRepository(ctx, root) || !git.BranchExists(ctx, root, cfg.MainBranch) {
-		return Rows(in), nil
+		return in, nil
 	}
 	main := "refs/heads/" + cfg.MainBranch
 	var err error
 	if in.Landed, err = merge.LandedOn(ctx, root, main); err != nil {
-		return nil, err
+		return Input{}, err
 	}
 	ids := make([]string, len(p.Requirements))
 	for i, r := range p.Requirements {
 		ids[i] = r.ID
 	}
 	if in.Tests, err = gate.TestsNaming(ctx, root, main, cfg, ids); err != nil {
-		return nil, err
+		return Input{}, err
 	}
-	return Rows(in), nil
+	return in, nil
 }
 
 // Text writes the rows as a table under a heading that counts them by
@@ -200,6 +213,14 @@ func counts(rows []Row) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Detail is where r stands in words, as Text shows it beside its
+// status.
+func (r Row) Detail() string { return detail(r) }
+
+// UncoveredNote is the note Text ends with when some rows are
+// uncovered; "" when none is.
+func UncoveredNote(rows []Row) string { return uncoveredNote(rows) }
 
 // detail is where r stands in words: for an implemented requirement the
 // change and commit that implemented it and the tests that name it, for

@@ -1,8 +1,10 @@
 // Package dashboard serves the live web view of one or more projects' runs
 // (setctl dashboard, setctl apply --dashboard): the run overview, the
 // execution graph, a change's detail with its logs, the activity timeline,
-// the sentinel's actions and the token and cost charts, over plain
-// net/http with the page's assets embedded in the binary.
+// the sentinel's actions, the token and cost charts, every run the
+// journal keeps (any of which every page can show) and where every
+// requirement stands, over plain net/http with the page's assets
+// embedded in the binary.
 //
 // Invariants:
 //   - Every view is read from the project's journal (.set/events.jsonl)
@@ -11,6 +13,11 @@
 //     state of its own. A page learns of new events over Server-Sent
 //     Events fed by journal.Follow, and reads the projection again.
 //   - The dashboard only reads: nothing it serves writes to a project.
+//   - The requirements page is the one view not read from the journal:
+//     it is main and the spec as they are now, as the Project's
+//     RequirementsFunc reads them (the dashboard loads no CUE).
+//   - Once Stop was called every stream ends with a "stopped" event, so
+//     an open page knows the server is gone on purpose.
 //   - A file it serves is a log below the project's .set/logs.
 //   - Served on a non-loopback address (only when the caller allows it,
 //     see CheckAddr), every request must carry the access token.
@@ -62,6 +69,9 @@ type Project struct {
 	// when there is none, and the graph page then draws the changes and
 	// their dependencies as the journal gives them.
 	Graph func(p *plan.Plan) (*graph.Graph, error)
+	// Requirements says where every requirement stands (the requirements
+	// page); nil when there is none, and the page says so.
+	Requirements RequirementsFunc
 }
 
 // Options configure a Server.
@@ -84,6 +94,7 @@ type Server struct {
 	opts     Options
 	projects []served
 	mux      *http.ServeMux
+	stop     stopping
 }
 
 // served is a Project the Server serves, with its run directory's layout.
@@ -108,7 +119,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{opts: opts, mux: http.NewServeMux(), stop: stopping{done: make(chan struct{})}}
 	for i, p := range opts.Projects {
 		root, err := filepath.Abs(p.Root)
 		if err != nil {
@@ -134,6 +145,8 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/p/{project}/log", s.withProject(s.serveLog))
 	s.mux.HandleFunc("GET /api/p/{project}/log/stream", s.withProject(s.serveLogStream))
 	s.mux.HandleFunc("GET /api/p/{project}/stream", s.withProject(s.serveStream))
+	s.mux.HandleFunc("GET /api/p/{project}/runs", s.withProject(s.serveRuns))
+	s.mux.HandleFunc("GET /api/p/{project}/requirements", s.withProject(s.serveRequirements))
 	return s, nil
 }
 

@@ -52,7 +52,10 @@ func (s *sse) send(name string, v any) error {
 // serveStream streams p's run: an "overview" (Overview) at once, then,
 // for every event journaled, the "journal" event (the journal line) and,
 // once a burst of them is applied, a fresh "overview"; and an "overview"
-// every RefreshInterval. It runs until the client goes.
+// every RefreshInterval. It runs until the client goes, or until Stop:
+// then its last event is "stopped" (Stopped). It follows the journal's
+// latest run only: an earlier one (?run=) has ended, and the page reads
+// it once.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, p *served) {
 	st, err := state.Read(p.layout.Dir())
 	if err != nil {
@@ -89,6 +92,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, p *served) 
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.stop.done:
+			out.send("stopped", s.stopped())
 			return
 		case err := <-followErr:
 			if !errors.Is(err, context.Canceled) {
@@ -128,7 +134,7 @@ const LogPollInterval = 250 * time.Millisecond
 // serveLogStream streams the log ?path= as it grows: a "log" event
 // (LogChunk) with what it holds from ?offset= (its last 64 KiB by
 // default), then one for each time it grows. A log that does not exist
-// yet is waited for. It runs until the client goes.
+// yet is waited for. It runs until the client goes, or until Stop.
 func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, p *served) {
 	file, rel, err := p.logFile(r.URL.Query().Get("path"))
 	if err != nil {
@@ -160,6 +166,8 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, p *serve
 		}
 		select {
 		case <-r.Context().Done():
+			return
+		case <-s.stop.done:
 			return
 		case <-tick.C:
 		}

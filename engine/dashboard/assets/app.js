@@ -12,6 +12,10 @@ const svgNS = "http://www.w3.org/2000/svg";
 const app = {
   projects: [],
   project: null,
+  // run is the run shown: "" for the journal's latest, live; an earlier
+  // one's ID (runs.js). stopped is why the server stopped, once it did.
+  run: "",
+  stopped: "",
   overview: null,
   stream: null,
   logStream: null,
@@ -23,6 +27,7 @@ const app = {
 
 function url(path, params) {
   const q = new URLSearchParams(params || {});
+  if (app.run && path.startsWith("/api/p/")) q.set("run", app.run);
   if (token) q.set("token", token);
   const s = q.toString();
   return s ? path + "?" + s : path;
@@ -200,14 +205,20 @@ function tokensOf(t) {
 
 // ---- the shell: projects, navigation, the live stream ----
 
+// route is what the location names: #/p/PROJECT[/run/RUN]/PAGE[/ARG].
 function route() {
-  const m = location.hash.match(/^#\/p\/([^/]+)\/([a-z]+)(?:\/(.+))?$/);
-  if (!m) return { project: app.projects.length ? app.projects[0].id : "0", page: "overview" };
-  return { project: m[1], page: m[2], arg: m[3] ? decodeURIComponent(m[3]) : "" };
+  const m = location.hash.match(/^#\/p\/([^/]+)(?:\/run\/([^/]+))?\/([a-z]+)(?:\/(.+))?$/);
+  if (!m) return { project: app.projects.length ? app.projects[0].id : "0", run: "", page: "overview" };
+  return { project: m[1], run: m[2] ? decodeURIComponent(m[2]) : "", page: m[3], arg: m[4] ? decodeURIComponent(m[4]) : "" };
+}
+
+// hrefOf is the location of page (with arg) of the run shown.
+function hrefOf(page, arg) {
+  return `#/p/${app.project}` + (app.run ? "/run/" + encodeURIComponent(app.run) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
 }
 
 function go(page, arg) {
-  location.hash = `#/p/${app.project}/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
+  location.hash = hrefOf(page, arg);
 }
 
 function setLive(on, text) {
@@ -237,6 +248,7 @@ function connect() {
     app.refreshTimer = setTimeout(() => app.refresh && app.refresh(), 150);
   });
   s.addEventListener("problem", (m) => setLive(false, "journal: " + JSON.parse(m.data)));
+  s.addEventListener("stopped", streamStopped);
 }
 
 function showRunLine() {
@@ -269,7 +281,7 @@ async function start() {
   const sel = document.getElementById("project");
   sel.innerHTML = app.projects.map((p) => `<option value="${esc(p.id)}">${esc(p.name)}</option>`).join("");
   sel.hidden = app.projects.length < 2;
-  sel.addEventListener("change", () => { app.project = sel.value; go("overview"); });
+  sel.addEventListener("change", () => { location.hash = `#/p/${sel.value}/overview`; });
   for (const a of document.querySelectorAll("#nav a")) {
     a.addEventListener("click", () => go(a.dataset.page));
   }
@@ -277,14 +289,19 @@ async function start() {
   show();
 }
 
+// morePages are the pages other files add (runs.js, requirements.js), by
+// the name the location gives them.
+const morePages = {};
+
 // show shows the page the location names.
 function show() {
   const r = route();
-  if (r.project !== app.project) {
+  if (r.project !== app.project || r.run !== app.run) {
     app.project = r.project;
+    app.run = r.run;
     app.overview = null;
     document.getElementById("project").value = r.project;
-    connect();
+    showRun();
   }
   if (app.logStream) { app.logStream.close(); app.logStream = null; }
   for (const a of document.querySelectorAll("#nav a")) a.classList.toggle("current", a.dataset.page === r.page);
@@ -294,7 +311,7 @@ function show() {
   app.render = null;
   app.refresh = null;
   const pages = { overview: overviewPage, graph: graphPage, change: changePage, timeline: timelinePage, tokens: tokensPage, sentinel: sentinelPage };
-  (pages[r.page] || overviewPage)(page, r.arg);
+  (pages[r.page] || morePages[r.page] || overviewPage)(page, r.arg);
 }
 
 // fetched makes a page that shows data from path: drawn once it comes,
@@ -509,6 +526,8 @@ function changePage(page, name) {
     logPath = path;
     if (app.logStream) app.logStream.close();
     logBox.textContent = "";
+    // An earlier run has ended: its log is read once (runs.js).
+    if (app.run) { readLog(logBox, path); return; }
     const s = new EventSource(url(`/api/p/${app.project}/log/stream`, { path }));
     app.logStream = s;
     s.addEventListener("log", (m) => {
@@ -686,7 +705,7 @@ function sentinelPage(page) {
       const [rule, action, step] = [d.rule, d.action, d.step];
       delete d.rule; delete d.action; delete d.step;
       const rest = Object.keys(d).length ? `<pre>${esc(JSON.stringify(d, null, 2))}</pre>` : "";
-      h += `<tr><td>${fmtTime(e.time)}</td><td>${e.change ? `<a data-change="${esc(e.change)}" href="#/p/${esc(app.project)}/change/${encodeURIComponent(e.change)}">${esc(e.change)}</a>` : "-"}</td>
+      h += `<tr><td>${fmtTime(e.time)}</td><td>${e.change ? `<a data-change="${esc(e.change)}" href="${esc(hrefOf("change", e.change))}">${esc(e.change)}</a>` : "-"}</td>
         <td>${esc(fmtValue(rule))}</td><td>${esc(fmtValue(action))}</td><td>${esc(fmtValue(step))}</td><td>${rest}</td></tr>`;
     }
     page.innerHTML = h + "</tbody></table>";
@@ -698,4 +717,6 @@ function fmtValue(v) {
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
-start();
+// The pages' other files (loaded after this one, deferred) add theirs
+// before the page starts.
+document.addEventListener("DOMContentLoaded", start);

@@ -1,0 +1,244 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/set-engine/set/engine/coverage"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/state"
+)
+
+// shoutPlan is the plan of the fixture's second run: one change, shout.
+const shoutPlan = `{"version": 1, "project": "demo", "strategy": "static", "fingerprint": {},
+	"changes": [{"name": "shout", "type": "feature", "size": "S", "requirements": ["REQ-SHOUT-01"], "dependsOn": []}],
+	"requirements": []}`
+
+// secondRun ends the fixture's run-1 journal writer and journals the
+// start of run-2, an apply of shoutPlan whose exec agent reports no
+// tokens: shout is implementing.
+func (f *fixture) secondRun() {
+	f.t.Helper()
+	if err := f.w.Close(); err != nil {
+		f.t.Fatal(err)
+	}
+	w, err := journal.Open(f.layout.Dir(), "run-2", journal.WithClock(f.tick))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { w.Close() })
+	f.w = w
+	f.add("", journal.PlanCreatedData{Strategy: "static", Changes: []string{"shout"}, Requirements: 1, Plan: json.RawMessage(shoutPlan)})
+	f.add("", journal.RunStartedData{PID: os.Getpid(), Changes: []string{"shout"}, MaxParallel: 2, MainBranch: "main"})
+	f.to("shout", state.Pending, state.Dispatched)
+	f.add("shout", journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration", Iteration: 1, Adapter: "exec", Log: ".set/logs/shout/agent-1.log"})
+	f.to("shout", state.Dispatched, state.Implementing)
+}
+
+// TestBrowserRuns: with two runs in one project the Runs page lists both,
+// the latest first, and says the second run's exec agent reported no
+// tokens; clicking the first shows it on every page (its overview, its
+// timeline: run-1's changes, not run-2's), read once, not live, under a
+// banner that leads back to the latest; the run is in the location, so
+// a link to it works.
+func TestBrowserRuns(t *testing.T) {
+	f := newFixture(t)
+	f.start()
+	f.toMerged()
+	f.finish()
+	f.secondRun()
+	f.lock()
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{Root: f.root, Name: "demo"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := listen(t, s)
+	b := newBrowser(t)
+
+	b.do("the Runs page",
+		chromedp.Navigate(base),
+		chromedp.WaitVisible(`#changes tr[data-change="shout"]`),
+		chromedp.Click(`#nav a[data-page="runs"]`),
+		chromedp.WaitVisible(`#runs tr[data-run="run-1"]`),
+	)
+	ids := b.eval(`[...document.querySelectorAll("#runs tr[data-run]")].map((r) => r.dataset.run).join(" ")`)
+	if ids != "run-2 run-1" {
+		t.Errorf("the Runs page lists %q, want the latest first: run-2 run-1", ids)
+	}
+	if r1, r2 := b.text(`#runs tr[data-run="run-1"]`), b.text(`#runs tr[data-run="run-2"]`); !strings.Contains(r1, "success") || !strings.Contains(r1, "2 of 2") || !strings.Contains(r1, "$0.470") ||
+		!strings.Contains(r2, "running") || !strings.Contains(r2, "0 of 1") || !strings.Contains(r2, "not reported") {
+		t.Errorf("the Runs page's rows:\nrun-1: %q\nrun-2: %q", r1, r2)
+	}
+	b.shot("runs.png")
+
+	b.do("run-1's overview",
+		chromedp.Click(`#runs tr[data-run="run-1"]`),
+		chromedp.WaitVisible(`#changes tr[data-change="farewell"] td.status[data-status="archived"]`),
+		chromedp.WaitVisible(`#banner[data-kind="earlier"]`),
+	)
+	if b.eval(`String(!!document.querySelector('#changes tr[data-change="shout"]'))`) != "false" {
+		t.Error("run-1's overview shows run-2's change shout")
+	}
+	if banner := b.text("#banner"); !strings.Contains(banner, "run-1") || !strings.Contains(banner, "finished") || !strings.Contains(banner, "back to the latest run") {
+		t.Errorf("the banner over run-1: %q", banner)
+	}
+	if live := b.text("#live"); strings.Contains(live, "live ·") || strings.Contains(live, "reconnecting") {
+		t.Errorf("run-1 is shown as live: %q", live)
+	}
+	if hash := b.eval(`location.hash`); hash != "#/p/0/run/run-1/overview" {
+		t.Errorf("run-1's overview is at %q", hash)
+	}
+	b.shot("run-1-overview.png")
+
+	b.do("run-1's timeline",
+		chromedp.Click(`#nav a[data-page="timeline"]`),
+		chromedp.WaitVisible(`svg#timeline rect.span[data-change="farewell"]`),
+	)
+	if n := b.eval(`String(document.querySelectorAll('svg#timeline rect.span[data-change="shout"]').length)`); n != "0" {
+		t.Errorf("run-1's timeline draws %s spans of run-2's shout", n)
+	}
+	if hash := b.eval(`location.hash`); hash != "#/p/0/run/run-1/timeline" {
+		t.Errorf("run-1's timeline is at %q", hash)
+	}
+	b.shot("run-1-timeline.png")
+
+	// A link to run-1's greet, opened afresh, shows run-1's greet.
+	b.do("a link to run-1's greet",
+		chromedp.Navigate(base+"#/p/0/run/run-1/change/greet"),
+		chromedp.Reload(),
+		chromedp.WaitVisible(`#change-title[data-change="greet"] .status[data-status="archived"]`),
+		chromedp.WaitVisible(`#banner[data-kind="earlier"]`),
+	)
+
+	b.waitFor(`document.querySelector("#agent-log").textContent.includes("fixing the greeting")`)
+	if streams := b.eval(`String(app.stream) + " " + String(app.logStream)`); streams != "null null" {
+		t.Errorf("an earlier run's page has streams open: %s", streams)
+	}
+
+	b.do("back to the latest run", chromedp.Click(`#back-to-latest`))
+	b.waitFor(`document.querySelector("#banner").hidden`)
+	b.waitFor(`location.hash === "#/p/0/change/greet"`)
+	b.do("the latest run's overview, live",
+		chromedp.Click(`#nav a[data-page="overview"]`),
+		chromedp.WaitVisible(`#changes tr[data-change="shout"] td.status[data-status="implementing"]`),
+	)
+	b.waitFor(`document.querySelector("#live").textContent.startsWith("live")`)
+
+	// A link to run-2, the latest, shows it live.
+	b.do("a link to the latest run", chromedp.Navigate(base+"#/p/0/run/run-2/timeline"), chromedp.Reload())
+	b.waitFor(`location.hash === "#/p/0/timeline"`)
+	b.do("the latest run's timeline", chromedp.WaitVisible(`svg#timeline rect.span[data-change="shout"]`))
+	b.waitFor(`document.querySelector("#live").textContent.startsWith("live") && document.querySelector("#banner").hidden`)
+}
+
+// TestBrowserStopped: when the server stops (apply --dashboard's run
+// ended), the open page gets the stream's last event: it keeps what it
+// shows, says the run ended and how to reopen the dashboard, and does not
+// try to reconnect (no "reconnecting…", no console error).
+func TestBrowserStopped(t *testing.T) {
+	f := newFixture(t)
+	release := f.lock()
+	f.start()
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{Root: f.root, Name: "demo"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	b := newBrowser(t)
+	b.do("the live run",
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(`#changes tr[data-change="greet"] td.status[data-status="implementing"]`),
+	)
+	b.waitFor(`document.querySelector("#live").textContent.startsWith("live")`)
+
+	f.toMerged()
+	f.finish()
+	release()
+	b.do("the run finished", chromedp.WaitVisible(`#run-state[data-state="finished"]`))
+	const reason = "The run ended; this dashboard stopped with its `setctl apply`. `setctl dashboard` reopens it, with every run the journal keeps."
+	// As setctl stops it: Stop, then a graceful shutdown, which the
+	// streams let finish at once.
+	s.Stop(reason)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := ts.Config.Shutdown(ctx); err != nil {
+		t.Errorf("the shutdown after Stop: %v", err)
+	}
+	b.do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
+	if banner := b.text("#banner"); banner != reason {
+		t.Errorf("the banner says %q, want %q", banner, reason)
+	}
+	// It keeps what it showed, and stays quiet.
+	time.Sleep(2 * RefreshInterval)
+	if live := b.text("#live"); live != "stopped" {
+		t.Errorf("the live mark says %q, want stopped", live)
+	}
+	if row := b.text(`#changes tr[data-change="farewell"]`); !strings.Contains(row, "archived") {
+		t.Errorf("the page no longer shows the run: farewell's row %q", row)
+	}
+	if page := b.text("#page"); strings.Contains(page, "Failed to fetch") {
+		t.Errorf("the page shows %q", page)
+	}
+	b.shot("stopped.png")
+}
+
+// TestBrowserRequirements: the requirements page follows the run: a
+// requirement is new while its change is at work, and implemented, with
+// its change, commit and test, once the journal says the change reached
+// main; the page is not reloaded for it.
+func TestBrowserRequirements(t *testing.T) {
+	f := newFixture(t)
+	f.lock()
+	f.start()
+	// A stand-in for setctl's: REQ-GREET-01 is implemented once greet is
+	// archived; REQ-BYE-01 stays new, planned in farewell.
+	rows := func(st *state.State) ([]coverage.Row, error) {
+		greet := coverage.Row{ID: "REQ-GREET-01", Title: "Greet by name", Status: spec.New, Capability: "greet", Change: "greet", Why: "greet is " + string(st.Changes["greet"].Status)}
+		if st.Changes["greet"].Status == state.Archived {
+			greet = coverage.Row{ID: "REQ-GREET-01", Title: "Greet by name", Status: spec.Implemented, Capability: "greet", Change: "greet", Commit: "abcdef0123456789", Tests: []string{"greet_test.go:5"}}
+		}
+		return []coverage.Row{greet, {ID: "REQ-BYE-01", Title: "Say goodbye", Status: spec.New, Capability: "bye", Change: "farewell", Why: "planned in farewell"}}, nil
+	}
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{Root: f.root, Name: "demo", Requirements: rows}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := listen(t, s)
+	b := newBrowser(t)
+	b.do("the requirements during the run",
+		chromedp.Navigate(base+"#/p/0/requirements"),
+		chromedp.WaitVisible(`#requirements tr[data-req="REQ-GREET-01"][data-status="new"]`),
+	)
+	if row := b.text(`#requirements tr[data-req="REQ-GREET-01"]`); !strings.Contains(row, "greet is implementing") {
+		t.Errorf("REQ-GREET-01's row: %q", row)
+	}
+	b.eval(`window.testMarker = "still the same page"`)
+	b.shot("requirements-new.png")
+
+	f.toMerged()
+	f.add("greet", journal.ArchivedData{Commit: "abcdef0123456789", Capabilities: []string{"greet"}, ArchiveDir: "openspec/changes/archive/2026-03-04-greet"})
+	f.to("greet", state.Merged, state.Archived)
+	b.do("REQ-GREET-01 implemented", chromedp.WaitVisible(`#requirements tr[data-req="REQ-GREET-01"][data-status="implemented"]`))
+	if marker := b.eval(`window.testMarker`); marker != "still the same page" {
+		t.Fatalf("the page was reloaded (marker %q)", marker)
+	}
+	row := b.text(`#requirements tr[data-req="REQ-GREET-01"]`)
+	for _, want := range []string{"greet", "abcdef012345", "greet_test.go:5", "by greet in abcdef012345; tested in greet_test.go:5"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("REQ-GREET-01's row %q lacks %q", row, want)
+		}
+	}
+	if counts := b.text("#requirement-counts"); counts != "Requirements: 1 implemented, 1 new" {
+		t.Errorf("the counts say %q", counts)
+	}
+	b.shot("requirements.png")
+}
