@@ -65,12 +65,15 @@ func runExplain(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	name, note := fs.Arg(0), ""
-	if *runID == "" && len(v.own(name)) == 0 {
-		if r, ok := lastRunOf(v, name); ok {
+	if len(v.own(name)) == 0 {
+		switch r, ok := lastRunOf(v, name); {
+		case ok && *runID == "":
 			note = fmt.Sprintf("%s was last worked on in run %s, not in the latest run %s; --run picks another run", name, r.ID, v.run.ID)
 			if err := v.show(r); err != nil {
 				return e.errorf(c.name, "%v", err)
 			}
+		case ok:
+			note = fmt.Sprintf("run %s did not work on %s; it was last worked on in run %s (--run %[3]s)", v.run.ID, name, r.ID)
 		}
 	}
 	ch, err := v.change(name)
@@ -174,6 +177,9 @@ func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events
 	// take their place here like every event of the change: each is
 	// described by describeEvent.
 	main := v.mainBranch()
+	if len(events) == 0 {
+		fmt.Fprintf(w, "  (no event of %s in run %s)\n", ch.Name, cmp.Or(r.Run.ID, "-"))
+	}
 	reused := reusedLogs(events)
 	for i, e := range events {
 		if e.Type == journal.GateStarted && verdictFollows(events[i+1:], e) {
