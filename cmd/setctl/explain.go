@@ -38,7 +38,8 @@ The run is the latest, or run ID with --run (setctl runs lists them):
 the counts (iterations, gate runs, retries, tokens) and the timeline are
 that run's own events of the change, and where it stands is where that
 run left it. When the latest run did not work on the change, explain
-tells the story of the latest run that did, and says so.
+tells the story of the latest run that did, and says so; an earlier
+run's story says when a later run worked on the change again.
 
 Examples:
   setctl explain greet
@@ -64,17 +65,10 @@ func runExplain(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	name, note := fs.Arg(0), ""
-	if len(v.own(name)) == 0 {
-		switch r, ok := lastRunOf(v, name); {
-		case ok && *runID == "":
-			note = fmt.Sprintf("%s was last worked on in run %s, not in the latest run %s; --run picks another run", name, r.ID, v.run.ID)
-			if err := v.show(r); err != nil {
-				return e.errorf(c.name, "%v", err)
-			}
-		case ok:
-			note = fmt.Sprintf("run %s did not work on %s; it was last worked on in run %s (--run %[3]s)", v.run.ID, name, r.ID)
-		}
+	name := fs.Arg(0)
+	note, err := pickRun(v, name, *runID != "")
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
 	}
 	ch, err := v.change(name)
 	if err != nil {
@@ -96,6 +90,28 @@ func runExplain(e *env, args []string) int {
 // logTailLines is how many of the last lines of a failing gate's log
 // explain shows.
 const logTailLines = 10
+
+// pickRun settles the run v shows for the story of change: the run
+// --run asked for (asked), else the latest run that worked on it (has
+// events of it), or the latest run when none did. note is the line that
+// says why the story is not the latest run's, or that the change's
+// story goes on in a later run; "" when there is nothing to say.
+func pickRun(v *runView, change string, asked bool) (note string, err error) {
+	last, ok := lastRunOf(v, change)
+	switch {
+	case !ok:
+		return "", nil
+	case len(v.own(change)) > 0:
+		if last.First > v.run.First {
+			return fmt.Sprintf("%s was worked on again in a later run, last in run %s (--run %[2]s)", change, last.ID), nil
+		}
+		return "", nil
+	case asked:
+		return fmt.Sprintf("run %s did not work on %s; it was last worked on in run %s (--run %[3]s)", v.run.ID, change, last.ID), nil
+	}
+	note = fmt.Sprintf("%s was last worked on in run %s, not in the latest run %s; --run picks another run", change, last.ID, v.run.ID)
+	return note, v.show(last)
+}
 
 // lastRunOf is the latest run of v's journal with events of change.
 func lastRunOf(v *runView, change string) (history.Run, bool) {
