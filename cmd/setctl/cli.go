@@ -93,7 +93,7 @@ func (c command) usageExit() int {
 func commands() []command {
 	return []command{
 		initCommand(), vetCommand(), planCommand(), applyCommand(), statusCommand(), eventsCommand(),
-		explainCommand(), logsCommand(), pauseCommand(), resumeCommand(), dashboardCommand(), archiveCommand(),
+		explainCommand(), logsCommand(), runsCommand(), pauseCommand(), resumeCommand(), dashboardCommand(), archiveCommand(),
 		doctorCommand(), versionCommand(),
 	}
 }

@@ -18,19 +18,22 @@ func eventsCommand() command {
 	return command{
 		name:    "events",
 		summary: "print the run's journal, or follow it live",
-		usage: `Usage: setctl events [--change CHANGE] [--type TYPE] [--since DURATION] [--follow] [--json]
+		usage: `Usage: setctl events [--run ID] [--change CHANGE] [--type TYPE] [--since DURATION] [--follow] [--json]
 
 Events prints the project's journal (.set/events.jsonl), every event of
 every run in order, one line each: its time, its change, and what setctl
-apply says about it. --change, --type and --since keep only the events of
-one change, of some types (RUN_STARTED, STATE_CHANGE, VERIFY_GATE, … in
-any case; several as a list: --type verify_gate,retry_scheduled), or of
-the last DURATION (90s, 10m, 2h).
+apply says about it. --run ID keeps only the events of run ID (setctl
+runs lists the runs), from its RUN_STARTED to its last event; --change,
+--type and --since only the events of one change, of some types
+(RUN_STARTED, STATE_CHANGE, VERIFY_GATE, … in any case; several as a
+list: --type verify_gate,retry_scheduled), or of the last DURATION (90s,
+10m, 2h).
 
 --follow prints the events as the run journals them, and ends when the
 run ends: when it journals RUN_FINISHED, or when its setctl apply is gone
 (the project's lock is free). Without a running apply it prints the
-journal and ends.
+journal and ends. With --run, it follows only the latest run: an earlier
+run is over, and is refused.
 
 With --json, each event is printed as its line of the journal, one JSON
 object per line: "seq", "time", "type", "run", "change" and the event's
@@ -41,6 +44,7 @@ Examples:
   setctl events --change greet
   setctl events --type verify_gate --since 10m
   setctl events --follow
+  setctl events --run 20261127T075754Z --type merged
   setctl events --json | jq -r 'select(.type == "MERGED") | .change'
 `,
 		run: runEvents,
@@ -49,6 +53,8 @@ Examples:
 
 // eventFilter keeps the events that events prints.
 type eventFilter struct {
+	// run keeps the events of one run; "" keeps every run's.
+	run    string
 	change string
 	types  []journal.Type
 	// after keeps events at or after it; zero keeps all.
@@ -56,7 +62,8 @@ type eventFilter struct {
 }
 
 func (f eventFilter) keep(e journal.Event) bool {
-	return (f.change == "" || e.Change == f.change) &&
+	return (f.run == "" || e.Run == f.run) &&
+		(f.change == "" || e.Change == f.change) &&
 		(len(f.types) == 0 || slices.Contains(f.types, e.Type)) &&
 		!e.Time.Before(f.after)
 }
@@ -70,6 +77,7 @@ func runEvents(e *env, args []string) int {
 	since := fs.Duration("since", 0, "print only the events of the last `DURATION`")
 	follow := fs.Bool("follow", false, "print events as they are journaled, until the run ends")
 	asJSON := fs.Bool("json", false, "print each event as its JSON line of the journal")
+	runID := fs.String("run", "", "print only the events of run `ID` (default: every run's)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
@@ -84,9 +92,15 @@ func runEvents(e *env, args []string) int {
 	if *since > 0 {
 		f.after = time.Now().Add(-*since)
 	}
-	v, err := readRun(e)
+	v, err := readRun(e, *runID)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
+	}
+	if *runID != "" {
+		f.run = v.run.ID
+	}
+	if *follow && !v.latest {
+		return e.errorf(c.name, "run %s is over: --follow follows the latest run, %s", v.run.ID, v.runs[len(v.runs)-1].ID)
 	}
 	if !v.journaled && !(*follow && v.live.Held) {
 		return e.errorf(c.name, "%v", errNoRun)
@@ -100,11 +114,7 @@ func runEvents(e *env, args []string) int {
 	if !*follow || !v.live.Held {
 		// Without --follow, or with no apply running, the journal is all
 		// there is.
-		events, err := v.events("")
-		if err != nil {
-			return e.errorf(c.name, "%v", err)
-		}
-		for _, ev := range events {
+		for _, ev := range v.journal {
 			if f.keep(ev) {
 				p.print(ev)
 			}
@@ -215,7 +225,7 @@ func followRun(v *runView, fromSeq int64, fn func(journal.Event) (stop bool)) er
 	}
 	// The apply is gone: what it journaled before it went is all there
 	// will be.
-	events, err := v.events("")
+	events, err := v.reread()
 	if err != nil {
 		return err
 	}

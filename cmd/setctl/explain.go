@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/state"
@@ -21,10 +22,10 @@ func explainCommand() command {
 		name:    "explain",
 		summary: "tell why a change is where it is, from its journal",
 		arg:     "change",
-		usage: `Usage: setctl explain CHANGE
+		usage: `Usage: setctl explain CHANGE [--run ID]
 
-Explain tells the story of one change of the project's run, from its
-journal: what it is (its requirements, its dependencies), then a timeline
+Explain tells the story of one change in one run of the project, from
+its journal: what it is (its requirements, its dependencies), then a timeline
 of every event of the change with its time, where each gate's failure
 comes with the last lines of its output and the path of its full log,
 each agent iteration with its prompt and log, and every retry context
@@ -33,8 +34,16 @@ what runs for it, what it waits for and why (a dependency, the
 baseline's gate judging main, a free slot, the merge queue, a setctl
 apply to continue), or why it failed and which budget it spent.
 
+The run is the latest, or run ID with --run (setctl runs lists them):
+the counts (iterations, gate runs, retries, tokens) and the timeline are
+that run's own events of the change, and where it stands is where that
+run left it. When the latest run did not work on the change, explain
+tells the story of the latest run that did, and says so; an earlier
+run's story says when a later run worked on the change again.
+
 Examples:
   setctl explain greet
+  setctl explain greet --run 20261127T075754Z
   setctl explain greet | less
   setctl -C examples/linkshort explain create-links
 `,
@@ -45,18 +54,33 @@ Examples:
 func runExplain(e *env, args []string) int {
 	c := explainCommand()
 	fs := c.flagSet(e)
+	runID := fs.String("run", "", "tell the change's story in run `ID` (default: the latest run that worked on it)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
 	if fs.NArg() == 0 {
 		return c.usageError(e, "which change? setctl explain CHANGE")
 	}
-	v, ch, events, err := readChange(e, fs.Arg(0))
+	v, err := readRun(e, *runID)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	name := fs.Arg(0)
+	note, err := pickRun(v, name, *runID != "")
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	ch, err := v.change(name)
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	now := time.Now()
+	rc, err := ownChange(v, ch.Name, now)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
 	var b bytes.Buffer
-	explain(&b, v, ch, events, time.Now())
+	explain(&b, v, ch, rc, v.own(ch.Name), note, now)
 	if _, err := e.stdout.Write(b.Bytes()); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
@@ -67,16 +91,85 @@ func runExplain(e *env, args []string) int {
 // explain shows.
 const logTailLines = 10
 
-// explain writes the story of change ch of the run v, whose events are
-// events, at now.
-func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, now time.Time) {
-	r := v.report(now)
-	var rc report.Change
-	for _, c := range r.Changes {
-		if c.Name == ch.Name {
-			rc = c
+// pickRun settles the run v shows for the story of change: the run
+// --run asked for (asked), else the latest run that worked on it (has
+// events of it), or the latest run when none did. note is the line that
+// says why the story is not the latest run's, or that the change's
+// story goes on in a later run; "" when there is nothing to say.
+func pickRun(v *runView, change string, asked bool) (note string, err error) {
+	last, ok := lastRunOf(v, change)
+	switch {
+	case !ok:
+		return "", nil
+	case len(v.own(change)) > 0:
+		if last.First > v.run.First {
+			return fmt.Sprintf("%s was worked on again in a later run, last in run %s (--run %[2]s)", change, last.ID), nil
+		}
+		return "", nil
+	case asked:
+		return fmt.Sprintf("run %s did not work on %s; it was last worked on in run %s (--run %[3]s)", v.run.ID, change, last.ID), nil
+	}
+	note = fmt.Sprintf("%s was last worked on in run %s, not in the latest run %s; --run picks another run", change, last.ID, v.run.ID)
+	return note, v.show(last)
+}
+
+// lastRunOf is the latest run of v's journal with events of change.
+func lastRunOf(v *runView, change string) (history.Run, bool) {
+	for i := len(v.runs) - 1; i >= 0; i-- {
+		if len(ofChange(v.runs[i].Own(v.journal), change)) > 0 {
+			return v.runs[i], true
 		}
 	}
+	return history.Run{}, false
+}
+
+// ownChange is change name as the run v shows left it, at now, with the
+// counts of the run's own work on it: its iterations, gate runs, retries,
+// tokens and cost less what they were at the run's start. (A change
+// goes on from an earlier run under the same work; a later plan that
+// starts it again sets its counts to 0 but for its iteration numbers,
+// which go on across runs.)
+func ownChange(v *runView, name string, now time.Time) (report.Change, error) {
+	st := state.New()
+	for _, e := range v.journal[:v.run.First] {
+		if err := state.Apply(st, e); err != nil {
+			return report.Change{}, err
+		}
+	}
+	var before report.Change
+	prev := st.Changes[name]
+	if prev != nil {
+		before = report.ChangeOf(st, prev, report.Liveness{}, now)
+	}
+	for _, e := range v.own("") {
+		if err := state.Apply(st, e); err != nil {
+			return report.Change{}, err
+		}
+	}
+	c := st.Changes[name]
+	if c == nil {
+		return report.Change{}, fmt.Errorf("no change %q in run %s", name, v.run.ID)
+	}
+	rc := report.ChangeOf(st, c, v.live, now)
+	rc.Iteration -= before.Iteration
+	if c == prev {
+		g, b := &rc.Gates, before.Gates
+		g.Runs, g.Passed, g.Failed, g.Warned, g.Skipped = g.Runs-b.Runs, g.Passed-b.Passed, g.Failed-b.Failed, g.Warned-b.Warned, g.Skipped-b.Skipped
+		rc.Retries.Verify.Used -= before.Retries.Verify.Used
+		rc.Retries.Integration.Used -= before.Retries.Integration.Used
+		rc.Retries.Conflicts.Used -= before.Retries.Conflicts.Used
+		rc.Tokens.Used -= before.Tokens.Used
+		rc.CostUSD -= before.CostUSD
+	}
+	return rc, nil
+}
+
+// explain writes the story of change ch in the run v shows at now: rc
+// is the change as the run left it, with the counts of the run's own
+// work (ownChange), events the run's own events of the change, and note
+// a line that says why the run is not the one asked for ("" when it is).
+func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events []journal.Event, note string, now time.Time) {
+	r := v.report(now)
 	fmt.Fprintf(w, "%s: %s\n", ch.Name, ch.Status)
 	reqs, deps := "none", "nothing"
 	if len(ch.Requirements) > 0 {
@@ -91,12 +184,18 @@ func explain(w io.Writer, v *runView, ch *state.Change, events []journal.Event, 
 		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count), conflictsPart(rc.Retries.Conflicts),
 		report.Used(rc.Tokens, english.Tokens), report.Cost(rc.CostUSD))
 	fmt.Fprintf(w, "  run %s: %s\n", cmp.Or(r.Run.ID, "-"), runLine(r.Run, now))
+	if note != "" {
+		fmt.Fprintf(w, "  %s\n", note)
+	}
 
 	fmt.Fprintln(w, "\nTimeline:")
 	// Sentinel actions (SENTINEL_ACTION, once the sentinel journals them)
 	// take their place here like every event of the change: each is
 	// described by describeEvent.
 	main := v.mainBranch()
+	if len(events) == 0 {
+		fmt.Fprintf(w, "  (no event of %s in run %s)\n", ch.Name, cmp.Or(r.Run.ID, "-"))
+	}
 	reused := reusedLogs(events)
 	for i, e := range events {
 		if e.Type == journal.GateStarted && verdictFollows(events[i+1:], e) {

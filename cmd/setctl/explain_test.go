@@ -5,8 +5,12 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // TestReusedLogs: in a journal written before gate numbers went on
@@ -34,5 +38,58 @@ func TestReusedLogs(t *testing.T) {
 	got := slices.Sorted(maps.Keys(reusedLogs(events)))
 	if want := []int{1}; !slices.Equal(got, want) {
 		t.Errorf("reusedLogs = %v, want %v", got, want)
+	}
+}
+
+// TestOwnChange: explain counts a run's own work on a change. greet goes
+// on from run-1 into run-2 under the same work, so the projection at
+// run-2's end counts both runs; run-2's story counts one iteration, one
+// gate run, no retry and its own tokens.
+func TestOwnChange(t *testing.T) {
+	var events []journal.Event
+	add := func(run, change string, p journal.Payload) {
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, journal.Event{Seq: int64(len(events) + 1), Run: run, Type: p.EventType(), Change: change, Data: data})
+	}
+	add("run-1", "", journal.RunStartedData{})
+	add("run-1", "", journal.PlanCreatedData{Changes: []string{"greet"}})
+	add("run-1", "greet", journal.AgentIterationData{Iteration: 1, Result: "done"})
+	add("run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "fail", Attempt: 1})
+	add("run-1", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 1, Budget: 3})
+	add("run-1", "greet", journal.LLMCallData{Role: "implement", Tokens: usage.Tokens{Input: 100}})
+	add("run-1", "", journal.RunFinishedData{Result: "failed"})
+	add("run-2", "", journal.RunStartedData{})
+	add("run-2", "", journal.PlanCreatedData{Changes: []string{"greet"}})
+	add("run-2", "greet", journal.AgentIterationData{Iteration: 2, Result: "done"})
+	add("run-2", "greet", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: 2})
+	add("run-2", "greet", journal.LLMCallData{Role: "implement", Tokens: usage.Tokens{Input: 50}})
+	add("run-2", "", journal.RunFinishedData{Result: "success"})
+
+	v := &runView{layout: rundir.New(t.TempDir()), journal: events, runs: history.Runs(events)}
+	for _, c := range []struct {
+		run                        int
+		iterations, gates, retries int
+		tokens                     int64
+	}{
+		{0, 1, 1, 1, 100},
+		{1, 1, 1, 0, 50},
+	} {
+		if err := v.show(v.runs[c.run]); err != nil {
+			t.Fatal(err)
+		}
+		rc, err := ownChange(v, "greet", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rc.Iteration != c.iterations || rc.Gates.Runs != c.gates || rc.Retries.Verify.Used != int64(c.retries) || rc.Tokens.Used != c.tokens {
+			t.Errorf("%s: %d iterations, %d gate runs, %d verify retries, %d tokens; want %d, %d, %d, %d", v.run.ID,
+				rc.Iteration, rc.Gates.Runs, rc.Retries.Verify.Used, rc.Tokens.Used, c.iterations, c.gates, c.retries, c.tokens)
+		}
+	}
+	if c := v.st.Changes["greet"]; c.Iteration != 2 || c.Gates.Runs() != 2 {
+		t.Fatalf("greet did not go on from run-1 into run-2: %+v", c)
 	}
 }

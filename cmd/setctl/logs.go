@@ -17,7 +17,7 @@ func logsCommand() command {
 		name:    "logs",
 		summary: "print the output of a change's agent or gate",
 		arg:     "change",
-		usage: `Usage: setctl logs CHANGE [--gate GATE | --agent] [--iteration N] [--follow]
+		usage: `Usage: setctl logs CHANGE [--run ID] [--gate GATE | --agent] [--iteration N] [--follow]
 
 Logs prints the log of one of a change's agent iterations or gate runs
 (under .set/logs/CHANGE/) to stdout, as it is, and says which log on
@@ -30,7 +30,10 @@ stderr. Which one:
                 N: 1 for the first run, 2 after the first retry
 
 Iterations and attempts are numbered across every setctl apply of the
-project, so N names one log even after a new apply retried the change.
+project, so N names one log even after a new apply retried the change:
+logs looks among the logs of every run. --run ID looks only among the
+logs that run ID's events name (setctl runs lists the runs), with the
+change as that run left it.
 
 --follow prints the log as it grows, and ends when the agent iteration or
 the gate ends, or the run does (its RUN_FINISHED, or its setctl apply
@@ -42,6 +45,7 @@ Examples:
   setctl logs greet --gate test
   setctl logs greet --gate integration/test --iteration 2
   setctl logs greet --agent --iteration 1 | tail -20
+  setctl logs greet --run 20261127T075754Z --gate test
 `,
 		run: runLogs,
 	}
@@ -54,6 +58,7 @@ func runLogs(e *env, args []string) int {
 	agentLog := fs.Bool("agent", false, "the log of the change's agent")
 	iteration := fs.Int("iteration", 0, "the agent's iteration `N`, or the gate's attempt N (default: the latest)")
 	follow := fs.Bool("follow", false, "print the log as it grows, until its agent iteration or gate ends")
+	runID := fs.String("run", "", "only the logs of run `ID` (default: every run's)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
@@ -67,9 +72,17 @@ func runLogs(e *env, args []string) int {
 	case fs.Changed("iteration") && *iteration < 1:
 		return c.usageError(e, "--iteration counts from 1, not %d", *iteration)
 	}
-	v, ch, events, err := readChange(e, fs.Arg(0))
+	v, err := readRun(e, *runID)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
+	}
+	ch, err := v.change(fs.Arg(0))
+	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	events := ofChange(v.journal, ch.Name)
+	if *runID != "" {
+		events = v.own(ch.Name)
 	}
 	logs, err := state.Logs(events)
 	if err != nil {

@@ -90,7 +90,7 @@ func runControl(e *env, c command, action string, args []string) int {
 	case !*all && len(rest) != 1:
 		return c.usageError(e, "give one change, or --all")
 	}
-	v, err := readRun(e)
+	v, err := readRun(e, "")
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}

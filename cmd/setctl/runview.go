@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/report"
@@ -16,37 +17,84 @@ import (
 )
 
 // runView is what the views of a run (status, events, explain, logs) read:
-// the project's run directory, the projection of its journal, and whether
-// a setctl apply holds the project's lock. They never load set.cue: a run
-// is watched with the configuration it started with, whatever set.cue
-// holds now.
+// the project's run directory, its journal, the run of it they show (the
+// latest, or the one --run names), the projection of the journal through
+// that run's end, and whether a setctl apply holds the project's lock.
+// They never load set.cue: a run is watched with the configuration it
+// started with, whatever set.cue holds now.
+//
+// Invariant: only the latest run can be running, so live is the lock's
+// word for the latest run and zero for an earlier one, which is seen as
+// it ended (finished, or not running).
 type runView struct {
 	layout rundir.Layout
 	st     *state.State
 	live   report.Liveness
 	// journaled: the project has a journal (.set/events.jsonl).
 	journaled bool
+	// journal is the whole journal as read, runs its runs (history.Runs)
+	// and run the one the view shows; zero when the journal has none.
+	journal []journal.Event
+	runs    []history.Run
+	run     history.Run
+	// latest: run is the journal's latest run, or the journal has none.
+	latest bool
 }
 
-// readRun reads the run of the project e's directory is in (load.FindRoot,
-// as vet and apply find it).
-func readRun(e *env) (*runView, error) {
+// readRun reads the run id of the project e's directory is in
+// (load.FindRoot, as vet and apply find it): the latest when id is "".
+// An id the journal has no run of is history.Find's error.
+func readRun(e *env, id string) (*runView, error) {
 	root, err := load.FindRoot(e.dir)
 	if err != nil {
 		return nil, err
 	}
 	v := &runView{layout: rundir.New(root)}
-	if _, err := os.Stat(v.layout.Events()); err == nil {
+	v.journal, err = journal.ReadFile(v.layout.Events())
+	switch {
+	case err == nil:
 		v.journaled = true
-	}
-	if v.st, err = state.Read(v.layout.Dir()); err != nil {
+	case !errors.Is(err, os.ErrNotExist):
 		return nil, err
 	}
-	return v, v.refreshLiveness()
+	v.runs = history.Runs(v.journal)
+	r, err := history.Find(v.runs, id)
+	switch {
+	case errors.Is(err, history.ErrNoRun) && id == "":
+		v.latest = true
+		if v.st, err = state.Rebuild(nil); err != nil {
+			return nil, err
+		}
+		return v, v.refreshLiveness()
+	case errors.Is(err, history.ErrNoRun):
+		return nil, errNoRun
+	case err != nil:
+		return nil, err
+	}
+	return v, v.show(r)
 }
 
-// refreshLiveness asks the lock again whether an apply runs.
+// show makes r, a run of v's journal, the run v shows: its projection
+// through its end, and the lock's word only if it is the latest.
+func (v *runView) show(r history.Run) error {
+	st, err := state.Rebuild(r.Through(v.journal))
+	if err != nil {
+		return fmt.Errorf("%s: %w", v.layout.Events(), err)
+	}
+	v.st, v.run, v.latest = st, r, r.Last == len(v.journal)-1
+	if !v.latest {
+		v.live = report.Liveness{}
+		return nil
+	}
+	return v.refreshLiveness()
+}
+
+// refreshLiveness asks the lock again whether an apply runs; an earlier
+// run than the latest is never running.
 func (v *runView) refreshLiveness() error {
+	if !v.latest {
+		return nil
+	}
 	held, pid, err := state.LockHolder(v.layout.Dir())
 	v.live = report.Liveness{Held: held, PID: pid}
 	return err
@@ -87,37 +135,32 @@ func (v *runView) mainBranch() string {
 	return "main"
 }
 
-// events are the journal's events of change ("" for every event).
-func (v *runView) events(change string) ([]journal.Event, error) {
-	all, err := journal.ReadFile(v.layout.Events())
-	if err != nil || change == "" {
-		return all, err
+// own are the run's own events of change ("" for all of them).
+func (v *runView) own(change string) []journal.Event {
+	if len(v.runs) == 0 {
+		return nil
+	}
+	return ofChange(v.run.Own(v.journal), change)
+}
+
+// ofChange are the events of change among events ("" keeps them all).
+func ofChange(events []journal.Event, change string) []journal.Event {
+	if change == "" {
+		return events
 	}
 	var out []journal.Event
-	for _, e := range all {
+	for _, e := range events {
 		if e.Change == change {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return out
 }
 
-// readChange reads the run (readRun) and the change a command names, with
-// the change's events in journal order.
-func readChange(e *env, name string) (*runView, *state.Change, []journal.Event, error) {
-	v, err := readRun(e)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ch, err := v.change(name)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	events, err := v.events(ch.Name)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return v, ch, events, nil
+// reread reads the journal again, all of it: what a follow of the
+// running apply has to catch up on once the apply is gone.
+func (v *runView) reread() ([]journal.Event, error) {
+	return journal.ReadFile(v.layout.Events())
 }
 
 // runLine says where the run stands, for a person at now: "running (PID

@@ -20,7 +20,7 @@ func statusCommand() command {
 	return command{
 		name:    "status",
 		summary: "show where every change of the run stands",
-		usage: `Usage: setctl status [--json] [--watch [--interval DURATION]]
+		usage: `Usage: setctl status [--run ID] [--json] [--watch [--interval DURATION]]
 
 Status shows the project's run as its journal (.set/events.jsonl) says: a
 header with the run's state, then one row per change of its plan:
@@ -65,14 +65,21 @@ commit), "roles" (model calls and tokens by role) and "coverage"
 (requirement → change → commit). Times run to now while the run goes,
 to its last event once it is over (but ageMs, which is AGE).
 
+--run ID shows an earlier run of the project (setctl runs lists them) as
+it ended: finished, or not running when it was stopped and never
+resumed; its changes are those of its plan. Without --run, status shows
+the latest run.
+
 --watch shows the run again every --interval until it is no longer
-running (with --json, one document per line), or until Ctrl-C.
+running (with --json, one document per line), or until Ctrl-C. It
+watches the latest run only.
 
 Examples:
   setctl status
   setctl status --watch
   setctl status --json | jq -r '.changes[] | .name + " " + .status'
   setctl status --json | jq '.run.state'
+  setctl status --run 20261127T075754Z
   setctl -C examples/linkshort status
 `,
 		run: runStatus,
@@ -85,6 +92,7 @@ func runStatus(e *env, args []string) int {
 	asJSON := fs.Bool("json", false, "write the run as one JSON document (format above)")
 	watch := fs.Bool("watch", false, "show the run again every --interval while it runs")
 	interval := fs.Duration("interval", 2*time.Second, "how often --watch shows the run")
+	runID := fs.String("run", "", "show run `ID` (default: the latest)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
@@ -94,9 +102,12 @@ func runStatus(e *env, args []string) int {
 	if *interval <= 0 {
 		return c.usageError(e, "--interval must be positive, not %s", *interval)
 	}
-	v, err := readRun(e)
+	v, err := readRun(e, *runID)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
+	}
+	if *watch && !v.latest {
+		return e.errorf(c.name, "run %s is over: --watch watches the latest run, %s", v.run.ID, v.runs[len(v.runs)-1].ID)
 	}
 	show := func(r report.Report, now time.Time) error {
 		if *asJSON {

@@ -257,6 +257,22 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	return r.finish(result, runErr, resumed, opts.Now().Sub(start))
 }
 
+// runIDLayout is the layout of a run's ID: the UTC second it started in.
+const runIDLayout = "20060102T150405Z"
+
+// newRunID is the ID of a new run that starts at now after the run last
+// (the journal's latest run, "" for none): the second it starts in, or
+// the second after last's when that is not later. No two runs of a
+// journal share an ID, which is how engine/history tells them apart,
+// even when a run starts within the second the one before it started.
+func newRunID(now time.Time, last string) string {
+	t := now.UTC().Truncate(time.Second)
+	if prev, err := time.Parse(runIDLayout, last); err == nil && !t.After(prev) {
+		t = prev.Add(time.Second)
+	}
+	return t.Format(runIDLayout)
+}
+
 // notRepositoryError is the error for a project root outside any git
 // repository.
 func notRepositoryError(root, mainBranch string) error {
@@ -277,7 +293,7 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sen
 	}
 	runID := st.Run
 	if !resumed || runID == "" {
-		runID = opts.Now().UTC().Format("20060102T150405Z")
+		runID = newRunID(opts.Now(), st.Run)
 	}
 	env := os.Environ()
 	red := redact.New(env, opts.Project.SecretNames())

@@ -280,6 +280,19 @@ func Build(s *state.State, live Liveness, now time.Time) Report {
 	return r
 }
 
+// ChangeOf is change c of s as Build reports it, whose lock says live,
+// at now; also a change the latest plan of s does not name (Build leaves
+// it out), as setctl explain tells the story of a change of an earlier
+// plan.
+func ChangeOf(s *state.State, c *state.Change, live Liveness, now time.Time) Change {
+	runState := run(s, live).State
+	end := now
+	if runState != Running {
+		end = s.Updated
+	}
+	return change(s, c, runState, end, now)
+}
+
 // Names are the changes of the latest plan of s, in plan order; every
 // known change when no plan names any.
 func Names(s *state.State) []string {
