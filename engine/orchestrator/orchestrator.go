@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -340,7 +341,8 @@ func (r *run) execute(ctx context.Context) (string, error) {
 }
 
 // finish records the end of the run (RUN_FINISHED, then the state's last
-// snapshot and the run report, .set/report.md) and returns its summary
+// snapshot and the run report, .set/runs/<id>/report.md and its copy
+// .set/report.md) and returns its summary
 // with runErr, or with the error that kept the end from being recorded.
 func (r *run) finish(result string, runErr error, resumed bool, took time.Duration) (*Summary, error) {
 	sum := &Summary{Result: result, Statuses: map[string]state.Status{}, Resumed: resumed, Duration: took}
@@ -384,16 +386,39 @@ func (r *run) finish(result string, runErr error, resumed bool, took time.Durati
 func (r *run) writeReport() error { return writeReport(r.layout, r.rec.state()) }
 
 // writeReport writes the run report of st, a finished run's state, to
-// layout's report.md, atomically.
+// the run's folder and to layout's report.md (the latest's), atomically.
 func writeReport(layout rundir.Layout, st *state.State) error {
 	var b bytes.Buffer
 	if err := report.Markdown(&b, report.Build(st, report.Liveness{}, st.Updated)); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(layout.Report(), b.Bytes(), 0o644); err != nil {
+	if err := writeRunFile(layout.RunReport(st.Run), layout.Report(), b.Bytes()); err != nil {
 		return fmt.Errorf("run report: %w", err)
 	}
 	return nil
+}
+
+// writeRunPlan writes p, the plan the run executes, to the run's own
+// folder and to .set/plan.json, the latest run's.
+func (r *run) writeRunPlan(p *plan.Plan) error {
+	data, err := plan.Encode(p)
+	if err != nil {
+		return err
+	}
+	return writeRunFile(r.layout.RunPlan(r.rec.runID()), r.layout.Plan(), data)
+}
+
+// writeRunFile writes data, atomically, to own, a file of the run's own
+// folder that no later run replaces (rundir.Layout.Run), and then to
+// latest, its copy for the latest run.
+func writeRunFile(own, latest string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(own, data, 0o644); err != nil {
+		return err
+	}
+	return atomicfile.Write(latest, data, 0o644)
 }
 
 // continues reports whether the plan continues the journal's last run:
@@ -486,7 +511,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		if err != nil {
 			return err
 		}
-		if err := plan.Write(r.layout.Plan(), p); err != nil {
+		if err := r.writeRunPlan(p); err != nil {
 			return err
 		}
 		if err := r.rec.emit("", journal.PlanCreatedData{
