@@ -46,6 +46,31 @@ func Remove(setDir string, drop func(Event) bool) (Removed, error) {
 	return remove(setDir, drop, nil)
 }
 
+// Count is what Remove(setDir, drop) would remove, removing nothing.
+func Count(setDir string, drop func(Event) bool) (Removed, error) {
+	var removed Removed
+	path := filepath.Join(setDir, EventsFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return removed, nil
+	}
+	if err != nil {
+		return removed, fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	_, err = scan(f, path, func(raw []byte, e Event) error {
+		if drop(e) {
+			removed.Events++
+			removed.Bytes += int64(len(raw))
+		}
+		return nil
+	})
+	if err != nil {
+		return Removed{}, fmt.Errorf("journal: %w", err)
+	}
+	return removed, nil
+}
+
 // remove is Remove, calling beforeRename (if set) once the new
 // events.jsonl is written and synced, before it is renamed over the old
 // one: the crash tests kill the process there.

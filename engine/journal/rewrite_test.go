@@ -50,11 +50,15 @@ func ofRun(run string) func(Event) bool { return func(e Event) bool { return e.R
 func TestRemove(t *testing.T) {
 	dir := t.TempDir()
 	all := threeRuns(t, dir)
+	counted, err := Count(dir, ofRun("run-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	removed, err := Remove(dir, ofRun("run-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int64(len(strings.Join(all[:4], ""))); removed.Events != 4 || removed.Bytes != want {
+	if want := int64(len(strings.Join(all[:4], ""))); removed.Events != 4 || removed.Bytes != want || counted != removed {
 		t.Errorf("removed %+v, want 4 events of %d bytes", removed, want)
 	}
 	got := lines(t, filepath.Join(dir, EventsFile))
