@@ -54,6 +54,7 @@ import (
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/proc"
+	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/rundir"
@@ -81,6 +82,9 @@ type Options struct {
 	OnEvent func(journal.Event)
 	// Now is the clock (archive dates, durations); nil means time.Now.
 	Now func() time.Time
+	// OnPrune, if set, is told which runs a new run removed before it
+	// started, beyond the project's history.keep (none removed: no call).
+	OnPrune func(prune.Result)
 	// AcceptBaseline accepts the failures that blocking gates have on
 	// main before the first dispatch, instead of stopping the run: the
 	// run then fails a change only on failures main does not have (see
@@ -275,6 +279,23 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sen
 	}
 	if resumed, err = continues(ctx, opts, st); err != nil {
 		return nil, false, nil, err
+	}
+	if keep := opts.Project.History.Keep; !resumed && keep > 0 {
+		// The retention: a new run starts with the newest keep runs
+		// kept, and the journal of no other. Nothing is journaled about
+		// the runs removed: they are no part of the runs kept.
+		res, err := prune.Prune(layout, prune.Options{Keep: keep})
+		if err != nil {
+			return nil, false, nil, fmt.Errorf("removing the runs beyond history.keep (%d): %w", keep, err)
+		}
+		if len(res.Runs) > 0 {
+			if st, err = state.Read(layout.Dir()); err != nil {
+				return nil, false, nil, fmt.Errorf("rebuilding the state of the runs kept: %w", err)
+			}
+			if opts.OnPrune != nil {
+				opts.OnPrune(res)
+			}
+		}
 	}
 	runID := st.Run
 	if !resumed || runID == "" {

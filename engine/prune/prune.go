@@ -18,10 +18,10 @@
 //     numbers). Only the numbers that name a change's logs may start
 //     lower after a removal; they name no file a kept run's event names.
 //   - A file is removed only when an event of a removed run (or the
-//     removed run's folder) holds it, no kept event and no cached
-//     baseline verdict names it, and it is a regular file under
-//     .set/logs, .set/changes or .set/runs: never a worktree, never a
-//     file outside .set.
+//     removed run's folder) holds it, no kept event names it, and it is
+//     a regular file under .set/logs, .set/changes or .set/runs: never a
+//     worktree, never a file outside .set. The baseline cache forgets
+//     the verdicts whose logs went (baseline.ForgetLogs).
 //   - The caller holds the run lock (state.AcquireLock), so no apply
 //     writes the journal meanwhile.
 package prune
@@ -39,6 +39,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
@@ -197,6 +198,15 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 			removeEmptyParents(layout, f.Path)
 		}
 	}
+	gone := map[string]bool{}
+	for _, r := range res.Runs {
+		for _, f := range r.Files {
+			gone[f.Path] = true
+		}
+	}
+	if err := baseline.ForgetLogs(layout.BaselineCache(), func(log string) bool { return gone[log] }); err != nil {
+		return res, err
+	}
 	removed, err := journal.Remove(layout.Dir(), drop)
 	if err != nil {
 		return res, err
@@ -273,14 +283,11 @@ func sameStand(a, b *state.Change) bool {
 
 // filesOf are, by run, the files removing the chosen runs removes: those
 // their events name and their folders hold, less what the kept events
-// and the baseline cache name, each with the first run that names it.
+// name, each with the first run that names it.
 func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, chosen map[string]bool, kept []journal.Event) (map[string][]File, error) {
 	keep := map[string]bool{}
 	for _, e := range kept {
 		pathsIn(e.Data, keep)
-	}
-	if cache, err := os.ReadFile(layout.BaselineCache()); err == nil {
-		pathsIn(cache, keep)
 	}
 	out := map[string][]File{}
 	seen := map[string]bool{}
@@ -362,7 +369,7 @@ func removeEmptyParents(layout rundir.Layout, rel string) {
 
 // pathsIn adds to paths every string of the JSON data that is a path in
 // the run directory (".set/…"): the logs, prompts and folders an event's
-// payload, or the baseline cache, names, whatever its field.
+// payload names, whatever its field.
 func pathsIn(data []byte, paths map[string]bool) {
 	var v any
 	if json.Unmarshal(data, &v) != nil {

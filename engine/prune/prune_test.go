@@ -219,14 +219,14 @@ func TestPruneKeepsACarriedRun(t *testing.T) {
 
 // TestPruneKeepsNamedFiles: a file an event of a kept run names (a
 // baseline verdict from the cache names the log of the run that judged
-// main) stays, as does what the baseline cache names, and nothing
-// outside .set/logs, .set/changes and .set/runs goes.
+// main) stays, and nothing outside .set/logs, .set/changes and .set/runs
+// goes; the baseline cache forgets the verdicts whose logs went.
 func TestPruneKeepsNamedFiles(t *testing.T) {
 	p := newProject(t)
 	log := ".set/runs/run-1/baseline/test.log"
 	p.write(log, "ok")
 	p.write(".set/runs/run-1/baseline/vet.log", "ok")
-	p.write(".set/baseline.json", `{"entries":[{"log":".set/runs/run-1/baseline/vet.log"}]}`)
+	p.write(".set/baseline.json", `{"version":1,"verdicts":[{"tree":"t","gate":"vet","log":".set/runs/run-1/baseline/vet.log"},{"tree":"t","gate":"test","log":"`+log+`"}]}`)
 	p.write("go.mod", "module x")
 	p.run("run-1", "", journal.RunStartedData{}, "", journal.BaselineGateData{Gate: "test", Log: log},
 		"", journal.BaselineGateData{Gate: "odd", Log: ".set/../go.mod"}, "", journal.BaselineGateData{Gate: "wt", Log: ".set/worktrees/a/x.go"})
@@ -236,12 +236,16 @@ func TestPruneKeepsNamedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 1 || len(res.Runs[0].Files) != 1 || res.Runs[0].Files[0].Path != ".set/runs/run-1/report.md" {
+	if len(res.Runs) != 1 || len(res.Runs[0].Files) != 2 || res.Runs[0].Files[0].Path != ".set/runs/run-1/baseline/vet.log" ||
+		res.Runs[0].Files[1].Path != ".set/runs/run-1/report.md" {
 		t.Errorf("removed %+v", res.Runs)
 	}
-	for _, rel := range []string{log, ".set/runs/run-1/baseline/vet.log", "go.mod", ".set/worktrees/a/x.go"} {
+	for _, rel := range []string{log, "go.mod", ".set/worktrees/a/x.go"} {
 		if !p.exists(rel) {
 			t.Errorf("%s is gone", rel)
 		}
+	}
+	if cache, _ := os.ReadFile(filepath.Join(p.layout.Dir(), "baseline.json")); strings.Contains(string(cache), "vet.log") || !strings.Contains(string(cache), log) {
+		t.Errorf("the baseline cache after the prune:\n%s", cache)
 	}
 }
