@@ -88,7 +88,7 @@ func runPrune(e *env, args []string) int {
 	lock, err := state.AcquireLock(layout.Dir())
 	if err != nil {
 		if le := (*state.LockedError)(nil); errors.As(err, &le) {
-			return e.errorf(c.name, "%v: prune waits until it ends", err)
+			return e.errorf(c.name, "%v; run setctl prune once it has ended", err)
 		}
 		return e.errorf(c.name, "%v", err)
 	}
