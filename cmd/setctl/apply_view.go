@@ -10,6 +10,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/orchestrator"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
@@ -89,6 +90,9 @@ func (v *applyHuman) runStarts(opts *orchestrator.Options, layout rundir.Layout)
 		v.progress.seed(st)
 	}
 	opts.OnEvent = v.progress.event
+	opts.OnPrune = func(res prune.Result) {
+		v.progress.notice(v.e.stdout, prunedNotice(res, opts.Project.History.Keep))
+	}
 	v.sigs.sayWith(func(msg string) { v.progress.notice(v.e.stderr, "setctl "+v.name+": "+msg) })
 }
 
@@ -148,6 +152,7 @@ func (v *applyJSON) nothingToDo(_, head string, rows []coverage.Row) error {
 func (v *applyJSON) runStarts(opts *orchestrator.Options, layout rundir.Layout) {
 	v.ui.start(opts.Project.MainBranch, layout.Events())
 	opts.OnEvent = v.ui.event
+	opts.OnPrune = func(res prune.Result) { v.ui.pruned(res, opts.Project.History.Keep) }
 }
 
 func (v *applyJSON) runEnds() { v.ui.end() }

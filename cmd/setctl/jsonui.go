@@ -15,6 +15,7 @@ import (
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/orchestrator"
+	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -29,6 +30,7 @@ const (
 	uiDiagnostic = "diagnostic"
 	uiEvent      = "event"
 	uiSummary    = "summary"
+	uiPruned     = "pruned"
 )
 
 // uiLine is one line of the stream: the envelope every line has, then the
@@ -46,6 +48,9 @@ type uiLine struct {
 	Diagnostic *uiDiag        `json:"diagnostic,omitempty"`
 	Event      *journal.Event `json:"event,omitempty"`
 	Summary    *uiRunSummary  `json:"summary,omitempty"`
+	// Pruned is what a new run removed before it started, beyond the
+	// project's history.keep (setctl prune --json's document).
+	Pruned *prune.Result `json:"pruned,omitempty"`
 }
 
 // uiDiag is an error or warning that is not an event of a run: a bad
@@ -116,6 +121,12 @@ func newJSONUI(w io.Writer, now func() time.Time) *jsonUI {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return &jsonUI{enc: enc, now: now}
+}
+
+// pruned writes what a new run removed before it started (keep is
+// history.keep).
+func (u *jsonUI) pruned(res prune.Result, keep int) {
+	u.write(uiLine{Level: "info", Message: prunedNotice(res, keep), Timestamp: u.now(), Type: uiPruned, Pruned: &res})
 }
 
 // version writes the first line.

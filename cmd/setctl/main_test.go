@@ -146,6 +146,7 @@ var normalisers = []struct {
 	{regexp.MustCompile(`\b\d{8}T\d{6}Z\b`), `RUN`},
 	{regexp.MustCompile(`\barchive/\d{4}-\d\d-\d\d-`), `archive/DATE-`}, // archived change folders
 	{regexp.MustCompile(`\b(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)\b`), `DUR`},
+	{regexp.MustCompile(`\b\d+(\.\d)? (B|kB|MB|GB)\b`), `SIZE`},           // what setctl prune frees
 	{regexp.MustCompile(`\b(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\b`), `TIME`}, // clock times in text
 	{regexp.MustCompile(`\bgit version [0-9][^\s"]*( \([^)"]*\))?`), `git version VERSION`},
 	{regexp.MustCompile(`\bgo1\.\d+(\.\d+)?((rc|beta)\d+)?\b`), `GOVERSION`},
@@ -160,7 +161,8 @@ var normalisers = []struct {
 // measured milliseconds of JSON (0) and of text (PID 0); sha256 sums
 // (SUM); git hashes, full (SHA) and short, with their length (SHA12,
 // SHA10, and SHA7 for the one doctor shows); run IDs (RUN); the dates of archived change folders
-// (archive/DATE-); durations in messages (DUR); git's version (git
+// (archive/DATE-); durations in messages (DUR); sizes in bytes (SIZE:
+// what setctl prune frees); git's version (git
 // version VERSION) and Go's (GOVERSION); whether the script runs as root, which is why
 // claude runs with bypassed permissions (USER: the scripts' claude agents
 // set IS_SANDBOX=1); and the port of a test server's pages in its URLs

@@ -183,7 +183,7 @@ test("has a version", () => {
 	if prompt := p.read(".set/changes/greet/prompt-1.md"); !strings.Contains(prompt, "This project keeps its tests in test/version.js:") {
 		t.Errorf("the prompt does not say where the project keeps its tests:\n%s", prompt)
 	}
-	if log := p.read(".set/logs/_baseline/install.log"); !strings.Contains(log, "no lockfile by design (.npmrc: package-lock=false)") {
+	if log := p.read(p.baselineLog("install")); !strings.Contains(log, "no lockfile by design (.npmrc: package-lock=false)") {
 		t.Errorf("install does not say why it installs without a lockfile:\n%s", log)
 	}
 }

@@ -77,7 +77,7 @@ def test_has_a_version() -> None:
 			t.Errorf("apply's output has no line matching %q:\n%s", want, out)
 		}
 	}
-	if log := p.read(".set/logs/_baseline/lint.log"); !strings.Contains(log, "[set] skip: nothing to lint: no ruff or flake8 configuration, nor a pre-commit hook running them") {
+	if log := p.read(p.baselineLog("lint")); !strings.Contains(log, "[set] skip: nothing to lint: no ruff or flake8 configuration, nor a pre-commit hook running them") {
 		t.Errorf("the lint gate did not say why it was skipped:\n%s", log)
 	}
 	p.fixedOnMain("greeter/greet.py", `f"Hello, {name}!"`, "FAILED tests/test_greet.py::test_greets_by_name")

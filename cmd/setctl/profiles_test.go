@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/set-engine/set/engine/rundir"
+	"github.com/set-engine/set/engine/state"
 	"github.com/set-engine/set/internal/gittest"
 )
 
@@ -94,6 +96,18 @@ func (p *sampleProject) setenv(key, value string) {
 func (p *sampleProject) write(name, content string) {
 	p.t.Helper()
 	writeFiles(p.t, p.dir, map[string]string{name: content})
+}
+
+// baselineLog is the name of the log of gate in the baseline of the
+// project's latest run (rundir.Layout.BaselineLog).
+func (p *sampleProject) baselineLog(gate string) string {
+	p.t.Helper()
+	st, err := state.Read(rundir.New(p.dir).Dir())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	_, rel := rundir.New(p.dir).BaselineLog(st.Run, gate)
+	return rel
 }
 
 func (p *sampleProject) read(name string) string {

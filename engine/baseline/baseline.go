@@ -12,8 +12,10 @@
 //     gate's definition (argv, env, runner, failures pattern, container
 //     base): a tree already judged by the same gate is never judged again.
 //     A timed-out run is not a verdict on the tree and is not cached.
-//   - Each gate's full output is in its Layout.BaselineLog from its last
-//     run, a folder no change can have.
+//   - Each gate's full output is in its Layout.BaselineLog of the run
+//     that judged main's tree (Input.Run), in that run's own folder: a
+//     later run never writes over it, and a verdict taken from the cache
+//     names it.
 //   - A gate that fails on main in a container (not on the host runner)
 //     runs again on the host, in the same checkout, and its verdict says
 //     how that went (Verdict.OnHost): a gate that passes there fails for
@@ -198,7 +200,10 @@ func (v Verdict) Event() journal.BaselineGateData {
 // Input is what Judge needs.
 type Input struct {
 	// Layout is the run directory of the project at Layout.Root().
-	Layout     rundir.Layout
+	Layout rundir.Layout
+	// Run is the ID of the run judging main: its gates log into its
+	// folder (Layout.BaselineLog).
+	Run        string
 	MainBranch string
 	Project    *config.Project
 	Checks     []Check
@@ -265,7 +270,7 @@ func Judge(ctx context.Context, in Input) (verdicts []Verdict, err error) {
 		v, ok := cache.lookup(tree, c.Step.Gate, def)
 		if !ok {
 			if in.Start != nil {
-				_, logRel := in.Layout.BaselineLog(c.Step.Gate)
+				_, logRel := in.Layout.BaselineLog(in.Run, c.Step.Gate)
 				if err := in.Start(journal.BaselineGateStartedData{
 					Gate: c.Step.Gate, Tree: tree, Command: g.Run, Runner: cmp.Or(c.Step.Runner, config.RunnerHost), Log: logRel,
 				}); err != nil {
@@ -368,8 +373,8 @@ func run(ctx context.Context, in Input, c Check, wt, commit string, red []string
 // runGate runs step on main's checkout wt at commit, as the baseline runs
 // its gates (no condition, attempt 1, red the gates found red before it),
 // logging where logAt says.
-func runGate(ctx context.Context, in Input, step graph.GateStep, wt, commit string, red []string, logAt func(gate string) (path, rel string)) gate.Result {
-	logPath, logRel := logAt(step.Gate)
+func runGate(ctx context.Context, in Input, step graph.GateStep, wt, commit string, red []string, logAt func(run, gate string) (path, rel string)) gate.Result {
+	logPath, logRel := logAt(in.Run, step.Gate)
 	return gate.Run(ctx, gate.Input{
 		Project: in.Project, Step: step, Stage: Stage, Attempt: 1,
 		Worktree: wt, Base: commit, LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact,

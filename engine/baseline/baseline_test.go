@@ -107,7 +107,7 @@ func TestCache(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "baseline.json")
 	c := loadCache(path) // no file: empty
 	t0 := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	v := Verdict{Gate: "fmt", Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go"}, Tail: "a.go", Log: ".set/logs/_baseline/fmt.log", Duration: 1500 * time.Millisecond}
+	v := Verdict{Gate: "fmt", Result: "fail", ExitCode: 1, Reason: "exit code 1", Failures: []string{"a.go"}, Tail: "a.go", Log: ".set/runs/R1/baseline/fmt.log", Duration: 1500 * time.Millisecond}
 	c.put("tree1", "def1", v, t0)
 	if err := c.save(path); err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func judgeInput(t *testing.T, root string, gates map[string]config.Gate, blockin
 	}
 	slices.SortFunc(checks, func(a, b Check) int { return strings.Compare(a.Step.Gate, b.Step.Gate) })
 	return Input{
-		Layout: rundir.New(root), MainBranch: "main", Project: cfg, Checks: checks,
+		Layout: rundir.New(root), Run: "R1", MainBranch: "main", Project: cfg, Checks: checks,
 		Runners: map[string]runner.Runner{"host": host.New()},
 	}
 }
@@ -230,7 +230,7 @@ func TestJudge(t *testing.T) {
 	check := verdicts[0]
 	if check.Gate != "check" || !check.Red() || !check.Blocking || check.Cached || check.Tree != tree ||
 		!slices.Equal(check.Failures, []string{"a.txt"}) || check.Tail != "a.txt" || check.ExitCode != 1 ||
-		check.Log != ".set/logs/_baseline/check.log" || check.Command != "sh -c 'pwd >> "+runs+"; grep -l bad *.txt && exit 1; exit 0'" {
+		check.Log != ".set/runs/R1/baseline/check.log" || check.Command != "sh -c 'pwd >> "+runs+"; grep -l bad *.txt && exit 1; exit 0'" {
 		t.Errorf("check verdict %+v", check)
 	}
 	if ok := verdicts[1]; ok.Red() || ok.Blocking || ok.Result != "pass" {
@@ -238,7 +238,7 @@ func TestJudge(t *testing.T) {
 	}
 	// Each gate that runs is recorded as started before it runs.
 	if len(started) != 2 || started[0].Gate != "check" || started[0].Tree != tree || started[0].Runner != "host" ||
-		started[0].Log != ".set/logs/_baseline/check.log" || !slices.Equal(started[0].Command, gates["check"].Run) || started[1].Gate != "ok" {
+		started[0].Log != ".set/runs/R1/baseline/check.log" || !slices.Equal(started[0].Command, gates["check"].Run) || started[1].Gate != "ok" {
 		t.Errorf("started %+v", started)
 	}
 	data, err := os.ReadFile(runs)
@@ -251,7 +251,7 @@ func TestJudge(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, ".set", "baseline")); !os.IsNotExist(err) {
 		t.Errorf("the checkout is left: %v", err)
 	}
-	if log, _ := os.ReadFile(filepath.Join(root, ".set", "logs", "_baseline", "check.log")); string(log) != "a.txt\n" {
+	if log, _ := os.ReadFile(filepath.Join(root, ".set", "runs", "R1", "baseline", "check.log")); string(log) != "a.txt\n" {
 		t.Errorf("log %q", log)
 	}
 
@@ -416,17 +416,17 @@ func TestJudgeRunsAContainerFailureOnTheHost(t *testing.T) {
 	}
 	check, local, race := verdicts[0], verdicts[1], verdicts[2]
 	if !race.Red() || !race.BaseLacks() || race.OnHost != "pass" || race.Base != "rootfs ./rootfs" ||
-		race.HostLog != ".set/logs/_baseline/race.host.log" || race.Log != ".set/logs/_baseline/race.log" ||
+		race.HostLog != ".set/runs/R1/baseline/race.host.log" || race.Log != ".set/runs/R1/baseline/race.log" ||
 		!slices.Equal(race.Failures, []string{"-race requires cgo; enable cgo by setting CGO_ENABLED=1"}) {
 		t.Errorf("race verdict %+v", race)
 	}
 	if ev := race.Event(); ev.Base != race.Base || ev.OnHost != "pass" || ev.HostLog != race.HostLog {
 		t.Errorf("race event %+v", ev)
 	}
-	if log, _ := os.ReadFile(filepath.Join(root, ".set", "logs", "_baseline", "race.host.log")); string(log) != "ok\n" {
+	if log, _ := os.ReadFile(filepath.Join(root, ".set", "runs", "R1", "baseline", "race.host.log")); string(log) != "ok\n" {
 		t.Errorf("host log %q", log)
 	}
-	if !check.Red() || check.BaseLacks() || check.OnHost != "fail" || check.HostLog != ".set/logs/_baseline/check.host.log" {
+	if !check.Red() || check.BaseLacks() || check.OnHost != "fail" || check.HostLog != ".set/runs/R1/baseline/check.host.log" {
 		t.Errorf("check verdict %+v", check)
 	}
 	if !local.Red() || local.OnHost != "" || local.HostLog != "" || local.Base != "host" {

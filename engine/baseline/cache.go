@@ -145,3 +145,20 @@ func definition(cfg *config.Project, step graph.GateStep) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
+
+// ForgetLogs removes from the cache at path the verdicts whose log (or
+// host log) gone reports: setctl prune removes the logs of the runs it
+// removes, and a verdict the cache gave again would name a log that is
+// no more. The tree is judged again if main comes back to it. A missing
+// or unreadable cache is left alone.
+func ForgetLogs(path string, gone func(log string) bool) error {
+	c := loadCache(path)
+	n := len(c.Verdicts)
+	c.Verdicts = slices.DeleteFunc(c.Verdicts, func(e cacheEntry) bool {
+		return (e.Log != "" && gone(e.Log)) || (e.HostLog != "" && gone(e.HostLog))
+	})
+	if len(c.Verdicts) == n {
+		return nil
+	}
+	return c.save(path)
+}

@@ -44,6 +44,7 @@ type Project struct {
 	MergeQueue   MergeQueue           `json:"mergeQueue"`
 	Delivery     Delivery             `json:"delivery"`
 	Secrets      map[string]bool      `json:"secrets"`
+	History      History              `json:"history"`
 	Budgets      Budgets              `json:"budgets"`
 	Sentinel     Sentinel             `json:"sentinel"`
 	Planner      Planner              `json:"planner"`
@@ -54,6 +55,13 @@ type Project struct {
 	// Positions is where the fields later stages report errors on are
 	// declared; the decoder records them.
 	Positions Positions `json:"-"`
+}
+
+// History is how many runs the run directory keeps (schema #History).
+type History struct {
+	// Keep is the number of newest runs a new run keeps (the others are
+	// pruned before it starts); 0 keeps every run.
+	Keep int `json:"keep,omitempty"`
 }
 
 // MergeQueue is how verified changes reach main: its configuration

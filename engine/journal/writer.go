@@ -37,8 +37,10 @@ var errClosed = errors.New("journal: writer is closed")
 // concurrent use.
 //
 // Invariants, for the events.jsonl of one run directory:
-//   - Seq is 1 for the first event and grows by exactly one per event,
-//     across runs; file order is Seq order.
+//   - Seq is 1 for the first event ever written and grows by exactly one
+//     per event, across runs; file order is Seq order. (Remove takes
+//     whole runs out and keeps the Seqs of the rest: a journal may then
+//     start above 1, or have gaps, and Seq goes on from its highest.)
 //   - An event is committed once its line, newline included, is written
 //     and fsync'd; Append returns only after that, and only a committed
 //     event reaches the commit hook (OnCommit) and the subscribers.
@@ -170,11 +172,15 @@ func (w *Writer) open() error {
 		return err
 	}
 	w.events = f
-	// last is the Seq of the last event of each change.
-	last := map[string]int64{}
+	// first and last are the Seqs of the first and the last event of each
+	// change.
+	first, last := map[string]int64{}, map[string]int64{}
 	w.seq, err = recoverFile(f, path, func(_ []byte, e Event) error {
 		if e.Change != "" {
 			last[e.Change] = e.Seq
+			if first[e.Change] == 0 {
+				first[e.Change] = e.Seq
+			}
 		}
 		return nil
 	})
@@ -192,12 +198,20 @@ func (w *Writer) open() error {
 			return err
 		}
 		jpath := jf.Name()
-		have, err := recoverFile(jf, jpath, func([]byte, Event) error { return nil })
-		if errors.Is(err, errCorrupt) {
+		var from int64 // the Seq of its first event
+		have, err := recoverFile(jf, jpath, func(_ []byte, e Event) error {
+			if from == 0 {
+				from = e.Seq
+			}
+			return nil
+		})
+		if errors.Is(err, errCorrupt) || (err == nil && from != 0 && from != first[change]) {
 			// Written without fsync, a change journal can come back from a
-			// machine crash with any unsynced part damaged. It is derived
-			// from events.jsonl: it is written again from there.
-			have = 0
+			// machine crash with any unsynced part damaged; one that
+			// starts elsewhere than its change's first event still has
+			// events a Remove killed half-way took out of events.jsonl. It
+			// is derived from events.jsonl: it is written again from there.
+			err, have = nil, 0
 			if err = jf.Truncate(0); err != nil {
 				err = fmt.Errorf("journal: %w", err)
 			}

@@ -43,7 +43,7 @@ func (r *run) checkBaseline(ctx context.Context) error {
 		return nil
 	}
 	verdicts, err := baseline.Judge(ctx, baseline.Input{
-		Layout: r.layout, MainBranch: r.opts.Project.MainBranch,
+		Layout: r.layout, Run: r.rec.runID(), MainBranch: r.opts.Project.MainBranch,
 		Project: r.opts.Project, Checks: checks, Runners: r.opts.Runners, Env: r.env, Redact: r.redact, Now: r.opts.Now,
 		Start:  func(d journal.BaselineGateStartedData) error { return r.rec.emit("", d) },
 		Emit:   func(v baseline.Verdict) error { return r.rec.emit("", v.Event()) },

@@ -17,6 +17,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/runner"
 	"github.com/set-engine/set/engine/runner/host"
 	"github.com/set-engine/set/engine/spec"
@@ -47,6 +48,9 @@ type fixture struct {
 	// nil for one that fires at once.
 	forge forge.Forge
 	after func(time.Duration) <-chan time.Time
+	// now is Options.Now (nil: time.Now); onPrune is Options.OnPrune.
+	now     func() time.Time
+	onPrune func(prune.Result)
 }
 
 // tb is the part of testing.TB the fixture uses, so that a crash test's
@@ -202,6 +206,8 @@ func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) 
 		sentinelTick:   cmp.Or(f.sentinelTick, 20*time.Millisecond),
 		Forge:          f.forge,
 		after:          f.after,
+		Now:            f.now,
+		OnPrune:        f.onPrune,
 	})
 }
 

@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -53,6 +54,7 @@ import (
 	"github.com/set-engine/set/engine/merge"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/proc"
+	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/redact"
 	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/rundir"
@@ -80,6 +82,9 @@ type Options struct {
 	OnEvent func(journal.Event)
 	// Now is the clock (archive dates, durations); nil means time.Now.
 	Now func() time.Time
+	// OnPrune, if set, is told which runs a new run removed before it
+	// started, beyond the project's history.keep (none removed: no call).
+	OnPrune func(prune.Result)
 	// AcceptBaseline accepts the failures that blocking gates have on
 	// main before the first dispatch, instead of stopping the run: the
 	// run then fails a change only on failures main does not have (see
@@ -291,6 +296,23 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sen
 	if resumed, err = continues(ctx, opts, st); err != nil {
 		return nil, false, nil, err
 	}
+	if keep := opts.Project.History.Keep; !resumed && keep > 0 {
+		// The retention: a new run starts with the newest keep runs
+		// kept, and the journal of no other. Nothing is journaled about
+		// the runs removed: they are no part of the runs kept.
+		res, err := prune.Prune(layout, prune.Options{Keep: keep})
+		if err != nil {
+			return nil, false, nil, fmt.Errorf("removing the runs beyond history.keep (%d): %w", keep, err)
+		}
+		if len(res.Runs) > 0 {
+			if st, err = state.Read(layout.Dir()); err != nil {
+				return nil, false, nil, fmt.Errorf("rebuilding the state of the runs kept: %w", err)
+			}
+			if opts.OnPrune != nil {
+				opts.OnPrune(res)
+			}
+		}
+	}
 	runID := st.Run
 	if !resumed || runID == "" {
 		runID = newRunID(opts.Now(), st.Run)
@@ -356,7 +378,8 @@ func (r *run) execute(ctx context.Context) (string, error) {
 }
 
 // finish records the end of the run (RUN_FINISHED, then the state's last
-// snapshot and the run report, .set/report.md) and returns its summary
+// snapshot and the run report, .set/runs/<id>/report.md and its copy
+// .set/report.md) and returns its summary
 // with runErr, or with the error that kept the end from being recorded.
 func (r *run) finish(result string, runErr error, resumed bool, took time.Duration) (*Summary, error) {
 	sum := &Summary{Result: result, Statuses: map[string]state.Status{}, Resumed: resumed, Duration: took}
@@ -400,16 +423,39 @@ func (r *run) finish(result string, runErr error, resumed bool, took time.Durati
 func (r *run) writeReport() error { return writeReport(r.layout, r.rec.state()) }
 
 // writeReport writes the run report of st, a finished run's state, to
-// layout's report.md, atomically.
+// the run's folder and to layout's report.md (the latest's), atomically.
 func writeReport(layout rundir.Layout, st *state.State) error {
 	var b bytes.Buffer
 	if err := report.Markdown(&b, report.Build(st, report.Liveness{}, st.Updated)); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(layout.Report(), b.Bytes(), 0o644); err != nil {
+	if err := writeRunFile(layout.RunReport(st.Run), layout.Report(), b.Bytes()); err != nil {
 		return fmt.Errorf("run report: %w", err)
 	}
 	return nil
+}
+
+// writeRunPlan writes p, the plan the run executes, to the run's own
+// folder and to .set/plan.json, the latest run's.
+func (r *run) writeRunPlan(p *plan.Plan) error {
+	data, err := plan.Encode(p)
+	if err != nil {
+		return err
+	}
+	return writeRunFile(r.layout.RunPlan(r.rec.runID()), r.layout.Plan(), data)
+}
+
+// writeRunFile writes data, atomically, to own, a file of the run's own
+// folder that no later run replaces (rundir.Layout.Run), and then to
+// latest, its copy for the latest run.
+func writeRunFile(own, latest string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(own), 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(own, data, 0o644); err != nil {
+		return err
+	}
+	return atomicfile.Write(latest, data, 0o644)
 }
 
 // continues reports whether the plan continues the journal's last run:
@@ -502,7 +548,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		if err != nil {
 			return err
 		}
-		if err := plan.Write(r.layout.Plan(), p); err != nil {
+		if err := r.writeRunPlan(p); err != nil {
 			return err
 		}
 		if err := r.rec.emit("", journal.PlanCreatedData{

@@ -112,6 +112,14 @@ if [ "$change" = broken ]; then echo "bad $iteration" > broken.txt; else echo go
 	if got != rep.String() {
 		t.Errorf(".set/report.md is not the report of the journal:\n%s\nwant:\n%s", got, rep.String())
 	}
+	// The run's own copy of its report and plan stay when a later run
+	// writes its own (rundir.Layout.Run).
+	if own := readFile(t, f.root, ".set/runs/"+st.Run+"/report.md"); own != got {
+		t.Errorf(".set/runs/%s/report.md is not the run's report:\n%s", st.Run, own)
+	}
+	if own, latest := readFile(t, f.root, ".set/runs/"+st.Run+"/plan.json"), readFile(t, f.root, ".set/plan.json"); own != latest {
+		t.Errorf(".set/runs/%s/plan.json is not the run's plan:\n%s", st.Run, own)
+	}
 	for _, line := range []string{
 		": finished: failed\n",
 		"\n| sibling | on main at ",

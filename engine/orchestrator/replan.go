@@ -96,7 +96,7 @@ func (r *run) replan(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := plan.Write(r.layout.Plan(), next); err != nil {
+	if err := r.writeRunPlan(next); err != nil {
 		return false, err
 	}
 	names := make([]string, len(next.Changes))

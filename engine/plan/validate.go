@@ -25,8 +25,8 @@ const MaxNameLen = 64
 func ValidName(name string) bool { return len(name) <= MaxNameLen && namePattern.MatchString(name) }
 
 // reservedName says why name, a valid name, cannot name a change because
-// set's own layout uses it, or "". (.set/logs/_baseline is not kebab-case,
-// so no change can take it.)
+// set's own layout uses it, or "". (.set/logs holds only changes' folders
+// and dagger.log, which is not kebab-case.)
 func reservedName(name string) string {
 	if name == "archive" {
 		return "openspec/changes/archive holds the archived changes"

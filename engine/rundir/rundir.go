@@ -8,8 +8,16 @@
 //     relative to the project root (".set/logs/greet/verify-test-1.log"),
 //     whatever the operating system.
 //   - A change's files are below folders named after the change; a name
-//     that starts with "_" (baseline's logs) is never a change's, as a
-//     change's name is kebab-case.
+//     that starts with "_" is never a change's, as a change's name is
+//     kebab-case.
+//   - Nothing a run writes replaces a file an earlier run wrote and its
+//     events name: what every run writes anew (its report, its plan, the
+//     baseline's logs) is kept in the run's own folder, Run(id), and the
+//     numbers that name a change's logs and prompts go on across runs
+//     (see state.Change.Iteration). Report and Plan are copies of the
+//     latest run's, for the habits and tools that read them there. A run
+//     is gone only when setctl prune (or the history.keep retention)
+//     removes it.
 package rundir
 
 import (
@@ -44,12 +52,31 @@ func (l Layout) Events() string { return l.abs(journal.EventsFile) }
 // State is the snapshot of the state rebuilt from the journal.
 func (l Layout) State() string { return l.abs("state.json") }
 
-// Report is the run report, written at the end of every run (see
-// engine/report).
+// Report is the latest run's report, written at the end of every run
+// (see engine/report) beside its own copy, RunReport.
 func (l Layout) Report() string { return l.abs("report.md") }
 
-// Plan is the plan the run executes.
+// Plan is the plan the latest run executes (a copy of RunPlan's).
 func (l Layout) Plan() string { return l.abs("plan.json") }
+
+// Runs holds a folder per run, named by its ID: what each run writes
+// once per run (report, plan, the baseline's logs), kept until the run is
+// pruned.
+func (l Layout) Runs() string { return l.abs(RunsDir) }
+
+// RunsDir is the name of Runs in the run directory.
+const RunsDir = "runs"
+
+// Run is the folder of the run with ID id: .set/runs/<id>.
+func (l Layout) Run(id string) string { return l.abs(RunsDir, id) }
+
+// RunReport is the report of the run with ID id, written at its end:
+// .set/runs/<id>/report.md.
+func (l Layout) RunReport(id string) string { return l.abs(RunsDir, id, "report.md") }
+
+// RunPlan is the plan the run with ID id executes:
+// .set/runs/<id>/plan.json.
+func (l Layout) RunPlan(id string) string { return l.abs(RunsDir, id, "plan.json") }
 
 // Procs holds a PID file for each agent and gate process while it runs.
 func (l Layout) Procs() string { return l.abs("procs") }
@@ -120,10 +147,6 @@ func (l Layout) RegenerateLog(change string, attempt int) string {
 // talks to.
 func (l Layout) DaggerLog() string { return l.abs("logs", "dagger.log") }
 
-// BaselineLogs is the folder, under logs, of the baseline's gate logs: a
-// name no change can have, so that its logs never mix with a change's.
-const BaselineLogs = "_baseline"
-
 // Baseline is the detached checkout of main the baseline's gates run in.
 func (l Layout) Baseline() string { return l.abs("baseline") }
 
@@ -136,18 +159,20 @@ func (l Layout) GitDirSnapshot() string { return l.abs("gitdir.json") }
 // BaselineCache holds the baseline's verdicts on main's trees.
 func (l Layout) BaselineCache() string { return l.abs("baseline.json") }
 
-// BaselineLog is the log of a gate judging main:
-// .set/logs/_baseline/<gate>.log (absolute, and relative as journaled).
-func (l Layout) BaselineLog(gate string) (abs, rel string) {
-	return l.both("logs", BaselineLogs, gate+".log")
+// BaselineLog is the log of a gate judging main in the run with ID run:
+// .set/runs/<run>/baseline/<gate>.log (absolute, and relative as
+// journaled). A verdict from the cache names the log of the run that
+// judged the tree.
+func (l Layout) BaselineLog(run, gate string) (abs, rel string) {
+	return l.both(RunsDir, run, "baseline", gate+".log")
 }
 
 // BaselineHostLog is the log of a gate that failed on main in a container,
 // run again on the host to tell the base's fault from main's:
-// .set/logs/_baseline/<gate>.host.log (a gate's name has no dot, so no
-// gate's own log can be named so).
-func (l Layout) BaselineHostLog(gate string) (abs, rel string) {
-	return l.both("logs", BaselineLogs, gate+".host.log")
+// .set/runs/<run>/baseline/<gate>.host.log (a gate's name has no dot, so
+// no gate's own log can be named so).
+func (l Layout) BaselineHostLog(run, gate string) (abs, rel string) {
+	return l.both(RunsDir, run, "baseline", gate+".host.log")
 }
 
 // abs is the path of elem below the run directory.

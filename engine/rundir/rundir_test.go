@@ -3,8 +3,6 @@ package rundir
 import (
 	"path/filepath"
 	"testing"
-
-	"github.com/set-engine/set/engine/plan"
 )
 
 // TestLayout pins every path of the run directory: journals, messages and
@@ -20,6 +18,10 @@ func TestLayout(t *testing.T) {
 		{l.State(), abs(".set/state.json")},
 		{l.Report(), abs(".set/report.md")},
 		{l.Plan(), abs(".set/plan.json")},
+		{l.Runs(), abs(".set/runs")},
+		{l.Run("20261127T080000Z"), abs(".set/runs/20261127T080000Z")},
+		{l.RunReport("20261127T080000Z"), abs(".set/runs/20261127T080000Z/report.md")},
+		{l.RunPlan("20261127T080000Z"), abs(".set/runs/20261127T080000Z/plan.json")},
 		{l.Procs(), abs(".set/procs")},
 		{l.FastForward(), abs(".set/fast-forward.json")},
 		{l.Worktrees(), abs(".set/worktrees")},
@@ -36,21 +38,14 @@ func TestLayout(t *testing.T) {
 		}
 	}
 	for want, paths := range map[string]func() (string, string){
-		".set/logs/greet/verify-test-1.log": func() (string, string) { return l.GateLog("greet", "verify", "test", 1) },
-		".set/logs/greet/agent-3.log":       func() (string, string) { return l.AgentLog("greet", 3) },
-		".set/changes/greet/prompt-3.md":    func() (string, string) { return l.Prompt("greet", 3) },
-		".set/logs/_baseline/vet.log":       func() (string, string) { return l.BaselineLog("vet") },
+		".set/logs/greet/verify-test-1.log":  func() (string, string) { return l.GateLog("greet", "verify", "test", 1) },
+		".set/logs/greet/agent-3.log":        func() (string, string) { return l.AgentLog("greet", 3) },
+		".set/changes/greet/prompt-3.md":     func() (string, string) { return l.Prompt("greet", 3) },
+		".set/runs/R1/baseline/vet.log":      func() (string, string) { return l.BaselineLog("R1", "vet") },
+		".set/runs/R1/baseline/vet.host.log": func() (string, string) { return l.BaselineHostLog("R1", "vet") },
 	} {
 		if a, r := paths(); r != want || a != abs(want) {
 			t.Errorf("got %s and %s, want %s", a, r, want)
 		}
-	}
-}
-
-// TestBaselineLogsIsNoChangeName: the baseline's logs cannot share a
-// folder with a change's, whatever the plan names its changes.
-func TestBaselineLogsIsNoChangeName(t *testing.T) {
-	if plan.ValidName(BaselineLogs) {
-		t.Errorf("%q is a valid change name", BaselineLogs)
 	}
 }

@@ -23,6 +23,7 @@ project: golang.#Project & {
 	maxParallel: 4
 	delivery: {mode: "push", remote: "upstream"}
 	secrets: DEPLOY_PHRASE: true
+	history: keep: 5
 	passEnv: {GOCACHE: true, SSH_AUTH_SOCK: true}
 	conventions: extra: "one more rule"
 	testPatterns: scripts: "scripts/**/*_test.sh"
