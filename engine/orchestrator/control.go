@@ -10,31 +10,40 @@ import (
 	"github.com/set-engine/set/engine/state"
 )
 
-// takeRequests carries out the requests of setctl pause and resume
-// appended since the last look, each journaled as CONTROL. It runs in
-// the loop goroutine, on the sentinel's tick: the control file is read
-// there (one read of what was appended), so a request is carried out
-// within a tick of its line being written.
-func (r *run) takeRequests() error {
+// takeRequests carries out the requests of setctl pause and resume (and
+// the dashboard's) appended since the last look, each journaled as
+// CONTROL. It runs in the loop goroutine, on the sentinel's tick: the
+// control file is read there (one read of what was appended), so a
+// request is carried out within a tick of its line being written. stop
+// reports whether one of them was a stop (control.Stop): the loop then
+// ends the run as it does on Ctrl-C.
+func (r *run) takeRequests() (stop bool, err error) {
 	// A line that is no request is skipped: it is no reason to stop a
 	// run.
 	reqs, _ := r.control.Next()
 	for _, req := range reqs {
+		if req.Action == control.Stop {
+			stop = true
+		}
 		if err := r.take(req); err != nil {
-			return err
+			return stop, err
 		}
 	}
-	return nil
+	return stop, nil
 }
 
-// take carries out one request.
+// take carries out one request; a stop is only journaled here, and
+// carried out by the loop (see takeRequests).
 func (r *run) take(req control.Request) error {
+	if req.Action == control.Stop {
+		return r.rec.emit("", journal.ControlData{Action: req.Action, By: req.By, ID: req.ID, Changes: []string{}})
+	}
 	names := []string{req.Change}
 	if req.Change == "" {
 		names = r.concerned(req.Action)
 		r.held = req.Action == control.Pause
 	}
-	done := journal.ControlData{Action: req.Action, Change: req.Change, ID: req.ID, Changes: []string{}, Skipped: map[string]string{}}
+	done := journal.ControlData{Action: req.Action, Change: req.Change, By: req.By, ID: req.ID, Changes: []string{}, Skipped: map[string]string{}}
 	for _, name := range names {
 		if why := r.request(req.Action, name); why != "" {
 			done.Skipped[name] = why
