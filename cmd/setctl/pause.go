@@ -106,7 +106,10 @@ func runControl(e *env, c command, action string, args []string) int {
 		change = ch.Name
 	}
 	from := v.st.LastSeq
-	req, err := control.Append(v.layout.Control(), control.Request{Time: time.Now().UTC(), Action: action, Change: change})
+	req, err := control.Append(v.layout.Control(), control.Request{
+		Time: time.Now().UTC(), Action: action, Change: change,
+		By: fmt.Sprintf("setctl %s (user %s)", action, control.User()),
+	})
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}

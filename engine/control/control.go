@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
+	"strconv"
 	"time"
 )
 
@@ -140,4 +142,16 @@ func (r *Reader) Next() ([]Request, error) {
 		}
 		out = append(out, req)
 	}
+}
+
+// User is the name of the user this process runs as, for a request's By:
+// the account's name, else $USER, else the numeric user ID.
+func User() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if name := os.Getenv("USER"); name != "" {
+		return name
+	}
+	return strconv.Itoa(os.Getuid())
 }

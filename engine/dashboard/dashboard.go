@@ -10,13 +10,18 @@
 //     from it, engine/report; the dashboard keeps no idea of a change's
 //     state of its own. A page learns of new events over Server-Sent
 //     Events fed by journal.Follow, and reads the projection again.
-//   - The dashboard only reads: nothing it serves writes to a project.
+//   - The dashboard only reads, but for control (control.go): a
+//     state-changing request appends a request of setctl pause or resume
+//     (or a stop) to .set/control.jsonl, or starts setctl apply; it is a
+//     POST from the dashboard's own page, with the access token when one
+//     is required.
 //   - A file it serves is a log below the project's .set/logs.
 //   - Served on a non-loopback address (only when the caller allows it,
 //     see CheckAddr), every request must carry the access token.
 package dashboard
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -62,6 +67,12 @@ type Project struct {
 	// when there is none, and the graph page then draws the changes and
 	// their dependencies as the journal gives them.
 	Graph func(p *plan.Plan) (*graph.Graph, error)
+	// Plan is what `setctl plan` prints for the project now: the plan
+	// the page shows before it starts a run (Apply). Apply is the
+	// `setctl apply --yes` the page starts. Both nil when the page starts
+	// no run (setctl apply --dashboard: its run is going).
+	Plan  func(ctx context.Context) (string, error)
+	Apply *Command
 }
 
 // Options configure a Server.
@@ -98,6 +109,9 @@ type served struct {
 	graphSeq int64
 	graph    *graph.Graph
 	graphErr error
+
+	// started is the apply the page started (control.go).
+	started starter
 }
 
 // New is a dashboard of opts.Projects.
@@ -134,6 +148,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/p/{project}/log", s.withProject(s.serveLog))
 	s.mux.HandleFunc("GET /api/p/{project}/log/stream", s.withProject(s.serveLogStream))
 	s.mux.HandleFunc("GET /api/p/{project}/stream", s.withProject(s.serveStream))
+	s.routeControl()
 	return s, nil
 }
 
@@ -148,8 +163,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "setctl dashboard: this dashboard answers on a loopback address only, not "+r.Host, http.StatusForbidden)
 		return
 	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if why := s.refuseChange(r); why != "" {
+			http.Error(w, "setctl dashboard: "+why, http.StatusForbidden)
+			return
+		}
+	}
 	if s.opts.Token != "" {
-		given := r.URL.Query().Get("token")
+		given := r.Header.Get(TokenHeader)
+		if given == "" {
+			given = r.URL.Query().Get("token")
+		}
 		if given == "" {
 			if c, err := r.Cookie(tokenCookie); err == nil {
 				given = c.Value
