@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -83,6 +87,9 @@ func runDashboard(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
+	if err := withControl(projects, e.environ); err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
 	d, err := serveDashboard(projects, *addr, *allowRemote)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
@@ -136,6 +143,55 @@ func dashboardProject(root, name string) dashboard.Project {
 		name = projectName(root)
 	}
 	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root)}
+}
+
+// withControl lets the page of each of projects start a run: it shows
+// what setctl plan prints for the project, then runs this executable's
+// setctl apply --yes in the project's root. (Under apply --dashboard the
+// run is already going: its page starts none.)
+func withControl(projects []dashboard.Project, environ []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("the page could not start runs: %v", err)
+	}
+	for i := range projects {
+		projects[i].Plan = planPreview(projects[i].Root, environ)
+		// Args[0] is the name it runs under, as a shell would give it.
+		projects[i].Apply = &dashboard.Command{Path: exe, Args: []string{"setctl", "apply", "--yes"}}
+	}
+	return nil
+}
+
+// planPreview is what setctl plan prints for the project at root now, its
+// warnings and errors included; an error when it exits with a failure.
+func planPreview(root string, environ []string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		var out syncBuffer
+		code := Main([]string{"-C", root, "plan"}, Process{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Environ: environ})
+		if code != exitOK {
+			return out.String(), fmt.Errorf("setctl plan exited with status %d", code)
+		}
+		return out.String(), nil
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes (stdout and
+// stderr of one command).
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // projectName is how the views name the project at root: its set.cue's

@@ -45,7 +45,7 @@ func (r *run) take(req control.Request) error {
 	}
 	done := journal.ControlData{Action: req.Action, Change: req.Change, By: req.By, ID: req.ID, Changes: []string{}, Skipped: map[string]string{}}
 	for _, name := range names {
-		if why := r.request(req.Action, name); why != "" {
+		if why := r.request(req.Action, name, req.By); why != "" {
 			done.Skipped[name] = why
 			continue
 		}
@@ -75,9 +75,9 @@ func (r *run) concerned(action string) []string {
 	return names
 }
 
-// request pauses or resumes one change, or says why it does not. A
-// change not started is held (run.heldPending) rather than paused.
-func (r *run) request(action, name string) (skipped string) {
+// request pauses or resumes one change, as by asked, or says why it does
+// not. A change not started is held (run.heldPending) rather than paused.
+func (r *run) request(action, name, by string) (skipped string) {
 	c, ok := r.opts.Plan.Change(name)
 	if !ok {
 		return "not in the run's plan"
@@ -113,7 +113,13 @@ func (r *run) request(action, name string) (skipped string) {
 		return "not at work"
 	}
 	r.userPaused[name] = true
-	r.watches.of(*c).stop(&agent.Stop{Action: "pause", Reason: "paused by setctl pause"})
+	// The reason is the change's error while it is paused: it says who
+	// paused it.
+	reason := "paused by setctl pause"
+	if by != "" {
+		reason = "paused by " + by
+	}
+	r.watches.of(*c).stop(&agent.Stop{Action: "pause", Reason: reason})
 	return ""
 }
 
