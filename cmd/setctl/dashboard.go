@@ -50,16 +50,28 @@ ended:
 
 The page updates itself as events are journaled (Server-Sent Events); it
 needs no reload and no network beyond the dashboard: everything it uses is
-served by setctl itself. It only reads the project: nothing it shows
-changes the run. Several projects are shown with --root once per project.
+served by setctl itself. Several projects are shown with --root once per
+project.
+
+The overview also runs the project. Start a run shows the plan as setctl
+plan prints it, and Apply runs setctl apply --yes in the project, as the
+user who started the dashboard, detached from the page (its output is in
+.set/logs/_dashboard/); none starts while an apply runs. Pause and Resume
+(a change, or all) are the requests of setctl pause and resume; Stop ends
+the run as Ctrl-C does. The apply journals each as a CONTROL event with
+who asked ("dashboard (user alice, 127.0.0.1)").
 
 The dashboard listens on 127.0.0.1 (loopback) unless --addr says
 otherwise. Another address serves the runs (their logs, retry contexts and
 code paths) to whoever can reach it, so it is refused unless
 --allow-remote is given; then every request needs the access token in the
-URL setctl prints, which is new at each start.
+URL setctl prints, which is new at each start. A request that changes
+anything is a POST of JSON from the dashboard's own page (another site's
+is refused, on loopback too) and, with --allow-remote, carries the token
+in its X-Setctl-Token header.
 
-setctl apply --dashboard serves the same page beside the run.
+setctl apply --dashboard serves the same page beside the run, without
+Start: its run is going.
 
 Ctrl-C stops it.
 
