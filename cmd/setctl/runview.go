@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,7 +88,9 @@ func (v *runView) mainBranch() string {
 	return "main"
 }
 
-// events are the journal's events of change ("" for every event).
+// events are the journal's events of change ("" for every event): its
+// own, and the CONTROL events that asked for it or moved it (a pause or
+// resume, with who asked).
 func (v *runView) events(change string) ([]journal.Event, error) {
 	all, err := journal.ReadFile(v.layout.Events())
 	if err != nil || change == "" {
@@ -95,11 +98,21 @@ func (v *runView) events(change string) ([]journal.Event, error) {
 	}
 	var out []journal.Event
 	for _, e := range all {
-		if e.Change == change {
+		if e.Change == change || controlOf(e, change) {
 			out = append(out, e)
 		}
 	}
 	return out, nil
+}
+
+// controlOf reports whether e is a CONTROL event that named change or
+// moved it.
+func controlOf(e journal.Event, change string) bool {
+	if e.Type != journal.Control {
+		return false
+	}
+	d, err := journal.Decode[journal.ControlData](e)
+	return err == nil && (d.Change == change || slices.Contains(d.Changes, change))
 }
 
 // readChange reads the run (readRun) and the change a command names, with
