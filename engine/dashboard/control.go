@@ -4,7 +4,8 @@ package dashboard
 // resume a change or every change, and stop the run.
 //
 // Invariants:
-//   - A request that changes anything is a POST (GET and HEAD only read),
+//   - A request that changes anything, or spends anything (the plan
+//     preview, which may call a model), is a POST (GET and HEAD only read),
 //     sends JSON, comes from the dashboard's own page (Origin and
 //     Sec-Fetch-Site, when the browser sends them, say so) and, when the
 //     dashboard has an access token, carries it in its X-Setctl-Token
@@ -62,7 +63,9 @@ const answerWait = 30 * time.Second
 // routeControl adds the control endpoints to s.
 func (s *Server) routeControl() {
 	s.mux.HandleFunc("GET /api/p/{project}/control", s.withProject(s.serveControlView))
-	s.mux.HandleFunc("GET /api/p/{project}/plan", s.withProject(s.servePlan))
+	// The plan is read by a POST too: a model planner's plan costs model
+	// calls, which no page of another site may spend.
+	s.mux.HandleFunc("POST /api/p/{project}/plan", s.withProject(s.servePlan))
 	s.mux.HandleFunc("POST /api/p/{project}/start", s.withProject(s.serveStart))
 	s.mux.HandleFunc("POST /api/p/{project}/control", s.withProject(s.serveControl))
 }

@@ -106,6 +106,11 @@ func TestControlRefusals(t *testing.T) {
 			r.Header.Set("Origin", "http://10.0.0.5:7400")
 		}), 409, "no setctl apply is running in this project: there is nothing to stop"},
 		{"a GET of start", "", httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7400/api/p/0/start", nil), 404, ""},
+		// A plan may cost model calls: another site's page may not ask.
+		{"another site's plan", "", post("/api/p/0/plan", "{}", func(r *http.Request) {
+			r.Header.Set("Origin", "https://evil.example")
+		}), 403, "a request from https://evil.example changes nothing here"},
+		{"a GET of the plan", "", httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7400/api/p/0/plan", nil), 404, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
@@ -148,6 +153,9 @@ func TestControlStart(t *testing.T) {
 			t.Fatalf("control view %s: %v", body, err)
 		}
 		return v
+	}
+	if code, body := answer(s, post("/api/p/0/plan", "{}", nil)); code != 200 || !strings.Contains(body, `"text":"Plan: 1 change\n  greet\n"`) {
+		t.Errorf("the plan: %d %s", code, body)
 	}
 	if v := view(); !v.CanStart || !v.Starting || v.Output != started.Output {
 		t.Errorf("while it runs: %+v", v)

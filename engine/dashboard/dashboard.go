@@ -79,8 +79,10 @@ type Project struct {
 type Options struct {
 	Projects []Project
 	// Token, when set, must come with every request: as the "token"
-	// query parameter (the URL the dashboard prints carries it) or the
-	// cookie the dashboard sets once it was given. Required off loopback.
+	// query parameter (the URL the dashboard prints carries it), the
+	// cookie the dashboard sets once it was given, or the TokenHeader; a
+	// state-changing request must carry it in the TokenHeader (see
+	// refuseChange). Required off loopback.
 	Token string
 	// Loopback: the server listens on a loopback address only, so a
 	// request must name a loopback host (which keeps a web page of another

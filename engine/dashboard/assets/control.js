@@ -96,7 +96,7 @@ window.setctlControl = (() => {
     say("");
     draw();
     try {
-      ctl.plan = await getJSON(`/api/p/${app.project}/plan`);
+      ctl.plan = await post(`/api/p/${app.project}/plan`, {});
     } catch (err) {
       ctl.plan = { text: "", error: err.message };
     }
