@@ -110,6 +110,9 @@ func TestDashboardControlBrowser(t *testing.T) {
 	if line := b.text(`#runline`); !strings.Contains(line, "interrupted") {
 		t.Errorf("the run line after the stop: %q", line)
 	}
+	// The page shows the output of the apply it started, to its end.
+	b.waitFor(`document.querySelector("#apply-output-card summary").textContent.includes("ended (exit status 1)")`)
+	b.waitFor(`document.querySelector("#apply-output").textContent.includes("Run interrupted")`)
 	b.shot("control-stopped.png")
 
 	// The journal says who asked, and setctl events shows it.

@@ -21,6 +21,8 @@ window.setctlControl = (() => {
     error: false,
     plan: null, // the plan preview: {text, error}, or "loading"
     outputTimer: null,
+    outputText: "", // the tail of that output, as last read
+    outputOpen: null, // whether its box is open; null: while it runs
   };
   // Statuses a pause applies to: at work, or not started (held).
   const pausable = new Set(["pending", "dispatched", "implementing", "verifying", "verify-failed", "integration-failed"]);
@@ -44,7 +46,7 @@ window.setctlControl = (() => {
     try {
       const v = await getJSON(`/api/p/${project}/control`);
       if (project !== app.project) return;
-      if (ctl.project !== project) Object.assign(ctl, { project, pending: {}, held: {}, message: "", plan: null });
+      if (ctl.project !== project) Object.assign(ctl, { project, pending: {}, held: {}, message: "", plan: null, outputText: "", outputOpen: null });
       ctl.view = v;
     } catch (err) {
       say(err.message, true);
@@ -128,8 +130,12 @@ window.setctlControl = (() => {
     if (!box || !ctl.view || !ctl.view.output) return;
     const path = ctl.view.output;
     getJSON(`/api/p/${app.project}/log`, { path, offset: -20000 }).then((chunk) => {
-      box.textContent = chunk.text;
-      box.scrollTop = box.scrollHeight;
+      ctl.outputText = chunk.text;
+      const now = document.getElementById("apply-output");
+      if (now) {
+        now.textContent = chunk.text;
+        now.scrollTop = now.scrollHeight;
+      }
     }, () => {});
     if (ctl.view.starting) {
       ctl.outputTimer = setTimeout(async () => {
@@ -183,10 +189,16 @@ window.setctlControl = (() => {
     }
     if (v.output) {
       const state = v.starting ? "runs" : `ended (${v.exit})`;
-      h += `<details class="card" id="apply-output-card" ${v.starting ? "open" : ""}><summary>setctl apply --yes started from this page: ${esc(state)} · ${esc(v.output)}</summary>
-        <pre id="apply-output"></pre></details>`;
+      const open = ctl.outputOpen === null ? v.starting : ctl.outputOpen;
+      h += `<details class="card" id="apply-output-card" ${open ? "open" : ""}><summary>setctl apply --yes started from this page: ${esc(state)} · ${esc(v.output)}</summary>
+        <pre id="apply-output">${esc(ctl.outputText)}</pre></details>`;
     }
     bar.innerHTML = h;
+    const out = document.getElementById("apply-output");
+    if (out) {
+      out.scrollTop = out.scrollHeight;
+      out.parentElement.addEventListener("toggle", (ev) => { ctl.outputOpen = ev.target.open; });
+    }
     for (const b of bar.querySelectorAll("button.control")) {
       b.addEventListener("click", () => {
         switch (b.dataset.action) {
