@@ -197,10 +197,11 @@ func TestControlPause(t *testing.T) {
 	f.lock()
 	f.start()
 	s := controlServer(t, f, "", "true")
-	// The apply: it takes the request and journals what it did.
+	// The apply: it takes the request and journals what it did. It reads
+	// from the control file's end before the page asks.
+	r := control.NewReader(f.layout.Control())
 	go func() {
-		r := control.NewReader(f.layout.Control())
-		for range 500 {
+		for range 3000 {
 			reqs, _ := r.Next()
 			for _, req := range reqs {
 				f.add("", journal.ControlData{Action: req.Action, Change: req.Change, By: req.By, ID: req.ID, Changes: []string{req.Change}})
