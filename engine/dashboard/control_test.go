@@ -81,6 +81,10 @@ func TestControlRefusals(t *testing.T) {
 			r.Header.Set("Origin", "https://evil.example")
 			r.Header.Del("Sec-Fetch-Site")
 		}), 403, "a request from https://evil.example changes nothing here"},
+		{"a sandboxed page", "", post("/api/p/0/control", `{"action":"stop"}`, func(r *http.Request) {
+			r.Header.Set("Origin", "null")
+			r.Header.Del("Sec-Fetch-Site")
+		}), 403, "a request from null changes nothing here"},
 		{"another site's fetch", "", post("/api/p/0/start", "{}", func(r *http.Request) {
 			r.Header.Set("Sec-Fetch-Site", "cross-site")
 		}), 403, "Sec-Fetch-Site: cross-site"},
