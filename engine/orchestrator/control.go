@@ -1,8 +1,10 @@
 package orchestrator
 
 import (
+	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/control"
@@ -19,8 +21,10 @@ import (
 // ends the run as it does on Ctrl-C.
 func (r *run) takeRequests() (stop bool, err error) {
 	// A line that is no request is skipped: it is no reason to stop a
-	// run.
-	reqs, _ := r.control.Next()
+	// run. The requests that came before the loop come first.
+	next, _ := r.control.Next()
+	reqs := append(r.earlyRequests, next...)
+	r.earlyRequests = nil
 	for _, req := range reqs {
 		if req.Action == control.Stop {
 			stop = true
@@ -30,6 +34,45 @@ func (r *run) takeRequests() (stop bool, err error) {
 		}
 	}
 	return stop, nil
+}
+
+// watchForStop watches the control file, until done is called, for a
+// stop that comes before the loop runs (while the baseline judges main):
+// that one is journaled, and stop is called, as Ctrl-C ends the apply's
+// context. Other requests wait for the loop (run.earlyRequests). done
+// returns once the watch ended (with the error journaling a stop met):
+// the loop then reads the control file alone.
+func (r *run) watchForStop(stop context.CancelFunc) (done func() error) {
+	quit, ended := make(chan struct{}), make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(r.opts.sentinelTick)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				ended <- nil
+				return
+			case <-tick.C:
+			}
+			reqs, _ := r.control.Next()
+			for _, req := range reqs {
+				if req.Action != control.Stop {
+					r.earlyRequests = append(r.earlyRequests, req)
+					continue
+				}
+				if err := r.take(req); err != nil {
+					stop()
+					ended <- err
+					return
+				}
+				stop()
+			}
+		}
+	}()
+	return func() error {
+		close(quit)
+		return <-ended
+	}
 }
 
 // take carries out one request; a stop is only journaled here, and
