@@ -19,7 +19,8 @@ import (
 // while a request is pending. Start shows the plan first, and Apply runs
 // the project's apply, whose output the page shows; Pause on greet's row
 // is disabled ("Pausing…") until the apply answered, then greet is paused
-// and offers Resume; Resume takes it back; Stop asks first, then stops
+// and offers Resume; Resume takes it back, as Pause all and Resume all
+// do for every change; Stop asks first, then stops
 // the run. (cmd/setctl's TestDashboardControlBrowser runs the same with
 // the real setctl, and the refusal of a request without the access
 // token's header.)
@@ -102,6 +103,29 @@ func TestBrowserControl(t *testing.T) {
 		answer(req, "greet")
 	}
 	b.do("greet resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
+
+	// Pause all and Resume all are the requests for every change.
+	b.do("pause all asked", chromedp.Click(`#control button[data-action="pause-all"]`))
+	take <- func(req control.Request) {
+		if req.Action != control.Pause || req.Change != "" {
+			t.Errorf("Pause all asked %+v", req)
+		}
+		f.to("greet", state.Implementing, state.Paused)
+		answer(req, "greet")
+	}
+	b.do("all paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`))
+	b.do("resume all asked", chromedp.Click(`#control button[data-action="resume-all"]`))
+	take <- func(req control.Request) {
+		if req.Action != control.Resume || req.Change != "" {
+			t.Errorf("Resume all asked %+v", req)
+		}
+		f.to("greet", state.Paused, state.Implementing)
+		answer(req, "greet")
+	}
+	b.do("all resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
+	if msg := b.text(`#control-msg`); msg != "resumed: greet" {
+		t.Errorf("the page says %q after Resume all", msg)
+	}
 
 	b.do("stop asked", chromedp.Click(`#control button[data-action="stop"]`), chromedp.WaitVisible(`#control button[data-action="stop-now"]`))
 	b.do("stop confirmed", chromedp.Click(`#control button[data-action="stop-now"]`))
