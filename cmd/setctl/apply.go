@@ -60,8 +60,9 @@ at a time.
 Ctrl-C (SIGINT) or SIGTERM stops agents and gates, records the run as
 interrupted and releases the lock; a second Ctrl-C kills agents and gates
 at once instead of giving them time to exit, a third exits without
-waiting. A closed stdout (setctl apply | head) ends the output, not the
-run.
+waiting. The dashboard's Stop (setctl dashboard) stops the run as the
+first Ctrl-C does; apply then exits 1. A closed stdout (setctl apply |
+head) ends the output, not the run.
 
 With --json, stdout carries one JSON object per line and nothing else;
 apply never asks then, so it needs --yes or a plan file. Every line has

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -53,18 +56,30 @@ ended:
 
 The page updates itself as events are journaled (Server-Sent Events); it
 needs no reload and no network beyond the dashboard: everything it uses is
-served by setctl itself. It only reads the project: nothing it shows
-changes the run. Several projects are shown with --root once per project.
+served by setctl itself. Several projects are shown with --root once per
+project.
+
+The overview also runs the project. Start a run shows the plan as setctl
+plan prints it, and Apply runs setctl apply --yes in the project, as the
+user who started the dashboard, detached from the page (its output is in
+.set/logs/_dashboard/); none starts while an apply runs. Pause and Resume
+(a change, or all) are the requests of setctl pause and resume; Stop ends
+the run as Ctrl-C does. The apply journals each as a CONTROL event with
+who asked ("dashboard (user alice, 127.0.0.1)").
 
 The dashboard listens on 127.0.0.1 (loopback) unless --addr says
 otherwise. Another address serves the runs (their logs, retry contexts and
 code paths) to whoever can reach it, so it is refused unless
 --allow-remote is given; then every request needs the access token in the
-URL setctl prints, which is new at each start.
+URL setctl prints, which is new at each start. A request that changes
+anything is a POST of JSON from the dashboard's own page (another site's
+is refused, on loopback too) and, with --allow-remote, carries the token
+in its X-Setctl-Token header.
 
-setctl apply --dashboard serves the same page beside the run, and stops
-it when the run ends: the open page then says so and keeps what it
-shows, and setctl dashboard opens it again.
+setctl apply --dashboard serves the same page beside the run, without
+Start (its run is going), and stops it when the run ends: the open page
+then says so and keeps what it shows, and setctl dashboard opens it
+again.
 
 Ctrl-C stops it.
 
@@ -90,6 +105,9 @@ func runDashboard(e *env, args []string) int {
 	}
 	projects, err := dashboardProjects(e.dir, *roots)
 	if err != nil {
+		return e.errorf(c.name, "%v", err)
+	}
+	if err := withControl(projects, e.environ); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
 	d, err := serveDashboard(projects, *addr, *allowRemote)
@@ -145,6 +163,55 @@ func dashboardProject(root, name string) dashboard.Project {
 		name = projectName(root)
 	}
 	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root), Requirements: dashboardRequirements(root)}
+}
+
+// withControl lets the page of each of projects start a run: it shows
+// what setctl plan prints for the project, then runs this executable's
+// setctl apply --yes in the project's root. (Under apply --dashboard the
+// run is already going: its page starts none.)
+func withControl(projects []dashboard.Project, environ []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("the page could not start runs: %v", err)
+	}
+	for i := range projects {
+		projects[i].Plan = planPreview(projects[i].Root, environ)
+		// Args[0] is the name it runs under, as a shell would give it.
+		projects[i].Apply = &dashboard.Command{Path: exe, Args: []string{"setctl", "apply", "--yes"}}
+	}
+	return nil
+}
+
+// planPreview is what setctl plan prints for the project at root now, its
+// warnings and errors included; an error when it exits with a failure.
+func planPreview(root string, environ []string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		var out syncBuffer
+		code := Main([]string{"-C", root, "plan"}, Process{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Environ: environ})
+		if code != exitOK {
+			return out.String(), fmt.Errorf("setctl plan exited with status %d", code)
+		}
+		return out.String(), nil
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes (stdout and
+// stderr of one command).
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // projectName is how the views name the project at root: its set.cue's

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fatih/color"
 
+	"github.com/set-engine/set/engine/control"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/journal"
@@ -308,7 +309,15 @@ var eventLines = journal.NewTable(
 		if len(d.Changes) == 0 {
 			msg = fmt.Sprintf("setctl %s %s: nothing to %s", d.Action, what, d.Action)
 		}
-		return infoLine(msg)
+		if d.By == "" {
+			return infoLine(msg) // journaled before requests said who asked
+		}
+		// Who asked says where it came from: setctl or the dashboard.
+		msg = strings.TrimPrefix(msg, "setctl ")
+		if d.Action == control.Stop {
+			msg = "stop: the run stops as on Ctrl-C"
+		}
+		return infoLine(msg + "; asked by " + d.By)
 	}),
 	journal.On(func(v lineStyle, _ journal.Event, d journal.ReplannedData) eventLine {
 		msg := fmt.Sprintf("replan %d: %s uncovered (%s did not reach %s)", d.Cycle, strings.Join(d.Uncovered, ", "), strings.Join(d.Dropped, ", "), v.main)

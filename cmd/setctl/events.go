@@ -27,7 +27,8 @@ runs lists the runs), from its RUN_STARTED to its last event; --change,
 --type and --since only the events of one change, of some types
 (RUN_STARTED, STATE_CHANGE, VERIFY_GATE, … in any case; several as a
 list: --type verify_gate,retry_scheduled), or of the last DURATION (90s,
-10m, 2h).
+10m, 2h). A change's events include the pause and resume requests
+(CONTROL) that named it or moved it, with who asked.
 
 --follow prints the events as the run journals them, and ends when the
 run ends: when it journals RUN_FINISHED, or when its setctl apply is gone
@@ -63,7 +64,7 @@ type eventFilter struct {
 
 func (f eventFilter) keep(e journal.Event) bool {
 	return (f.run == "" || e.Run == f.run) &&
-		(f.change == "" || e.Change == f.change) &&
+		(f.change == "" || e.Change == f.change || controlOf(e, f.change)) &&
 		(len(f.types) == 0 || slices.Contains(f.types, e.Type)) &&
 		!e.Time.Before(f.after)
 }

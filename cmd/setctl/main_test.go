@@ -152,6 +152,7 @@ var normalisers = []struct {
 	{regexp.MustCompile(`\bgo1\.\d+(\.\d+)?((rc|beta)\d+)?\b`), `GOVERSION`},
 	{regexp.MustCompile(`\b(not running as root|running as root with IS_SANDBOX=1)\b`), `USER`},
 	{regexp.MustCompile(`http://127\.0\.0\.1:\d+/`), `http://127.0.0.1:PORT/`}, // a test server's pages (the github command)
+	{regexp.MustCompile(`\(user [^\s,)]+`), `(user USER`},                      // who asked a CONTROL: "setctl pause (user alice)"
 }
 
 // normalise is the script command `normalise FILE...`: it rewrites each
@@ -166,7 +167,8 @@ var normalisers = []struct {
 // version VERSION) and Go's (GOVERSION); whether the script runs as root, which is why
 // claude runs with bypassed permissions (USER: the scripts' claude agents
 // set IS_SANDBOX=1); and the port of a test server's pages in its URLs
-// (http://127.0.0.1:PORT/). What remains is what a golden can pin: a script
+// (http://127.0.0.1:PORT/); and the user who asked a pause ("(user
+// USER"). What remains is what a golden can pin: a script
 // copies a command's output and compares it exactly,
 //
 //	cp stdout apply.txt

@@ -31,7 +31,8 @@ other changes, and waits for setctl resume before it ends.
 
 The request goes through .set/control.jsonl, which the running apply
 reads; pause then waits (up to --wait) for the apply to journal what it
-did, and says it. A change in the merge queue is not paused: the queue
+did (a CONTROL event, with who asked: "setctl pause (user alice)"), and
+says it. The dashboard's Pause and Resume make the same requests. A change in the merge queue is not paused: the queue
 finishes it. With no apply running, there is nothing to pause; a change a
 rule paused (a spent token budget) resumes with the next setctl apply.
 
@@ -106,7 +107,10 @@ func runControl(e *env, c command, action string, args []string) int {
 		change = ch.Name
 	}
 	from := v.st.LastSeq
-	req, err := control.Append(v.layout.Control(), control.Request{Time: time.Now().UTC(), Action: action, Change: change})
+	req, err := control.Append(v.layout.Control(), control.Request{
+		Time: time.Now().UTC(), Action: action, Change: change,
+		By: fmt.Sprintf("setctl %s (user %s)", action, control.User()),
+	})
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,18 +144,30 @@ func (v *runView) own(change string) []journal.Event {
 	return ofChange(v.run.Own(v.journal), change)
 }
 
-// ofChange are the events of change among events ("" keeps them all).
+// ofChange are the events of change among events ("" keeps them all):
+// its own, and the CONTROL events that asked for it or moved it (a pause
+// or resume, with who asked).
 func ofChange(events []journal.Event, change string) []journal.Event {
 	if change == "" {
 		return events
 	}
 	var out []journal.Event
 	for _, e := range events {
-		if e.Change == change {
+		if e.Change == change || controlOf(e, change) {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// controlOf reports whether e is a CONTROL event that named change or
+// moved it.
+func controlOf(e journal.Event, change string) bool {
+	if e.Type != journal.Control {
+		return false
+	}
+	d, err := journal.Decode[journal.ControlData](e)
+	return err == nil && (d.Change == change || slices.Contains(d.Changes, change))
 }
 
 // reread reads the journal again, all of it: what a follow of the

@@ -1,5 +1,5 @@
 // Package control carries requests from other setctl processes (setctl
-// pause, setctl resume) to the running apply, through one append-only
+// pause, setctl resume, the dashboard) to the running apply, through one append-only
 // file in the run directory: a requester appends a line, the apply reads
 // the lines appended since it last looked. Nothing is signalled to a
 // process, so a request reaches exactly the apply that holds the
@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
+	"strconv"
 	"time"
 )
 
@@ -26,7 +28,16 @@ import (
 const (
 	Pause  = "pause"
 	Resume = "resume"
+	// Stop stops the run as Ctrl-C does: agents and gates are ended,
+	// nothing recorded is lost, no retry is spent, and the run is
+	// recorded as interrupted; a later setctl apply continues it.
+	Stop = "stop"
 )
+
+// known reports whether action is one a Request may carry.
+func known(action string) bool {
+	return action == Pause || action == Resume || action == Stop
+}
 
 // Request is one line of the control file (agent.Request and
 // llm.Request are other things).
@@ -37,7 +48,12 @@ type Request struct {
 	Time   time.Time `json:"time"`
 	Action string    `json:"action"`
 	// Change is the change asked for; "" asks for every change (--all).
+	// A stop is for the whole run: it names none.
 	Change string `json:"change,omitempty"`
+	// By says who asked, for the journal: the requester and the user it
+	// runs as, such as "setctl pause (user alice)" or "dashboard (user
+	// alice, 127.0.0.1)".
+	By string `json:"by,omitempty"`
 }
 
 // Append writes req to the control file at path, with a new ID when it
@@ -121,9 +137,21 @@ func (r *Reader) Next() ([]Request, error) {
 			continue
 		}
 		var req Request
-		if err := json.Unmarshal(line, &req); err != nil || (req.Action != Pause && req.Action != Resume) {
+		if err := json.Unmarshal(line, &req); err != nil || !known(req.Action) {
 			return out, fmt.Errorf("%s: a request that is not one: %.200s", r.path, line)
 		}
 		out = append(out, req)
 	}
+}
+
+// User is the name of the user this process runs as, for a request's By:
+// the account's name, else $USER, else the numeric user ID.
+func User() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if name := os.Getenv("USER"); name != "" {
+		return name
+	}
+	return strconv.Itoa(os.Getuid())
 }

@@ -41,3 +41,16 @@ func TestReader(t *testing.T) {
 		t.Fatalf("third read: %+v, %v", reqs, err)
 	}
 }
+
+// A stop is a request, and who asked travels with every request.
+func TestReaderStopAndBy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "control.jsonl")
+	r := NewReader(path)
+	if _, err := Append(path, Request{Action: Stop, By: "dashboard (user alice, 127.0.0.1)"}); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := r.Next()
+	if err != nil || len(reqs) != 1 || reqs[0].Action != Stop || reqs[0].By != "dashboard (user alice, 127.0.0.1)" {
+		t.Fatalf("read: %+v, %v", reqs, err)
+	}
+}

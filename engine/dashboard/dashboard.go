@@ -12,7 +12,11 @@
 //     from it, engine/report; the dashboard keeps no idea of a change's
 //     state of its own. A page learns of new events over Server-Sent
 //     Events fed by journal.Follow, and reads the projection again.
-//   - The dashboard only reads: nothing it serves writes to a project.
+//   - The dashboard only reads, but for control (control.go): a
+//     state-changing request appends a request of setctl pause or resume
+//     (or a stop) to .set/control.jsonl, or starts setctl apply; it is a
+//     POST from the dashboard's own page, with the access token when one
+//     is required.
 //   - The requirements page is the one view not read from the journal:
 //     it is main and the spec as they are now, as the Project's
 //     RequirementsFunc reads them (the dashboard loads no CUE).
@@ -24,6 +28,7 @@
 package dashboard
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -72,14 +77,22 @@ type Project struct {
 	// Requirements says where every requirement stands (the requirements
 	// page); nil when there is none, and the page says so.
 	Requirements RequirementsFunc
+	// Plan is what `setctl plan` prints for the project now: the plan
+	// the page shows before it starts a run (Apply). Apply is the
+	// `setctl apply --yes` the page starts. Both nil when the page starts
+	// no run (setctl apply --dashboard: its run is going).
+	Plan  func(ctx context.Context) (string, error)
+	Apply *Command
 }
 
 // Options configure a Server.
 type Options struct {
 	Projects []Project
 	// Token, when set, must come with every request: as the "token"
-	// query parameter (the URL the dashboard prints carries it) or the
-	// cookie the dashboard sets once it was given. Required off loopback.
+	// query parameter (the URL the dashboard prints carries it), the
+	// cookie the dashboard sets once it was given, or the TokenHeader; a
+	// state-changing request must carry it in the TokenHeader (see
+	// refuseChange). Required off loopback.
 	Token string
 	// Loopback: the server listens on a loopback address only, so a
 	// request must name a loopback host (which keeps a web page of another
@@ -109,6 +122,9 @@ type served struct {
 	graphSeq int64
 	graph    *graph.Graph
 	graphErr error
+
+	// started is the apply the page started (control.go).
+	started starter
 }
 
 // New is a dashboard of opts.Projects.
@@ -147,6 +163,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/p/{project}/stream", s.withProject(s.serveStream))
 	s.mux.HandleFunc("GET /api/p/{project}/runs", s.withProject(s.serveRuns))
 	s.mux.HandleFunc("GET /api/p/{project}/requirements", s.withProject(s.serveRequirements))
+	s.routeControl()
 	return s, nil
 }
 
@@ -161,8 +178,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "setctl dashboard: this dashboard answers on a loopback address only, not "+r.Host, http.StatusForbidden)
 		return
 	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if why := s.refuseChange(r); why != "" {
+			http.Error(w, "setctl dashboard: "+why, http.StatusForbidden)
+			return
+		}
+	}
 	if s.opts.Token != "" {
-		given := r.URL.Query().Get("token")
+		given := r.Header.Get(TokenHeader)
+		if given == "" {
+			given = r.URL.Query().Get("token")
+		}
 		if given == "" {
 			if c, err := r.Cookie(tokenCookie); err == nil {
 				given = c.Value

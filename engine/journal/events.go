@@ -59,8 +59,8 @@ const (
 	// fired (warn, restart, redispatch, fail, pause), with the facts that
 	// fired it and the step of its ladder.
 	SentinelAction Type = "SENTINEL_ACTION"
-	// Control records a request of `setctl pause` or `setctl resume` that
-	// the running apply took, added to the events set was designed with
+	// Control records a request of `setctl pause` or `setctl resume`, or
+	// of the dashboard (pause, resume, stop), that the running apply took, added to the events set was designed with
 	// (docs/architecture.md).
 	Control Type = "CONTROL"
 	// Replanned records a replan cycle (planner.replan: "auto"): the
@@ -486,13 +486,16 @@ type SentinelActionData struct {
 	Grace string `json:"grace,omitempty"`
 }
 
-// ControlData is a request of `setctl pause` or `setctl resume` that the
-// running apply took, and what it did with it.
+// ControlData is a request of `setctl pause` or `setctl resume` (or of the
+// dashboard) that the running apply took, and what it did with it.
 type ControlData struct {
-	// Action is "pause" or "resume"; Change the change asked for, "" for
-	// --all.
+	// Action is "pause", "resume" or "stop"; Change the change asked for,
+	// "" for --all (and for a stop, which is the run's).
 	Action string `json:"action"`
 	Change string `json:"change,omitempty"`
+	// By is who asked (control.Request.By); "" in the journals of the
+	// versions before it was recorded.
+	By string `json:"by,omitempty"`
 	// Changes are the changes the request moved; Skipped says, by
 	// change, why one it named was left as it was.
 	Changes []string          `json:"changes"`

@@ -1,8 +1,10 @@
 package orchestrator
 
 import (
+	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/control"
@@ -10,33 +12,83 @@ import (
 	"github.com/set-engine/set/engine/state"
 )
 
-// takeRequests carries out the requests of setctl pause and resume
-// appended since the last look, each journaled as CONTROL. It runs in
-// the loop goroutine, on the sentinel's tick: the control file is read
-// there (one read of what was appended), so a request is carried out
-// within a tick of its line being written.
-func (r *run) takeRequests() error {
+// takeRequests carries out the requests of setctl pause and resume (and
+// the dashboard's) appended since the last look, each journaled as
+// CONTROL. It runs in the loop goroutine, on the sentinel's tick: the
+// control file is read there (one read of what was appended), so a
+// request is carried out within a tick of its line being written. stop
+// reports whether one of them was a stop (control.Stop): the loop then
+// ends the run as it does on Ctrl-C.
+func (r *run) takeRequests() (stop bool, err error) {
 	// A line that is no request is skipped: it is no reason to stop a
-	// run.
-	reqs, _ := r.control.Next()
+	// run. The requests that came before the loop come first.
+	next, _ := r.control.Next()
+	reqs := append(r.earlyRequests, next...)
+	r.earlyRequests = nil
 	for _, req := range reqs {
+		if req.Action == control.Stop {
+			stop = true
+		}
 		if err := r.take(req); err != nil {
-			return err
+			return stop, err
 		}
 	}
-	return nil
+	return stop, nil
 }
 
-// take carries out one request.
+// watchForStop watches the control file, until done is called, for a
+// stop that comes before the loop runs (while the baseline judges main):
+// that one is journaled, and stop is called, as Ctrl-C ends the apply's
+// context. Other requests wait for the loop (run.earlyRequests). done
+// returns once the watch ended (with the error journaling a stop met):
+// the loop then reads the control file alone.
+func (r *run) watchForStop(stop context.CancelFunc) (done func() error) {
+	quit, ended := make(chan struct{}), make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(r.opts.sentinelTick)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				ended <- nil
+				return
+			case <-tick.C:
+			}
+			reqs, _ := r.control.Next()
+			for _, req := range reqs {
+				if req.Action != control.Stop {
+					r.earlyRequests = append(r.earlyRequests, req)
+					continue
+				}
+				if err := r.take(req); err != nil {
+					stop()
+					ended <- err
+					return
+				}
+				stop()
+			}
+		}
+	}()
+	return func() error {
+		close(quit)
+		return <-ended
+	}
+}
+
+// take carries out one request; a stop is only journaled here, and
+// carried out by the loop (see takeRequests).
 func (r *run) take(req control.Request) error {
+	if req.Action == control.Stop {
+		return r.rec.emit("", journal.ControlData{Action: req.Action, By: req.By, ID: req.ID, Changes: []string{}})
+	}
 	names := []string{req.Change}
 	if req.Change == "" {
 		names = r.concerned(req.Action)
 		r.held = req.Action == control.Pause
 	}
-	done := journal.ControlData{Action: req.Action, Change: req.Change, ID: req.ID, Changes: []string{}, Skipped: map[string]string{}}
+	done := journal.ControlData{Action: req.Action, Change: req.Change, By: req.By, ID: req.ID, Changes: []string{}, Skipped: map[string]string{}}
 	for _, name := range names {
-		if why := r.request(req.Action, name); why != "" {
+		if why := r.request(req.Action, name, req.By); why != "" {
 			done.Skipped[name] = why
 			continue
 		}
@@ -66,9 +118,9 @@ func (r *run) concerned(action string) []string {
 	return names
 }
 
-// request pauses or resumes one change, or says why it does not. A
-// change not started is held (run.heldPending) rather than paused.
-func (r *run) request(action, name string) (skipped string) {
+// request pauses or resumes one change, as by asked, or says why it does
+// not. A change not started is held (run.heldPending) rather than paused.
+func (r *run) request(action, name, by string) (skipped string) {
 	c, ok := r.opts.Plan.Change(name)
 	if !ok {
 		return "not in the run's plan"
@@ -104,7 +156,13 @@ func (r *run) request(action, name string) (skipped string) {
 		return "not at work"
 	}
 	r.userPaused[name] = true
-	r.watches.of(*c).stop(&agent.Stop{Action: "pause", Reason: "paused by setctl pause"})
+	// The reason is the change's error while it is paused: it says who
+	// paused it.
+	reason := "paused by setctl pause"
+	if by != "" {
+		reason = "paused by " + by
+	}
+	r.watches.of(*c).stop(&agent.Stop{Action: "pause", Reason: reason})
 	return ""
 }
 

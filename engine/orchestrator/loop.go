@@ -55,7 +55,8 @@ func (e *ending) result(settled func() string) (string, error) {
 
 // loop is the event loop: it dispatches, feeds the merge queue, and
 // reacts to workers, merges, retirements, the sentinel and the requests
-// of setctl pause and resume until nothing can make progress. The only
+// of setctl pause and resume (and the dashboard's stop, which ends it as
+// an interrupt does) until nothing can make progress. The only
 // timers are the heartbeat and the sentinel's tick, which also reads the
 // control file for new requests (see takeRequests).
 func (r *run) loop(ctx context.Context) (string, error) {
@@ -119,7 +120,12 @@ func (r *run) loop(ctx context.Context) (string, error) {
 			end.fail(r.rec.emit("", journal.MonitorHeartbeatData{Active: slices.Sorted(maps.Keys(r.active)), Queued: slices.Clone(r.mq.waiting)}))
 		case <-tick.C:
 			r.watches.tick()
-			end.fail(r.takeRequests())
+			stopAsked, err := r.takeRequests()
+			end.fail(err)
+			if stopAsked {
+				// A stop from the dashboard ends the run as Ctrl-C does.
+				end.interrupted = true
+			}
 		case err := <-r.watches.errs:
 			end.fail(err)
 		case <-interrupt:

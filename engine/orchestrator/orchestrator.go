@@ -183,6 +183,9 @@ type run struct {
 	// blockedAt is recorder.failures when blockDependents last looked
 	// (-1: never, or the plan changed since).
 	blockedAt int
+	// earlyRequests are the requests read before the loop ran (see
+	// watchForStop), which the loop takes first.
+	earlyRequests []control.Request
 }
 
 type workerResult struct {
@@ -364,9 +367,16 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sen
 // loop; it returns the run's result ("success", "failed" or
 // "interrupted") and the run error, if any.
 func (r *run) execute(ctx context.Context) (string, error) {
+	// A stop from the dashboard before the loop ends ctx as Ctrl-C does.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	watched := r.watchForStop(stop)
 	err := r.checkBaseline(ctx)
 	if err == nil {
 		err = r.gitDir.take(ctx)
+	}
+	if werr := watched(); werr != nil && err == nil {
+		err = werr
 	}
 	switch {
 	case err == nil:

@@ -175,6 +175,17 @@ func (l Layout) BaselineHostLog(run, gate string) (abs, rel string) {
 	return l.both(RunsDir, run, "baseline", gate+".host.log")
 }
 
+// DashboardLogs is the folder, under logs, of the output of the applies
+// the dashboard started: a name no change can have.
+const DashboardLogs = "_dashboard"
+
+// DashboardApplyLog is the output of a setctl apply the dashboard started
+// at the run-ID-like time stamp at: .set/logs/_dashboard/apply-<at>.log
+// (absolute, and relative as the page asks for it).
+func (l Layout) DashboardApplyLog(at string) (abs, rel string) {
+	return l.both("logs", DashboardLogs, "apply-"+at+".log")
+}
+
 // abs is the path of elem below the run directory.
 func (l Layout) abs(elem ...string) string {
 	return filepath.Join(append([]string{l.root, Name}, elem...)...)

@@ -239,6 +239,7 @@ function connect() {
     setLive(true, "live · event " + app.overview.lastSeq);
     showRunLine();
     if (app.render) app.render();
+    if (window.setctlControl) setctlControl.update();
   });
   s.addEventListener("journal", () => {
     // Pages that show more than the overview read it again, once a burst
@@ -363,6 +364,7 @@ function overviewPage(page) {
     for (const tr of page.querySelectorAll("tr[data-change]")) {
       tr.addEventListener("click", () => go("change", tr.dataset.change));
     }
+    if (window.setctlControl) setctlControl.rows(page);
   };
   app.render();
 }

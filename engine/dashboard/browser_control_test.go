@@ -1,0 +1,148 @@
+package dashboard
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/set-engine/set/engine/control"
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
+)
+
+// TestBrowserControl drives the page's controls in Chromium against a
+// run the test plays as an apply would: it takes the requests of
+// .set/control.jsonl only when the test lets it, so that the page is seen
+// while a request is pending. Start shows the plan first, and Apply runs
+// the project's apply, whose output the page shows; Pause on greet's row
+// is disabled ("Pausing…") until the apply answered, then greet is paused
+// and offers Resume; Resume takes it back, as Pause all and Resume all
+// do for every change; Stop asks first, then stops
+// the run. (cmd/setctl's TestDashboardControlBrowser runs the same with
+// the real setctl, and the refusal of a request without the access
+// token's header.)
+func TestBrowserControl(t *testing.T) {
+	f := newFixture(t)
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
+		Root: f.root, Name: "demo",
+		Plan: func(context.Context) (string, error) {
+			return "Plan for demo: 2 changes, 2 requirements\n  greet\n  farewell\n", nil
+		},
+		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo planning; echo applied"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := listen(t, s)
+	b := newBrowser(t)
+	button := func(action string) string {
+		return `#changes tr[data-change="greet"] button[data-action="` + action + `"]`
+	}
+
+	b.do("the plan, then the apply",
+		chromedp.Navigate(base),
+		chromedp.Click(`#control button[data-action="preview"]`),
+		chromedp.WaitVisible(`#plan-preview`),
+	)
+	if plan := b.text(`#plan-preview`); !strings.Contains(plan, "Plan for demo: 2 changes") {
+		t.Errorf("the plan preview: %q", plan)
+	}
+	b.do("the apply started", chromedp.Click(`#control button[data-action="apply"]`), chromedp.WaitVisible(`#apply-output-card`))
+	b.waitFor(`document.querySelector("#apply-output-card summary").textContent.includes("ended (exit status 0)")`)
+	b.waitFor(`document.querySelector("#apply-output").textContent.includes("applied")`)
+	b.shot("control-started.png")
+
+	// The run: greet at work, and an apply that takes one request each
+	// time the test says so.
+	release := f.lock()
+	f.start()
+	take := make(chan func(control.Request))
+	r := control.NewReader(f.layout.Control())
+	go func() {
+		for act := range take {
+			for {
+				reqs, _ := r.Next()
+				if len(reqs) > 0 {
+					act(reqs[0])
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}()
+	defer close(take)
+	answer := func(req control.Request, moved ...string) {
+		f.add("", journal.ControlData{Action: req.Action, Change: req.Change, By: req.By, ID: req.ID, Changes: moved})
+	}
+
+	b.do("the live run", chromedp.WaitVisible(button("pause")), chromedp.WaitVisible(`#control button[data-action="stop"]`))
+	b.do("pause asked", chromedp.Click(button("pause")))
+	if state := b.eval(`(() => { const bt = document.querySelector('#changes tr[data-change="greet"] button.control'); return bt.disabled + " " + bt.textContent; })()`); state != "true Pausing…" {
+		t.Errorf("greet's button while the pause is pending: %q", state)
+	}
+	b.shot("control-pending.png")
+	take <- func(req control.Request) {
+		if req.Action != control.Pause || req.Change != "greet" || !strings.HasPrefix(req.By, "dashboard (user ") {
+			t.Errorf("the page asked %+v", req)
+		}
+		f.add("greet", journal.AgentIterationData{Iteration: 1, Result: "stopped"})
+		f.to("greet", state.Implementing, state.Paused)
+		answer(req, "greet")
+	}
+	b.do("greet paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`))
+	if msg := b.text(`#control-msg`); msg != "paused: greet" {
+		t.Errorf("the page says %q", msg)
+	}
+
+	b.do("resume asked", chromedp.Click(button("resume")))
+	take <- func(req control.Request) {
+		f.to("greet", state.Paused, state.Implementing)
+		answer(req, "greet")
+	}
+	b.do("greet resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
+
+	// Pause all and Resume all are the requests for every change.
+	b.do("pause all asked", chromedp.Click(`#control button[data-action="pause-all"]`))
+	take <- func(req control.Request) {
+		if req.Action != control.Pause || req.Change != "" {
+			t.Errorf("Pause all asked %+v", req)
+		}
+		f.to("greet", state.Implementing, state.Paused)
+		answer(req, "greet")
+	}
+	b.do("all paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`))
+	b.do("resume all asked", chromedp.Click(`#control button[data-action="resume-all"]`))
+	take <- func(req control.Request) {
+		if req.Action != control.Resume || req.Change != "" {
+			t.Errorf("Resume all asked %+v", req)
+		}
+		f.to("greet", state.Paused, state.Implementing)
+		answer(req, "greet")
+	}
+	b.do("all resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
+	if msg := b.text(`#control-msg`); msg != "resumed: greet" {
+		t.Errorf("the page says %q after Resume all", msg)
+	}
+
+	b.do("stop asked", chromedp.Click(`#control button[data-action="stop"]`), chromedp.WaitVisible(`#control button[data-action="stop-now"]`))
+	b.do("stop confirmed", chromedp.Click(`#control button[data-action="stop-now"]`))
+	b.waitFor(`document.querySelector('#control button[data-action="pause-all"]').disabled`)
+	take <- func(req control.Request) {
+		if req.Action != control.Stop {
+			t.Errorf("the page asked %+v", req)
+		}
+		answer(req)
+		f.add("", journal.RunFinishedData{Result: "interrupted", Statuses: map[string]int{"implementing": 1, "pending": 1}})
+		release()
+	}
+	b.do("the run stopped", chromedp.WaitVisible(`#run-state[data-state="finished"]`), chromedp.WaitVisible(`#control button[data-action="preview"]`))
+	if msg := b.text(`#control-msg`); !strings.HasPrefix(msg, "the run stops as on Ctrl-C (asked by dashboard (user ") {
+		t.Errorf("the page says %q after the stop", msg)
+	}
+	b.shot("control-stopped.png")
+
+	b.do("leaving the page", chromedp.Navigate("about:blank"))
+}
