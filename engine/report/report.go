@@ -112,7 +112,7 @@ type Change struct {
 	// Since is when it took its status. AgeMS is its age: for a change on
 	// its way, how long it has been in its status, until now (also once
 	// the run is over: a change paused or left pending waits still); for
-	// a change done (archived, failed, blocked), its age at its end, the
+	// a change done (merged, archived, failed, blocked), its age at its end, the
 	// time from its plan to its last status that a run was going (the sum
 	// of its Stages), not how close to the run's end it finished.
 	Since time.Time `json:"since,omitzero"`
@@ -377,6 +377,11 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 	case c.Status.Terminal():
 		st := rc.Stages
 		rc.AgeMS = st.WaitMS + st.AgentMS + st.VerifyMS + st.QueueMS + st.IntegrateMS
+	case c.Status == state.Merged:
+		// On main: its work is done; the time until its archive is not
+		// its own.
+		st := rc.Stages
+		rc.AgeMS = st.WaitMS + st.AgentMS + st.VerifyMS + st.QueueMS + st.IntegrateMS - c.TimeIn(state.Merged, end).Milliseconds()
 	case !c.Since.IsZero():
 		rc.AgeMS = max(now.Sub(c.Since), 0).Milliseconds()
 	}
