@@ -13,8 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/dashboard"
+	"github.com/set-engine/set/engine/forge/github"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
@@ -130,23 +133,45 @@ func dashboardProjects(dir string, roots []string) ([]dashboard.Project, error) 
 }
 
 // dashboardProject is the project at root as the dashboard shows it,
-// named name, or, when name is "", by its set.cue (projectName).
+// named name, or, when name is "", by its set.cue's project name (its
+// directory's name when set.cue does not load now, for the dashboard
+// shows the runs of such a project too, or names none), with the forge
+// its set.cue delivers to, whose pages the dashboard links.
 func dashboardProject(root, name string) dashboard.Project {
-	if name == "" {
-		name = projectName(root)
+	cfg, _, err := decode.Load(root, load.Options{})
+	if err != nil {
+		cfg = nil
 	}
-	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root)}
+	if name == "" {
+		name = filepath.Base(root)
+		if cfg != nil && cfg.Name != "" {
+			name = cfg.Name
+		}
+	}
+	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root), Forge: dashboardForge(root, cfg)}
 }
 
-// projectName is how the views name the project at root: its set.cue's
-// project name; its directory's name when set.cue does not load now (the
-// dashboard shows the runs of such a project too) or names none.
-func projectName(root string) string {
-	cfg, _, err := decode.Load(root, load.Options{})
-	if err != nil || cfg.Name == "" {
-		return filepath.Base(root)
+// dashboardForge is the repository of delivery.forge as the dashboard
+// links it: nil without a forge (or a set.cue that loads), or when its
+// pages cannot be told (a repository the remote's URL does not name, an
+// API URL of no known form).
+func dashboardForge(root string, cfg *config.Project) *dashboard.Forge {
+	if cfg == nil || cfg.Delivery.Forge == nil || cfg.Delivery.Forge.Kind != "github" {
+		return nil
 	}
-	return cfg.Name
+	f := cfg.Delivery.Forge
+	repo := f.Repository
+	if repo == "" {
+		var ok bool
+		if repo, ok = github.RepositoryOf(git.RemoteURL(context.Background(), root, cfg.Delivery.Remote)); !ok {
+			return nil
+		}
+	}
+	web, ok := github.WebURL(f.APIURL, repo)
+	if !ok {
+		return nil
+	}
+	return &dashboard.Forge{Repository: web}
 }
 
 // planGraph builds the execution graph of a plan of the project at root,
