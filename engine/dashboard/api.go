@@ -289,6 +289,7 @@ func (s *Server) serveTimeline(w http.ResponseWriter, r *http.Request, p *served
 	running := report.Build(rn.st, rn.live, s.opts.Now()).Run.State == report.Running
 	tl := Timeline(rn.events, running, s.opts.Now())
 	tl.Changes = report.Names(rn.st)
+	tl.Bands = bands(rn.events, tl.End)
 	writeJSON(w, tl)
 }
 

@@ -52,10 +52,13 @@ type Round struct {
 	// PullRequest is the number of the pull request the attempt opened
 	// or updated (pull-request delivery), 0 without one; PullRequestURL
 	// its page, as the forge gave it.
-	PullRequest    int       `json:"pullRequest,omitempty"`
-	PullRequestURL string    `json:"pullRequestUrl,omitempty"`
-	Start          time.Time `json:"start"`
-	End            time.Time `json:"end"`
+	PullRequest    int    `json:"pullRequest,omitempty"`
+	PullRequestURL string `json:"pullRequestUrl,omitempty"`
+	// Start is when its first agent iteration began (a verify round's),
+	// or its first gate (or its integration attempt); End its last
+	// event.
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
 }
 
 // HasDiff says whether the journal names both ends of the round's diff.
@@ -81,8 +84,10 @@ type rounder struct {
 	// head is the branch's last known commit; judged the head the last
 	// verify round judged (where the next one's diff starts).
 	head, judged string
-	// iterations are the agent iterations since the last verify round.
+	// iterations are the agent iterations since the last verify round,
+	// the first begun at begun.
 	iterations []int
+	begun      time.Time
 }
 
 // find is the index of the round of stage and attempt, -1 when none.
@@ -113,6 +118,9 @@ func (rs *rounder) round(stage string, attempt int, e journal.Event) *Round {
 	r := Round{Stage: stage, Attempt: attempt, Gates: []journal.Event{}, Verdict: "running", Start: e.Time, End: e.Time}
 	if stage == StageVerify {
 		r.Iterations, rs.iterations = rs.iterations, nil
+		if !rs.begun.IsZero() {
+			r.Start, rs.begun = rs.begun, time.Time{}
+		}
 		r.From, r.To = rs.judged, rs.head
 		rs.judged = rs.head
 	}
@@ -127,10 +135,17 @@ func (rs *rounder) add(e journal.Event) {
 		if err == nil && rs.head == "" {
 			rs.head, rs.judged = d.Base, d.Base
 		}
+	case journal.AgentSessionDecision:
+		if rs.begun.IsZero() {
+			rs.begun = e.Time
+		}
 	case journal.AgentIteration:
 		d, err := journal.Decode[journal.AgentIterationData](e)
 		if err != nil {
 			return
+		}
+		if rs.begun.IsZero() {
+			rs.begun = e.Time.Add(-time.Duration(d.DurationMS) * time.Millisecond)
 		}
 		rs.iterations = append(rs.iterations, d.Iteration)
 		if d.Head != "" {

@@ -125,11 +125,14 @@ type Change struct {
 	Waiting string `json:"waiting,omitempty"`
 	// Iteration is the agent iteration it is at: the last one started,
 	// whether it ran to its end, runs, or was interrupted.
-	Iteration int      `json:"iteration"`
-	Gates     Gates    `json:"gates"`
-	Retries   Retries  `json:"retries"`
-	Tokens    Budgeted `json:"tokens"`
-	CostUSD   float64  `json:"costUsd"`
+	Iteration int `json:"iteration"`
+	// Agent is the adapter of its last agent iteration (state.Change's):
+	// an "exec" agent reports no tokens.
+	Agent   string   `json:"agent,omitempty"`
+	Gates   Gates    `json:"gates"`
+	Retries Retries  `json:"retries"`
+	Tokens  Budgeted `json:"tokens"`
+	CostUSD float64  `json:"costUsd"`
 	// Stages is the time it spent in each stage of its way to main.
 	Stages Stages `json:"stages"`
 	// Error is why it failed or is blocked.
@@ -336,7 +339,7 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 		CostUSD:   c.CostUSD,
 		Error:     c.Error,
 		DependsOn: nonNil(c.DependsOn), Requirements: nonNil(c.Requirements),
-		Commit: c.MergedCommit,
+		Commit: c.MergedCommit, Agent: c.Agent,
 	}
 	if pr := c.PullRequest; pr != nil {
 		rc.PullRequest = &PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Way: pr.Way}
