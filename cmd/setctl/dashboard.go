@@ -38,12 +38,15 @@ ended:
                 against their budgets, and what it waits for
   Graph         the execution graph setctl plan draws, coloured by where
                 each change is
-  a change      its timeline, each gate's verdict with the end of its
-                output, every retry context handed to its agent, and its
-                agent's log as it is written
+  a change      its timeline; its gates by verify round and integration
+                attempt, each with its verdict, what went back to its
+                agent, the end of a failing gate's output and the round's
+                diff; its commit on main and pull request (on the forge,
+                with delivery.forge); and its agent's log as it is written
   Timeline      every agent iteration, gate, model call and merge as a
-                span on a time axis, one row per change; click a span for
-                its detail
+                labelled span on a time axis, one row per change, each
+                round a band; click a span for its detail, a change's
+                name to zoom to its time
   Tokens & cost tokens and cost per change and per role, against budgets
   Sentinel      the sentinel's actions (SENTINEL_ACTION events)
 

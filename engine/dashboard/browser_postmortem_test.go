@@ -234,7 +234,7 @@ func TestBrowserExecTokens(t *testing.T) {
 		f.add(c, journal.VerifyGateData{Stage: "verify", Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Result: "pass", DurationMS: 1000, Attempt: 1})
 		f.to(c, state.Verifying, state.Queued)
 		f.to(c, state.Queued, state.Integrating)
-		f.add(c, journal.MergedData{Commit: strings.Repeat(c[:1], 40), Previous: f.sha.base})
+		f.add(c, journal.MergedData{Commit: strings.Repeat(map[string]string{"greet": "a", "farewell": "b"}[c], 40), Previous: f.sha.base})
 		f.to(c, state.Integrating, state.Merged)
 	}
 	// The run ends an hour later: the changes merged long before.

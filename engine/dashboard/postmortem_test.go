@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/report"
 )
 
@@ -109,6 +111,21 @@ func TestRounds(t *testing.T) {
 	}
 	if h := v.Rounds[0].Handback; h == nil || !strings.Contains(string(h.Data), "TestGreet failed") {
 		t.Errorf("round 1's handback: %+v", h)
+	}
+	// A verify round begins with its first iteration, an integration
+	// attempt as the change goes to integrating.
+	var iteration1, integrating time.Time
+	for _, e := range v.Events {
+		if e.Type == journal.AgentSessionDecision && iteration1.IsZero() {
+			iteration1 = e.Time
+		}
+		if e.Type == journal.StateChange && strings.Contains(string(e.Data), `"to":"integrating"`) {
+			integrating = e.Time
+		}
+	}
+	if !v.Rounds[0].Start.Equal(iteration1) || !v.Rounds[2].Start.Equal(integrating) {
+		t.Errorf("round 1 starts at %s (want its iteration's %s), the integration attempt at %s (want %s)",
+			v.Rounds[0].Start, iteration1, v.Rounds[2].Start, integrating)
 	}
 	if v.Links.Commit != f.sha.greetMain || v.Links.CommitURL != "" {
 		t.Errorf("links without a forge: %+v", v.Links)

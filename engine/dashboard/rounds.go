@@ -55,8 +55,8 @@ type Round struct {
 	PullRequest    int    `json:"pullRequest,omitempty"`
 	PullRequestURL string `json:"pullRequestUrl,omitempty"`
 	// Start is when its first agent iteration began (a verify round's),
-	// or its first gate (or its integration attempt); End its last
-	// event.
+	// or the change went to integrating (an integration attempt's; its
+	// first gate in a journal without); End its last event.
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
 }
@@ -88,6 +88,9 @@ type rounder struct {
 	// the first begun at begun.
 	iterations []int
 	begun      time.Time
+	// integrating is when the change last went to integrating: where
+	// its next integration attempt begins.
+	integrating time.Time
 }
 
 // find is the index of the round of stage and attempt, -1 when none.
@@ -116,13 +119,16 @@ func (rs *rounder) round(stage string, attempt int, e journal.Event) *Round {
 		return &rs.rounds[i]
 	}
 	r := Round{Stage: stage, Attempt: attempt, Gates: []journal.Event{}, Verdict: "running", Start: e.Time, End: e.Time}
-	if stage == StageVerify {
+	switch {
+	case stage == StageVerify:
 		r.Iterations, rs.iterations = rs.iterations, nil
 		if !rs.begun.IsZero() {
 			r.Start, rs.begun = rs.begun, time.Time{}
 		}
 		r.From, r.To = rs.judged, rs.head
 		rs.judged = rs.head
+	case !rs.integrating.IsZero():
+		r.Start, rs.integrating = rs.integrating, time.Time{}
 	}
 	rs.rounds = append(rs.rounds, r)
 	return &rs.rounds[len(rs.rounds)-1]
@@ -231,6 +237,9 @@ func (rs *rounder) add(e journal.Event) {
 		d, err := journal.Decode[journal.StateChangeData](e)
 		if err != nil {
 			return
+		}
+		if state.Status(d.To) == state.Integrating {
+			rs.integrating = e.Time
 		}
 		// A stage's round is over once the change leaves the stage.
 		switch state.Status(d.From) {
