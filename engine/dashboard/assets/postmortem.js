@@ -280,17 +280,31 @@ function otherContexts(v, rounds) {
     rest.map((e) => `<p>${fmtTime(e.time)} · ${esc(describe(e))}</p><pre class="context">${esc(e.data.retryContext)}</pre>`).join("");
 }
 
+// openDiffs are the rounds whose diff the page shows ("change/stage/
+// round"): a change's page drawn again as events come keeps them open.
+const openDiffs = new Set();
+
 // wireRounds makes a change page's diff buttons show their round's diff,
 // below the round; a click again hides it.
 function wireRounds(page, name) {
   for (const b of page.querySelectorAll("button.diff-link")) {
-    b.addEventListener("click", () => toggleDiff(b.closest("section.round"), name, b.dataset.stage, b.dataset.round));
+    const key = `${name}/${b.dataset.stage}/${b.dataset.round}`;
+    const section = b.closest("section.round");
+    b.addEventListener("click", () => {
+      if (openDiffs.has(key)) {
+        openDiffs.delete(key);
+        section.querySelector(".diff-view").hidden = true;
+      } else {
+        openDiffs.add(key);
+        showDiff(section, name, b.dataset.stage, b.dataset.round);
+      }
+    });
+    if (openDiffs.has(key)) showDiff(section, name, b.dataset.stage, b.dataset.round);
   }
 }
 
-async function toggleDiff(section, name, stage, round) {
+async function showDiff(section, name, stage, round) {
   const box = section.querySelector(".diff-view");
-  if (!box.hidden) { box.hidden = true; return; }
   box.hidden = false;
   box.innerHTML = '<p class="muted">Reading the diff…</p>';
   try {
