@@ -185,6 +185,9 @@ func TestBrowserForgeLinks(t *testing.T) {
 	f := newFixture(t)
 	f.start()
 	f.toMerged()
+	// Its pull request, as pull-request delivery records it (without the
+	// URL a forge gives: the link is then the forge's pull request page).
+	f.add("greet", journal.PullRequestOpenedData{Number: 12, Branch: "set/greet", Head: f.sha.greet2, Base: "main", Attempt: 1})
 	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
 		Root: f.root, Name: "demo", Forge: &Forge{Repository: "https://github.com/acme/demo"},
 	}}})
@@ -204,6 +207,9 @@ func TestBrowserForgeLinks(t *testing.T) {
 	if text := b.text(`#changes tr[data-change="greet"] a.commit-link`); text != "abcdef0" {
 		t.Errorf("the commit link says %q", text)
 	}
+	if href := b.eval(`document.querySelector('#changes tr[data-change="greet"] a.pr-link').href`); href != "https://github.com/acme/demo/pull/12" {
+		t.Errorf("the overview links greet's pull request to %q", href)
+	}
 	if n := b.eval(`String(document.querySelectorAll('#changes tr[data-change="farewell"] a.commit-link').length)`); n != "0" {
 		t.Errorf("farewell, not merged, links %s commits", n)
 	}
@@ -215,6 +221,10 @@ func TestBrowserForgeLinks(t *testing.T) {
 	if href := b.eval(`document.querySelector(".grid a.commit-link").href`); href != want {
 		t.Errorf("greet's page links its commit to %q, want %q", href, want)
 	}
+	if href := b.eval(`document.querySelector('section.round[data-stage="integration"] a.pr-link').href`); href != "https://github.com/acme/demo/pull/12" {
+		t.Errorf("greet's integration attempt links its pull request to %q", href)
+	}
+	b.shot("change-links.png")
 }
 
 // TestBrowserExecTokens: a run whose agents are exec agents (which report
