@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/report"
+	"github.com/set-engine/set/engine/state"
 )
 
 // withRepo makes the fixture's project a git repository holding the
@@ -238,5 +241,75 @@ func TestDiffOfMissingCommits(t *testing.T) {
 	ts := serve(t, f, Options{})
 	if got := get(t, ts, "/api/p/0/diff?change=greet&round=1", nil); got != http.StatusInternalServerError {
 		t.Errorf("a diff of missing commits: %d, want 500", got)
+	}
+}
+
+// An integration attempt that conflicts goes back to the agent with the
+// conflict, one requeued behind a failed change is integrated again, and
+// the one main takes is merged, with its pull request.
+func TestRoundsOfIntegration(t *testing.T) {
+	at := testStart
+	var events []journal.Event
+	add := func(p journal.Payload) {
+		at = at.Add(time.Second)
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, journal.Event{Seq: int64(len(events) + 1), Time: at, Type: p.EventType(), Change: "c", Data: data})
+	}
+	to := func(from, to state.Status) { add(journal.StateChangeData{From: string(from), To: string(to)}) }
+	pass := func(stage string, attempt int) {
+		add(journal.VerifyGateData{Stage: stage, Gate: "test", Result: "pass", Attempt: attempt})
+	}
+	add(journal.DispatchData{Base: "b0"})
+	add(journal.AgentSessionDecisionData{Iteration: 1})
+	add(journal.AgentIterationData{Iteration: 1, Head: "h1"})
+	to(state.Implementing, state.Verifying)
+	pass(StageVerify, 1)
+	to(state.Verifying, state.Queued)
+	to(state.Queued, state.Integrating)
+	add(journal.IntegrationAttemptData{Attempt: 1, Onto: "m1"})
+	add(journal.ChangeIntegrationFailedData{Reason: "conflict", Paths: []string{"a.go"}, RetryContext: "resolve a.go", Attempt: 1})
+	add(journal.RetryScheduledData{Stage: "conflict", Attempt: 1, Budget: 6, Reason: "merge conflict", RetryContext: "resolve a.go"})
+	to(state.Integrating, state.IntegrationFailed)
+	add(journal.AgentSessionDecisionData{Iteration: 2})
+	add(journal.AgentIterationData{Iteration: 2, Head: "h2"})
+	to(state.IntegrationFailed, state.Verifying)
+	pass(StageVerify, 2)
+	to(state.Verifying, state.Queued)
+	to(state.Queued, state.Integrating)
+	add(journal.IntegrationAttemptData{Attempt: 2, Onto: "m2"})
+	to(state.Integrating, state.Queued)
+	to(state.Queued, state.Integrating)
+	add(journal.IntegrationAttemptData{Attempt: 3, Onto: "m3"})
+	pass(StageIntegration, 3)
+	add(journal.PullRequestOpenedData{Number: 7, URL: "https://forge/pr/7", Attempt: 3})
+	add(journal.MergedData{Commit: "m4", Previous: "m3", Attempt: 3, PullRequest: 7})
+	to(state.Integrating, state.Merged)
+
+	var got []string
+	for _, r := range Rounds(events) {
+		s := fmt.Sprintf("%s %d %s %v %s..%s gates %d", r.Stage, r.Attempt, r.Verdict, r.Iterations, r.From, r.To, len(r.Gates))
+		if r.Failure != nil {
+			s += " failure"
+		}
+		if r.Handback != nil {
+			s += " handback"
+		}
+		if r.PullRequest != 0 {
+			s += fmt.Sprintf(" #%d %s", r.PullRequest, r.PullRequestURL)
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"verify 1 pass [1] b0..h1 gates 1",
+		"integration 1 conflict [] .. gates 0 failure handback",
+		"verify 2 pass [2] h1..h2 gates 1",
+		"integration 2 requeued [] .. gates 0",
+		"integration 3 merged [] m3..m4 gates 1 #7 https://forge/pr/7",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rounds:\n got %q\nwant %q", got, want)
 	}
 }
