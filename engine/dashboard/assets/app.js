@@ -161,6 +161,7 @@ function describe(e) {
     case "VERIFY_GATE": return `${d.stage} ${d.gate}: ${d.result} (${fmtMs(d.durationMs)})${d.reason ? ": " + d.reason : ""}`;
     case "RETRY_SCHEDULED": return `retry ${d.attempt}/${d.budget} (${d.stage}): back to the agent`;
     case "MERGE_QUEUED": return `in the merge queue at ${short(d.head)}`;
+    case "INTEGRATION_ATTEMPT": return `integration attempt ${d.attempt}: merged onto ${short(d.onto)}${(d.ahead || []).length ? " (behind " + d.ahead.join(", ") + ")" : ""}`;
     case "CHANGE_INTEGRATION_FAILED":
       switch (d.reason) {
         case "conflict": return `merging main conflicts in ${(d.paths || []).join(", ")}`;
