@@ -125,6 +125,11 @@ func TestBrowserPostMortem(t *testing.T) {
 		chromedp.Click(`#zoom-out`),
 		chromedp.WaitVisible(`svg#timeline[data-zoom=""]`),
 	)
+	b.do("greet's page zooms the timeline to it",
+		chromedp.Navigate(base+"#/p/0/change/greet"),
+		chromedp.Click(`#on-timeline`),
+		chromedp.WaitVisible(`svg#timeline[data-zoom="greet"]`),
+	)
 
 	b.do("greet's rounds",
 		chromedp.Navigate(base+"#/p/0/change/greet"),

@@ -313,3 +313,39 @@ func TestRoundsOfIntegration(t *testing.T) {
 		t.Errorf("rounds:\n got %q\nwant %q", got, want)
 	}
 }
+
+// The timeline's bands are each change's rounds, from its first
+// iteration to its verdict; a round still running reaches the axis's
+// end.
+func TestTimelineBands(t *testing.T) {
+	f := newFixture(t)
+	f.lock()
+	f.start()
+	f.toMerged()
+	f.to("farewell", state.Pending, state.Dispatched)
+	f.to("farewell", state.Dispatched, state.Implementing)
+	f.add("farewell", journal.AgentIterationData{Iteration: 1, Result: "done", DurationMS: 1000, Commits: 1})
+	f.to("farewell", state.Implementing, state.Verifying)
+	f.add("farewell", journal.GateStartedData{Stage: "verify", Gate: "test", Kind: "exec", Attempt: 1})
+	ts := serve(t, f, Options{})
+	var tl TimelineView
+	if code := get(t, ts, "/api/p/0/timeline", &tl); code != http.StatusOK {
+		t.Fatalf("timeline: %d", code)
+	}
+	var got []string
+	for _, b := range tl.Bands {
+		got = append(got, fmt.Sprintf("%s %s %d %v %s %s", b.Change, b.Stage, b.Attempt, b.Iterations, b.Verdict, b.End.Sub(b.Start)))
+	}
+	want := []string{
+		"greet verify 1 [1] fail 7s",
+		"greet verify 2 [2] pass 7s",
+		"greet integration 1 [] merged 2s",
+		"farewell verify 1 [1] running 3s",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("bands:\n got %q\nwant %q", got, want)
+	}
+	if !tl.Bands[3].End.Equal(tl.End) {
+		t.Errorf("the running round ends at %s, the axis at %s", tl.Bands[3].End, tl.End)
+	}
+}
