@@ -17,8 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/dashboard"
+	"github.com/set-engine/set/engine/forge/github"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/plan"
@@ -40,12 +43,15 @@ ended:
                 against their budgets, and what it waits for
   Graph         the execution graph setctl plan draws, coloured by where
                 each change is
-  a change      its timeline, each gate's verdict with the end of its
-                output, every retry context handed to its agent, and its
-                agent's log as it is written
+  a change      its timeline; its gates by verify round and integration
+                attempt, each with its verdict, what went back to its
+                agent, the end of a failing gate's output and the round's
+                diff; its commit on main and pull request (on the forge,
+                with delivery.forge); and its agent's log as it is written
   Timeline      every agent iteration, gate, model call and merge as a
-                span on a time axis, one row per change; click a span for
-                its detail
+                labelled span on a time axis, one row per change, each
+                round a band; click a span for its detail, a change's
+                name to zoom to its time
   Tokens & cost tokens and cost per change and per role, against budgets
   Sentinel      the sentinel's actions (SENTINEL_ACTION events)
   Requirements  every requirement and where it stands on main, as
@@ -157,12 +163,22 @@ func dashboardProjects(dir string, roots []string) ([]dashboard.Project, error) 
 }
 
 // dashboardProject is the project at root as the dashboard shows it,
-// named name, or, when name is "", by its set.cue (projectName).
+// named name, or, when name is "", by its set.cue's project name (its
+// directory's name when set.cue does not load now, for the dashboard
+// shows the runs of such a project too, or names none), with the forge
+// its set.cue delivers to, whose pages the dashboard links.
 func dashboardProject(root, name string) dashboard.Project {
-	if name == "" {
-		name = projectName(root)
+	cfg, _, err := decode.Load(root, load.Options{})
+	if err != nil {
+		cfg = nil
 	}
-	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root), Requirements: dashboardRequirements(root)}
+	if name == "" {
+		name = filepath.Base(root)
+		if cfg != nil && cfg.Name != "" {
+			name = cfg.Name
+		}
+	}
+	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root), Requirements: dashboardRequirements(root), Forge: dashboardForge(root, cfg)}
 }
 
 // withControl lets the page of each of projects start a run: it shows
@@ -214,15 +230,27 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// projectName is how the views name the project at root: its set.cue's
-// project name; its directory's name when set.cue does not load now (the
-// dashboard shows the runs of such a project too) or names none.
-func projectName(root string) string {
-	cfg, _, err := decode.Load(root, load.Options{})
-	if err != nil || cfg.Name == "" {
-		return filepath.Base(root)
+// dashboardForge is the repository of delivery.forge as the dashboard
+// links it: nil without a forge (or a set.cue that loads), or when its
+// pages cannot be told (a repository the remote's URL does not name, an
+// API URL of no known form).
+func dashboardForge(root string, cfg *config.Project) *dashboard.Forge {
+	if cfg == nil || cfg.Delivery.Forge == nil || cfg.Delivery.Forge.Kind != "github" {
+		return nil
 	}
-	return cfg.Name
+	f := cfg.Delivery.Forge
+	repo := f.Repository
+	if repo == "" {
+		var ok bool
+		if repo, ok = github.RepositoryOf(git.RemoteURL(context.Background(), root, cfg.Delivery.Remote)); !ok {
+			return nil
+		}
+	}
+	web, ok := github.WebURL(f.APIURL, repo)
+	if !ok {
+		return nil
+	}
+	return &dashboard.Forge{Repository: web}
 }
 
 // planGraph builds the execution graph of a plan of the project at root,

@@ -59,8 +59,9 @@ as the run report .set/report.md that every run ends with: "run" (id,
 state: none, starting, running, "not running" or finished; result, pid,
 started, lastEvent, durationMs, changes, onMain, statuses; baseline, the
 gate judging the main branch, and waiting, while one does), "changes"
-(each with status, since, ageMs, activity, waiting, iteration, gates,
-retries, tokens, costUsd, stages, error, dependsOn, requirements,
+(each with status, since, ageMs, activity, waiting, iteration, agent
+(the adapter of its last iteration: an exec agent reports no tokens),
+gates, retries, tokens, costUsd, stages, error, dependsOn, requirements,
 commit), "roles" (model calls and tokens by role) and "coverage"
 (requirement → change → commit). Times run to now while the run goes,
 to its last event once it is over (but ageMs, which is AGE).

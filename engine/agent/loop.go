@@ -361,7 +361,7 @@ func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *
 	it := iteration{
 		data: journal.AgentIterationData{
 			Iteration: n, ExitCode: out.ExitCode, Signal: out.Signal, DurationMS: out.Duration.Milliseconds(), Commits: commits,
-			Tokens: tokens, SessionID: out.SessionID, Prompt: files.promptRel, Log: files.logRel,
+			Head: git.Head(ctx, in.Worktree), Tokens: tokens, SessionID: out.SessionID, Prompt: files.promptRel, Log: files.logRel,
 		},
 		inMerge: git.InMerge(ctx, in.Worktree), unresolved: unresolved, summary: out.Summary,
 	}

@@ -403,3 +403,34 @@ func (s *silenceSteer) Output() {
 }
 
 func (s *silenceSteer) Command(string) {}
+
+// Each iteration records the branch's head after it: what its agent and
+// the commit of its leftovers left, from which the dashboard diffs a
+// round.
+func TestLoopRecordsTheHead(t *testing.T) {
+	root, wt := loopRepo(t)
+	a, err := New(config.Agent{Adapter: "exec", Argv: []string{"sh", "-c", `echo "more {iteration}" >> greet.txt; exit 1`}}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heads []string
+	_, err = Loop(context.Background(), LoopInput{
+		Adapter: a, Prompt: PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
+		Layout: rundir.New(root), Worktree: wt, MainBranch: "main", MaxIterations: 2,
+		Emit: func(p journal.Payload) error {
+			if it, ok := p.(journal.AgentIterationData); ok {
+				heads = append(heads, it.Head)
+				if now := gitT(t, wt, "rev-parse", "HEAD"); it.Head != now {
+					t.Errorf("iteration %d: head %q, the branch is at %q", it.Iteration, it.Head, now)
+				}
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(heads) != 2 || heads[0] == heads[1] || heads[0] == "" {
+		t.Errorf("heads %q: want two different commits", heads)
+	}
+}

@@ -83,13 +83,21 @@ type Overview struct {
 	Report  report.Report `json:"report"`
 	// Usage maps a change to its model calls by role.
 	Usage map[string]map[string]state.Usage `json:"usage"`
+	// Links are, by change, where its work can be seen (its commit, its
+	// pull request), for the changes that have any.
+	Links map[string]Links `json:"links"`
 	// LastSeq is the last event the projection applied.
 	LastSeq int64 `json:"lastSeq"`
 }
 
 // overview is the Overview of the run st projects, at the server's now.
 func (s *Server) overview(p *served, st *state.State, live report.Liveness) Overview {
-	o := Overview{Project: p.Name, Report: report.Build(st, live, s.opts.Now()), Usage: map[string]map[string]state.Usage{}, LastSeq: st.LastSeq}
+	o := Overview{Project: p.Name, Report: report.Build(st, live, s.opts.Now()), Usage: map[string]map[string]state.Usage{}, LastSeq: st.LastSeq, Links: map[string]Links{}}
+	for _, c := range o.Report.Changes {
+		if l := linksOf(c, p.Forge); l != (Links{}) {
+			o.Links[c.Name] = l
+		}
+	}
 	for _, name := range report.Names(st) {
 		roles := map[string]state.Usage{}
 		for role, u := range st.Changes[name].Usage {
@@ -222,6 +230,10 @@ type ChangeView struct {
 	// AgentLog is the log of its latest agent iteration (running or
 	// done), relative to the project; "" before the first.
 	AgentLog string `json:"agentLog,omitempty"`
+	// Rounds are its verify rounds and integration attempts (see Rounds);
+	// Links where its work can be seen.
+	Rounds []Round `json:"rounds"`
+	Links  Links   `json:"links"`
 }
 
 func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *served) {
@@ -259,6 +271,7 @@ func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *served) 
 			}
 		}
 	}
+	v.Rounds, v.Links = Rounds(v.Events), linksOf(v.Change, p.Forge)
 	for _, sp := range Timeline(rn.events, rep.Run.State == report.Running, s.opts.Now()).Spans {
 		if sp.Change == name {
 			v.Spans = append(v.Spans, sp)
@@ -276,6 +289,7 @@ func (s *Server) serveTimeline(w http.ResponseWriter, r *http.Request, p *served
 	running := report.Build(rn.st, rn.live, s.opts.Now()).Run.State == report.Running
 	tl := Timeline(rn.events, running, s.opts.Now())
 	tl.Changes = report.Names(rn.st)
+	tl.Bands = bands(rn.events, tl.End)
 	writeJSON(w, tl)
 }
 

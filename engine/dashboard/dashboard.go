@@ -83,6 +83,10 @@ type Project struct {
 	// no run (setctl apply --dashboard: its run is going).
 	Plan  func(ctx context.Context) (string, error)
 	Apply *Command
+	// Forge is the project's repository on its forge, whose pages the
+	// dashboard links (a change's commit, its pull request); nil when
+	// it has none.
+	Forge *Forge
 }
 
 // Options configure a Server.
@@ -158,6 +162,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/p/{project}/change/{change}", s.withProject(s.serveChange))
 	s.mux.HandleFunc("GET /api/p/{project}/timeline", s.withProject(s.serveTimeline))
 	s.mux.HandleFunc("GET /api/p/{project}/sentinel", s.withProject(s.serveSentinel))
+	s.mux.HandleFunc("GET /api/p/{project}/diff", s.withProject(s.serveDiff))
 	s.mux.HandleFunc("GET /api/p/{project}/log", s.withProject(s.serveLog))
 	s.mux.HandleFunc("GET /api/p/{project}/log/stream", s.withProject(s.serveLogStream))
 	s.mux.HandleFunc("GET /api/p/{project}/stream", s.withProject(s.serveStream))

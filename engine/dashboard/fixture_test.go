@@ -32,13 +32,28 @@ type fixture struct {
 	layout rundir.Layout
 	w      *journal.Writer
 
+	// sha are the commits the journal names: made-up IDs, or a real
+	// repository's (withRepo).
+	sha fixtureSHAs
+
 	mu  sync.Mutex
 	now time.Time
 }
 
+// fixtureSHAs are the commits of the fixture's run: main at the start
+// (base), greet's branch after its two iterations (greet1, greet2),
+// main once greet merged (greetMain), farewell's branch after its
+// iteration and main once it merged.
+type fixtureSHAs struct {
+	base, greet1, greet2, greetMain, farewell1, farewellMain string
+}
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{t: t, root: t.TempDir(), now: testStart}
+	f := &fixture{t: t, root: t.TempDir(), now: testStart, sha: fixtureSHAs{
+		base: "0123456789abcdef", greet1: "1111111111111111", greet2: "fedcba9876543210", greetMain: "abcdef0123456789",
+		farewell1: "2222222222222222", farewellMain: "9999999999999999",
+	}}
 	f.layout = rundir.New(f.root)
 	w, err := journal.Open(f.layout.Dir(), "run-1", journal.WithClock(f.tick))
 	if err != nil {
@@ -121,7 +136,7 @@ func (f *fixture) begin() {
 // waits for it.
 func (f *fixture) dispatch() {
 	f.to("greet", state.Pending, state.Dispatched)
-	f.add("greet", journal.DispatchData{Worktree: ".set/worktrees/greet", Branch: "set/greet", Base: "0123456789abcdef"})
+	f.add("greet", journal.DispatchData{Worktree: ".set/worktrees/greet", Branch: "set/greet", Base: f.sha.base})
 	f.writeLog(".set/logs/greet/agent-1.log", "reading the spec\nwriting greet.go\n")
 	f.add("greet", journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration", Iteration: 1, Adapter: "exec", Log: ".set/logs/greet/agent-1.log"})
 	f.to("greet", state.Dispatched, state.Implementing)
@@ -130,7 +145,7 @@ func (f *fixture) dispatch() {
 // toMerged takes greet from implementing to merged: a failing test gate,
 // a retry with its context, a second iteration, the merge queue, main.
 func (f *fixture) toMerged() {
-	f.add("greet", journal.AgentIterationData{Iteration: 1, Result: "done", DurationMS: 1000, Commits: 1, Tokens: usage.Tokens{Input: 40000, Output: 9000},
+	f.add("greet", journal.AgentIterationData{Iteration: 1, Result: "done", DurationMS: 1000, Commits: 1, Head: f.sha.greet1, Tokens: usage.Tokens{Input: 40000, Output: 9000},
 		Prompt: ".set/changes/greet/prompt-1.md", Log: ".set/logs/greet/agent-1.log"})
 	f.add("greet", journal.LLMCallData{Role: "implement", Model: "sonnet", Iteration: 1, Tokens: usage.Tokens{Input: 40000, Output: 9000}, CostUSD: 0.31, DurationMS: 1000})
 	f.to("greet", state.Implementing, state.Verifying)
@@ -144,33 +159,33 @@ func (f *fixture) toMerged() {
 	f.writeLog(".set/logs/greet/agent-2.log", "fixing the greeting\n")
 	f.add("greet", journal.AgentSessionDecisionData{Decision: "resume", Reason: "retry after verify", Iteration: 2, Adapter: "exec", Log: ".set/logs/greet/agent-2.log"})
 	f.to("greet", state.VerifyFailed, state.Implementing)
-	f.add("greet", journal.AgentIterationData{Iteration: 2, Result: "done", DurationMS: 1000, Commits: 2, Tokens: usage.Tokens{Input: 20000, Output: 4000},
+	f.add("greet", journal.AgentIterationData{Iteration: 2, Result: "done", DurationMS: 1000, Commits: 2, Head: f.sha.greet2, Tokens: usage.Tokens{Input: 20000, Output: 4000},
 		Prompt: ".set/changes/greet/prompt-2.md", Log: ".set/logs/greet/agent-2.log"})
 	f.add("greet", journal.LLMCallData{Role: "implement", Model: "sonnet", Iteration: 2, Tokens: usage.Tokens{Input: 20000, Output: 4000}, CostUSD: 0.12, DurationMS: 1000})
 	f.to("greet", state.Implementing, state.Verifying)
 	f.add("greet", journal.GateStartedData{Stage: "verify", Gate: "test", Kind: "exec", Attempt: 2, Command: []string{"go", "test", "./..."}, Log: ".set/logs/greet/verify-test-2.log"})
 	f.add("greet", journal.VerifyGateData{Stage: "verify", Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Result: "pass", DurationMS: 1000, Log: ".set/logs/greet/verify-test-2.log", Attempt: 2})
 	f.to("greet", state.Verifying, state.Queued)
-	f.add("greet", journal.MergeQueuedData{Head: "fedcba9876543210"})
+	f.add("greet", journal.MergeQueuedData{Head: f.sha.greet2})
 	f.to("greet", state.Queued, state.Integrating)
 	f.add("greet", journal.VerifyGateData{Stage: "integration", Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Result: "pass", DurationMS: 1000, Attempt: 1})
-	f.add("greet", journal.MergedData{Commit: "abcdef0123456789", Previous: "0123456789abcdef"})
+	f.add("greet", journal.MergedData{Commit: f.sha.greetMain, Previous: f.sha.base})
 	f.to("greet", state.Integrating, state.Merged)
 }
 
 // finish archives greet, runs farewell to main and ends the run.
 func (f *fixture) finish() {
-	f.add("greet", journal.ArchivedData{Commit: "abcdef0123456789", Capabilities: []string{"greet"}, ArchiveDir: "openspec/changes/archive/2026-03-04-greet"})
+	f.add("greet", journal.ArchivedData{Commit: f.sha.greetMain, Capabilities: []string{"greet"}, ArchiveDir: "openspec/changes/archive/2026-03-04-greet"})
 	f.to("greet", state.Merged, state.Archived)
 	f.to("farewell", state.Pending, state.Dispatched)
 	f.add("farewell", journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration", Iteration: 1, Adapter: "exec", Log: ".set/logs/farewell/agent-1.log"})
 	f.to("farewell", state.Dispatched, state.Implementing)
-	f.add("farewell", journal.AgentIterationData{Iteration: 1, Result: "done", DurationMS: 1000, Commits: 1, Log: ".set/logs/farewell/agent-1.log"})
+	f.add("farewell", journal.AgentIterationData{Iteration: 1, Result: "done", DurationMS: 1000, Commits: 1, Head: f.sha.farewell1, Log: ".set/logs/farewell/agent-1.log"})
 	f.to("farewell", state.Implementing, state.Verifying)
 	f.add("farewell", journal.VerifyGateData{Stage: "verify", Gate: "test", Kind: "exec", Mode: "run", Runner: "host", Result: "pass", DurationMS: 1000, Attempt: 1})
 	f.to("farewell", state.Verifying, state.Queued)
 	f.to("farewell", state.Queued, state.Integrating)
-	f.add("farewell", journal.MergedData{Commit: "9999999999999999", Previous: "abcdef0123456789"})
+	f.add("farewell", journal.MergedData{Commit: f.sha.farewellMain, Previous: f.sha.greetMain})
 	f.to("farewell", state.Integrating, state.Merged)
 	f.to("farewell", state.Merged, state.Archived)
 	f.add("", journal.RunFinishedData{Result: "success", Statuses: map[string]int{"archived": 2}, DurationMS: 60000})

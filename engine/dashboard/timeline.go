@@ -54,6 +54,9 @@ type TimelineView struct {
 	// Changes are the rows, in plan order (the run's own spans aside).
 	Changes []string `json:"changes"`
 	Spans   []Span   `json:"spans"`
+	// Bands are the changes' verify rounds and integration attempts,
+	// which group their spans.
+	Bands []Band `json:"bands"`
 }
 
 // Timeline lays events (a journal, in Seq order) out as spans: each agent
@@ -65,7 +68,7 @@ type TimelineView struct {
 // now; otherwise it ends at the last event, still open.
 func Timeline(events []journal.Event, running bool, now time.Time) TimelineView {
 	t := &timeline{open: map[string]int{}}
-	tl := TimelineView{Changes: []string{}, Spans: []Span{}}
+	tl := TimelineView{Changes: []string{}, Spans: []Span{}, Bands: []Band{}}
 	for _, e := range events {
 		t.add(e)
 	}

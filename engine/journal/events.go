@@ -294,7 +294,13 @@ type AgentIterationData struct {
 	DurationMS int64  `json:"durationMs"`
 	// Commits is the number of commits the branch has beyond its base
 	// after the iteration.
-	Commits   int          `json:"commits"`
+	Commits int `json:"commits"`
+	// Head is the branch's commit after the iteration (what the agent
+	// and the commit of its leftovers left); "" in journals of a set that
+	// did not record it. From the change's DISPATCH base or the head
+	// before, it is what the iteration committed (the dashboard's diff
+	// of a round).
+	Head      string       `json:"head,omitempty"`
 	Tokens    usage.Tokens `json:"tokens"`
 	SessionID string       `json:"sessionId,omitempty"`
 	Prompt    string       `json:"prompt"` // path of the prompt file, relative to the project

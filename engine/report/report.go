@@ -112,7 +112,7 @@ type Change struct {
 	// Since is when it took its status. AgeMS is its age: for a change on
 	// its way, how long it has been in its status, until now (also once
 	// the run is over: a change paused or left pending waits still); for
-	// a change done (archived, failed, blocked), its age at its end, the
+	// a change done (merged, archived, failed, blocked), its age at its end, the
 	// time from its plan to its last status that a run was going (the sum
 	// of its Stages), not how close to the run's end it finished.
 	Since time.Time `json:"since,omitzero"`
@@ -125,11 +125,14 @@ type Change struct {
 	Waiting string `json:"waiting,omitempty"`
 	// Iteration is the agent iteration it is at: the last one started,
 	// whether it ran to its end, runs, or was interrupted.
-	Iteration int      `json:"iteration"`
-	Gates     Gates    `json:"gates"`
-	Retries   Retries  `json:"retries"`
-	Tokens    Budgeted `json:"tokens"`
-	CostUSD   float64  `json:"costUsd"`
+	Iteration int `json:"iteration"`
+	// Agent is the adapter of its last agent iteration (state.Change's):
+	// an "exec" agent reports no tokens.
+	Agent   string   `json:"agent,omitempty"`
+	Gates   Gates    `json:"gates"`
+	Retries Retries  `json:"retries"`
+	Tokens  Budgeted `json:"tokens"`
+	CostUSD float64  `json:"costUsd"`
 	// Stages is the time it spent in each stage of its way to main.
 	Stages Stages `json:"stages"`
 	// Error is why it failed or is blocked.
@@ -349,7 +352,7 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 		CostUSD:   c.CostUSD,
 		Error:     c.Error,
 		DependsOn: nonNil(c.DependsOn), Requirements: nonNil(c.Requirements),
-		Commit: c.MergedCommit,
+		Commit: c.MergedCommit, Agent: c.Agent,
 	}
 	if pr := c.PullRequest; pr != nil {
 		rc.PullRequest = &PullRequest{Number: pr.Number, URL: pr.URL, Head: pr.Head, Way: pr.Way}
@@ -390,6 +393,11 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 	case c.Status.Terminal():
 		st := rc.Stages
 		rc.AgeMS = st.WaitMS + st.AgentMS + st.VerifyMS + st.QueueMS + st.IntegrateMS
+	case c.Status == state.Merged:
+		// On main: its work is done; the time until its archive is not
+		// its own.
+		st := rc.Stages
+		rc.AgeMS = st.WaitMS + st.AgentMS + st.VerifyMS + st.QueueMS + st.IntegrateMS - c.TimeIn(state.Merged, end).Milliseconds()
 	case !c.Since.IsZero():
 		rc.AgeMS = max(now.Sub(c.Since), 0).Milliseconds()
 	}

@@ -288,6 +288,31 @@ func TestAge(t *testing.T) {
 	}
 }
 
+// A merged change has done its work: its AGE is the time it took to
+// reach main, not the time since, while its archive is still to come or
+// the run still goes.
+func TestAgeOfAMergedChange(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := state.New()
+	apply(t, s, t0,
+		"", journal.PlanCreatedData{Changes: []string{"m"}},
+		"", journal.RunStartedData{PID: 7, MaxParallel: 1},
+		"m", journal.StateChangeData{From: "pending", To: "dispatched"},
+		"m", journal.StateChangeData{From: "dispatched", To: "implementing"},
+		"m", journal.StateChangeData{From: "implementing", To: "verifying"},
+		"m", journal.StateChangeData{From: "verifying", To: "queued"},
+		"m", journal.StateChangeData{From: "queued", To: "integrating"},
+		"m", journal.StateChangeData{From: "integrating", To: "merged"},
+	)
+	// Planned at 1, the run from 2, merged at 8.
+	for _, now := range []time.Time{t0.Add(9 * time.Second), t0.Add(time.Hour)} {
+		r := Build(s, Liveness{Held: true, PID: 7}, now)
+		if got, want := r.Changes[0].AgeMS, (6 * time.Second).Milliseconds(); got != want {
+			t.Errorf("at %s: age %dms, want %dms", now.Sub(t0), got, want)
+		}
+	}
+}
+
 // TestWaitingAfterAConflict: a change sent back for a merge conflict
 // waits for its agent to resolve it, counted on the conflicts budget; one
 // whose integration stack failed, on the integration budget.

@@ -142,6 +142,11 @@ type Change struct {
 	// decisions: the report takes the larger of the two). It stays when
 	// the run ends, and when a plan starts the change again.
 	StartedIteration int `json:"startedIteration,omitempty"`
+	// Agent is the adapter of its last agent iteration started ("claude",
+	// "codex", "exec", "replay"), "" before one, or in a journal that did
+	// not record it: an exec agent reports no model calls, so its
+	// change's tokens say nothing of its work.
+	Agent string `json:"agent,omitempty"`
 	// IterationBase is Iteration when the change was last retried after a
 	// failure, or started again by a later plan: the iteration budget
 	// counts from it.
@@ -559,6 +564,9 @@ func applySessionDecision(_ *State, c *Change, at time.Time, d journal.AgentSess
 		n = c.Iteration + 1
 	}
 	c.StartedIteration = n
+	if d.Adapter != "" {
+		c.Agent = d.Adapter
+	}
 	c.Activity = &Activity{Kind: ActivityAgent, Iteration: n, Agent: d.Adapter, Model: d.Model, Log: d.Log, Since: at}
 	return nil
 }

@@ -166,6 +166,7 @@ function describe(e) {
     case "VERIFY_GATE": return `${d.stage} ${d.gate}: ${d.result} (${fmtMs(d.durationMs)})${d.reason ? ": " + d.reason : ""}`;
     case "RETRY_SCHEDULED": return `retry ${d.attempt}/${d.budget} (${d.stage}): back to the agent`;
     case "MERGE_QUEUED": return `in the merge queue at ${short(d.head)}`;
+    case "INTEGRATION_ATTEMPT": return `integration attempt ${d.attempt}: merged onto ${short(d.onto)}${(d.ahead || []).length ? " (behind " + d.ahead.join(", ") + ")" : ""}`;
     case "CHANGE_INTEGRATION_FAILED":
       switch (d.reason) {
         case "conflict": return `merging main conflicts in ${(d.paths || []).join(", ")}`;
@@ -346,23 +347,22 @@ function overviewPage(page) {
     for (const c of rep.changes) {
       const a = c.activity;
       const act = a ? esc(a.name + (a.iteration ? " #" + a.iteration : "")) + (a.command ? `<br><span class="muted">${esc(a.command)}</span>` : "") : "-";
-      const tok = c.tokens.budget ? `<progress max="${c.tokens.budget}" value="${Math.min(c.tokens.used, c.tokens.budget)}"></progress> ` : "";
       h += `<tr class="link" data-change="${esc(c.name)}">
         <td><b>${esc(c.name)}</b></td>
-        <td class="status" data-status="${esc(c.status)}">${badge(c.status)}</td>
+        <td class="status" data-status="${esc(c.status)}">${badge(c.status)}${changeLinks(c.name)}</td>
         <td>${stageBar(c)}</td>
         <td>${act}</td>
         <td class="num">${c.iteration}</td>
         <td class="num">${c.gates.passed}/${c.gates.failed}</td>
         <td class="num">${used(c.retries.verify)}+${used(c.retries.integration)}${conflicts(c)}</td>
-        <td class="num">${tok}${used(c.tokens, fmtTokens)}</td>
+        <td class="num">${tokensCell(c)}</td>
         <td class="num">${fmtCost(c.costUsd)}</td>
         <td class="num">${c.since ? fmtMs(c.ageMs) : "-"}</td>
         <td>${c.error ? `<span class="error">${esc(c.error)}</span>` : esc(c.waiting || "")}</td></tr>`;
     }
     page.innerHTML = h + "</tbody></table>";
     for (const tr of page.querySelectorAll("tr[data-change]")) {
-      tr.addEventListener("click", () => go("change", tr.dataset.change));
+      tr.addEventListener("click", (ev) => { if (!ev.target.closest("a")) go("change", tr.dataset.change); });
     }
     if (window.setctlControl) setctlControl.rows(page);
   };
@@ -383,7 +383,7 @@ function graphPage(page) {
     page.innerHTML = (view.error ? `<p class="muted">${esc(view.error)}; drawing the changes and their dependencies from the journal.</p>` : "") +
       '<p class="muted">Each change: its agent, its verify stack, its integration into main, coloured by where the run is; dependencies as arrows, the critical path outlined in red.</p>';
     if (!nodes.length) { page.innerHTML += '<p class="muted">No plan in the journal yet.</p>'; return; }
-    const W = 250, H = 92, GX = 70, GY = 22, P = 10;
+    const W = nodeWidth(nodes), H = 92, GX = 70, GY = 22, P = 10;
     const cols = Math.max(...nodes.map((n) => n.level)) + 1;
     const rows = Math.max(...nodes.map((n) => n.row)) + 1;
     const svg = el("svg", { id: "graph", width: cols * (W + GX) + P, height: rows * (H + GY) + P });
@@ -407,7 +407,7 @@ function graphPage(page) {
       el("title", {}, g).textContent = n.title;
       el("rect", { class: "box" + (n.critical ? " critical" : ""), x, y, width: W, height: H, rx: 6 }, g);
       svgText(g, x + 10, y + 18, n.name, { "font-weight": "600" });
-      const bw = Math.min(W - 20, 7 * st.length + 16);
+      const bw = Math.min(W - 20, textWidth(st, { class: "on" }) + 16);
       el("rect", { class: "badge-bg " + statusClass(st), x: x + W - 10 - bw, y: y + 22, width: bw, height: 18, rx: 9, fill: statusFill(st) }, g);
       svgText(g, x + W - 10 - bw / 2, y + 35, st, { "text-anchor": "middle", class: "on" });
       svgText(g, x + 10, y + 36, n.subtitle.length > 24 ? n.subtitle.slice(0, 23) + "…" : n.subtitle, { class: "dim" });
@@ -482,30 +482,15 @@ function changePage(page, name) {
       <div><b>gates passed/failed</b>${c.gates.passed}/${c.gates.failed} (${c.gates.warned} warned)</div>
       <div><b>retries verify+integration</b>${used(c.retries.verify)}+${used(c.retries.integration)}</div>
       <div><b>merge conflicts</b>${used(c.retries.conflicts || {used: 0, budget: 0})}</div>
-      <div><b>tokens</b>${used(c.tokens, fmtTokens)}</div>
+      <div><b>tokens</b>${tokensCell(c)}</div>
       <div><b>cost</b>${fmtCost(c.costUsd)}</div>
       <div><b>requirements</b>${esc(c.requirements.join(", ") || "none")}</div>
       <div><b>depends on</b>${esc(c.dependsOn.join(", ") || "nothing")}</div>
       <div><b>branch</b>${esc(s.branch || "-")}</div>
-      <div><b>commit on main</b>${esc(short(c.commit) || "-")}</div></div>`;
-    h += '<h2>Activity</h2><div id="change-spans"></div>';
+      <div><b>commit on main</b>${commitLink(c.name, v.links) || "-"}${v.links.pullRequest ? " · pull request " + prLink(v.links.pullRequest, v.links.pullRequestUrl) : ""}</div></div>`;
+    h += `<h2>Activity <a class="muted small" id="on-timeline" href="#/p/${esc(app.project)}/timeline/${encodeURIComponent(c.name)}">on the run's timeline</a></h2><div id="change-spans"></div>`;
     const gates = v.events.filter((e) => e.type === "VERIFY_GATE");
-    h += "<h2>Gate verdicts</h2>";
-    if (!gates.length) h += '<p class="muted">No gate has judged it yet.</p>';
-    else {
-      h += '<table id="gates"><thead><tr><th>time</th><th>stage</th><th>gate</th><th>attempt</th><th>result</th><th>took</th><th>reason</th><th>output</th></tr></thead><tbody>';
-      gates.forEach((e, i) => {
-        const d = e.data;
-        h += `<tr><td>${fmtTime(e.time)}</td><td>${esc(d.stage)}</td><td>${esc(d.gate)}</td><td class="num">${d.attempt}</td>
-          <td class="level-${levelOf(e)}">${esc(d.result)}</td><td class="num">${fmtMs(d.durationMs)}</td><td>${esc(d.reason || "")}</td>
-          <td>${d.log ? `<button data-gate-log="${i}">${esc(d.log.split("/").pop())}</button>` : "-"}</td></tr>
-          <tr hidden data-gate-out="${i}"><td colspan="8"><pre></pre></td></tr>`;
-      });
-      h += "</tbody></table>";
-    }
-    const contexts = v.events.filter((e) => (e.type === "RETRY_SCHEDULED" || e.type === "CHANGE_INTEGRATION_FAILED") && e.data.retryContext);
-    h += "<h2>Retry contexts handed to the agent</h2>";
-    h += contexts.length ? contexts.map((e) => `<p>${fmtTime(e.time)} · ${esc(describe(e))}</p><pre class="context">${esc(e.data.retryContext)}</pre>`).join("") : '<p class="muted">None.</p>';
+    h += roundsSection(v, gates);
     h += `<h2>Agent log <span class="muted" id="agent-log-path">${esc(v.agentLog || "")}</span></h2><pre id="agent-log">${v.agentLog ? "" : "No agent iteration yet."}</pre>`;
     h += '<h2>Timeline</h2><table id="events"><thead><tr><th>time</th><th>event</th></tr></thead><tbody>';
     for (const e of v.events) {
@@ -514,7 +499,8 @@ function changePage(page, name) {
     h += "</tbody></table>";
     const keep = logBox ? logBox.textContent : "";
     page.innerHTML = h;
-    drawSpans(document.getElementById("change-spans"), { start: null, end: null, changes: [c.name], spans: v.spans }, true);
+    drawSpans(document.getElementById("change-spans"), { start: null, end: null, changes: [c.name], spans: v.spans, bands: (v.rounds || []).map((r) => Object.assign({ change: c.name }, r)) }, true);
+    wireRounds(page, c.name);
     for (const b of page.querySelectorAll("[data-gate-log]")) {
       b.addEventListener("click", () => showGateLog(page, gates[+b.dataset.gateLog], +b.dataset.gateLog));
     }
@@ -561,56 +547,19 @@ async function showGateLog(page, e, i) {
 
 // ---- activity timeline ----
 
-function timelinePage(page) {
+function timelinePage(page, zoom) {
   fetched(page, `/api/p/${app.project}/timeline`, (tl) => {
-    page.innerHTML = '<p class="muted">Every agent iteration, gate, model call and merge as a span on the time axis, one row per change. Click a span for its detail.</p>' +
-      '<div class="legend"><span><i class="bar-agent"></i>agent</span><span><i class="bar-verify"></i>gate</span><span><i class="bar-other"></i>model call</span><span><i class="bar-plan"></i>integration</span></div>' +
-      '<div id="timeline-box"></div><div id="span-detail" class="card" hidden></div>';
-    drawSpans(document.getElementById("timeline-box"), tl, false);
+    page.innerHTML = '<p class="muted">Every agent iteration, gate, model call and merge as a span on the time axis, one row per change, each verify round and integration attempt a band behind its spans. Click a span for its detail.</p>' +
+      '<div class="legend"><span><i class="bar-agent"></i>agent</span><span><i class="bar-verify"></i>gate</span><span><i class="bar-other"></i>model call</span><span><i class="bar-plan"></i>integration</span><span><i class="band-key"></i>a round</span></div>' +
+      zoomBar(zoom) + '<div id="timeline-box"></div><div id="span-detail" class="card" hidden></div>';
+    wireZoomBar(zoom);
+    drawTimeline(document.getElementById("timeline-box"), tl, false, zoom);
   });
 }
 
-// drawSpans draws tl's spans on a time axis, one row per change (and one
-// for the run's own spans), into box; a click on a span shows its detail.
+// drawSpans draws tl's spans on a time axis into box (see drawTimeline).
 function drawSpans(box, tl, compact) {
-  box.innerHTML = "";
-  if (!tl.spans.length) { box.innerHTML = '<p class="muted">Nothing has run yet.</p>'; return; }
-  const start = Math.min(...tl.spans.map((s) => Date.parse(s.start)), tl.start ? Date.parse(tl.start) : Infinity);
-  const end = Math.max(Date.parse(tl.end || 0), ...tl.spans.map((s) => Date.parse(s.end)), start + 1000);
-  const rows = tl.changes.slice();
-  if (tl.spans.some((s) => !s.change)) rows.unshift("");
-  const lanes = { agent: 0, gate: 1, llm: 2, queue: 3, integrate: 3, merge: 3 };
-  const L = compact ? 10 : 150, W = Math.max(600, (box.clientWidth || 900) - 20), RH = 4 * 9 + 12, top = 24;
-  const svg = el("svg", { id: compact ? "change-timeline" : "timeline", width: W, height: top + rows.length * RH + 4 });
-  const x = (t) => L + ((Date.parse(t) - start) / (end - start)) * (W - L - 10);
-  const ticks = 6;
-  for (let i = 0; i <= ticks; i++) {
-    const t = start + ((end - start) * i) / ticks;
-    const tx = L + ((W - L - 10) * i) / ticks;
-    el("line", { class: "tick", x1: tx, x2: tx, y1: top - 6, y2: top + rows.length * RH }, svg);
-    svgText(svg, tx, 12, new Date(t).toLocaleTimeString([], { hour12: false }), { class: "dim", "text-anchor": i === 0 ? "start" : i === ticks ? "end" : "middle" });
-  }
-  rows.forEach((r, i) => {
-    if (!compact) svgText(svg, 4, top + i * RH + 20, r || "(run)", {});
-    el("line", { class: "tick", x1: L, x2: W - 10, y1: top + (i + 1) * RH, y2: top + (i + 1) * RH }, svg);
-  });
-  let selected = null;
-  tl.spans.forEach((s) => {
-    const row = rows.indexOf(s.change);
-    if (row < 0) return;
-    const x1 = x(s.start), w = Math.max(s.kind === "merge" ? 3 : 2, x(s.end) - x1);
-    const y = top + row * RH + 4 + lanes[s.kind] * 9;
-    const cls = `span k-${s.kind} r-${(s.result || "").split(" ")[0]}` + (s.open ? " open" : "");
-    const r = el("rect", { class: cls, x: x1, y, width: w, height: 8, rx: 1, "data-kind": s.kind, "data-change": s.change }, svg);
-    el("title", {}, r).textContent = `${s.label}: ${s.result || "running"} (${fmtMs(Date.parse(s.end) - Date.parse(s.start))})`;
-    r.addEventListener("click", () => {
-      if (selected) selected.classList.remove("selected");
-      selected = r;
-      r.classList.add("selected");
-      showSpan(box, s);
-    });
-  });
-  box.appendChild(svg);
+  drawTimeline(box, tl, compact, "");
 }
 
 function showSpan(box, s) {
@@ -646,13 +595,14 @@ function tokensPage(page) {
     const rep = app.overview.report, usage = app.overview.usage;
     const roles = [...new Set([].concat(...Object.values(usage).map((u) => Object.keys(u)), rep.roles.map((r) => r.name)))].sort();
     const legend = '<div class="legend">' + roles.map((r) => `<span><i class="${barClass(r)}"></i>${esc(r)}</span>`).join("") + '<span><i class="budget-key"></i>red line: token budget</span></div>';
-    page.innerHTML = `<h2>Tokens per change, by role</h2>${legend}<div id="chart-tokens"></div>
+    page.innerHTML = `${tokensNote(rep)}<h2>Tokens per change, by role</h2>${legend}<div id="chart-tokens"></div>
       <h2>Cost per change, by role</h2><div id="chart-cost"></div>
       <h2>Run totals by role</h2><table id="roles"><thead><tr><th>role</th><th>calls</th><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>cost</th></tr></thead><tbody>` +
       rep.roles.map((r) => `<tr><td>${esc(r.name)}</td><td class="num">${r.calls}</td><td class="num">${fmtTokens(r.tokens.input)}</td><td class="num">${fmtTokens(r.tokens.output)}</td><td class="num">${fmtTokens(r.tokens.cacheRead || 0)}</td><td class="num">${fmtTokens(r.tokens.cacheWrite || 0)}</td><td class="num">${fmtCost(r.costUsd)}</td></tr>`).join("") +
+      (rep.roles.length ? "" : `<tr><td colspan="7" class="muted">No model calls in this run${rep.changes.some(reportsNoTokens) ? ": " + noTokensText : ""}.</td></tr>`) +
       "</tbody></table>";
     const rows = rep.changes.map((c) => ({
-      name: c.name, budget: c.tokens.budget,
+      name: c.name, budget: c.tokens.budget, note: reportsNoTokens(c) ? noTokensText : "",
       parts: roles.map((r) => ({ role: r, tokens: tokensOf((usage[c.name] || {})[r] && usage[c.name][r].tokens), cost: ((usage[c.name] || {})[r] || {}).costUsd || 0 })),
     }));
     barChart(document.getElementById("chart-tokens"), rows, (p) => p.tokens, fmtTokens, true);
@@ -676,6 +626,11 @@ function barChart(box, rows, value, fmt, withBudget) {
   rows.forEach((r, i) => {
     const y = i * (BH + G) + 2;
     svgText(svg, 4, y + 13, r.name, {});
+    const parts = r.parts.filter((p) => value(p) > 0);
+    if (r.note && !parts.length) {
+      svgText(svg, L, y + 13, r.note, { class: "dim note" });
+      return;
+    }
     let x = L;
     for (const p of r.parts) {
       const w = scale(value(p));

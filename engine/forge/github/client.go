@@ -156,6 +156,27 @@ func GraphQLURL(api string) string {
 	return api + "/graphql"
 }
 
+// WebURL is the web page of the repository ownerName on the forge whose
+// REST API is at api: https://github.com/owner/name for
+// https://api.github.com, https://HOST/owner/name for
+// https://HOST/api/v3 (GitHub Enterprise Server). ok is false for an API
+// URL of neither form, whose pages cannot be told.
+func WebURL(api, ownerName string) (string, bool) {
+	u, err := url.Parse(strings.TrimRight(api, "/"))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || ownerName == "" {
+		return "", false
+	}
+	switch {
+	case strings.EqualFold(u.Host, "api.github.com") && u.Path == "":
+		u.Host = "github.com"
+	case strings.HasSuffix(u.Path, "/api/v3"):
+		u.Path = strings.TrimSuffix(u.Path, "/api/v3")
+	default:
+		return "", false
+	}
+	return u.String() + "/" + ownerName, true
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -1148,3 +1148,22 @@ func TestRequestMergeAsksForTheCandidatesMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestWebURL(t *testing.T) {
+	for api, want := range map[string]string{
+		"https://api.github.com":           "https://github.com/acme/demo",
+		"https://api.github.com/":          "https://github.com/acme/demo",
+		"https://ghe.example/api/v3":       "https://ghe.example/acme/demo",
+		"http://127.0.0.1:8080/api/v3/":    "http://127.0.0.1:8080/acme/demo",
+		"https://ghe.example/git/api/v3":   "https://ghe.example/git/acme/demo",
+		"https://example.com/rest":         "",
+		"ftp://api.github.com":             "",
+		"not a url":                        "",
+		"https://api.github.com/elsewhere": "",
+	} {
+		got, ok := WebURL(api, "acme/demo")
+		if got != want || ok != (want != "") {
+			t.Errorf("WebURL(%q) = %q, %v; want %q", api, got, ok, want)
+		}
+	}
+}
