@@ -113,7 +113,8 @@ func TestBrowserControl(t *testing.T) {
 		f.to("greet", state.Implementing, state.Paused)
 		answer(req, "greet")
 	}
-	b.do("all paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`))
+	b.do("all paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`),
+		chromedp.WaitVisible(`#control button[data-action="resume-all"]:not([disabled])`))
 	b.do("resume all asked", chromedp.Click(`#control button[data-action="resume-all"]`))
 	take <- func(req control.Request) {
 		if req.Action != control.Resume || req.Change != "" {

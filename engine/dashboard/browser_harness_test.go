@@ -81,10 +81,20 @@ func listen(t *testing.T, h http.Handler) string {
 	return ts.URL + "/"
 }
 
-// do runs steps, failing the test with what when one fails.
+// do runs steps, failing the test with what when one fails or they take
+// more than 20 seconds; the page as it was then goes to failed.png among
+// the screenshots.
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		if png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)); err == nil {
+			path := filepath.Join(b.dir, "failed.png")
+			if os.WriteFile(path, png, 0o644) == nil {
+				b.t.Logf("the page when %s failed: %s", what, path)
+			}
+		}
 		b.t.Fatalf("%s: %v", what, err)
 	}
 }

@@ -193,6 +193,11 @@ window.setctlControl = (() => {
       h += `<details class="card" id="apply-output-card" ${open ? "open" : ""}><summary>setctl apply --yes started from this page: ${esc(state)} · ${esc(v.output)}</summary>
         <pre id="apply-output">${esc(ctl.outputText)}</pre></details>`;
     }
+    // The bar is drawn again at every overview the stream sends: only
+    // what changed is replaced, so a click never lands on a button the
+    // page is swapping out.
+    if (h === ctl.drawn && bar.childElementCount) return;
+    ctl.drawn = h;
     bar.innerHTML = h;
     const out = document.getElementById("apply-output");
     if (out) {
