@@ -22,14 +22,17 @@ import (
 )
 
 // run is a project's run as one reading of its journal (orchestrator.run
-// is the Apply that writes it, another thing): the events up to the end
-// of the run shown, their projection and the lock's word on whether an
-// apply runs it.
+// is the Apply that writes it, another thing): the run's own events, the
+// projection of the journal up to its end and the lock's word on whether
+// an apply runs it.
 type run struct {
 	// id is the run shown; latest whether it is the journal's latest (the
 	// only one an apply can be running).
 	id     string
 	latest bool
+	// events are the run's own (history.Run.Own): what its timeline,
+	// a change's page and the sentinel's page show, never an earlier
+	// run's.
 	events []journal.Event
 	st     *state.State
 	live   report.Liveness
@@ -48,11 +51,10 @@ func (p *served) read(id string) (*run, error) {
 	runs := history.Runs(events)
 	if r, err := history.Find(runs, id); err == nil {
 		rn.id, rn.latest = r.ID, r.Last == len(events)-1
-		events = r.Through(events)
+		rn.events, events = r.Own(events), r.Through(events)
 	} else if id != "" {
 		return nil, errNoSuchRun{err}
 	}
-	rn.events = events
 	if rn.st, err = state.Rebuild(events); err != nil {
 		return nil, fmt.Errorf("%s: %w", p.layout.Events(), err)
 	}

@@ -68,6 +68,17 @@ func TestRuns(t *testing.T) {
 			t.Errorf("run-1's timeline has run-2's span %+v", sp)
 		}
 	}
+	// The latest run's timeline starts with it: run-1's spans are not on
+	// its axis.
+	get(t, ts, "/api/p/0/timeline", &tl)
+	if len(tl.Spans) == 0 {
+		t.Errorf("run-2's timeline has no span")
+	}
+	for _, sp := range tl.Spans {
+		if sp.Change == "greet" || sp.Change == "farewell" {
+			t.Errorf("run-2's timeline has run-1's span %+v", sp)
+		}
+	}
 	if code := get(t, ts, "/api/p/0/change/shout?run=run-1", nil); code != http.StatusNotFound {
 		t.Errorf("run-2's change in run-1: %d, want 404", code)
 	}
