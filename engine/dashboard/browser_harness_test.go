@@ -34,9 +34,12 @@ type browser struct {
 }
 
 // newBrowser starts a Chromium for t (skipping t without one, see
-// clitest.Chromium); it stops with t.
+// clitest.Chromium, and under -short); it stops with t.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a real Chromium for seconds; go test without -short (make test) runs it")
+	}
 	chromium := clitest.Chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
