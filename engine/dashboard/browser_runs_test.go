@@ -96,6 +96,15 @@ func TestBrowserRuns(t *testing.T) {
 	if hash := b.eval(`location.hash`); hash != "#/p/0/run/run-1/overview" {
 		t.Errorf("run-1's overview is at %q", hash)
 	}
+	// Pause, Resume and Stop act on the run that goes, run-2: the page of
+	// run-1 offers none of them, and says where they are.
+	b.waitFor(`!document.querySelector("#control").hidden`)
+	if buttons := b.eval(`[...document.querySelectorAll("button.control")].map((b) => b.dataset.action).join(" ")`); buttons != "" {
+		t.Errorf("run-1's overview offers %q, which would act on run-2", buttons)
+	}
+	if bar := b.text("#control"); !strings.Contains(bar, "the latest run") {
+		t.Errorf("run-1's control bar says %q, want where the controls are", bar)
+	}
 	b.shot("run-1-overview.png")
 
 	b.do("run-1's timeline",

@@ -5,7 +5,8 @@
 // X-Setctl-Token header when the dashboard has one; a button is disabled
 // while its request is pending, and the page shows the apply's answer.
 // What the buttons offer follows the report (app.overview) and the
-// control view (/api/p/{project}/control): the page keeps no state of a
+// control view (/api/p/{project}/control); they act on the latest run, so
+// a page of an earlier run (app.run) offers none. The page keeps no state of a
 // change of its own, but for the changes not started that it asked to
 // hold (the report shows them pending).
 "use strict";
@@ -155,11 +156,14 @@ window.setctlControl = (() => {
     const bar = document.getElementById("control");
     if (!bar) return;
     const onOverview = document.getElementById("page").dataset.page === "overview";
-    bar.hidden = !onOverview || !ctl.view;
+    bar.hidden = !onOverview || (!ctl.view && !app.run);
     if (bar.hidden) return;
     const v = ctl.view, busy = ctl.pending[""];
     let h = "";
-    if (running()) {
+    if (app.run) {
+      // An earlier run is shown: every control acts on the latest run.
+      h += `<span class="muted">Run ${esc(app.run)} is over: Start, Pause, Resume and Stop act on the latest run — <a id="controls-latest">go to the latest run</a></span>`;
+    } else if (running()) {
       h += button(busy === "pause" ? "Pausing…" : "Pause all", "pause-all", "", busy);
       h += button(busy === "resume" ? "Resuming…" : "Resume all", "resume-all", "", busy);
       if (ctl.confirmStop) {
@@ -187,7 +191,7 @@ window.setctlControl = (() => {
       h += button("Cancel", "cancel", "", busy);
       h += `</div>`;
     }
-    if (v.output) {
+    if (!app.run && v.output) {
       const state = v.starting ? "runs" : `ended (${v.exit})`;
       const open = ctl.outputOpen === null ? v.starting : ctl.outputOpen;
       h += `<details class="card" id="apply-output-card" ${open ? "open" : ""}><summary>setctl apply --yes started from this page: ${esc(state)} · ${esc(v.output)}</summary>
@@ -199,6 +203,8 @@ window.setctlControl = (() => {
     if (h === ctl.drawn && bar.childElementCount) return;
     ctl.drawn = h;
     bar.innerHTML = h;
+    const toLatest = document.getElementById("controls-latest");
+    if (toLatest) toLatest.addEventListener("click", latest);
     const out = document.getElementById("apply-output");
     if (out) {
       out.scrollTop = out.scrollHeight;
@@ -229,7 +235,8 @@ window.setctlControl = (() => {
   // overview's table (app.js calls it once the table is drawn).
   function rows(page) {
     const head = page.querySelector("#changes thead tr");
-    if (!head || !app.overview) return;
+    // An earlier run's changes are not the running apply's to pause.
+    if (!head || !app.overview || app.run) return;
     head.insertAdjacentHTML("beforeend", "<th></th>");
     const byName = {};
     for (const c of app.overview.report.changes) byName[c.name] = c;
