@@ -128,6 +128,12 @@ func TestBrowserRuns(t *testing.T) {
 	)
 
 	b.waitFor(`document.querySelector("#agent-log").textContent.includes("fixing the greeting")`)
+	// Its way to the timeline is run-1's timeline, zoomed to greet.
+	b.do("run-1's timeline of greet", chromedp.Click(`#on-timeline`), chromedp.WaitVisible(`svg#timeline[data-zoom="greet"]`))
+	if hash := b.eval(`location.hash`); hash != "#/p/0/run/run-1/timeline/greet" {
+		t.Errorf("greet's link to the timeline leads to %q, not run-1's", hash)
+	}
+	b.do("back to run-1's greet", chromedp.NavigateBack(), chromedp.WaitVisible(`#change-title[data-change="greet"]`))
 	if streams := b.eval(`String(app.stream) + " " + String(app.logStream)`); streams != "null null" {
 		t.Errorf("an earlier run's page has streams open: %s", streams)
 	}

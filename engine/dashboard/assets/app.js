@@ -488,7 +488,7 @@ function changePage(page, name) {
       <div><b>depends on</b>${esc(c.dependsOn.join(", ") || "nothing")}</div>
       <div><b>branch</b>${esc(s.branch || "-")}</div>
       <div><b>commit on main</b>${commitLink(c.name, v.links) || "-"}${v.links.pullRequest ? " · pull request " + prLink(v.links.pullRequest, v.links.pullRequestUrl) : ""}</div></div>`;
-    h += `<h2>Activity <a class="muted small" id="on-timeline" href="#/p/${esc(app.project)}/timeline/${encodeURIComponent(c.name)}">on the run's timeline</a></h2><div id="change-spans"></div>`;
+    h += `<h2>Activity <a class="muted small" id="on-timeline" href="${esc(hrefOf("timeline", c.name))}">on the run's timeline</a></h2><div id="change-spans"></div>`;
     const gates = v.events.filter((e) => e.type === "VERIFY_GATE");
     h += roundsSection(v, gates);
     h += `<h2>Agent log <span class="muted" id="agent-log-path">${esc(v.agentLog || "")}</span></h2><pre id="agent-log">${v.agentLog ? "" : "No agent iteration yet."}</pre>`;
