@@ -156,7 +156,8 @@ window.setctlControl = (() => {
     const bar = document.getElementById("control");
     if (!bar) return;
     const onOverview = document.getElementById("page").dataset.page === "overview";
-    bar.hidden = !onOverview || (!ctl.view && !app.run);
+    // A stopped dashboard answers no request: it offers none.
+    bar.hidden = !onOverview || !!app.stopped || (!ctl.view && !app.run);
     if (bar.hidden) return;
     const v = ctl.view, busy = ctl.pending[""];
     let h = "";
@@ -226,6 +227,7 @@ window.setctlControl = (() => {
     }
   }
 
+  // redraw draws the bar and the overview's rows again.
   function redraw() {
     draw();
     if (app.render && document.getElementById("page").dataset.page === "overview") app.render();
@@ -236,7 +238,7 @@ window.setctlControl = (() => {
   function rows(page) {
     const head = page.querySelector("#changes thead tr");
     // An earlier run's changes are not the running apply's to pause.
-    if (!head || !app.overview || app.run) return;
+    if (!head || !app.overview || app.run || app.stopped) return;
     head.insertAdjacentHTML("beforeend", "<th></th>");
     const byName = {};
     for (const c of app.overview.report.changes) byName[c.name] = c;
@@ -261,5 +263,5 @@ window.setctlControl = (() => {
   }
 
   window.addEventListener("hashchange", () => setTimeout(draw));
-  return { update: load, rows };
+  return { update: load, rows, redraw };
 })();

@@ -79,7 +79,7 @@ function showBanner(html) {
 
 // streamStopped handles the stream's last event: the server stopped (the
 // run's apply ended). The page stops reconnecting, keeps what it shows
-// and says why, and how to open the dashboard again.
+// and says why, and how to open the dashboard again; it offers no control.
 function streamStopped(m) {
   app.stopped = JSON.parse(m.data).reason || "This dashboard stopped.";
   for (const s of [app.stream, app.logStream]) if (s) s.close();
@@ -89,6 +89,7 @@ function streamStopped(m) {
   setLive(false, "stopped");
   document.getElementById("live").className = "live past";
   showBanner();
+  if (window.setctlControl) setctlControl.redraw();
 }
 
 // readLog shows the end of the log path of an earlier run in box, once.
