@@ -77,6 +77,16 @@ func TestBrowserRuns(t *testing.T) {
 		!strings.Contains(r2, "running") || !strings.Contains(r2, "0 of 1") || !strings.Contains(r2, "not reported") {
 		t.Errorf("the Runs page's rows:\nrun-1: %q\nrun-2: %q", r1, r2)
 	}
+	// A number's header stands over it, at its right, as GitHub's
+	// tables have it, not a column's width away.
+	if bad := b.eval(misalignedHeaders("#runs")); bad != "" {
+		t.Errorf("the Runs page's headers not over their numbers: %s", bad)
+	}
+	b.do("the latest run's overview", chromedp.Click(`#nav a[data-page="overview"]`), chromedp.WaitVisible(`#changes tr[data-change="shout"]`))
+	if bad := b.eval(misalignedHeaders("#changes")); bad != "" {
+		t.Errorf("the overview's headers not over their numbers: %s", bad)
+	}
+	b.do("the Runs page again", chromedp.Click(`#nav a[data-page="runs"]`), chromedp.WaitVisible(`#runs tr[data-run="run-1"]`))
 	b.shot("runs.png")
 
 	b.do("run-1's overview",
@@ -256,4 +266,17 @@ func TestBrowserRequirements(t *testing.T) {
 		t.Errorf("the counts say %q", counts)
 	}
 	b.shot("requirements.png")
+}
+
+// misalignedHeaders is JavaScript that names the headers of the table sel
+// whose column holds numbers (td.num) but whose text does not end where
+// the numbers do; "" when every one does.
+func misalignedHeaders(sel string) string {
+	return `(() => {
+		const right = (e) => { const r = document.createRange(); r.selectNodeContents(e); return r.getBoundingClientRect().right; };
+		const ths = [...document.querySelectorAll("` + sel + ` thead th")];
+		const tds = [...document.querySelector("` + sel + ` tbody tr").children];
+		return ths.filter((th, i) => tds[i] && tds[i].classList.contains("num") && Math.abs(right(th) - right(tds[i])) > 12)
+			.map((th) => th.textContent).join(", ");
+	})()`
 }

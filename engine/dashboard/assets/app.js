@@ -342,8 +342,8 @@ function overviewPage(page) {
     if (!rep.changes.length) { page.innerHTML = '<p class="muted">No changes in this run yet.</p>'; return; }
     const counts = Object.entries(rep.run.statuses).map(([s, n]) => `${badge(s)} ${n}`).join(" ");
     let h = `<div class="card">${counts}</div><table id="changes"><thead><tr>
-      <th>change</th><th>status</th><th>stages</th><th>activity</th><th>iter</th><th>gates</th>
-      <th>retries</th><th>tokens</th><th>cost</th><th>age</th><th>waiting / why</th></tr></thead><tbody>`;
+      <th>change</th><th>status</th><th>stages</th><th>activity</th><th class="num">iter</th><th class="num">gates</th>
+      <th class="num">retries</th><th class="num">tokens</th><th class="num">cost</th><th class="num">age</th><th>waiting / why</th></tr></thead><tbody>`;
     for (const c of rep.changes) {
       const a = c.activity;
       const act = a ? esc(a.name + (a.iteration ? " #" + a.iteration : "")) + (a.command ? `<br><span class="muted">${esc(a.command)}</span>` : "") : "-";
@@ -597,7 +597,7 @@ function tokensPage(page) {
     const legend = '<div class="legend">' + roles.map((r) => `<span><i class="${barClass(r)}"></i>${esc(r)}</span>`).join("") + '<span><i class="budget-key"></i>red line: token budget</span></div>';
     page.innerHTML = `${tokensNote(rep)}<h2>Tokens per change, by role</h2>${legend}<div id="chart-tokens"></div>
       <h2>Cost per change, by role</h2><div id="chart-cost"></div>
-      <h2>Run totals by role</h2><table id="roles"><thead><tr><th>role</th><th>calls</th><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>cost</th></tr></thead><tbody>` +
+      <h2>Run totals by role</h2><table id="roles"><thead><tr><th>role</th><th class="num">calls</th><th class="num">input</th><th class="num">output</th><th class="num">cache read</th><th class="num">cache write</th><th class="num">cost</th></tr></thead><tbody>` +
       rep.roles.map((r) => `<tr><td>${esc(r.name)}</td><td class="num">${r.calls}</td><td class="num">${fmtTokens(r.tokens.input)}</td><td class="num">${fmtTokens(r.tokens.output)}</td><td class="num">${fmtTokens(r.tokens.cacheRead || 0)}</td><td class="num">${fmtTokens(r.tokens.cacheWrite || 0)}</td><td class="num">${fmtCost(r.costUsd)}</td></tr>`).join("") +
       (rep.roles.length ? "" : `<tr><td colspan="7" class="muted">No model calls in this run${rep.changes.some(reportsNoTokens) ? ": " + noTokensText : ""}.</td></tr>`) +
       "</tbody></table>";

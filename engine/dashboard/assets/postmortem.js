@@ -238,7 +238,7 @@ function roundsSection(v, gates) {
       <span class="muted">${fmtTime(r.start)} – ${fmtTime(r.end)} · ${fmtMs(Date.parse(r.end) - Date.parse(r.start))}</span>
       ${diff} ${r.verdict === "merged" ? commitLink(v.change.name, v.links) : ""} ${prLink(r.pullRequest, r.pullRequestUrl || (r.pullRequest === v.links.pullRequest ? v.links.pullRequestUrl : ""))}</h3>`;
     if (r.gates.length) {
-      h += '<table class="round-gates"><thead><tr><th>time</th><th>gate</th><th>result</th><th>took</th><th>reason</th><th>output</th></tr></thead><tbody>';
+      h += '<table class="round-gates"><thead><tr><th>time</th><th>gate</th><th>result</th><th class="num">took</th><th>reason</th><th>output</th></tr></thead><tbody>';
       for (const e of r.gates) {
         const d = e.data, i = gates.findIndex((g) => g.seq === e.seq);
         h += `<tr data-gate="${esc(d.gate)}"><td>${fmtTime(e.time)}</td><td>${esc(d.gate)}${d.mode && d.mode !== "run" ? ` <span class="muted">(${esc(d.mode)})</span>` : ""}</td>

@@ -120,7 +120,7 @@ function runsPage(page) {
     if (!v.runs.length) { page.innerHTML = '<p class="muted">No run in this project yet: `setctl apply` starts one.</p>'; return; }
     const shown = app.run || v.latest;
     let h = `<p class="muted">Every run the project's journal (.set/events.jsonl) keeps, newest first; \`setctl runs\` lists the same. Click a run to see it on every page.</p>
-      <table id="runs"><thead><tr><th>run</th><th>started</th><th>duration</th><th>result</th><th>changes merged</th><th>tokens</th><th>cost</th><th></th></tr></thead><tbody>`;
+      <table id="runs"><thead><tr><th>run</th><th>started</th><th class="num">duration</th><th>result</th><th class="num">changes merged</th><th class="num">tokens</th><th class="num">cost</th><th></th></tr></thead><tbody>`;
     for (const s of v.runs) {
       const none = !s.usage.calls;
       const why = "no model call journaled: exec agents report no tokens";
