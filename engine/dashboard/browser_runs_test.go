@@ -115,6 +115,10 @@ func TestBrowserRuns(t *testing.T) {
 	if bar := b.text("#control"); !strings.Contains(bar, "the latest run") {
 		t.Errorf("run-1's control bar says %q, want where the controls are", bar)
 	}
+	// greet's commit leads to run-1's greet, where its diff is.
+	if href := b.eval(`document.querySelector('#changes tr[data-change="greet"] a.commit-link').getAttribute("href")`); href != "#/p/0/run/run-1/change/greet" {
+		t.Errorf("run-1's greet's commit links %q, not run-1's greet", href)
+	}
 	b.shot("run-1-overview.png")
 
 	b.do("run-1's timeline",

@@ -27,11 +27,11 @@ function textWidth(text, attrs) {
 // ---- links ----
 
 // commitLink links a change's commit on main: its page on the forge when
-// the project has one (links.commitUrl), else the change's page, where
-// its diff is.
+// the project has one (links.commitUrl), else the change's page of the
+// run shown, where its diff is.
 function commitLink(name, links) {
   if (!links || !links.commit) return "";
-  const href = links.commitUrl || `#/p/${esc(app.project)}/change/${encodeURIComponent(name)}`;
+  const href = links.commitUrl || hrefOf("change", name);
   const ext = links.commitUrl ? ' target="_blank" rel="noopener"' : "";
   return `<a class="commit-link" data-change="${esc(name)}" href="${esc(href)}"${ext} title="${esc(links.commit)}">${esc(short(links.commit))}</a>`;
 }
