@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,13 @@ func TestBrowserRuns(t *testing.T) {
 		t.Errorf("the overview's headers not over their numbers: %s", bad)
 	}
 	b.do("the Runs page again", chromedp.Click(`#nav a[data-page="runs"]`), chromedp.WaitVisible(`#runs tr[data-run="run-1"]`))
+	// The run that goes lasts longer as time passes, events or none, as
+	// its age does on the overview.
+	before := b.text(`#runs tr[data-run="run-2"] td:nth-child(3)`)
+	for range 60 {
+		f.tick()
+	}
+	b.waitFor(`document.querySelector('#runs tr[data-run="run-2"] td:nth-child(3)').textContent !== ` + strconv.Quote(before))
 	b.shot("runs.png")
 
 	b.do("run-1's overview",

@@ -140,6 +140,10 @@ function runsPage(page) {
       });
     }
   });
+  // The stream's overview comes every RefreshInterval: the run that goes
+  // lasts longer, events or none.
+  const load = app.refresh;
+  app.render = () => { if (!app.run && load) load(); };
 }
 
 morePages.runs = runsPage;
