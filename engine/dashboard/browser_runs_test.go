@@ -150,6 +150,11 @@ func TestBrowserRuns(t *testing.T) {
 	)
 
 	b.waitFor(`document.querySelector("#agent-log").textContent.includes("fixing the greeting")`)
+	// Its events are called so: the Timeline is the page of spans its
+	// Activity leads to.
+	if heads := b.eval(`[...document.querySelectorAll("#page h2")].map((h) => h.firstChild.textContent.trim()).join(", ")`); !strings.Contains(heads, "Events") || strings.Contains(heads, "Timeline") {
+		t.Errorf("greet's page's headings: %s; want its events under Events, and no second Timeline", heads)
+	}
 	// Its way to the timeline is run-1's timeline, zoomed to greet.
 	b.do("run-1's timeline of greet", chromedp.Click(`#on-timeline`), chromedp.WaitVisible(`svg#timeline[data-zoom="greet"]`))
 	if hash := b.eval(`location.hash`); hash != "#/p/0/run/run-1/timeline/greet" {

@@ -492,7 +492,7 @@ function changePage(page, name) {
     const gates = v.events.filter((e) => e.type === "VERIFY_GATE");
     h += roundsSection(v, gates);
     h += `<h2>Agent log <span class="muted" id="agent-log-path">${esc(v.agentLog || "")}</span></h2><pre id="agent-log">${v.agentLog ? "" : "No agent iteration yet."}</pre>`;
-    h += '<h2>Timeline</h2><table id="events"><thead><tr><th>time</th><th>event</th></tr></thead><tbody>';
+    h += '<h2>Events</h2><table id="events"><thead><tr><th>time</th><th>event</th></tr></thead><tbody>';
     for (const e of v.events) {
       h += `<tr><td>${fmtTime(e.time)}</td><td class="level-${levelOf(e)}">${esc(describe(e))}</td></tr>`;
     }
