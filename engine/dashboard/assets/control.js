@@ -162,8 +162,9 @@ window.setctlControl = (() => {
     const v = ctl.view, busy = ctl.pending[""];
     let h = "";
     if (app.run) {
-      // An earlier run is shown: every control acts on the latest run.
-      h += `<span class="muted">Run ${esc(app.run)} is over: Start, Pause, Resume and Stop act on the latest run — <a id="controls-latest">go to the latest run</a></span>`;
+      // An earlier run is shown: every control acts on the latest run,
+      // which the banner above leads back to.
+      h += `<span class="muted">Run ${esc(app.run)} is over: Start, Pause, Resume and Stop act on the latest run.</span>`;
     } else if (running()) {
       h += button(busy === "pause" ? "Pausing…" : "Pause all", "pause-all", "", busy);
       h += button(busy === "resume" ? "Resuming…" : "Resume all", "resume-all", "", busy);
@@ -204,8 +205,6 @@ window.setctlControl = (() => {
     if (h === ctl.drawn && bar.childElementCount) return;
     ctl.drawn = h;
     bar.innerHTML = h;
-    const toLatest = document.getElementById("controls-latest");
-    if (toLatest) toLatest.addEventListener("click", latest);
     const out = document.getElementById("apply-output");
     if (out) {
       out.scrollTop = out.scrollHeight;
