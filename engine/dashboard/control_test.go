@@ -287,3 +287,53 @@ func TestControlNotFramed(t *testing.T) {
 		t.Errorf("Referrer-Policy: %q, want no-referrer", rp)
 	}
 }
+
+// TestControlKeepsTheTokenOut: what a request with the access token
+// leaves in the run directory (the started apply's log, the control
+// file's request and who asked) does not hold the token.
+func TestControlKeepsTheTokenOut(t *testing.T) {
+	const token = "0123456789abcdef0123456789abcdef"
+	f := newFixture(t)
+	s := controlServer(t, f, token, "env; echo applied")
+	withToken := func(r *http.Request) {
+		r.Host = "10.0.0.5:7400"
+		r.Header.Set("Origin", "http://10.0.0.5:7400")
+		r.Header.Set(TokenHeader, token)
+	}
+	code, body := answer(s, post("/api/p/0/start?token="+token, "{}", withToken))
+	if code != http.StatusAccepted {
+		t.Fatalf("start: %d %s", code, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if running, _, _ := s.projects[0].started.status(); !running {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	release := f.lock()
+	defer release()
+	// The apply reads from the control file's end before the page asks.
+	r := control.NewReader(f.layout.Control())
+	go func() {
+		for range 3000 {
+			if reqs, _ := r.Next(); len(reqs) > 0 {
+				f.add("", journal.ControlData{Action: reqs[0].Action, By: reqs[0].By, ID: reqs[0].ID})
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	if code, body := answer(s, post("/api/p/0/control", `{"action":"pause"}`, withToken)); code != 200 {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	filepath.WalkDir(f.layout.Dir(), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if data, _ := os.ReadFile(path); strings.Contains(string(data), token) {
+			t.Errorf("%s holds the access token:\n%s", path, data)
+		}
+		return nil
+	})
+}
