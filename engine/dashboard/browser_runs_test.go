@@ -231,6 +231,15 @@ func TestBrowserStopped(t *testing.T) {
 		t.Errorf("the page shows %q", page)
 	}
 	b.shot("stopped.png")
+
+	// Another page, which the dashboard can no longer serve, says why,
+	// asks nothing of the stopped server and comes back to what it showed.
+	b.do("the timeline of the stopped dashboard", chromedp.Click(`#nav a[data-page="timeline"]`))
+	b.waitFor(`document.querySelector("#page").dataset.page === "timeline"`)
+	if page := b.text("#page"); !strings.Contains(page, "setctl dashboard") || strings.Contains(page, "Failed to fetch") {
+		t.Errorf("the timeline of the stopped dashboard says %q, want why it cannot be shown and how to reopen it", page)
+	}
+	b.do("the overview again", chromedp.Click(`#nav a[data-page="overview"]`), chromedp.WaitVisible(`#changes tr[data-change="farewell"]`))
 }
 
 // TestBrowserRequirements: the requirements page follows the run: a

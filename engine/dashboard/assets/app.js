@@ -317,8 +317,13 @@ function show() {
 }
 
 // fetched makes a page that shows data from path: drawn once it comes,
-// and again after every burst of new events.
+// and again after every burst of new events. Once the server stopped it
+// asks nothing, and says why.
 function fetched(page, path, draw) {
+  if (app.stopped) {
+    page.innerHTML = `<p class="muted">This page was not read before the dashboard stopped. ${esc(app.stopped)}</p>`;
+    return;
+  }
   let seq = 0;
   const load = async () => {
     const mine = ++seq;
