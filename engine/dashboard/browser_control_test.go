@@ -186,3 +186,37 @@ func TestBrowserControlStopped(t *testing.T) {
 	}
 	b.shot("control-dashboard-stopped.png")
 }
+
+// TestBrowserControlStoppedWhileItsApplyRuns: a dashboard stopped while
+// the apply its page started still runs: the page stops following the
+// apply's output (its server no longer answers), and asks nothing more.
+func TestBrowserControlStoppedWhileItsApplyRuns(t *testing.T) {
+	f := newFixture(t)
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
+		Root: f.root, Name: "demo",
+		Plan:  func(context.Context) (string, error) { return "Plan for demo\n", nil },
+		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo applying; sleep 4"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	b := newBrowser(t)
+	b.do("the apply started",
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.Click(`#control button[data-action="preview"]`),
+		chromedp.WaitVisible(`#plan-preview`),
+		chromedp.Click(`#control button[data-action="apply"]`),
+		chromedp.WaitVisible(`#apply-output-card`),
+	)
+	b.waitFor(`document.querySelector("#apply-output").textContent.includes("applying")`)
+	s.Stop("This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	ts.Config.Shutdown(ctx)
+	b.do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
+	// The page followed the output every second: it no longer does (the
+	// browser would report each refused request).
+	time.Sleep(2500 * time.Millisecond)
+}

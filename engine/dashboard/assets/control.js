@@ -124,9 +124,10 @@ window.setctlControl = (() => {
   }
 
   // watchOutput shows the output of the apply this page started, and
-  // follows it while it runs.
+  // follows it while it runs and the dashboard serves.
   function watchOutput() {
     clearTimeout(ctl.outputTimer);
+    if (app.stopped) return;
     const box = document.getElementById("apply-output");
     if (!box || !ctl.view || !ctl.view.output) return;
     const path = ctl.view.output;
@@ -140,6 +141,7 @@ window.setctlControl = (() => {
     }, () => {});
     if (ctl.view.starting) {
       ctl.outputTimer = setTimeout(async () => {
+        if (app.stopped) return;
         try { ctl.view = await getJSON(`/api/p/${app.project}/control`); } catch (err) { /* the next update tries again */ }
         draw();
         watchOutput();
