@@ -213,9 +213,10 @@ function route() {
   return { project: m[1], run: m[2] ? decodeURIComponent(m[2]) : "", page: m[3], arg: m[4] ? decodeURIComponent(m[4]) : "" };
 }
 
-// hrefOf is the location of page (with arg) of the run shown.
-function hrefOf(page, arg) {
-  return `#/p/${app.project}` + (app.run ? "/run/" + encodeURIComponent(app.run) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
+// hrefOf is the location of page (with arg) of the run shown, or of the
+// run run when given ("" for the latest).
+function hrefOf(page, arg, run = app.run) {
+  return `#/p/${app.project}` + (run ? "/run/" + encodeURIComponent(run) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
 }
 
 function go(page, arg) {

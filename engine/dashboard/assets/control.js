@@ -24,6 +24,7 @@ window.setctlControl = (() => {
     outputTimer: null,
     outputText: "", // the tail of that output, as last read
     outputOpen: null, // whether its box is open; null: while it runs
+    drawn: "", // the bar's HTML as last drawn
   };
   // Statuses a pause applies to: at work, or not started (held).
   const pausable = new Set(["pending", "dispatched", "implementing", "verifying", "verify-failed", "integration-failed"]);

@@ -32,7 +32,7 @@ async function readRun(id) {
     if (app.run !== id) return;
     if (runs.latest === id) {
       const r = route();
-      location.replace(`#/p/${app.project}/${r.page}` + (r.arg ? "/" + encodeURIComponent(r.arg) : ""));
+      location.replace(hrefOf(r.page, r.arg, ""));
       return;
     }
     app.overview = o;
@@ -47,7 +47,7 @@ async function readRun(id) {
 
 // goRun shows page (with arg) of the run id ("" for the latest).
 function goRun(id, page, arg) {
-  location.hash = `#/p/${app.project}` + (id ? "/run/" + encodeURIComponent(id) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
+  location.hash = hrefOf(page, arg, id);
 }
 
 // latest shows the page shown, of the latest run.
