@@ -393,9 +393,14 @@ func (p *served) readLog(file, rel string, off int64) (LogChunk, error) {
 	return LogChunk{Path: rel, Offset: off, Size: size, Text: string(buf[:n])}, nil
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK, v) }
+
+// writeJSONStatus answers v as JSON with the status code: its headers go
+// before the status, which sends them.
+func writeJSONStatus(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)

@@ -191,8 +191,7 @@ func (s *Server) serveStart(w http.ResponseWriter, r *http.Request, p *served) {
 		httpError(w, err)
 		return
 	}
-	w.WriteHeader(http.StatusAccepted)
-	writeJSON(w, StartView{Output: rel})
+	writeJSONStatus(w, http.StatusAccepted, StartView{Output: rel})
 }
 
 // ControlRequest is the body of a pause, resume or stop.

@@ -149,9 +149,14 @@ func TestControlRefusals(t *testing.T) {
 func TestControlStart(t *testing.T) {
 	f := newFixture(t)
 	s := controlServer(t, f, "", `echo "applying in $PWD"; while test ! -e done; do sleep 0.02; done`)
-	code, body := answer(s, post("/api/p/0/start", "{}", nil))
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, post("/api/p/0/start", "{}", nil))
+	code, body := w.Code, w.Body.String()
 	if code != http.StatusAccepted {
 		t.Fatalf("start: %d %s", code, body)
+	}
+	if ct := w.Result().Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("the start's answer is of Content-Type %q, want application/json", ct)
 	}
 	var started StartView
 	if err := json.Unmarshal([]byte(body), &started); err != nil || !strings.HasPrefix(started.Output, ".set/logs/_dashboard/apply-") {
