@@ -333,7 +333,11 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, p *served) {
 		return
 	}
 	off, _ := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
-	chunk, err := readLog(file, rel, off)
+	chunk, err := p.readLog(file, rel, off)
+	if errors.As(err, new(errNotALog)) {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	if err != nil {
 		httpError(w, err)
 		return
@@ -346,14 +350,29 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, p *served) {
 func (p *served) logFile(rel string) (file, clean string, err error) {
 	clean = path.Clean(rel)
 	if rel == "" || path.IsAbs(clean) || !strings.HasPrefix(clean, ".set/logs/") || strings.Contains(rel, "\\") {
-		return "", "", fmt.Errorf("not a log of the run: %q (a log is a path below .set/logs/)", rel)
+		return "", "", errNotALog{fmt.Errorf("not a log of the run: %q (a log is a path below .set/logs/)", rel)}
 	}
 	return filepath.Join(p.Root, filepath.FromSlash(clean)), clean, nil
 }
 
-// readLog reads the log file (named rel) from off, at most maxLogChunk
-// bytes; a negative off starts that many bytes before its end.
-func readLog(file, rel string, off int64) (LogChunk, error) {
+// errNotALog is a path the log endpoints do not serve: a 400.
+type errNotALog struct{ error }
+
+// readLog reads the log file (named rel, from logFile) from off, at most
+// maxLogChunk bytes; a negative off starts that many bytes before its
+// end. A file that links out of .set/logs (itself or a folder on its
+// way) is an errNotALog: what is read is below .set/logs, wherever its
+// links lead.
+func (p *served) readLog(file, rel string, off int64) (LogChunk, error) {
+	if real, err := filepath.EvalSymlinks(file); err == nil {
+		logs, err := filepath.EvalSymlinks(p.layout.Logs(""))
+		if err != nil {
+			return LogChunk{}, err
+		}
+		if r, err := filepath.Rel(logs, real); err != nil || r == ".." || strings.HasPrefix(r, "../") {
+			return LogChunk{}, errNotALog{fmt.Errorf("not a log of the run: %q links out of .set/logs", rel)}
+		}
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return LogChunk{}, err
@@ -376,9 +395,14 @@ func readLog(file, rel string, off int64) (LogChunk, error) {
 	return LogChunk{Path: rel, Offset: off, Size: size, Text: string(buf[:n])}, nil
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK, v) }
+
+// writeJSONStatus answers v as JSON with the status code: its headers go
+// before the status, which sends them.
+func writeJSONStatus(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)

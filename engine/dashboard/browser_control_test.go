@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -146,4 +147,76 @@ func TestBrowserControl(t *testing.T) {
 	b.shot("control-stopped.png")
 
 	b.do("leaving the page", chromedp.Navigate("about:blank"))
+}
+
+// TestBrowserControlStopped: once the dashboard stopped (setctl dashboard
+// ended by Ctrl-C while an apply runs), its page offers no control: a
+// click could only fail, for nothing answers it any more. The banner says
+// why, and the page keeps the run it showed.
+func TestBrowserControlStopped(t *testing.T) {
+	f := newFixture(t)
+	f.lock()
+	f.start()
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
+		Root: f.root, Name: "demo",
+		Plan:  func(context.Context) (string, error) { return "Plan for demo\n", nil },
+		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "true"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	b := newBrowser(t)
+	b.do("the live run",
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(`#control button[data-action="stop"]`),
+		chromedp.WaitVisible(`#changes tr[data-change="greet"] button[data-action="pause"]`),
+	)
+	s.Stop("This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	ts.Config.Shutdown(ctx)
+	b.do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
+	if buttons := b.eval(`[...document.querySelectorAll("button.control")].filter((b) => b.offsetParent).map((b) => b.dataset.action).join(" ")`); buttons != "" {
+		t.Errorf("the stopped dashboard's page offers %q", buttons)
+	}
+	if row := b.text(`#changes tr[data-change="greet"]`); !strings.Contains(row, "implementing") {
+		t.Errorf("the page no longer shows the run: greet's row %q", row)
+	}
+	b.shot("control-dashboard-stopped.png")
+}
+
+// TestBrowserControlStoppedWhileItsApplyRuns: a dashboard stopped while
+// the apply its page started still runs: the page stops following the
+// apply's output (its server no longer answers), and asks nothing more.
+func TestBrowserControlStoppedWhileItsApplyRuns(t *testing.T) {
+	f := newFixture(t)
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
+		Root: f.root, Name: "demo",
+		Plan:  func(context.Context) (string, error) { return "Plan for demo\n", nil },
+		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo applying; sleep 4"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	b := newBrowser(t)
+	b.do("the apply started",
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.Click(`#control button[data-action="preview"]`),
+		chromedp.WaitVisible(`#plan-preview`),
+		chromedp.Click(`#control button[data-action="apply"]`),
+		chromedp.WaitVisible(`#apply-output-card`),
+	)
+	b.waitFor(`document.querySelector("#apply-output").textContent.includes("applying")`)
+	s.Stop("This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	ts.Config.Shutdown(ctx)
+	b.do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
+	// The page followed the output every second: it no longer does (the
+	// browser would report each refused request).
+	time.Sleep(2500 * time.Millisecond)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,23 @@ func TestBrowserRuns(t *testing.T) {
 		!strings.Contains(r2, "running") || !strings.Contains(r2, "0 of 1") || !strings.Contains(r2, "not reported") {
 		t.Errorf("the Runs page's rows:\nrun-1: %q\nrun-2: %q", r1, r2)
 	}
+	// A number's header stands over it, at its right, as GitHub's
+	// tables have it, not a column's width away.
+	if bad := b.eval(misalignedHeaders("#runs")); bad != "" {
+		t.Errorf("the Runs page's headers not over their numbers: %s", bad)
+	}
+	b.do("the latest run's overview", chromedp.Click(`#nav a[data-page="overview"]`), chromedp.WaitVisible(`#changes tr[data-change="shout"]`))
+	if bad := b.eval(misalignedHeaders("#changes")); bad != "" {
+		t.Errorf("the overview's headers not over their numbers: %s", bad)
+	}
+	b.do("the Runs page again", chromedp.Click(`#nav a[data-page="runs"]`), chromedp.WaitVisible(`#runs tr[data-run="run-1"]`))
+	// The run that goes lasts longer as time passes, events or none, as
+	// its age does on the overview.
+	before := b.text(`#runs tr[data-run="run-2"] td:nth-child(3)`)
+	for range 60 {
+		f.tick()
+	}
+	b.waitFor(`document.querySelector('#runs tr[data-run="run-2"] td:nth-child(3)').textContent !== ` + strconv.Quote(before))
 	b.shot("runs.png")
 
 	b.do("run-1's overview",
@@ -95,6 +113,19 @@ func TestBrowserRuns(t *testing.T) {
 	}
 	if hash := b.eval(`location.hash`); hash != "#/p/0/run/run-1/overview" {
 		t.Errorf("run-1's overview is at %q", hash)
+	}
+	// Pause, Resume and Stop act on the run that goes, run-2: the page of
+	// run-1 offers none of them, and says where they are.
+	b.waitFor(`!document.querySelector("#control").hidden`)
+	if buttons := b.eval(`[...document.querySelectorAll("button.control")].map((b) => b.dataset.action).join(" ")`); buttons != "" {
+		t.Errorf("run-1's overview offers %q, which would act on run-2", buttons)
+	}
+	if bar := b.text("#control"); !strings.Contains(bar, "the latest run") {
+		t.Errorf("run-1's control bar says %q, want where the controls are", bar)
+	}
+	// greet's commit leads to run-1's greet, where its diff is.
+	if href := b.eval(`document.querySelector('#changes tr[data-change="greet"] a.commit-link').getAttribute("href")`); href != "#/p/0/run/run-1/change/greet" {
+		t.Errorf("run-1's greet's commit links %q, not run-1's greet", href)
 	}
 	b.shot("run-1-overview.png")
 
@@ -119,6 +150,17 @@ func TestBrowserRuns(t *testing.T) {
 	)
 
 	b.waitFor(`document.querySelector("#agent-log").textContent.includes("fixing the greeting")`)
+	// Its events are called so: the Timeline is the page of spans its
+	// Activity leads to.
+	if heads := b.eval(`[...document.querySelectorAll("#page h2")].map((h) => h.firstChild.textContent.trim()).join(", ")`); !strings.Contains(heads, "Events") || strings.Contains(heads, "Timeline") {
+		t.Errorf("greet's page's headings: %s; want its events under Events, and no second Timeline", heads)
+	}
+	// Its way to the timeline is run-1's timeline, zoomed to greet.
+	b.do("run-1's timeline of greet", chromedp.Click(`#on-timeline`), chromedp.WaitVisible(`svg#timeline[data-zoom="greet"]`))
+	if hash := b.eval(`location.hash`); hash != "#/p/0/run/run-1/timeline/greet" {
+		t.Errorf("greet's link to the timeline leads to %q, not run-1's", hash)
+	}
+	b.do("back to run-1's greet", chromedp.NavigateBack(), chromedp.WaitVisible(`#change-title[data-change="greet"]`))
 	if streams := b.eval(`String(app.stream) + " " + String(app.logStream)`); streams != "null null" {
 		t.Errorf("an earlier run's page has streams open: %s", streams)
 	}
@@ -189,6 +231,15 @@ func TestBrowserStopped(t *testing.T) {
 		t.Errorf("the page shows %q", page)
 	}
 	b.shot("stopped.png")
+
+	// Another page, which the dashboard can no longer serve, says why,
+	// asks nothing of the stopped server and comes back to what it showed.
+	b.do("the timeline of the stopped dashboard", chromedp.Click(`#nav a[data-page="timeline"]`))
+	b.waitFor(`document.querySelector("#page").dataset.page === "timeline"`)
+	if page := b.text("#page"); !strings.Contains(page, "setctl dashboard") || strings.Contains(page, "Failed to fetch") {
+		t.Errorf("the timeline of the stopped dashboard says %q, want why it cannot be shown and how to reopen it", page)
+	}
+	b.do("the overview again", chromedp.Click(`#nav a[data-page="overview"]`), chromedp.WaitVisible(`#changes tr[data-change="farewell"]`))
 }
 
 // TestBrowserRequirements: the requirements page follows the run: a
@@ -241,4 +292,17 @@ func TestBrowserRequirements(t *testing.T) {
 		t.Errorf("the counts say %q", counts)
 	}
 	b.shot("requirements.png")
+}
+
+// misalignedHeaders is JavaScript that names the headers of the table sel
+// whose column holds numbers (td.num) but whose text does not end where
+// the numbers do; "" when every one does.
+func misalignedHeaders(sel string) string {
+	return `(() => {
+		const right = (e) => { const r = document.createRange(); r.selectNodeContents(e); return r.getBoundingClientRect().right; };
+		const ths = [...document.querySelectorAll("` + sel + ` thead th")];
+		const tds = [...document.querySelector("` + sel + ` tbody tr").children];
+		return ths.filter((th, i) => tds[i] && tds[i].classList.contains("num") && Math.abs(right(th) - right(tds[i])) > 12)
+			.map((th) => th.textContent).join(", ");
+	})()`
 }

@@ -11,7 +11,9 @@ package dashboard
 //     dashboard has an access token, carries it in its X-Setctl-Token
 //     header: the cookie alone, which a form of another site would carry
 //     too, is not enough. Anything else is refused with a 403 before it
-//     reaches a handler (see refuseChange).
+//     reaches a handler (see refuseChange). No page of another site may
+//     frame the dashboard's (frame-ancestors 'none'), where the user's
+//     clicks would reach the controls without their knowing.
 //   - Pause, resume and stop are the requests setctl pause and resume
 //     make: a line appended to .set/control.jsonl, which the running
 //     apply reads and journals as CONTROL with who asked (By). The
@@ -189,8 +191,7 @@ func (s *Server) serveStart(w http.ResponseWriter, r *http.Request, p *served) {
 		httpError(w, err)
 		return
 	}
-	w.WriteHeader(http.StatusAccepted)
-	writeJSON(w, StartView{Output: rel})
+	writeJSONStatus(w, http.StatusAccepted, StartView{Output: rel})
 }
 
 // ControlRequest is the body of a pause, resume or stop.

@@ -92,6 +92,16 @@ func TestControlRefusals(t *testing.T) {
 			r.Header.Set("Origin", "http://127.0.0.1:8080")
 			r.Header.Set("Sec-Fetch-Site", "same-site")
 		}), 403, "another site (Sec-Fetch-Site: same-site)"},
+		{"another site's fetch without an Origin", "", post("/api/p/0/control", `{"action":"stop"}`, func(r *http.Request) {
+			r.Header.Del("Origin")
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+		}), 403, "Sec-Fetch-Site: cross-site"},
+		// A page of another site whose name resolves to 127.0.0.1 (DNS
+		// rebinding) is its own origin, but names itself as the host.
+		{"a rebinding page's start", "", post("/api/p/0/start", "{}", func(r *http.Request) {
+			r.Host = "attacker.example:7400"
+			r.Header.Set("Origin", "http://attacker.example:7400")
+		}), 403, "answers on a loopback address only"},
 		{"no JSON", "", post("/api/p/0/start", "", func(r *http.Request) {
 			r.Header.Set("Content-Type", "text/plain")
 		}), 403, "sends JSON"},
@@ -139,9 +149,14 @@ func TestControlRefusals(t *testing.T) {
 func TestControlStart(t *testing.T) {
 	f := newFixture(t)
 	s := controlServer(t, f, "", `echo "applying in $PWD"; while test ! -e done; do sleep 0.02; done`)
-	code, body := answer(s, post("/api/p/0/start", "{}", nil))
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, post("/api/p/0/start", "{}", nil))
+	code, body := w.Code, w.Body.String()
 	if code != http.StatusAccepted {
 		t.Fatalf("start: %d %s", code, body)
+	}
+	if ct := w.Result().Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("the start's answer is of Content-Type %q, want application/json", ct)
 	}
 	var started StartView
 	if err := json.Unmarshal([]byte(body), &started); err != nil || !strings.HasPrefix(started.Output, ".set/logs/_dashboard/apply-") {
@@ -228,4 +243,102 @@ func TestControlPause(t *testing.T) {
 	if code, body := answer(s, post("/api/p/0/control", `{"action":"rm"}`, nil)); code != 400 {
 		t.Errorf("an unknown action: %d %s", code, body)
 	}
+}
+
+// TestControlStartRunsOnlyApply: a start runs the project's Apply and
+// nothing a request names, whatever its body says.
+func TestControlStartRunsOnlyApply(t *testing.T) {
+	f := newFixture(t)
+	s := controlServer(t, f, "", "touch started")
+	code, body := answer(s, post("/api/p/0/start", `{"path":"/bin/sh","args":["sh","-c","touch pwned"],"dir":"/tmp"}`, nil))
+	if code != http.StatusAccepted {
+		t.Fatalf("start: %d %s", code, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(f.root, "started")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, "started")); err != nil {
+		t.Errorf("the project's apply did not run in its root: %v", err)
+	}
+	for _, dir := range []string{f.root, "/tmp"} {
+		if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+			t.Errorf("the start ran what its body named (%s/pwned)", dir)
+		}
+	}
+}
+
+// TestControlNotFramed: no page of another site may frame the dashboard
+// (clickjacking): in a frame, a click the user meant for the other
+// site's page would land on Stop, and the request, sent by the
+// dashboard's own page, would pass every check of refuseChange.
+func TestControlNotFramed(t *testing.T) {
+	f := newFixture(t)
+	s := controlServer(t, f, "", "true")
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7400/", nil))
+	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("Content-Security-Policy: %q, want frame-ancestors 'none'", csp)
+	}
+	if xfo := w.Header().Get("X-Frame-Options"); xfo != "DENY" {
+		t.Errorf("X-Frame-Options: %q, want DENY", xfo)
+	}
+	// Nor does a link to the forge tell it the page's address, which
+	// carries the access token off loopback.
+	if rp := w.Header().Get("Referrer-Policy"); rp != "no-referrer" {
+		t.Errorf("Referrer-Policy: %q, want no-referrer", rp)
+	}
+}
+
+// TestControlKeepsTheTokenOut: what a request with the access token
+// leaves in the run directory (the started apply's log, the control
+// file's request and who asked) does not hold the token.
+func TestControlKeepsTheTokenOut(t *testing.T) {
+	const token = "0123456789abcdef0123456789abcdef"
+	f := newFixture(t)
+	s := controlServer(t, f, token, "env; echo applied")
+	withToken := func(r *http.Request) {
+		r.Host = "10.0.0.5:7400"
+		r.Header.Set("Origin", "http://10.0.0.5:7400")
+		r.Header.Set(TokenHeader, token)
+	}
+	code, body := answer(s, post("/api/p/0/start?token="+token, "{}", withToken))
+	if code != http.StatusAccepted {
+		t.Fatalf("start: %d %s", code, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if running, _, _ := s.projects[0].started.status(); !running {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	release := f.lock()
+	defer release()
+	// The apply reads from the control file's end before the page asks.
+	r := control.NewReader(f.layout.Control())
+	go func() {
+		for range 3000 {
+			if reqs, _ := r.Next(); len(reqs) > 0 {
+				f.add("", journal.ControlData{Action: reqs[0].Action, By: reqs[0].By, ID: reqs[0].ID})
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	if code, body := answer(s, post("/api/p/0/control", `{"action":"pause"}`, withToken)); code != 200 {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	filepath.WalkDir(f.layout.Dir(), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if data, _ := os.ReadFile(path); strings.Contains(string(data), token) {
+			t.Errorf("%s holds the access token:\n%s", path, data)
+		}
+		return nil
+	})
 }

@@ -22,7 +22,9 @@
 //     RequirementsFunc reads them (the dashboard loads no CUE).
 //   - Once Stop was called every stream ends with a "stopped" event, so
 //     an open page knows the server is gone on purpose.
-//   - A file it serves is a log below the project's .set/logs.
+//   - A file it serves is a log below the project's .set/logs, where
+//     it is once its links are followed; a diff it serves is of two
+//     commits the journal names, never of what a request names.
 //   - Served on a non-loopback address (only when the caller allows it,
 //     see CheckAddr), every request must carry the access token.
 package dashboard
@@ -206,7 +208,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.opts.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:")
+	// No other site may frame the page, where a click meant for it would
+	// land on the page's controls (clickjacking); no link the page
+	// follows tells another site its address, which carries the token.
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	s.mux.ServeHTTP(w, r)
 }
 

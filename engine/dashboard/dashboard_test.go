@@ -359,6 +359,15 @@ func TestLog(t *testing.T) {
 			t.Errorf("log %q: %d, want 400", bad, code)
 		}
 	}
+	// A link below .set/logs to a file outside it (a log an agent's
+	// code replaced, a folder linked elsewhere) is not a log either.
+	os.Symlink(filepath.Join(f.root, "secret.txt"), filepath.Join(f.root, ".set", "logs", "greet", "link.log"))
+	os.Symlink(f.root, filepath.Join(f.root, ".set", "logs", "root"))
+	for _, bad := range []string{".set/logs/greet/link.log", ".set/logs/root/secret.txt"} {
+		if code := get(t, ts, "/api/p/0/log?path="+bad, nil); code != http.StatusBadRequest {
+			t.Errorf("log %q, a link out of .set/logs: %d, want 400", bad, code)
+		}
+	}
 	if code := get(t, ts, "/api/p/0/log?path=.set/logs/greet/none.log", nil); code != http.StatusNotFound {
 		t.Errorf("a missing log: %d, want 404", code)
 	}

@@ -193,6 +193,10 @@ func TestDiff(t *testing.T) {
 			[]string{"diff --git a/greet.go b/greet.go", "new file mode", `+func Greet() string { return "hi" }`}, []string{"greet_test.go"}},
 		{"change=greet&round=2", f.sha.greet1, f.sha.greet2,
 			[]string{`-func Greet() string { return "hi" }`, `+func Greet() string { return "hello" }`, "greet_test.go"}, []string{"README", `+func Greet() string { return "hi" }`}},
+		// A diff spans the commits the journal names, whatever else the
+		// request says.
+		{"change=greet&round=1&from=HEAD~9&to=--output=/tmp/x&path=/etc/passwd", f.sha.base, f.sha.greet1,
+			[]string{"diff --git a/greet.go b/greet.go"}, []string{"greet_test.go", "root:"}},
 		{"change=greet&stage=integration&round=1", f.sha.base, f.sha.greetMain,
 			[]string{`+func Greet() string { return "hello" }`, "greet_test.go"}, []string{`"hi"`}},
 	} {

@@ -273,3 +273,43 @@ func (rs *rounder) close(stage string, to state.Status, at time.Time) {
 		r.Verdict = "stopped"
 	}
 }
+
+// Band is a round of a change on the timeline: the span of time from its
+// first agent iteration to its verdict and what went back to the agent,
+// which the page draws behind the round's spans.
+type Band struct {
+	Change     string    `json:"change"`
+	Stage      string    `json:"stage"`
+	Attempt    int       `json:"attempt"`
+	Iterations []int     `json:"iterations,omitempty"`
+	Verdict    string    `json:"verdict"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+}
+
+// bands are the rounds of every change of events (a run's journal), as
+// the timeline draws them; a round still running ends at end.
+func bands(events []journal.Event, end time.Time) []Band {
+	byChange := map[string][]journal.Event{}
+	var order []string
+	for _, e := range events {
+		if e.Change == "" {
+			continue
+		}
+		if _, ok := byChange[e.Change]; !ok {
+			order = append(order, e.Change)
+		}
+		byChange[e.Change] = append(byChange[e.Change], e)
+	}
+	out := []Band{}
+	for _, c := range order {
+		for _, r := range Rounds(byChange[c]) {
+			b := Band{Change: c, Stage: r.Stage, Attempt: r.Attempt, Iterations: r.Iterations, Verdict: r.Verdict, Start: r.Start, End: r.End}
+			if r.Verdict == "running" && end.After(b.End) {
+				b.End = end
+			}
+			out = append(out, b)
+		}
+	}
+	return out
+}

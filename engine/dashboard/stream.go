@@ -152,7 +152,7 @@ func (s *Server) serveLogStream(w http.ResponseWriter, r *http.Request, p *serve
 	tick := time.NewTicker(LogPollInterval)
 	defer tick.Stop()
 	for first := true; ; first = false {
-		chunk, err := readLog(file, rel, off)
+		chunk, err := p.readLog(file, rel, off)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 		case err != nil:

@@ -213,9 +213,10 @@ function route() {
   return { project: m[1], run: m[2] ? decodeURIComponent(m[2]) : "", page: m[3], arg: m[4] ? decodeURIComponent(m[4]) : "" };
 }
 
-// hrefOf is the location of page (with arg) of the run shown.
-function hrefOf(page, arg) {
-  return `#/p/${app.project}` + (app.run ? "/run/" + encodeURIComponent(app.run) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
+// hrefOf is the location of page (with arg) of the run shown, or of the
+// run run when given ("" for the latest).
+function hrefOf(page, arg, run = app.run) {
+  return `#/p/${app.project}` + (run ? "/run/" + encodeURIComponent(run) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
 }
 
 function go(page, arg) {
@@ -317,8 +318,13 @@ function show() {
 }
 
 // fetched makes a page that shows data from path: drawn once it comes,
-// and again after every burst of new events.
+// and again after every burst of new events. Once the server stopped it
+// asks nothing, and says why.
 function fetched(page, path, draw) {
+  if (app.stopped) {
+    page.innerHTML = `<p class="muted">This page was not read before the dashboard stopped. ${esc(app.stopped)}</p>`;
+    return;
+  }
   let seq = 0;
   const load = async () => {
     const mine = ++seq;
@@ -342,8 +348,8 @@ function overviewPage(page) {
     if (!rep.changes.length) { page.innerHTML = '<p class="muted">No changes in this run yet.</p>'; return; }
     const counts = Object.entries(rep.run.statuses).map(([s, n]) => `${badge(s)} ${n}`).join(" ");
     let h = `<div class="card">${counts}</div><table id="changes"><thead><tr>
-      <th>change</th><th>status</th><th>stages</th><th>activity</th><th>iter</th><th>gates</th>
-      <th>retries</th><th>tokens</th><th>cost</th><th>age</th><th>waiting / why</th></tr></thead><tbody>`;
+      <th>change</th><th>status</th><th>stages</th><th>activity</th><th class="num">iter</th><th class="num">gates</th>
+      <th class="num">retries</th><th class="num">tokens</th><th class="num">cost</th><th class="num">age</th><th>waiting / why</th></tr></thead><tbody>`;
     for (const c of rep.changes) {
       const a = c.activity;
       const act = a ? esc(a.name + (a.iteration ? " #" + a.iteration : "")) + (a.command ? `<br><span class="muted">${esc(a.command)}</span>` : "") : "-";
@@ -488,11 +494,11 @@ function changePage(page, name) {
       <div><b>depends on</b>${esc(c.dependsOn.join(", ") || "nothing")}</div>
       <div><b>branch</b>${esc(s.branch || "-")}</div>
       <div><b>commit on main</b>${commitLink(c.name, v.links) || "-"}${v.links.pullRequest ? " · pull request " + prLink(v.links.pullRequest, v.links.pullRequestUrl) : ""}</div></div>`;
-    h += `<h2>Activity <a class="muted small" id="on-timeline" href="#/p/${esc(app.project)}/timeline/${encodeURIComponent(c.name)}">on the run's timeline</a></h2><div id="change-spans"></div>`;
+    h += `<h2>Activity <a class="muted small" id="on-timeline" href="${esc(hrefOf("timeline", c.name))}">on the run's timeline</a></h2><div id="change-spans"></div>`;
     const gates = v.events.filter((e) => e.type === "VERIFY_GATE");
     h += roundsSection(v, gates);
     h += `<h2>Agent log <span class="muted" id="agent-log-path">${esc(v.agentLog || "")}</span></h2><pre id="agent-log">${v.agentLog ? "" : "No agent iteration yet."}</pre>`;
-    h += '<h2>Timeline</h2><table id="events"><thead><tr><th>time</th><th>event</th></tr></thead><tbody>';
+    h += '<h2>Events</h2><table id="events"><thead><tr><th>time</th><th>event</th></tr></thead><tbody>';
     for (const e of v.events) {
       h += `<tr><td>${fmtTime(e.time)}</td><td class="level-${levelOf(e)}">${esc(describe(e))}</td></tr>`;
     }
@@ -597,7 +603,7 @@ function tokensPage(page) {
     const legend = '<div class="legend">' + roles.map((r) => `<span><i class="${barClass(r)}"></i>${esc(r)}</span>`).join("") + '<span><i class="budget-key"></i>red line: token budget</span></div>';
     page.innerHTML = `${tokensNote(rep)}<h2>Tokens per change, by role</h2>${legend}<div id="chart-tokens"></div>
       <h2>Cost per change, by role</h2><div id="chart-cost"></div>
-      <h2>Run totals by role</h2><table id="roles"><thead><tr><th>role</th><th>calls</th><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>cost</th></tr></thead><tbody>` +
+      <h2>Run totals by role</h2><table id="roles"><thead><tr><th>role</th><th class="num">calls</th><th class="num">input</th><th class="num">output</th><th class="num">cache read</th><th class="num">cache write</th><th class="num">cost</th></tr></thead><tbody>` +
       rep.roles.map((r) => `<tr><td>${esc(r.name)}</td><td class="num">${r.calls}</td><td class="num">${fmtTokens(r.tokens.input)}</td><td class="num">${fmtTokens(r.tokens.output)}</td><td class="num">${fmtTokens(r.tokens.cacheRead || 0)}</td><td class="num">${fmtTokens(r.tokens.cacheWrite || 0)}</td><td class="num">${fmtCost(r.costUsd)}</td></tr>`).join("") +
       (rep.roles.length ? "" : `<tr><td colspan="7" class="muted">No model calls in this run${rep.changes.some(reportsNoTokens) ? ": " + noTokensText : ""}.</td></tr>`) +
       "</tbody></table>";

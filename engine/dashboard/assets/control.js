@@ -5,7 +5,8 @@
 // X-Setctl-Token header when the dashboard has one; a button is disabled
 // while its request is pending, and the page shows the apply's answer.
 // What the buttons offer follows the report (app.overview) and the
-// control view (/api/p/{project}/control): the page keeps no state of a
+// control view (/api/p/{project}/control); they act on the latest run, so
+// a page of an earlier run (app.run) offers none. The page keeps no state of a
 // change of its own, but for the changes not started that it asked to
 // hold (the report shows them pending).
 "use strict";
@@ -23,6 +24,7 @@ window.setctlControl = (() => {
     outputTimer: null,
     outputText: "", // the tail of that output, as last read
     outputOpen: null, // whether its box is open; null: while it runs
+    drawn: "", // the bar's HTML as last drawn
   };
   // Statuses a pause applies to: at work, or not started (held).
   const pausable = new Set(["pending", "dispatched", "implementing", "verifying", "verify-failed", "integration-failed"]);
@@ -123,9 +125,10 @@ window.setctlControl = (() => {
   }
 
   // watchOutput shows the output of the apply this page started, and
-  // follows it while it runs.
+  // follows it while it runs and the dashboard serves.
   function watchOutput() {
     clearTimeout(ctl.outputTimer);
+    if (app.stopped) return;
     const box = document.getElementById("apply-output");
     if (!box || !ctl.view || !ctl.view.output) return;
     const path = ctl.view.output;
@@ -139,6 +142,7 @@ window.setctlControl = (() => {
     }, () => {});
     if (ctl.view.starting) {
       ctl.outputTimer = setTimeout(async () => {
+        if (app.stopped) return;
         try { ctl.view = await getJSON(`/api/p/${app.project}/control`); } catch (err) { /* the next update tries again */ }
         draw();
         watchOutput();
@@ -155,11 +159,16 @@ window.setctlControl = (() => {
     const bar = document.getElementById("control");
     if (!bar) return;
     const onOverview = document.getElementById("page").dataset.page === "overview";
-    bar.hidden = !onOverview || !ctl.view;
+    // A stopped dashboard answers no request: it offers none.
+    bar.hidden = !onOverview || !!app.stopped || (!ctl.view && !app.run);
     if (bar.hidden) return;
     const v = ctl.view, busy = ctl.pending[""];
     let h = "";
-    if (running()) {
+    if (app.run) {
+      // An earlier run is shown: every control acts on the latest run,
+      // which the banner above leads back to.
+      h += `<span class="muted">Run ${esc(app.run)} is over: Start, Pause, Resume and Stop act on the latest run.</span>`;
+    } else if (running()) {
       h += button(busy === "pause" ? "Pausing…" : "Pause all", "pause-all", "", busy);
       h += button(busy === "resume" ? "Resuming…" : "Resume all", "resume-all", "", busy);
       if (ctl.confirmStop) {
@@ -187,7 +196,7 @@ window.setctlControl = (() => {
       h += button("Cancel", "cancel", "", busy);
       h += `</div>`;
     }
-    if (v.output) {
+    if (!app.run && v.output) {
       const state = v.starting ? "runs" : `ended (${v.exit})`;
       const open = ctl.outputOpen === null ? v.starting : ctl.outputOpen;
       h += `<details class="card" id="apply-output-card" ${open ? "open" : ""}><summary>setctl apply --yes started from this page: ${esc(state)} · ${esc(v.output)}</summary>
@@ -220,6 +229,7 @@ window.setctlControl = (() => {
     }
   }
 
+  // redraw draws the bar and the overview's rows again.
   function redraw() {
     draw();
     if (app.render && document.getElementById("page").dataset.page === "overview") app.render();
@@ -229,7 +239,8 @@ window.setctlControl = (() => {
   // overview's table (app.js calls it once the table is drawn).
   function rows(page) {
     const head = page.querySelector("#changes thead tr");
-    if (!head || !app.overview) return;
+    // An earlier run's changes are not the running apply's to pause.
+    if (!head || !app.overview || app.run || app.stopped) return;
     head.insertAdjacentHTML("beforeend", "<th></th>");
     const byName = {};
     for (const c of app.overview.report.changes) byName[c.name] = c;
@@ -254,5 +265,5 @@ window.setctlControl = (() => {
   }
 
   window.addEventListener("hashchange", () => setTimeout(draw));
-  return { update: load, rows };
+  return { update: load, rows, redraw };
 })();

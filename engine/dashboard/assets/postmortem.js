@@ -27,11 +27,11 @@ function textWidth(text, attrs) {
 // ---- links ----
 
 // commitLink links a change's commit on main: its page on the forge when
-// the project has one (links.commitUrl), else the change's page, where
-// its diff is.
+// the project has one (links.commitUrl), else the change's page of the
+// run shown, where its diff is.
 function commitLink(name, links) {
   if (!links || !links.commit) return "";
-  const href = links.commitUrl || `#/p/${esc(app.project)}/change/${encodeURIComponent(name)}`;
+  const href = links.commitUrl || hrefOf("change", name);
   const ext = links.commitUrl ? ' target="_blank" rel="noopener"' : "";
   return `<a class="commit-link" data-change="${esc(name)}" href="${esc(href)}"${ext} title="${esc(links.commit)}">${esc(short(links.commit))}</a>`;
 }
@@ -238,7 +238,7 @@ function roundsSection(v, gates) {
       <span class="muted">${fmtTime(r.start)} – ${fmtTime(r.end)} · ${fmtMs(Date.parse(r.end) - Date.parse(r.start))}</span>
       ${diff} ${r.verdict === "merged" ? commitLink(v.change.name, v.links) : ""} ${prLink(r.pullRequest, r.pullRequestUrl || (r.pullRequest === v.links.pullRequest ? v.links.pullRequestUrl : ""))}</h3>`;
     if (r.gates.length) {
-      h += '<table class="round-gates"><thead><tr><th>time</th><th>gate</th><th>result</th><th>took</th><th>reason</th><th>output</th></tr></thead><tbody>';
+      h += '<table class="round-gates"><thead><tr><th>time</th><th>gate</th><th>result</th><th class="num">took</th><th>reason</th><th>output</th></tr></thead><tbody>';
       for (const e of r.gates) {
         const d = e.data, i = gates.findIndex((g) => g.seq === e.seq);
         h += `<tr data-gate="${esc(d.gate)}"><td>${fmtTime(e.time)}</td><td>${esc(d.gate)}${d.mode && d.mode !== "run" ? ` <span class="muted">(${esc(d.mode)})</span>` : ""}</td>

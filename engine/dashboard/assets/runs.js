@@ -32,7 +32,7 @@ async function readRun(id) {
     if (app.run !== id) return;
     if (runs.latest === id) {
       const r = route();
-      location.replace(`#/p/${app.project}/${r.page}` + (r.arg ? "/" + encodeURIComponent(r.arg) : ""));
+      location.replace(hrefOf(r.page, r.arg, ""));
       return;
     }
     app.overview = o;
@@ -47,7 +47,7 @@ async function readRun(id) {
 
 // goRun shows page (with arg) of the run id ("" for the latest).
 function goRun(id, page, arg) {
-  location.hash = `#/p/${app.project}` + (id ? "/run/" + encodeURIComponent(id) : "") + `/${page}` + (arg ? "/" + encodeURIComponent(arg) : "");
+  location.hash = hrefOf(page, arg, id);
 }
 
 // latest shows the page shown, of the latest run.
@@ -79,7 +79,7 @@ function showBanner(html) {
 
 // streamStopped handles the stream's last event: the server stopped (the
 // run's apply ended). The page stops reconnecting, keeps what it shows
-// and says why, and how to open the dashboard again.
+// and says why, and how to open the dashboard again; it offers no control.
 function streamStopped(m) {
   app.stopped = JSON.parse(m.data).reason || "This dashboard stopped.";
   for (const s of [app.stream, app.logStream]) if (s) s.close();
@@ -89,6 +89,7 @@ function streamStopped(m) {
   setLive(false, "stopped");
   document.getElementById("live").className = "live past";
   showBanner();
+  if (window.setctlControl) setctlControl.redraw();
 }
 
 // readLog shows the end of the log path of an earlier run in box, once.
@@ -119,7 +120,7 @@ function runsPage(page) {
     if (!v.runs.length) { page.innerHTML = '<p class="muted">No run in this project yet: `setctl apply` starts one.</p>'; return; }
     const shown = app.run || v.latest;
     let h = `<p class="muted">Every run the project's journal (.set/events.jsonl) keeps, newest first; \`setctl runs\` lists the same. Click a run to see it on every page.</p>
-      <table id="runs"><thead><tr><th>run</th><th>started</th><th>duration</th><th>result</th><th>changes merged</th><th>tokens</th><th>cost</th><th></th></tr></thead><tbody>`;
+      <table id="runs"><thead><tr><th>run</th><th>started</th><th class="num">duration</th><th>result</th><th class="num">changes merged</th><th class="num">tokens</th><th class="num">cost</th><th></th></tr></thead><tbody>`;
     for (const s of v.runs) {
       const none = !s.usage.calls;
       const why = "no model call journaled: exec agents report no tokens";
@@ -139,6 +140,10 @@ function runsPage(page) {
       });
     }
   });
+  // The stream's overview comes every RefreshInterval: the run that goes
+  // lasts longer, events or none.
+  const load = app.refresh;
+  app.render = () => { if (!app.run && load) load(); };
 }
 
 morePages.runs = runsPage;
