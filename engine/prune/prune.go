@@ -21,7 +21,10 @@
 //     removed run's folder) holds it, no kept event names it, and it is
 //     a regular file under .set/logs, .set/changes or .set/runs: never a
 //     worktree, never a file outside .set. The baseline cache forgets
-//     the verdicts whose logs went (baseline.ForgetLogs).
+//     the verdicts whose logs go (baseline.ForgetLogs), before they go.
+//   - A prune killed at any point leaves the runs kept whole; the next
+//     prune of the same runs finishes what it began (the cache, the
+//     files, then the events: see journal.Remove).
 //   - The caller holds the run lock (state.AcquireLock), so no apply
 //     writes the journal meanwhile.
 package prune
@@ -163,7 +166,7 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 		return res, nil
 	}
 
-	files, err := filesOf(layout, runs, events, chosen, kept)
+	files, gone, err := filesOf(layout, runs, events, chosen, kept)
 	if err != nil {
 		return res, err
 	}
@@ -187,9 +190,15 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 		res.Bytes += res.JournalBytes
 		return res, err
 	}
-	// The files go first: a prune stopped half-way leaves runs whose
-	// logs are partly gone, which the next prune removes, rather than
-	// files no event names any more, which nothing would.
+	// The baseline cache forgets first, then the files go, then the
+	// events: a prune stopped half-way leaves runs whose logs are partly
+	// gone, which the next prune removes, rather than files no event
+	// names any more, which nothing would, or a cached verdict naming a
+	// log that is gone (gone holds what the removed runs name and had,
+	// whether or not it is still there).
+	if err := baseline.ForgetLogs(layout.BaselineCache(), gone); err != nil {
+		return res, err
+	}
 	for _, r := range res.Runs {
 		for _, f := range r.Files {
 			if err := os.Remove(filepath.Join(layout.Root(), filepath.FromSlash(f.Path))); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -197,15 +206,6 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 			}
 			removeEmptyParents(layout, f.Path)
 		}
-	}
-	gone := map[string]bool{}
-	for _, r := range res.Runs {
-		for _, f := range r.Files {
-			gone[f.Path] = true
-		}
-	}
-	if err := baseline.ForgetLogs(layout.BaselineCache(), func(log string) bool { return gone[log] }); err != nil {
-		return res, err
 	}
 	removed, err := journal.Remove(layout.Dir(), drop)
 	if err != nil {
@@ -283,14 +283,30 @@ func sameStand(a, b *state.Change) bool {
 
 // filesOf are, by run, the files removing the chosen runs removes: those
 // their events name and their folders hold, less what the kept events
-// name, each with the first run that names it.
-func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, chosen map[string]bool, kept []journal.Event) (map[string][]File, error) {
+// name, each with the first run that names it. gone reports the paths
+// removing them takes away, whether their files are there or not (an
+// earlier prune may have removed them before it was stopped): those
+// files, and any other the runs' events name or that was in their
+// folders, that no kept event names.
+func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, chosen map[string]bool, kept []journal.Event) (files map[string][]File, gone func(string) bool, err error) {
 	keep := map[string]bool{}
 	for _, e := range kept {
 		pathsIn(e.Data, keep)
 	}
-	out := map[string][]File{}
+	var folders []string
+	for _, r := range runs {
+		if chosen[r.ID] {
+			folders = append(folders, rundir.Name+"/"+rundir.RunsDir+"/"+r.ID+"/")
+		}
+	}
 	seen := map[string]bool{}
+	gone = func(rel string) bool {
+		if keep[rel] || !removable(rel) {
+			return false
+		}
+		return seen[rel] || slices.ContainsFunc(folders, func(f string) bool { return strings.HasPrefix(rel, f) })
+	}
+	out := map[string][]File{}
 	add := func(run, rel string) error {
 		if seen[rel] || keep[rel] || !removable(rel) {
 			return nil
@@ -328,15 +344,15 @@ func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, c
 			return err
 		})
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, rel := range sortedKeys(named) {
 			if err := add(r.ID, rel); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return out, nil
+	return out, gone, nil
 }
 
 // removableDirs are the folders of the run directory prune removes files

@@ -249,3 +249,29 @@ func TestPruneKeepsNamedFiles(t *testing.T) {
 		t.Errorf("the baseline cache after the prune:\n%s", cache)
 	}
 }
+
+// TestPruneAgainForgetsCachedLogs: a prune killed once it removed a run's
+// files, before the baseline cache forgot the verdicts that name them,
+// leaves the cache naming logs that are gone; the next prune, which
+// removes the run's events, makes the cache forget them too, so no
+// verdict the cache gives again names a log that is no more.
+func TestPruneAgainForgetsCachedLogs(t *testing.T) {
+	p := newProject(t)
+	vet, test := ".set/runs/run-1/baseline/vet.log", ".set/logs/_old/test.log"
+	p.write(".set/baseline.json", `{"version":1,"verdicts":[{"tree":"t","gate":"vet","log":"`+vet+`"},{"tree":"t","gate":"test","log":"`+test+`"}]}`)
+	p.run("run-1", "", journal.RunStartedData{}, "", journal.BaselineGateData{Gate: "test", Log: test})
+	p.run("run-2", "", journal.RunStartedData{})
+	// What the killed prune removed: the run's folder, and the log its
+	// event names.
+	for _, rel := range []string{".set/runs/run-1", test} {
+		if err := os.RemoveAll(filepath.Join(p.layout.Root(), filepath.FromSlash(rel))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Prune(p.layout, Options{Runs: []string{"run-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if cache, _ := os.ReadFile(filepath.Join(p.layout.Dir(), "baseline.json")); strings.Contains(string(cache), "vet.log") || strings.Contains(string(cache), "test.log") {
+		t.Errorf("the baseline cache after the prune names logs that are gone:\n%s", cache)
+	}
+}
