@@ -164,3 +164,29 @@ func TestOpenRepairsHalfRemoved(t *testing.T) {
 		t.Errorf("journal of b:\n%s\nwant:\n%s", strings.Join(got, ""), strings.Join(want, ""))
 	}
 }
+
+// TestOpenRepairsHalfRemovedChange: a change whose every event a Remove
+// killed half-way took out of events.jsonl (a, only run-1's) has no
+// journal once Open has repaired them, and a later run that works on a
+// change of that name again starts its journal afresh, without the
+// removed run's events.
+func TestOpenRepairsHalfRemovedChange(t *testing.T) {
+	dir := t.TempDir()
+	all := threeRuns(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, EventsFile), []byte(strings.Join(all[4:], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(dir, "run-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ChangeJournal(dir, "a")); !os.IsNotExist(err) {
+		t.Errorf("a's journal after Open: %v, want none", err)
+	}
+	appendT(t, w, "a", AgentIterationData{Iteration: 2, Log: ".set/logs/a/agent-2.log"})
+	w.Close()
+	got := lines(t, ChangeJournal(dir, "a"))
+	if len(got) != 1 || !strings.Contains(got[0], `"run":"run-4"`) {
+		t.Errorf("journal of a:\n%s\nwant run-4's event only", strings.Join(got, ""))
+	}
+}
