@@ -244,7 +244,7 @@ func chosenIDs(runs []history.Run, chosen map[string]bool) []string {
 func carried(full *state.State, kept []journal.Event) string {
 	st, err := state.Rebuild(kept)
 	if err != nil {
-		return fmt.Sprintf("the runs kept need its events (%v)", err)
+		return needed(kept, full.Run, err)
 	}
 	var moved []string
 	for _, name := range full.Plan.Changes {
@@ -256,6 +256,26 @@ func carried(full *state.State, kept []journal.Event) string {
 		return fmt.Sprintf("the latest run, %s, carries on %s from it", full.Run, english.List(moved))
 	}
 	return ""
+}
+
+// needed says why kept, events that do not project (err), need the
+// events of the runs removed: the run of the first event that fails
+// (latest, or an earlier one) carries its change on from them.
+func needed(kept []journal.Event, latest string, err error) string {
+	st := state.New()
+	for _, e := range kept {
+		if state.Apply(st, e) == nil {
+			continue
+		}
+		switch {
+		case e.Change != "" && e.Run == latest:
+			return fmt.Sprintf("the latest run, %s, carries on %s from it (%v)", e.Run, e.Change, err)
+		case e.Change != "":
+			return fmt.Sprintf("run %s carries on %s from it (%v)", e.Run, e.Change, err)
+		}
+		break
+	}
+	return fmt.Sprintf("the runs kept need its events (%v)", err)
 }
 
 // sameStand reports whether a and b, one change in two projections,

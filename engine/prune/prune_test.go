@@ -203,6 +203,9 @@ func TestPruneKeepsACarriedRun(t *testing.T) {
 		!strings.Contains(res.Held[0].Reason, "the runs kept need its events") {
 		t.Errorf("held for %q", res.Held[0].Reason)
 	}
+	if !strings.Contains(res.Held[0].Reason, "run-3") || !strings.Contains(res.Held[0].Reason, "carries on a from it") {
+		t.Errorf("held for %q: it names neither the run that carries on nor its change", res.Held[0].Reason)
+	}
 	if !p.exists(".set/logs/a/agent-1.log") {
 		t.Error("the log of the held run is gone")
 	}
