@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/load"
-	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
@@ -76,11 +75,11 @@ func runPrune(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	if !fs.Changed("keep") && len(*runs) == 0 {
-		p, err := project.Load(root)
-		if p.Config == nil {
-			return e.errorf(c.name, "%v", err)
+		ws, err := loadWorkspace(root)
+		if ws.cfg == nil {
+			return ws.report(e, c.name, err)
 		}
-		if *keep = p.Config.History.Keep; *keep == 0 {
+		if *keep = ws.cfg.History.Keep; *keep == 0 {
 			return c.usageError(e, "say which runs to remove: --keep N (keep the newest N runs), --run ID, or history: keep: N in set.cue")
 		}
 	}
