@@ -34,9 +34,9 @@ runs set.cue's history.keep says (the retention a new setctl apply
 applies before it starts).
 
 The latest run is never removed (it may be resumed), nor a run whose
-change the latest run carries on with its progress (a failed change
-retried, a change stopped in flight and asked again): --keep keeps such a
-run and says why, --run refuses it. No file outside .set/logs,
+change a run kept carries on with its progress (a failed change retried,
+a change stopped in flight and asked again): --keep keeps such a run and
+says why, --run refuses it. No file outside .set/logs,
 .set/changes and .set/runs is removed, nor one an event of a kept run
 names (a cached baseline verdict names the log of the run that judged
 main). Prune takes the project's lock, as setctl apply does: it is

@@ -15,8 +15,10 @@
 //     run would then stand elsewhere (a change in flight in the latest
 //     run that an earlier run numbered keeps that run too, until the
 //     latest run is over: its iteration budget counts from those
-//     numbers). Only the numbers that name a change's logs may start
-//     lower after a removal; they name no file a kept run's event names.
+//     numbers), nor when a kept run's events move a change from where
+//     only it left it (a run stopped in flight, then a new run). Only
+//     the numbers that name a change's logs may start lower after a
+//     removal; they name no file a kept run's event names.
 //   - A file is removed only when an event of a removed run (or the
 //     removed run's folder) holds it, no kept event names it, and it is
 //     a regular file under .set/logs, .set/changes or .set/runs: never a
