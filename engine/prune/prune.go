@@ -134,6 +134,10 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 			chosen[r.ID] = true
 		}
 	}
+	// A journal from before run IDs were unique (orchestrator.newRunID)
+	// may have an earlier run under the latest's ID: removing it would
+	// remove the latest run's events too.
+	delete(chosen, latest)
 	full, err := state.Rebuild(events)
 	if err != nil {
 		return res, err

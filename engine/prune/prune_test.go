@@ -278,3 +278,30 @@ func TestPruneAgainForgetsCachedLogs(t *testing.T) {
 		t.Errorf("the baseline cache after the prune names logs that are gone:\n%s", cache)
 	}
 }
+
+// TestPruneNeverTheLatestID: a journal from before run IDs were unique
+// may hold a run ID twice, apart (a clock set back); a run that has the
+// latest run's ID is never removed, nor any event of the latest run.
+func TestPruneNeverTheLatestID(t *testing.T) {
+	p := newProject(t)
+	p.run("run-1", concat(plan("a"), finished())...)
+	p.run("run-2", concat(plan("b"), finished())...)
+	p.run("run-1", concat(plan(), finished())...)
+	all := readEvents(t, p)
+	if _, err := Prune(p.layout, Options{Keep: 1}); err != nil {
+		t.Fatal(err)
+	}
+	events := readEvents(t, p)
+	if len(events) < 3 || events[len(events)-1].Seq != all[len(all)-1].Seq || events[len(events)-3].Seq != all[len(all)-3].Seq {
+		t.Errorf("after the prune, the latest run's events are gone: %d events left of %d", len(events), len(all))
+	}
+}
+
+func readEvents(t *testing.T, p *project) []journal.Event {
+	t.Helper()
+	events, err := journal.ReadFile(p.layout.Events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
