@@ -117,8 +117,9 @@ const FollowInterval = 200 * time.Millisecond
 // event with a Seq greater than fromSeq: first those already in the file,
 // then each one appended later. A file that does not exist yet is waited
 // for. Only newline-terminated lines are delivered, so a line being written
-// is never seen half-written. If the file is replaced (a new .set), Follow
-// starts over on the new file with fromSeq.
+// is never seen half-written. If the file is replaced by the same journal
+// less removed runs (Remove), Follow goes on after the last event it
+// delivered; by another (a new .set), it starts over on it with fromSeq.
 //
 // Follow returns fn's first error, an error for a corrupt line, or ctx's
 // error once ctx is done. It polls every FollowInterval: it serves
@@ -162,8 +163,14 @@ func (t *follower) poll(fn func(Event) error) error {
 		return err
 	}
 	if t.info != nil && (!os.SameFile(t.info, info) || info.Size() < t.off) {
-		// Another file now has this name: start over on it.
-		t.off, t.line, t.last = 0, 0, t.fromSeq
+		// Another file now has this name: read it from its start. The
+		// same journal, rewritten by Remove (it still holds the last
+		// event delivered, its Seq unchanged), goes on after that event;
+		// another journal (a new .set) starts over from fromSeq.
+		t.off, t.line = 0, 0
+		if !holdsSeq(f, t.last) {
+			t.last = t.fromSeq
+		}
 	}
 	t.info = info
 	if info.Size() == t.off {
@@ -198,4 +205,24 @@ func (t *follower) poll(fn func(Event) error) error {
 			return err
 		}
 	}
+}
+
+// holdsSeq reports whether the journal f holds an event with Seq seq
+// (0 never is).
+func holdsSeq(f *os.File, seq int64) bool {
+	if seq == 0 {
+		return false
+	}
+	found := false
+	br := bufio.NewReaderSize(f, 64<<10)
+	for !found {
+		raw, err := br.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		if e, err := parseLine(raw); err == nil && e.Seq == seq {
+			found = true
+		}
+	}
+	return found
 }

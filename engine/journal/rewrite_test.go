@@ -2,12 +2,14 @@ package journal
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // threeRuns writes a journal of three runs into dir: run-1 works on a and
@@ -188,5 +190,43 @@ func TestOpenRepairsHalfRemovedChange(t *testing.T) {
 	got := lines(t, ChangeJournal(dir, "a"))
 	if len(got) != 1 || !strings.Contains(got[0], `"run":"run-4"`) {
 		t.Errorf("journal of a:\n%s\nwant run-4's event only", strings.Join(got, ""))
+	}
+}
+
+// TestFollowAcrossRemove: a follower of the journal (the dashboard's
+// stream, status --watch) that a Remove replaces under it delivers the
+// events journaled after, and none it delivered again: the events kept
+// keep their Seqs.
+func TestFollowAcrossRemove(t *testing.T) {
+	dir := t.TempDir()
+	all := threeRuns(t, dir)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	got := make(chan Event, 100)
+	go Follow(ctx, filepath.Join(dir, EventsFile), 0, func(e Event) error { got <- e; return nil })
+	for range all {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Follow delivered nothing")
+		}
+	}
+	if _, err := Remove(dir, ofRun("run-1")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * FollowInterval)
+	w, err := Open(dir, "run-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendT(t, w, "", RunStartedData{})
+	w.Close()
+	select {
+	case e := <-got:
+		if e.Run != "run-4" {
+			t.Fatalf("after the Remove, Follow delivered %s's event %d again", e.Run, e.Seq)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow delivered nothing after the Remove")
 	}
 }
