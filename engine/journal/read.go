@@ -147,6 +147,8 @@ type follower struct {
 	off     int64       // just past the last complete line read
 	line    int         // lines read up to off
 	last    int64       // highest Seq delivered
+	// lastLine is the line of the event last delivered, nil before one.
+	lastLine []byte
 }
 
 func (t *follower) poll(fn func(Event) error) error {
@@ -164,12 +166,12 @@ func (t *follower) poll(fn func(Event) error) error {
 	}
 	if t.info != nil && (!os.SameFile(t.info, info) || info.Size() < t.off) {
 		// Another file now has this name: read it from its start. The
-		// same journal, rewritten by Remove (it still holds the last
-		// event delivered, its Seq unchanged), goes on after that event;
-		// another journal (a new .set) starts over from fromSeq.
+		// same journal, rewritten by Remove (it still holds the line of
+		// the last event delivered, byte for byte), goes on after that
+		// event; another journal (a new .set) starts over from fromSeq.
 		t.off, t.line = 0, 0
-		if !holdsSeq(f, t.last) {
-			t.last = t.fromSeq
+		if !holdsLine(f, t.lastLine) {
+			t.last, t.lastLine = t.fromSeq, nil
 		}
 	}
 	t.info = info
@@ -200,29 +202,27 @@ func (t *follower) poll(fn func(Event) error) error {
 		if e.Seq <= t.last {
 			continue
 		}
-		t.last = e.Seq
+		t.last, t.lastLine = e.Seq, bytes.TrimRight(raw, "\r\n")
 		if err := fn(e); err != nil {
 			return err
 		}
 	}
 }
 
-// holdsSeq reports whether the journal f holds an event with Seq seq
-// (0 never is).
-func holdsSeq(f *os.File, seq int64) bool {
-	if seq == 0 {
+// holdsLine reports whether the journal f holds line (an event's line,
+// without its newline), byte for byte; never a nil line.
+func holdsLine(f *os.File, line []byte) bool {
+	if line == nil {
 		return false
 	}
-	found := false
 	br := bufio.NewReaderSize(f, 64<<10)
-	for !found {
+	for {
 		raw, err := br.ReadBytes('\n')
-		if err != nil {
-			break
+		if bytes.Equal(bytes.TrimRight(raw, "\r\n"), line) {
+			return true
 		}
-		if e, err := parseLine(raw); err == nil && e.Seq == seq {
-			found = true
+		if err != nil {
+			return false
 		}
 	}
-	return found
 }

@@ -230,3 +230,29 @@ func TestFollowAcrossRemove(t *testing.T) {
 		t.Fatal("Follow delivered nothing after the Remove")
 	}
 }
+
+// TestFollowAcrossANewJournal: a journal replaced by another (a new .set),
+// which has Seqs the follower delivered already, is followed from its
+// start.
+func TestFollowAcrossANewJournal(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	all := threeRuns(t, dir)
+	fresh := threeRuns(t, other)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	got := make(chan Event, 100)
+	go Follow(ctx, filepath.Join(dir, EventsFile), 0, func(e Event) error { got <- e; return nil })
+	for range all {
+		<-got
+	}
+	if err := os.Rename(filepath.Join(other, EventsFile), filepath.Join(dir, EventsFile)); err != nil {
+		t.Fatal(err)
+	}
+	for range fresh {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Follow did not start over on the new journal")
+		}
+	}
+}
