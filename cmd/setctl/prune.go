@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/load"
-	"github.com/set-engine/set/engine/project"
 	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
@@ -35,9 +34,9 @@ runs set.cue's history.keep says (the retention a new setctl apply
 applies before it starts).
 
 The latest run is never removed (it may be resumed), nor a run whose
-change the latest run carries on with its progress (a failed change
-retried, a change stopped in flight and asked again): --keep keeps such a
-run and says why, --run refuses it. No file outside .set/logs,
+change a run kept carries on with its progress (a failed change retried,
+a change stopped in flight and asked again): --keep keeps such a run and
+says why, --run refuses it. No file outside .set/logs,
 .set/changes and .set/runs is removed, nor one an event of a kept run
 names (a cached baseline verdict names the log of the run that judged
 main). Prune takes the project's lock, as setctl apply does: it is
@@ -76,11 +75,11 @@ func runPrune(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	if !fs.Changed("keep") && len(*runs) == 0 {
-		p, err := project.Load(root)
-		if p.Config == nil {
-			return e.errorf(c.name, "%v", err)
+		ws, err := loadWorkspace(root)
+		if ws.cfg == nil {
+			return ws.report(e, c.name, err)
 		}
-		if *keep = p.Config.History.Keep; *keep == 0 {
+		if *keep = ws.cfg.History.Keep; *keep == 0 {
 			return c.usageError(e, "say which runs to remove: --keep N (keep the newest N runs), --run ID, or history: keep: N in set.cue")
 		}
 	}

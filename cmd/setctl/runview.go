@@ -84,10 +84,21 @@ func (v *runView) show(r history.Run) error {
 	}
 	v.st, v.run, v.latest = st, r, r.Last == len(v.journal)-1
 	if !v.latest {
-		v.live = report.Liveness{}
+		v.live = report.Liveness{Later: laterRun(v.runs, r)}
 		return nil
 	}
 	return v.refreshLiveness()
+}
+
+// laterRun is the ID of the run of runs right after r, "" when r is the
+// latest.
+func laterRun(runs []history.Run, r history.Run) string {
+	for i, x := range runs {
+		if x.ID == r.ID && i+1 < len(runs) {
+			return runs[i+1].ID
+		}
+	}
+	return ""
 }
 
 // refreshLiveness asks the lock again whether an apply runs; an earlier
@@ -178,7 +189,8 @@ func (v *runView) reread() ([]journal.Event, error) {
 
 // runLine says where the run stands, for a person at now: "running (PID
 // 4242, last heartbeat 12s ago)", "not running (last heartbeat 3m ago):
-// …", "finished: failed, 2 of 4 changes on main".
+// …" (an earlier run's says the run that came after it), "finished:
+// failed, 2 of 4 changes on main".
 func runLine(r report.Run, now time.Time) string {
 	beat := "last heartbeat " + ago(now.Sub(r.LastEvent))
 	switch r.State {
@@ -189,6 +201,9 @@ func runLine(r report.Run, now time.Time) string {
 	case report.Running:
 		return fmt.Sprintf("running (PID %d, %s), %d of %s on main", r.PID, beat, r.OnMain, english.Plural(r.Changes, "change"))
 	case report.NotRunning:
+		if r.Later != "" {
+			return fmt.Sprintf("not running (%s): it stopped before its end and was not resumed; run %s came after it", beat, r.Later)
+		}
 		return fmt.Sprintf("not running (%s): its setctl apply is gone; `setctl apply` continues the run", beat)
 	}
 	return fmt.Sprintf("finished: %s in %s, %d of %s on main", r.Result, report.Duration(r.DurationMS), r.OnMain, english.Plural(r.Changes, "change"))

@@ -58,7 +58,8 @@ With --json, stdout carries the run as one JSON document, the same data
 as the run report .set/report.md that every run ends with: "run" (id,
 state: none, starting, running, "not running" or finished; result, pid,
 started, lastEvent, durationMs, changes, onMain, statuses; baseline, the
-gate judging the main branch, and waiting, while one does), "changes"
+gate judging the main branch, and waiting, while one does; later, the
+run after it, for an earlier run shown with --run), "changes"
 (each with status, since, ageMs, activity, waiting, iteration, agent
 (the adapter of its last iteration: an exec agent reports no tokens),
 gates, retries, tokens, costUsd, stages, error, dependsOn, requirements,
@@ -68,8 +69,9 @@ to its last event once it is over (but ageMs, which is AGE).
 
 --run ID shows an earlier run of the project (setctl runs lists them) as
 it ended: finished, or not running when it was stopped and never
-resumed; its changes are those of its plan. Without --run, status shows
-the latest run.
+resumed (it names the run that came after it, and its changes wait for
+no apply to continue it: a later run went on); its changes are those of
+its plan. Without --run, status shows the latest run.
 
 --watch shows the run again every --interval until it is no longer
 running (with --json, one document per line), or until Ctrl-C. It

@@ -99,8 +99,8 @@ type Summary struct {
 }
 
 // Summaries are the runs of events, oldest first. live is the lock's
-// word on the project, which only the latest run can be running under;
-// now is the end of a running run's duration.
+// word on the project, which only the latest run, unfinished, can be
+// running under; now is the end of a running run's duration.
 func Summaries(events []journal.Event, live report.Liveness, now time.Time) ([]Summary, error) {
 	runs := Runs(events)
 	out := make([]Summary, 0, len(runs))
@@ -116,7 +116,9 @@ func Summaries(events []journal.Event, live report.Liveness, now time.Time) ([]S
 			}
 		}
 		l := report.Liveness{}
-		if i == len(runs)-1 {
+		if i == len(runs)-1 && !st.Finished {
+			// A finished run stays so while a new apply, holding the
+			// lock, has not journaled its own run yet.
 			l = live
 		}
 		rr := report.Build(st, l, now).Run

@@ -102,3 +102,14 @@ func TestSummaries(t *testing.T) {
 		t.Errorf("with the lock held: %+v, %v", got, err)
 	}
 }
+
+// TestSummariesOfAFinishedLatest: while a new apply holds the lock before
+// its run is journaled, the latest run listed is the one that finished,
+// with its result, not a run starting.
+func TestSummariesOfAFinishedLatest(t *testing.T) {
+	events := twoRuns(t)[:5] // run-1 only, finished
+	got, err := Summaries(events, report.Liveness{Held: true, PID: 7}, time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+	if err != nil || len(got) != 1 || got[0].State != report.Finished || got[0].Result != "success" || got[0].DurationMS != 4000 {
+		t.Errorf("with the lock held by a new apply: %+v, %v", got, err)
+	}
+}

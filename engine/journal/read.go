@@ -117,8 +117,9 @@ const FollowInterval = 200 * time.Millisecond
 // event with a Seq greater than fromSeq: first those already in the file,
 // then each one appended later. A file that does not exist yet is waited
 // for. Only newline-terminated lines are delivered, so a line being written
-// is never seen half-written. If the file is replaced (a new .set), Follow
-// starts over on the new file with fromSeq.
+// is never seen half-written. If the file is replaced by the same journal
+// less removed runs (Remove), Follow goes on after the last event it
+// delivered; by another (a new .set), it starts over on it with fromSeq.
 //
 // Follow returns fn's first error, an error for a corrupt line, or ctx's
 // error once ctx is done. It polls every FollowInterval: it serves
@@ -146,6 +147,8 @@ type follower struct {
 	off     int64       // just past the last complete line read
 	line    int         // lines read up to off
 	last    int64       // highest Seq delivered
+	// lastLine is the line of the event last delivered, nil before one.
+	lastLine []byte
 }
 
 func (t *follower) poll(fn func(Event) error) error {
@@ -162,8 +165,14 @@ func (t *follower) poll(fn func(Event) error) error {
 		return err
 	}
 	if t.info != nil && (!os.SameFile(t.info, info) || info.Size() < t.off) {
-		// Another file now has this name: start over on it.
-		t.off, t.line, t.last = 0, 0, t.fromSeq
+		// Another file now has this name: read it from its start. The
+		// same journal, rewritten by Remove (it still holds the line of
+		// the last event delivered, byte for byte), goes on after that
+		// event; another journal (a new .set) starts over from fromSeq.
+		t.off, t.line = 0, 0
+		if !holdsLine(f, t.lastLine) {
+			t.last, t.lastLine = t.fromSeq, nil
+		}
 	}
 	t.info = info
 	if info.Size() == t.off {
@@ -193,9 +202,27 @@ func (t *follower) poll(fn func(Event) error) error {
 		if e.Seq <= t.last {
 			continue
 		}
-		t.last = e.Seq
+		t.last, t.lastLine = e.Seq, bytes.TrimRight(raw, "\r\n")
 		if err := fn(e); err != nil {
 			return err
+		}
+	}
+}
+
+// holdsLine reports whether the journal f holds line (an event's line,
+// without its newline), byte for byte; never a nil line.
+func holdsLine(f *os.File, line []byte) bool {
+	if line == nil {
+		return false
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	for {
+		raw, err := br.ReadBytes('\n')
+		if bytes.Equal(bytes.TrimRight(raw, "\r\n"), line) {
+			return true
+		}
+		if err != nil {
+			return false
 		}
 	}
 }

@@ -38,7 +38,8 @@ type Removed struct {
 //   - Then every change journal is written again from the kept events
 //     (one whose change has none left is deleted). A Remove killed
 //     in between leaves change journals that begin with removed events:
-//     Open writes such a journal again from events.jsonl.
+//     Open writes such a journal again from events.jsonl, and deletes
+//     the journal of a change that has no event left there.
 //
 // A journal with a corrupt line is an error and is left as it is; a
 // torn final line is dropped with the removal.

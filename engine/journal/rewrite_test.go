@@ -2,12 +2,14 @@ package journal
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // threeRuns writes a journal of three runs into dir: run-1 works on a and
@@ -162,5 +164,95 @@ func TestOpenRepairsHalfRemoved(t *testing.T) {
 	w.Close()
 	if got, want := lines(t, ChangeJournal(dir, "b")), []string{all[5], all[8]}; strings.Join(got, "") != strings.Join(want, "") {
 		t.Errorf("journal of b:\n%s\nwant:\n%s", strings.Join(got, ""), strings.Join(want, ""))
+	}
+}
+
+// TestOpenRepairsHalfRemovedChange: a change whose every event a Remove
+// killed half-way took out of events.jsonl (a, only run-1's) has no
+// journal once Open has repaired them, and a later run that works on a
+// change of that name again starts its journal afresh, without the
+// removed run's events.
+func TestOpenRepairsHalfRemovedChange(t *testing.T) {
+	dir := t.TempDir()
+	all := threeRuns(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, EventsFile), []byte(strings.Join(all[4:], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(dir, "run-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ChangeJournal(dir, "a")); !os.IsNotExist(err) {
+		t.Errorf("a's journal after Open: %v, want none", err)
+	}
+	appendT(t, w, "a", AgentIterationData{Iteration: 2, Log: ".set/logs/a/agent-2.log"})
+	w.Close()
+	got := lines(t, ChangeJournal(dir, "a"))
+	if len(got) != 1 || !strings.Contains(got[0], `"run":"run-4"`) {
+		t.Errorf("journal of a:\n%s\nwant run-4's event only", strings.Join(got, ""))
+	}
+}
+
+// TestFollowAcrossRemove: a follower of the journal (the dashboard's
+// stream, status --watch) that a Remove replaces under it delivers the
+// events journaled after, and none it delivered again: the events kept
+// keep their Seqs.
+func TestFollowAcrossRemove(t *testing.T) {
+	dir := t.TempDir()
+	all := threeRuns(t, dir)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	got := make(chan Event, 100)
+	go Follow(ctx, filepath.Join(dir, EventsFile), 0, func(e Event) error { got <- e; return nil })
+	for range all {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Follow delivered nothing")
+		}
+	}
+	if _, err := Remove(dir, ofRun("run-1")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * FollowInterval)
+	w, err := Open(dir, "run-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendT(t, w, "", RunStartedData{})
+	w.Close()
+	select {
+	case e := <-got:
+		if e.Run != "run-4" {
+			t.Fatalf("after the Remove, Follow delivered %s's event %d again", e.Run, e.Seq)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow delivered nothing after the Remove")
+	}
+}
+
+// TestFollowAcrossANewJournal: a journal replaced by another (a new .set),
+// which has Seqs the follower delivered already, is followed from its
+// start.
+func TestFollowAcrossANewJournal(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	all := threeRuns(t, dir)
+	fresh := threeRuns(t, other)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	got := make(chan Event, 100)
+	go Follow(ctx, filepath.Join(dir, EventsFile), 0, func(e Event) error { got <- e; return nil })
+	for range all {
+		<-got
+	}
+	if err := os.Rename(filepath.Join(other, EventsFile), filepath.Join(dir, EventsFile)); err != nil {
+		t.Fatal(err)
+	}
+	for range fresh {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Follow did not start over on the new journal")
+		}
 	}
 }

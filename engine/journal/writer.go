@@ -188,6 +188,9 @@ func (w *Writer) open() error {
 		return err
 	}
 	w.durable = w.seq
+	if err := removeStrayJournals(w.setDir, last); err != nil {
+		return err
+	}
 
 	// behind is, for each change journal that misses events, the Seq of
 	// the last event it holds.
@@ -246,6 +249,33 @@ func (w *Writer) open() error {
 		}
 	}
 	return nil
+}
+
+// removeStrayJournals deletes the change journals of setDir whose change
+// has no event in events.jsonl (last holds those that do): a Remove
+// killed half-way leaves the journals of changes only removed runs had,
+// which a later run's events of a change of that name must not follow.
+func removeStrayJournals(setDir string, last map[string]int64) error {
+	dir := filepath.Join(setDir, JournalsDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	removed := false
+	for _, ent := range entries {
+		change, ok := strings.CutSuffix(ent.Name(), ".jsonl")
+		if !ok || ent.IsDir() || last[change] != 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, ent.Name())); err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		removed = true
+	}
+	if !removed {
+		return nil
+	}
+	return atomicfile.SyncDir(dir)
 }
 
 // openAppend opens path for reading and appending, creating it (and

@@ -15,13 +15,18 @@
 //     run would then stand elsewhere (a change in flight in the latest
 //     run that an earlier run numbered keeps that run too, until the
 //     latest run is over: its iteration budget counts from those
-//     numbers). Only the numbers that name a change's logs may start
-//     lower after a removal; they name no file a kept run's event names.
+//     numbers), nor when a kept run's events move a change from where
+//     only it left it (a run stopped in flight, then a new run). Only
+//     the numbers that name a change's logs may start lower after a
+//     removal; they name no file a kept run's event names.
 //   - A file is removed only when an event of a removed run (or the
 //     removed run's folder) holds it, no kept event names it, and it is
 //     a regular file under .set/logs, .set/changes or .set/runs: never a
 //     worktree, never a file outside .set. The baseline cache forgets
-//     the verdicts whose logs went (baseline.ForgetLogs).
+//     the verdicts whose logs go (baseline.ForgetLogs), before they go.
+//   - A prune killed at any point leaves the runs kept whole; the next
+//     prune of the same runs finishes what it began (the cache, the
+//     files, then the events: see journal.Remove).
 //   - The caller holds the run lock (state.AcquireLock), so no apply
 //     writes the journal meanwhile.
 package prune
@@ -129,6 +134,10 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 			chosen[r.ID] = true
 		}
 	}
+	// A journal from before run IDs were unique (orchestrator.newRunID)
+	// may have an earlier run under the latest's ID: removing it would
+	// remove the latest run's events too.
+	delete(chosen, latest)
 	full, err := state.Rebuild(events)
 	if err != nil {
 		return res, err
@@ -163,7 +172,7 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 		return res, nil
 	}
 
-	files, err := filesOf(layout, runs, events, chosen, kept)
+	files, gone, err := filesOf(layout, runs, events, chosen, kept)
 	if err != nil {
 		return res, err
 	}
@@ -187,9 +196,15 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 		res.Bytes += res.JournalBytes
 		return res, err
 	}
-	// The files go first: a prune stopped half-way leaves runs whose
-	// logs are partly gone, which the next prune removes, rather than
-	// files no event names any more, which nothing would.
+	// The baseline cache forgets first, then the files go, then the
+	// events: a prune stopped half-way leaves runs whose logs are partly
+	// gone, which the next prune removes, rather than files no event
+	// names any more, which nothing would, or a cached verdict naming a
+	// log that is gone (gone holds what the removed runs name and had,
+	// whether or not it is still there).
+	if err := baseline.ForgetLogs(layout.BaselineCache(), gone); err != nil {
+		return res, err
+	}
 	for _, r := range res.Runs {
 		for _, f := range r.Files {
 			if err := os.Remove(filepath.Join(layout.Root(), filepath.FromSlash(f.Path))); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -197,15 +212,6 @@ func Prune(layout rundir.Layout, opts Options) (Result, error) {
 			}
 			removeEmptyParents(layout, f.Path)
 		}
-	}
-	gone := map[string]bool{}
-	for _, r := range res.Runs {
-		for _, f := range r.Files {
-			gone[f.Path] = true
-		}
-	}
-	if err := baseline.ForgetLogs(layout.BaselineCache(), func(log string) bool { return gone[log] }); err != nil {
-		return res, err
 	}
 	removed, err := journal.Remove(layout.Dir(), drop)
 	if err != nil {
@@ -244,7 +250,7 @@ func chosenIDs(runs []history.Run, chosen map[string]bool) []string {
 func carried(full *state.State, kept []journal.Event) string {
 	st, err := state.Rebuild(kept)
 	if err != nil {
-		return fmt.Sprintf("the runs kept need its events (%v)", err)
+		return needed(kept, full.Run, err)
 	}
 	var moved []string
 	for _, name := range full.Plan.Changes {
@@ -256,6 +262,26 @@ func carried(full *state.State, kept []journal.Event) string {
 		return fmt.Sprintf("the latest run, %s, carries on %s from it", full.Run, english.List(moved))
 	}
 	return ""
+}
+
+// needed says why kept, events that do not project (err), need the
+// events of the runs removed: the run of the first event that fails
+// (latest, or an earlier one) carries its change on from them.
+func needed(kept []journal.Event, latest string, err error) string {
+	st := state.New()
+	for _, e := range kept {
+		if state.Apply(st, e) == nil {
+			continue
+		}
+		switch {
+		case e.Change != "" && e.Run == latest:
+			return fmt.Sprintf("the latest run, %s, carries on %s from it (%v)", e.Run, e.Change, err)
+		case e.Change != "":
+			return fmt.Sprintf("run %s carries on %s from it (%v)", e.Run, e.Change, err)
+		}
+		break
+	}
+	return fmt.Sprintf("the runs kept need its events (%v)", err)
 }
 
 // sameStand reports whether a and b, one change in two projections,
@@ -283,14 +309,30 @@ func sameStand(a, b *state.Change) bool {
 
 // filesOf are, by run, the files removing the chosen runs removes: those
 // their events name and their folders hold, less what the kept events
-// name, each with the first run that names it.
-func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, chosen map[string]bool, kept []journal.Event) (map[string][]File, error) {
+// name, each with the first run that names it. gone reports the paths
+// removing them takes away, whether their files are there or not (an
+// earlier prune may have removed them before it was stopped): those
+// files, and any other the runs' events name or that was in their
+// folders, that no kept event names.
+func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, chosen map[string]bool, kept []journal.Event) (files map[string][]File, gone func(string) bool, err error) {
 	keep := map[string]bool{}
 	for _, e := range kept {
 		pathsIn(e.Data, keep)
 	}
-	out := map[string][]File{}
+	var folders []string
+	for _, r := range runs {
+		if chosen[r.ID] {
+			folders = append(folders, rundir.Name+"/"+rundir.RunsDir+"/"+r.ID+"/")
+		}
+	}
 	seen := map[string]bool{}
+	gone = func(rel string) bool {
+		if keep[rel] || !removable(rel) {
+			return false
+		}
+		return seen[rel] || slices.ContainsFunc(folders, func(f string) bool { return strings.HasPrefix(rel, f) })
+	}
+	out := map[string][]File{}
 	add := func(run, rel string) error {
 		if seen[rel] || keep[rel] || !removable(rel) {
 			return nil
@@ -328,15 +370,15 @@ func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, c
 			return err
 		})
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, rel := range sortedKeys(named) {
 			if err := add(r.ID, rel); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return out, nil
+	return out, gone, nil
 }
 
 // removableDirs are the folders of the run directory prune removes files

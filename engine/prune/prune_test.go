@@ -203,6 +203,9 @@ func TestPruneKeepsACarriedRun(t *testing.T) {
 		!strings.Contains(res.Held[0].Reason, "the runs kept need its events") {
 		t.Errorf("held for %q", res.Held[0].Reason)
 	}
+	if !strings.Contains(res.Held[0].Reason, "run-3") || !strings.Contains(res.Held[0].Reason, "carries on a from it") {
+		t.Errorf("held for %q: it names neither the run that carries on nor its change", res.Held[0].Reason)
+	}
 	if !p.exists(".set/logs/a/agent-1.log") {
 		t.Error("the log of the held run is gone")
 	}
@@ -248,4 +251,57 @@ func TestPruneKeepsNamedFiles(t *testing.T) {
 	if cache, _ := os.ReadFile(filepath.Join(p.layout.Dir(), "baseline.json")); strings.Contains(string(cache), "vet.log") || !strings.Contains(string(cache), log) {
 		t.Errorf("the baseline cache after the prune:\n%s", cache)
 	}
+}
+
+// TestPruneAgainForgetsCachedLogs: a prune killed once it removed a run's
+// files, before the baseline cache forgot the verdicts that name them,
+// leaves the cache naming logs that are gone; the next prune, which
+// removes the run's events, makes the cache forget them too, so no
+// verdict the cache gives again names a log that is no more.
+func TestPruneAgainForgetsCachedLogs(t *testing.T) {
+	p := newProject(t)
+	vet, test := ".set/runs/run-1/baseline/vet.log", ".set/logs/_old/test.log"
+	p.write(".set/baseline.json", `{"version":1,"verdicts":[{"tree":"t","gate":"vet","log":"`+vet+`"},{"tree":"t","gate":"test","log":"`+test+`"}]}`)
+	p.run("run-1", "", journal.RunStartedData{}, "", journal.BaselineGateData{Gate: "test", Log: test})
+	p.run("run-2", "", journal.RunStartedData{})
+	// What the killed prune removed: the run's folder, and the log its
+	// event names.
+	for _, rel := range []string{".set/runs/run-1", test} {
+		if err := os.RemoveAll(filepath.Join(p.layout.Root(), filepath.FromSlash(rel))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Prune(p.layout, Options{Runs: []string{"run-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if cache, _ := os.ReadFile(filepath.Join(p.layout.Dir(), "baseline.json")); strings.Contains(string(cache), "vet.log") || strings.Contains(string(cache), "test.log") {
+		t.Errorf("the baseline cache after the prune names logs that are gone:\n%s", cache)
+	}
+}
+
+// TestPruneNeverTheLatestID: a journal from before run IDs were unique
+// may hold a run ID twice, apart (a clock set back); a run that has the
+// latest run's ID is never removed, nor any event of the latest run.
+func TestPruneNeverTheLatestID(t *testing.T) {
+	p := newProject(t)
+	p.run("run-1", concat(plan("a"), finished())...)
+	p.run("run-2", concat(plan("b"), finished())...)
+	p.run("run-1", concat(plan(), finished())...)
+	all := readEvents(t, p)
+	if _, err := Prune(p.layout, Options{Keep: 1}); err != nil {
+		t.Fatal(err)
+	}
+	events := readEvents(t, p)
+	if len(events) < 3 || events[len(events)-1].Seq != all[len(all)-1].Seq || events[len(events)-3].Seq != all[len(all)-3].Seq {
+		t.Errorf("after the prune, the latest run's events are gone: %d events left of %d", len(events), len(all))
+	}
+}
+
+func readEvents(t *testing.T, p *project) []journal.Event {
+	t.Helper()
+	events, err := journal.ReadFile(p.layout.Events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
 }

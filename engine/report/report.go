@@ -51,6 +51,12 @@ type Liveness struct {
 	// Held: a process holds the lock; PID is its PID (0 when unknown).
 	Held bool
 	PID  int
+	// Later is the ID of the run that came after the one reported, when
+	// it is an earlier run of the journal (setctl status --run, the
+	// dashboard's ?run=); "" for the latest. An earlier run is never
+	// running, and one that stopped before its end was not resumed:
+	// nothing of it waits for an apply to continue it.
+	Later string
 }
 
 // Report is where a run stands.
@@ -100,6 +106,9 @@ type Run struct {
 	// when Baseline is nil.
 	Baseline *Activity `json:"baseline,omitempty"`
 	Waiting  string    `json:"waiting,omitempty"`
+	// Later is the run that came after this one (Liveness.Later), when
+	// the report is of an earlier run; "" for the latest.
+	Later string `json:"later,omitempty"`
 }
 
 // Change is one change of the run, as the report shows it. The report's
@@ -264,7 +273,7 @@ func Build(s *state.State, live Liveness, now time.Time) Report {
 	addUsage(s.Usage)
 	for _, name := range Names(s) {
 		c := s.Changes[name]
-		r.Changes = append(r.Changes, change(s, c, r.Run.State, end, now))
+		r.Changes = append(r.Changes, change(s, c, r.Run, end, now))
 		r.Run.Statuses[string(c.Status)]++
 		if c.Status == state.Archived {
 			r.Run.OnMain++
@@ -288,12 +297,12 @@ func Build(s *state.State, live Liveness, now time.Time) Report {
 // it out), as setctl explain tells the story of a change of an earlier
 // plan.
 func ChangeOf(s *state.State, c *state.Change, live Liveness, now time.Time) Change {
-	runState := run(s, live).State
+	rr := run(s, live)
 	end := now
-	if runState != Running {
+	if rr.State != Running {
 		end = s.Updated
 	}
-	return change(s, c, runState, end, now)
+	return change(s, c, rr, end, now)
 }
 
 // Names are the changes of the latest plan of s, in plan order; every
@@ -322,7 +331,7 @@ func RoleName(role string) string {
 
 // run is the run's part of the report, but its duration.
 func run(s *state.State, live Liveness) Run {
-	r := Run{ID: s.Run, PID: s.PID, MaxParallel: s.MaxParallel, Started: s.Started, LastEvent: s.Updated, Statuses: map[string]int{}}
+	r := Run{ID: s.Run, PID: s.PID, MaxParallel: s.MaxParallel, Started: s.Started, LastEvent: s.Updated, Statuses: map[string]int{}, Later: live.Later}
 	switch {
 	case live.Held && (s.Run == "" || s.Finished):
 		r.State, r.PID = Starting, live.PID
@@ -342,9 +351,10 @@ func run(s *state.State, live Liveness) Run {
 	return r
 }
 
-// change is c's part of the report at now; runState is the run's state
-// and end the time the report's times run to.
-func change(s *state.State, c *state.Change, runState string, end, now time.Time) Change {
+// change is c's part of the report at now; rr is the run's part and end
+// the time the report's times run to.
+func change(s *state.State, c *state.Change, rr Run, end, now time.Time) Change {
+	runState := rr.State
 	rc := Change{
 		Name: c.Name, Status: string(c.Status), Since: c.Since, Iteration: max(c.Iteration, c.StartedIteration),
 		Gates:     Gates{Runs: c.Gates.Runs(), Passed: c.Gates.Passed, Failed: c.Gates.Failed, Warned: c.Gates.Warned, Skipped: c.Gates.Skipped},
@@ -402,6 +412,10 @@ func change(s *state.State, c *state.Change, runState string, end, now time.Time
 		rc.AgeMS = max(now.Sub(c.Since), 0).Milliseconds()
 	}
 	rc.Waiting = Waiting(s, c, runState)
+	if rc.Waiting != "" && rr.Later != "" {
+		// An earlier run is not continued: a later run went on.
+		rc.Waiting = fmt.Sprintf("a later run: this one stopped before its end, and run %s came after it", rr.Later)
+	}
 	return rc
 }
 

@@ -330,7 +330,7 @@ func TestWaitingAfterAConflict(t *testing.T) {
 			t.Errorf("%s waits for %q, want %q", c.Name, got, want)
 		}
 	}
-	rc := change(s, conflicted, Running, time.Time{}, time.Time{})
+	rc := change(s, conflicted, Run{State: Running}, time.Time{}, time.Time{})
 	if want := (Budgeted{Used: 3, Budget: 6}); rc.Retries.Conflicts != want || rc.Retries.Integration.Used != 0 {
 		t.Errorf("retries = %+v, want conflicts %+v and no integration retry", rc.Retries, want)
 	}

@@ -133,7 +133,9 @@ type Change struct {
 	ClockStart time.Time        `json:"clockStart,omitzero"`
 	// Iteration is the number of the last agent iteration (1-based).
 	// Numbers never go back: a retry from pending and a later plan that
-	// starts the change again (continueNumbers) go on from it.
+	// starts the change again (continueNumbers) go on from it, and a new
+	// run from an iteration an earlier run left unfinished
+	// (skipUnfinishedIteration).
 	Iteration int `json:"iteration"`
 	// StartedIteration is the number of the last agent iteration started
 	// (AGENT_SESSION_DECISION): one more than Iteration while an
@@ -426,6 +428,11 @@ func applyRunStarted(s *State, _ *Change, e journal.Event, d journal.RunStartedD
 		c.Activity = nil
 	}
 	s.Baseline = nil
+	if e.Run != s.Run {
+		for _, c := range s.Changes {
+			c.skipUnfinishedIteration()
+		}
+	}
 	if !d.Resumed || e.Run != s.Run || s.Started.IsZero() {
 		s.Started = at
 	}
@@ -606,6 +613,19 @@ func (c *Change) continueNumbers(prev *Change) {
 	// An iteration prev started and never finished named its log too.
 	n := max(prev.Iteration, prev.StartedIteration)
 	c.Iteration, c.StartedIteration, c.IterationBase = n, n, n
+}
+
+// skipUnfinishedIteration makes the iteration an earlier run started and
+// never finished (killed or interrupted before its AGENT_ITERATION) one a
+// new run does not run again under its number: that run's events name
+// its prompt and log, which stay its own (rundir's invariant). Resuming
+// the same run runs it again under its number. The iteration is not
+// counted against the budget: IterationBase moves with Iteration.
+func (c *Change) skipUnfinishedIteration() {
+	if gap := c.StartedIteration - c.Iteration; gap > 0 {
+		c.Iteration += gap
+		c.IterationBase += gap
+	}
 }
 
 // countGateRun keeps VerifyRound the highest attempt of the change's
