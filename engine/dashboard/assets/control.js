@@ -198,7 +198,9 @@ window.setctlControl = (() => {
     }
     if (!app.run && v.output) {
       const state = v.starting ? "runs" : `ended (${v.exit})`;
-      const open = ctl.outputOpen === null ? v.starting : ctl.outputOpen;
+      // Open while it runs, and once it failed: its output is where the
+      // page says why (a baseline main fails, a set.cue that does not load).
+      const open = ctl.outputOpen === null ? v.starting || v.exit !== "exit status 0" : ctl.outputOpen;
       h += `<details class="card" id="apply-output-card" ${open ? "open" : ""}><summary>setctl apply --yes started from this page: ${esc(state)} · ${esc(v.output)}</summary>
         <pre id="apply-output">${esc(ctl.outputText)}</pre></details>`;
     }
