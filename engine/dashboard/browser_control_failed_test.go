@@ -16,7 +16,7 @@ func TestBrowserControlFailedApplyStaysOpen(t *testing.T) {
 	f := newFixture(t)
 	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
 		Root: f.root, Name: "demo",
-		Plan: func(context.Context) (string, error) { return "Plan for demo: 1 change\n", nil },
+		Plan:  func(context.Context) (string, error) { return "Plan for demo: 1 change\n", nil },
 		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo 'setctl apply: main fails gate fmt before any change'; exit 1"}},
 	}}})
 	if err != nil {
