@@ -44,7 +44,6 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/control"
-	"github.com/set-engine/set/engine/journal"
 )
 
 // TokenHeader is the header that carries the access token on a
@@ -232,38 +231,18 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request, p *served)
 		httpError(w, err)
 		return
 	}
-	answer, err := awaitAnswer(r.Context(), p.layout.Events(), rn.st.LastSeq, sent.ID)
+	ctx, cancel := context.WithTimeout(r.Context(), answerWait)
+	defer cancel()
+	answer, err := control.AwaitAnswer(ctx, p.layout.Events(), rn.st.LastSeq, sent.ID)
+	if errors.Is(err, context.DeadlineExceeded) {
+		http.Error(w, "the running apply did not answer yet; it takes requests between its steps: the page shows it when it does", http.StatusGatewayTimeout)
+		return
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusGatewayTimeout)
 		return
 	}
 	writeJSON(w, answer)
-}
-
-// awaitAnswer waits for the CONTROL event of request id after seq from
-// in the journal at path.
-func awaitAnswer(ctx context.Context, path string, from int64, id string) (journal.ControlData, error) {
-	ctx, cancel := context.WithTimeout(ctx, answerWait)
-	defer cancel()
-	var answer journal.ControlData
-	errAnswered := errors.New("answered")
-	err := journal.Follow(ctx, path, from, func(ev journal.Event) error {
-		if ev.Type != journal.Control {
-			return nil
-		}
-		if d, err := journal.Decode[journal.ControlData](ev); err == nil && d.ID == id {
-			answer = d
-			return errAnswered
-		}
-		return nil
-	})
-	if errors.Is(err, errAnswered) {
-		return answer, nil
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return answer, errors.New("the running apply did not answer yet; it takes requests between its steps: the page shows it when it does")
-	}
-	return answer, err
 }
 
 // errStarting refuses a start while the apply the dashboard started
