@@ -41,10 +41,7 @@ func TestRuns(t *testing.T) {
 	f.lock()
 	_, ts := serveProject(t, f, Project{})
 
-	var v RunsView
-	if code := get(t, ts, "/api/p/0/runs", &v); code != http.StatusOK {
-		t.Fatalf("runs: %d", code)
-	}
+	v := getOK[RunsView](t, ts, "/api/p/0/runs")
 	if v.Latest != "run-2" || len(v.Runs) != 2 || v.Runs[0].ID != "run-2" || v.Runs[1].ID != "run-1" {
 		t.Fatalf("runs = %+v, want run-2 (latest) then run-1", v)
 	}
@@ -89,10 +86,7 @@ func TestRuns(t *testing.T) {
 
 func TestRunsOfAProjectThatNeverRan(t *testing.T) {
 	_, ts := serveProject(t, &fixture{root: t.TempDir(), now: testStart}, Project{})
-	var v RunsView
-	if code := get(t, ts, "/api/p/0/runs", &v); code != http.StatusOK {
-		t.Fatalf("runs: %d", code)
-	}
+	v := getOK[RunsView](t, ts, "/api/p/0/runs")
 	if v.Latest != "" || v.Runs == nil || len(v.Runs) != 0 {
 		t.Errorf("runs = %+v, want none (an empty list)", v)
 	}
@@ -165,10 +159,7 @@ func TestRequirementsEndpoint(t *testing.T) {
 		}, nil
 	}
 	_, ts := serveProject(t, f, Project{Requirements: rows})
-	var v RequirementsView
-	if code := get(t, ts, "/api/p/0/requirements?run=run-1", &v); code != http.StatusOK {
-		t.Fatalf("requirements: %d", code)
-	}
+	v := getOK[RequirementsView](t, ts, "/api/p/0/requirements?run=run-1")
 	if seen == nil || seen.Changes["greet"] == nil || seen.Changes["greet"].Status != state.Implementing {
 		t.Errorf("the RequirementsFunc was not given the latest run's state: %+v", seen)
 	}
