@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -27,17 +26,13 @@ import (
 // token's header.)
 func TestBrowserControl(t *testing.T) {
 	f := newFixture(t)
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	_, ts := serveProject(t, f, Project{
 		Plan: func(context.Context) (string, error) {
 			return "Plan for demo: 2 changes, 2 requirements\n  greet\n  farewell\n", nil
 		},
 		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo planning; echo applied"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 	button := func(action string) string {
 		return `#changes tr[data-change="greet"] button[data-action="` + action + `"]`
@@ -157,16 +152,10 @@ func TestBrowserControlStopped(t *testing.T) {
 	f := newFixture(t)
 	f.lock()
 	f.start()
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	s, ts := serveProject(t, f, Project{
 		Plan:  func(context.Context) (string, error) { return "Plan for demo\n", nil },
 		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "true"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+	})
 	b := newBrowser(t)
 	b.Do("the live run",
 		chromedp.Navigate(ts.URL+"/"),
@@ -192,16 +181,10 @@ func TestBrowserControlStopped(t *testing.T) {
 // apply's output (its server no longer answers), and asks nothing more.
 func TestBrowserControlStoppedWhileItsApplyRuns(t *testing.T) {
 	f := newFixture(t)
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	s, ts := serveProject(t, f, Project{
 		Plan:  func(context.Context) (string, error) { return "Plan for demo\n", nil },
 		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo applying; sleep 4"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+	})
 	b := newBrowser(t)
 	b.Do("the apply started",
 		chromedp.Navigate(ts.URL+"/"),

@@ -1,8 +1,6 @@
 package dashboard
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -15,13 +13,4 @@ import (
 func newBrowser(t *testing.T) *browsertest.Browser {
 	t.Helper()
 	return browsertest.New(t, 20*time.Second)
-}
-
-// listen serves h on a free loopback port until t ends, and returns its
-// URL.
-func listen(t *testing.T, h http.Handler) string {
-	t.Helper()
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return ts.URL + "/"
 }

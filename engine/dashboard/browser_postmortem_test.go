@@ -66,14 +66,10 @@ func TestBrowserPostMortem(t *testing.T) {
 		Stacks:      map[string]config.Stack{"feature": {"test": {}}},
 		Integration: config.Stack{"test": {}, "vet": {}, "lint": {}},
 	}
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	_, ts := serveProject(t, f, Project{
 		Graph: func(p *plan.Plan) (*graph.Graph, error) { return graph.Build(p, cfg) },
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 
 	b.Do("the timeline of the whole run",
@@ -194,13 +190,10 @@ func TestBrowserForgeLinks(t *testing.T) {
 	// Its pull request, as pull-request delivery records it (without the
 	// URL a forge gives: the link is then the forge's pull request page).
 	f.add("greet", journal.PullRequestOpenedData{Number: 12, Branch: "set/greet", Head: f.sha.greet2, Base: "main", Attempt: 1})
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo", Forge: &Forge{Repository: "https://github.com/acme/demo"},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	_, ts := serveProject(t, f, Project{
+		Forge: &Forge{Repository: "https://github.com/acme/demo"},
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 	want := "https://github.com/acme/demo/commit/" + f.sha.greetMain
 	b.Do("the overview",
@@ -258,11 +251,8 @@ func TestBrowserExecTokens(t *testing.T) {
 	f.now = f.now.Add(time.Hour)
 	f.mu.Unlock()
 	f.add("", journal.RunFinishedData{Result: "success", Statuses: map[string]int{"merged": 2}, DurationMS: 30000})
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{Root: f.root, Name: "demo"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	_, ts := serveProject(t, f, Project{})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 	b.Do("the overview",
 		chromedp.Navigate(base),

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -57,11 +56,8 @@ func TestBrowserRuns(t *testing.T) {
 	f.finish()
 	f.secondRun()
 	f.lock()
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{Root: f.root, Name: "demo"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	_, ts := serveProject(t, f, Project{})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 
 	b.Do("the Runs page",
@@ -189,12 +185,7 @@ func TestBrowserStopped(t *testing.T) {
 	f := newFixture(t)
 	release := f.lock()
 	f.start()
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{Root: f.root, Name: "demo"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+	s, ts := serveProject(t, f, Project{})
 	b := newBrowser(t)
 	b.Do("the live run",
 		chromedp.Navigate(ts.URL+"/"),
@@ -259,11 +250,8 @@ func TestBrowserRequirements(t *testing.T) {
 		}
 		return []coverage.Row{greet, {ID: "REQ-BYE-01", Title: "Say goodbye", Status: spec.New, Capability: "bye", Change: "farewell", Why: "planned in farewell"}}, nil
 	}
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{Root: f.root, Name: "demo", Requirements: rows}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	_, ts := serveProject(t, f, Project{Requirements: rows})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 	b.Do("the requirements during the run",
 		chromedp.Navigate(base+"#/p/0/requirements"),

@@ -34,14 +34,10 @@ func TestBrowser(t *testing.T) {
 		Stacks:      map[string]config.Stack{"feature": {"test": {}}},
 		Integration: config.Stack{"test": {}},
 	}
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	_, ts := serveProject(t, f, Project{
 		Graph: func(p *plan.Plan) (*graph.Graph, error) { return graph.Build(p, cfg) },
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 	do, shot, waitFor, text := b.Do, b.Shot, b.WaitFor, b.Text
 	row := func(change, status string) string {

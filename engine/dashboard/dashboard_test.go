@@ -69,6 +69,21 @@ func serve(t *testing.T, f *fixture, opts Options) *httptest.Server {
 	return ts
 }
 
+// serveProject serves a dashboard of f's project alone, named demo, as p
+// says, on loopback (as setctl dashboard serves by default), and returns
+// the Server with its test server.
+func serveProject(t *testing.T, f *fixture, p Project) (*Server, *httptest.Server) {
+	t.Helper()
+	p.Root, p.Name = f.root, "demo"
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return s, ts
+}
+
 // get GETs path of ts and decodes its JSON into v; it returns the status.
 func get(t *testing.T, ts *httptest.Server, path string, v any) int {
 	t.Helper()

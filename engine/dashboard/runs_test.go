@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -14,20 +13,6 @@ import (
 	"github.com/set-engine/set/engine/spec"
 	"github.com/set-engine/set/engine/state"
 )
-
-// serveProject serves the fixture's project, named demo, as opts and p
-// say, and returns the Server with its test server.
-func serveProject(t *testing.T, f *fixture, p Project) (*Server, *httptest.Server) {
-	t.Helper()
-	p.Root, p.Name = f.root, "demo"
-	s, err := New(Options{Now: f.clock, Projects: []Project{p}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return s, ts
-}
 
 // TestRuns: the runs endpoint lists every run of the journal, the latest
 // first, as history.Summaries has them; an exec agent's run has no model
