@@ -162,10 +162,7 @@ func TestBrowserControlStopped(t *testing.T) {
 		chromedp.WaitVisible(`#control button[data-action="stop"]`),
 		chromedp.WaitVisible(`#changes tr[data-change="greet"] button[data-action="pause"]`),
 	)
-	s.Stop("This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	ts.Config.Shutdown(ctx)
+	stopDashboard(s, ts, "This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
 	b.Do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
 	if buttons := b.Eval(`[...document.querySelectorAll("button.control")].filter((b) => b.offsetParent).map((b) => b.dataset.action).join(" ")`); buttons != "" {
 		t.Errorf("the stopped dashboard's page offers %q", buttons)
@@ -194,10 +191,7 @@ func TestBrowserControlStoppedWhileItsApplyRuns(t *testing.T) {
 		chromedp.WaitVisible(`#apply-output-card`),
 	)
 	b.WaitFor(`document.querySelector("#apply-output").textContent.includes("applying")`)
-	s.Stop("This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	ts.Config.Shutdown(ctx)
+	stopDashboard(s, ts, "This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
 	b.Do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
 	// The page followed the output every second: it no longer does (the
 	// browser would report each refused request).

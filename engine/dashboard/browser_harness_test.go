@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"context"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -13,4 +15,14 @@ import (
 func newBrowser(t *testing.T) *browsertest.Browser {
 	t.Helper()
 	return browsertest.New(t, 20*time.Second)
+}
+
+// stopDashboard stops s, served by ts, as setctl dashboard does when it
+// ends: its pages are told reason, then the server shuts down gracefully,
+// within a second; the error is the shutdown's.
+func stopDashboard(s *Server, ts *httptest.Server, reason string) error {
+	s.Stop(reason)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return ts.Config.Shutdown(ctx)
 }

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"strconv"
@@ -22,11 +21,15 @@ const shoutPlan = `{"version": 1, "project": "demo", "strategy": "static", "fing
 	"changes": [{"name": "shout", "type": "feature", "size": "S", "requirements": ["REQ-SHOUT-01"], "dependsOn": []}],
 	"requirements": []}`
 
-// secondRun ends the fixture's run-1 journal writer and journals the
-// start of run-2, an apply of shoutPlan whose exec agent reports no
-// tokens: shout is implementing.
-func (f *fixture) secondRun() {
+// twoRuns journals two runs: run-1, which merged greet and farewell and
+// finished, then run-2, an apply of shoutPlan whose exec agent reports no
+// tokens, still running (the project's lock is held) with shout
+// implementing.
+func (f *fixture) twoRuns() {
 	f.t.Helper()
+	f.start()
+	f.toMerged()
+	f.finish()
 	if err := f.w.Close(); err != nil {
 		f.t.Fatal(err)
 	}
@@ -41,6 +44,7 @@ func (f *fixture) secondRun() {
 	f.to("shout", state.Pending, state.Dispatched)
 	f.add("shout", journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration", Iteration: 1, Adapter: "exec", Log: ".set/logs/shout/agent-1.log"})
 	f.to("shout", state.Dispatched, state.Implementing)
+	f.lock()
 }
 
 // TestBrowserRuns: with two runs in one project the Runs page lists both,
@@ -51,11 +55,7 @@ func (f *fixture) secondRun() {
 // a link to it works.
 func TestBrowserRuns(t *testing.T) {
 	f := newFixture(t)
-	f.start()
-	f.toMerged()
-	f.finish()
-	f.secondRun()
-	f.lock()
+	f.twoRuns()
 	_, ts := serveProject(t, f, Project{})
 	base := ts.URL + "/"
 	b := newBrowser(t)
@@ -198,12 +198,8 @@ func TestBrowserStopped(t *testing.T) {
 	release()
 	b.Do("the run finished", chromedp.WaitVisible(`#run-state[data-state="finished"]`))
 	const reason = "The run ended; this dashboard stopped with its `setctl apply`. `setctl dashboard` reopens it, with every run the journal keeps."
-	// As setctl stops it: Stop, then a graceful shutdown, which the
-	// streams let finish at once.
-	s.Stop(reason)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := ts.Config.Shutdown(ctx); err != nil {
+	// The streams let the shutdown finish at once.
+	if err := stopDashboard(s, ts, reason); err != nil {
 		t.Errorf("the shutdown after Stop: %v", err)
 	}
 	b.Do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))

@@ -19,11 +19,7 @@ import (
 // call; every other endpoint shows the run ?run= names.
 func TestRuns(t *testing.T) {
 	f := newFixture(t)
-	f.start()
-	f.toMerged()
-	f.finish()
-	f.secondRun()
-	f.lock()
+	f.twoRuns()
 	_, ts := serveProject(t, f, Project{})
 
 	v := getOK[RunsView](t, ts, "/api/p/0/runs")
