@@ -32,9 +32,10 @@ other changes, and waits for setctl resume before it ends.
 The request goes through .set/control.jsonl, which the running apply
 reads; pause then waits (up to --wait) for the apply to journal what it
 did (a CONTROL event, with who asked: "setctl pause (user alice)"), and
-says it. The dashboard's Pause and Resume make the same requests. A change in the merge queue is not paused: the queue
-finishes it. With no apply running, there is nothing to pause; a change a
-rule paused (a spent token budget) resumes with the next setctl apply.
+says it. The dashboard's Pause and Resume make the same requests. A
+change in the merge queue is not paused: the queue finishes it. With no
+apply running, there is nothing to pause; a change a rule paused (a spent
+token budget) resumes with the next setctl apply.
 
 Exit status: 0 when the apply took the request, 1 otherwise (no apply
 running, an unknown change, or no answer within --wait).
