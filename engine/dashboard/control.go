@@ -18,8 +18,8 @@ package dashboard
 //     make: a line appended to .set/control.jsonl, which the running
 //     apply reads and journals as CONTROL with who asked (By). The
 //     dashboard changes no state itself.
-//   - A run the page starts is the project's own `setctl apply --yes`
-//     (Project.Apply), run as the user who runs the dashboard, in the
+//   - A run the page starts (start.go) is the project's own `setctl apply
+//     --yes` (Project.Apply), run as the user who runs the dashboard, in the
 //     project's root, in a session of its own: it outlives the request,
 //     the page and the dashboard. Its output goes to
 //     .set/logs/_dashboard/apply-<time>.log, which the log endpoint serves.
