@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +18,7 @@ import (
 	"github.com/set-engine/set/engine/control"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/state"
-	"github.com/set-engine/set/internal/clitest"
+	"github.com/set-engine/set/internal/browsertest"
 )
 
 // TestDashboardControlBrowser drives setctl dashboard (the built setctl:
@@ -35,8 +33,11 @@ import (
 // its token in the header, from the page and over plain HTTP.
 // Screenshots go to the test's artifact directory.
 func TestDashboardControlBrowser(t *testing.T) {
-	skipShort(t)
-	chromium := clitest.Chromium(t)
+	// The apply the page starts takes its time: a step may take a minute.
+	b := browsertest.New(t, time.Minute)
+	// The page's requests the test makes refused on purpose are logged by
+	// the browser as failed loads: they are no problem.
+	b.Expect("403", "409")
 	setctl, err := exec.LookPath("setctl") // the test binary, as testscript.Main installs it
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,6 @@ func TestDashboardControlBrowser(t *testing.T) {
 	dir := controlProject(t)
 
 	url := startDashboard(t, setctl, dir, "--addr", "127.0.0.1:0")
-	b := newControlBrowser(t, chromium)
 	row := func(status string) string {
 		return fmt.Sprintf(`#changes tr[data-change="greet"] td.status[data-status=%q]`, status)
 	}
@@ -52,68 +52,68 @@ func TestDashboardControlBrowser(t *testing.T) {
 		return fmt.Sprintf(`#changes tr[data-change="greet"] button[data-action=%q]:not([disabled])`, action)
 	}
 
-	b.do("the plan before the run",
+	b.Do("the plan before the run",
 		chromedp.Navigate(url),
 		chromedp.Click(`#control button[data-action="preview"]`),
 		chromedp.WaitVisible(`#plan-preview`),
 	)
-	b.waitFor(`document.querySelector("#plan-preview").textContent.includes("greet")`)
-	if plan := b.text(`#plan-preview`); !strings.Contains(plan, "REQ-GREET-01") {
+	b.WaitFor(`document.querySelector("#plan-preview").textContent.includes("greet")`)
+	if plan := b.Text(`#plan-preview`); !strings.Contains(plan, "REQ-GREET-01") {
 		t.Errorf("the plan preview does not show the plan setctl plan prints:\n%s", plan)
 	}
-	b.shot("control-plan.png")
+	b.Shot("control-plan.png")
 
-	b.do("the run started from the page",
+	b.Do("the run started from the page",
 		chromedp.Click(`#control button[data-action="apply"]`),
 		chromedp.WaitVisible(`#apply-output`),
 		chromedp.WaitVisible(row("implementing")),
 		chromedp.WaitVisible(button("pause")),
 	)
-	b.waitFor(`document.querySelector("#apply-output").textContent.includes("started from the dashboard")`)
+	b.WaitFor(`document.querySelector("#apply-output").textContent.includes("started from the dashboard")`)
 	awaitFile(t, filepath.Join(dir, "started"))
-	b.shot("control-running.png")
+	b.Shot("control-running.png")
 
 	// The click disables the button until the apply answered; the answer
 	// comes within a tick of the control file, so the disabled button is
 	// asserted from the click's own task.
-	disabled := b.eval(`(() => { const bt = document.querySelector('#changes tr[data-change="greet"] button[data-action="pause"]'); bt.click();
+	disabled := b.Eval(`(() => { const bt = document.querySelector('#changes tr[data-change="greet"] button[data-action="pause"]'); bt.click();
 		const now = document.querySelector('#changes tr[data-change="greet"] button.control');
 		return now.disabled + " " + now.textContent; })()`)
 	if disabled != "true Pausing…" {
 		t.Errorf("the Pause button while its request is pending: %q", disabled)
 	}
-	b.do("greet paused", chromedp.WaitVisible(row("paused")), chromedp.WaitVisible(button("resume")))
-	if msg := b.text(`#control-msg`); msg != "paused: greet" {
+	b.Do("greet paused", chromedp.WaitVisible(row("paused")), chromedp.WaitVisible(button("resume")))
+	if msg := b.Text(`#control-msg`); msg != "paused: greet" {
 		t.Errorf("the page says %q after the pause", msg)
 	}
-	b.shot("control-paused.png")
+	b.Shot("control-paused.png")
 
-	b.do("greet resumed",
+	b.Do("greet resumed",
 		chromedp.Click(button("resume")),
 		chromedp.WaitVisible(row("implementing")),
 		chromedp.WaitVisible(button("pause")),
 	)
-	if msg := b.text(`#control-msg`); msg != "resumed: greet" {
+	if msg := b.Text(`#control-msg`); msg != "resumed: greet" {
 		t.Errorf("the page says %q after the resume", msg)
 	}
 
-	b.do("the stop asked",
+	b.Do("the stop asked",
 		chromedp.Click(`#control button[data-action="stop"]`),
 		chromedp.WaitVisible(`#control button[data-action="stop-now"]`),
 	)
-	b.shot("control-stop.png")
-	b.do("the run stopped",
+	b.Shot("control-stop.png")
+	b.Do("the run stopped",
 		chromedp.Click(`#control button[data-action="stop-now"]`),
 		chromedp.WaitVisible(`#control button[data-action="preview"]`),
 		chromedp.WaitVisible(`#run-state[data-state="finished"]`),
 	)
-	if line := b.text(`#runline`); !strings.Contains(line, "interrupted") {
+	if line := b.Text(`#runline`); !strings.Contains(line, "interrupted") {
 		t.Errorf("the run line after the stop: %q", line)
 	}
 	// The page shows the output of the apply it started, to its end.
-	b.waitFor(`document.querySelector("#apply-output-card summary").textContent.includes("ended (exit status 1)")`)
-	b.waitFor(`document.querySelector("#apply-output").textContent.includes("Run interrupted")`)
-	b.shot("control-stopped.png")
+	b.WaitFor(`document.querySelector("#apply-output-card summary").textContent.includes("ended (exit status 1)")`)
+	b.WaitFor(`document.querySelector("#apply-output").textContent.includes("Run interrupted")`)
+	b.Shot("control-stopped.png")
 
 	// The journal says who asked, and setctl events shows it.
 	user := control.User()
@@ -154,14 +154,14 @@ func TestDashboardControlBrowser(t *testing.T) {
 	if code != http.StatusForbidden || !strings.Contains(body, "needs the access token in its X-Setctl-Token header") {
 		t.Errorf("a start without the token's header: %d %s", code, body)
 	}
-	b.do("the remote dashboard", chromedp.Navigate(remote), chromedp.WaitVisible(`#control button[data-action="preview"]`))
-	refused := b.eval(`fetch("/api/p/0/control", {method: "POST", headers: {"Content-Type": "application/json"}, body: '{"action":"stop"}'})
+	b.Do("the remote dashboard", chromedp.Navigate(remote), chromedp.WaitVisible(`#control button[data-action="preview"]`))
+	refused := b.Eval(`fetch("/api/p/0/control", {method: "POST", headers: {"Content-Type": "application/json"}, body: '{"action":"stop"}'})
 		.then(async (r) => r.status + " " + (await r.text()).trim())`)
 	if !strings.HasPrefix(refused, "403 setctl dashboard: a request that changes a run needs the access token") {
 		t.Errorf("the page's request without the token's header: %q", refused)
 	}
 	// The page's own request, with it, passes: here nothing runs.
-	allowed := b.eval(`fetch("/api/p/0/control").then((r) => r.json()).then((v) => fetch("/api/p/0/control",
+	allowed := b.Eval(`fetch("/api/p/0/control").then((r) => r.json()).then((v) => fetch("/api/p/0/control",
 		{method: "POST", headers: {"Content-Type": "application/json", "X-Setctl-Token": v.token}, body: '{"action":"stop"}'}))
 		.then(async (r) => r.status + " " + (await r.text()).trim())`)
 	if allowed != "409 no setctl apply is running in this project: there is nothing to stop" {
@@ -169,7 +169,7 @@ func TestDashboardControlBrowser(t *testing.T) {
 	}
 	// The page leaves before its dashboards stop, which would cut its
 	// stream.
-	b.do("leaving the page", chromedp.Navigate("about:blank"))
+	b.Do("leaving the page", chromedp.Navigate("about:blank"))
 }
 
 // controlProject is a Go project whose exec agent says it started (the
@@ -298,105 +298,4 @@ func awaitFile(t *testing.T, path string) {
 		}
 	}
 	t.Fatalf("%s did not appear", path)
-}
-
-// controlBrowser is a headless Chromium at 1400×1000, as the dashboard's
-// own browser tests drive it (engine/dashboard/browser_harness_test.go,
-// which this package cannot import): a console error or an uncaught
-// exception fails the test at its end.
-type controlBrowser struct {
-	t   *testing.T
-	ctx context.Context
-
-	mu       sync.Mutex
-	problems []string
-}
-
-func newControlBrowser(t *testing.T, chromium string) *controlBrowser {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	b := &controlBrowser{t: t, ctx: ctx}
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleWarning || m.IsException() {
-				b.mu.Lock()
-				b.problems = append(b.problems, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
-				b.mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		b.mu.Lock()
-		problems := b.problems
-		b.mu.Unlock()
-		cancelTimeout()
-		cancel()
-		cancelAlloc()
-		// The page's requests the test makes refused on purpose are
-		// logged by the browser as failed loads: they are no problem.
-		var real []string
-		for _, p := range problems {
-			if !strings.Contains(p, "403") && !strings.Contains(p, "409") {
-				real = append(real, p)
-			}
-		}
-		if len(real) > 0 {
-			t.Errorf("the browser reported:\n%s", strings.Join(real, "\n"))
-		}
-	})
-	return b
-}
-
-func (b *controlBrowser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
-		b.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func (b *controlBrowser) shot(name string) {
-	b.t.Helper()
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Fatalf("screenshot %s: %v", name, err)
-	}
-	path := filepath.Join(b.t.ArtifactDir(), name)
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
-	b.t.Logf("screenshot %s", path)
-}
-
-func (b *controlBrowser) waitFor(cond string) {
-	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		b.t.Fatalf("waiting for %s: %v", cond, err)
-	}
-}
-
-func (b *controlBrowser) text(sel string) string {
-	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Text(sel))
-	if err != nil {
-		b.t.Fatalf("the text of %s: %v", sel, err)
-	}
-	return s
-}
-
-func (b *controlBrowser) eval(js string) string {
-	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
-	if err != nil {
-		b.t.Fatalf("evaluating %s: %v", js, err)
-	}
-	return s
 }

@@ -32,9 +32,10 @@ other changes, and waits for setctl resume before it ends.
 The request goes through .set/control.jsonl, which the running apply
 reads; pause then waits (up to --wait) for the apply to journal what it
 did (a CONTROL event, with who asked: "setctl pause (user alice)"), and
-says it. The dashboard's Pause and Resume make the same requests. A change in the merge queue is not paused: the queue
-finishes it. With no apply running, there is nothing to pause; a change a
-rule paused (a spent token budget) resumes with the next setctl apply.
+says it. The dashboard's Pause and Resume make the same requests. A
+change in the merge queue is not paused: the queue finishes it. With no
+apply running, there is nothing to pause; a change a rule paused (a spent
+token budget) resumes with the next setctl apply.
 
 Exit status: 0 when the apply took the request, 1 otherwise (no apply
 running, an unknown change, or no answer within --wait).
@@ -114,7 +115,12 @@ func runControl(e *env, c command, action string, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	answer, err := awaitControl(v.layout.Events(), from, req.ID, *wait)
+	ctx, cancel := context.WithTimeout(context.Background(), *wait)
+	defer cancel()
+	answer, err := control.AwaitAnswer(ctx, v.layout.Events(), from, req.ID)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return e.errorf(c.name, "the running apply did not answer within --wait; it takes requests between its steps: see `setctl events`")
+	}
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
@@ -136,32 +142,6 @@ func notRunningHint(action string) string {
 		return "`setctl apply` resumes every paused change"
 	}
 	return "there is nothing to pause"
-}
-
-// awaitControl waits up to wait for the CONTROL event of request id
-// after seq from in the journal at path.
-func awaitControl(path string, from int64, id string, wait time.Duration) (journal.ControlData, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	var answer journal.ControlData
-	errAnswered := errors.New("answered")
-	err := journal.Follow(ctx, path, from, func(ev journal.Event) error {
-		if ev.Type != journal.Control {
-			return nil
-		}
-		if d, err := journal.Decode[journal.ControlData](ev); err == nil && d.ID == id {
-			answer = d
-			return errAnswered
-		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, errAnswered):
-		return answer, nil
-	case errors.Is(err, context.DeadlineExceeded):
-		return answer, errors.New("the running apply did not answer within --wait; it takes requests between its steps: see `setctl events`")
-	}
-	return answer, err
 }
 
 // writeControl says what the apply did with the request.

@@ -1,9 +1,11 @@
 // Package control carries requests from other setctl processes (setctl
-// pause, setctl resume, the dashboard) to the running apply, through one append-only
-// file in the run directory: a requester appends a line, the apply reads
-// the lines appended since it last looked. Nothing is signalled to a
-// process, so a request reaches exactly the apply that holds the
-// project's lock, and one that arrives while none runs is read by none.
+// pause, setctl resume, the dashboard) to the running apply, through one
+// append-only file in the run directory: a requester appends a line, the
+// apply reads the lines appended since it last looked; the apply answers
+// each in the journal with a CONTROL event, which AwaitAnswer waits for.
+// Nothing is signalled to a process, so a request reaches exactly the
+// apply that holds the project's lock, and one that arrives while none
+// runs is read by none.
 //
 // Invariant: a line is appended whole with one write to a file opened
 // O_APPEND, and fsync'd, so a reader never sees half a request from a
@@ -34,8 +36,8 @@ const (
 	Stop = "stop"
 )
 
-// known reports whether action is one a Request may carry.
-func known(action string) bool {
+// Known reports whether action is one a Request may carry.
+func Known(action string) bool {
 	return action == Pause || action == Resume || action == Stop
 }
 
@@ -137,7 +139,7 @@ func (r *Reader) Next() ([]Request, error) {
 			continue
 		}
 		var req Request
-		if err := json.Unmarshal(line, &req); err != nil || !known(req.Action) {
+		if err := json.Unmarshal(line, &req); err != nil || !Known(req.Action) {
 			return out, fmt.Errorf("%s: a request that is not one: %.200s", r.path, line)
 		}
 		out = append(out, req)

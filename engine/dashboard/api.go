@@ -70,6 +70,18 @@ func (p *served) read(id string) (*run, error) {
 	return rn, nil
 }
 
+// eventsOf are the events of change among events, in journal order
+// (never nil: a change's page lists them).
+func eventsOf(events []journal.Event, change string) []journal.Event {
+	out := []journal.Event{}
+	for _, e := range events {
+		if e.Change == change {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // errNoSuchRun is a ?run= the journal has no run of: a 404.
 type errNoSuchRun struct{ error }
 
@@ -255,17 +267,14 @@ func (s *Server) serveChange(w http.ResponseWriter, r *http.Request, p *served) 
 		return
 	}
 	rep := report.Build(rn.st, rn.live, s.opts.Now())
-	v := ChangeView{State: c, Run: rep.Run, Events: []journal.Event{}, Spans: []Span{}}
+	v := ChangeView{State: c, Run: rep.Run, Spans: []Span{}}
 	for _, rc := range rep.Changes {
 		if rc.Name == name {
 			v.Change = rc
 		}
 	}
-	for _, e := range rn.events {
-		if e.Change != name {
-			continue
-		}
-		v.Events = append(v.Events, e)
+	v.Events = eventsOf(rn.events, name)
+	for _, e := range v.Events {
 		switch e.Type {
 		case journal.AgentSessionDecision:
 			if d, err := journal.Decode[journal.AgentSessionDecisionData](e); err == nil && d.Log != "" {

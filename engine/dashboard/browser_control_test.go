@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -27,34 +26,30 @@ import (
 // token's header.)
 func TestBrowserControl(t *testing.T) {
 	f := newFixture(t)
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	_, ts := serveProject(t, f, Project{
 		Plan: func(context.Context) (string, error) {
 			return "Plan for demo: 2 changes, 2 requirements\n  greet\n  farewell\n", nil
 		},
 		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo planning; echo applied"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 	button := func(action string) string {
 		return `#changes tr[data-change="greet"] button[data-action="` + action + `"]`
 	}
 
-	b.do("the plan, then the apply",
+	b.Do("the plan, then the apply",
 		chromedp.Navigate(base),
 		chromedp.Click(`#control button[data-action="preview"]`),
 		chromedp.WaitVisible(`#plan-preview`),
 	)
-	if plan := b.text(`#plan-preview`); !strings.Contains(plan, "Plan for demo: 2 changes") {
+	if plan := b.Text(`#plan-preview`); !strings.Contains(plan, "Plan for demo: 2 changes") {
 		t.Errorf("the plan preview: %q", plan)
 	}
-	b.do("the apply started", chromedp.Click(`#control button[data-action="apply"]`), chromedp.WaitVisible(`#apply-output-card`))
-	b.waitFor(`document.querySelector("#apply-output-card summary").textContent.includes("ended (exit status 0)")`)
-	b.waitFor(`document.querySelector("#apply-output").textContent.includes("applied")`)
-	b.shot("control-started.png")
+	b.Do("the apply started", chromedp.Click(`#control button[data-action="apply"]`), chromedp.WaitVisible(`#apply-output-card`))
+	b.WaitFor(`document.querySelector("#apply-output-card summary").textContent.includes("ended (exit status 0)")`)
+	b.WaitFor(`document.querySelector("#apply-output").textContent.includes("applied")`)
+	b.Shot("control-started.png")
 
 	// The run: greet at work, and an apply that takes one request each
 	// time the test says so.
@@ -79,12 +74,12 @@ func TestBrowserControl(t *testing.T) {
 		f.add("", journal.ControlData{Action: req.Action, Change: req.Change, By: req.By, ID: req.ID, Changes: moved})
 	}
 
-	b.do("the live run", chromedp.WaitVisible(button("pause")), chromedp.WaitVisible(`#control button[data-action="stop"]`))
-	b.do("pause asked", chromedp.Click(button("pause")))
-	if state := b.eval(`(() => { const bt = document.querySelector('#changes tr[data-change="greet"] button.control'); return bt.disabled + " " + bt.textContent; })()`); state != "true Pausing…" {
+	b.Do("the live run", chromedp.WaitVisible(button("pause")), chromedp.WaitVisible(`#control button[data-action="stop"]`))
+	b.Do("pause asked", chromedp.Click(button("pause")))
+	if state := b.Eval(`(() => { const bt = document.querySelector('#changes tr[data-change="greet"] button.control'); return bt.disabled + " " + bt.textContent; })()`); state != "true Pausing…" {
 		t.Errorf("greet's button while the pause is pending: %q", state)
 	}
-	b.shot("control-pending.png")
+	b.Shot("control-pending.png")
 	take <- func(req control.Request) {
 		if req.Action != control.Pause || req.Change != "greet" || !strings.HasPrefix(req.By, "dashboard (user ") {
 			t.Errorf("the page asked %+v", req)
@@ -93,20 +88,20 @@ func TestBrowserControl(t *testing.T) {
 		f.to("greet", state.Implementing, state.Paused)
 		answer(req, "greet")
 	}
-	b.do("greet paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`))
-	if msg := b.text(`#control-msg`); msg != "paused: greet" {
+	b.Do("greet paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`))
+	if msg := b.Text(`#control-msg`); msg != "paused: greet" {
 		t.Errorf("the page says %q", msg)
 	}
 
-	b.do("resume asked", chromedp.Click(button("resume")))
+	b.Do("resume asked", chromedp.Click(button("resume")))
 	take <- func(req control.Request) {
 		f.to("greet", state.Paused, state.Implementing)
 		answer(req, "greet")
 	}
-	b.do("greet resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
+	b.Do("greet resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
 
 	// Pause all and Resume all are the requests for every change.
-	b.do("pause all asked", chromedp.Click(`#control button[data-action="pause-all"]`))
+	b.Do("pause all asked", chromedp.Click(`#control button[data-action="pause-all"]`))
 	take <- func(req control.Request) {
 		if req.Action != control.Pause || req.Change != "" {
 			t.Errorf("Pause all asked %+v", req)
@@ -114,9 +109,9 @@ func TestBrowserControl(t *testing.T) {
 		f.to("greet", state.Implementing, state.Paused)
 		answer(req, "greet")
 	}
-	b.do("all paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`),
+	b.Do("all paused", chromedp.WaitVisible(`#changes td.status[data-status="paused"]`), chromedp.WaitVisible(button("resume")+`:not([disabled])`),
 		chromedp.WaitVisible(`#control button[data-action="resume-all"]:not([disabled])`))
-	b.do("resume all asked", chromedp.Click(`#control button[data-action="resume-all"]`))
+	b.Do("resume all asked", chromedp.Click(`#control button[data-action="resume-all"]`))
 	take <- func(req control.Request) {
 		if req.Action != control.Resume || req.Change != "" {
 			t.Errorf("Resume all asked %+v", req)
@@ -124,14 +119,14 @@ func TestBrowserControl(t *testing.T) {
 		f.to("greet", state.Paused, state.Implementing)
 		answer(req, "greet")
 	}
-	b.do("all resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
-	if msg := b.text(`#control-msg`); msg != "resumed: greet" {
+	b.Do("all resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
+	if msg := b.Text(`#control-msg`); msg != "resumed: greet" {
 		t.Errorf("the page says %q after Resume all", msg)
 	}
 
-	b.do("stop asked", chromedp.Click(`#control button[data-action="stop"]`), chromedp.WaitVisible(`#control button[data-action="stop-now"]`))
-	b.do("stop confirmed", chromedp.Click(`#control button[data-action="stop-now"]`))
-	b.waitFor(`document.querySelector('#control button[data-action="pause-all"]').disabled`)
+	b.Do("stop asked", chromedp.Click(`#control button[data-action="stop"]`), chromedp.WaitVisible(`#control button[data-action="stop-now"]`))
+	b.Do("stop confirmed", chromedp.Click(`#control button[data-action="stop-now"]`))
+	b.WaitFor(`document.querySelector('#control button[data-action="pause-all"]').disabled`)
 	take <- func(req control.Request) {
 		if req.Action != control.Stop {
 			t.Errorf("the page asked %+v", req)
@@ -140,13 +135,13 @@ func TestBrowserControl(t *testing.T) {
 		f.add("", journal.RunFinishedData{Result: "interrupted", Statuses: map[string]int{"implementing": 1, "pending": 1}})
 		release()
 	}
-	b.do("the run stopped", chromedp.WaitVisible(`#run-state[data-state="finished"]`), chromedp.WaitVisible(`#control button[data-action="preview"]`))
-	if msg := b.text(`#control-msg`); !strings.HasPrefix(msg, "the run stops as on Ctrl-C (asked by dashboard (user ") {
+	b.Do("the run stopped", chromedp.WaitVisible(`#run-state[data-state="finished"]`), chromedp.WaitVisible(`#control button[data-action="preview"]`))
+	if msg := b.Text(`#control-msg`); !strings.HasPrefix(msg, "the run stops as on Ctrl-C (asked by dashboard (user ") {
 		t.Errorf("the page says %q after the stop", msg)
 	}
-	b.shot("control-stopped.png")
+	b.Shot("control-stopped.png")
 
-	b.do("leaving the page", chromedp.Navigate("about:blank"))
+	b.Do("leaving the page", chromedp.Navigate("about:blank"))
 }
 
 // TestBrowserControlStopped: once the dashboard stopped (setctl dashboard
@@ -157,34 +152,25 @@ func TestBrowserControlStopped(t *testing.T) {
 	f := newFixture(t)
 	f.lock()
 	f.start()
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	s, ts := serveProject(t, f, Project{
 		Plan:  func(context.Context) (string, error) { return "Plan for demo\n", nil },
 		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "true"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+	})
 	b := newBrowser(t)
-	b.do("the live run",
+	b.Do("the live run",
 		chromedp.Navigate(ts.URL+"/"),
 		chromedp.WaitVisible(`#control button[data-action="stop"]`),
 		chromedp.WaitVisible(`#changes tr[data-change="greet"] button[data-action="pause"]`),
 	)
-	s.Stop("This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	ts.Config.Shutdown(ctx)
-	b.do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
-	if buttons := b.eval(`[...document.querySelectorAll("button.control")].filter((b) => b.offsetParent).map((b) => b.dataset.action).join(" ")`); buttons != "" {
+	stopDashboard(s, ts, "This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
+	b.Do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
+	if buttons := b.Eval(`[...document.querySelectorAll("button.control")].filter((b) => b.offsetParent).map((b) => b.dataset.action).join(" ")`); buttons != "" {
 		t.Errorf("the stopped dashboard's page offers %q", buttons)
 	}
-	if row := b.text(`#changes tr[data-change="greet"]`); !strings.Contains(row, "implementing") {
+	if row := b.Text(`#changes tr[data-change="greet"]`); !strings.Contains(row, "implementing") {
 		t.Errorf("the page no longer shows the run: greet's row %q", row)
 	}
-	b.shot("control-dashboard-stopped.png")
+	b.Shot("control-dashboard-stopped.png")
 }
 
 // TestBrowserControlStoppedWhileItsApplyRuns: a dashboard stopped while
@@ -192,30 +178,21 @@ func TestBrowserControlStopped(t *testing.T) {
 // apply's output (its server no longer answers), and asks nothing more.
 func TestBrowserControlStoppedWhileItsApplyRuns(t *testing.T) {
 	f := newFixture(t)
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	s, ts := serveProject(t, f, Project{
 		Plan:  func(context.Context) (string, error) { return "Plan for demo\n", nil },
 		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo applying; sleep 4"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+	})
 	b := newBrowser(t)
-	b.do("the apply started",
+	b.Do("the apply started",
 		chromedp.Navigate(ts.URL+"/"),
 		chromedp.Click(`#control button[data-action="preview"]`),
 		chromedp.WaitVisible(`#plan-preview`),
 		chromedp.Click(`#control button[data-action="apply"]`),
 		chromedp.WaitVisible(`#apply-output-card`),
 	)
-	b.waitFor(`document.querySelector("#apply-output").textContent.includes("applying")`)
-	s.Stop("This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	ts.Config.Shutdown(ctx)
-	b.do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
+	b.WaitFor(`document.querySelector("#apply-output").textContent.includes("applying")`)
+	stopDashboard(s, ts, "This dashboard stopped: its `setctl dashboard` ended. Run `setctl dashboard` again to reopen it.")
+	b.Do("the page of the stopped dashboard", chromedp.WaitVisible(`#banner[data-kind="stopped"]`))
 	// The page followed the output every second: it no longer does (the
 	// browser would report each refused request).
 	time.Sleep(2500 * time.Millisecond)

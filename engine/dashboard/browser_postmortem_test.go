@@ -14,6 +14,7 @@ import (
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/state"
+	"github.com/set-engine/set/internal/browsertest"
 )
 
 // spanLabel is a span of the timeline as the page draws it: its kind, its
@@ -27,7 +28,7 @@ type spanLabel struct {
 }
 
 // spanLabels are the spans of the timeline svg sel.
-func spanLabels(t *testing.T, b *browser, sel string) []spanLabel {
+func spanLabels(t *testing.T, b *browsertest.Browser, sel string) []spanLabel {
 	t.Helper()
 	js := fmt.Sprintf(`JSON.stringify([...document.querySelectorAll(%q)].map((r) => {
 		const t = r.parentNode.querySelector("text.span-label"), rb = r.getBBox(), tb = t ? t.getBBox() : null;
@@ -35,7 +36,7 @@ func spanLabels(t *testing.T, b *browser, sel string) []spanLabel {
 			inside: !!tb && tb.x >= rb.x && tb.x + tb.width <= rb.x + rb.width + 0.5 };
 	}))`, sel+" rect.span")
 	var spans []spanLabel
-	if err := json.Unmarshal([]byte(b.eval(js)), &spans); err != nil {
+	if err := json.Unmarshal([]byte(b.Eval(js)), &spans); err != nil {
 		t.Fatal(err)
 	}
 	return spans
@@ -65,17 +66,13 @@ func TestBrowserPostMortem(t *testing.T) {
 		Stacks:      map[string]config.Stack{"feature": {"test": {}}},
 		Integration: config.Stack{"test": {}, "vet": {}, "lint": {}},
 	}
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	_, ts := serveProject(t, f, Project{
 		Graph: func(p *plan.Plan) (*graph.Graph, error) { return graph.Build(p, cfg) },
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 
-	b.do("the timeline of the whole run",
+	b.Do("the timeline of the whole run",
 		chromedp.Navigate(base+"#/p/0/timeline"),
 		chromedp.WaitVisible(`svg#timeline[data-zoom=""] rect.span.k-gate`),
 		chromedp.WaitVisible(`svg#timeline g.band[data-change="greet"][data-stage="verify"][data-attempt="1"]`),
@@ -99,12 +96,12 @@ func TestBrowserPostMortem(t *testing.T) {
 	if labelled == 0 || narrow != 1 {
 		t.Errorf("the whole run: %d spans labelled, %d narrow failing gate with only its tooltip; want some and 1:\n%+v", labelled, narrow, whole)
 	}
-	if got := b.eval(`document.querySelector('svg#timeline g.band[data-change="greet"][data-stage="verify"][data-attempt="1"] title').textContent`); !strings.HasPrefix(got, "round 1 · iteration 1 · fail") {
+	if got := b.Eval(`document.querySelector('svg#timeline g.band[data-change="greet"][data-stage="verify"][data-attempt="1"] title').textContent`); !strings.HasPrefix(got, "round 1 · iteration 1 · fail") {
 		t.Errorf("greet's first round's band says %q", got)
 	}
-	b.shot("timeline.png")
+	b.Shot("timeline.png")
 
-	b.do("zoom to greet",
+	b.Do("zoom to greet",
 		chromedp.Click(`svg#timeline text.row-name[data-change="greet"]`),
 		chromedp.WaitVisible(`svg#timeline[data-zoom="greet"]`),
 		chromedp.WaitVisible(`#zoom-bar`),
@@ -120,68 +117,68 @@ func TestBrowserPostMortem(t *testing.T) {
 	if !found {
 		t.Errorf("zoomed to greet, its failing gate is not labelled on its span:\n%+v", zoomed)
 	}
-	b.shot("timeline-zoomed.png")
-	b.do("back to the whole run",
+	b.Shot("timeline-zoomed.png")
+	b.Do("back to the whole run",
 		chromedp.Click(`#zoom-out`),
 		chromedp.WaitVisible(`svg#timeline[data-zoom=""]`),
 	)
-	b.do("greet's page zooms the timeline to it",
+	b.Do("greet's page zooms the timeline to it",
 		chromedp.Navigate(base+"#/p/0/change/greet"),
 		chromedp.Click(`#on-timeline`),
 		chromedp.WaitVisible(`svg#timeline[data-zoom="greet"]`),
 	)
 
-	b.do("greet's rounds",
+	b.Do("greet's rounds",
 		chromedp.Navigate(base+"#/p/0/change/greet"),
 		chromedp.WaitVisible(`section.round[data-stage="verify"][data-attempt="1"][data-verdict="fail"]`),
 		chromedp.WaitVisible(`section.round[data-stage="verify"][data-attempt="2"][data-verdict="pass"]`),
 		chromedp.WaitVisible(`section.round[data-stage="integration"][data-attempt="1"][data-verdict="merged"]`),
 	)
-	b.waitFor(`document.querySelector('section.round[data-attempt="1"][data-stage="verify"] tr[data-gate-out] pre').textContent.includes("FAIL")`)
+	b.WaitFor(`document.querySelector('section.round[data-attempt="1"][data-stage="verify"] tr[data-gate-out] pre').textContent.includes("FAIL")`)
 	first := `section.round[data-stage="verify"][data-attempt="1"]`
-	if got := b.text(first + ` .handback`); !strings.Contains(got, "Handed back to the agent") || !strings.Contains(got, `TestGreet failed: got "hi", want "hello"`) {
+	if got := b.Text(first + ` .handback`); !strings.Contains(got, "Handed back to the agent") || !strings.Contains(got, `TestGreet failed: got "hi", want "hello"`) {
 		t.Errorf("round 1's handback: %q", got)
 	}
-	if got := b.text(first + ` h3`); !strings.Contains(got, "after iteration 1") {
+	if got := b.Text(first + ` h3`); !strings.Contains(got, "after iteration 1") {
 		t.Errorf("round 1's title: %q", got)
 	}
-	if n := b.eval(`String(document.querySelectorAll("section.round").length)`); n != "3" {
+	if n := b.Eval(`String(document.querySelectorAll("section.round").length)`); n != "3" {
 		t.Errorf("%s rounds, want 3", n)
 	}
-	if href := b.eval(`document.querySelector(".grid a.commit-link").getAttribute("href")`); href != "#/p/0/change/greet" {
+	if href := b.Eval(`document.querySelector(".grid a.commit-link").getAttribute("href")`); href != "#/p/0/change/greet" {
 		t.Errorf("greet's commit links %q without a forge", href)
 	}
-	if title := b.eval(`document.querySelector(".grid a.commit-link").title`); title != f.sha.greetMain {
+	if title := b.Eval(`document.querySelector(".grid a.commit-link").title`); title != f.sha.greetMain {
 		t.Errorf("greet's commit link's title %q, want its commit", title)
 	}
-	b.shot("change-rounds.png")
+	b.Shot("change-rounds.png")
 
 	second := `section.round[data-stage="verify"][data-attempt="2"]`
-	b.do("round 2's diff",
+	b.Do("round 2's diff",
 		chromedp.Click(second+` button.diff-link`),
 		chromedp.WaitVisible(second+` .diff-view pre.diff span.add`),
 	)
-	if add, del := b.text(second+` pre.diff span.add`), b.text(second+` pre.diff span.del`); !strings.Contains(add, `+func Greet() string { return "hello" }`) || !strings.Contains(del, `-func Greet() string { return "hi" }`) {
+	if add, del := b.Text(second+` pre.diff span.add`), b.Text(second+` pre.diff span.del`); !strings.Contains(add, `+func Greet() string { return "hello" }`) || !strings.Contains(del, `-func Greet() string { return "hi" }`) {
 		t.Errorf("round 2's diff: first added line %q, first removed %q", add, del)
 	}
-	if colour := b.eval(`getComputedStyle(document.querySelector('` + second + ` pre.diff span.add')).backgroundColor`); colour != "rgb(230, 255, 236)" {
+	if colour := b.Eval(`getComputedStyle(document.querySelector('` + second + ` pre.diff span.add')).backgroundColor`); colour != "rgb(230, 255, 236)" {
 		t.Errorf("an added line's background is %s", colour)
 	}
-	b.do("scroll to the diff", chromedp.ScrollIntoView(second))
-	b.shot("change-diff.png")
+	b.Do("scroll to the diff", chromedp.ScrollIntoView(second))
+	b.Shot("change-diff.png")
 
-	b.do("the graph",
+	b.Do("the graph",
 		chromedp.Navigate(base+"#/p/0/graph"),
 		chromedp.WaitVisible(`svg#graph g.node[data-change="greet"]`),
 	)
-	pills := b.eval(`JSON.stringify([...document.querySelectorAll("svg#graph rect.pill")].map((r) => {
+	pills := b.Eval(`JSON.stringify([...document.querySelectorAll("svg#graph rect.pill")].map((r) => {
 		const t = r.nextElementSibling, rb = r.getBBox(), tb = t.getBBox();
 		return [t.textContent, tb.x >= rb.x && tb.x + tb.width <= rb.x + rb.width];
 	}))`)
 	if !strings.Contains(pills, `["→ master (3)",true]`) || strings.Contains(pills, "false") {
 		t.Errorf("the graph's pills (label, inside its box): %s", pills)
 	}
-	b.shot("graph.png")
+	b.Shot("graph.png")
 }
 
 // TestBrowserForgeLinks: with a forge, a merged change's commit links
@@ -193,43 +190,40 @@ func TestBrowserForgeLinks(t *testing.T) {
 	// Its pull request, as pull-request delivery records it (without the
 	// URL a forge gives: the link is then the forge's pull request page).
 	f.add("greet", journal.PullRequestOpenedData{Number: 12, Branch: "set/greet", Head: f.sha.greet2, Base: "main", Attempt: 1})
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo", Forge: &Forge{Repository: "https://github.com/acme/demo"},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	_, ts := serveProject(t, f, Project{
+		Forge: &Forge{Repository: "https://github.com/acme/demo"},
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
 	want := "https://github.com/acme/demo/commit/" + f.sha.greetMain
-	b.do("the overview",
+	b.Do("the overview",
 		chromedp.Navigate(base),
 		chromedp.WaitVisible(`#changes tr[data-change="greet"] a.commit-link`),
 	)
-	if href := b.eval(`document.querySelector('#changes tr[data-change="greet"] a.commit-link').href`); href != want {
+	if href := b.Eval(`document.querySelector('#changes tr[data-change="greet"] a.commit-link').href`); href != want {
 		t.Errorf("the overview links greet's commit to %q, want %q", href, want)
 	}
-	if text := b.text(`#changes tr[data-change="greet"] a.commit-link`); text != "abcdef0" {
+	if text := b.Text(`#changes tr[data-change="greet"] a.commit-link`); text != "abcdef0" {
 		t.Errorf("the commit link says %q", text)
 	}
-	if href := b.eval(`document.querySelector('#changes tr[data-change="greet"] a.pr-link').href`); href != "https://github.com/acme/demo/pull/12" {
+	if href := b.Eval(`document.querySelector('#changes tr[data-change="greet"] a.pr-link').href`); href != "https://github.com/acme/demo/pull/12" {
 		t.Errorf("the overview links greet's pull request to %q", href)
 	}
-	if n := b.eval(`String(document.querySelectorAll('#changes tr[data-change="farewell"] a.commit-link').length)`); n != "0" {
+	if n := b.Eval(`String(document.querySelectorAll('#changes tr[data-change="farewell"] a.commit-link').length)`); n != "0" {
 		t.Errorf("farewell, not merged, links %s commits", n)
 	}
-	b.shot("overview-links.png")
-	b.do("greet's page",
+	b.Shot("overview-links.png")
+	b.Do("greet's page",
 		chromedp.Navigate(base+"#/p/0/change/greet"),
 		chromedp.WaitVisible(`.grid a.commit-link`),
 	)
-	if href := b.eval(`document.querySelector(".grid a.commit-link").href`); href != want {
+	if href := b.Eval(`document.querySelector(".grid a.commit-link").href`); href != want {
 		t.Errorf("greet's page links its commit to %q, want %q", href, want)
 	}
-	if href := b.eval(`document.querySelector('section.round[data-stage="integration"] a.pr-link').href`); href != "https://github.com/acme/demo/pull/12" {
+	if href := b.Eval(`document.querySelector('section.round[data-stage="integration"] a.pr-link').href`); href != "https://github.com/acme/demo/pull/12" {
 		t.Errorf("greet's integration attempt links its pull request to %q", href)
 	}
-	b.shot("change-links.png")
+	b.Shot("change-links.png")
 }
 
 // TestBrowserExecTokens: a run whose agents are exec agents (which report
@@ -257,40 +251,37 @@ func TestBrowserExecTokens(t *testing.T) {
 	f.now = f.now.Add(time.Hour)
 	f.mu.Unlock()
 	f.add("", journal.RunFinishedData{Result: "success", Statuses: map[string]int{"merged": 2}, DurationMS: 30000})
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{Root: f.root, Name: "demo"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	_, ts := serveProject(t, f, Project{})
+	base := ts.URL + "/"
 	b := newBrowser(t)
-	b.do("the overview",
+	b.Do("the overview",
 		chromedp.Navigate(base),
 		chromedp.WaitVisible(`#changes tr[data-change="greet"] .no-tokens`),
 	)
-	if got := b.text(`#changes tr[data-change="greet"] .no-tokens`); got != "exec agents report no tokens" {
+	if got := b.Text(`#changes tr[data-change="greet"] .no-tokens`); got != "exec agents report no tokens" {
 		t.Errorf("greet's tokens column says %q", got)
 	}
-	if n := b.eval(`String(document.querySelectorAll("#changes progress").length)`); n != "0" {
+	if n := b.Eval(`String(document.querySelectorAll("#changes progress").length)`); n != "0" {
 		t.Errorf("%s token bars against the budget for exec agents", n)
 	}
 	// AGE is the time each took to reach main, not the time since.
-	if age := b.text(`#changes tr[data-change="greet"] td:nth-child(10)`); age != "10s" {
+	if age := b.Text(`#changes tr[data-change="greet"] td:nth-child(10)`); age != "10s" {
 		t.Errorf("greet's age %q, want the 10s it took", age)
 	}
-	b.shot("overview-exec.png")
-	b.do("the tokens page",
+	b.Shot("overview-exec.png")
+	b.Do("the tokens page",
 		chromedp.Click(`#nav a[data-page="tokens"]`),
 		chromedp.WaitVisible(`#no-tokens`),
 		chromedp.WaitVisible(`#chart-tokens svg text.note`),
 	)
-	if got := b.text(`#no-tokens`); !strings.Contains(got, "exec agents report no tokens") {
+	if got := b.Text(`#no-tokens`); !strings.Contains(got, "exec agents report no tokens") {
 		t.Errorf("the tokens page says %q", got)
 	}
-	if got := b.text(`#roles tbody`); !strings.Contains(got, "No model calls in this run: exec agents report no tokens") {
+	if got := b.Text(`#roles tbody`); !strings.Contains(got, "No model calls in this run: exec agents report no tokens") {
 		t.Errorf("the roles table says %q", got)
 	}
-	if n := b.eval(`String(document.querySelectorAll("#chart-tokens line.budget").length)`); n != "0" {
+	if n := b.Eval(`String(document.querySelectorAll("#chart-tokens line.budget").length)`); n != "0" {
 		t.Errorf("%s budget lines over no tokens", n)
 	}
-	b.shot("tokens-exec.png")
+	b.Shot("tokens-exec.png")
 }

@@ -21,7 +21,7 @@ import (
 // its gate verdicts, retry context and agent log; the timeline, graph,
 // token and sentinel pages draw; the run ends and the page says so; and
 // the browser reports no console error or exception. A screenshot of each
-// page goes to the test's artifact directory (see browser).
+// page goes to the test's artifact directory (see newBrowser).
 func TestBrowser(t *testing.T) {
 	f := newFixture(t)
 	release := f.lock()
@@ -34,16 +34,12 @@ func TestBrowser(t *testing.T) {
 		Stacks:      map[string]config.Stack{"feature": {"test": {}}},
 		Integration: config.Stack{"test": {}},
 	}
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	_, ts := serveProject(t, f, Project{
 		Graph: func(p *plan.Plan) (*graph.Graph, error) { return graph.Build(p, cfg) },
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
-	do, shot, waitFor, text := b.do, b.shot, b.waitFor, b.text
+	do, shot, waitFor, text := b.Do, b.Shot, b.WaitFor, b.Text
 	row := func(change, status string) string {
 		return fmt.Sprintf(`#changes tr[data-change=%q] td.status[data-status=%q]`, change, status)
 	}
@@ -63,8 +59,8 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("overview-baseline.png")
 	// The tab is named after the project, as set.cue names it.
-	if title, err := chromedp.Run(b.ctx, chromedp.Title()); err != nil || title != "demo · setctl dashboard" {
-		t.Errorf("title %q, %v", title, err)
+	if title := b.Eval(`document.title`); title != "demo · setctl dashboard" {
+		t.Errorf("title %q", title)
 	}
 
 	f.add("", journal.BaselineGateData{Gate: "test", Tree: "t", Mode: "run", Result: "pass", Log: ".set/logs/_baseline/test.log"})
@@ -77,12 +73,12 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the run line once the baseline passed: %q", line)
 	}
 	// A reload would forget this.
-	b.eval(`window.testMarker = "still the same page"`)
+	b.Eval(`window.testMarker = "still the same page"`)
 	shot("overview-implementing.png")
 
 	f.toMerged()
 	do("greet merged on the same page", chromedp.WaitVisible(row("greet", "merged")))
-	if marker := b.eval(`window.testMarker`); marker != "still the same page" {
+	if marker := b.Eval(`window.testMarker`); marker != "still the same page" {
 		t.Fatalf("the page was reloaded to show greet merged (marker %q)", marker)
 	}
 	shot("overview.png")

@@ -18,8 +18,8 @@ package dashboard
 //     make: a line appended to .set/control.jsonl, which the running
 //     apply reads and journals as CONTROL with who asked (By). The
 //     dashboard changes no state itself.
-//   - A run the page starts is the project's own `setctl apply --yes`
-//     (Project.Apply), run as the user who runs the dashboard, in the
+//   - A run the page starts (start.go) is the project's own `setctl apply
+//     --yes` (Project.Apply), run as the user who runs the dashboard, in the
 //     project's root, in a session of its own: it outlives the request,
 //     the page and the dashboard. Its output goes to
 //     .set/logs/_dashboard/apply-<time>.log, which the log endpoint serves.
@@ -35,16 +35,9 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/set-engine/set/engine/control"
-	"github.com/set-engine/set/engine/journal"
 )
 
 // TokenHeader is the header that carries the access token on a
@@ -209,7 +202,7 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request, p *served)
 		return
 	}
 	switch {
-	case req.Action != control.Pause && req.Action != control.Resume && req.Action != control.Stop:
+	case !control.Known(req.Action):
 		http.Error(w, fmt.Sprintf("no action %q: pause, resume or stop", req.Action), http.StatusBadRequest)
 		return
 	case req.Action == control.Stop && req.Change != "":
@@ -232,98 +225,16 @@ func (s *Server) serveControl(w http.ResponseWriter, r *http.Request, p *served)
 		httpError(w, err)
 		return
 	}
-	answer, err := awaitAnswer(r.Context(), p.layout.Events(), rn.st.LastSeq, sent.ID)
+	ctx, cancel := context.WithTimeout(r.Context(), answerWait)
+	defer cancel()
+	answer, err := control.AwaitAnswer(ctx, p.layout.Events(), rn.st.LastSeq, sent.ID)
+	if errors.Is(err, context.DeadlineExceeded) {
+		http.Error(w, "the running apply did not answer yet; it takes requests between its steps: the page shows it when it does", http.StatusGatewayTimeout)
+		return
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusGatewayTimeout)
 		return
 	}
 	writeJSON(w, answer)
-}
-
-// awaitAnswer waits for the CONTROL event of request id after seq from
-// in the journal at path.
-func awaitAnswer(ctx context.Context, path string, from int64, id string) (journal.ControlData, error) {
-	ctx, cancel := context.WithTimeout(ctx, answerWait)
-	defer cancel()
-	var answer journal.ControlData
-	errAnswered := errors.New("answered")
-	err := journal.Follow(ctx, path, from, func(ev journal.Event) error {
-		if ev.Type != journal.Control {
-			return nil
-		}
-		if d, err := journal.Decode[journal.ControlData](ev); err == nil && d.ID == id {
-			answer = d
-			return errAnswered
-		}
-		return nil
-	})
-	if errors.Is(err, errAnswered) {
-		return answer, nil
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return answer, errors.New("the running apply did not answer yet; it takes requests between its steps: the page shows it when it does")
-	}
-	return answer, err
-}
-
-// errStarting refuses a start while the apply the dashboard started
-// still runs.
-var errStarting = errors.New("the setctl apply this dashboard started still runs: its output is on the overview")
-
-// starter is the apply a project's dashboard started, if any.
-type starter struct {
-	mu      sync.Mutex
-	running bool
-	output  string // its log, relative to the project
-	exit    string // how it ended; "" while it runs
-}
-
-// status is what the page shows of it.
-func (st *starter) status() (running bool, output, exit string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.running, st.output, st.exit
-}
-
-// start starts p's apply in a session of its own, its output to a log
-// below .set/logs/_dashboard, and returns that log's path relative to
-// the project; by is who asked, written at the log's top.
-func (st *starter) start(p *served, by string) (string, error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.running {
-		return "", errStarting
-	}
-	now := time.Now().UTC()
-	abs, rel := p.layout.DashboardApplyLog(now.Format("20060102T150405.000Z"))
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return "", err
-	}
-	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return "", err
-	}
-	fmt.Fprintf(f, "%s: started from the dashboard, asked by %s, in %s\n\n", now.Format(time.RFC3339), by, p.Root)
-	fmt.Fprintf(f, "$ %s\n", strings.Join(p.Apply.Args, " "))
-	cmd := &exec.Cmd{
-		Path: p.Apply.Path, Args: p.Apply.Args, Dir: p.Root, Stdout: f, Stderr: f,
-		// A session of its own: the dashboard's Ctrl-C does not reach it.
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return "", fmt.Errorf("starting %s: %w", strings.Join(p.Apply.Args, " "), err)
-	}
-	st.running, st.output, st.exit = true, rel, ""
-	go func() {
-		err := cmd.Wait()
-		f.Close()
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		st.running, st.exit = false, "exit status 0"
-		if err != nil {
-			st.exit = err.Error()
-		}
-	}()
-	return rel, nil
 }

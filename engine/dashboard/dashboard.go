@@ -129,7 +129,7 @@ type served struct {
 	graph    *graph.Graph
 	graphErr error
 
-	// started is the apply the page started (control.go).
+	// started is the apply the page started (start.go).
 	started starter
 }
 

@@ -69,6 +69,21 @@ func serve(t *testing.T, f *fixture, opts Options) *httptest.Server {
 	return ts
 }
 
+// serveProject serves a dashboard of f's project alone, named demo, as p
+// says, on loopback (as setctl dashboard serves by default), and returns
+// the Server with its test server.
+func serveProject(t *testing.T, f *fixture, p Project) (*Server, *httptest.Server) {
+	t.Helper()
+	p.Root, p.Name = f.root, "demo"
+	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return s, ts
+}
+
 // get GETs path of ts and decodes its JSON into v; it returns the status.
 func get(t *testing.T, ts *httptest.Server, path string, v any) int {
 	t.Helper()
@@ -85,6 +100,17 @@ func get(t *testing.T, ts *httptest.Server, path string, v any) int {
 	return resp.StatusCode
 }
 
+// getOK is the JSON of a GET of path on ts, failing the test unless it
+// answers 200.
+func getOK[T any](t *testing.T, ts *httptest.Server, path string) T {
+	t.Helper()
+	var v T
+	if code := get(t, ts, path, &v); code != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, code)
+	}
+	return v
+}
+
 func TestOverview(t *testing.T) {
 	f := newFixture(t)
 	f.lock()
@@ -92,10 +118,7 @@ func TestOverview(t *testing.T) {
 	f.toMerged()
 	ts := serve(t, f, Options{})
 
-	var o Overview
-	if code := get(t, ts, "/api/p/0/overview", &o); code != http.StatusOK {
-		t.Fatalf("overview: %d", code)
-	}
+	o := getOK[Overview](t, ts, "/api/p/0/overview")
 	if o.Report.Run.State != report.Running {
 		t.Errorf("run state = %q, want running (the lock is held)", o.Report.Run.State)
 	}
@@ -134,10 +157,7 @@ func TestOverviewDuringTheBaseline(t *testing.T) {
 	f.add("", journal.BaselineGateStartedData{Gate: "test", Tree: "t", Command: []string{"go", "test", "./..."}, Runner: "host", Log: ".set/logs/_baseline/test.log"})
 	ts := serve(t, f, Options{})
 
-	var o Overview
-	if code := get(t, ts, "/api/p/0/overview", &o); code != http.StatusOK {
-		t.Fatalf("overview: %d", code)
-	}
+	o := getOK[Overview](t, ts, "/api/p/0/overview")
 	if b := o.Report.Run.Baseline; b == nil || b.Name != "gate:test" || b.Stage != "baseline" || b.Command != "go test ./..." || b.Log != ".set/logs/_baseline/test.log" {
 		t.Errorf("run's baseline = %+v, want gate:test", b)
 	}
@@ -152,10 +172,7 @@ func TestOverviewDuringTheBaseline(t *testing.T) {
 
 func TestOverviewOfAProjectThatNeverRan(t *testing.T) {
 	ts := serve(t, &fixture{root: t.TempDir(), now: testStart}, Options{})
-	var o Overview
-	if code := get(t, ts, "/api/p/0/overview", &o); code != http.StatusOK {
-		t.Fatalf("overview: %d", code)
-	}
+	o := getOK[Overview](t, ts, "/api/p/0/overview")
 	if o.Report.Run.State != report.NoRun || len(o.Report.Changes) != 0 {
 		t.Errorf("report = %+v, want no run", o.Report)
 	}
@@ -167,10 +184,7 @@ func TestChange(t *testing.T) {
 	f.toMerged()
 	ts := serve(t, f, Options{})
 
-	var v ChangeView
-	if code := get(t, ts, "/api/p/0/change/greet", &v); code != http.StatusOK {
-		t.Fatalf("change: %d", code)
-	}
+	v := getOK[ChangeView](t, ts, "/api/p/0/change/greet")
 	if v.Change.Name != "greet" || v.State.Branch != "set/greet" || v.AgentLog != ".set/logs/greet/agent-2.log" {
 		t.Errorf("change = %+v, branch %q, agent log %q", v.Change, v.State.Branch, v.AgentLog)
 	}
@@ -264,10 +278,7 @@ func TestTimelineEndpoint(t *testing.T) {
 	f.start()
 	f.toMerged()
 	ts := serve(t, f, Options{})
-	var tl TimelineView
-	if code := get(t, ts, "/api/p/0/timeline", &tl); code != http.StatusOK {
-		t.Fatalf("timeline: %d", code)
-	}
+	tl := getOK[TimelineView](t, ts, "/api/p/0/timeline")
 	if strings.Join(tl.Changes, ",") != "greet,farewell" || len(tl.Spans) == 0 {
 		t.Errorf("timeline rows %v, %d spans", tl.Changes, len(tl.Spans))
 	}
@@ -343,10 +354,7 @@ func TestLog(t *testing.T) {
 	os.WriteFile(filepath.Join(f.root, "secret.txt"), []byte("no"), 0o644)
 	ts := serve(t, f, Options{})
 
-	var c LogChunk
-	if code := get(t, ts, "/api/p/0/log?path=.set/logs/greet/verify-test-1.log", &c); code != http.StatusOK {
-		t.Fatalf("log: %d", code)
-	}
+	c := getOK[LogChunk](t, ts, "/api/p/0/log?path=.set/logs/greet/verify-test-1.log")
 	if c.Offset != 0 || !strings.HasPrefix(c.Text, "--- FAIL: TestGreet") || c.Size != int64(len(c.Text)) {
 		t.Errorf("log = %+v", c)
 	}

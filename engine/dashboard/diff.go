@@ -7,19 +7,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/git"
-	"github.com/set-engine/set/engine/journal"
 )
-
-// eventsOf are the events of change among events, in journal order.
-func eventsOf(events []journal.Event, change string) []journal.Event {
-	var out []journal.Event
-	for _, e := range events {
-		if e.Change == change {
-			out = append(out, e)
-		}
-	}
-	return out
-}
 
 // maxDiff bounds the bytes of a diff one response carries.
 const maxDiff = 1 << 20

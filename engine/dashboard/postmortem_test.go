@@ -79,10 +79,7 @@ func TestRounds(t *testing.T) {
 	f.start()
 	f.toMerged()
 	ts := serve(t, f, Options{})
-	var v ChangeView
-	if code := get(t, ts, "/api/p/0/change/greet", &v); code != http.StatusOK {
-		t.Fatalf("change: %d", code)
-	}
+	v := getOK[ChangeView](t, ts, "/api/p/0/change/greet")
 	type round struct {
 		stage      string
 		attempt    int
@@ -147,18 +144,12 @@ func TestLinksOnTheForge(t *testing.T) {
 	}
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
-	var v ChangeView
-	if code := get(t, ts, "/api/p/0/change/greet", &v); code != http.StatusOK {
-		t.Fatalf("change: %d", code)
-	}
+	v := getOK[ChangeView](t, ts, "/api/p/0/change/greet")
 	want := Links{Commit: f.sha.greetMain, CommitURL: "https://github.com/acme/demo/commit/" + f.sha.greetMain}
 	if v.Links != want {
 		t.Errorf("links %+v, want %+v", v.Links, want)
 	}
-	var o Overview
-	if code := get(t, ts, "/api/p/0/overview", &o); code != http.StatusOK {
-		t.Fatalf("overview: %d", code)
-	}
+	o := getOK[Overview](t, ts, "/api/p/0/overview")
 	if o.Links["greet"] != want {
 		t.Errorf("the overview's links of greet: %+v, want %+v", o.Links["greet"], want)
 	}
@@ -332,10 +323,7 @@ func TestTimelineBands(t *testing.T) {
 	f.to("farewell", state.Implementing, state.Verifying)
 	f.add("farewell", journal.GateStartedData{Stage: "verify", Gate: "test", Kind: "exec", Attempt: 1})
 	ts := serve(t, f, Options{})
-	var tl TimelineView
-	if code := get(t, ts, "/api/p/0/timeline", &tl); code != http.StatusOK {
-		t.Fatalf("timeline: %d", code)
-	}
+	tl := getOK[TimelineView](t, ts, "/api/p/0/timeline")
 	var got []string
 	for _, b := range tl.Bands {
 		got = append(got, fmt.Sprintf("%s %s %d %v %s %s", b.Change, b.Stage, b.Attempt, b.Iterations, b.Verdict, b.End.Sub(b.Start)))

@@ -134,6 +134,21 @@ func (rs *rounder) round(stage string, attempt int, e journal.Event) *Round {
 	return &rs.rounds[len(rs.rounds)-1]
 }
 
+// outcome is the integration attempt an outcome (a merge, a failure)
+// naming attempt ends: that attempt's round, else the latest integration
+// round (one that names none, as a merge a restart found does), else a
+// new one begun at e.
+func (rs *rounder) outcome(attempt int, e journal.Event) *Round {
+	i := rs.find(StageIntegration, attempt)
+	if i < 0 {
+		i = rs.last(StageIntegration)
+	}
+	if i < 0 {
+		return rs.round(StageIntegration, attempt, e)
+	}
+	return &rs.rounds[i]
+}
+
 func (rs *rounder) add(e journal.Event) {
 	switch e.Type {
 	case journal.Dispatch:
@@ -196,16 +211,8 @@ func (rs *rounder) add(e journal.Event) {
 		if err != nil {
 			return
 		}
-		i := rs.find(StageIntegration, d.Attempt)
-		if i < 0 {
-			i = rs.last(StageIntegration)
-		}
-		if i < 0 {
-			rs.round(StageIntegration, d.Attempt, e)
-			i = len(rs.rounds) - 1
-		}
 		ev := e
-		r := &rs.rounds[i]
+		r := rs.outcome(d.Attempt, e)
 		r.Failure, r.Verdict, r.End = &ev, d.Reason, e.Time
 	case journal.PullRequestOpened:
 		d, err := journal.Decode[journal.PullRequestOpenedData](e)
@@ -220,15 +227,7 @@ func (rs *rounder) add(e journal.Event) {
 		if err != nil {
 			return
 		}
-		i := rs.find(StageIntegration, d.Attempt)
-		if i < 0 {
-			i = rs.last(StageIntegration)
-		}
-		if i < 0 {
-			rs.round(StageIntegration, d.Attempt, e)
-			i = len(rs.rounds) - 1
-		}
-		r := &rs.rounds[i]
+		r := rs.outcome(d.Attempt, e)
 		r.Verdict, r.From, r.To, r.End = "merged", d.Previous, d.Commit, e.Time
 		if d.PullRequest != 0 {
 			r.PullRequest = d.PullRequest

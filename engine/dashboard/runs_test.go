@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -15,36 +14,15 @@ import (
 	"github.com/set-engine/set/engine/state"
 )
 
-// serveProject serves the fixture's project, named demo, as opts and p
-// say, and returns the Server with its test server.
-func serveProject(t *testing.T, f *fixture, p Project) (*Server, *httptest.Server) {
-	t.Helper()
-	p.Root, p.Name = f.root, "demo"
-	s, err := New(Options{Now: f.clock, Projects: []Project{p}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return s, ts
-}
-
 // TestRuns: the runs endpoint lists every run of the journal, the latest
 // first, as history.Summaries has them; an exec agent's run has no model
 // call; every other endpoint shows the run ?run= names.
 func TestRuns(t *testing.T) {
 	f := newFixture(t)
-	f.start()
-	f.toMerged()
-	f.finish()
-	f.secondRun()
-	f.lock()
+	f.twoRuns()
 	_, ts := serveProject(t, f, Project{})
 
-	var v RunsView
-	if code := get(t, ts, "/api/p/0/runs", &v); code != http.StatusOK {
-		t.Fatalf("runs: %d", code)
-	}
+	v := getOK[RunsView](t, ts, "/api/p/0/runs")
 	if v.Latest != "run-2" || len(v.Runs) != 2 || v.Runs[0].ID != "run-2" || v.Runs[1].ID != "run-1" {
 		t.Fatalf("runs = %+v, want run-2 (latest) then run-1", v)
 	}
@@ -89,10 +67,7 @@ func TestRuns(t *testing.T) {
 
 func TestRunsOfAProjectThatNeverRan(t *testing.T) {
 	_, ts := serveProject(t, &fixture{root: t.TempDir(), now: testStart}, Project{})
-	var v RunsView
-	if code := get(t, ts, "/api/p/0/runs", &v); code != http.StatusOK {
-		t.Fatalf("runs: %d", code)
-	}
+	v := getOK[RunsView](t, ts, "/api/p/0/runs")
 	if v.Latest != "" || v.Runs == nil || len(v.Runs) != 0 {
 		t.Errorf("runs = %+v, want none (an empty list)", v)
 	}
@@ -165,10 +140,7 @@ func TestRequirementsEndpoint(t *testing.T) {
 		}, nil
 	}
 	_, ts := serveProject(t, f, Project{Requirements: rows})
-	var v RequirementsView
-	if code := get(t, ts, "/api/p/0/requirements?run=run-1", &v); code != http.StatusOK {
-		t.Fatalf("requirements: %d", code)
-	}
+	v := getOK[RequirementsView](t, ts, "/api/p/0/requirements?run=run-1")
 	if seen == nil || seen.Changes["greet"] == nil || seen.Changes["greet"].Status != state.Implementing {
 		t.Errorf("the RequirementsFunc was not given the latest run's state: %+v", seen)
 	}

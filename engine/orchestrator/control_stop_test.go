@@ -9,7 +9,6 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/control"
-	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -26,13 +25,7 @@ func TestStopARunningApply(t *testing.T) {
 	a := f.agentScript(`if [ ! -e ` + stopped + ` ]; then echo started; sleep 30; fi
 echo $change > $change.txt
 `)
-	done := make(chan error, 1)
-	var sum *Summary
-	go func() {
-		var err error
-		sum, err = f.apply(context.Background(), a)
-		done <- err
-	}()
+	ended := f.applyInBackground(a)
 	waitFor(t, f, func(st *state.State) bool {
 		c := st.Changes["slow"]
 		return c != nil && c.Activity != nil && c.Activity.Kind == state.ActivityAgent
@@ -42,24 +35,11 @@ echo $change > $change.txt
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the run did not stop")
-	}
+	sum := ended(20*time.Second, "the run did not stop")
 	if sum.Result != "interrupted" {
 		t.Fatalf("run %s, want interrupted: %v", sum.Result, sum.Statuses)
 	}
-	var stops []journal.ControlData
-	for _, e := range f.events() {
-		if e.Type == journal.Control {
-			d, _ := journal.Decode[journal.ControlData](e)
-			stops = append(stops, d)
-		}
-	}
+	stops := f.controls()
 	if len(stops) != 1 || stops[0].Action != control.Stop || stops[0].By != by || stops[0].ID != req.ID {
 		t.Fatalf("CONTROL events = %+v", stops)
 	}
@@ -91,13 +71,7 @@ func TestStopDuringTheBaseline(t *testing.T) {
 	f.project.Gates["check"] = config.Gate{Kind: "exec", Mode: "run", Order: 10,
 		Run: []string{"sh", "-c", "touch " + started + "; sleep 30"}}
 	a := f.agentScript("echo $change > $change.txt\n")
-	done := make(chan error, 1)
-	var sum *Summary
-	go func() {
-		var err error
-		sum, err = f.apply(context.Background(), a)
-		done <- err
-	}()
+	ended := f.applyInBackground(a)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(started); err == nil {
 			break
@@ -109,24 +83,11 @@ func TestStopDuringTheBaseline(t *testing.T) {
 	if _, err := control.Append(filepath.Join(f.root, ".set", "control.jsonl"), control.Request{Action: control.Stop, By: "dashboard (user alice, 127.0.0.1)"}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the run did not stop during its baseline")
-	}
+	sum := ended(20*time.Second, "the run did not stop during its baseline")
 	if sum.Result != "interrupted" {
 		t.Fatalf("run %s, want interrupted", sum.Result)
 	}
-	var stops int
-	for _, e := range f.events() {
-		if e.Type == journal.Control {
-			stops++
-		}
-	}
-	if stops != 1 {
-		t.Errorf("%d CONTROL events, want the stop's", stops)
+	if stops := f.controls(); len(stops) != 1 {
+		t.Errorf("CONTROL events = %+v, want the stop's", stops)
 	}
 }

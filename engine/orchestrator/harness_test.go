@@ -173,6 +173,49 @@ func (f *fixture) applyEnds(ctx context.Context, a agent.Adapter, result string)
 	return sum
 }
 
+// applyInBackground starts the plan's apply in a goroutine, for a test
+// that acts on the run while it runs; ended waits for the apply, failing
+// the test with what when it has not ended within the wait or ended with
+// an error, and returns its summary.
+func (f *fixture) applyInBackground(a agent.Adapter) (ended func(wait time.Duration, what string) *Summary) {
+	done := make(chan error, 1)
+	var sum *Summary
+	go func() {
+		var err error
+		sum, err = f.apply(context.Background(), a)
+		done <- err
+	}()
+	return func(wait time.Duration, what string) *Summary {
+		f.t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				f.t.Fatal(err)
+			}
+		case <-time.After(wait):
+			f.t.Fatal(what)
+		}
+		return sum
+	}
+}
+
+// controls are the CONTROL events of the run directory's journal: the
+// apply's answers to the requests it took, in journal order.
+func (f *fixture) controls() []journal.ControlData {
+	f.t.Helper()
+	var out []journal.ControlData
+	for _, e := range f.events() {
+		if e.Type == journal.Control {
+			d, err := journal.Decode[journal.ControlData](e)
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // apply runs the plan and returns the summary.
 func (f *fixture) apply(ctx context.Context, a agent.Adapter) (*Summary, error) {
 	f.t.Helper()

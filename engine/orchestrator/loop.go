@@ -56,8 +56,8 @@ func (e *ending) result(settled func() string) (string, error) {
 // loop is the event loop: it dispatches, feeds the merge queue, and
 // reacts to workers, merges, retirements, the sentinel and the requests
 // of setctl pause and resume (and the dashboard's stop, which ends it as
-// an interrupt does) until nothing can make progress. The only
-// timers are the heartbeat and the sentinel's tick, which also reads the
+// an interrupt does) until nothing can make progress. The only timers
+// are the heartbeat and the sentinel's tick, which also reads the
 // control file for new requests (see takeRequests).
 func (r *run) loop(ctx context.Context) (string, error) {
 	// work is the context of workers and merges: canceled on Ctrl-C and

@@ -164,13 +164,7 @@ func TestPauseAndResumeARunningApply(t *testing.T) {
 	a := f.agentScript(`if [ "$iteration" = 1 ]; then echo started; sleep 30; fi
 echo $change > $change.txt
 `)
-	done := make(chan error, 1)
-	var sum *Summary
-	go func() {
-		var err error
-		sum, err = f.apply(context.Background(), a)
-		done <- err
-	}()
+	ended := f.applyInBackground(a)
 	ctl := filepath.Join(f.root, ".set", "control.jsonl")
 	waitFor(t, f, func(st *state.State) bool {
 		c := st.Changes["slow"]
@@ -183,23 +177,13 @@ echo $change > $change.txt
 	if _, err := control.Append(ctl, control.Request{Action: control.Resume, Change: "slow"}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("the run did not end after the resume")
-	}
+	sum := ended(60*time.Second, "the run did not end after the resume")
 	if sum.Result != "success" {
 		t.Fatalf("run %s: %v", sum.Result, sum.Statuses)
 	}
 	var controls []string
-	for _, e := range f.events() {
-		if e.Type == journal.Control {
-			d, _ := journal.Decode[journal.ControlData](e)
-			controls = append(controls, d.Action+" "+strings.Join(d.Changes, ","))
-		}
+	for _, d := range f.controls() {
+		controls = append(controls, d.Action+" "+strings.Join(d.Changes, ","))
 	}
 	if !slices.Equal(controls, []string{"pause slow", "resume slow"}) {
 		t.Errorf("CONTROL events = %v", controls)
