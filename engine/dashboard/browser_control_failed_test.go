@@ -14,33 +14,29 @@ import (
 // page says why.
 func TestBrowserControlFailedApplyStaysOpen(t *testing.T) {
 	f := newFixture(t)
-	s, err := New(Options{Loopback: true, Now: f.clock, Projects: []Project{{
-		Root: f.root, Name: "demo",
+	_, ts := serveProject(t, f, Project{
 		Plan:  func(context.Context) (string, error) { return "Plan for demo: 1 change\n", nil },
 		Apply: &Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo 'setctl apply: main fails gate fmt before any change'; exit 1"}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := listen(t, s)
+	})
+	base := ts.URL + "/"
 	b := newBrowser(t)
-	b.do("the plan, then the apply",
+	b.Do("the plan, then the apply",
 		chromedp.Navigate(base),
 		chromedp.Click(`#control button[data-action="preview"]`),
 		chromedp.WaitVisible(`#plan-preview`),
 		chromedp.Click(`#control button[data-action="apply"]`),
 		chromedp.WaitVisible(`#apply-output-card`),
 	)
-	b.waitFor(`document.querySelector("#apply-output-card summary").textContent.includes("ended (exit status 1)")`)
+	b.WaitFor(`document.querySelector("#apply-output-card summary").textContent.includes("ended (exit status 1)")`)
 	// Opened afresh, after the apply ended, as by a user who comes back
 	// to see how it went.
-	b.do("the page opened again", chromedp.Navigate(base+"#/p/0/overview"), chromedp.Reload(),
+	b.Do("the page opened again", chromedp.Navigate(base+"#/p/0/overview"), chromedp.Reload(),
 		chromedp.WaitVisible(`#apply-output-card`))
-	if open := b.eval(`String(document.querySelector("#apply-output-card").open)`); open != "true" {
+	if open := b.Eval(`String(document.querySelector("#apply-output-card").open)`); open != "true" {
 		t.Errorf("the failed apply's output is folded away")
 	}
-	if out := b.text(`#apply-output`); !strings.Contains(out, "main fails gate fmt") {
+	if out := b.Text(`#apply-output`); !strings.Contains(out, "main fails gate fmt") {
 		t.Errorf("the failed apply's output: %q", out)
 	}
-	b.shot("control-apply-failed.png")
+	b.Shot("control-apply-failed.png")
 }
