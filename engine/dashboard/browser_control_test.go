@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,17 @@ func TestBrowserControl(t *testing.T) {
 		answer(req, "greet")
 	}
 	b.Do("greet resumed", chromedp.WaitVisible(`#changes td.status[data-status="implementing"]`), chromedp.WaitVisible(button("pause")+`:not([disabled])`))
+
+	// The overview is drawn again at every event (greet's age grows), but
+	// the Pause button under the pointer stays the same button: a click
+	// never lands on one being swapped out.
+	b.Eval(`document.querySelector('` + button("pause") + `').testMark = "kept"; ""`)
+	seq := b.Eval(`document.querySelector("#live").textContent`)
+	f.add("", journal.MonitorHeartbeatData{Active: []string{"greet"}})
+	b.WaitFor(`document.querySelector("#live").textContent !== ` + strconv.Quote(seq))
+	if mark := b.Eval(`document.querySelector('` + button("pause") + `').testMark || "swapped"`); mark != "kept" {
+		t.Errorf("the overview replaced greet's Pause button when it drew the next event")
+	}
 
 	// Pause all and Resume all are the requests for every change.
 	b.Do("pause all asked", chromedp.Click(`#control button[data-action="pause-all"]`))

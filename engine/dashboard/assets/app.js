@@ -366,13 +366,38 @@ function overviewPage(page) {
         <td class="num">${c.since ? fmtMs(c.ageMs) : "-"}</td>
         <td>${c.error ? `<span class="error">${esc(c.error)}</span>` : esc(c.waiting || "")}</td></tr>`;
     }
-    page.innerHTML = h + "</tbody></table>";
-    for (const tr of page.querySelectorAll("tr[data-change]")) {
-      tr.addEventListener("click", (ev) => { if (!ev.target.closest("a")) go("change", tr.dataset.change); });
+    const next = document.createElement("div");
+    next.innerHTML = h + "</tbody></table>";
+    for (const tr of next.querySelectorAll("tr[data-change]")) {
+      tr.addEventListener("click", (ev) => { if (!ev.target.closest("a, button")) go("change", tr.dataset.change); });
     }
-    if (window.setctlControl) setctlControl.rows(page);
+    if (window.setctlControl) setctlControl.rows(next);
+    patchCells(page, next);
   };
   app.render();
+}
+
+// patchCells makes page show next. When page shows the same table rows
+// (the same changes, in the same order) it replaces only the cells whose
+// content changed, so that the overview, drawn again at every event and
+// every few seconds as ages grow, never swaps out a button (Pause,
+// Resume) or a link under the user's pointer; else it takes next whole.
+function patchCells(page, next) {
+  const rows = (root) => [...root.querySelectorAll("#changes tr")];
+  const was = rows(page), now = rows(next);
+  const same = was.length === now.length && was.length > 0 &&
+    was.every((tr, i) => tr.dataset.change === now[i].dataset.change && tr.cells.length === now[i].cells.length);
+  if (!same) {
+    page.replaceChildren(...next.childNodes);
+    return;
+  }
+  const card = page.querySelector(".card"), nextCard = next.querySelector(".card");
+  if (card && nextCard && card.outerHTML !== nextCard.outerHTML) card.replaceWith(nextCard);
+  was.forEach((tr, i) => {
+    [...now[i].cells].forEach((cell, j) => {
+      if (tr.cells[j].outerHTML !== cell.outerHTML) tr.cells[j].replaceWith(cell);
+    });
+  });
 }
 
 // ---- execution graph ----
