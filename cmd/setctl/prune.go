@@ -64,9 +64,6 @@ func runPrune(e *env, args []string) int {
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return c.usageError(e, "unexpected argument %q: runs are named with --run ID", fs.Arg(0))
-	}
 	if fs.Changed("keep") && *keep < 1 {
 		return c.usageError(e, "--keep must be at least 1: the latest run is never removed")
 	}
