@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/set-engine/set/engine/load"
@@ -81,6 +82,13 @@ func runPrune(e *env, args []string) int {
 		}
 	}
 	layout := rundir.New(root)
+	if _, err := os.Stat(layout.Dir()); errors.Is(err, os.ErrNotExist) {
+		// No apply ever ran here: no run to remove, and no .set/ to lock.
+		if len(*runs) > 0 {
+			return e.errorf(c.name, "%v", errNoRun)
+		}
+		return writePruneResult(e, prune.Result{DryRun: *dryRun, Runs: []prune.Run{}}, *asJSON)
+	}
 	lock, err := state.AcquireLock(layout.Dir())
 	if err != nil {
 		if le := (*state.LockedError)(nil); errors.As(err, &le) {
@@ -93,7 +101,12 @@ func runPrune(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	if *asJSON {
+	return writePruneResult(e, res, *asJSON)
+}
+
+// writePruneResult writes res to stdout, as JSON with asJSON.
+func writePruneResult(e *env, res prune.Result, asJSON bool) int {
+	if asJSON {
 		data, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintln(e.stdout, string(data))
 		return exitOK
