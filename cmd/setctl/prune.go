@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/rundir"
@@ -98,6 +99,9 @@ func runPrune(e *env, args []string) int {
 	}
 	defer lock.Release()
 	res, err := prune.Prune(layout, prune.Options{Keep: *keep, Runs: *runs, DryRun: *dryRun})
+	if errors.Is(err, history.ErrNoRun) {
+		err = errNoRun
+	}
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
