@@ -22,7 +22,7 @@ import (
 // jsonUIVersion is the version of the stream `setctl apply --json`
 // writes. A new minor version only adds fields or line types; anything
 // else makes a new major version.
-const jsonUIVersion = "1.2"
+const jsonUIVersion = "1.3"
 
 // Line types of the stream.
 const (

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/prune"
 	"github.com/set-engine/set/engine/rundir"
@@ -64,9 +66,6 @@ func runPrune(e *env, args []string) int {
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return c.usageError(e, "unexpected argument %q: runs are named with --run ID", fs.Arg(0))
-	}
 	if fs.Changed("keep") && *keep < 1 {
 		return c.usageError(e, "--keep must be at least 1: the latest run is never removed")
 	}
@@ -84,6 +83,13 @@ func runPrune(e *env, args []string) int {
 		}
 	}
 	layout := rundir.New(root)
+	if _, err := os.Stat(layout.Dir()); errors.Is(err, os.ErrNotExist) {
+		// No apply ever ran here: no run to remove, and no .set/ to lock.
+		if len(*runs) > 0 {
+			return e.errorf(c.name, "%v", errNoRun)
+		}
+		return writePruneResult(e, prune.Result{DryRun: *dryRun, Runs: []prune.Run{}}, *asJSON)
+	}
 	lock, err := state.AcquireLock(layout.Dir())
 	if err != nil {
 		if le := (*state.LockedError)(nil); errors.As(err, &le) {
@@ -93,10 +99,18 @@ func runPrune(e *env, args []string) int {
 	}
 	defer lock.Release()
 	res, err := prune.Prune(layout, prune.Options{Keep: *keep, Runs: *runs, DryRun: *dryRun})
+	if errors.Is(err, history.ErrNoRun) {
+		err = errNoRun
+	}
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	if *asJSON {
+	return writePruneResult(e, res, *asJSON)
+}
+
+// writePruneResult writes res to stdout, as JSON with asJSON.
+func writePruneResult(e *env, res prune.Result, asJSON bool) int {
+	if asJSON {
 		data, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintln(e.stdout, string(data))
 		return exitOK

@@ -35,8 +35,8 @@ did not finish goes on under that run's ID. One row per run:
   COST       their cost, "-" likewise
   DURATION   from its start to its last event (to now while it runs)
 
-With --json, stdout carries one JSON document: "version" (1; a new
-version only adds fields) and "runs", newest first, each with "id",
+With --json, stdout carries one JSON document: "version" (1; within
+it fields are only added) and "runs", newest first, each with "id",
 "state" (running, "not running" or finished), "result", "started",
 "durationMs", "changes" (its plan's), "merged", and "usage" ("calls";
 "tokens": input, output, and cacheRead and cacheWrite when any;
@@ -51,8 +51,9 @@ Examples:
 	}
 }
 
-// RunsFormatVersion is the version of setctl runs --json. A new version
-// only adds fields.
+// RunsFormatVersion is the version of setctl runs --json. Within a
+// version fields are only added; renaming or removing one makes a new
+// version, as for setctl status --json (report.FormatVersion).
 const RunsFormatVersion = 1
 
 // runList is setctl runs --json: the project's runs, newest first.

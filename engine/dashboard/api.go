@@ -18,6 +18,7 @@ import (
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/report"
+	"github.com/set-engine/set/engine/rundir"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -358,14 +359,34 @@ func (s *Server) serveLog(w http.ResponseWriter, r *http.Request, p *served) {
 	writeJSON(w, chunk)
 }
 
-// logFile is the file of the log rel names, which must be below the
-// project's .set/logs.
+// logFile is the file of the log rel names, which must be below one of
+// the folders logFolder allows.
 func (p *served) logFile(rel string) (file, clean string, err error) {
 	clean = path.Clean(rel)
-	if rel == "" || path.IsAbs(clean) || !strings.HasPrefix(clean, ".set/logs/") || strings.Contains(rel, "\\") {
-		return "", "", errNotALog{fmt.Errorf("not a log of the run: %q (a log is a path below .set/logs/)", rel)}
+	if _, ok := p.logFolder(clean); rel == "" || path.IsAbs(clean) || !ok || strings.Contains(rel, "\\") {
+		return "", "", errNotALog{fmt.Errorf("not a log of the run: %q (a log is a path below .set/logs/ or a run's baseline logs, .set/runs/<run>/baseline/)", rel)}
 	}
 	return filepath.Join(p.Root, filepath.FromSlash(clean)), clean, nil
+}
+
+// logFolder is the folder (absolute) that the log clean (a cleaned slash
+// path relative to the project) must stay below, links followed: the
+// changes' and the dashboard's logs, .set/logs, or, for a baseline gate's
+// log, its run's baseline folder (rundir.Layout.BaselineLog). ok is false
+// for any other path.
+func (p *served) logFolder(clean string) (folder string, ok bool) {
+	if strings.HasPrefix(clean, ".set/logs/") {
+		return p.layout.Logs(""), true
+	}
+	parts := strings.Split(clean, "/")
+	if len(parts) != 5 || parts[0] != ".set" || parts[1] != rundir.RunsDir || parts[2] == ".." {
+		return "", false
+	}
+	abs, rel := p.layout.BaselineLog(parts[2], "gate")
+	if path.Dir(rel) != path.Dir(clean) {
+		return "", false
+	}
+	return filepath.Dir(abs), true
 }
 
 // errNotALog is a path the log endpoints do not serve: a 400.
@@ -373,17 +394,19 @@ type errNotALog struct{ error }
 
 // readLog reads the log file (named rel, from logFile) from off, at most
 // maxLogChunk bytes; a negative off starts that many bytes before its
-// end. A file that links out of .set/logs (itself or a folder on its
-// way) is an errNotALog: what is read is below .set/logs, wherever its
+// end. A file that links out of its logFolder (itself or a folder on its
+// way) is an errNotALog: what is read is below that folder, wherever its
 // links lead.
 func (p *served) readLog(file, rel string, off int64) (LogChunk, error) {
 	if real, err := filepath.EvalSymlinks(file); err == nil {
-		logs, err := filepath.EvalSymlinks(p.layout.Logs(""))
+		folder, _ := p.logFolder(rel)
+		logs, err := filepath.EvalSymlinks(folder)
 		if err != nil {
 			return LogChunk{}, err
 		}
 		if r, err := filepath.Rel(logs, real); err != nil || r == ".." || strings.HasPrefix(r, "../") {
-			return LogChunk{}, errNotALog{fmt.Errorf("not a log of the run: %q links out of .set/logs", rel)}
+			within, _ := filepath.Rel(p.Root, folder)
+			return LogChunk{}, errNotALog{fmt.Errorf("not a log of the run: %q links out of %s", rel, filepath.ToSlash(within))}
 		}
 	}
 	f, err := os.Open(file)

@@ -22,8 +22,9 @@
 //     RequirementsFunc reads them (the dashboard loads no CUE).
 //   - Once Stop was called every stream ends with a "stopped" event, so
 //     an open page knows the server is gone on purpose.
-//   - A file it serves is a log below the project's .set/logs, where
-//     it is once its links are followed; a diff it serves is of two
+//   - A file it serves is a log below the project's .set/logs or a
+//     run's baseline logs (.set/runs/<run>/baseline), where it is once
+//     its links are followed (logFolder); a diff it serves is of two
 //     commits the journal names, never of what a request names.
 //   - Served on a non-loopback address (only when the caller allows it,
 //     see CheckAddr), every request must carry the access token.

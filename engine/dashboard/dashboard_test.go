@@ -154,11 +154,11 @@ func TestOverviewDuringTheBaseline(t *testing.T) {
 	f.lock()
 	f.add("", journal.PlanCreatedData{Strategy: "static", Changes: []string{"greet", "farewell"}, Requirements: 2, Plan: json.RawMessage(testPlan)})
 	f.add("", journal.RunStartedData{PID: os.Getpid(), Changes: []string{"greet", "farewell"}, MaxParallel: 2, MainBranch: "main"})
-	f.add("", journal.BaselineGateStartedData{Gate: "test", Tree: "t", Command: []string{"go", "test", "./..."}, Runner: "host", Log: ".set/logs/_baseline/test.log"})
+	f.add("", journal.BaselineGateStartedData{Gate: "test", Tree: "t", Command: []string{"go", "test", "./..."}, Runner: "host", Log: ".set/runs/run-1/baseline/test.log"})
 	ts := serve(t, f, Options{})
 
 	o := getOK[Overview](t, ts, "/api/p/0/overview")
-	if b := o.Report.Run.Baseline; b == nil || b.Name != "gate:test" || b.Stage != "baseline" || b.Command != "go test ./..." || b.Log != ".set/logs/_baseline/test.log" {
+	if b := o.Report.Run.Baseline; b == nil || b.Name != "gate:test" || b.Stage != "baseline" || b.Command != "go test ./..." || b.Log != ".set/runs/run-1/baseline/test.log" {
 		t.Errorf("run's baseline = %+v, want gate:test", b)
 	}
 	const want = "the baseline: gate test runs on main before any change is dispatched"
@@ -362,7 +362,17 @@ func TestLog(t *testing.T) {
 	if c.Text != "FAIL\n" || c.Offset != c.Size-5 {
 		t.Errorf("log tail = %+v", c)
 	}
-	for _, bad := range []string{"secret.txt", "../secret.txt", ".set/logs/../../secret.txt", "/etc/passwd", ".set/events.jsonl", ""} {
+	// A baseline gate's log is in its run's folder (the timeline's
+	// baseline spans link it); nothing else of that folder is a log.
+	abs, rel := f.layout.BaselineLog("run-1", "test")
+	os.MkdirAll(filepath.Dir(abs), 0o755)
+	os.WriteFile(abs, []byte("ok\n"), 0o644)
+	os.WriteFile(f.layout.RunReport("run-1"), []byte("# report\n"), 0o644)
+	if c := getOK[LogChunk](t, ts, "/api/p/0/log?path="+rel); c.Text != "ok\n" || c.Path != rel {
+		t.Errorf("baseline log %s = %+v", rel, c)
+	}
+	for _, bad := range []string{"secret.txt", "../secret.txt", ".set/logs/../../secret.txt", "/etc/passwd", ".set/events.jsonl", "",
+		".set/runs/run-1/report.md", ".set/runs/run-1/baseline/../report.md", ".set/runs/../events.jsonl", ".set/runs/run-1/other/test.log"} {
 		if code := get(t, ts, "/api/p/0/log?path="+bad, nil); code != http.StatusBadRequest {
 			t.Errorf("log %q: %d, want 400", bad, code)
 		}

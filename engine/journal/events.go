@@ -60,7 +60,8 @@ const (
 	// fired it and the step of its ladder.
 	SentinelAction Type = "SENTINEL_ACTION"
 	// Control records a request of `setctl pause` or `setctl resume`, or
-	// of the dashboard (pause, resume, stop), that the running apply took, added to the events set was designed with
+	// of the dashboard (pause, resume, stop), that the running apply
+	// took, with who asked; added to the events set was designed with
 	// (docs/architecture.md).
 	Control Type = "CONTROL"
 	// Replanned records a replan cycle (planner.replan: "auto"): the

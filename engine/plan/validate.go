@@ -25,8 +25,9 @@ const MaxNameLen = 64
 func ValidName(name string) bool { return len(name) <= MaxNameLen && namePattern.MatchString(name) }
 
 // reservedName says why name, a valid name, cannot name a change because
-// set's own layout uses it, or "". (.set/logs holds only changes' folders
-// and dagger.log, which is not kebab-case.)
+// set's own layout uses it, or "". (.set/logs holds changes' folders
+// beside _dashboard, the dashboard's applies, and dagger.log, neither of
+// which is kebab-case.)
 func reservedName(name string) string {
 	if name == "archive" {
 		return "openspec/changes/archive holds the archived changes"

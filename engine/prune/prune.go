@@ -101,18 +101,22 @@ type Held struct {
 }
 
 // Prune removes the runs opts names from the run directory of layout.
-// A journal without runs, or with no run to remove, removes nothing.
+// A journal without runs, or with no run to remove, removes nothing; a
+// run opts.Runs names that the journal does not have is an error
+// (history.ErrNoRun when it has none).
 func Prune(layout rundir.Layout, opts Options) (Result, error) {
 	res := Result{DryRun: opts.DryRun, Runs: []Run{}}
 	events, err := journal.ReadFile(layout.Events())
-	if errors.Is(err, os.ErrNotExist) {
-		return res, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return res, err
 	}
 	runs := history.Runs(events)
 	if len(runs) == 0 {
+		if len(opts.Runs) > 0 {
+			// A run named where there is none is an error, as it is
+			// when the journal has runs but not that one.
+			return res, history.ErrNoRun
+		}
 		return res, nil
 	}
 	latest := runs[len(runs)-1].ID

@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -304,4 +305,27 @@ func readEvents(t *testing.T, p *project) []journal.Event {
 		t.Fatal(err)
 	}
 	return events
+}
+
+// A run named in a project that has none is an error (history.ErrNoRun),
+// whether the journal is missing or holds no run; without a name there
+// is nothing to remove.
+func TestPruneNamedRunWithoutRuns(t *testing.T) {
+	p := newProject(t)
+	if err := os.MkdirAll(p.layout.Dir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, journalBytes := range []string{"none", ""} {
+		if journalBytes != "none" {
+			if err := os.WriteFile(p.layout.Events(), []byte(journalBytes), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := Prune(p.layout, Options{Runs: []string{"run-1"}}); !errors.Is(err, history.ErrNoRun) {
+			t.Errorf("journal %q: prune --run run-1: %v, want history.ErrNoRun", journalBytes, err)
+		}
+		if res, err := Prune(p.layout, Options{Keep: 1}); err != nil || len(res.Runs) != 0 {
+			t.Errorf("journal %q: prune --keep 1 = %+v, %v; want nothing removed", journalBytes, res, err)
+		}
+	}
 }

@@ -24,8 +24,10 @@ import (
 	"github.com/set-engine/set/engine/state"
 )
 
-// FormatVersion is the version of the Report's JSON. A new minor version
-// would only add fields; this one is the first.
+// FormatVersion is the version of the Report's JSON (setctl status
+// --json, the dashboard's overview). Within a version fields are only
+// added (run.later and a change's agent were, to version 1); renaming or
+// removing one makes a new version.
 const FormatVersion = 1
 
 // Run states: where the latest run stands.
