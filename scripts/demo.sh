@@ -32,4 +32,6 @@ echo "  git log --stat main          one commit per change, its OpenSpec fold in
 echo "  ls openspec/specs            the living specs: the record of what main implements"
 echo "  less .set/events.jsonl       every event of the run"
 echo "  ls .set/logs/*               agent and gate logs per change"
-echo "  $set_bin dashboard           the run in a browser: timeline, gates by round, requirements"
+echo
+echo "The run in a browser (its timeline, gates by round, requirements):"
+echo "  cd $demo && $set_bin dashboard"
