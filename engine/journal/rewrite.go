@@ -49,7 +49,13 @@ func Remove(setDir string, drop func(Event) bool) (Removed, error) {
 
 // Count is what Remove(setDir, drop) would remove, removing nothing.
 func Count(setDir string, drop func(Event) bool) (Removed, error) {
-	var removed Removed
+	return split(setDir, drop, nil)
+}
+
+// split reads the journal in setDir and counts the events drop removes;
+// every other event's line goes to keep (when set), with its newline. No
+// journal removes nothing.
+func split(setDir string, drop func(Event) bool, keep func(raw []byte, e Event) error) (removed Removed, err error) {
 	path := filepath.Join(setDir, EventsFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -63,8 +69,15 @@ func Count(setDir string, drop func(Event) bool) (Removed, error) {
 		if drop(e) {
 			removed.Events++
 			removed.Bytes += int64(len(raw))
+			return nil
 		}
-		return nil
+		if keep == nil {
+			return nil
+		}
+		if !bytes.HasSuffix(raw, []byte{'\n'}) {
+			raw = append(raw, '\n') // a final event that lost its newline
+		}
+		return keep(raw, e)
 	})
 	if err != nil {
 		return Removed{}, fmt.Errorf("journal: %w", err)
@@ -76,27 +89,10 @@ func Count(setDir string, drop func(Event) bool) (Removed, error) {
 // events.jsonl is written and synced, before it is renamed over the old
 // one: the crash tests kill the process there.
 func remove(setDir string, drop func(Event) bool, beforeRename func()) (Removed, error) {
-	var removed Removed
-	path := filepath.Join(setDir, EventsFile)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return removed, nil
-	}
-	if err != nil {
-		return removed, fmt.Errorf("journal: %w", err)
-	}
 	var kept bytes.Buffer
 	// byChange are the kept lines of each change.
 	byChange := map[string]*bytes.Buffer{}
-	_, err = scan(f, path, func(raw []byte, e Event) error {
-		if drop(e) {
-			removed.Events++
-			removed.Bytes += int64(len(raw))
-			return nil
-		}
-		if !bytes.HasSuffix(raw, []byte{'\n'}) {
-			raw = append(raw, '\n') // a final event that lost its newline
-		}
+	removed, err := split(setDir, drop, func(raw []byte, e Event) error {
 		kept.Write(raw)
 		if e.Change != "" {
 			if err := checkChange(e.Change); err != nil {
@@ -109,17 +105,13 @@ func remove(setDir string, drop func(Event) bool, beforeRename func()) (Removed,
 		}
 		return nil
 	})
-	f.Close()
-	if err != nil {
-		return Removed{}, fmt.Errorf("journal: %w", err)
-	}
-	if removed.Events == 0 {
-		return removed, nil
+	if err != nil || removed.Events == 0 {
+		return removed, err
 	}
 	if err := removeTemps(setDir); err != nil {
 		return Removed{}, err
 	}
-	if err := replace(path, kept.Bytes(), beforeRename); err != nil {
+	if err := replace(filepath.Join(setDir, EventsFile), kept.Bytes(), beforeRename); err != nil {
 		return Removed{}, err
 	}
 	if err := rewriteChangeJournals(setDir, byChange); err != nil {
