@@ -84,21 +84,10 @@ func (v *runView) show(r history.Run) error {
 	}
 	v.st, v.run, v.latest = st, r, r.Last == len(v.journal)-1
 	if !v.latest {
-		v.live = report.Liveness{Later: laterRun(v.runs, r)}
+		v.live = report.Liveness{Later: history.Later(v.runs, r)}
 		return nil
 	}
 	return v.refreshLiveness()
-}
-
-// laterRun is the ID of the run of runs right after r, "" when r is the
-// latest.
-func laterRun(runs []history.Run, r history.Run) string {
-	for i, x := range runs {
-		if x.ID == r.ID && i+1 < len(runs) {
-			return runs[i+1].ID
-		}
-	}
-	return ""
 }
 
 // refreshLiveness asks the lock again whether an apply runs; an earlier

@@ -52,10 +52,7 @@ func (p *served) read(id string) (*run, error) {
 	runs := history.Runs(events)
 	if r, err := history.Find(runs, id); err == nil {
 		rn.id, rn.latest = r.ID, r.Last == len(events)-1
-		if i := slices.Index(runs, r); !rn.latest && i+1 < len(runs) {
-			// An earlier run is seen as it ended: a later run went on.
-			rn.live.Later = runs[i+1].ID
-		}
+		rn.live.Later = history.Later(runs, r)
 		rn.events, events = r.Own(events), r.Through(events)
 	} else if id != "" {
 		return nil, errNoSuchRun{err}

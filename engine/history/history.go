@@ -53,6 +53,18 @@ func (r Run) Through(events []journal.Event) []journal.Event { return events[:r.
 // Own are r's own events.
 func (r Run) Own(events []journal.Event) []journal.Event { return events[r.First : r.Last+1] }
 
+// Later is the ID of the run that came after r among runs: an earlier
+// run is seen as it ended, and a run that stopped before its end was not
+// resumed but followed by it. "" when r is the latest.
+func Later(runs []Run, r Run) string {
+	for i, x := range runs {
+		if x == r && i+1 < len(runs) {
+			return runs[i+1].ID
+		}
+	}
+	return ""
+}
+
 // ErrNoRun is Find's error for a journal without any run.
 var ErrNoRun = errors.New("no run yet")
 

@@ -113,3 +113,13 @@ func TestSummariesOfAFinishedLatest(t *testing.T) {
 		t.Errorf("with the lock held by a new apply: %+v, %v", got, err)
 	}
 }
+
+func TestLater(t *testing.T) {
+	runs := Runs(twoRuns(t))
+	if got := Later(runs, runs[0]); got != "run-2" {
+		t.Errorf("Later(run-1) = %q, want run-2", got)
+	}
+	if got := Later(runs, runs[1]); got != "" {
+		t.Errorf("Later(the latest) = %q, want none", got)
+	}
+}
