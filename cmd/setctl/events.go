@@ -98,24 +98,24 @@ func runEvents(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	if *runID != "" {
-		f.run = v.run.ID
+		f.run = v.Run.ID
 	}
-	if *follow && !v.latest {
-		return e.errorf(c.name, "run %s is over: --follow follows the latest run, %s", v.run.ID, v.runs[len(v.runs)-1].ID)
+	if *follow && !v.Latest {
+		return e.errorf(c.name, "run %s is over: --follow follows the latest run, %s", v.Run.ID, v.Runs[len(v.Runs)-1].ID)
 	}
-	if !v.journaled && !(*follow && v.live.Held) {
+	if !v.Journaled && !(*follow && v.Live.Held) {
 		return e.errorf(c.name, "%v", errNoRun)
 	}
-	if f.change != "" && v.journaled {
+	if f.change != "" && v.Journaled {
 		if _, err := v.change(f.change); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
 	}
 	p := &eventPrinter{w: e.stdout, json: *asJSON, width: changeWidth(v), main: v.mainBranch()}
-	if !*follow || !v.live.Held {
+	if !*follow || !v.Live.Held {
 		// Without --follow, or with no apply running, the journal is all
 		// there is.
-		for _, ev := range v.journal {
+		for _, ev := range v.Journal {
 			if f.keep(ev) {
 				p.print(ev)
 			}
@@ -166,7 +166,7 @@ func parseTypes(list string) ([]journal.Type, error) {
 // run's changes.
 func changeWidth(v *runView) int {
 	w := 0
-	for name := range v.st.Changes {
+	for name := range v.State.Changes {
 		w = max(w, len(name))
 	}
 	return w
@@ -187,7 +187,7 @@ const livenessInterval = time.Second
 func followRun(v *runView, fromSeq int64, fn func(journal.Event) (stop bool)) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	started := v.st.LastSeq
+	started := v.State.LastSeq
 	last := fromSeq
 	deliver := func(ev journal.Event) error {
 		last = ev.Seq
@@ -243,10 +243,10 @@ func followRun(v *runView, fromSeq int64, fn func(journal.Event) (stop bool)) er
 
 // lockHeld asks the lock whether an apply runs.
 func lockHeld(v *runView) (bool, int, error) {
-	if err := v.refreshLiveness(); err != nil {
+	if err := v.RefreshLiveness(); err != nil {
 		return false, 0, err
 	}
-	return v.live.Held, v.live.PID, nil
+	return v.Live.Held, v.Live.PID, nil
 }
 
 // eventPrinter prints events as events does.

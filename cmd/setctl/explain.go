@@ -102,22 +102,22 @@ func pickRun(v *runView, change string, asked bool) (note string, err error) {
 	case !ok:
 		return "", nil
 	case len(v.own(change)) > 0:
-		if last.First > v.run.First {
+		if last.First > v.Run.First {
 			return fmt.Sprintf("%s was worked on again in a later run, last in run %s (--run %[2]s)", change, last.ID), nil
 		}
 		return "", nil
 	case asked:
-		return fmt.Sprintf("run %s did not work on %s; it was last worked on in run %s (--run %[3]s)", v.run.ID, change, last.ID), nil
+		return fmt.Sprintf("run %s did not work on %s; it was last worked on in run %s (--run %[3]s)", v.Run.ID, change, last.ID), nil
 	}
-	note = fmt.Sprintf("%s was last worked on in run %s, not in the latest run %s; --run picks another run", change, last.ID, v.run.ID)
-	return note, v.show(last)
+	note = fmt.Sprintf("%s was last worked on in run %s, not in the latest run %s; --run picks another run", change, last.ID, v.Run.ID)
+	return note, v.Show(last)
 }
 
 // lastRunOf is the latest run of v's journal with events of change.
 func lastRunOf(v *runView, change string) (history.Run, bool) {
-	for i := len(v.runs) - 1; i >= 0; i-- {
-		if len(ofChange(v.runs[i].Own(v.journal), change)) > 0 {
-			return v.runs[i], true
+	for i := len(v.Runs) - 1; i >= 0; i-- {
+		if len(ofChange(v.Runs[i].Own(v.Journal), change)) > 0 {
+			return v.Runs[i], true
 		}
 	}
 	return history.Run{}, false
@@ -131,7 +131,7 @@ func lastRunOf(v *runView, change string) (history.Run, bool) {
 // which go on across runs.)
 func ownChange(v *runView, name string, now time.Time) (report.Change, error) {
 	st := state.New()
-	for _, e := range v.journal[:v.run.First] {
+	for _, e := range v.Journal[:v.Run.First] {
 		if err := state.Apply(st, e); err != nil {
 			return report.Change{}, err
 		}
@@ -148,9 +148,9 @@ func ownChange(v *runView, name string, now time.Time) (report.Change, error) {
 	}
 	c := st.Changes[name]
 	if c == nil {
-		return report.Change{}, fmt.Errorf("no change %q in run %s", name, v.run.ID)
+		return report.Change{}, fmt.Errorf("no change %q in run %s", name, v.Run.ID)
 	}
-	rc := report.ChangeOf(st, c, v.live, now)
+	rc := report.ChangeOf(st, c, v.Live, now)
 	rc.Iteration -= before.Iteration
 	if c == prev {
 		g, b := &rc.Gates, before.Gates

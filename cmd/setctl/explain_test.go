@@ -68,7 +68,8 @@ func TestOwnChange(t *testing.T) {
 	add("run-2", "greet", journal.LLMCallData{Role: "implement", Tokens: usage.Tokens{Input: 50}})
 	add("run-2", "", journal.RunFinishedData{Result: "success"})
 
-	v := &runView{layout: rundir.New(t.TempDir()), journal: events, runs: history.Runs(events)}
+	layout := rundir.New(t.TempDir())
+	v := &runView{layout: layout, View: history.ViewOf(layout.Dir(), events)}
 	for _, c := range []struct {
 		run                        int
 		iterations, gates, retries int
@@ -77,7 +78,7 @@ func TestOwnChange(t *testing.T) {
 		{0, 1, 1, 1, 100},
 		{1, 1, 1, 0, 50},
 	} {
-		if err := v.show(v.runs[c.run]); err != nil {
+		if err := v.Show(v.Runs[c.run]); err != nil {
 			t.Fatal(err)
 		}
 		rc, err := ownChange(v, "greet", time.Now())
@@ -85,11 +86,11 @@ func TestOwnChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		if rc.Iteration != c.iterations || rc.Gates.Runs != c.gates || rc.Retries.Verify.Used != int64(c.retries) || rc.Tokens.Used != c.tokens {
-			t.Errorf("%s: %d iterations, %d gate runs, %d verify retries, %d tokens; want %d, %d, %d, %d", v.run.ID,
+			t.Errorf("%s: %d iterations, %d gate runs, %d verify retries, %d tokens; want %d, %d, %d, %d", v.Run.ID,
 				rc.Iteration, rc.Gates.Runs, rc.Retries.Verify.Used, rc.Tokens.Used, c.iterations, c.gates, c.retries, c.tokens)
 		}
 	}
-	if c := v.st.Changes["greet"]; c.Iteration != 2 || c.Gates.Runs() != 2 {
+	if c := v.State.Changes["greet"]; c.Iteration != 2 || c.Gates.Runs() != 2 {
 		t.Fatalf("greet did not go on from run-1 into run-2: %+v", c)
 	}
 }

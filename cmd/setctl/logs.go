@@ -80,7 +80,7 @@ func runLogs(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	events := ofChange(v.journal, ch.Name)
+	events := ofChange(v.Journal, ch.Name)
 	if *runID != "" {
 		events = v.own(ch.Name)
 	}
@@ -88,13 +88,13 @@ func runLogs(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	ref, err := state.PickLog(ch, v.live.Held, logs, state.LogQuery{Gate: *gate, Agent: *agentLog, N: *iteration})
+	ref, err := state.PickLog(ch, v.Live.Held, logs, state.LogQuery{Gate: *gate, Agent: *agentLog, N: *iteration})
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
 	fmt.Fprintf(e.stderr, "==> %s (%s) <==\n", ref.Path, ref)
 	path := filepath.Join(v.layout.Root(), filepath.FromSlash(ref.Path))
-	if !*follow || ref.Result != "" || !v.live.Held {
+	if !*follow || ref.Result != "" || !v.Live.Held {
 		if err := copyLog(e.stdout, path); err != nil {
 			return e.errorf(c.name, "%v", err)
 		}
@@ -126,7 +126,7 @@ const logPoll = 200 * time.Millisecond
 func followLog(w io.Writer, v *runView, path string, ref state.Log) error {
 	done := make(chan error, 1)
 	go func() {
-		done <- followRun(v, v.st.LastSeq, func(e journal.Event) bool {
+		done <- followRun(v, v.State.LastSeq, func(e journal.Event) bool {
 			logs, _ := state.Logs([]journal.Event{e}) // an event that does not decode ends no log
 			for _, l := range logs {
 				if l.Path == ref.Path && l.Result != "" {

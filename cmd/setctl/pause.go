@@ -96,7 +96,7 @@ func runControl(e *env, c command, action string, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	if !v.live.Held {
+	if !v.Live.Held {
 		return e.errorf(c.name, "no setctl apply is running in this project: %s", notRunningHint(action))
 	}
 	change := ""
@@ -107,7 +107,7 @@ func runControl(e *env, c command, action string, args []string) int {
 		}
 		change = ch.Name
 	}
-	from := v.st.LastSeq
+	from := v.State.LastSeq
 	req, err := control.Append(v.layout.Control(), control.Request{
 		Time: time.Now().UTC(), Action: action, Change: change,
 		By: fmt.Sprintf("setctl %s (user %s)", action, control.User()),

@@ -74,7 +74,7 @@ func runRuns(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	now := time.Now()
-	runs, err := history.Summaries(v.journal, v.live, now)
+	runs, err := history.Summaries(v.Journal, v.Live, now)
 	if err != nil {
 		return e.errorf(c.name, "%s: %v", v.layout.Events(), err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -18,28 +17,13 @@ import (
 )
 
 // runView is what the views of a run (status, events, explain, logs) read:
-// the project's run directory, its journal, the run of it they show (the
-// latest, or the one --run names), the projection of the journal through
-// that run's end, and whether a setctl apply holds the project's lock.
-// They never load set.cue: a run is watched with the configuration it
-// started with, whatever set.cue holds now.
-//
-// Invariant: only the latest run can be running, so live is the lock's
-// word for the latest run and zero for an earlier one, which is seen as
-// it ended (finished, or not running).
+// the project's run directory and the run of its journal they show (the
+// latest, or the one --run names; see history.View). They never load
+// set.cue: a run is watched with the configuration it started with,
+// whatever set.cue holds now.
 type runView struct {
 	layout rundir.Layout
-	st     *state.State
-	live   report.Liveness
-	// journaled: the project has a journal (.set/events.jsonl).
-	journaled bool
-	// journal is the whole journal as read, runs its runs (history.Runs)
-	// and run the one the view shows; zero when the journal has none.
-	journal []journal.Event
-	runs    []history.Run
-	run     history.Run
-	// latest: run is the journal's latest run, or the journal has none.
-	latest bool
+	*history.View
 }
 
 // readRun reads the run id of the project e's directory is in
@@ -51,59 +35,16 @@ func readRun(e *env, id string) (*runView, error) {
 		return nil, err
 	}
 	v := &runView{layout: rundir.New(root)}
-	v.journal, err = journal.ReadFile(v.layout.Events())
-	switch {
-	case err == nil:
-		v.journaled = true
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, err
-	}
-	v.runs = history.Runs(v.journal)
-	r, err := history.Find(v.runs, id)
-	switch {
-	case errors.Is(err, history.ErrNoRun) && id == "":
-		v.latest = true
-		if v.st, err = state.Rebuild(nil); err != nil {
-			return nil, err
-		}
-		return v, v.refreshLiveness()
-	case errors.Is(err, history.ErrNoRun):
+	v.View, err = history.Read(v.layout.Dir(), id)
+	if errors.Is(err, history.ErrNoRun) {
 		return nil, errNoRun
-	case err != nil:
-		return nil, err
 	}
-	return v, v.show(r)
-}
-
-// show makes r, a run of v's journal, the run v shows: its projection
-// through its end, and the lock's word only if it is the latest.
-func (v *runView) show(r history.Run) error {
-	st, err := state.Rebuild(r.Through(v.journal))
-	if err != nil {
-		return fmt.Errorf("%s: %w", v.layout.Events(), err)
-	}
-	v.st, v.run, v.latest = st, r, r.Last == len(v.journal)-1
-	if !v.latest {
-		v.live = report.Liveness{Later: history.Later(v.runs, r)}
-		return nil
-	}
-	return v.refreshLiveness()
-}
-
-// refreshLiveness asks the lock again whether an apply runs; an earlier
-// run than the latest is never running.
-func (v *runView) refreshLiveness() error {
-	if !v.latest {
-		return nil
-	}
-	held, pid, err := state.LockHolder(v.layout.Dir())
-	v.live = report.Liveness{Held: held, PID: pid}
-	return err
+	return v, err
 }
 
 // report is the run's report at now.
 func (v *runView) report(now time.Time) report.Report {
-	return report.Build(v.st, v.live, now)
+	return report.Build(v.State, v.Live, now)
 }
 
 // errNoRun is the error of a view that needs a run in a project that has
@@ -113,13 +54,13 @@ var errNoRun = errors.New("no run in this project yet (no .set/events.jsonl): `s
 // change is the change name of the run, or an error that suggests the
 // nearest name and lists the run's changes.
 func (v *runView) change(name string) (*state.Change, error) {
-	if !v.journaled {
+	if !v.Journaled {
 		return nil, errNoRun
 	}
-	if c := v.st.Changes[name]; c != nil {
+	if c := v.State.Changes[name]; c != nil {
 		return c, nil
 	}
-	names := report.Names(v.st)
+	names := report.Names(v.State)
 	msg := fmt.Sprintf("no change %q in this run", name)
 	if best := english.Closest(name, names); best != "" {
 		msg += fmt.Sprintf("; did you mean %s?", best)
@@ -130,18 +71,18 @@ func (v *runView) change(name string) (*state.Change, error) {
 // mainBranch is the branch the run moves, as its RUN_STARTED says; "main"
 // for a journal that does not say.
 func (v *runView) mainBranch() string {
-	if v.st.MainBranch != "" {
-		return v.st.MainBranch
+	if v.State.MainBranch != "" {
+		return v.State.MainBranch
 	}
 	return "main"
 }
 
 // own are the run's own events of change ("" for all of them).
 func (v *runView) own(change string) []journal.Event {
-	if len(v.runs) == 0 {
+	if len(v.Runs) == 0 {
 		return nil
 	}
-	return ofChange(v.run.Own(v.journal), change)
+	return ofChange(v.Run.Own(v.Journal), change)
 }
 
 // ofChange are the events of change among events ("" keeps them all):

@@ -109,8 +109,8 @@ func runStatus(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	if *watch && !v.latest {
-		return e.errorf(c.name, "run %s is over: --watch watches the latest run, %s", v.run.ID, v.runs[len(v.runs)-1].ID)
+	if *watch && !v.Latest {
+		return e.errorf(c.name, "run %s is over: --watch watches the latest run, %s", v.Run.ID, v.Runs[len(v.Runs)-1].ID)
 	}
 	show := func(r report.Report, now time.Time) error {
 		if *asJSON {
@@ -153,19 +153,19 @@ const (
 func watchStatus(e *env, v *runView, interval time.Duration, layout int, show func(report.Report, time.Time) error) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	proj := newLiveProjection(v.st)
+	proj := newLiveProjection(v.State)
 	followErr := make(chan error, 1)
 	go func() {
-		followErr <- journal.Follow(ctx, v.layout.Events(), v.st.LastSeq, proj.apply)
+		followErr <- journal.Follow(ctx, v.layout.Events(), v.State.LastSeq, proj.apply)
 	}()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for first := true; ; first = false {
-		if err := v.refreshLiveness(); err != nil {
+		if err := v.RefreshLiveness(); err != nil {
 			return err
 		}
 		now := time.Now()
-		r := proj.report(v.live, now)
+		r := proj.report(v.Live, now)
 		over := r.Run.State != report.Running && r.Run.State != report.Starting
 		if over {
 			// No apply holds the lock, so the journal is whole: the last
@@ -175,7 +175,7 @@ func watchStatus(e *env, v *runView, interval time.Duration, layout int, show fu
 			if err != nil {
 				return err
 			}
-			r = report.Build(st, v.live, now)
+			r = report.Build(st, v.Live, now)
 		}
 		switch {
 		case layout == watchRedraw:

@@ -44,26 +44,16 @@ type run struct {
 // has no events and the state before any. An ID the journal has no run
 // of is an errNoSuchRun.
 func (p *served) read(id string) (*run, error) {
-	events, err := journal.ReadFile(p.layout.Events())
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	rn := &run{latest: true}
-	runs := history.Runs(events)
-	if r, err := history.Find(runs, id); err == nil {
-		rn.id, rn.latest = r.ID, r.Last == len(events)-1
-		rn.live.Later = history.Later(runs, r)
-		rn.events, events = r.Own(events), r.Through(events)
-	} else if id != "" {
+	v, err := history.Read(p.layout.Dir(), id)
+	if errors.Is(err, history.ErrNoRun) || errors.As(err, new(*history.UnknownRunError)) {
 		return nil, errNoSuchRun{err}
 	}
-	if rn.st, err = state.Rebuild(events); err != nil {
-		return nil, fmt.Errorf("%s: %w", p.layout.Events(), err)
+	if err != nil {
+		return nil, err
 	}
-	if rn.latest {
-		if rn.live, err = p.liveness(); err != nil {
-			return nil, err
-		}
+	rn := &run{id: v.Run.ID, latest: v.Latest, st: v.State, live: v.Live}
+	if len(v.Runs) > 0 {
+		rn.events = v.Run.Own(v.Journal)
 	}
 	return rn, nil
 }

@@ -18,6 +18,8 @@ package history
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/set-engine/set/engine/english"
@@ -69,7 +71,7 @@ func Later(runs []Run, r Run) string {
 var ErrNoRun = errors.New("no run yet")
 
 // Find is the run of runs with ID id; the latest when id is "". An ID
-// no run has is an error that lists the IDs there are.
+// no run has is an *UnknownRunError, which lists the IDs there are.
 func Find(runs []Run, id string) (Run, error) {
 	if len(runs) == 0 {
 		return Run{}, ErrNoRun
@@ -84,7 +86,17 @@ func Find(runs []Run, id string) (Run, error) {
 		}
 		ids[i] = r.ID
 	}
-	return Run{}, fmt.Errorf("no run %s in the journal (its runs: %s; setctl runs lists them)", id, english.List(ids))
+	return Run{}, &UnknownRunError{ID: id, Runs: ids}
+}
+
+// UnknownRunError is Find's error for an ID the journal has no run of.
+type UnknownRunError struct {
+	ID   string
+	Runs []string // the IDs of the journal's runs, oldest first
+}
+
+func (e *UnknownRunError) Error() string {
+	return fmt.Sprintf("no run %s in the journal (its runs: %s; setctl runs lists them)", e.ID, english.List(e.Runs))
 }
 
 // Summary is one run as setctl runs and the dashboard's Runs page list
@@ -140,4 +152,82 @@ func Summaries(events []journal.Event, live report.Liveness, now time.Time) ([]S
 		})
 	}
 	return out, nil
+}
+
+// View is one run of a project's journal as the views of a run read it
+// (setctl status, events, explain and logs; the dashboard's pages): the
+// whole journal, its runs, the run shown, the projection of the journal
+// through that run's end, and whether an apply runs it.
+//
+// Invariant: only the latest run can be running, so Live is the lock's
+// word for the latest run; an earlier one is seen as it ended, its Live
+// naming the run that came after it (Later).
+type View struct {
+	// Journaled: the project has a journal; Journal is all of it, Runs
+	// its runs.
+	Journaled bool
+	Journal   []journal.Event
+	Runs      []Run
+	// Run is the run shown, zero when the journal has none; Latest: it
+	// is the journal's latest, or the journal has none.
+	Run    Run
+	Latest bool
+	State  *state.State
+	Live   report.Liveness
+
+	setDir string
+}
+
+// Read reads the journal of the run directory setDir (.set), and shows
+// its run id: the latest when id is "". A project that never ran shows
+// the state before any event; an id the journal has no run of is Find's
+// error (ErrNoRun when it has none).
+func Read(setDir, id string) (*View, error) {
+	events, err := journal.ReadFile(filepath.Join(setDir, journal.EventsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	v := ViewOf(setDir, events)
+	v.Journaled = err == nil
+	r, err := Find(v.Runs, id)
+	switch {
+	case errors.Is(err, ErrNoRun) && id == "":
+		v.Latest, v.State = true, state.New()
+		return v, v.RefreshLiveness()
+	case err != nil:
+		return nil, err
+	}
+	return v, v.Show(r)
+}
+
+// ViewOf is a View of the journal events of the run directory setDir,
+// read already, that shows no run yet: Show picks one.
+func ViewOf(setDir string, events []journal.Event) *View {
+	return &View{Journaled: true, Journal: events, Runs: Runs(events), setDir: setDir}
+}
+
+// Show makes r, a run of v's journal, the run v shows: its projection
+// through its end, and the lock's word only if it is the latest.
+func (v *View) Show(r Run) error {
+	st, err := state.Rebuild(r.Through(v.Journal))
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(v.setDir, journal.EventsFile), err)
+	}
+	v.State, v.Run, v.Latest = st, r, r.Last == len(v.Journal)-1
+	if !v.Latest {
+		v.Live = report.Liveness{Later: Later(v.Runs, r)}
+		return nil
+	}
+	return v.RefreshLiveness()
+}
+
+// RefreshLiveness asks the lock again whether an apply runs; an earlier
+// run than the latest is never running.
+func (v *View) RefreshLiveness() error {
+	if !v.Latest {
+		return nil
+	}
+	held, pid, err := state.LockHolder(v.setDir)
+	v.Live = report.Liveness{Held: held, PID: pid}
+	return err
 }

@@ -1,6 +1,10 @@
 package history
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +125,42 @@ func TestLater(t *testing.T) {
 	}
 	if got := Later(runs, runs[1]); got != "" {
 		t.Errorf("Later(the latest) = %q, want none", got)
+	}
+}
+
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Read(dir, "")
+	if err != nil || v.Journaled || !v.Latest || v.State == nil || len(v.Runs) != 0 {
+		t.Fatalf("Read of a project that never ran: %+v, %v", v, err)
+	}
+	if _, err := Read(dir, "run-1"); !errors.Is(err, ErrNoRun) {
+		t.Errorf("Read(run-1) of a project that never ran: %v, want ErrNoRun", err)
+	}
+
+	var lines []byte
+	for _, e := range twoRuns(t) {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(append(lines, b...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, journal.EventsFile), lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err = Read(dir, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Journaled || v.Latest || v.Run.ID != "run-1" || v.State.Run != "run-1" || v.Live.Later != "run-2" || v.Live.Held {
+		t.Errorf("Read(run-1): run %+v, latest %v, state of %s, live %+v", v.Run, v.Latest, v.State.Run, v.Live)
+	}
+	if err := v.Show(v.Runs[1]); err != nil || !v.Latest || v.State.Run != "run-2" || v.Live.Later != "" {
+		t.Errorf("Show(run-2): latest %v, state of %s, live %+v, %v", v.Latest, v.State.Run, v.Live, err)
+	}
+	var unknown *UnknownRunError
+	if _, err := Read(dir, "run-3"); !errors.As(err, &unknown) || unknown.ID != "run-3" {
+		t.Errorf("Read(run-3): %v, want an *UnknownRunError", err)
 	}
 }
