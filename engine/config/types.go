@@ -33,6 +33,7 @@ type Project struct {
 	MergeUnion   map[string]bool      `json:"mergeUnion"`
 	CrossCutting map[string]bool      `json:"crossCutting"`
 	Forbidden    map[string]Forbidden `json:"forbidden"`
+	Learnings    map[string]Learning  `json:"learnings"`
 	Gates        map[string]Gate      `json:"gates"`
 	Stacks       map[string]Stack     `json:"stacks"`
 	Integration  Stack                `json:"integration"`
@@ -45,6 +46,7 @@ type Project struct {
 	Delivery     Delivery             `json:"delivery"`
 	Secrets      map[string]bool      `json:"secrets"`
 	History      History              `json:"history"`
+	Learn        Learn                `json:"learn"`
 	Budgets      Budgets              `json:"budgets"`
 	Sentinel     Sentinel             `json:"sentinel"`
 	Planner      Planner              `json:"planner"`
@@ -62,6 +64,54 @@ type History struct {
 	// Keep is the number of newest runs a new run keeps (the others are
 	// pruned before it starts); 0 keeps every run.
 	Keep int `json:"keep,omitempty"`
+}
+
+// Learning is one thing earlier runs taught, as a person adopted it
+// (schema #Learning). Which fields count depends on Kind.
+type Learning struct {
+	// Kind is LearningConvention, LearningPlanning or LearningRule.
+	Kind string `json:"kind"`
+	// Text is the sentence agents or the planner are given, a rule's
+	// message.
+	Text string `json:"text"`
+	// Enabled false turns off a learning a profile gives.
+	Enabled bool `json:"enabled"`
+	// Signature is the failure the learning answers (learn.Signature's
+	// form); "" when it names none.
+	Signature string `json:"signature,omitempty"`
+	// Types and Paths limit a convention to changes of those types and
+	// whose scope may touch those globs; Paths limits a rule to the
+	// files it matches. Empty: no limit.
+	Types []string `json:"types,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+	// Serialise is a planning learning's globs of files that keep apart
+	// the changes whose scopes may touch them.
+	Serialise []string `json:"serialise,omitempty"`
+	// Pattern is a rule's RE2 expression, matched against added lines.
+	Pattern string `json:"pattern,omitempty"`
+}
+
+// The kinds of learnings.
+const (
+	LearningConvention = "convention"
+	LearningPlanning   = "planning"
+	LearningRule       = "rule"
+)
+
+// NamedLearning is a learning with its key in set.cue.
+type NamedLearning struct {
+	Name string
+	Learning
+}
+
+// Learn is how setctl learn reads the kept runs (schema #Learn).
+type Learn struct {
+	// Threshold is how many changes, or runs, a failure must have been
+	// seen in before it is proposed as a learning.
+	Threshold int `json:"threshold"`
+	// ExpireAfter is how many runs since its adoption a learning's
+	// failure may not recur before its removal is proposed.
+	ExpireAfter int `json:"expireAfter"`
 }
 
 // MergeQueue is how verified changes reach main: its configuration
@@ -140,6 +190,19 @@ func (p *Project) SecretNames() []string {
 		slices.Sort(names)
 	}
 	return names
+}
+
+// Adopted is the enabled learnings of kind (every kind when kind is
+// ""), ordered by name: what this project enforces.
+func (p *Project) Adopted(kind string) []NamedLearning {
+	var out []NamedLearning
+	for _, name := range slices.Sorted(maps.Keys(p.Learnings)) {
+		l := p.Learnings[name]
+		if l.Enabled && (kind == "" || l.Kind == kind) {
+			out = append(out, NamedLearning{Name: name, Learning: l})
+		}
+	}
+	return out
 }
 
 // ConventionList is the conventions handed to agents: the texts that are

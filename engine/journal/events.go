@@ -162,6 +162,10 @@ type RunStartedData struct {
 	// CrossCutting are the crossCutting globs the run dispatches by: two
 	// changes whose scopes may touch one are not at work at once.
 	CrossCutting []string `json:"crossCutting,omitempty"`
+	// Learnings are the names of the learnings the run enforces
+	// (config.Project.Adopted): the first run that names one is where
+	// it was adopted (setctl learn --report measures from there).
+	Learnings []string `json:"learnings,omitempty"`
 }
 
 // The stages of RETRY_SCHEDULED: what sent a change back to its agent,
@@ -227,6 +231,9 @@ type PlanCreatedData struct {
 	Requirements int      `json:"requirements"`
 	// Plan is the plan file's JSON.
 	Plan json.RawMessage `json:"plan"`
+	// Learnings are the names of the learnings the planner was given
+	// (conventions and planning learnings).
+	Learnings []string `json:"learnings,omitempty"`
 }
 
 // ReplannedData is a REPLANNED event.
@@ -279,6 +286,12 @@ type AgentSessionDecisionData struct {
 	// ("acceptEdits (running as root without IS_SANDBOX=1; …)"), on the
 	// first iteration of a run of a claude or codex agent; "" otherwise.
 	Permissions string `json:"permissions,omitempty"`
+	// Learnings are the names of the convention learnings the
+	// iteration's prompt carried; Siblings the signatures
+	// (learn.Episode.Signature) of the episodes of changes at work beside
+	// it in the run that the prompt handed on.
+	Learnings []string `json:"learnings,omitempty"`
+	Siblings  []string `json:"siblings,omitempty"`
 }
 
 type AgentIterationData struct {
@@ -356,6 +369,10 @@ type VerifyGateData struct {
 	Log          string `json:"log,omitempty"`
 	Reason       string `json:"reason,omitempty"`
 	RetryContext string `json:"retryContext,omitempty"`
+	// Failures are the failures the gate's failures pattern named in its
+	// output (the first 20); empty when it has no
+	// pattern or named none.
+	Failures []string `json:"failures,omitempty"`
 	// Attempt numbers the change's runs of the stage, from 1, and names
 	// the gate's log: no two runs share one, in any run of the project. A
 	// verify run's is one more than the highest before it
