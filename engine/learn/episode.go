@@ -178,8 +178,10 @@ func SentinelSignature(rule, action string) string { return "sentinel " + rule +
 //     while it is open, the same gate failing again on the same line is
 //     the same episode;
 //   - a conflict episode (CHANGE_INTEGRATION_FAILED, reason conflict, one
-//     per path) and a sentinel episode (SENTINEL_ACTION) until the
-//     change is MERGED.
+//     per path; Round its integration attempt) and a sentinel episode
+//     (SENTINEL_ACTION) until the change is MERGED: Fixed is then the
+//     merged integration attempt, 0 for a sentinel episode, which has
+//     no round, and FixedSeq the MERGED event.
 //
 // An open episode counts the change's RETRY_SCHEDULED events and its
 // agent iterations' tokens. From is the change's head when it failed
