@@ -16,7 +16,7 @@ import (
 // removes. setctl learn --write proposes learnings.cue this way, as a
 // pull request on main, without changing the user's working tree.
 func CommitFile(ctx context.Context, dir, parent, name string, data []byte, msg string) (string, error) {
-	prefix, err := Run(ctx, dir, "rev-parse", "--show-prefix")
+	prefix, err := Prefix(ctx, dir)
 	if err != nil {
 		return "", err
 	}
@@ -45,4 +45,11 @@ func CommitFile(ctx context.Context, dir, parent, name string, data []byte, msg 
 		return "", err
 	}
 	return CommitTree(ctx, dir, strings.TrimSpace(tree), parent, msg)
+}
+
+// Prefix is dir's place in its repository: its slash path from the
+// repository's top, ending in "/", or "" at the top (git rev-parse
+// --show-prefix). A path of dir's joined to it is what FileAt takes.
+func Prefix(ctx context.Context, dir string) (string, error) {
+	return Run(ctx, dir, "rev-parse", "--show-prefix")
 }

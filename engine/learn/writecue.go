@@ -65,7 +65,7 @@ func WriteCUE(dir string, proposals []Proposal) (Written, error) {
 func AppendCUE(src []byte, pkg string, proposals []Proposal) ([]byte, Written, error) {
 	var w Written
 	if src == nil {
-		src = []byte("// Learnings set proposed from the journal (setctl learn --write).\n// Read them, edit or delete them, and commit this file to adopt them.\n\npackage " + pkg + "\n")
+		src = []byte("// Learnings set proposed from the journal (setctl learn --write).\n// Read them and edit or delete any: they are adopted once this file is committed on main.\n\npackage " + pkg + "\n")
 	}
 	f, err := parser.ParseFile(LearningsFile, src, parser.ParseComments)
 	if err != nil {
