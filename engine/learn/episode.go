@@ -102,13 +102,15 @@ func meaningful(norm string) bool {
 // maxLinesPerFailure.
 func failureLines(d journal.VerifyGateData) []string {
 	var lines []string
-	switch all := strings.Split(d.RetryContext, "\n"); {
+	all := strings.Split(d.RetryContext, "\n")
+	verdict, builtin := strings.CutPrefix(all[0], "Gate "+d.Gate+" failed: ")
+	switch {
 	case len(d.Failures) > 0:
 		lines = d.Failures
 	case strings.HasPrefix(all[0], "Gate "+d.Gate+" ("):
 		lines = all[1:] // "Gate X (`cmd`) failed with exit code N. …"
-	case strings.HasPrefix(all[0], "Gate "+d.Gate+" failed: "):
-		lines = builtinLines(strings.TrimPrefix(all[0], "Gate "+d.Gate+" failed: "), all[1:])
+	case builtin:
+		lines = builtinLines(verdict, all[1:])
 	default:
 		lines = all
 	}
