@@ -113,7 +113,7 @@ func runLearn(e *env, args []string) int {
 	fs := c.flagSet(e)
 	only := fs.StringArray("run", nil, "read only the episodes of the run with this ID (repeatable)")
 	asJSON := fs.Bool("json", false, "write the proposals as one JSON document (format above)")
-	write := fs.Bool("write", false, "add the proposals to learnings.cue for you to review and commit")
+	write := fs.Bool("write", false, "add the proposals to learnings.cue for you to review and commit (a pull request in pull-request delivery)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
 	}
@@ -142,11 +142,13 @@ func runLearn(e *env, args []string) int {
 		res.Proposals = []learn.Proposal{}
 	}
 	switch {
-	case *write && ws.cfg.Delivery.ProposesPullRequests():
+	case !*write || len(proposals) == 0:
+		// Nothing to write: the file is left as it is, the forge not asked.
+	case ws.cfg.Delivery.ProposesPullRequests():
 		if res.Written, err = proposeLearnings(context.Background(), e, ws, proposals); err != nil {
 			return ws.report(e, c.name, err)
 		}
-	case *write:
+	default:
 		w, err := learn.WriteCUE(root, proposals)
 		if err != nil {
 			return e.errorf(c.name, "%v", err)
