@@ -58,7 +58,8 @@ const testFilesShown = 8
 
 // Prompt renders the prompt of one iteration: the change's scope, its
 // requirements with their scenarios, the profile's conventions and the
-// learnings that match the change, and the last failure's retry context. The same input gives the same text.
+// learnings that match the change, and the last failure's retry context.
+// The same input gives the same text.
 func Prompt(in PromptInput) string {
 	var b strings.Builder
 	c := in.Change

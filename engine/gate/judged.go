@@ -107,13 +107,13 @@ func repairNote(answer string, problems []string) string {
 
 // promptData is what the gate's prompt template is executed with.
 func promptData(in Input, g config.Gate, diff shownDiff) judge.PromptData {
+	// The conventions the change's agent was given, its learnings among
+	// them.
+	conventions := append(in.Project.ConventionList(), config.Texts(in.Project.ConventionsFor(in.Change.Type, in.Change.Scope))...)
 	data := judge.PromptData{
 		Project: in.Project.Name, Gate: in.Step.Gate, Stage: in.Stage, Change: in.Change,
-		Requirements: in.Reqs,
-		// The conventions the change's agent was given, its learnings
-		// among them.
-		Conventions: append(in.Project.ConventionList(), config.Texts(in.Project.ConventionsFor(in.Change.Type, in.Change.Scope))...),
-		Diff:        diff.Text, Omitted: diff.Omitted, BlockOn: g.BlockOn,
+		Requirements: in.Reqs, Conventions: conventions,
+		Diff: diff.Text, Omitted: diff.Omitted, BlockOn: g.BlockOn,
 	}
 	for _, r := range in.Project.Rules() {
 		data.Rules = append(data.Rules, judge.Rule{Name: r.Name, Pattern: r.Pattern, Message: r.Message, Paths: r.Paths})
