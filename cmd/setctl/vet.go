@@ -94,8 +94,13 @@ func runVet(e *env, args []string) int {
 			return code
 		}
 	}
+	checked := english.Plural(len(ws.cfg.Gates), "gate")
+	if n := len(ws.cfg.Adopted("")); n > 0 {
+		// The learnings set enforces: those turned off are not counted.
+		checked += ", " + english.Plural(n, "learning")
+	}
 	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
-		ws.cfg.Profile, english.Plural(len(ws.cfg.Gates), "gate"), english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
+		ws.cfg.Profile, checked, english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
 	if pr.NeedsModel != nil {
 		route := llm.ForProject(ws.cfg, ws.root).Routes[llm.Plan]
 		fmt.Fprintf(e.stdout, "%s; plan: made by %s (%s strategy) at setctl plan, not by vet\n", summary, route[0], pr.NeedsModel.Strategy)

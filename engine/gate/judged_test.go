@@ -338,3 +338,27 @@ func TestRunStackJournalsModelCalls(t *testing.T) {
 		t.Error(diff)
 	}
 }
+
+// A model-graded gate is given the conventions the change's agent was
+// given, the adopted ones that match the change among them, and the rule
+// learnings among the forbidden patterns.
+func TestPromptDataCarriesLearnings(t *testing.T) {
+	project := testProject()
+	project.Conventions = map[string]string{"gofmt": "Format Go code with gofmt."}
+	project.Learnings = map[string]config.Learning{
+		"doc-comment": {Kind: config.LearningConvention, Text: "Every Go file starts with a package comment.", Enabled: true, Paths: []string{"internal/**"}},
+		"ui-only":     {Kind: config.LearningConvention, Text: "Components are tested in the browser.", Enabled: true, Paths: []string{"web/**"}},
+		"no-printf":   {Kind: config.LearningRule, Text: "log through slog", Pattern: `log\.Printf`, Enabled: true},
+	}
+	data := promptData(Input{Project: project, Change: featureChange, Step: graph.GateStep{Gate: "review"}}, config.Gate{BlockOn: "high"}, shownDiff{})
+	if want := []string{"Format Go code with gofmt.", "Every Go file starts with a package comment."}; !cmp.Equal(data.Conventions, want) {
+		t.Errorf("conventions = %q, want %q", data.Conventions, want)
+	}
+	var rules []string
+	for _, r := range data.Rules {
+		rules = append(rules, r.Name+": "+r.Message)
+	}
+	if want := []string{"debug-print: debug printing left in the code", "skipped-test: a test must not be skipped to make a gate pass", "learning no-printf: log through slog"}; !cmp.Equal(rules, want) {
+		t.Errorf("rules = %q, want %q", rules, want)
+	}
+}

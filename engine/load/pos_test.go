@@ -90,3 +90,18 @@ func TestPositionRoundTrip(t *testing.T) {
 		t.Error("the zero Pos and token.NoPos do not map to each other")
 	}
 }
+
+// declPos finds a field whose label is not an identifier both by its
+// name and as CUE's errors name it, quoted.
+func TestDeclPosOfQuotedLabel(t *testing.T) {
+	f, err := parser.ParseFile("learnings.cue", "package demo\n\nproject: learnings: \"doc-comment\": {\n\tkind: \"habit\"\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, label := range []string{"doc-comment", `"doc-comment"`} {
+		pos := declPos([]*ast.File{f}, []string{ProjectField, "learnings", label, "kind"})
+		if pos.Line() != 4 || pos.Column() != 8 {
+			t.Errorf("declPos of %s.kind = %v, want learnings.cue:4:8", label, pos)
+		}
+	}
+}

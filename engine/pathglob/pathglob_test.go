@@ -1,6 +1,9 @@
 package pathglob
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestMatchGlob(t *testing.T) {
 	t.Parallel()
@@ -125,6 +128,25 @@ func TestOverlap(t *testing.T) {
 	for _, tt := range tests {
 		if got := Overlap(tt.scope, tt.pattern); got != tt.want {
 			t.Errorf("Overlap(%q, %q) = %v, want %v", tt.scope, tt.pattern, got, tt.want)
+		}
+	}
+}
+
+// Touching is the patterns a scope may touch a file of, in their order;
+// every one for a change without a scope.
+func TestTouching(t *testing.T) {
+	patterns := []string{"internal/routes.go", "docs/**", "README.md"}
+	for _, tt := range []struct {
+		scope []string
+		want  []string
+	}{
+		{nil, patterns},
+		{[]string{"internal/**"}, []string{"internal/routes.go"}},
+		{[]string{"docs/usage.md", "README.md"}, []string{"docs/**", "README.md"}},
+		{[]string{"cmd/app/main.go"}, nil},
+	} {
+		if got := Touching(tt.scope, patterns); !slices.Equal(got, tt.want) {
+			t.Errorf("Touching(%v) = %v, want %v", tt.scope, got, tt.want)
 		}
 	}
 }
