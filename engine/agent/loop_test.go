@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -144,7 +145,7 @@ func TestLoopBudgetEnds(t *testing.T) {
 	// what, and where its output goes.
 	want := journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration",
 		Iteration: 1, Adapter: "exec", Model: "m1", Log: ".set/logs/x/agent-1.log"}
-	if started != want {
+	if !reflect.DeepEqual(started, want) {
 		t.Errorf("session decision = %+v\nwant %+v", started, want)
 	}
 	if _, err := os.Stat(ran); err == nil {
