@@ -12,8 +12,14 @@ import (
 // Siblings are the gate episodes of run so far that changes other than
 // change fixed (a later round of theirs passed the gate), of the gates
 // in gates (the change's verify stack): what the changes beside it
-// learned that it may meet too. One episode per signature, the most
-// recently fixed; newest fixed first; at most max (max < 1: all).
+// learned that it may meet too. One episode per signature, newest
+// first, at most max (max < 1: all).
+//
+// A signature's episode is the first one fixed: a closed episode never
+// changes and no later event fixes one earlier, so once Siblings gives
+// an episode for a signature, it gives the same one for every longer
+// journal of the run. A prompt that handed it on can be made again,
+// the same, after the run resumes.
 //
 // Siblings reads events the way Episodes does, so a journal holding the
 // events of the types SiblingEvent names alone gives the same episodes as
@@ -26,7 +32,7 @@ func Siblings(events []journal.Event, run, change string, gates []string, max in
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Episode) int {
-		return cmp.Or(cmp.Compare(b.FixedSeq, a.FixedSeq), cmp.Compare(b.Seq, a.Seq))
+		return cmp.Or(cmp.Compare(a.FixedSeq, b.FixedSeq), cmp.Compare(a.Seq, b.Seq))
 	})
 	seen := map[string]bool{}
 	out = slices.DeleteFunc(out, func(ep Episode) bool {
@@ -34,6 +40,7 @@ func Siblings(events []journal.Event, run, change string, gates []string, max in
 		seen[ep.Signature] = true
 		return dup
 	})
+	slices.Reverse(out)
 	if max > 0 && len(out) > max {
 		out = out[:max]
 	}

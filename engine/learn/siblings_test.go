@@ -66,16 +66,16 @@ func TestSiblings(t *testing.T) {
 		max    int
 		want   []string
 	}{
-		// part fixed the doc failure after greet (MERGE_QUEUED): its
-		// episode stands for both; open's lint failure is not fixed;
-		// me's own is not a sibling's; run-0's is another run's.
-		{"all", "me", []string{"doc", "lint"}, 0, []string{"part " + doc, "shout " + lint}},
-		{"max", "me", []string{"doc", "lint"}, 1, []string{"part " + doc}},
-		{"stack", "me", []string{"lint"}, 5, []string{"shout " + lint}},
+		// greet fixed the doc failure before part (MERGE_QUEUED): its
+		// episode stands for both, and shout's fix came later; open's
+		// lint failure is not fixed; me's own is not a sibling's;
+		// run-0's is another run's.
+		{"all", "me", []string{"doc", "lint"}, 0, []string{"shout " + lint, "greet " + doc}},
+		{"max", "me", []string{"doc", "lint"}, 1, []string{"shout " + lint}},
+		{"stack", "me", []string{"doc"}, 5, []string{"greet " + doc}},
 		{"no gate of the stack", "me", []string{"test"}, 5, nil},
-		// For part, greet's fix of the same failure is a sibling's.
-		{"own failure", "part", []string{"doc"}, 5, []string{"me " + doc}},
-		{"unknown change", "other", []string{"doc", "lint"}, 5, []string{"me " + doc, "shout " + lint}},
+		{"own failure", "greet", []string{"doc"}, 5, []string{"part " + doc}},
+		{"unknown change", "other", []string{"doc", "lint"}, 5, []string{"shout " + lint, "greet " + doc}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Siblings(events, "run-1", tc.change, tc.gates, tc.max)
@@ -86,6 +86,24 @@ func TestSiblings(t *testing.T) {
 	}
 	if got := Siblings(events, "run-0", "me", []string{"lint"}, 5); len(got) != 1 || got[0].Change != "old" {
 		t.Errorf("Siblings of run-0 = %+v, want old's", got)
+	}
+}
+
+// Once Siblings gives an episode for a signature, it gives the same one
+// for every longer journal of the run: the journal up to each event
+// agrees with the whole one on every signature both hold.
+func TestSiblingsStable(t *testing.T) {
+	events := siblingsJournal(t)
+	final := map[string]Episode{}
+	for _, ep := range Siblings(events, "run-1", "other", []string{"doc", "lint"}, 0) {
+		final[ep.Signature] = ep
+	}
+	for i := range events {
+		for _, ep := range Siblings(events[:i], "run-1", "other", []string{"doc", "lint"}, 0) {
+			if diff := cmp.Diff(final[ep.Signature], ep); diff != "" {
+				t.Errorf("after %d events, the episode of %q (-whole journal +prefix):\n%s", i, ep.Signature, diff)
+			}
+		}
 	}
 }
 
