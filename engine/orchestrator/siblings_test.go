@@ -255,3 +255,44 @@ func TestHandOn(t *testing.T) {
 		t.Errorf("%d notes of %d bytes, want fewer than 5 within %d", len(notes), size, maxSiblingBytes)
 	}
 }
+
+// BenchmarkHandOn measures what one prompt's siblings cost in a large
+// run: 30 changes of 10 verify rounds each, 3 gates failing and passing
+// in each round, with their iterations and session decisions (1,500
+// events kept).
+func BenchmarkHandOn(b *testing.B) {
+	w, err := journal.Open(b.TempDir(), "run-1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var events []journal.Event
+	add := func(change string, p journal.Payload) {
+		e, err := w.Append(change, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = append(events, e)
+	}
+	gates := []string{"build", "lint", "test"}
+	for round := 1; round <= 10; round++ {
+		for c := range 30 {
+			change := fmt.Sprintf("change-%02d", c)
+			add(change, journal.AgentSessionDecisionData{Iteration: round})
+			add(change, journal.AgentIterationData{Iteration: round, Result: "done"})
+			for _, g := range gates {
+				result := "fail"
+				if round%2 == 0 {
+					result = "pass"
+				}
+				add(change, journal.VerifyGateData{Stage: "verify", Gate: g, Result: result, Attempt: round,
+					Failures: []string{fmt.Sprintf("%s: failure %d of change %d", g, round, c)}})
+			}
+		}
+	}
+	w.Close()
+	b.ResetTimer()
+	for range b.N {
+		handOn(events, "run-1", "change-00", 11, gates)
+	}
+	b.ReportMetric(float64(len(events)), "events")
+}
