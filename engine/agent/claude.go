@@ -50,6 +50,10 @@ import (
 // of the session's tokens (modelUsage). Should the last result's
 // modelUsage cover fewer tokens than the summed usage (figures per result
 // rather than per session), the results' costs are added up instead.
+//
+// Claude Code's auto-memory is off in every iteration (ClaudeNoMemory):
+// what an agent learns reaches the next one only through set's prompts,
+// from the journal, never through notes kept on one machine unseen.
 type Claude struct {
 	// Prefix is the command the flags follow, e.g. ["claude"].
 	Prefix []string
@@ -183,12 +187,19 @@ func (c *Claude) argv(req Request, perm Permissions) ([]string, error) {
 	return a, nil
 }
 
+// ClaudeNoMemory turns Claude Code's auto-memory off in the agent's
+// environment, after agent.env, so that a project's env cannot turn it
+// on: what carries between iterations and runs is the journal, which set
+// reads (engine/learn), and the repository's own CLAUDE.md, which set
+// never edits.
+const ClaudeNoMemory = "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1"
+
 // Run runs one iteration. See Claude for the stream it expects and
 // Result for what Done means. Permission denials in the last result are a
 // *llm.ConfigError naming the fix: every iteration would meet them.
 func (c *Claude) Run(ctx context.Context, req Request) (Result, error) {
 	start := time.Now()
-	envList := env(req.Env, llm.ClaudeQuietEnv()...)
+	envList := env(req.Env, append(llm.ClaudeQuietEnv(), ClaudeNoMemory)...)
 	perm, err := c.PermissionMode(envList)
 	if err != nil {
 		return Result{}, err

@@ -82,7 +82,7 @@ func TestClaudeSuccess(t *testing.T) {
 		t.Errorf("stdin = %q, want /dev/null", got)
 	}
 	env := f.file(t, "env")
-	for _, kv := range []string{"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "FAKE_DIR="} {
+	for _, kv := range []string{"DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1", "FAKE_DIR="} {
 		if !strings.Contains(env, kv) {
 			t.Errorf("env lacks %s", kv)
 		}
@@ -390,5 +390,20 @@ func TestClaudeModelNotFound(t *testing.T) {
 	}
 	if res.Done || res.ExitCode != 1 || res.SessionID != claudeSession {
 		t.Errorf("result = %+v", res)
+	}
+}
+
+// Claude Code's auto-memory is off in every iteration, also when the
+// agent's environment (agent.env) turns it on: nothing machine-local
+// carries between iterations or runs unseen.
+func TestClaudeAutoMemoryOff(t *testing.T) {
+	asUser(t, 1000)
+	f := newFake(t, "claude-success.jsonl", "CLAUDE_CODE_DISABLE_AUTO_MEMORY=0")
+	if _, err := newClaude(t).Run(context.Background(), f.request("go")); err != nil {
+		t.Fatal(err)
+	}
+	env := "\n" + f.file(t, "env") + "\n"
+	if !strings.Contains(env, "\nCLAUDE_CODE_DISABLE_AUTO_MEMORY=1\n") || strings.Contains(env, "\nCLAUDE_CODE_DISABLE_AUTO_MEMORY=0\n") {
+		t.Errorf("env does not turn auto-memory off:%s", env)
 	}
 }

@@ -67,6 +67,11 @@ type LoopInput struct {
 	// Redact masks secrets in the prompts and the agent's logs (nil: none
 	// are masked).
 	Redact *redact.Redactor
+	// Siblings gives what iteration n's prompt hands on of the changes at
+	// work beside this one (nil: nothing); the iteration's
+	// AGENT_SESSION_DECISION records their signatures. It is asked once
+	// per iteration, before the prompt is written.
+	Siblings func(n int) []SiblingNote
 	// Emit records an event of the change.
 	Emit func(journal.Payload) error
 	// Budget, derived from Loop's context, ends the agent's work (the
@@ -76,6 +81,11 @@ type LoopInput struct {
 	// Loop's context.
 	Budget context.Context
 }
+
+// SiblingNote is an episode of another change of the run that a prompt
+// hands on (learn.Siblings): its signature and the line the prompt shows
+// (learn.SiblingNote).
+type SiblingNote struct{ Signature, Note string }
 
 // FolderTrailer ("Set-Folder: <change>") ends the commit in which set puts
 // the change's OpenSpec change folder on its branch at dispatch: the loop
@@ -311,6 +321,9 @@ type iteration struct {
 // not recorded: a resumed run does it again.
 func iterate(ctx, budget context.Context, in LoopInput, n int, fresh bool, res *LoopResult, streak streaks, retryContext string) (iteration, string, bool, error) {
 	change := in.Prompt.Change.Name
+	if in.Siblings != nil {
+		in.Prompt.Siblings = in.Siblings(n) // in is this iteration's copy
+	}
 	text, files, err := writePrompt(in, n, retryContext)
 	if err != nil {
 		return iteration{}, "", false, err
@@ -414,6 +427,9 @@ func openSession(in LoopInput, n int, res *LoopResult, streak streaks, logRel st
 		Decision: decision, SessionID: session, Reason: why,
 		Iteration: n, Adapter: in.Adapter.Name(), Model: in.Model, Log: logRel,
 		Learnings: config.Names(in.Prompt.Learnings()),
+	}
+	for _, s := range in.Prompt.Siblings {
+		opened.Siblings = append(opened.Siblings, s.Signature)
 	}
 	if p, ok := in.Adapter.(PermissionReporter); ok && n == in.Done+1 {
 		// The first iteration of the run says what the agent may do.

@@ -44,6 +44,9 @@ type PromptInput struct {
 	// names the first testFilesShown of them; nil: not known, and the
 	// prompt does not say.
 	TestFiles []string
+	// Siblings are what changes at work beside this one in the run
+	// learned, handed on (learn.Siblings; the orchestrator bounds them).
+	Siblings []SiblingNote
 }
 
 // Learnings is the adopted convention learnings the prompt carries: those
@@ -149,6 +152,13 @@ func Prompt(in PromptInput) string {
 	b.WriteString("- Your work is committed on the branch (set commits what you leave uncommitted).\n")
 	if len(in.Gates) > 0 {
 		fmt.Fprintf(&b, "- These checks pass, in this order: %s.\n", strings.Join(in.Gates, ", "))
+	}
+	if len(in.Siblings) > 0 {
+		b.WriteString("\n## Learned in this run\n")
+		b.WriteString("Changes at work beside this one failed a check that this change runs too, and then passed it. Do not repeat their failure:\n")
+		for _, s := range in.Siblings {
+			fmt.Fprintf(&b, "- %s\n", s.Note)
+		}
 	}
 	switch {
 	case in.RetryContext == "":

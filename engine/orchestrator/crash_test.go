@@ -40,12 +40,16 @@ const (
 // killingAgents are the agent scripts of the tests whose agent itself
 // SIGKILLs the run at the moment the test is about, by the name
 // envCrashScript gives them.
-var killingAgents = map[string]string{"retry": retryAgent, "plant": plantAgent}
+var killingAgents = map[string]string{"retry": retryAgent, "plant": plantAgent, "siblings": siblingsAgent}
+
+// killingScenarios set up the fixture of the killingAgents scripts that
+// need more than change alpha, by the script's name.
+var killingScenarios = map[string]func(*fixture){"siblings": siblingsScenario}
 
 func TestMain(m *testing.M) {
 	if root := os.Getenv(envCrashRoot); root != "" {
 		if script := os.Getenv(envCrashScript); script != "" {
-			os.Exit(scriptCrashChild(root, killingAgents[script]))
+			os.Exit(scriptCrashChild(root, script))
 		}
 		os.Exit(crashChild(root, os.Getenv(envCrashPoint), os.Getenv(envCrashAgent)))
 	}
@@ -264,10 +268,14 @@ echo good > alpha.txt
 
 // scriptCrashChild is the child process of a test whose agent script
 // kills the run: it applies change alpha with that agent.
-func scriptCrashChild(root, script string) int {
+func scriptCrashChild(root, name string) int {
 	f := fixtureAt(childT{}, root)
-	f.change("alpha")
-	if _, err := f.apply(context.Background(), f.agentScript(script)); err != nil {
+	if scenario, ok := killingScenarios[name]; ok {
+		scenario(f)
+	} else {
+		f.change("alpha")
+	}
+	if _, err := f.apply(context.Background(), f.agentScript(killingAgents[name])); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}

@@ -33,6 +33,7 @@ package orchestrator
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -281,6 +282,17 @@ func newRunID(now time.Time, last string) string {
 	return t.Format(runIDLayout)
 }
 
+// readJournal reads the project's journal in setDir, as state.Read
+// does (openRun keeps a resumed run's events of it for what prompts hand
+// on); a project that never ran has none.
+func readJournal(setDir string) ([]journal.Event, error) {
+	events, err := journal.ReadFile(filepath.Join(setDir, journal.EventsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return events, err
+}
+
 // notRepositoryError is the error for a project root outside any git
 // repository.
 func notRepositoryError(root, mainBranch string) error {
@@ -292,9 +304,13 @@ func notRepositoryError(root, mainBranch string) error {
 // journal for it, with opts.OnEvent subscribed. closeJournal ends the
 // subscription, once OnEvent has seen every event, and closes the journal.
 func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sentinel.Rules) (r *run, resumed bool, closeJournal func(), err error) {
-	st, err := state.Read(layout.Dir())
+	events, err := readJournal(layout.Dir())
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("rebuilding the state of the last run: %w", err)
+	}
+	st, err := state.Rebuild(events)
+	if err != nil {
+		return nil, false, nil, fmt.Errorf("rebuilding the state of the last run: %s: %w", filepath.Join(layout.Dir(), journal.EventsFile), err)
 	}
 	if resumed, err = continues(ctx, opts, st); err != nil {
 		return nil, false, nil, err
@@ -327,6 +343,9 @@ func openRun(ctx context.Context, opts Options, layout rundir.Layout, rules *sen
 	})
 	if err != nil {
 		return nil, false, nil, err
+	}
+	if resumed {
+		rec.seed(events, runID)
 	}
 	w := rec.w
 	closeJournal = func() { w.Close() }

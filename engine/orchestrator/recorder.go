@@ -51,6 +51,13 @@ type recorder struct {
 	stop    chan struct{}
 	saved   chan struct{}
 
+	// learned are the run's events that what a prompt hands on of the
+	// changes beside it is derived from (see handOn): the ones
+	// learn.SiblingEvent names and AGENT_SESSION_DECISION, in Seq order,
+	// from the run's first event (a resumed run's are seeded from the
+	// journal). Guarded by mu; appended to, never changed.
+	learned []journal.Event
+
 	// observe, if set, sees every event of a change once it is recorded,
 	// in the goroutine that recorded it, with no lock held (the sentinel
 	// evaluates its rules there).
@@ -89,6 +96,9 @@ func (r *recorder) apply(e journal.Event) error {
 	}
 	if err := state.Apply(r.st, e); err != nil {
 		return fmt.Errorf("state: %w", err)
+	}
+	if handOnReads(e) {
+		r.learned = append(r.learned, e)
 	}
 	if e.Change == "" {
 		// A run's event (PLAN_CREATED) may add changes: they are

@@ -278,8 +278,9 @@ func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (ag
 		Model: w.model(), ModelField: w.modelField(), SessionID: st.SessionID,
 		TokensUsed: st.Tokens.Total(), TokenBudget: tokenBudget(w.project, c), TokenField: tokenField(c),
 		Steer: w.watch, Env: w.agentEnv(), Redact: w.redact,
-		Emit:   func(p journal.Payload) error { return w.rec.emit(name, p) },
-		Budget: w.budget,
+		Siblings: func(n int) []agent.SiblingNote { return w.rec.siblings(name, n, gates) },
+		Emit:     func(p journal.Payload) error { return w.rec.emit(name, p) },
+		Budget:   w.budget,
 	})
 }
 
