@@ -1,0 +1,130 @@
+package learn
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/journal"
+)
+
+// journalOf writes one run per element of learnings, each a RUN_STARTED
+// naming those learnings and a RUN_FINISHED, and reads the journal back.
+func journalOf(t *testing.T, learnings ...[]string) []journal.Event {
+	t.Helper()
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	clock := func() time.Time { at = at.Add(time.Second); return at }
+	for i, names := range learnings {
+		w, err := journal.Open(dir, "run-"+string(rune('1'+i)), journal.WithClock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []journal.Payload{
+			journal.RunStartedData{Changes: []string{"a"}, Learnings: names},
+			journal.RunFinishedData{Result: "success"},
+		} {
+			if _, err := w.Append("", p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, err := journal.ReadFile(dir + "/" + journal.EventsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+const docSig = "verify gate doc: missing package comment in <file>"
+
+func TestReport(t *testing.T) {
+	// Four runs: doc adopted in run-2, where its failure recurred once,
+	// then none in run-3 and run-4.
+	events := journalOf(t, nil, []string{"doc", "plain"}, []string{"doc", "plain"}, []string{"doc", "plain"})
+	ep := func(run, change string, retries int, tokens int64) Episode {
+		return Episode{Kind: EpisodeGate, Signature: docSig, Run: run, Change: change, Gate: "doc", Stage: "verify", Round: 1, Retries: retries, Tokens: tokens}
+	}
+	eps := []Episode{
+		ep("run-1", "a", 1, 100), ep("run-1", "a", 1, 50), ep("run-1", "b", 2, 300),
+		ep("run-2", "c", 1, 40),
+		ep("run-9", "z", 5, 999), // a run the journal no longer holds
+		{Kind: EpisodeConflict, Signature: "conflict: go.mod", Run: "run-3", Change: "d"},
+	}
+	adopted := []config.NamedLearning{
+		{Name: "doc", Learning: config.Learning{Kind: config.LearningConvention, Text: "t", Enabled: true, Signature: docSig}},
+		{Name: "gomod", Learning: config.Learning{Kind: config.LearningPlanning, Text: "t", Enabled: true, Signature: "conflict: go.mod"}},
+		{Name: "never", Learning: config.Learning{Kind: config.LearningRule, Text: "t", Enabled: true, Signature: "verify gate lint: nope"}},
+		{Name: "plain", Learning: config.Learning{Kind: config.LearningConvention, Text: "t", Enabled: true}},
+	}
+	got, err := Report(events, eps, adopted, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Standing{
+		{
+			Name: "doc", Kind: "convention", Signature: docSig, Measured: true, Adopted: "run-2",
+			Before:    Recurrence{Episodes: 3, Runs: 1, Changes: 2, Retries: 4, Tokens: 450},
+			After:     Recurrence{Episodes: 1, Runs: 1, Changes: 1, Retries: 1, Tokens: 40},
+			RunsSince: 3, Quiet: 2, LastSeen: "run-2",
+			Remove: "its failure has not recurred in the 2 runs since it last did, in run-2",
+		},
+		{
+			// Committed, but no run has enforced it yet: every episode
+			// came before it, and it is not proposed for removal.
+			Name: "gomod", Kind: "planning", Signature: "conflict: go.mod", Measured: true,
+			Before:   Recurrence{Episodes: 1, Runs: 1, Changes: 1},
+			LastSeen: "run-3",
+		},
+		{
+			Name: "never", Kind: "rule", Signature: "verify gate lint: nope", Measured: true,
+			Remove: "its signature matched no failure of the kept runs",
+		},
+		{Name: "plain", Kind: "convention"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Report =\n%+v\nwant\n%+v", got, want)
+	}
+
+	// With a longer expiry doc is kept: two quiet runs are not enough.
+	got, err = Report(events, eps, adopted[:1], 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Remove != "" {
+		t.Errorf("expireAfter 3: Remove = %q, want none", got[0].Remove)
+	}
+}
+
+// A learning whose failure never recurred after its adoption is
+// proposed for removal once expireAfter runs enforced it, counting the
+// adopting run.
+func TestReportQuietSinceAdoption(t *testing.T) {
+	events := journalOf(t, nil, []string{"doc"}, []string{"doc"})
+	eps := []Episode{
+		{Kind: EpisodeGate, Signature: docSig, Run: "run-1", Change: "a", Retries: 1, Tokens: 10},
+		{Kind: EpisodeGate, Signature: docSig, Run: "run-1", Change: "b", Retries: 1, Tokens: 20},
+	}
+	adopted := []config.NamedLearning{{Name: "doc", Learning: config.Learning{Kind: "convention", Text: "t", Enabled: true, Signature: docSig}}}
+	for _, c := range []struct {
+		expireAfter int
+		remove      string
+	}{
+		{2, "its failure has not recurred in the 2 runs since its adoption in run-2"},
+		{3, ""},
+	} {
+		got, err := Report(events, eps, adopted, c.expireAfter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := got[0]
+		if s.Adopted != "run-2" || s.RunsSince != 2 || s.Quiet != 2 || s.After != (Recurrence{}) ||
+			s.Before != (Recurrence{Episodes: 2, Runs: 1, Changes: 2, Retries: 2, Tokens: 30}) || s.Remove != c.remove {
+			t.Errorf("expireAfter %d: %+v", c.expireAfter, s)
+		}
+	}
+}
