@@ -1,0 +1,296 @@
+package learn
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/set-engine/set/engine/journal"
+)
+
+// maxLinesPerFailure bounds the episodes one failing gate gives from its
+// output: a failure that printed a hundred lines is not a hundred
+// lessons.
+const maxLinesPerFailure = 10
+
+var (
+	ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)`)
+	// slashPath is a token with a slash (a path, a URL, a package),
+	// dottedPath one with a file extension (a lower-case one of at most
+	// five characters, so that fmt.Println and 1.2.3 are not files);
+	// each with an optional :line or :line:column.
+	slashPath  = regexp.MustCompile(`[\w.\-@~+]*(?:/[\w.\-@~+]*)+(?::\d+){0,2}`)
+	dottedPath = regexp.MustCompile(`[\w\-@~+]+(?:\.[\w\-]+)*\.[a-z][a-z0-9]{0,4}\b(?::\d+){0,2}`)
+	hexRun     = regexp.MustCompile(`\b[0-9a-fA-F]{7,}\b`)
+	number     = regexp.MustCompile(`(^|[^\w.<])(\d+(?:[.,]\d+)*)`)
+	space      = regexp.MustCompile(`\s+`)
+	// word is what makes a line meaningful: a word of four letters or
+	// more, once the placeholders are gone.
+	word        = regexp.MustCompile(`[A-Za-z]{4,}`)
+	placeholder = regexp.MustCompile(`<(?:file|sha|n)>`)
+	// boilerplate are normalised lines test runners and build tools
+	// print around every failure, whatever it is.
+	boilerplate = []*regexp.Regexp{
+		regexp.MustCompile(`^exit status <n>$`),
+		regexp.MustCompile(`^make(?:\[<n>\])?: \*\*\*`),
+		regexp.MustCompile(`^npm ERR!`),
+		regexp.MustCompile(`^FAIL(?: <file>(?: <n>s| \[[^\]]*\])?)?$`),
+		regexp.MustCompile(`^(?i:error:? )?command failed with exit code <n>\.?$`),
+		regexp.MustCompile(`^(?i:error:? )?process completed with exit code <n>\.?$`),
+		regexp.MustCompile(`^(?i:tests? failed\.?)$`),
+	}
+	// fence is a markdown code fence line.
+	fence = regexp.MustCompile("^(?:```+|~~~+)[\\w-]*$")
+)
+
+// Normalise is line as a signature holds it, the same for the same
+// failure in every change and run: terminal colours gone, path-like
+// tokens (with a slash or a file extension, with an optional :line or
+// :line:column) <file>, runs of seven or more hex digits <sha>, other
+// numbers <n>, and runs of white space one space.
+func Normalise(line string) string {
+	s := ansiEscape.ReplaceAllString(line, "")
+	s = strings.TrimSpace(s)
+	s = slashPath.ReplaceAllStringFunc(s, func(m string) string {
+		if !strings.ContainsFunc(m, isWordRune) {
+			return m // "//", a lone "/"
+		}
+		return "<file>"
+	})
+	s = dottedPath.ReplaceAllStringFunc(s, func(m string) string {
+		if m == "e.g" || m == "i.e" {
+			return m
+		}
+		return "<file>"
+	})
+	s = hexRun.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.ContainsAny(m, "0123456789") && strings.ContainsAny(strings.ToLower(m), "abcdef") {
+			return "<sha>"
+		}
+		return m
+	})
+	s = number.ReplaceAllString(s, "$1<n>")
+	return strings.TrimSpace(space.ReplaceAllString(s, " "))
+}
+
+func isWordRune(r rune) bool {
+	return r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+}
+
+// meaningful reports whether a normalised line says something of the
+// failure: a word of four letters or more, and not a runner's
+// boilerplate.
+func meaningful(norm string) bool {
+	if !word.MatchString(placeholder.ReplaceAllString(norm, " ")) {
+		return false
+	}
+	for _, re := range boilerplate {
+		if re.MatchString(norm) {
+			return false
+		}
+	}
+	return true
+}
+
+// failureLines are the lines of a failed gate that episodes are made of,
+// as printed: the failures its failures pattern named when there are
+// any, else the meaningful lines of its retry context without set's own
+// headline, the log's path and code fences. Lines that normalise alike
+// are one; at most maxLinesPerFailure.
+func failureLines(d journal.VerifyGateData) []string {
+	var lines []string
+	if len(d.Failures) > 0 {
+		lines = d.Failures
+	} else {
+		lines = strings.Split(d.RetryContext, "\n")
+		if len(lines) > 0 && strings.HasPrefix(lines[0], "Gate "+d.Gate+" (") {
+			lines = lines[1:] // "Gate X (`cmd`) failed with exit code N. …"
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range lines {
+		raw := strings.TrimSpace(ansiEscape.ReplaceAllString(l, ""))
+		if fence.MatchString(raw) || strings.HasPrefix(raw, "Full log: ") {
+			continue
+		}
+		norm := Normalise(raw)
+		if seen[norm] || !meaningful(norm) {
+			continue
+		}
+		seen[norm] = true
+		out = append(out, raw)
+		if len(out) == maxLinesPerFailure {
+			break
+		}
+	}
+	return out
+}
+
+// GateSignature is the signature of a gate episode: "<stage> gate
+// <gate>: <line>", line normalised.
+func GateSignature(stage, gate, line string) string {
+	return stage + " gate " + gate + ": " + Normalise(line)
+}
+
+// ConflictSignature is the signature of a conflict episode on path.
+func ConflictSignature(path string) string { return "conflict: " + path }
+
+// SentinelSignature is the signature of a sentinel episode.
+func SentinelSignature(rule, action string) string { return "sentinel " + rule + ": " + action }
+
+// Episodes reads the episodes of events, a journal of one or more runs,
+// ordered by the Seq of the event that reported each failure.
+//
+// A change is followed by its name across runs (a resumed run goes on
+// with it), and an episode's Run is the run of its failure. An episode
+// is open from its failure until what made it right:
+//   - a gate episode (a VERIFY_GATE of stage verify or integration whose
+//     result is "fail", one per failure line) until the change's next
+//     VERIFY_GATE of the same stage and gate that passed, or the stage
+//     passing without it (MERGE_QUEUED for verify, MERGED for either);
+//     while it is open, the same gate failing again on the same line is
+//     the same episode;
+//   - a conflict episode (CHANGE_INTEGRATION_FAILED, reason conflict, one
+//     per path) and a sentinel episode (SENTINEL_ACTION) until the
+//     change is MERGED.
+//
+// An open episode counts the change's RETRY_SCHEDULED events and its
+// agent iterations' tokens. From is the change's head when it failed
+// (its last AGENT_ITERATION's, or its DISPATCH base), To its head when it
+// was fixed. Events that do not decode are skipped: a journal written by
+// an older set still gives what it can.
+func Episodes(events []journal.Event) []Episode {
+	events = slices.Clone(events)
+	slices.SortStableFunc(events, func(a, b journal.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	r := reader{heads: map[string]string{}, rounds: map[stageOf]int{}}
+	for _, e := range events {
+		if e.Change == "" {
+			continue
+		}
+		r.read(e)
+	}
+	slices.SortStableFunc(r.out, func(a, b Episode) int { return cmp.Compare(a.Seq, b.Seq) })
+	return r.out
+}
+
+// stageOf is a change's stage.
+type stageOf struct{ change, stage string }
+
+// reader holds what Episodes has read so far: the episodes, which of them
+// are open, and each change's head and latest round of each stage.
+type reader struct {
+	out    []Episode
+	open   []int // indices into out
+	heads  map[string]string
+	rounds map[stageOf]int
+}
+
+func (r *reader) read(e journal.Event) {
+	switch e.Type {
+	case journal.Dispatch:
+		if d, err := journal.Decode[journal.DispatchData](e); err == nil && d.Base != "" && r.heads[e.Change] == "" {
+			r.heads[e.Change] = d.Base
+		}
+	case journal.AgentIteration:
+		d, err := journal.Decode[journal.AgentIterationData](e)
+		if err != nil {
+			return
+		}
+		r.each(e.Change, func(ep *Episode) { ep.Tokens += d.Tokens.Total() })
+		if d.Head != "" {
+			r.heads[e.Change] = d.Head
+		}
+	case journal.RetryScheduled:
+		r.each(e.Change, func(ep *Episode) { ep.Retries++ })
+	case journal.VerifyGate:
+		d, err := journal.Decode[journal.VerifyGateData](e)
+		if err != nil || (d.Stage != journal.StageVerify && d.Stage != journal.StageIntegration) {
+			return
+		}
+		r.rounds[stageOf{e.Change, d.Stage}] = max(r.rounds[stageOf{e.Change, d.Stage}], d.Attempt)
+		switch d.Result {
+		case "pass":
+			r.close(e, func(ep *Episode) (bool, int) {
+				return ep.Kind == EpisodeGate && ep.Stage == d.Stage && ep.Gate == d.Gate, d.Attempt
+			})
+		case "fail":
+			r.gateFailed(e, d)
+		}
+	case journal.MergeQueued:
+		r.close(e, func(ep *Episode) (bool, int) {
+			return ep.Kind == EpisodeGate && ep.Stage == journal.StageVerify, r.rounds[stageOf{e.Change, journal.StageVerify}]
+		})
+	case journal.Merged:
+		d, _ := journal.Decode[journal.MergedData](e)
+		r.close(e, func(ep *Episode) (bool, int) {
+			switch ep.Kind {
+			case EpisodeConflict:
+				return true, d.Attempt
+			case EpisodeGate:
+				return true, r.rounds[stageOf{e.Change, ep.Stage}]
+			}
+			return true, 0
+		})
+	case journal.ChangeIntegrationFailed:
+		d, err := journal.Decode[journal.ChangeIntegrationFailedData](e)
+		if err != nil || d.Reason != journal.ReasonConflict {
+			return
+		}
+		for _, p := range d.Paths {
+			r.add(Episode{Kind: EpisodeConflict, Signature: ConflictSignature(p), Run: e.Run, Change: e.Change, Seq: e.Seq,
+				Round: d.Attempt, Paths: []string{p}})
+		}
+	case journal.SentinelAction:
+		d, err := journal.Decode[journal.SentinelActionData](e)
+		if err != nil {
+			return
+		}
+		r.add(Episode{Kind: EpisodeSentinel, Signature: SentinelSignature(d.Rule, d.Action), Run: e.Run, Change: e.Change, Seq: e.Seq})
+	}
+}
+
+// gateFailed opens an episode for each of the failure's lines that is
+// not open already.
+func (r *reader) gateFailed(e journal.Event, d journal.VerifyGateData) {
+	for _, line := range failureLines(d) {
+		sig := GateSignature(d.Stage, d.Gate, line)
+		if slices.ContainsFunc(r.open, func(i int) bool { return r.out[i].Change == e.Change && r.out[i].Signature == sig }) {
+			continue
+		}
+		r.add(Episode{Kind: EpisodeGate, Signature: sig, Run: e.Run, Change: e.Change, Seq: e.Seq,
+			Gate: d.Gate, Stage: d.Stage, Round: d.Attempt, Line: line})
+	}
+}
+
+func (r *reader) add(ep Episode) {
+	ep.From = r.heads[ep.Change]
+	r.out = append(r.out, ep)
+	r.open = append(r.open, len(r.out)-1)
+}
+
+// each calls f with every open episode of change.
+func (r *reader) each(change string, f func(*Episode)) {
+	for _, i := range r.open {
+		if r.out[i].Change == change {
+			f(&r.out[i])
+		}
+	}
+}
+
+// close marks the open episodes of e's change that fixes says e fixed
+// as fixed, in the round it gives.
+func (r *reader) close(e journal.Event, fixes func(*Episode) (bool, int)) {
+	r.open = slices.DeleteFunc(r.open, func(i int) bool {
+		ep := &r.out[i]
+		if ep.Change != e.Change {
+			return false
+		}
+		ok, round := fixes(ep)
+		if ok {
+			ep.Fixed, ep.FixedSeq, ep.To = round, e.Seq, r.heads[e.Change]
+		}
+		return ok
+	})
+}

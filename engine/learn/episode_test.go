@@ -1,0 +1,196 @@
+package learn
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
+)
+
+func TestNormalise(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"every file needs a header comment: main.go", "every file needs a header comment: <file>"},
+		{"  \x1b[31mpkg/a/b.go:12:3:\x1b[0m   missing   doc  ", "<file>: missing doc"},
+		{"FAIL\tgithub.com/x/y\t0.012s", "FAIL <file> <n>s"},
+		{"commit 3f015ef1 is not on main", "commit <sha> is not on main"},
+		{"expected 42 got 43", "expected <n> got <n>"},
+		{"fmt.Println is forbidden, e.g. in v1.2.3", "fmt.Println is forbidden, e.g. in v1.2.3"},
+		{"defaced 1234567", "defaced <n>"},
+		{"a // comment", "a // comment"},
+		{"--- FAIL: TestGreet (0.00s)", "--- FAIL: TestGreet (<n>s)"},
+		{"utf8 and sha256 stay", "utf8 and sha256 stay"},
+	} {
+		if got := Normalise(tc.in); got != tc.want {
+			t.Errorf("Normalise(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestFailureLines(t *testing.T) {
+	rc := "Gate doc (`sh doc.sh`) failed with exit code 1. Last lines of its output:\n" +
+		"```\n" +
+		"every file needs a header comment: greet.go\n" +
+		"every file needs a header comment: greet_test.go\n" +
+		"exit status 1\n" +
+		"make: *** [Makefile:3: doc] Error 1\n" +
+		"npm ERR! code 1\n" +
+		"FAIL\tgithub.com/x/y\t0.012s\n" +
+		"ok 1\n" +
+		"```\n" +
+		"Full log: .set/logs/greet/verify-1/doc.log"
+	got := failureLines(journal.VerifyGateData{Gate: "doc", RetryContext: rc})
+	want := []string{"every file needs a header comment: greet.go"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("failureLines(retry context) = %q, want %q", got, want)
+	}
+	got = failureLines(journal.VerifyGateData{Gate: "test", RetryContext: rc, Failures: []string{"TestGreet", "TestPart", "TestGreet"}})
+	if want := []string{"TestGreet", "TestPart"}; !cmp.Equal(got, want) {
+		t.Errorf("failureLines(failures) = %q, want %q", got, want)
+	}
+	var many string
+	for i := range 15 {
+		many += "line about thing " + string(rune('a'+i)) + "\n"
+	}
+	if got := failureLines(journal.VerifyGateData{Gate: "x", RetryContext: many}); len(got) != maxLinesPerFailure {
+		t.Errorf("failureLines(15 lines) gave %d lines, want %d", len(got), maxLinesPerFailure)
+	}
+}
+
+// step is one event of a test journal.
+type step struct {
+	run, change string
+	p           journal.Payload
+}
+
+// journalOf writes steps through the journal's own writer, one run after
+// another, and reads them back as setctl learn would.
+func journalOf(t *testing.T, steps []step) []journal.Event {
+	t.Helper()
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	clock := func() time.Time { at = at.Add(time.Second); return at }
+	var w *journal.Writer
+	run := ""
+	for _, s := range steps {
+		if s.run != run {
+			if w != nil {
+				w.Close()
+			}
+			var err error
+			if w, err = journal.Open(dir, s.run, journal.WithClock(clock)); err != nil {
+				t.Fatal(err)
+			}
+			run = s.run
+		}
+		if _, err := w.Append(s.change, s.p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	events, err := journal.ReadFile(dir + "/" + journal.EventsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+func docFailed(change string, attempt int) journal.VerifyGateData {
+	return journal.VerifyGateData{Stage: "verify", Gate: "doc", Kind: "exec", Result: "fail", ExitCode: 1, Attempt: attempt,
+		RetryContext: "Gate doc (`sh doc.sh`) failed with exit code 1. Last lines of its output:\n```\n" +
+			"every file needs a header comment: " + change + ".go\nexit status 1\n```\nFull log: .set/logs/" + change + "/verify-1/doc.log"}
+}
+
+func iteration(n int, head string, tokens int64) journal.AgentIterationData {
+	return journal.AgentIterationData{Iteration: n, Result: "done", Head: head, Tokens: usage.Tokens{Input: tokens}}
+}
+
+// TestEpisodes reads the journal of a run in which the doc gate fails the
+// first round of greet and part on the same line (both fixed in their
+// second round, greet's after two retries), part conflicts with main on
+// go.mod, a sentinel warns on part, and lint fails on shout, a change
+// that the run leaves failing and that a resumed run-2 fixes.
+func TestEpisodes(t *testing.T) {
+	events := journalOf(t, []step{
+		{"run-1", "", journal.RunStartedData{Changes: []string{"greet", "part", "shout"}}},
+		{"run-1", "greet", journal.DispatchData{Base: "base0"}},
+		{"run-1", "greet", iteration(1, "g1", 100)},
+		{"run-1", "greet", docFailed("greet", 1)},
+		{"run-1", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
+		{"run-1", "greet", iteration(2, "g2", 50)},
+		{"run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "doc", Result: "fail", Attempt: 2, Failures: []string{"every file needs a header comment: greet.go"}}},
+		{"run-1", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 2}},
+		{"run-1", "greet", iteration(3, "g3", 25)},
+		{"run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "doc", Result: "pass", Attempt: 3}},
+		{"run-1", "part", journal.DispatchData{Base: "base0"}},
+		{"run-1", "part", iteration(1, "p1", 10)},
+		{"run-1", "part", docFailed("part", 1)},
+		{"run-1", "part", journal.VerifyGateData{Stage: "verify", Gate: "vet", Result: "warn", Attempt: 1, RetryContext: "something to warn about"}},
+		{"run-1", "part", journal.SentinelActionData{Rule: "stuck", Action: "warn", Step: 1, Steps: 2, Facts: json.RawMessage(`{}`)}},
+		{"run-1", "part", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
+		{"run-1", "part", iteration(2, "p2", 20)},
+		{"run-1", "part", journal.VerifyGateData{Stage: "verify", Gate: "doc", Result: "pass", Attempt: 2}},
+		{"run-1", "part", journal.MergeQueuedData{Head: "p2"}},
+		{"run-1", "part", journal.ChangeIntegrationFailedData{Reason: "conflict", Paths: []string{"go.mod"}, Attempt: 1}},
+		{"run-1", "part", journal.RetryScheduledData{Stage: "conflict", Attempt: 1}},
+		{"run-1", "part", iteration(3, "p3", 30)},
+		{"run-1", "part", journal.MergedData{Commit: "m1", Previous: "base0", Attempt: 2}},
+		{"run-1", "shout", journal.DispatchData{Base: "base0"}},
+		{"run-1", "shout", iteration(1, "s1", 10)},
+		{"run-1", "shout", journal.VerifyGateData{Stage: "verify", Gate: "lint", Result: "fail", Attempt: 1,
+			RetryContext: "Gate lint (`golangci-lint run`) failed with exit code 1. Last lines of its output:\n```\nshout.go:3:1: exported function Shout should have comment\n```"}},
+		{"run-1", "", journal.RunFinishedData{Result: "failed"}},
+		{"run-2", "", journal.RunStartedData{Changes: []string{"shout"}}},
+		{"run-2", "shout", iteration(2, "s2", 40)},
+		{"run-2", "shout", journal.VerifyGateData{Stage: "verify", Gate: "test", Result: "pass", Attempt: 2}},
+		{"run-2", "shout", journal.MergeQueuedData{Head: "s2"}},
+	})
+	seq := func(change string, typ journal.Type, n int) int64 {
+		for _, e := range events {
+			if e.Change == change && e.Type == typ {
+				if n--; n == 0 {
+					return e.Seq
+				}
+			}
+		}
+		t.Fatalf("no %s #%d of %s", typ, n, change)
+		return 0
+	}
+	docLine := "verify gate doc: every file needs a header comment: <file>"
+	want := []Episode{
+		{Kind: EpisodeGate, Signature: docLine, Run: "run-1", Change: "greet", Seq: seq("greet", journal.VerifyGate, 1),
+			Gate: "doc", Stage: "verify", Round: 1, Line: "every file needs a header comment: greet.go",
+			Fixed: 3, FixedSeq: seq("greet", journal.VerifyGate, 3), From: "g1", To: "g3", Retries: 2, Tokens: 75},
+		{Kind: EpisodeGate, Signature: docLine, Run: "run-1", Change: "part", Seq: seq("part", journal.VerifyGate, 1),
+			Gate: "doc", Stage: "verify", Round: 1, Line: "every file needs a header comment: part.go",
+			Fixed: 2, FixedSeq: seq("part", journal.VerifyGate, 3), From: "p1", To: "p2", Retries: 1, Tokens: 20},
+		{Kind: EpisodeSentinel, Signature: "sentinel stuck: warn", Run: "run-1", Change: "part", Seq: seq("part", journal.SentinelAction, 1),
+			FixedSeq: seq("part", journal.Merged, 1), From: "p1", To: "p3", Retries: 2, Tokens: 50},
+		{Kind: EpisodeConflict, Signature: "conflict: go.mod", Run: "run-1", Change: "part", Seq: seq("part", journal.ChangeIntegrationFailed, 1),
+			Round: 1, Paths: []string{"go.mod"}, Fixed: 2, FixedSeq: seq("part", journal.Merged, 1), From: "p2", To: "p3", Retries: 1, Tokens: 30},
+		{Kind: EpisodeGate, Signature: "verify gate lint: <file>: exported function Shout should have comment", Run: "run-1", Change: "shout",
+			Seq: seq("shout", journal.VerifyGate, 1), Gate: "lint", Stage: "verify", Round: 1, Line: "shout.go:3:1: exported function Shout should have comment",
+			Fixed: 2, FixedSeq: seq("shout", journal.MergeQueued, 1), From: "s1", To: "s2", Tokens: 40},
+	}
+	if diff := cmp.Diff(want, Episodes(events)); diff != "" {
+		t.Errorf("Episodes (-want +got):\n%s", diff)
+	}
+}
+
+// TestEpisodesOpen: a failure the journal does not see fixed is an
+// episode with Fixed 0, and the journal's order does not matter.
+func TestEpisodesOpen(t *testing.T) {
+	events := journalOf(t, []step{
+		{"run-1", "greet", docFailed("greet", 1)},
+		{"run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "doc", Result: "error", Attempt: 2, RetryContext: "could not run"}},
+		{"run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "other", Result: "pass", Attempt: 2}},
+	})
+	events[0], events[2] = events[2], events[0]
+	got := Episodes(events)
+	if len(got) != 1 || got[0].Fixed != 0 || got[0].FixedSeq != 0 || got[0].Seq != 1 {
+		t.Errorf("Episodes = %+v, want one open episode of seq 1", got)
+	}
+}
