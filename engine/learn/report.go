@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
 )
@@ -135,7 +136,7 @@ func Report(events []journal.Event, eps []Episode, adopted []config.NamedLearnin
 		case last < 0:
 			s.Remove = "its signature matched no failure of the kept runs"
 		case ok && s.Quiet >= expireAfter:
-			s.Remove = fmt.Sprintf("its failure has not recurred in the %d runs since %s", s.Quiet, quietSince(s, runs, last))
+			s.Remove = fmt.Sprintf("its failure has not recurred in %s since %s", english.Plural(s.Quiet, "run"), quietSince(s, runs, last))
 		}
 		out = append(out, s)
 	}
