@@ -22,13 +22,13 @@ func TestBrowserLearnings(t *testing.T) {
 	f := newFixture(t)
 	f.lock()
 	f.start()
-	// A stand-in for setctl's: once greet merged, docPackageComment has
+	// A stand-in for setctl's: once greet merged, doc-package-comment has
 	// been quiet long enough to be proposed for removal.
 	var merged atomic.Bool
 	learnings := func(events []journal.Event) (Learnings, error) {
 		l := testLearnings()
 		if merged.Load() {
-			l.Report[0].Remove = "its failure has not recurred in the 5 runs since its adoption in run-2"
+			l.Report[0].Remove = "its failure has not recurred in 5 runs since its adoption in run-2"
 		}
 		return l, nil
 	}
@@ -38,30 +38,30 @@ func TestBrowserLearnings(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/#/p/0/runs"),
 		chromedp.WaitVisible(`#nav a[data-page="learnings"]`),
 		chromedp.Click(`#nav a[data-page="learnings"]`),
-		chromedp.WaitVisible(`#adopted tr[data-learning="docPackageComment"][data-standing="kept"]`),
+		chromedp.WaitVisible(`#adopted tr[data-learning="doc-package-comment"][data-standing="kept"]`),
 	)
 	if nav := b.Text("#nav"); !strings.Contains(nav, "Runs Learnings") {
 		t.Errorf("the nav %q has no Learnings beside Runs", nav)
 	}
-	row := b.Text(`#adopted tr[data-learning="docPackageComment"]`)
+	row := b.Text(`#adopted tr[data-learning="doc-package-comment"]`)
 	for _, want := range []string{"verify gate doc: missing package comment in <file>", "run-2", "kept"} {
 		if !strings.Contains(row, want) {
-			t.Errorf("docPackageComment's row %q lacks %q", row, want)
+			t.Errorf("doc-package-comment's row %q lacks %q", row, want)
 		}
 	}
-	if before := b.Text(`#adopted tr[data-learning="docPackageComment"] td.before`); before != "3 changes in 1 run, 3 retries, 12k tokens" {
+	if before := b.Text(`#adopted tr[data-learning="doc-package-comment"] td.before`); before != "3 changes in 1 run, 3 retries, 12k tokens" {
 		t.Errorf("before: %q", before)
 	}
-	if after := b.Text(`#adopted tr[data-learning="docPackageComment"] td.after`); after != "none" {
+	if after := b.Text(`#adopted tr[data-learning="doc-package-comment"] td.after`); after != "none" {
 		t.Errorf("after: %q, want none", after)
 	}
 	if row := b.Text(`#adopted tr[data-learning="plain"]`); !strings.Contains(row, "not measured") {
 		t.Errorf("plain's row %q does not say it is not measured", row)
 	}
-	if removals := b.Text("#removals"); !strings.Contains(removals, "oldRule: its signature matched no failure of the kept runs") || strings.Contains(removals, "docPackageComment") {
+	if removals := b.Text("#removals"); !strings.Contains(removals, "old-rule: its signature matched no failure of the kept runs") || strings.Contains(removals, "doc-package-comment") {
 		t.Errorf("the removals say %q", removals)
 	}
-	proposal := b.Text(`#proposals tr[data-proposal="lintUnusedImport"]`)
+	proposal := b.Text(`#proposals tr[data-proposal="lint-unused-import"]`)
 	for _, want := range []string{"convention", "Remove unused imports", "2 changes, 1 run", `run-1 greet round 1: unused import "os"`, `run-1 farewell round 1: unused import "fmt"`} {
 		if !strings.Contains(proposal, want) {
 			t.Errorf("the proposal's row %q lacks %q", proposal, want)
@@ -73,11 +73,11 @@ func TestBrowserLearnings(t *testing.T) {
 	merged.Store(true)
 	f.toMerged()
 	f.to("greet", state.Merged, state.Archived)
-	b.Do("docPackageComment proposed for removal", chromedp.WaitVisible(`#adopted tr[data-learning="docPackageComment"][data-standing="remove?"]`))
+	b.Do("doc-package-comment proposed for removal", chromedp.WaitVisible(`#adopted tr[data-learning="doc-package-comment"][data-standing="remove?"]`))
 	if marker := b.Eval(`window.testMarker`); marker != "still the same page" {
 		t.Fatalf("the page was reloaded (marker %q)", marker)
 	}
-	if removals := b.Text("#removals"); !strings.Contains(removals, "docPackageComment: its failure has not recurred in the 5 runs since its adoption in run-2") {
+	if removals := b.Text("#removals"); !strings.Contains(removals, "doc-package-comment: its failure has not recurred in 5 runs since its adoption in run-2") {
 		t.Errorf("the removals say %q", removals)
 	}
 }

@@ -15,18 +15,18 @@ import (
 func testLearnings() Learnings {
 	return Learnings{
 		Proposals: []learn.Proposal{{
-			ID: "c0ffee", Name: "lintUnusedImport", Kind: "convention", Text: "Remove unused imports: the verify gate lint fails on: unused import <name>",
+			ID: "c0ffee", Name: "lint-unused-import", Kind: "convention", Text: "Remove unused imports: the verify gate lint fails on: unused import <name>",
 			Signature: "verify gate lint: unused import <name>", Changes: 2, Runs: 1,
 			Evidence: []learn.Evidence{{Run: "run-1", Change: "greet", Round: 1, Line: `unused import "os"`}, {Run: "run-1", Change: "farewell", Round: 1, Line: `unused import "fmt"`}},
 		}},
 		Report: []learn.Standing{
 			{
-				Name: "docPackageComment", Kind: "convention", Signature: "verify gate doc: missing package comment in <file>", Measured: true, Adopted: "run-2",
+				Name: "doc-package-comment", Kind: "convention", Signature: "verify gate doc: missing package comment in <file>", Measured: true, Adopted: "run-2",
 				Before: learn.Recurrence{Episodes: 3, Runs: 1, Changes: 3, Retries: 3, Tokens: 12000}, After: learn.Recurrence{},
 				RunsSince: 1, Quiet: 1, LastSeen: "run-1",
 			},
 			{
-				Name: "oldRule", Kind: "rule", Signature: "verify gate rules: never", Measured: true,
+				Name: "old-rule", Kind: "rule", Signature: "verify gate rules: never", Measured: true,
 				Remove: "its signature matched no failure of the kept runs",
 			},
 			{Name: "plain", Kind: "convention"},

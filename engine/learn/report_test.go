@@ -135,7 +135,7 @@ func TestReportQuietSinceAdoption(t *testing.T) {
 // and its failure recurs once, in shout; run-3 enforces it and the gate
 // passes at once.
 func TestReportOfEpisodes(t *testing.T) {
-	adopts := []string{"docHeader"}
+	adopts := []string{"doc-header"}
 	events := journalOf(t, []step{
 		{"run-1", "", journal.RunStartedData{Changes: []string{"greet", "part"}}},
 		{"run-1", "greet", iteration(1, "g1", 100)},
@@ -162,7 +162,7 @@ func TestReportOfEpisodes(t *testing.T) {
 		{"run-3", "", journal.RunFinishedData{Result: "success"}},
 	})
 	sig := GateSignature("verify", "doc", Normalise("every file needs a header comment: greet.go"))
-	adopted := []config.NamedLearning{{Name: "docHeader", Learning: config.Learning{Kind: "convention", Text: "t", Enabled: true, Signature: sig}}}
+	adopted := []config.NamedLearning{{Name: "doc-header", Learning: config.Learning{Kind: "convention", Text: "t", Enabled: true, Signature: sig}}}
 	got, err := Report(events, Episodes(events), adopted, 1)
 	if err != nil {
 		t.Fatal(err)
