@@ -57,10 +57,23 @@ with "name", "kind", "signature", "measured", "adopted", "before" and
 in) and "remove" (why its removal is proposed; absent when it is not).
 `
 
-// learnStandings is setctl learn --report of the project cfg configures
-// and its journal events: the standing of each learning it adopts.
-func learnStandings(cfg *config.Project, events []journal.Event) ([]learn.Standing, error) {
-	return learn.Report(events, learn.Episodes(events), cfg.Adopted(""), cfg.Learn.ExpireAfter)
+// runLearnReport is setctl learn --report of the project cfg configures
+// and its journal events (every kept run), written to e's stdout as a
+// table, or as JSON.
+func runLearnReport(e *env, name string, cfg *config.Project, events []journal.Event, asJSON bool) int {
+	standings, err := learn.Report(events, learn.Episodes(events), cfg.Adopted(""), cfg.Learn.ExpireAfter)
+	if err != nil {
+		return e.errorf(name, "%v", err)
+	}
+	if asJSON {
+		err = writeLearnReportJSON(e.stdout, standings, cfg.Learn.ExpireAfter)
+	} else {
+		err = writeLearnReport(e.stdout, standings, cfg.Learn.ExpireAfter)
+	}
+	if err != nil {
+		return e.errorf(name, "%v", err)
+	}
+	return exitOK
 }
 
 // everyLearning is every learning of cfg, enabled or not, ordered by
@@ -110,7 +123,7 @@ func writeLearnReport(w io.Writer, standings []learn.Standing, expireAfter int) 
 	fmt.Fprintln(tw, "LEARNING\tKIND\tADOPTED\tBEFORE\tAFTER\tSINCE\tQUIET")
 	for _, s := range standings {
 		if !s.Measured {
-			fmt.Fprintf(tw, "%s\t%s\tnot measured: it names no signature\t\t\t\t\n", s.Name, s.Kind)
+			fmt.Fprintf(tw, "%s\t%s\tnot measured: it names no signature\n", s.Name, s.Kind)
 			continue
 		}
 		adopted, since, quiet := "not yet", "-", "-"

@@ -45,8 +45,9 @@ type Standing struct {
 	// has none in the kept runs.
 	LastSeen string `json:"lastSeen,omitempty"`
 	// Remove is why its removal is proposed, "" when it is not: its
-	// signature matched no episode of the kept runs, or has not recurred
-	// in the project's learn.expireAfter runs since its adoption.
+	// signature matched no episode of the kept runs (there is one at
+	// least), or has not recurred in the project's learn.expireAfter
+	// runs since its adoption.
 	Remove string `json:"remove,omitempty"`
 }
 
@@ -133,7 +134,8 @@ func Report(events []journal.Event, eps []Episode, adopted []config.NamedLearnin
 			s.Quiet = len(runs) - 1 - last
 		}
 		switch {
-		case last < 0:
+		case last < 0 && len(runs) > 0:
+			// (A journal without runs measures nothing.)
 			s.Remove = "its signature matched no failure of the kept runs"
 		case ok && s.Quiet >= expireAfter:
 			s.Remove = fmt.Sprintf("its failure has not recurred in %s since %s", english.Plural(s.Quiet, "run"), quietSince(s, runs, last))

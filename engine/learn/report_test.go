@@ -90,6 +90,17 @@ func TestReport(t *testing.T) {
 		t.Errorf("Report =\n%+v\nwant\n%+v", got, want)
 	}
 
+	// A journal without runs measures nothing, and proposes no removal.
+	got, err = Report(nil, nil, adopted, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got {
+		if s.Remove != "" || s.Adopted != "" || s.Before != (Recurrence{}) {
+			t.Errorf("without runs: %+v", s)
+		}
+	}
+
 	// With a longer expiry doc is kept: two quiet runs are not enough.
 	got, err = Report(events, eps, adopted[:1], 3)
 	if err != nil {
