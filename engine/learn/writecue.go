@@ -1,0 +1,170 @@
+package learn
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/format"
+	"cuelang.org/go/cue/literal"
+	"cuelang.org/go/cue/parser"
+
+	"github.com/set-engine/set/engine/english"
+)
+
+// LearningsFile is the file of the project package that setctl learn
+// --write adds proposals to, beside set.cue.
+const LearningsFile = "learnings.cue"
+
+// configFile is the project's set.cue, whose package clause
+// LearningsFile takes.
+const configFile = "set.cue"
+
+// Written is what WriteCUE did: the file and the names of the learnings
+// it added, and those it left alone because the file already had them.
+type Written struct {
+	Path    string
+	Added   []string
+	Present []string
+}
+
+// WriteCUE adds proposals to LearningsFile in the project directory dir,
+// as `project: learnings: NAME: {kind, text, signature, …}` fields each
+// under a comment that gives its ID and evidence, for a person to read,
+// edit and commit. It creates the file with set.cue's package clause
+// when there is none; otherwise it appends to it, leaving every byte the
+// user wrote as it was, and adds no learning whose name the file already
+// has (whatever it holds). Nothing is adopted until the file is
+// committed: WriteCUE only writes.
+func WriteCUE(dir string, proposals []Proposal) (Written, error) {
+	path := filepath.Join(dir, LearningsFile)
+	w := Written{Path: path}
+	src, err := os.ReadFile(path)
+	switch {
+	case os.IsNotExist(err):
+		pkg, err := packageOf(filepath.Join(dir, configFile))
+		if err != nil {
+			return w, err
+		}
+		src = []byte("// Learnings set proposed from the journal (setctl learn --write).\n// Read them, edit or delete them, and commit this file to adopt them.\n\npackage " + pkg + "\n")
+	case err != nil:
+		return w, err
+	}
+	f, err := parser.ParseFile(path, src, parser.ParseComments)
+	if err != nil {
+		return w, fmt.Errorf("%s does not parse, so set leaves it alone: %w", LearningsFile, err)
+	}
+	have := learningNames(f)
+	var block strings.Builder
+	for _, p := range proposals {
+		if have[p.Name] {
+			w.Present = append(w.Present, p.Name)
+			continue
+		}
+		have[p.Name] = true
+		w.Added = append(w.Added, p.Name)
+		block.WriteString("\n" + learningBlock(p))
+	}
+	if len(w.Added) == 0 {
+		return w, nil
+	}
+	formatted, err := format.Source([]byte(block.String()))
+	if err != nil {
+		return w, fmt.Errorf("the learnings would not parse: %w", err)
+	}
+	out := append(bytes.TrimRight(src, "\n"), '\n', '\n')
+	out = append(out, bytes.TrimLeft(formatted, "\n")...)
+	return w, os.WriteFile(path, out, 0o644)
+}
+
+// packageOf is the package name of the CUE file at path.
+func packageOf(path string) (string, error) {
+	f, err := parser.ParseFile(path, nil, parser.PackageClauseOnly)
+	if err != nil {
+		return "", err
+	}
+	if f.PackageName() == "" {
+		return "", fmt.Errorf("%s has no package clause", path)
+	}
+	return f.PackageName(), nil
+}
+
+// learningsPath is where a project package holds its learnings.
+var learningsPath = []string{"project", "learnings"}
+
+// learningNames are the names of the learnings f declares under
+// project: learnings, in any of CUE's ways of writing it (nested structs,
+// a: b: c shorthand, conjunctions, embeddings).
+func learningNames(f *ast.File) map[string]bool {
+	names := map[string]bool{}
+	var walk func(n ast.Node, path []string)
+	walk = func(n ast.Node, path []string) {
+		switch x := n.(type) {
+		case *ast.File:
+			for _, d := range x.Decls {
+				walk(d, path)
+			}
+		case *ast.StructLit:
+			for _, e := range x.Elts {
+				walk(e, path)
+			}
+		case *ast.EmbedDecl:
+			walk(x.Expr, path)
+		case *ast.BinaryExpr:
+			walk(x.X, path)
+			walk(x.Y, path)
+		case *ast.ParenExpr:
+			walk(x.X, path)
+		case *ast.Field:
+			name, _, err := ast.LabelName(x.Label)
+			if err != nil {
+				return
+			}
+			switch p := append(slices.Clone(path), name); {
+			case len(p) == len(learningsPath)+1:
+				names[name] = true
+			case name == learningsPath[len(p)-1]:
+				walk(x.Value, p)
+			}
+		}
+	}
+	walk(f, nil)
+	return names
+}
+
+// learningBlock is p as a field of the project package, under a
+// comment that says where it comes from.
+func learningBlock(p Proposal) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s: seen in %s and %s:\n", p.ID, english.Plural(p.Changes, "change"), english.Plural(p.Runs, "run"))
+	for _, e := range p.Evidence {
+		line := e.Line
+		if e.Round > 0 {
+			line = fmt.Sprintf("round %d: %s", e.Round, line)
+		}
+		fmt.Fprintf(&b, "//   %s %s %s\n", e.Run, e.Change, strings.ReplaceAll(line, "\n", " "))
+	}
+	q := literal.String.Quote
+	fmt.Fprintf(&b, "project: learnings: %s: {\n", q(p.Name))
+	fmt.Fprintf(&b, "kind: %s\ntext: %s\nsignature: %s\n", q(p.Kind), q(p.Text), q(p.Signature))
+	list := func(field string, ss []string) {
+		if len(ss) > 0 {
+			quoted := make([]string, len(ss))
+			for i, s := range ss {
+				quoted[i] = q(s)
+			}
+			fmt.Fprintf(&b, "%s: [%s]\n", field, strings.Join(quoted, ", "))
+		}
+	}
+	list("serialise", p.Serialise)
+	if p.Pattern != "" {
+		fmt.Fprintf(&b, "pattern: %s\n", q(p.Pattern))
+	}
+	list("paths", p.Paths)
+	b.WriteString("}\n")
+	return b.String()
+}
