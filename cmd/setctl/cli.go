@@ -94,7 +94,7 @@ func commands() []command {
 	return []command{
 		initCommand(), vetCommand(), planCommand(), applyCommand(), statusCommand(), eventsCommand(),
 		explainCommand(), logsCommand(), runsCommand(), pauseCommand(), resumeCommand(), dashboardCommand(), archiveCommand(),
-		pruneCommand(),
+		pruneCommand(), learnCommand(),
 		doctorCommand(), versionCommand(),
 	}
 }
