@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/set-engine/set/engine/config"
@@ -76,16 +74,6 @@ func runLearnReport(e *env, name string, cfg *config.Project, events []journal.E
 	return exitOK
 }
 
-// everyLearning is every learning of cfg, enabled or not, ordered by
-// name: what learn.Propose must know not to propose again.
-func everyLearning(cfg *config.Project) []config.NamedLearning {
-	var out []config.NamedLearning
-	for _, name := range slices.Sorted(maps.Keys(cfg.Learnings)) {
-		out = append(out, config.NamedLearning{Name: name, Learning: cfg.Learnings[name]})
-	}
-	return out
-}
-
 // projectLearnings is what the dashboard's learnings page shows of the
 // project cfg configures and its journal events: setctl learn's
 // proposals and setctl learn --report.
@@ -96,7 +84,7 @@ func projectLearnings(cfg *config.Project, events []journal.Event) (dashboard.Le
 		return dashboard.Learnings{}, err
 	}
 	return dashboard.Learnings{
-		Proposals: learn.Propose(eps, cfg.Learn.Threshold, everyLearning(cfg)),
+		Proposals: learn.Propose(eps, cfg.Learn.Threshold, namedLearnings(cfg)),
 		Report:    report, Threshold: cfg.Learn.Threshold, ExpireAfter: cfg.Learn.ExpireAfter,
 	}, nil
 }
