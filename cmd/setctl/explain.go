@@ -28,7 +28,9 @@ Explain tells the story of one change in one run of the project, from
 its journal: what it is (its requirements, its dependencies), then a timeline
 of every event of the change with its time, where each gate's failure
 comes with the last lines of its output and the path of its full log,
-each agent iteration with its prompt and log, and every retry context
+each agent iteration with its prompt and log (and the learnings the
+prompt carried: set.cue's adopted conventions that match the change,
+what changes at work beside it learnt), and every retry context
 handed back to the agent in full; and last, where the change stands now:
 what runs for it, what it waits for and why (a dependency, the
 baseline's gate judging main, a free slot, the merge queue, a setctl
@@ -299,6 +301,12 @@ func eventDetail(v *runView, e journal.Event, reused bool) []string {
 			return append(lines, "(a later run of the gate wrote its own output over this log)")
 		}
 		return append(lines, logTail(v, d.Log, logTailLines)...)
+	case journal.AgentSessionDecision:
+		d, err := journal.Decode[journal.AgentSessionDecisionData](e)
+		if err != nil {
+			return nil
+		}
+		return promptCarried(d)
 	case journal.AgentIteration:
 		d, err := journal.Decode[journal.AgentIterationData](e)
 		if err != nil {
@@ -325,6 +333,28 @@ func eventDetail(v *runView, e journal.Event, reused bool) []string {
 		return retryContext(d.RetryContext)
 	}
 	return nil
+}
+
+// promptCarried is what an iteration's prompt carried beyond the change
+// and its retry context, as its AGENT_SESSION_DECISION names it: the
+// adopted learnings (conventions) and the episodes of the changes at work
+// beside it.
+func promptCarried(d journal.AgentSessionDecisionData) []string {
+	var lines []string
+	if len(d.Learnings) > 0 {
+		noun := "learning"
+		if len(d.Learnings) > 1 {
+			noun = "learnings"
+		}
+		lines = append(lines, "its prompt carried the "+noun+" "+english.List(d.Learnings))
+	}
+	if len(d.Siblings) > 0 {
+		lines = append(lines, "its prompt carried what changes beside it learnt:")
+		for _, s := range d.Siblings {
+			lines = append(lines, "│ "+s)
+		}
+	}
+	return lines
 }
 
 // retryContext is a retry context as explain quotes it.

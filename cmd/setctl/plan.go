@@ -186,7 +186,7 @@ func runPlanWith(e *env, a planArgs) int {
 		return coverage.Of(context.Background(), ws.root, ws.cfg, p, statuses)
 	}
 	view := planViews[a.format](e, graph.DrawOptions{Detail: a.detail})
-	if err := view.show(g, p.Planning, standing); err != nil {
+	if err := view.show(g, p, standing); err != nil {
 		return e.errorf(name, "%v", err)
 	}
 	if a.out != "" {
@@ -208,11 +208,12 @@ func runPlanWith(e *env, a planArgs) int {
 // planView is how setctl plan shows a plan: as text (planText), as JSON
 // (planJSON), or drawn as a DOT or Mermaid graph (planDrawing).
 type planView interface {
-	// show shows the plan of graph g; planning is how a model made it
-	// (nil for the static strategy and explicit plans). standing gives
-	// where every requirement stands, and the statuses of g's changes in
-	// the project's run; a view that shows neither does not call it.
-	show(g *graph.Graph, planning *plan.Planning, standing func() ([]coverage.Row, error)) error
+	// show shows plan p, of graph g: its p.Planning is how a model made
+	// it (nil for the static strategy and explicit plans), its
+	// p.Learnings the adopted learnings it used. standing gives where
+	// every requirement stands, and the statuses of g's changes in the
+	// project's run; a view that shows neither does not call it.
+	show(g *graph.Graph, p *plan.Plan, standing func() ([]coverage.Row, error)) error
 }
 
 // planViews are the views of setctl plan by --format, each on e's
@@ -226,11 +227,11 @@ var planViews = map[string]func(e *env, draw graph.DrawOptions) planView{
 }
 
 // planText shows the execution graph as text, how a model planned it,
-// and where every requirement stands. A plan without changes says so
-// instead of drawing an empty graph.
+// the learnings it used, and where every requirement stands. A plan
+// without changes says so instead of drawing an empty graph.
 type planText struct{ e *env }
 
-func (v planText) show(g *graph.Graph, planning *plan.Planning, standing func() ([]coverage.Row, error)) error {
+func (v planText) show(g *graph.Graph, p *plan.Plan, standing func() ([]coverage.Row, error)) error {
 	rows, err := standing()
 	if err != nil {
 		return err
@@ -241,9 +242,13 @@ func (v planText) show(g *graph.Graph, planning *plan.Planning, standing func() 
 	} else if err := graph.Text(out, g, graph.TextOptions{Color: terminalFor(out, v.e.getenv).color}); err != nil {
 		return err
 	}
-	if planning != nil {
+	if p.Planning != nil {
 		fmt.Fprintln(out)
-		planningText(out, planning)
+		planningText(out, p.Planning)
+	}
+	if len(p.Learnings) > 0 {
+		fmt.Fprintln(out)
+		learningsText(out, p.Learnings)
 	}
 	fmt.Fprintln(out)
 	return coverage.Text(out, rows)
@@ -255,7 +260,7 @@ func (v planText) show(g *graph.Graph, planning *plan.Planning, standing func() 
 // (coverage.Markdown). A plan without changes says so under its heading.
 type planMarkdown struct{ e *env }
 
-func (v planMarkdown) show(g *graph.Graph, planning *plan.Planning, standing func() ([]coverage.Row, error)) error {
+func (v planMarkdown) show(g *graph.Graph, p *plan.Plan, standing func() ([]coverage.Row, error)) error {
 	rows, err := standing()
 	if err != nil {
 		return err
@@ -267,9 +272,14 @@ func (v planMarkdown) show(g *graph.Graph, planning *plan.Planning, standing fun
 	if len(g.Changes) == 0 {
 		fmt.Fprintf(&b, "\nNo changes: `%s` implements every requirement of the spec.\n", g.MainBranch)
 	}
-	if planning != nil {
+	if p.Planning != nil || len(p.Learnings) > 0 {
 		b.WriteString("\n```text\n")
-		planningText(&b, planning)
+		if p.Planning != nil {
+			planningText(&b, p.Planning)
+		}
+		if len(p.Learnings) > 0 {
+			learningsText(&b, p.Learnings)
+		}
 		b.WriteString("```\n")
 	}
 	b.WriteString("\n")
@@ -281,11 +291,11 @@ func (v planMarkdown) show(g *graph.Graph, planning *plan.Planning, standing fun
 }
 
 // planJSON shows the plan as one JSON document: the graph's, with the
-// planning as "planning" and where every requirement stands as
-// "coverage".
+// planning as "planning", the names of the learnings it used as
+// "learnings" and where every requirement stands as "coverage".
 type planJSON struct{ e *env }
 
-func (v planJSON) show(g *graph.Graph, planning *plan.Planning, standing func() ([]coverage.Row, error)) error {
+func (v planJSON) show(g *graph.Graph, p *plan.Plan, standing func() ([]coverage.Row, error)) error {
 	rows, err := standing()
 	if err != nil {
 		return err
@@ -294,14 +304,15 @@ func (v planJSON) show(g *graph.Graph, planning *plan.Planning, standing func() 
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	var pj *planningJSON
-	if planning != nil {
-		pj = &planningJSON{planning, planning.Tokens(), planning.CostUSD()}
+	if pl := p.Planning; pl != nil {
+		pj = &planningJSON{pl, pl.Tokens(), pl.CostUSD()}
 	}
 	return enc.Encode(struct {
 		*graph.Graph
-		Planning *planningJSON  `json:"planning,omitempty"`
-		Coverage []coverage.Row `json:"coverage"`
-	}{g, pj, rows})
+		Planning  *planningJSON  `json:"planning,omitempty"`
+		Learnings []string       `json:"learnings,omitempty"`
+		Coverage  []coverage.Row `json:"coverage"`
+	}{g, pj, p.Learnings, rows})
 }
 
 // planDrawing draws the execution graph (as DOT or Mermaid), alone.
@@ -311,7 +322,7 @@ type planDrawing struct {
 	opts graph.DrawOptions
 }
 
-func (v planDrawing) show(g *graph.Graph, _ *plan.Planning, _ func() ([]coverage.Row, error)) error {
+func (v planDrawing) show(g *graph.Graph, _ *plan.Plan, _ func() ([]coverage.Row, error)) error {
 	return v.draw(v.e.stdout, g, v.opts)
 }
 
@@ -321,6 +332,13 @@ type planningJSON struct {
 	*plan.Planning
 	Tokens  usage.Tokens `json:"tokens"`
 	CostUSD float64      `json:"costUsd"`
+}
+
+// learningsText names the adopted learnings a plan used (plan.Used): those
+// its model planner was given, and the planning learnings whose
+// serialise globs keep its changes apart.
+func learningsText(w io.Writer, names []string) {
+	fmt.Fprintf(w, "Learnings: %s\n", strings.Join(names, ", "))
 }
 
 // planningText says how a model made the plan: the strategy that ran and

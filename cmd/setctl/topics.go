@@ -58,6 +58,10 @@ planner.repairs times per call, then setctl plan fails showing them.
 setctl vet asks no model; setctl plan prints the strategy, the calls and
 their tokens, and a run journals the calls as LLM_CALL events.
 
+A model planner is also given the adopted learnings (project.learnings):
+conventions among the conventions, planning learnings among the planning
+rules; setctl plan names the learnings a plan used.
+
 A project adds planning rules (planner: rules: "one-session": "…") and
 replaces a prompt template by unification
 (planner: prompts: single: "…"); setctl vet runs every template on

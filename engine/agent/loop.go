@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/journal"
@@ -412,6 +413,7 @@ func openSession(in LoopInput, n int, res *LoopResult, streak streaks, logRel st
 	opened := journal.AgentSessionDecisionData{
 		Decision: decision, SessionID: session, Reason: why,
 		Iteration: n, Adapter: in.Adapter.Name(), Model: in.Model, Log: logRel,
+		Learnings: config.Names(in.Prompt.Learnings()),
 	}
 	if p, ok := in.Adapter.(PermissionReporter); ok && n == in.Done+1 {
 		// The first iteration of the run says what the agent may do.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -121,8 +122,10 @@ func TestLoopBudgetEnds(t *testing.T) {
 	var its int
 	var started journal.AgentSessionDecisionData
 	res, err := Loop(context.Background(), LoopInput{
-		Adapter:  a,
-		Prompt:   PromptInput{Project: &config.Project{}, Change: plan.Change{Name: "x"}},
+		Adapter: a,
+		Prompt: PromptInput{Project: &config.Project{Learnings: map[string]config.Learning{
+			"doc-comment": {Kind: config.LearningConvention, Text: "Every file starts with a comment.", Enabled: true},
+		}}, Change: plan.Change{Name: "x"}},
 		Layout:   rundir.New(root),
 		Worktree: wt, MainBranch: "main", MaxIterations: 3, Model: "m1",
 		Emit: func(p journal.Payload) error {
@@ -141,10 +144,10 @@ func TestLoopBudgetEnds(t *testing.T) {
 		t.Errorf("Loop = %+v, %v; %d iterations recorded", res, err, its)
 	}
 	// The decision that opened the iteration says which one runs, with
-	// what, and where its output goes.
+	// what, where its output goes, and the learnings its prompt carries.
 	want := journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration",
-		Iteration: 1, Adapter: "exec", Model: "m1", Log: ".set/logs/x/agent-1.log"}
-	if started != want {
+		Iteration: 1, Adapter: "exec", Model: "m1", Log: ".set/logs/x/agent-1.log", Learnings: []string{"doc-comment"}}
+	if !reflect.DeepEqual(started, want) {
 		t.Errorf("session decision = %+v\nwant %+v", started, want)
 	}
 	if _, err := os.Stat(ran); err == nil {

@@ -46,12 +46,19 @@ type PromptInput struct {
 	TestFiles []string
 }
 
+// Learnings is the adopted convention learnings the prompt carries: those
+// that match the change's type and scope (config.Project.ConventionsFor).
+// The iteration's AGENT_SESSION_DECISION names them.
+func (in PromptInput) Learnings() []config.NamedLearning {
+	return in.Project.ConventionsFor(in.Change.Type, in.Change.Scope)
+}
+
 // testFilesShown is how many of the project's test files a prompt names.
 const testFilesShown = 8
 
 // Prompt renders the prompt of one iteration: the change's scope, its
-// requirements with their scenarios, the profile's conventions, and the
-// last failure's retry context. The same input gives the same text.
+// requirements with their scenarios, the profile's conventions and the
+// learnings that match the change, and the last failure's retry context. The same input gives the same text.
 func Prompt(in PromptInput) string {
 	var b strings.Builder
 	c := in.Change
@@ -92,6 +99,13 @@ func Prompt(in PromptInput) string {
 		b.WriteString("\n## Conventions\n")
 		for _, cv := range conventions {
 			fmt.Fprintf(&b, "- %s\n", cv)
+		}
+	}
+	if learnings := in.Learnings(); len(learnings) > 0 {
+		b.WriteString("\n## Learnings\n")
+		b.WriteString("Earlier runs of this project failed where these say; follow them from the start:\n")
+		for _, l := range learnings {
+			fmt.Fprintf(&b, "- %s\n", l.Text)
 		}
 	}
 	globs := in.TestGlobs

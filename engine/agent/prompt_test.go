@@ -2,6 +2,7 @@ package agent
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,5 +81,42 @@ func TestPromptSaysWhereTestsAre(t *testing.T) {
 	}
 	if got := Prompt(PromptInput{Project: &config.Project{Name: "p"}, Change: plan.Change{Name: "x"}}); strings.Contains(got, "## Tests") {
 		t.Errorf("a project without test patterns gets a Tests section:\n%s", got)
+	}
+}
+
+// TestPromptCarriesMatchingLearnings: the adopted conventions that match
+// the change's type and scope follow the profile's conventions, under
+// their own heading; one for other paths or types, one turned off and
+// the other kinds are not the agent's.
+func TestPromptCarriesMatchingLearnings(t *testing.T) {
+	project := &config.Project{
+		Name: "shop", MainBranch: "main",
+		Conventions: map[string]string{"gofmt": "Format Go code with gofmt."},
+		Learnings: map[string]config.Learning{
+			"doc-comment":   {Kind: config.LearningConvention, Text: "Every Go file starts with a package comment.", Enabled: true},
+			"handler-tests": {Kind: config.LearningConvention, Text: "Every handler has a table test.", Enabled: true, Paths: []string{"internal/http/**"}},
+			"docs-only":     {Kind: config.LearningConvention, Text: "Docs wrap at 72 columns.", Enabled: true, Types: []string{"docs"}},
+			"old":           {Kind: config.LearningConvention, Text: "Turned off.", Enabled: false},
+			"routes-apart":  {Kind: config.LearningPlanning, Text: "Keep route changes apart.", Enabled: true},
+			"no-printf":     {Kind: config.LearningRule, Text: "log through slog", Pattern: "log.Printf", Enabled: true},
+		},
+	}
+	in := PromptInput{Project: project, Change: plan.Change{Name: "cart", Type: "feature", Size: "S", Scope: []string{"internal/http/cart.go"}}}
+	want := "\n## Conventions\n- Format Go code with gofmt.\n" +
+		"\n## Learnings\nEarlier runs of this project failed where these say; follow them from the start:\n" +
+		"- Every Go file starts with a package comment.\n- Every handler has a table test.\n\n## OpenSpec\n"
+	if got := Prompt(in); !strings.Contains(got, want) {
+		t.Errorf("prompt:\n%s\nwant it to hold:\n%s", got, want)
+	}
+	if got := config.Names(in.Learnings()); !slices.Equal(got, []string{"doc-comment", "handler-tests"}) {
+		t.Errorf("Learnings = %v", got)
+	}
+	in.Change.Scope = []string{"internal/store/**"}
+	if got := Prompt(in); strings.Contains(got, "table test") || !strings.Contains(got, "- Every Go file starts with a package comment.\n") {
+		t.Errorf("a change outside the learning's paths gets:\n%s", got)
+	}
+	project.Learnings = nil
+	if got := Prompt(in); strings.Contains(got, "## Learnings") {
+		t.Errorf("a project without learnings gets:\n%s", got)
 	}
 }

@@ -238,9 +238,17 @@ func (p *Project) TestRunnerList() []string { return enabled(p.TestRunners) }
 func (p *Project) UnionGlobs() []string { return enabled(p.MergeUnion) }
 
 // CrossCuttingGlobs are the globs of the files that serialise the
-// changes whose scopes may touch them, sorted: those whose crossCutting
-// entry is true.
-func (p *Project) CrossCuttingGlobs() []string { return enabled(p.CrossCutting) }
+// changes whose scopes may touch them, sorted, each once: those whose
+// crossCutting entry is true and the serialise globs of the adopted
+// planning learnings.
+func (p *Project) CrossCuttingGlobs() []string {
+	globs := enabled(p.CrossCutting)
+	for _, l := range p.Adopted(LearningPlanning) {
+		globs = append(globs, l.Serialise...)
+	}
+	slices.Sort(globs)
+	return slices.Compact(globs)
+}
 
 // enabled is the keys of m whose entry is true, sorted.
 func enabled(m map[string]bool) []string {

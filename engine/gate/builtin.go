@@ -335,7 +335,9 @@ func isAlnum(r rune) bool {
 }
 
 // rules fails when a line the change adds matches a forbidden pattern of
-// the project (restricted to the rule's paths when it has any).
+// the project or an adopted rule learning (config.Project.Rules;
+// restricted to the rule's paths when it has any). A learning's finding
+// names it "learning NAME", its message the learning's text.
 func rules(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	type rule struct {
 		name, message string
@@ -344,13 +346,12 @@ func rules(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	}
 	var rs []rule
 	if in.Project != nil {
-		for _, name := range slices.Sorted(maps.Keys(in.Project.Forbidden)) {
-			f := in.Project.Forbidden[name]
-			re, err := regexp.Compile(f.Pattern)
+		for _, r := range in.Project.Rules() {
+			re, err := regexp.Compile(r.Pattern)
 			if err != nil {
-				return verdict{}, fmt.Errorf("forbidden rule %q: bad pattern: %w", name, err)
+				return verdict{}, fmt.Errorf("forbidden rule %q: bad pattern: %w", r.Name, err)
 			}
-			rs = append(rs, rule{name, f.Message, re, f.Paths})
+			rs = append(rs, rule{r.Name, r.Message, re, r.Paths})
 		}
 	}
 	if len(rs) == 0 {

@@ -342,6 +342,28 @@ func TestRulesHit(t *testing.T) {
 			"Remove or rewrite these lines.")
 }
 
+// TestRulesLearning: an adopted rule learning is checked beside the
+// forbidden patterns, its failure named as a learning with its text; a
+// learning turned off, or of another kind, is not.
+func TestRulesLearning(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, baseFiles)
+	r.write("internal/auth/auth.go", "package auth\n\nfunc Login() {\n\tlog.Printf(\"login\")\n}\n")
+	r.write("internal/auth/notes.md", "log.Printf( is fine here\n")
+	r.commit()
+	in := r.input(config.KindRules, featureChange)
+	in.Project.Learnings = map[string]config.Learning{
+		"no-log-printf": {Kind: config.LearningRule, Text: "log through the slog logger", Pattern: `log\.Printf\(`, Paths: []string{"**/*.go"}, Enabled: true},
+		"off":           {Kind: config.LearningRule, Text: "no Login", Pattern: `Login`, Enabled: false},
+		"convention":    {Kind: config.LearningConvention, Text: "Login is a word", Enabled: true},
+	}
+	want(t, runGate(t, in), StatusFail,
+		"1 match of forbidden patterns in added lines (first: internal/auth/auth.go:4: learning no-log-printf)",
+		"Gate rules failed: lines this change adds match forbidden patterns:\n"+
+			"  - internal/auth/auth.go:4: learning no-log-printf: log through the slog logger: log.Printf(\"login\")\n"+
+			"Remove or rewrite these lines.")
+}
+
 // TestRulesIgnoresRemovedAndBaseLines: only added lines are scanned.
 func TestRulesIgnoresRemovedAndBaseLines(t *testing.T) {
 	t.Parallel()

@@ -3,8 +3,6 @@ package gate
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -111,12 +109,14 @@ func repairNote(answer string, problems []string) string {
 func promptData(in Input, g config.Gate, diff shownDiff) judge.PromptData {
 	data := judge.PromptData{
 		Project: in.Project.Name, Gate: in.Step.Gate, Stage: in.Stage, Change: in.Change,
-		Requirements: in.Reqs, Conventions: in.Project.ConventionList(),
-		Diff: diff.Text, Omitted: diff.Omitted, BlockOn: g.BlockOn,
+		Requirements: in.Reqs,
+		// The conventions the change's agent was given, its learnings
+		// among them.
+		Conventions: append(in.Project.ConventionList(), config.Texts(in.Project.ConventionsFor(in.Change.Type, in.Change.Scope))...),
+		Diff:        diff.Text, Omitted: diff.Omitted, BlockOn: g.BlockOn,
 	}
-	for _, name := range slices.Sorted(maps.Keys(in.Project.Forbidden)) {
-		f := in.Project.Forbidden[name]
-		data.Rules = append(data.Rules, judge.Rule{Name: name, Pattern: f.Pattern, Message: f.Message, Paths: f.Paths})
+	for _, r := range in.Project.Rules() {
+		data.Rules = append(data.Rules, judge.Rule{Name: r.Name, Pattern: r.Pattern, Message: r.Message, Paths: r.Paths})
 	}
 	return data
 }

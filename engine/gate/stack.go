@@ -172,11 +172,19 @@ func started(in StackInput, step graph.GateStep, logRel string) journal.GateStar
 	return d
 }
 
-// Event is the VERIFY_GATE payload of a gate result of stage's attempt.
+// Event is the VERIFY_GATE payload of a gate result of stage's attempt:
+// it records the first EventFailures of the gate's named failures.
 func Event(stage string, attempt int, r Result) journal.VerifyGateData {
 	return journal.VerifyGateData{
 		Stage: stage, Gate: r.Gate, Kind: r.Kind, Mode: r.Mode, Runner: r.Runner, Base: r.Base,
 		Result: r.Status, ExitCode: r.ExitCode, DurationMS: r.Duration.Milliseconds(),
 		Log: cmp.Or(r.LogRel, r.Log), Reason: r.Reason, RetryContext: r.RetryContext, Attempt: attempt,
+		Failures: slices.Clone(r.Failures[:min(len(r.Failures), EventFailures)]),
 	}
 }
+
+// EventFailures is how many of a gate's named failures its VERIFY_GATE
+// records: enough to tell one failure from another across rounds and
+// runs (setctl learn's signatures), bounded so that a gate naming
+// thousands does not swell the journal.
+const EventFailures = 20

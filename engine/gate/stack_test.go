@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,6 +191,18 @@ func TestEvent(t *testing.T) {
 	r.LogRel = ".set/logs/c/integration-test-3.log"
 	if got := Event("integration", 3, r).Log; got != r.LogRel {
 		t.Errorf("Log = %q, want the relative path", got)
+	}
+	// The named failures, the first EventFailures of them.
+	r.Failures = []string{"a.go", "b.go"}
+	if got := Event("integration", 3, r).Failures; !cmp.Equal(got, r.Failures) {
+		t.Errorf("Failures = %q, want %q", got, r.Failures)
+	}
+	r.Failures = nil
+	for i := range EventFailures + 5 {
+		r.Failures = append(r.Failures, fmt.Sprintf("f%02d.go", i))
+	}
+	if got := Event("integration", 3, r).Failures; !cmp.Equal(got, r.Failures[:EventFailures]) {
+		t.Errorf("Failures = %q, want the first %d", got, EventFailures)
 	}
 }
 

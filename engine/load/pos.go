@@ -3,6 +3,7 @@ package load
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
@@ -51,7 +52,9 @@ func (p *Instance) FieldPos(path ...string) token.Pos {
 }
 
 // declPos is where files declare the value at path (from the package
-// root, e.g. project.gates.test), or token.NoPos.
+// root, e.g. project.gates.test), or token.NoPos. A label of path may be
+// quoted, as CUE's errors name one that is not an identifier
+// (project.learnings."doc-comment").
 func declPos(files []*ast.File, path []string) token.Pos {
 	if len(path) == 0 {
 		return token.NoPos
@@ -91,7 +94,7 @@ func findInDecls(decls []ast.Decl, path []string) token.Pos {
 		switch d := d.(type) {
 		case *ast.Field:
 			name, _, err := ast.LabelName(d.Label)
-			if err != nil || name != path[0] {
+			if err != nil || name != path[0] && strconv.Quote(name) != path[0] {
 				continue
 			}
 			if len(path) == 1 {

@@ -550,6 +550,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		MaxParallel: r.opts.Project.MaxParallel, Resumed: resumed,
 		MainBranch: r.opts.Project.MainBranch, Budgets: runBudgets(r.opts.Project.Budgets),
 		CrossCutting: r.opts.Project.CrossCuttingGlobs(),
+		Learnings:    config.Names(r.opts.Project.Adopted("")),
 	}); err != nil {
 		return err
 	}
@@ -563,7 +564,7 @@ func (r *run) begin(ctx context.Context, resumed bool) error {
 		}
 		if err := r.rec.emit("", journal.PlanCreatedData{
 			Strategy: p.Strategy, Fingerprint: p.Fingerprint.Sum, Changes: names,
-			Requirements: len(p.Requirements), Plan: data,
+			Requirements: len(p.Requirements), Plan: data, Learnings: p.Learnings,
 		}); err != nil {
 			return err
 		}

@@ -105,7 +105,7 @@ func (r *run) replan(ctx context.Context) (bool, error) {
 	}
 	if err := r.rec.emit("", journal.PlanCreatedData{
 		Strategy: next.Strategy, Fingerprint: next.Fingerprint.Sum, Changes: names,
-		Requirements: len(next.Requirements), Plan: data,
+		Requirements: len(next.Requirements), Plan: data, Learnings: next.Learnings,
 	}); err != nil {
 		return false, err
 	}
@@ -162,6 +162,8 @@ func (r *run) extendPlan(dropped []string, added []plan.Change) (*plan.Plan, *gr
 	}
 	next := *r.opts.Plan
 	next.Changes = append(slices.Clone(landed), fresh...)
+	// The added changes are the model planner's, given its learnings.
+	next.Learnings = plan.Used(r.opts.Project, true)
 	if err := plan.Validate(&next, plan.Limits{MaxRequirementsPerChange: r.opts.Project.Planner.MaxRequirementsPerChange}); err != nil {
 		return nil, nil, err
 	}

@@ -115,6 +115,25 @@ func Check(pattern string) error {
 	return nil
 }
 
+// Touching is the patterns (in their order) that a change whose scope
+// is scope may touch a file of (Overlap): every one when scope is empty,
+// as a change without a scope may touch any file.
+func Touching(scope, patterns []string) []string {
+	if len(scope) == 0 {
+		return patterns
+	}
+	var out []string
+	for _, g := range patterns {
+		for _, s := range scope {
+			if Overlap(s, g) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // Overlap reports whether some path lies both inside the scope entry
 // (see InScope) and matches the glob pattern: whether a change whose scope
 // holds scope may touch a file pattern names. Where both segments at the

@@ -56,21 +56,7 @@ func Waits(changes []Change, globs []string) [][]Wait {
 
 // crossCuttingOf is the crossCutting globs (in the order of globs) that a
 // change with scope may touch: every one when scope is empty.
-func crossCuttingOf(scope, globs []string) []string {
-	if len(scope) == 0 {
-		return globs
-	}
-	var out []string
-	for _, g := range globs {
-		for _, s := range scope {
-			if pathglob.Overlap(s, g) {
-				out = append(out, g)
-				break
-			}
-		}
-	}
-	return out
-}
+func crossCuttingOf(scope, globs []string) []string { return pathglob.Touching(scope, globs) }
 
 // ancestors are the changes c depends on, directly or not, of those
 // byName holds.

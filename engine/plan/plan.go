@@ -61,6 +61,9 @@ type Plan struct {
 	// Planning records how a model made the changes; nil for the static
 	// strategy and explicit plans.
 	Planning *Planning `json:"planning,omitempty"`
+	// Learnings are the names of the adopted learnings the plan used
+	// (Used), sorted; PLAN_CREATED records them.
+	Learnings []string `json:"learnings,omitempty"`
 }
 
 // Change is one unit of work, implemented by one agent in one worktree.

@@ -100,7 +100,23 @@ func MakeWith(ctx context.Context, cfg *config.Project, s *spec.Spec, rec Record
 		return nil, err
 	}
 	p.Changes = changes
+	p.Learnings = Used(cfg, p.Planning != nil)
 	return p, nil
+}
+
+// Used is the names of the adopted learnings a plan of cfg uses, sorted:
+// when a model planned it (modelled), those its planner was given (every
+// convention and planning learning, config.Project.PlannerLearnings);
+// whoever planned it, the planning learnings whose serialise globs keep
+// its changes apart at dispatch (config.Project.CrossCuttingGlobs).
+func Used(cfg *config.Project, modelled bool) []string {
+	var names []string
+	for _, l := range cfg.PlannerLearnings() {
+		if modelled || len(l.Serialise) > 0 {
+			names = append(names, l.Name)
+		}
+	}
+	return names
 }
 
 // prune takes out of p's changes the work main has done: a requirement

@@ -231,6 +231,7 @@ func (p *Project) Planner(ctx context.Context) (plan.Modeler, error) {
 	return planner.New(planner.Options{
 		Project:     p.Config.Name,
 		Conventions: p.Config.ConventionList(),
+		Learnings:   p.Config.PlannerLearnings(),
 		Planner:     p.Config.Planner,
 		LLM:         llm.ForProject(p.Config, p.Root),
 		Files:       planner.FilesOf(files),

@@ -28,6 +28,12 @@ project: golang.#Project & {
 	conventions: extra: "one more rule"
 	testPatterns: scripts: "scripts/**/*_test.sh"
 	forbidden: "no-sleep": {pattern: "time\\.Sleep", message: "no sleeping", paths: ["**/*.go"]}
+	learnings: {
+		"doc-comment": {kind: "convention", text: "Every Go file starts with a package comment.", signature: "verify gate doc: missing package comment", types: ["feature"], paths: ["internal/**"]}
+		"routes-apart": {kind: "planning", text: "Changes that add routes touch internal/routes.go: keep them apart.", serialise: ["internal/routes.go"]}
+		"no-println": {kind: "rule", text: "no debug printing", pattern: "fmt\\.Println", paths: ["**/*.go"]}
+	}
+	learn: {threshold: 3, expireAfter: 4}
 	gates: {
 		test: {when: "len(change.requirements) > 0", describe: ["echo", "go test ./..."], env: {GOFLAGS: "-count=1"}, timeout: "20m", runner: "dagger", export: ["coverage.out"]}
 		review: {prompt: "Review {{.Change.Name}}", blockOn: "high", maxDiffBytes: 50_000, repairs: 1}
@@ -140,7 +146,9 @@ func TestEveryFieldReachesGo(t *testing.T) {
 		"sentinel.rules.slow_gate.action", "sentinel.rules.slow_gate.graced", "sentinel.rules.api_error.fails",
 		"sentinel.rules.api_error.backoff", "sentinel.grace.gate:test",
 		"plan.changes.core.scope", "plan.changes.core.agent", "plan.deferred.REQ-LATER-01",
-		"forbidden.no-sleep.paths", "budgets.gateTimeout", "planner.maxRequirementsPerChange",
+		"forbidden.no-sleep.paths", "learnings.doc-comment.types", "learnings.doc-comment.paths", "learnings.doc-comment.signature",
+		"learnings.routes-apart.serialise", "learnings.no-println.pattern", "learnings.no-println.paths", "learnings.no-println.enabled", "learn.threshold", "learn.expireAfter",
+		"budgets.gateTimeout", "planner.maxRequirementsPerChange",
 		"planner.singleCallMaxInputTokens", "planner.repairs", "planner.parallel", "planner.rules.small-changes",
 		"planner.prompts.system", "planner.prompts.single", "planner.prompts.repair",
 	} {

@@ -64,6 +64,7 @@ func Project(lp *load.Instance) (*config.Project, error) {
 	d.checkFallbacks()
 	d.checkReplan()
 	d.checkPathGlobs()
+	d.checkLearnings()
 	d.recordPositions()
 	if d.errs != nil {
 		return nil, d.errs

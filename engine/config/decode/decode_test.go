@@ -107,6 +107,15 @@ func TestLoadErrors(t *testing.T) {
 		{"dagger host of an unknown scheme", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"http://engine-a:80\": {}}}", "project.runner.dagger.hosts.\"http://engine-a:80\"", "set.cue:8:"},
 		{"dagger host while no gate runs on dagger", "runner: dagger: hosts: \"engine-a\": {}", "project.runner.dagger.hosts.\"engine-a\"", "set.cue:8:"},
 		{"dagger host naming no engine", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"tcp://\": {}}}", "project.runner.dagger.hosts.\"tcp://\"", "set.cue:8:"},
+		{"learning of an unknown kind", "learnings: doc: {kind: \"habit\", text: \"t\"}", "project.learnings.doc.kind", "set.cue:8:"},
+		{"learning without text", "learnings: doc: {kind: \"convention\", text: \"\"}", "project.learnings.doc.text", "set.cue:8:"},
+		{"pattern on a convention", "learnings: doc: {kind: \"convention\", text: \"t\", pattern: \"x\"}", "project.learnings.doc.pattern", "set.cue:8:"},
+		{"rule without a pattern", "learnings: doc: {kind: \"rule\", text: \"t\"}", "project.learnings.doc.pattern", "set.cue:8:"},
+		{"bad rule pattern", "learnings: doc: {kind: \"rule\", text: \"t\", pattern: \"(\"}", "project.learnings.doc.pattern", "set.cue:8:"},
+		{"bad convention glob", "learnings: doc: {kind: \"convention\", text: \"t\", paths: [\"ok/**\", \"/abs\"]}", "project.learnings.doc.paths", "set.cue:8:"},
+		{"bad serialise glob", "learnings: doc: {kind: \"planning\", text: \"t\", serialise: [\"x/[a\"]}", "project.learnings.doc.serialise", "set.cue:8:"},
+		{"bad rule glob", "learnings: doc: {kind: \"rule\", text: \"t\", pattern: \"x\", paths: [\"../x\"]}", "project.learnings.doc.paths", "set.cue:8:"},
+		{"learning name", "learnings: \"Doc Comment\": {kind: \"convention\", text: \"t\"}", "project.learnings.\"Doc Comment\"", "set.cue:8:"},
 		{"dagger host without parallelism", "runner: {kind: \"dagger\", dagger: {from: \"golang\", hosts: \"tcp://a:1234\": parallelism: 0}}", "project.runner.dagger.hosts.\"tcp://a:1234\".parallelism", "set.cue:8:"},
 	}
 	for _, tt := range tests {

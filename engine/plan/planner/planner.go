@@ -38,6 +38,11 @@ type Options struct {
 	// Project is the project's name; Conventions its profile's.
 	Project     string
 	Conventions []string
+	// Learnings are the adopted learnings the planner is given
+	// (config.Project.PlannerLearnings): a convention's text joins
+	// Conventions, a planning learning is a planning rule named
+	// "learning NAME".
+	Learnings []config.NamedLearning
 	// Planner is the project's planner configuration: its strategy,
 	// limits, rules and prompts.
 	Planner config.Planner
@@ -152,6 +157,15 @@ func (pl *Planner) newRun(p *plan.Plan, cover []string, existing []plan.Change) 
 			rules = append(rules, prompt.Rule{Name: name, Text: text})
 		}
 	}
+	conventions := slices.Clone(pl.opts.Conventions)
+	for _, l := range pl.opts.Learnings {
+		switch l.Kind {
+		case config.LearningConvention:
+			conventions = append(conventions, l.Text)
+		case config.LearningPlanning:
+			rules = append(rules, prompt.Rule{Name: "learning " + l.Name, Text: l.Text})
+		}
+	}
 	var shown []prompt.Change
 	for _, c := range existing {
 		shown = append(shown, promptChange(c))
@@ -160,7 +174,7 @@ func (pl *Planner) newRun(p *plan.Plan, cover []string, existing []plan.Change) 
 		Project:                  pl.opts.Project,
 		Requirements:             r.cover,
 		Domains:                  r.domains,
-		Conventions:              pl.opts.Conventions,
+		Conventions:              conventions,
 		Rules:                    rules,
 		Files:                    pl.opts.Files,
 		MaxRequirementsPerChange: pl.opts.Planner.MaxRequirementsPerChange,

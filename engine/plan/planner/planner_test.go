@@ -68,7 +68,7 @@ func newPlanner(t *testing.T, cfg *config.Project, env []string, route ...llm.Ta
 		t.Fatal(err)
 	}
 	pl, err := New(Options{
-		Project: cfg.Name, Conventions: cfg.ConventionList(), Planner: cfg.Planner,
+		Project: cfg.Name, Conventions: cfg.ConventionList(), Learnings: cfg.PlannerLearnings(), Planner: cfg.Planner,
 		LLM: llm.Config{
 			Routes: map[llm.Role]llm.Route{llm.Plan: route}, Env: env, Retries: -1,
 			Wait: func(context.Context, time.Duration) error { return nil },
@@ -149,6 +149,57 @@ func TestSingle(t *testing.T) {
 			for _, s := range []string{"at most 6 requirements", "feature, fix, refactor, infrastructure, schema, docs, test, cleanup", `"enum":["REQ-LINKS-01","REQ-LINKS-02","REQ-STATS-01"]`} {
 				if !strings.Contains(string(req.Body), s) {
 					t.Errorf("request lacks %q", s)
+				}
+			}
+		})
+	}
+}
+
+// TestLearningsInPrompts: the planner's prompts carry the adopted
+// conventions among the conventions and the planning learnings among the
+// planning rules, in the single call and in each call of three-phase
+// (brief, domains); a rule learning is the rules gate's, not the
+// planner's. The plan names the learnings it used.
+func TestLearningsInPrompts(t *testing.T) {
+	learnings := map[string]config.Learning{
+		"doc-comment":  {Kind: config.LearningConvention, Text: "Every Go file starts with a package comment.", Enabled: true, Paths: []string{"internal/**"}},
+		"routes-apart": {Kind: config.LearningPlanning, Text: "Changes that add routes depend on one another.", Enabled: true},
+		"no-printf":    {Kind: config.LearningRule, Text: "log through slog", Pattern: "log.Printf", Enabled: true},
+	}
+	for _, tt := range []struct {
+		strategy string
+		answers  []string
+	}{
+		{"single", []string{wholeAnswer}},
+		{"three-phase", []string{briefAnswer, linksAnswer, statsAnswer, wholeAnswer}},
+	} {
+		t.Run(tt.strategy, func(t *testing.T) {
+			cfg := golangPlanner(t, tt.strategy)
+			cfg.Planner.Parallel = 1
+			cfg.Learnings = learnings
+			var answers []modeltest.Step
+			for _, a := range tt.answers {
+				answers = append(answers, modeltest.Answer(a, modeltest.Usage{}))
+			}
+			srv := modeltest.New(t, answers...)
+			p, err := makePlan(cfg, plan.Record{}, newPlanner(t, cfg, apiEnv(srv), llm.Target{Transport: llm.TransportAnthropic, Model: "m"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"doc-comment", "routes-apart"}; !reflect.DeepEqual(p.Learnings, want) {
+				t.Errorf("plan learnings = %v, want %v", p.Learnings, want)
+			}
+			reqs := srv.Requests()
+			// Every call but three-phase's merge, which plans from the drafts.
+			for _, r := range reqs[:max(1, len(reqs)-1)] {
+				text := promptOf(t, r)
+				for _, s := range []string{"- Every Go file starts with a package comment.\n", "- Changes that add routes depend on one another.\n"} {
+					if !strings.Contains(text, s) {
+						t.Errorf("prompt lacks %q:\n%s", s, text)
+					}
+				}
+				if strings.Contains(text, "log through slog") {
+					t.Errorf("prompt holds a rule learning:\n%s", text)
 				}
 			}
 		})
