@@ -67,9 +67,11 @@ type Recurrence struct {
 // in that order) against the runs of events (a journal, in Seq order)
 // and their episodes eps (Episodes of the same events). expireAfter is
 // learn.expireAfter: the runs since its adoption a learning's signature
-// may not recur before its removal is proposed. An episode of a run the
-// journal does not hold counts nowhere.
+// may not recur before its removal is proposed (at least 1, as the
+// schema has it). An episode of a run the journal does not hold counts
+// nowhere.
 func Report(events []journal.Event, eps []Episode, adopted []config.NamedLearning, expireAfter int) ([]Standing, error) {
+	expireAfter = max(expireAfter, 1)
 	runs := history.Runs(events)
 	index := make(map[string]int, len(runs))
 	for i, r := range runs {
