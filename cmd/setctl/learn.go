@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,12 +60,20 @@ until you commit it: read the file, edit or delete what you disagree
 with, check it with setctl vet, and commit learnings.cue. The next
 setctl apply then enforces what you committed.
 
+In pull-request delivery (delivery.mode "pull-request"), --write leaves
+the checkout alone and opens the proposals as a pull request of their
+own: learnings.cue as the remote's main holds it, with the proposals
+added, committed on top of that main and pushed as the branch
+set/learnings (refused while the remote has that branch: merge or close
+the pull request before, and delete it). Merging it adopts them.
+
 With --json, stdout carries one JSON document: "version" (1; within it
 fields are only added) and "proposals", each with "id", "name", "kind",
 "text", "signature", "serialise" (planning), "changes" and "runs" (how
 many distinct ones the evidence has) and "evidence" (each "run",
 "change", "round" and "line"); with --write, "written" too: "path",
-"added" and "present" (names the file had already).
+"added", "present" (names the file had already) and, in pull-request
+delivery, "pullRequest" ("number", "url", "branch", "commit").
 
 ` + learnReportUsage + `
 Exit status: 0 when the journal was read (with or without proposals), 1
@@ -92,10 +101,14 @@ type learnResult struct {
 }
 
 // learnWritten is what --write did, paths relative to the project.
+// PullRequest is the pull request it opened in pull-request delivery
+// instead of writing the file (nil when it wrote the file, or had
+// nothing to add).
 type learnWritten struct {
-	Path    string   `json:"path"`
-	Added   []string `json:"added"`
-	Present []string `json:"present"`
+	Path        string            `json:"path"`
+	Added       []string          `json:"added"`
+	Present     []string          `json:"present"`
+	PullRequest *learnPullRequest `json:"pullRequest,omitempty"`
 }
 
 func runLearn(e *env, args []string) int {
@@ -138,7 +151,12 @@ func runLearn(e *env, args []string) int {
 	if res.Proposals == nil {
 		res.Proposals = []learn.Proposal{}
 	}
-	if *write {
+	switch {
+	case *write && ws.cfg.Delivery.ProposesPullRequests():
+		if res.Written, err = proposeLearnings(context.Background(), e, ws, proposals); err != nil {
+			return ws.report(e, c.name, err)
+		}
+	case *write:
 		w, err := learn.WriteCUE(root, proposals)
 		if err != nil {
 			return e.errorf(c.name, "%v", err)
@@ -238,6 +256,11 @@ func writeLearn(w io.Writer, res learnResult, threshold, runs, only int) error {
 	}
 	if len(wr.Added) == 0 {
 		_, err := fmt.Fprintf(w, "Nothing new to write to %s.\n", wr.Path)
+		return err
+	}
+	if pr := wr.PullRequest; pr != nil {
+		_, err := fmt.Fprintf(w, "Opened pull request #%d (%s), branch %s, adding %s to %s: %s.\nNothing is adopted until it is merged: review it, edit or delete what you disagree with, and merge it. The next setctl apply enforces what main holds.\n",
+			pr.Number, pr.URL, pr.Branch, english.Plural(len(wr.Added), "learning"), wr.Path, strings.Join(wr.Added, ", "))
 		return err
 	}
 	_, err := fmt.Fprintf(w, "Wrote %s to %s: %s.\nNothing is adopted yet: read %[2]s, edit or delete what you disagree with, check it with setctl vet, and commit it. The next setctl apply enforces what you committed.\n",

@@ -95,18 +95,24 @@ func meaningful(norm string) bool {
 
 // failureLines are the lines of a failed gate that episodes are made of,
 // as printed: the failures its failures pattern named when there are
-// any, else the meaningful lines of its retry context without set's own
-// headline, the log's path and code fences. Lines that normalise alike
-// are one; at most maxLinesPerFailure.
+// any; else, of a command's output as its retry context quotes it, the
+// meaningful lines without set's own headline, the log's path and code
+// fences; else, of a built-in gate's own words, its findings (see
+// builtinLines). Lines that normalise alike are one; at most
+// maxLinesPerFailure.
 func failureLines(d journal.VerifyGateData) []string {
 	var lines []string
-	if len(d.Failures) > 0 {
+	all := strings.Split(d.RetryContext, "\n")
+	verdict, builtin := strings.CutPrefix(all[0], "Gate "+d.Gate+" failed: ")
+	switch {
+	case len(d.Failures) > 0:
 		lines = d.Failures
-	} else {
-		lines = strings.Split(d.RetryContext, "\n")
-		if len(lines) > 0 && strings.HasPrefix(lines[0], "Gate "+d.Gate+" (") {
-			lines = lines[1:] // "Gate X (`cmd`) failed with exit code N. …"
-		}
+	case strings.HasPrefix(all[0], "Gate "+d.Gate+" ("):
+		lines = all[1:] // "Gate X (`cmd`) failed with exit code N. …"
+	case builtin:
+		lines = builtinLines(verdict, all[1:])
+	default:
+		lines = all
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -126,6 +132,27 @@ func failureLines(d journal.VerifyGateData) []string {
 		}
 	}
 	return out
+}
+
+// builtinLines are the findings of a built-in or model-graded gate's
+// retry context, whose first line was "Gate X failed: " and headline:
+// its list's items, and the headline's first sentence unless it only
+// introduces the list. set's advice around them ("Remove or rewrite
+// these lines.") is the same for every failure, and no finding.
+func builtinLines(headline string, rest []string) []string {
+	var items []string
+	for _, l := range rest {
+		if item, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
+			items = append(items, item)
+		}
+	}
+	if i := strings.Index(headline, ". "); i >= 0 {
+		headline = headline[:i+1]
+	}
+	if strings.HasSuffix(headline, ":") && len(items) > 0 {
+		return items
+	}
+	return append([]string{headline}, items...)
 }
 
 // GateSignature is the signature of a gate episode: "<stage> gate
@@ -153,8 +180,10 @@ func SentinelSignature(rule, action string) string { return "sentinel " + rule +
 //     while it is open, the same gate failing again on the same line is
 //     the same episode;
 //   - a conflict episode (CHANGE_INTEGRATION_FAILED, reason conflict, one
-//     per path) and a sentinel episode (SENTINEL_ACTION) until the
-//     change is MERGED.
+//     per path; Round its integration attempt) and a sentinel episode
+//     (SENTINEL_ACTION) until the change is MERGED: Fixed is then the
+//     merged integration attempt, 0 for a sentinel episode, which has
+//     no round, and FixedSeq the MERGED event.
 //
 // An open episode counts the change's RETRY_SCHEDULED events and its
 // agent iterations' tokens. From is the change's head when it failed

@@ -51,6 +51,21 @@ func TestFailureLines(t *testing.T) {
 	if want := []string{"TestGreet", "TestPart"}; !cmp.Equal(got, want) {
 		t.Errorf("failureLines(failures) = %q, want %q", got, want)
 	}
+	for _, tc := range []struct {
+		gate, rc string
+		want     []string
+	}{
+		{"rules", "Gate rules failed: lines this change adds match forbidden patterns:\n- a.go:3: no-todo: no TODOs: // TODO later\nRemove or rewrite these lines.",
+			[]string{"a.go:3: no-todo: no TODOs: // TODO later"}},
+		{"test_files", "Gate test_files failed: the change adds or modifies no test file. Test files are those matching:\n- **/*_test.go\nAdd or extend the tests that cover this change.",
+			[]string{"the change adds or modifies no test file."}},
+		{"scope_check", "Gate scope_check failed: the change touches 1 file outside its scope.\nOutside the scope:\n- b.go\nThe change may only touch paths matching:\n- a/**\nUndo the changes.",
+			[]string{"the change touches 1 file outside its scope."}},
+	} {
+		if got := failureLines(journal.VerifyGateData{Gate: tc.gate, RetryContext: tc.rc}); !cmp.Equal(got, tc.want) {
+			t.Errorf("failureLines(%s) = %q, want %q", tc.gate, got, tc.want)
+		}
+	}
 	var many string
 	for i := range 15 {
 		many += "line about thing " + string(rune('a'+i)) + "\n"

@@ -32,31 +32,44 @@ type Written struct {
 	Present []string
 }
 
-// WriteCUE adds proposals to LearningsFile in the project directory dir,
-// as `project: learnings: NAME: {kind, text, signature, …}` fields each
-// under a comment that gives its ID and evidence, for a person to read,
-// edit and commit. It creates the file with set.cue's package clause
-// when there is none; otherwise it appends to it, leaving every byte the
-// user wrote as it was, and adds no learning whose name the file already
-// has (whatever it holds). Nothing is adopted until the file is
-// committed: WriteCUE only writes.
+// WriteCUE adds proposals to LearningsFile in the project directory dir
+// (see AppendCUE), creating it in set.cue's package when there is none.
+// Nothing is adopted until the file is committed: WriteCUE only writes.
 func WriteCUE(dir string, proposals []Proposal) (Written, error) {
 	path := filepath.Join(dir, LearningsFile)
-	w := Written{Path: path}
 	src, err := os.ReadFile(path)
+	pkg := ""
 	switch {
 	case os.IsNotExist(err):
-		pkg, err := packageOf(filepath.Join(dir, configFile))
-		if err != nil {
-			return w, err
+		if pkg, err = Package(dir); err != nil {
+			return Written{Path: path}, err
 		}
-		src = []byte("// Learnings set proposed from the journal (setctl learn --write).\n// Read them, edit or delete them, and commit this file to adopt them.\n\npackage " + pkg + "\n")
 	case err != nil:
+		return Written{Path: path}, err
+	}
+	out, w, err := AppendCUE(src, pkg, proposals)
+	w.Path = path
+	if err != nil || len(w.Added) == 0 {
 		return w, err
 	}
-	f, err := parser.ParseFile(path, src, parser.ParseComments)
+	return w, os.WriteFile(path, out, 0o644)
+}
+
+// AppendCUE is src, a LearningsFile's content, with proposals added as
+// `project: learnings: NAME: {kind, text, signature, …}` fields, each
+// under a comment that gives its ID and evidence, for a person to read,
+// edit and commit. Every byte of src is kept, and a proposal whose name
+// src has already (in whatever form) is left out: Written says which were
+// added and which were present (its Path is ""). src nil is a new file,
+// which starts with a word on what it is and pkg's package clause.
+func AppendCUE(src []byte, pkg string, proposals []Proposal) ([]byte, Written, error) {
+	var w Written
+	if src == nil {
+		src = []byte("// Learnings set proposed from the journal (setctl learn --write).\n// Read them and edit or delete any: they are adopted once this file is committed on main.\n\npackage " + pkg + "\n")
+	}
+	f, err := parser.ParseFile(LearningsFile, src, parser.ParseComments)
 	if err != nil {
-		return w, fmt.Errorf("%s does not parse, so set leaves it alone: %w", LearningsFile, err)
+		return nil, w, fmt.Errorf("%s does not parse, so set leaves it alone: %w", LearningsFile, err)
 	}
 	have := learningNames(f)
 	var block strings.Builder
@@ -70,15 +83,19 @@ func WriteCUE(dir string, proposals []Proposal) (Written, error) {
 		block.WriteString("\n" + learningBlock(p))
 	}
 	if len(w.Added) == 0 {
-		return w, nil
+		return src, w, nil
 	}
 	formatted, err := format.Source([]byte(block.String()))
 	if err != nil {
-		return w, fmt.Errorf("the learnings would not parse: %w", err)
+		return nil, w, fmt.Errorf("the learnings would not parse: %w", err)
 	}
-	out := append(bytes.TrimRight(src, "\n"), '\n', '\n')
-	out = append(out, bytes.TrimLeft(formatted, "\n")...)
-	return w, os.WriteFile(path, out, 0o644)
+	out := append(slices.Clone(bytes.TrimRight(src, "\n")), '\n', '\n')
+	return append(out, bytes.TrimLeft(formatted, "\n")...), w, nil
+}
+
+// Package is the package of the project in dir: its set.cue's.
+func Package(dir string) (string, error) {
+	return packageOf(filepath.Join(dir, configFile))
 }
 
 // packageOf is the package name of the CUE file at path.
