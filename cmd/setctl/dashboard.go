@@ -59,6 +59,10 @@ ended:
                 tests that name it), new, changed, removed or uncovered
   Runs          every run the journal keeps, newest first (as setctl
                 runs lists them); click one to see it on every page
+  Learnings     what setctl learn proposes from every kept run, with
+                its evidence, and setctl learn --report: how often the
+                failure of each adopted learning recurred before and
+                after its adoption, and the removals it proposes
 
 The page updates itself as events are journaled (Server-Sent Events); it
 needs no reload and no network beyond the dashboard: everything it uses is
@@ -178,7 +182,7 @@ func dashboardProject(root, name string) dashboard.Project {
 			name = cfg.Name
 		}
 	}
-	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root), Requirements: dashboardRequirements(root), Forge: dashboardForge(root, cfg)}
+	return dashboard.Project{Root: root, Name: name, Graph: planGraph(root), Requirements: dashboardRequirements(root), Learnings: dashboardLearnings(root), Forge: dashboardForge(root, cfg)}
 }
 
 // withControl lets the page of each of projects start a run: it shows

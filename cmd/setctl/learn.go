@@ -26,6 +26,7 @@ func learnCommand() command {
 		name:    "learn",
 		summary: "propose learnings from the failures that recurred in the kept runs",
 		usage: `Usage: setctl learn [--run ID]... [--json] [--write]
+       setctl learn --report [--json]
 
 Learn reads the journal of the kept runs (.set/events.jsonl) for
 episodes: a gate that failed a change, one episode per line of the
@@ -74,6 +75,7 @@ many distinct ones the evidence has) and "evidence" (each "run",
 "added", "present" (names the file had already) and, in pull-request
 delivery, "pullRequest" ("number", "url", "branch", "commit").
 
+` + learnReportUsage + `
 Exit status: 0 when the journal was read (with or without proposals), 1
 otherwise.
 
@@ -81,6 +83,7 @@ Examples:
   setctl learn
   setctl learn --run 20261127T075756Z --json | jq -r '.proposals[].text'
   setctl learn --write && setctl vet && git add learnings.cue && git commit -m "learnings: adopt"
+  setctl learn --report --json | jq -r '.learnings[] | select(.remove) | .name + ": " + .remove'
 `,
 		run: runLearn,
 	}
@@ -114,8 +117,12 @@ func runLearn(e *env, args []string) int {
 	only := fs.StringArray("run", nil, "read only the episodes of the run with this ID (repeatable)")
 	asJSON := fs.Bool("json", false, "write the proposals as one JSON document (format above)")
 	write := fs.Bool("write", false, "add the proposals to learnings.cue for you to review and commit (a pull request in pull-request delivery)")
+	report := fs.Bool("report", false, "measure the adopted learnings instead (see --report above)")
 	if code, done := c.parse(e, fs, args); done {
 		return code
+	}
+	if *report && (len(*only) > 0 || *write) {
+		return c.usageError(e, "--report measures every kept run: it takes neither --run nor --write")
 	}
 	root, err := load.FindRoot(e.dir)
 	if err != nil {
@@ -131,6 +138,9 @@ func runLearn(e *env, args []string) int {
 	}
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
+	}
+	if *report {
+		return runLearnReport(e, c.name, ws.cfg, events, *asJSON)
 	}
 	eps, err := episodesOf(events, *only)
 	if err != nil {

@@ -2,8 +2,9 @@
 // (setctl dashboard, setctl apply --dashboard): the run overview, the
 // execution graph, a change's detail with its logs, the activity timeline,
 // the sentinel's actions, the token and cost charts, every run the
-// journal keeps (any of which every page can show) and where every
-// requirement stands, over plain net/http with the page's assets
+// journal keeps (any of which every page can show), where every
+// requirement stands and the learnings proposed from the runs and how
+// the adopted ones stand, over plain net/http with the page's assets
 // embedded in the binary.
 //
 // Invariants:
@@ -17,9 +18,11 @@
 //     (or a stop) to .set/control.jsonl, or starts setctl apply; it is a
 //     POST from the dashboard's own page, with the access token when one
 //     is required.
-//   - The requirements page is the one view not read from the journal:
-//     it is main and the spec as they are now, as the Project's
-//     RequirementsFunc reads them (the dashboard loads no CUE).
+//   - The requirements page is the one view not read from the journal
+//     alone: it is main and the spec as they are now, as the Project's
+//     RequirementsFunc reads them (the dashboard loads no CUE); the
+//     learnings page is the journal's every run read against the
+//     learnings set.cue adopts now, as its LearningsFunc reads them.
 //   - Once Stop was called every stream ends with a "stopped" event, so
 //     an open page knows the server is gone on purpose.
 //   - A file it serves is a log below the project's .set/logs or a
@@ -80,6 +83,10 @@ type Project struct {
 	// Requirements says where every requirement stands (the requirements
 	// page); nil when there is none, and the page says so.
 	Requirements RequirementsFunc
+	// Learnings reads what setctl learn proposes and how the adopted
+	// learnings stand (the learnings page); nil when there is none, and
+	// the page says so.
+	Learnings LearningsFunc
 	// Plan is what `setctl plan` prints for the project now: the plan
 	// the page shows before it starts a run (Apply). Apply is the
 	// `setctl apply --yes` the page starts. Both nil when the page starts
@@ -171,6 +178,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/p/{project}/stream", s.withProject(s.serveStream))
 	s.mux.HandleFunc("GET /api/p/{project}/runs", s.withProject(s.serveRuns))
 	s.mux.HandleFunc("GET /api/p/{project}/requirements", s.withProject(s.serveRequirements))
+	s.mux.HandleFunc("GET /api/p/{project}/learnings", s.withProject(s.serveLearnings))
 	s.routeControl()
 	return s, nil
 }
