@@ -17,6 +17,7 @@ import (
 	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/learn"
+	"github.com/set-engine/set/engine/learn/learncue"
 	"github.com/set-engine/set/engine/load"
 	"github.com/set-engine/set/engine/rundir"
 )
@@ -159,7 +160,7 @@ func runLearn(e *env, args []string) int {
 			return ws.report(e, c.name, err)
 		}
 	default:
-		w, err := learn.WriteCUE(root, proposals)
+		w, err := learncue.WriteCUE(root, proposals)
 		if err != nil {
 			return e.errorf(c.name, "%v", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/set-engine/set/engine/forge"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/learn"
+	"github.com/set-engine/set/engine/learn/learncue"
 )
 
 // LearningsBranch is the branch setctl learn --write pushes its proposals
@@ -30,7 +31,7 @@ type learnPullRequest struct {
 
 // proposeLearnings opens the proposals as a pull request of their own
 // (pull-request delivery): learnings.cue as the remote's main holds it,
-// with the proposals it lacks appended (learn.AppendCUE), committed on
+// with the proposals it lacks appended (learncue.AppendCUE), committed on
 // top of that main and pushed as LearningsBranch. The user's checkout is
 // left as it is. A LearningsBranch the remote has already (a proposal
 // not merged or closed yet) is refused rather than replaced: it may hold
@@ -51,20 +52,20 @@ func proposeLearnings(ctx context.Context, e *env, ws *workspace, proposals []le
 	if err != nil {
 		return nil, err
 	}
-	file := path.Join(prefix, learn.LearningsFile)
-	w := &learnWritten{Path: learn.LearningsFile}
+	file := path.Join(prefix, learncue.LearningsFile)
+	w := &learnWritten{Path: learncue.LearningsFile}
 	src, err := git.FileAt(ctx, ws.root, main, file)
 	pkg := ""
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		src = nil
-		if pkg, err = learn.Package(ws.root); err != nil {
+		if pkg, err = learncue.Package(ws.root); err != nil {
 			return nil, err
 		}
 	case err != nil:
 		return nil, err
 	}
-	out, added, err := learn.AppendCUE(src, pkg, proposals)
+	out, added, err := learncue.AppendCUE(src, pkg, proposals)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +81,7 @@ func proposeLearnings(ctx context.Context, e *env, ws *workspace, proposals []le
 		return nil, fmt.Errorf("the remote %s has a branch %s already, the head of learnings proposed before: merge or close its pull request and delete the branch, then run setctl learn --write again", dl.Remote, LearningsBranch)
 	}
 	title := "learnings: " + english.Plural(len(added.Added), "learning") + " proposed by setctl learn"
-	commit, err := git.CommitFile(ctx, ws.root, main, learn.LearningsFile, out, title+"\n\n"+strings.Join(added.Added, "\n"))
+	commit, err := git.CommitFile(ctx, ws.root, main, learncue.LearningsFile, out, title+"\n\n"+strings.Join(added.Added, "\n"))
 	if err != nil {
 		return nil, err
 	}

@@ -10,12 +10,14 @@ import (
 
 // cueFront are the engine's packages that may link CUE: the loader, the
 // decoder, and project, the prepare step that runs them before anything
-// else (load → spec → plan → graph) for the CLI. Every other package takes
-// a config.Project.
+// else (load → spec → plan → graph) for the CLI, and learncue, which
+// writes the learnings setctl learn proposes as CUE source. Every other
+// package takes a config.Project.
 var cueFront = []string{
 	"github.com/set-engine/set/engine/load",
 	"github.com/set-engine/set/engine/config/decode",
 	"github.com/set-engine/set/engine/project",
+	"github.com/set-engine/set/engine/learn/learncue",
 }
 
 // TestStagesLinkNoCUE: of the engine's packages, only the CUE front links

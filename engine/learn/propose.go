@@ -52,7 +52,11 @@ func Propose(eps []Episode, threshold int, adopted []config.NamedLearning) []Pro
 		if changes < threshold && runs < threshold {
 			continue
 		}
-		slices.SortStableFunc(g, func(a, b Episode) int { return cmp.Compare(a.Seq, b.Seq) })
+		// Evidence by run (run IDs sort as they started), then change:
+		// changes at work at once fail in any order.
+		slices.SortStableFunc(g, func(a, b Episode) int {
+			return cmp.Or(cmp.Compare(a.Run, b.Run), cmp.Compare(a.Change, b.Change), cmp.Compare(a.Seq, b.Seq))
+		})
 		p := Proposal{ID: ID(sig), Signature: sig, Changes: changes, Runs: runs}
 		for _, ep := range g {
 			ev := Evidence{Run: ep.Run, Change: ep.Change, Round: ep.Round, Line: ep.Line}

@@ -1,4 +1,4 @@
-package learn_test
+package learncue_test
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/config/decode"
 	"github.com/set-engine/set/engine/learn"
+	"github.com/set-engine/set/engine/learn/learncue"
 	"github.com/set-engine/set/engine/load"
 )
 
@@ -58,7 +59,7 @@ func loadLearnings(t *testing.T, dir string) map[string]config.Learning {
 // package, and the project loads with the learnings as proposed.
 func TestWriteCUENew(t *testing.T) {
 	dir := project(t, map[string]string{})
-	w, err := learn.WriteCUE(dir, proposals)
+	w, err := learncue.WriteCUE(dir, proposals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestWriteCUENew(t *testing.T) {
 func TestWriteCUEAppends(t *testing.T) {
 	mine := "package demo\n\n// Mine, edited.\nproject: {\n\tlearnings: {\n\t\t\"doc-every-file-needs-header\": {kind: \"convention\", text: \"Start every file with a header comment.\"}\n\t}\n}\n"
 	dir := project(t, map[string]string{"learnings.cue": mine})
-	w, err := learn.WriteCUE(dir, proposals)
+	w, err := learncue.WriteCUE(dir, proposals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestWriteCUEAppends(t *testing.T) {
 		t.Errorf("learnings = %+v", got)
 	}
 	// Written again, nothing changes.
-	w, err = learn.WriteCUE(dir, proposals)
+	w, err = learncue.WriteCUE(dir, proposals)
 	if again, _ := os.ReadFile(w.Path); err != nil || len(w.Added) != 0 || string(again) != string(data) {
 		t.Errorf("WriteCUE again = %+v, %v, file changed: %v", w, err, string(again) != string(data))
 	}

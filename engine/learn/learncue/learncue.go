@@ -1,4 +1,9 @@
-package learn
+// Package learncue writes the learnings setctl learn proposes as CUE
+// source: learnings.cue in the project's package, for a person to read,
+// edit and commit. It is the CUE side of engine/learn, apart from it so
+// that what reads episodes (the orchestrator hands them on within a run)
+// links no CUE.
+package learncue
 
 import (
 	"bytes"
@@ -14,6 +19,7 @@ import (
 	"cuelang.org/go/cue/parser"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/learn"
 )
 
 // LearningsFile is the file of the project package that setctl learn
@@ -35,7 +41,7 @@ type Written struct {
 // WriteCUE adds proposals to LearningsFile in the project directory dir
 // (see AppendCUE), creating it in set.cue's package when there is none.
 // Nothing is adopted until the file is committed: WriteCUE only writes.
-func WriteCUE(dir string, proposals []Proposal) (Written, error) {
+func WriteCUE(dir string, proposals []learn.Proposal) (Written, error) {
 	path := filepath.Join(dir, LearningsFile)
 	src, err := os.ReadFile(path)
 	pkg := ""
@@ -62,7 +68,7 @@ func WriteCUE(dir string, proposals []Proposal) (Written, error) {
 // src has already (in whatever form) is left out: Written says which were
 // added and which were present (its Path is ""). src nil is a new file,
 // which starts with a word on what it is and pkg's package clause.
-func AppendCUE(src []byte, pkg string, proposals []Proposal) ([]byte, Written, error) {
+func AppendCUE(src []byte, pkg string, proposals []learn.Proposal) ([]byte, Written, error) {
 	var w Written
 	if src == nil {
 		src = []byte("// Learnings set proposed from the journal (setctl learn --write).\n// Read them and edit or delete any: they are adopted once this file is committed on main.\n\npackage " + pkg + "\n")
@@ -155,7 +161,7 @@ func learningNames(f *ast.File) map[string]bool {
 
 // learningBlock is p as a field of the project package, under a
 // comment that says where it comes from.
-func learningBlock(p Proposal) string {
+func learningBlock(p learn.Proposal) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// %s: seen in %s and %s:\n", p.ID, english.Plural(p.Changes, "change"), english.Plural(p.Runs, "run"))
 	for _, e := range p.Evidence {
