@@ -156,7 +156,14 @@ func baseName(ep Episode) string {
 	case EpisodeConflict:
 		words = append([]string{"serialise"}, nameWords(strings.Join(ep.Paths, " "), 0, 0)...)
 	default:
-		words = append(nameWords(ep.Gate, 0, 0), nameWords(placeholder.ReplaceAllString(Normalise(ep.Line), " "), 3, maxNameWords)...)
+		gate := nameWords(ep.Gate, 0, 0)
+		line := nameWords(placeholder.ReplaceAllString(Normalise(ep.Line), " "), 3, maxNameWords+len(gate))
+		// A line that starts with the gate's name ("doc: …" of the doc
+		// gate) does not say it twice.
+		for len(line) > 0 && slices.Contains(gate, line[0]) {
+			line = line[1:]
+		}
+		words = append(gate, line[:min(len(line), maxNameWords)]...)
 	}
 	if len(words) == 0 {
 		return "learning"

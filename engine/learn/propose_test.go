@@ -65,3 +65,18 @@ func TestProposeSameLine(t *testing.T) {
 		t.Errorf("Propose = %+v", got)
 	}
 }
+
+// TestProposeNameSaysTheGateOnce: a line that starts with its gate's name
+// ("doc: …" of the doc gate) names the learning with the gate once.
+func TestProposeNameSaysTheGateOnce(t *testing.T) {
+	var eps []Episode
+	for _, change := range []string{"lower", "upper"} {
+		line := "doc: " + change + ".go: the first line must be a comment"
+		eps = append(eps, Episode{Kind: EpisodeGate, Signature: GateSignature("verify", "doc", Normalise(line)),
+			Run: "r1", Change: change, Gate: "doc", Stage: "verify", Round: 1, Line: line})
+	}
+	got := Propose(eps, 2, nil)
+	if len(got) != 1 || got[0].Name != "doc-the-first-line-must" {
+		t.Fatalf("Propose = %+v, want one proposal named doc-the-first-line-must", got)
+	}
+}
