@@ -147,3 +147,63 @@ project: _team & {
 		t.Errorf("error:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// acmeLearnings is a profile package of the project's module that ships
+// two learnings: one with a plain text, one whose text is a default.
+const acmeLearnings = `package acme
+
+import "github.com/set-engine/set/profiles/golang"
+
+#Project: golang.#Project & {
+	learnings: "doc-comment": {kind: "convention", text: "Every Go file starts with a package comment."}
+	learnings: "table-tests": {kind: "convention", text: *"Tests are table-driven." | string}
+}
+`
+
+// writeAcmeProject writes a project on the acme profile package, whose
+// project: adds the lines of body.
+func writeAcmeProject(t *testing.T, body string) string {
+	t.Helper()
+	dir := writeProject(t, `package demo
+
+import "example.com/demo/acme"
+
+project: acme.#Project & {
+	name: "demo"
+	spec: ["docs/spec.md"]
+`+body+`}
+`)
+	must(t, os.MkdirAll(filepath.Join(dir, "acme"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "acme", "acme.cue"), []byte(acmeLearnings), 0o644))
+	return dir
+}
+
+// TestProfileLearnings: a project turns off a profile's learning with
+// enabled: false, rewords one whose text the profile gave as a default,
+// and narrows one to paths the profile left open; a profile's plain text
+// it cannot reword, and the error says where it tried.
+func TestProfileLearnings(t *testing.T) {
+	dir := writeAcmeProject(t, `	learnings: "doc-comment": enabled: false
+	learnings: "doc-comment": paths: ["internal/**"]
+	learnings: "table-tests": text: "Tests are table-driven, one row per case."
+`)
+	p, _, err := Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	doc, tables := p.Learnings["doc-comment"], p.Learnings["table-tests"]
+	if doc.Enabled || doc.Text != "Every Go file starts with a package comment." || !slices.Equal(doc.Paths, []string{"internal/**"}) {
+		t.Errorf("doc-comment = %+v, want the profile's text, turned off, on internal/**", doc)
+	}
+	if !tables.Enabled || tables.Text != "Tests are table-driven, one row per case." {
+		t.Errorf("table-tests = %+v, want the project's text, on", tables)
+	}
+
+	dir = writeAcmeProject(t, `	learnings: "doc-comment": text: "Package comments first."
+`)
+	_, _, err = Load(dir, load.Options{})
+	want := `project.learnings."doc-comment".text: conflicting values "Every Go file starts with a package comment." and "Package comments first.": set.cue:8:`
+	if got := load.Details(err, dir); !strings.HasPrefix(got, want) {
+		t.Errorf("rewording a profile's plain text:\n%s\nwant:\n%s…", got, want)
+	}
+}
