@@ -106,7 +106,9 @@ project: goservice.#Project & {
 		t.Errorf("gate orders: test %d, modverify %d", p.Gates["test"].Order, p.Gates["modverify"].Order)
 	}
 
-	// Acme's plain value is final: a project cannot change it.
+	// Acme's plain value is final: a project cannot change it, and is
+	// told that its value conflicts with Acme's (not that it is "not one
+	// of" golang's default and Acme's, as if golang's were allowed).
 	dir = writeTeamProject(t, `package demo
 
 import "example.com/acme/profiles/goservice@v0"
@@ -118,7 +120,7 @@ project: goservice.#Project & {
 }
 `)
 	_, _, err = Load(dir, load.Options{})
-	if got := load.Details(err, dir); !strings.HasPrefix(got, "project.conventions.tests: \"No tests.\" is not one of") || !strings.Contains(got, "set.cue:8:22") {
+	if got, want := load.Details(err, dir), `project.conventions.tests: conflicting values "Write table-driven tests beside the code in _test.go files; name the requirement ID (REQ-…) in the test it covers." and "No tests.": set.cue:8:22`+"\n"; got != want {
 		t.Errorf("overriding Acme's fixed convention: %s", got)
 	}
 }
@@ -205,5 +207,18 @@ func TestProfileLearnings(t *testing.T) {
 	want := `project.learnings."doc-comment".text: conflicting values "Every Go file starts with a package comment." and "Package comments first.": set.cue:8:`
 	if got := load.Details(err, dir); !strings.HasPrefix(got, want) {
 		t.Errorf("rewording a profile's plain text:\n%s\nwant:\n%s…", got, want)
+	}
+}
+
+// A project that gives a profile's learning another kind is told that
+// it conflicts with the profile's, at its line; not that its kind, one
+// of the schema's, is "not one of" the others.
+func TestProfileLearningKind(t *testing.T) {
+	dir := writeAcmeProject(t, `	learnings: "doc-comment": kind: "rule"
+`)
+	_, _, err := Load(dir, load.Options{})
+	want := `project.learnings."doc-comment".kind: conflicting values "convention" and "rule": set.cue:8:34` + "\n"
+	if got := load.Details(err, dir); got != want {
+		t.Errorf("error:\n%s\nwant:\n%s", got, want)
 	}
 }
