@@ -222,3 +222,19 @@ func TestProfileLearningKind(t *testing.T) {
 		t.Errorf("error:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A profile's learning that vet refuses is reported where the profile
+// gives the field, not at the schema's declaration of it.
+func TestProfileLearningPositions(t *testing.T) {
+	dir := writeAcmeProject(t, "")
+	profile := strings.Replace(acmeLearnings, `text: "Every Go file starts with a package comment."}`,
+		`text: "Every Go file starts with a package comment.", paths: ["/abs"]}
+	learnings: "no-print": {kind: "rule", text: "no printing", pattern: "fmt.Print("}`, 1)
+	must(t, os.WriteFile(filepath.Join(dir, "acme", "acme.cue"), []byte(profile), 0o644))
+	_, _, err := Load(dir, load.Options{})
+	want := `project.learnings."doc-comment".paths: index 0: glob "/abs" is absolute; globs are relative to the project root: acme/acme.cue:6:103` + "\n" +
+		"project.learnings.\"no-print\".pattern: invalid regular expression: error parsing regexp: missing closing ): `fmt.Print(`: acme/acme.cue:7:"
+	if got := load.Details(err, dir); !strings.HasPrefix(got, want) {
+		t.Errorf("error:\n%s\nwant:\n%s…", got, want)
+	}
+}

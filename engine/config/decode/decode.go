@@ -95,6 +95,29 @@ func (d *decoder) pos(sels ...string) token.Pos {
 	return d.lp.Value.LookupPath(cue.MakePath(path...)).Pos()
 }
 
+// givenPos is where a level gave the value of the path below `project`:
+// the project's own files when they declare it, otherwise the first of
+// the value's conjuncts outside set's schema (a profile's, which CUE's
+// own position of the value passes over for the schema's declaration);
+// pos when there is none.
+func (d *decoder) givenPos(sels ...string) token.Pos {
+	if pos := d.lp.FieldPos(sels...); pos.IsValid() {
+		return pos
+	}
+	path := make([]cue.Selector, len(sels))
+	for i, s := range sels {
+		path[i] = cue.Str(s)
+	}
+	if op, conjuncts := d.lp.Value.LookupPath(cue.MakePath(path...)).Expr(); op == cue.AndOp {
+		for _, c := range conjuncts {
+			if pos := c.Pos(); pos.IsValid() && !load.InSchema(pos) {
+				return pos
+			}
+		}
+	}
+	return d.pos(sels...)
+}
+
 // fail records an error at the value of the given path, naming the path as
 // `cue vet` does.
 func (d *decoder) fail(sels []string, format string, args ...any) {
