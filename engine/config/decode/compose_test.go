@@ -238,3 +238,17 @@ func TestProfileLearningPositions(t *testing.T) {
 		t.Errorf("error:\n%s\nwant:\n%s…", got, want)
 	}
 }
+
+// Every check beyond the schema reports a profile's mistake where the
+// profile gives the field: a forbidden pattern's paths, as a learning's.
+func TestProfileFieldPositions(t *testing.T) {
+	dir := writeAcmeProject(t, "")
+	profile := strings.Replace(acmeLearnings, "\tlearnings: \"doc-comment\"",
+		"\tforbidden: \"no-sleep\": {pattern: \"time.Sleep\", message: \"no sleeping\", paths: [\"[a\"]}\n\tlearnings: \"doc-comment\"", 1)
+	must(t, os.WriteFile(filepath.Join(dir, "acme", "acme.cue"), []byte(profile), 0o644))
+	_, _, err := Load(dir, load.Options{})
+	want := `project.forbidden.no-sleep.paths: invalid glob "[a" at index 0: acme/acme.cue:6:`
+	if got := load.Details(err, dir); !strings.HasPrefix(got, want) {
+		t.Errorf("error:\n%s\nwant:\n%s…", got, want)
+	}
+}

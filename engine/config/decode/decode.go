@@ -121,8 +121,18 @@ func (d *decoder) givenPos(sels ...string) token.Pos {
 // fail records an error at the value of the given path, naming the path as
 // `cue vet` does.
 func (d *decoder) fail(sels []string, format string, args ...any) {
+	d.failAt(d.pos(sels...), sels, format, args...)
+}
+
+// failValue records an error in the value a level gave the given path
+// (givenPos): a pattern or a glob that a profile may have written.
+func (d *decoder) failValue(sels []string, format string, args ...any) {
+	d.failAt(d.givenPos(sels...), sels, format, args...)
+}
+
+func (d *decoder) failAt(pos token.Pos, sels []string, format string, args ...any) {
 	path := append([]string{load.ProjectField}, sels...)
-	d.errs = errors.Append(d.errs, load.NewFieldError(path, d.pos(sels...), format, args...))
+	d.errs = errors.Append(d.errs, load.NewFieldError(path, pos, format, args...))
 }
 
 func (d *decoder) checkStacks() {
@@ -192,11 +202,11 @@ func (d *decoder) checkForbidden() {
 	for _, name := range slices.Sorted(maps.Keys(d.p.Forbidden)) {
 		f := d.p.Forbidden[name]
 		if _, err := regexp.Compile(f.Pattern); err != nil {
-			d.fail([]string{"forbidden", name, "pattern"}, "invalid regular expression: %v", err)
+			d.failValue([]string{"forbidden", name, "pattern"}, "invalid regular expression: %v", err)
 		}
 		for i, g := range f.Paths {
 			if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
-				d.fail([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
+				d.failValue([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
 			}
 		}
 	}

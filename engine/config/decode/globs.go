@@ -23,7 +23,7 @@ func (d *decoder) checkPathGlobs() {
 				// The glob is a label: named as CUE writes it, quoted.
 				at := append(slices.Clone(sels), g)
 				path := append([]string{load.ProjectField}, append(slices.Clone(sels), cue.Str(g).String())...)
-				d.errs = errors.Append(d.errs, load.NewFieldError(path, d.pos(at...), "%v", err))
+				d.errs = errors.Append(d.errs, load.NewFieldError(path, d.givenPos(at...), "%v", err))
 			}
 		}
 	}
