@@ -55,7 +55,10 @@ const (
 //   - a value outside a disjunction of literals (an enum of the schema,
 //     however a profile narrows it), reported by CUE as one "conflicting
 //     values" per literal under "N errors in empty disjunction" headers,
-//     becomes `"warning" is not one of "run", "warn", "skip"`;
+//     becomes `"warning" is not one of "run", "warn", "skip"`; but where a
+//     profile gave the field a concrete value, the user's conflicts with
+//     that one (`conflicting values "convention" and "rule"`), whether or
+//     not it is one of the schema's;
 //   - a required field missing from a struct the user declared (the run of
 //     an exec gate), which CUE reports at the schema's field, is reported
 //     at the user's struct, with the schema's doc of the field;
@@ -306,7 +309,7 @@ func (h *movedHeader) Msg() (string, []any)        { return h.header.Msg() }
 // left is either literals only, one error `V is not one of L1, L2, …`;
 // or a single error, shown alone; or several, shown under the header.
 func (u rewriter) disjunction(list []errors.Error, path []string) ([]errors.Error, bool) {
-	header, members := disjunctionAt(list, path)
+	header, members, plain := disjunctionAt(list, path)
 	if header == nil || len(members) == 0 {
 		return nil, false
 	}
@@ -320,6 +323,13 @@ func (u rewriter) disjunction(list []errors.Error, path []string) ([]errors.Erro
 	shared := sharedPositions(members)
 	if u.userWroteDisjunct(members, shared, path) {
 		return nil, false
+	}
+	if plain != nil {
+		// A level above the user's (a profile) gave the field a
+		// concrete value, and the user's conflicts with it: that is
+		// the mistake, whether or not the user's value is one of the
+		// schema's, and CUE's words say it.
+		return []errors.Error{u.rewrite(plain)}, true
 	}
 	literals, others := splitDisjuncts(members)
 	switch {
@@ -336,8 +346,11 @@ func (u rewriter) disjunction(list []errors.Error, path []string) ([]errors.Erro
 }
 
 // disjunctionAt is the header of the empty disjunction at path, or nil,
-// and the errors at path that follow it, one per disjunct.
-func disjunctionAt(list []errors.Error, path []string) (header errors.Error, members []member) {
+// and the errors at path, one per disjunct. plain is a conflict at path
+// that CUE reports before the header, outside the disjunction: two
+// concrete values, the user's and a profile's, with the disjunct of the
+// one of them merged into it.
+func disjunctionAt(list []errors.Error, path []string) (header errors.Error, members []member, plain errors.Error) {
 	for _, e := range list {
 		if !slices.Equal(e.Path(), path) {
 			continue
@@ -349,6 +362,9 @@ func disjunctionAt(list []errors.Error, path []string) (header errors.Error, mem
 			header = e
 			continue
 		case strings.HasPrefix(format, msgConflict) && len(args) >= 2:
+			if header == nil && plain == nil {
+				plain = e
+			}
 			m.sides = []string{fmt.Sprint(args[0]), fmt.Sprint(args[1])}
 		case format == msgOutOfBound && len(args) == 2:
 			m.sides = []string{fmt.Sprint(args[0])}
@@ -356,7 +372,7 @@ func disjunctionAt(list []errors.Error, path []string) (header errors.Error, mem
 		}
 		members = append(members, m)
 	}
-	return header, members
+	return header, members, plain
 }
 
 // userValue is the side every member names: the user's value, pitted

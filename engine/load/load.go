@@ -398,6 +398,15 @@ func cueErrors(err error, positions map[config.Pos]token.Pos) []errors.Error {
 	return errors.Errors(err)
 }
 
+// InSchema reports whether pos lies in set's schema (the schema/ files of
+// the embedded module): there a field is declared, while a profile, a
+// team profile or the project gives its value.
+func InSchema(pos token.Pos) bool {
+	file := pos.Filename()
+	loc := extractedDir.FindStringIndex(file)
+	return loc != nil && strings.HasPrefix(file[loc[1]:], "schema/")
+}
+
 // extractedDir matches the directory prefix of a file in an extracted
 // embedded module (see extract), in relative or absolute form.
 var extractedDir = regexp.MustCompile(`[^\s:]*set-modules/[0-9a-f]{32}/`)

@@ -29,6 +29,11 @@ func siblingsScenario(f *fixture) {
 	f.project.Gates["lesson"] = gateConfig{Kind: "exec", Mode: "run", Order: 5, Run: []string{"sh", "-c",
 		`for f in $(ls *.out 2>/dev/null); do grep -q fixed "$f" || { echo "LESSON: $f must say fixed"; exit 1; }; done`}}
 	f.project.Stacks["feature"]["lesson"] = config.StackEntry{}
+	// An adopted convention, which every prompt carries, killed and
+	// resumed alike.
+	f.project.Learnings = map[string]config.Learning{
+		"tests-beside": {Kind: config.LearningConvention, Text: "Every change leaves its test file beside its output.", Enabled: true},
+	}
 }
 
 // siblingsAgent is the agents of siblingsScenario. alpha fails lesson in
@@ -111,6 +116,36 @@ func checkSiblingsLearned(t *testing.T, f *fixture) {
 	if want := map[int][]string{1: nil, 2: {alphaLesson}}; !cmp.Equal(siblings, want) {
 		t.Errorf("beta's AGENT_SESSION_DECISION siblings = %v, want %v", siblings, want)
 	}
+	// Every RUN_STARTED, a resumed run's too, names the adopted
+	// learning, and every iteration's prompt carried it, as its
+	// AGENT_SESSION_DECISION says.
+	for _, e := range ev {
+		var learnings []string
+		switch e.Type {
+		case journal.RunStarted:
+			d, err := journal.Decode[journal.RunStartedData](e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			learnings = d.Learnings
+		case journal.AgentSessionDecision:
+			d, err := journal.Decode[journal.AgentSessionDecisionData](e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			learnings = d.Learnings
+		default:
+			continue
+		}
+		if !slices.Equal(learnings, []string{"tests-beside"}) {
+			t.Errorf("%s of %q: learnings %v, want [tests-beside]", e.Type, e.Change, learnings)
+		}
+	}
+	for _, p := range []string{"alpha/prompt-1.md", "alpha/prompt-2.md", "beta/prompt-1.md", "beta/prompt-2.md"} {
+		if got := readFile(t, f.root, ".set/changes/"+p); !strings.Contains(got, "\n## Learnings\n") || !strings.Contains(got, "- Every change leaves its test file beside its output.\n") {
+			t.Errorf("%s does not carry the adopted learning:\n%s", p, got)
+		}
+	}
 	for _, e := range ev {
 		if e.Type != journal.VerifyGate || e.Change != "beta" {
 			continue
@@ -128,7 +163,7 @@ func checkSiblingsLearned(t *testing.T, f *fixture) {
 // works on the iteration that alpha's episode was handed to; the resumed
 // run derives what beta's prompt hands on from the journal (the run's
 // events read again) and gives the agent the prompt the killed iteration
-// had.
+// had, and records the learnings the killed one did.
 func TestCrashWhileSiblingsAreHandedOn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash tests re-execute the test binary")
@@ -157,6 +192,9 @@ func TestCrashWhileSiblingsAreHandedOn(t *testing.T) {
 	}
 	if resumed := readFile(t, f.root, ".set/changes/beta/prompt-2.md"); resumed != killed {
 		t.Errorf("the resumed iteration's prompt differs from the killed one's:\n%s\nwant:\n%s", resumed, killed)
+	}
+	if n := count(f.events(), journal.RunStarted, ""); n != 2 {
+		t.Errorf("%d RUN_STARTED, want the killed run's and the resumed one's", n)
 	}
 	checkSiblingsLearned(t, f)
 }

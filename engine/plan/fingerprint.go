@@ -19,7 +19,8 @@ import (
 // replan settings are left out: they bound, supervise and extend a run,
 // they do not shape its plan, so raising a budget or turning replan on
 // neither makes a saved plan stale nor starts a new run (the run goes on
-// under the new settings).
+// under the new settings). So are learn's settings and the learnings'
+// signatures, which only setctl learn reads.
 type Fingerprint struct {
 	Sum    string            `json:"sum"`
 	Config string            `json:"config"`
@@ -36,6 +37,12 @@ func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string, l
 	planned := *cfg
 	planned.Budgets, planned.Sentinel = config.Budgets{}, config.Sentinel{}
 	planned.Planner.Replan, planned.Planner.MaxReplanCycles = "", 0
+	planned.Learn = config.Learn{}
+	planned.Learnings = maps.Clone(cfg.Learnings)
+	for name, l := range planned.Learnings {
+		l.Signature = ""
+		planned.Learnings[name] = l
+	}
 	cfgJSON, err := json.Marshal(&planned)
 	if err != nil {
 		return Fingerprint{}, fmt.Errorf("fingerprint: %w", err)

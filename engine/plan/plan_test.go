@@ -260,14 +260,17 @@ func TestFingerprintChanges(t *testing.T) {
 	}
 }
 
-// Budgets and the sentinel bound and supervise a run; they do not shape
-// its plan: changing them leaves the fingerprint as it was, so a saved
-// plan stays valid and a paused run resumes under the new budget. Any
-// other field changes it.
+// Budgets and the sentinel bound and supervise a run, and learn's
+// settings and a learning's signature are setctl learn's; they do not
+// shape its plan: changing them leaves the fingerprint as it was, so a
+// saved plan stays valid and a paused run resumes under the new budget.
+// Any other field changes it, a learning's text too.
 func TestFingerprintLeavesOutBudgetsAndSentinel(t *testing.T) {
 	base := func() *config.Project {
 		p := &config.Project{Name: "x", MainBranch: "main", Gates: map[string]config.Gate{"test": {Kind: "exec", Run: []string{"go", "test"}}}}
 		p.Budgets.Tokens = map[string]int{"S": 10}
+		p.Learn = config.Learn{Threshold: 2, ExpireAfter: 5}
+		p.Learnings = map[string]config.Learning{"doc": {Kind: config.LearningConvention, Text: "Doc it.", Enabled: true, Signature: "verify gate doc: x"}}
 		return p
 	}
 	sum := func(p *config.Project) string {
@@ -284,8 +287,18 @@ func TestFingerprintLeavesOutBudgetsAndSentinel(t *testing.T) {
 	raised.Budgets.Retries.Verify = 9
 	raised.Sentinel.Heartbeat = config.Duration(time.Second)
 	raised.Sentinel.Rules = map[string]config.SentinelRule{"stall": {When: "false", Action: "warn"}}
+	raised.Learn = config.Learn{Threshold: 3, ExpireAfter: 10}
+	raised.Learnings["doc"] = config.Learning{Kind: config.LearningConvention, Text: "Doc it.", Enabled: true, Signature: "verify gate doc: y"}
 	if got := sum(raised); got != want {
-		t.Errorf("budgets and sentinel changed the fingerprint")
+		t.Errorf("budgets, sentinel, learn and signatures changed the fingerprint")
+	}
+	reworded := base()
+	reworded.Learnings["doc"] = config.Learning{Kind: config.LearningConvention, Text: "Document it.", Enabled: true, Signature: "verify gate doc: x"}
+	if sum(reworded) == want {
+		t.Errorf("a learning's text did not change the fingerprint")
+	}
+	if reworded.Learnings["doc"].Signature == "" {
+		t.Error("NewFingerprint cleared the project's signature")
 	}
 	gated := base()
 	gated.Gates["test"] = config.Gate{Kind: "exec", Run: []string{"go", "test", "-race"}}

@@ -106,7 +106,9 @@ project: goservice.#Project & {
 		t.Errorf("gate orders: test %d, modverify %d", p.Gates["test"].Order, p.Gates["modverify"].Order)
 	}
 
-	// Acme's plain value is final: a project cannot change it.
+	// Acme's plain value is final: a project cannot change it, and is
+	// told that its value conflicts with Acme's (not that it is "not one
+	// of" golang's default and Acme's, as if golang's were allowed).
 	dir = writeTeamProject(t, `package demo
 
 import "example.com/acme/profiles/goservice@v0"
@@ -118,7 +120,7 @@ project: goservice.#Project & {
 }
 `)
 	_, _, err = Load(dir, load.Options{})
-	if got := load.Details(err, dir); !strings.HasPrefix(got, "project.conventions.tests: \"No tests.\" is not one of") || !strings.Contains(got, "set.cue:8:22") {
+	if got, want := load.Details(err, dir), `project.conventions.tests: conflicting values "Write table-driven tests beside the code in _test.go files; name the requirement ID (REQ-…) in the test it covers." and "No tests.": set.cue:8:22`+"\n"; got != want {
 		t.Errorf("overriding Acme's fixed convention: %s", got)
 	}
 }
@@ -145,5 +147,108 @@ project: _team & {
 	want := `project.conventions.gofmt: has 2 defaults, "Format with gofumpt." and "Format code with gofmt; keep go vet clean.", and CUE keeps one default per field: set it in set.cue, or let the profile that builds on another give a plain value, or drop the other's entry and add its own (see schema #Profile): set.cue:6:15` + "\n"
 	if got := load.Details(err, dir); got != want {
 		t.Errorf("error:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// acmeLearnings is a profile package of the project's module that ships
+// two learnings: one with a plain text, one whose text is a default.
+const acmeLearnings = `package acme
+
+import "github.com/set-engine/set/profiles/golang"
+
+#Project: golang.#Project & {
+	learnings: "doc-comment": {kind: "convention", text: "Every Go file starts with a package comment."}
+	learnings: "table-tests": {kind: "convention", text: *"Tests are table-driven." | string}
+}
+`
+
+// writeAcmeProject writes a project on the acme profile package, whose
+// project: adds the lines of body.
+func writeAcmeProject(t *testing.T, body string) string {
+	t.Helper()
+	dir := writeProject(t, `package demo
+
+import "example.com/demo/acme"
+
+project: acme.#Project & {
+	name: "demo"
+	spec: ["docs/spec.md"]
+`+body+`}
+`)
+	must(t, os.MkdirAll(filepath.Join(dir, "acme"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "acme", "acme.cue"), []byte(acmeLearnings), 0o644))
+	return dir
+}
+
+// TestProfileLearnings: a project turns off a profile's learning with
+// enabled: false, rewords one whose text the profile gave as a default,
+// and narrows one to paths the profile left open; a profile's plain text
+// it cannot reword, and the error says where it tried.
+func TestProfileLearnings(t *testing.T) {
+	dir := writeAcmeProject(t, `	learnings: "doc-comment": enabled: false
+	learnings: "doc-comment": paths: ["internal/**"]
+	learnings: "table-tests": text: "Tests are table-driven, one row per case."
+`)
+	p, _, err := Load(dir, load.Options{})
+	if err != nil {
+		t.Fatal(load.Details(err, dir))
+	}
+	doc, tables := p.Learnings["doc-comment"], p.Learnings["table-tests"]
+	if doc.Enabled || doc.Text != "Every Go file starts with a package comment." || !slices.Equal(doc.Paths, []string{"internal/**"}) {
+		t.Errorf("doc-comment = %+v, want the profile's text, turned off, on internal/**", doc)
+	}
+	if !tables.Enabled || tables.Text != "Tests are table-driven, one row per case." {
+		t.Errorf("table-tests = %+v, want the project's text, on", tables)
+	}
+
+	dir = writeAcmeProject(t, `	learnings: "doc-comment": text: "Package comments first."
+`)
+	_, _, err = Load(dir, load.Options{})
+	want := `project.learnings."doc-comment".text: conflicting values "Every Go file starts with a package comment." and "Package comments first.": set.cue:8:`
+	if got := load.Details(err, dir); !strings.HasPrefix(got, want) {
+		t.Errorf("rewording a profile's plain text:\n%s\nwant:\n%s…", got, want)
+	}
+}
+
+// A project that gives a profile's learning another kind is told that
+// it conflicts with the profile's, at its line; not that its kind, one
+// of the schema's, is "not one of" the others.
+func TestProfileLearningKind(t *testing.T) {
+	dir := writeAcmeProject(t, `	learnings: "doc-comment": kind: "rule"
+`)
+	_, _, err := Load(dir, load.Options{})
+	want := `project.learnings."doc-comment".kind: conflicting values "convention" and "rule": set.cue:8:34` + "\n"
+	if got := load.Details(err, dir); got != want {
+		t.Errorf("error:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A profile's learning that vet refuses is reported where the profile
+// gives the field, not at the schema's declaration of it.
+func TestProfileLearningPositions(t *testing.T) {
+	dir := writeAcmeProject(t, "")
+	profile := strings.Replace(acmeLearnings, `text: "Every Go file starts with a package comment."}`,
+		`text: "Every Go file starts with a package comment.", paths: ["/abs"]}
+	learnings: "no-print": {kind: "rule", text: "no printing", pattern: "fmt.Print("}`, 1)
+	must(t, os.WriteFile(filepath.Join(dir, "acme", "acme.cue"), []byte(profile), 0o644))
+	_, _, err := Load(dir, load.Options{})
+	want := `project.learnings."doc-comment".paths: index 0: glob "/abs" is absolute; globs are relative to the project root: acme/acme.cue:6:103` + "\n" +
+		"project.learnings.\"no-print\".pattern: invalid regular expression: error parsing regexp: missing closing ): `fmt.Print(`: acme/acme.cue:7:"
+	if got := load.Details(err, dir); !strings.HasPrefix(got, want) {
+		t.Errorf("error:\n%s\nwant:\n%s…", got, want)
+	}
+}
+
+// Every check beyond the schema reports a profile's mistake where the
+// profile gives the field: a forbidden pattern's paths, as a learning's.
+func TestProfileFieldPositions(t *testing.T) {
+	dir := writeAcmeProject(t, "")
+	profile := strings.Replace(acmeLearnings, "\tlearnings: \"doc-comment\"",
+		"\tforbidden: \"no-sleep\": {pattern: \"time.Sleep\", message: \"no sleeping\", paths: [\"[a\"]}\n\tlearnings: \"doc-comment\"", 1)
+	must(t, os.WriteFile(filepath.Join(dir, "acme", "acme.cue"), []byte(profile), 0o644))
+	_, _, err := Load(dir, load.Options{})
+	want := `project.forbidden.no-sleep.paths: invalid glob "[a" at index 0: acme/acme.cue:6:`
+	if got := load.Details(err, dir); !strings.HasPrefix(got, want) {
+		t.Errorf("error:\n%s\nwant:\n%s…", got, want)
 	}
 }

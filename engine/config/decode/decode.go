@@ -95,11 +95,44 @@ func (d *decoder) pos(sels ...string) token.Pos {
 	return d.lp.Value.LookupPath(cue.MakePath(path...)).Pos()
 }
 
+// givenPos is where a level gave the value of the path below `project`:
+// the project's own files when they declare it, otherwise the first of
+// the value's conjuncts outside set's schema (a profile's, which CUE's
+// own position of the value passes over for the schema's declaration);
+// pos when there is none.
+func (d *decoder) givenPos(sels ...string) token.Pos {
+	if pos := d.lp.FieldPos(sels...); pos.IsValid() {
+		return pos
+	}
+	path := make([]cue.Selector, len(sels))
+	for i, s := range sels {
+		path[i] = cue.Str(s)
+	}
+	if op, conjuncts := d.lp.Value.LookupPath(cue.MakePath(path...)).Expr(); op == cue.AndOp {
+		for _, c := range conjuncts {
+			if pos := c.Pos(); pos.IsValid() && !load.InSchema(pos) {
+				return pos
+			}
+		}
+	}
+	return d.pos(sels...)
+}
+
 // fail records an error at the value of the given path, naming the path as
 // `cue vet` does.
 func (d *decoder) fail(sels []string, format string, args ...any) {
+	d.failAt(d.pos(sels...), sels, format, args...)
+}
+
+// failValue records an error in the value a level gave the given path
+// (givenPos): a pattern or a glob that a profile may have written.
+func (d *decoder) failValue(sels []string, format string, args ...any) {
+	d.failAt(d.givenPos(sels...), sels, format, args...)
+}
+
+func (d *decoder) failAt(pos token.Pos, sels []string, format string, args ...any) {
 	path := append([]string{load.ProjectField}, sels...)
-	d.errs = errors.Append(d.errs, load.NewFieldError(path, d.pos(sels...), format, args...))
+	d.errs = errors.Append(d.errs, load.NewFieldError(path, pos, format, args...))
 }
 
 func (d *decoder) checkStacks() {
@@ -169,11 +202,11 @@ func (d *decoder) checkForbidden() {
 	for _, name := range slices.Sorted(maps.Keys(d.p.Forbidden)) {
 		f := d.p.Forbidden[name]
 		if _, err := regexp.Compile(f.Pattern); err != nil {
-			d.fail([]string{"forbidden", name, "pattern"}, "invalid regular expression: %v", err)
+			d.failValue([]string{"forbidden", name, "pattern"}, "invalid regular expression: %v", err)
 		}
 		for i, g := range f.Paths {
 			if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
-				d.fail([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
+				d.failValue([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
 			}
 		}
 	}

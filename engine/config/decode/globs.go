@@ -23,7 +23,7 @@ func (d *decoder) checkPathGlobs() {
 				// The glob is a label: named as CUE writes it, quoted.
 				at := append(slices.Clone(sels), g)
 				path := append([]string{load.ProjectField}, append(slices.Clone(sels), cue.Str(g).String())...)
-				d.errs = errors.Append(d.errs, load.NewFieldError(path, d.pos(at...), "%v", err))
+				d.errs = errors.Append(d.errs, load.NewFieldError(path, d.givenPos(at...), "%v", err))
 			}
 		}
 	}
@@ -37,7 +37,8 @@ func (d *decoder) checkPathGlobs() {
 // checkLearnings checks what the schema cannot of each learning: a rule's
 // pattern is a valid regular expression, and its paths, a convention's
 // paths and a planning learning's serialise globs are globs pathglob can
-// use, each reported at its own field (a glob at its index).
+// use, each reported at its own field (a glob at its index), where the
+// project or the profile that ships the learning gave it.
 func (d *decoder) checkLearnings() {
 	for _, name := range slices.Sorted(maps.Keys(d.p.Learnings)) {
 		l := d.p.Learnings[name]
@@ -45,7 +46,7 @@ func (d *decoder) checkLearnings() {
 		// is not an identifier, as the schema's errors name it.
 		fail := func(field, format string, args ...any) {
 			path := []string{load.ProjectField, "learnings", cue.Str(name).String(), field}
-			d.errs = errors.Append(d.errs, load.NewFieldError(path, d.pos("learnings", name, field), format, args...))
+			d.errs = errors.Append(d.errs, load.NewFieldError(path, d.givenPos("learnings", name, field), format, args...))
 		}
 		if l.Pattern != "" {
 			if _, err := regexp.Compile(l.Pattern); err != nil {

@@ -27,6 +27,7 @@ import (
 	"sync"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/plan/prompt"
@@ -161,7 +162,7 @@ func (pl *Planner) newRun(p *plan.Plan, cover []string, existing []plan.Change) 
 	for _, l := range pl.opts.Learnings {
 		switch l.Kind {
 		case config.LearningConvention:
-			conventions = append(conventions, l.Text)
+			conventions = append(conventions, plannerConvention(l))
 		case config.LearningPlanning:
 			rules = append(rules, prompt.Rule{Name: "learning " + l.Name, Text: l.Text})
 		}
@@ -182,6 +183,25 @@ func (pl *Planner) newRun(p *plan.Plan, cover []string, existing []plan.Change) 
 		Existing:                 shown,
 	}
 	return r
+}
+
+// plannerConvention is a convention learning as the planner is given it,
+// among the conventions "which every agent is given": its text, and the
+// changes it is only for when its types or paths narrow them
+// (config.Project.ConventionsFor), so that the planner does not take it
+// for every change's.
+func plannerConvention(l config.NamedLearning) string {
+	if len(l.Types) == 0 && len(l.Paths) == 0 {
+		return l.Text
+	}
+	whom := "changes"
+	if len(l.Types) > 0 {
+		whom = english.List(l.Types) + " changes"
+	}
+	if len(l.Paths) > 0 {
+		whom += " that may touch " + strings.Join(l.Paths, " or ")
+	}
+	return l.Text + " (only for " + whom + ")"
 }
 
 // Estimate is the estimated input tokens of a call: one per 4 bytes of

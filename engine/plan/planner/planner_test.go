@@ -163,6 +163,7 @@ func TestSingle(t *testing.T) {
 func TestLearningsInPrompts(t *testing.T) {
 	learnings := map[string]config.Learning{
 		"doc-comment":  {Kind: config.LearningConvention, Text: "Every Go file starts with a package comment.", Enabled: true, Paths: []string{"internal/**"}},
+		"say-why":      {Kind: config.LearningConvention, Text: "Every commit says why.", Enabled: true},
 		"routes-apart": {Kind: config.LearningPlanning, Text: "Changes that add routes depend on one another.", Enabled: true},
 		"no-printf":    {Kind: config.LearningRule, Text: "log through slog", Pattern: "log.Printf", Enabled: true},
 	}
@@ -186,14 +187,15 @@ func TestLearningsInPrompts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := []string{"doc-comment", "routes-apart"}; !reflect.DeepEqual(p.Learnings, want) {
+			if want := []string{"doc-comment", "routes-apart", "say-why"}; !reflect.DeepEqual(p.Learnings, want) {
 				t.Errorf("plan learnings = %v, want %v", p.Learnings, want)
 			}
 			reqs := srv.Requests()
 			// Every call but three-phase's merge, which plans from the drafts.
 			for _, r := range reqs[:max(1, len(reqs)-1)] {
 				text := promptOf(t, r)
-				for _, s := range []string{"- Every Go file starts with a package comment.\n", "- Changes that add routes depend on one another.\n"} {
+				// A convention narrowed to some changes says which.
+				for _, s := range []string{"- Every Go file starts with a package comment. (only for changes that may touch internal/**)\n", "- Every commit says why.\n", "- Changes that add routes depend on one another.\n"} {
 					if !strings.Contains(text, s) {
 						t.Errorf("prompt lacks %q:\n%s", s, text)
 					}
@@ -510,5 +512,24 @@ func TestExisting(t *testing.T) {
 	}
 	if text := promptOf(t, reqs[1]); !strings.Contains(text, `- change name "links" is taken by a change planned or merged already`) {
 		t.Errorf("repair prompt:\n%s", text)
+	}
+}
+
+// A convention narrowed by types or paths tells the planner which changes
+// it is for; an unnarrowed one is its text.
+func TestPlannerConvention(t *testing.T) {
+	for _, tt := range []struct {
+		types, paths []string
+		want         string
+	}{
+		{nil, nil, "Say why."},
+		{[]string{"feature", "fix"}, nil, "Say why. (only for feature and fix changes)"},
+		{nil, []string{"api/**", "cmd/**"}, "Say why. (only for changes that may touch api/** or cmd/**)"},
+		{[]string{"feature"}, []string{"api/**"}, "Say why. (only for feature changes that may touch api/**)"},
+	} {
+		l := config.NamedLearning{Name: "why", Learning: config.Learning{Kind: config.LearningConvention, Text: "Say why.", Types: tt.types, Paths: tt.paths}}
+		if got := plannerConvention(l); got != tt.want {
+			t.Errorf("plannerConvention(%v, %v) = %q, want %q", tt.types, tt.paths, got, tt.want)
+		}
 	}
 }
