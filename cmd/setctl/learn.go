@@ -50,6 +50,12 @@ its kind and name, its text, and its evidence: the run, change, round and
 line of each episode. The text is built from the evidence alone, with no
 model, so the same journal gives the same proposals.
 
+The lines of a gate with a failures pattern are the failures it names.
+A line that names a function or a test of its own in each change is a
+failure of its own in each: when a gate failed enough changes that way,
+setctl learn says so, and a failures pattern that captures only what the
+lines share makes them one failure from the next run on.
+
 --run ID reads only the episodes of that run (repeat it for more);
 without it, every kept run. A change a resumed run carried on is followed
 across runs either way.
@@ -177,6 +183,9 @@ func runLearn(e *env, args []string) int {
 	}
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
+	}
+	if !*asJSON {
+		writeScattered(e.stdout, scatteredGates(eps, ws.cfg.Learn.Threshold))
 	}
 	return exitOK
 }

@@ -155,7 +155,7 @@ func Prompt(in PromptInput) string {
 	}
 	if len(in.Siblings) > 0 {
 		b.WriteString("\n## Learned in this run\n")
-		b.WriteString("Changes at work beside this one failed a check that this change runs too, and then passed it. Do not repeat their failure:\n")
+		b.WriteString("Other changes of this run failed a check that this change runs too, and then passed it. Do not repeat their failure:\n")
 		for _, s := range in.Siblings {
 			fmt.Fprintf(&b, "- %s\n", s.Note)
 		}

@@ -27,7 +27,7 @@ func TestPromptHandsOnSiblings(t *testing.T) {
 		{Signature: "verify gate lint: b", Note: "part: the verify gate lint failed in round 2 with `b`, and passed in round 3."},
 	}
 	want := "\n## Learned in this run\n" +
-		"Changes at work beside this one failed a check that this change runs too, and then passed it. Do not repeat their failure:\n" +
+		"Other changes of this run failed a check that this change runs too, and then passed it. Do not repeat their failure:\n" +
 		"- greet: the verify gate doc failed in round 1 with `a`, and passed in round 2.\n" +
 		"- part: the verify gate lint failed in round 2 with `b`, and passed in round 3.\n" +
 		"\n## The last attempt failed: retry 1 of 2 (verify)\n\nGate test failed.\n"

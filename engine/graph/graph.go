@@ -126,6 +126,11 @@ type ChangeGraph struct {
 	// Skipped are the gates of both stacks that do not run for this change,
 	// verify first, each stage sorted by name.
 	Skipped []SkippedGate `json:"skipped,omitempty"`
+	// Learnings are the names of the adopted convention learnings that
+	// every prompt of the change's agent carries (config.Project's
+	// ConventionsFor its type and scope), by name: what setctl plan shows
+	// of them for a plan no model planner was given them for.
+	Learnings []string `json:"learnings,omitempty"`
 	// Waits are the changes earlier in Order that this one is not at work
 	// alongside, because both may touch a crossCutting file: dispatch
 	// holds it until each has merged or failed. In Order.
@@ -261,7 +266,12 @@ func changeGraph(cfg *config.Project, c *plan.Change, d *dag) (ChangeGraph, erro
 	rc.DependsOn = nonNil(slices.Compact(deps))
 	rc.Agent = cmp.Or(c.Agent, cfg.Agent.Adapter)
 	rc.Model = cmp.Or(c.Model, cfg.Agent.Models.Implement)
+	var learnings []string
+	for _, l := range cfg.ConventionsFor(c.Type, c.Scope) {
+		learnings = append(learnings, l.Name)
+	}
 	return ChangeGraph{
+		Learnings:   learnings,
 		Change:      rc,
 		Dependents:  nonNil(slices.Clone(d.Dependents[c.Name])),
 		Weight:      plan.SizeWeight(c.Size),

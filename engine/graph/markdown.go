@@ -147,6 +147,13 @@ func (m *mdWriter) render() {
 			}
 			m.line("  - waits for ", markdown.Code(w.Change), ": both touch ", strings.Join(files, ", "))
 		}
+		if len(c.Learnings) > 0 {
+			names := make([]string, len(c.Learnings))
+			for i, l := range c.Learnings {
+				names[i] = markdown.Code(l)
+			}
+			m.line("  - learnings in its prompts: ", strings.Join(names, " "))
+		}
 		m.line("  - verify: ", m.steps(c.Verify))
 		skipped := m.skipped(c, StageVerify)
 		if !shared {

@@ -220,6 +220,13 @@ func (t *textWriter) change(c *ChangeGraph, nameWidth int) {
 		}
 		t.row("waits for", toks, " · ")
 	}
+	if len(c.Learnings) > 0 {
+		var toks []token
+		for _, l := range c.Learnings {
+			toks = append(toks, plainToken(l))
+		}
+		t.row("learnings", toks, " ")
+	}
 	t.row("verify", t.steps(c.Verify), " → ")
 	skipped := t.skipped(c, StageVerify)
 	if !t.shared {

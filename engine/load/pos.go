@@ -55,6 +55,8 @@ func (p *Instance) FieldPos(path ...string) token.Pos {
 // root, e.g. project.gates.test), or token.NoPos. A label of path may be
 // quoted, as CUE's errors name one that is not an identifier
 // (project.learnings."doc-comment").
+// A list's element is named by its index, as CUE's errors name it
+// (project.learnings."doc-comment".types.0).
 func declPos(files []*ast.File, path []string) token.Pos {
 	if len(path) == 0 {
 		return token.NoPos
@@ -126,6 +128,16 @@ func findInExpr(x ast.Expr, path []string) token.Pos {
 		return findInExpr(x.Y, path)
 	case *ast.ParenExpr:
 		return findInExpr(x.X, path)
+	case *ast.ListLit:
+		// A list's element, as CUE's paths name it: by its index.
+		i, err := strconv.Atoi(path[0])
+		if err != nil || i < 0 || i >= len(x.Elts) {
+			return token.NoPos
+		}
+		if len(path) == 1 {
+			return x.Elts[i].Pos()
+		}
+		return findInExpr(x.Elts[i], path[1:])
 	}
 	return token.NoPos
 }
@@ -168,6 +180,16 @@ func pathInExpr(x ast.Expr, prefix []string, pos token.Pos) []string {
 		return pathInExpr(x.Y, prefix, pos)
 	case *ast.ParenExpr:
 		return pathInExpr(x.X, prefix, pos)
+	case *ast.ListLit:
+		for i, e := range x.Elts {
+			path := append(slices.Clip(prefix), strconv.Itoa(i))
+			if e.Pos() == pos {
+				return path
+			}
+			if found := pathInExpr(e, path, pos); found != nil {
+				return found
+			}
+		}
 	}
 	return nil
 }

@@ -105,3 +105,25 @@ func TestDeclPosOfQuotedLabel(t *testing.T) {
 		}
 	}
 }
+
+// declPos finds a list's element by its index, as CUE's errors name it,
+// and declPath names the element at its position the same way; an index
+// past the list's end is no position.
+func TestDeclPosOfListElement(t *testing.T) {
+	f, err := parser.ParseFile("learnings.cue", "package demo\n\nproject: learnings: \"doc\": {\n\ttypes: [\"feature\", \"feat\"]\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []*ast.File{f}
+	path := []string{ProjectField, "learnings", `"doc"`, "types", "1"}
+	pos := declPos(files, path)
+	if pos.Line() != 4 || pos.Column() != 21 {
+		t.Fatalf("declPos of types.1 = %v, want learnings.cue:4:21", pos)
+	}
+	if got := declPath(files, pos); len(got) != 5 || got[3] != "types" || got[4] != "1" {
+		t.Errorf("declPath at learnings.cue:4:21 = %v, want project.learnings.doc.types.1", got)
+	}
+	if pos := declPos(files, []string{ProjectField, "learnings", `"doc"`, "types", "2"}); pos.IsValid() {
+		t.Errorf("declPos of types.2 = %v, want none", pos)
+	}
+}
