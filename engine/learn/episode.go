@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
 )
 
@@ -122,16 +123,51 @@ func failureLines(d journal.VerifyGateData) []string {
 			continue
 		}
 		norm := Normalise(raw)
-		if seen[norm] || !meaningful(norm) {
+		if !meaningful(norm) {
 			continue
 		}
-		seen[norm] = true
+		if key := signatureLine(d, raw); !seen[key] {
+			seen[key] = true
+		} else {
+			continue
+		}
 		out = append(out, raw)
 		if len(out) == maxLinesPerFailure {
 			break
 		}
 	}
 	return out
+}
+
+// ruleHit is a finding of the rules gate as its retry context lists it:
+// "<path>:<line>: <rule>: <message>: <added text>" (the rule's name has
+// no colon: a #Name, or "learning <name>").
+var ruleHit = regexp.MustCompile(`^(.+?):\d+: ([^:]+): `)
+
+// signatureLine is what a gate episode's signature holds of line, one of
+// the failure's lines of d: line normalised; for a finding of the rules
+// gate, the rule and the file pattern it was hit in ("forbidden no-todo
+// in *.go"), since the line it names and the text the change added are
+// the change's own, and the same rule broken in two changes is one
+// failure. Lines of one failure with the same signatureLine are one
+// episode.
+func signatureLine(d journal.VerifyGateData, line string) string {
+	if d.Kind == config.KindRules {
+		if m := ruleHit.FindStringSubmatch(line); m != nil {
+			return "forbidden " + m[2] + " in " + filePattern(m[1])
+		}
+	}
+	return Normalise(line)
+}
+
+// filePattern is the glob of the files like path: "*" and its extension
+// ("*.go"), or its base name when it has none ("Makefile").
+func filePattern(path string) string {
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	if i := strings.LastIndexByte(base, '.'); i >= 0 {
+		return "*" + base[i:]
+	}
+	return base
 }
 
 // builtinLines are the findings of a built-in or model-graded gate's
@@ -159,6 +195,11 @@ func builtinLines(headline string, rest []string) []string {
 // <gate>: <line>", line normalised.
 func GateSignature(stage, gate, line string) string {
 	return stage + " gate " + gate + ": " + Normalise(line)
+}
+
+// signatureOf is the line ep's gate signature holds (see signatureLine).
+func signatureOf(ep Episode) string {
+	return strings.TrimPrefix(ep.Signature, ep.Stage+" gate "+ep.Gate+": ")
 }
 
 // ConflictSignature is the signature of a conflict episode on path.
@@ -284,7 +325,7 @@ func (r *reader) read(e journal.Event) {
 // not open already.
 func (r *reader) gateFailed(e journal.Event, d journal.VerifyGateData) {
 	for _, line := range failureLines(d) {
-		sig := GateSignature(d.Stage, d.Gate, line)
+		sig := GateSignature(d.Stage, d.Gate, signatureLine(d, line))
 		if slices.ContainsFunc(r.open, func(i int) bool { return r.out[i].Change == e.Change && r.out[i].Signature == sig }) {
 			continue
 		}

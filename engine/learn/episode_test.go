@@ -2,6 +2,8 @@ package learn
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,5 +209,51 @@ func TestEpisodesOpen(t *testing.T) {
 	got := Episodes(events)
 	if len(got) != 1 || got[0].Fixed != 0 || got[0].FixedSeq != 0 || got[0].Seq != 1 {
 		t.Errorf("Episodes = %+v, want one open episode of seq 1", got)
+	}
+}
+
+// rulesFailed is a rules gate (named "forbid", of kind rules) failing
+// with hits, as its retry context lists them.
+func rulesFailed(attempt int, hits ...string) journal.VerifyGateData {
+	return journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "fail", Attempt: attempt,
+		RetryContext: "Gate forbid failed: lines this change adds match forbidden patterns:\n- " + strings.Join(hits, "\n- ") + "\nRemove or rewrite these lines."}
+}
+
+// TestEpisodesRules: a rules gate's finding names the file, its line and
+// the text the change added, all the change's own. Its signature is the
+// rule and the file pattern, so the same rule broken in two changes is
+// one signature, three hits of it in one round one episode (one retry,
+// not three), and another rule or file pattern another.
+func TestEpisodesRules(t *testing.T) {
+	events := journalOf(t, []step{
+		{"run-1", "greet", rulesFailed(1,
+			"internal/greet/greet.go:3: no-todo: no TODOs: // TODO: greet in French",
+			"internal/greet/greet.go:9: no-todo: no TODOs: // TODO later",
+			"cmd/greet/main.go:12: no-todo: no TODOs: // TODO flags",
+			"web/app.ts:4: no-todo: no TODOs: // TODO types",
+			"cmd/greet/main.go:20: learning no-println: Use the logger: fmt.Println(\"hi\")")},
+		{"run-1", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
+		{"run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "pass", Attempt: 2}},
+		{"run-1", "part", rulesFailed(1, "part.go:1: no-todo: no TODOs: //TODO(ann): split")},
+		{"run-1", "part", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
+		{"run-1", "part", journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "pass", Attempt: 2}},
+	})
+	var got []string
+	for _, ep := range Episodes(events) {
+		got = append(got, fmt.Sprintf("%s %s retries %d: %s", ep.Change, ep.Signature, ep.Retries, ep.Line))
+	}
+	want := []string{
+		"greet verify gate forbid: forbidden no-todo in *.go retries 1: internal/greet/greet.go:3: no-todo: no TODOs: // TODO: greet in French",
+		"greet verify gate forbid: forbidden no-todo in *.ts retries 1: web/app.ts:4: no-todo: no TODOs: // TODO types",
+		"greet verify gate forbid: forbidden learning no-println in *.go retries 1: cmd/greet/main.go:20: learning no-println: Use the logger: fmt.Println(\"hi\")",
+		"part verify gate forbid: forbidden no-todo in *.go retries 1: part.go:1: no-todo: no TODOs: //TODO(ann): split",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Episodes (-want +got):\n%s", diff)
+	}
+	ps := Propose(Episodes(events), 2, nil)
+	if len(ps) != 1 || ps[0].Signature != "verify gate forbid: forbidden no-todo in *.go" || ps[0].Changes != 2 || ps[0].Name != "forbid-forbidden-todo" ||
+		!strings.Contains(ps[0].Text, "`forbidden no-todo in *.go`") {
+		t.Errorf("Propose = %+v, want one proposal for the rule no-todo in *.go, of 2 changes", ps)
 	}
 }

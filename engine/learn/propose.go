@@ -102,12 +102,12 @@ func distinct(g []Episode, key func(Episode) string) int {
 
 // conventionText is a convention's sentence for a gate signature: it
 // names the gate and quotes the failure's line, as printed when every
-// episode printed the same, else as Normalise gives it.
+// episode printed the same, else as the signature holds it.
 func conventionText(g []Episode) string {
 	line := g[0].Line
 	for _, ep := range g[1:] {
 		if ep.Line != line {
-			line = Normalise(line)
+			line = signatureOf(g[0])
 			break
 		}
 	}
@@ -156,7 +156,7 @@ func baseName(ep Episode) string {
 	case EpisodeConflict:
 		words = append([]string{"serialise"}, nameWords(strings.Join(ep.Paths, " "), 0, 0)...)
 	default:
-		words = append(nameWords(ep.Gate, 0, 0), nameWords(placeholder.ReplaceAllString(Normalise(ep.Line), " "), 3, maxNameWords)...)
+		words = append(nameWords(ep.Gate, 0, 0), nameWords(placeholder.ReplaceAllString(signatureOf(ep), " "), 3, maxNameWords)...)
 	}
 	if len(words) == 0 {
 		return "learning"
