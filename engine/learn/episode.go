@@ -24,12 +24,22 @@ var (
 	slashPath  = regexp.MustCompile(`[\w.\-@~+]*(?:/[\w.\-@~+]*)+(?::\d+){0,2}`)
 	dottedPath = regexp.MustCompile(`[\w\-@~+]+(?:\.[\w\-]+)*\.[a-z][a-z0-9]{0,4}\b(?::\d+){0,2}`)
 	hexRun     = regexp.MustCompile(`\b[0-9a-fA-F]{7,}\b`)
-	number     = regexp.MustCompile(`(^|[^\w.<])(\d+(?:[.,]\d+)*)`)
-	space      = regexp.MustCompile(`\s+`)
+	// timestamp is an ISO 8601 date and time (2026-11-27T08:01:02.5Z,
+	// 2026-11-27 08:01:02), uuid a UUID, hexNumber a 0x literal (an
+	// address, a program counter) and duration a Go duration of more
+	// than one unit (1m30s): each differs from run to run in the same
+	// failure's line, and number alone would leave part of it.
+	timestamp = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b`)
+	uuid      = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+	hexNumber = regexp.MustCompile(`\b0[xX][0-9a-fA-F]+\b`)
+	duration  = regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:h|ms|m|s|µs|us|ns)){2,}\b`)
+	digits    = regexp.MustCompile(`\d+(?:\.\d+)?`)
+	number    = regexp.MustCompile(`(^|[^\w.<])(\d+(?:[.,]\d+)*)`)
+	space     = regexp.MustCompile(`\s+`)
 	// word is what makes a line meaningful: a word of four letters or
 	// more, once the placeholders are gone.
 	word        = regexp.MustCompile(`[A-Za-z]{4,}`)
-	placeholder = regexp.MustCompile(`<(?:file|sha|n)>`)
+	placeholder = regexp.MustCompile(`<(?:file|sha|time|n)>`)
 	// boilerplate are normalised lines test runners and build tools
 	// print around every failure, whatever it is.
 	boilerplate = []*regexp.Regexp{
@@ -46,13 +56,16 @@ var (
 )
 
 // Normalise is line as a signature holds it, the same for the same
-// failure in every change and run: terminal colours gone, path-like
-// tokens (with a slash or a file extension, with an optional :line or
-// :line:column) <file>, runs of seven or more hex digits <sha>, other
-// numbers <n>, and runs of white space one space.
+// failure in every change and run: terminal colours gone, timestamps
+// <time>, path-like tokens (with a slash or a file extension, with an
+// optional :line or :line:column) <file>, UUIDs and runs of seven or more
+// hex digits <sha>, other numbers (0x ones, those of a duration like
+// 1m30s too) <n>, and runs of white space one space.
 func Normalise(line string) string {
 	s := ansiEscape.ReplaceAllString(line, "")
 	s = strings.TrimSpace(s)
+	s = timestamp.ReplaceAllString(s, "<time>")
+	s = uuid.ReplaceAllString(s, "<sha>")
 	s = slashPath.ReplaceAllStringFunc(s, func(m string) string {
 		if !strings.ContainsFunc(m, isWordRune) {
 			return m // "//", a lone "/"
@@ -71,6 +84,8 @@ func Normalise(line string) string {
 		}
 		return m
 	})
+	s = hexNumber.ReplaceAllString(s, "<n>")
+	s = duration.ReplaceAllStringFunc(s, func(m string) string { return digits.ReplaceAllString(m, "<n>") })
 	s = number.ReplaceAllString(s, "$1<n>")
 	return strings.TrimSpace(space.ReplaceAllString(s, " "))
 }

@@ -257,3 +257,52 @@ func TestEpisodesRules(t *testing.T) {
 		t.Errorf("Propose = %+v, want one proposal for the rule no-todo in *.go, of 2 changes", ps)
 	}
 }
+
+// TestNormaliseGroups: the lines real tools print for the same failure in
+// two changes or runs normalise alike, and those of different failures
+// do not. Identifiers a message quotes stay: "`x` is unused" and "`y` is
+// unused" are two failures.
+func TestNormaliseGroups(t *testing.T) {
+	for _, tc := range []struct {
+		tool  string
+		a, b  string
+		group bool
+	}{
+		{"go vet", "internal/x/y.go:12:3: exported function Foo should have comment or be unexported",
+			"cmd/z.go:7:1: exported function Foo should have comment or be unexported", true},
+		{"go vet", "internal/x/y.go:12:3: exported function Foo should have comment or be unexported",
+			"internal/x/y.go:12:3: exported function Bar should have comment or be unexported", false},
+		{"go build", "main.go:3:2: \"os\" imported and not used", "./cmd/a/main.go:4:2: \"os\" imported and not used", true},
+		{"golangci-lint", "pkg/a.go:40:10: Error return value of `f.Close` is not checked (errcheck)",
+			"pkg/b/b.go:3:1: Error return value of `f.Close` is not checked (errcheck)", true},
+		{"golangci-lint", "pkg/a.go:40:10: Error return value of `f.Close` is not checked (errcheck)",
+			"pkg/a.go:40:10: Error return value of `w.Write` is not checked (errcheck)", false},
+		{"eslint stylish", "  3:7  error  'x' is assigned a value but never used  no-unused-vars",
+			"  10:12  error  'x' is assigned a value but never used  no-unused-vars", true},
+		{"eslint stylish", "  3:7  error  'x' is assigned a value but never used  no-unused-vars",
+			"  3:7  error  'x' is not defined  no-undef", false},
+		{"tsc", "src/components/Button.tsx(12,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+			"src/Card.tsx(3,15): error TS2322: Type 'string' is not assignable to type 'number'.", true},
+		{"cargo", "error[E0425]: cannot find value `x` in this scope", "error[E0425]: cannot find value `x` in this scope", true},
+		{"cargo", "error[E0425]: cannot find value `x` in this scope", "error[E0425]: cannot find value `y` in this scope", false},
+		{"cargo", "error: could not compile `demo` (bin \"demo\") due to 2 previous errors",
+			"error: could not compile `demo` (bin \"demo\") due to 5 previous errors", true},
+		{"ruff", "E501 Line too long (120 > 88)", "E501 Line too long (95 > 88)", true},
+		{"ruff", "app/models.py:12:89: E501 Line too long (120 > 88)", "app/x.py:1:1: F401 [*] `os` imported but unused", false},
+		{"pytest", "E       AssertionError: assert 404 == 200", "E   AssertionError: assert 500 == 200", true},
+		{"pytest", "FAILED tests/test_api.py::test_create - AssertionError: assert 404 == 200",
+			"FAILED tests/test_api.py::test_delete - AssertionError: assert 404 == 200", false},
+		{"jest", "    ✕ renders the header (12 ms)", "  ✕ renders the header (3 ms)", true},
+		{"go test", "--- FAIL: TestGreet (0.00s)", "--- FAIL: TestGreet (1.25s)", true},
+		{"go test panic", "panic: runtime error: invalid memory address or nil pointer dereference [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a2b3c]",
+			"panic: runtime error: invalid memory address or nil pointer dereference [signal SIGSEGV: segmentation violation code=0x1 addr=0x18 pc=0x51f00a]", true},
+		{"logger", "2026-11-27T08:01:02Z ERROR cannot open the store", "2026-11-28T17:45:59.120+01:00 ERROR cannot open the store", true},
+		{"logger", "2026-11-27 08:01:02 ERROR cannot open the store", "2026-11-27 21:01:02.5 ERROR cannot open the store", true},
+		{"uuid", "request 123e4567-e89b-12d3-a456-426614174000 failed", "request 9f0c1a2b-0000-4d3e-8f00-0123456789ab failed", true},
+		{"duration", "the server did not start within 1m30s", "the server did not start within 2m5s", true},
+	} {
+		if got := Normalise(tc.a) == Normalise(tc.b); got != tc.group {
+			t.Errorf("%s: %q and %q group: %v, want %v (%q, %q)", tc.tool, tc.a, tc.b, got, tc.group, Normalise(tc.a), Normalise(tc.b))
+		}
+	}
+}
