@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/markdown"
 )
 
 // Propose is the learnings eps call for: one per signature seen in at
@@ -111,35 +112,16 @@ func conventionText(g []Episode) string {
 			break
 		}
 	}
-	gate := "The " + code(g[0].Gate) + " gate"
+	gate := "The " + markdown.Code(g[0].Gate) + " gate"
 	if g[0].Stage != "verify" {
 		gate += " of the " + g[0].Stage + " stack"
 	}
-	return fmt.Sprintf("%s failed earlier changes on %s: make sure yours gives it no cause to print that line before you finish.", gate, code(line))
+	return fmt.Sprintf("%s failed earlier changes on %s: make sure yours gives it no cause to print that line before you finish.", gate, markdown.Code(line))
 }
 
 // planningText is a planning learning's sentence for a conflict on path.
 func planningText(path string) string {
-	return fmt.Sprintf("Changes that touched %s conflicted when they were merged: plan the changes that may touch it one after another, not side by side.", code(path))
-}
-
-// code quotes s as markdown inline code, with a fence longer than any
-// run of backticks in it.
-func code(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	if longest > 0 {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
+	return fmt.Sprintf("Changes that touched %s conflicted when they were merged: plan the changes that may touch it one after another, not side by side.", markdown.Code(path))
 }
 
 var nameWord = regexp.MustCompile(`[a-z][a-z0-9]*`)
