@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/markdown"
 )
 
 // Siblings are the gate episodes of run so far that changes other than
@@ -80,7 +81,7 @@ func SiblingNote(ep Episode) string {
 	if ep.Fixed > 0 {
 		passed = fmt.Sprintf("in round %d", ep.Fixed)
 	}
-	return fmt.Sprintf("%s: the %s gate %s failed in round %d with `%s`, and passed %s.", ep.Change, ep.Stage, ep.Gate, ep.Round, line, passed)
+	return fmt.Sprintf("%s: the %s gate %s failed in round %d with %s, and passed %s.", ep.Change, ep.Stage, ep.Gate, ep.Round, markdown.Code(line), passed)
 }
 
 // utf8Start reports whether b starts a UTF-8 encoded rune.
