@@ -148,6 +148,10 @@ func runLearn(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	proposals := learn.Propose(eps, ws.cfg.Learn.Threshold, namedLearnings(ws.cfg))
+	// answered counts the failures that recurred as often but that a
+	// learning of the project names already, which the text says, so
+	// that it does not claim nothing recurred after a --write.
+	answered := len(learn.Propose(eps, ws.cfg.Learn.Threshold, nil)) - len(proposals)
 	res := learnResult{Version: LearnFormatVersion, Proposals: proposals}
 	if res.Proposals == nil {
 		res.Proposals = []learn.Proposal{}
@@ -173,7 +177,7 @@ func runLearn(e *env, args []string) int {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)
 	} else {
-		err = writeLearn(e.stdout, res, ws.cfg.Learn.Threshold, len(history.Runs(events)), len(*only))
+		err = writeLearn(e.stdout, res, ws.cfg.Learn.Threshold, len(history.Runs(events)), len(*only), answered)
 	}
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
@@ -219,11 +223,18 @@ func nonNil(ss []string) []string {
 }
 
 // writeLearn writes the proposals, one block each, and what --write did.
-func writeLearn(w io.Writer, res learnResult, threshold, runs, only int) error {
+// answered is how many failures recurred as often as the proposals' but
+// have a learning of the project already.
+func writeLearn(w io.Writer, res learnResult, threshold, runs, only, answered int) error {
 	if len(res.Proposals) == 0 {
 		read := english.Plural(runs, "kept run")
 		if only > 0 {
 			read = english.Plural(only, "run")
+		}
+		if answered > 0 {
+			_, err := fmt.Fprintf(w, "No learning to propose: %s of the %s that recurred in %d changes or %d runs (learn.threshold) %s a learning of the project already (by its signature).\n",
+				english.Plural(answered, "failure"), read, threshold, threshold, hasHave(answered))
+			return err
 		}
 		_, err := fmt.Fprintf(w, "No learning to propose: no failure of the %s recurred in %d changes or %d runs (learn.threshold).\n", read, threshold, threshold)
 		return err
@@ -248,6 +259,9 @@ func writeLearn(w io.Writer, res learnResult, threshold, runs, only int) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if answered > 0 {
+		fmt.Fprintf(w, "%s that recurred as often %s a learning of the project already (by its signature).\n", english.Plural(answered, "more failure"), hasHave(answered))
+	}
 	wr := res.Written
 	if wr == nil {
 		_, err := fmt.Fprintf(w, "%s. setctl learn --write adds %s to learnings.cue for you to review and commit.\n",
@@ -269,6 +283,13 @@ func writeLearn(w io.Writer, res learnResult, threshold, runs, only int) error {
 	_, err := fmt.Fprintf(w, "Wrote %s to %s: %s.\nNothing is adopted yet: read %[2]s, edit or delete what you disagree with, check it with setctl vet, and commit it. The next setctl apply enforces what you committed.\n",
 		english.Plural(len(wr.Added), "learning"), wr.Path, strings.Join(wr.Added, ", "))
 	return err
+}
+
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
 }
 
 func them(n int) string {
