@@ -8,6 +8,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
 )
 
 // maxLinesPerFailure bounds the episodes one failing gate gives from its
@@ -241,6 +242,9 @@ func SentinelSignature(rule, action string) string { return "sentinel " + rule +
 //     merged integration attempt, 0 for a sentinel episode, which has
 //     no round, and FixedSeq the MERGED event.
 //
+// A change's STATE_CHANGE to a failed status (failed:*) ends its open
+// episodes unfixed.
+//
 // An open episode counts the change's RETRY_SCHEDULED events and its
 // agent iterations' tokens. From is the change's head when it failed
 // (its last AGENT_ITERATION's, or its DISPATCH base), To its head when it
@@ -289,6 +293,13 @@ func (r *reader) read(e journal.Event) {
 		}
 	case journal.RetryScheduled:
 		r.each(e.Change, func(ep *Episode) { ep.Retries++ })
+	case journal.StateChange:
+		// A change that failed for good ends its open episodes unfixed: a
+		// later run that starts it again and fails the same way
+		// recurred, and its retries and tokens are that run's.
+		if d, err := journal.Decode[journal.StateChangeData](e); err == nil && state.Status(d.To).Failed() {
+			r.open = slices.DeleteFunc(r.open, func(i int) bool { return r.out[i].Change == e.Change })
+		}
 	case journal.VerifyGate:
 		d, err := journal.Decode[journal.VerifyGateData](e)
 		if err != nil || (d.Stage != journal.StageVerify && d.Stage != journal.StageIntegration) {

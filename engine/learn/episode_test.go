@@ -306,3 +306,34 @@ func TestNormaliseGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestEpisodesFailedForGood: greet fails the doc gate until its retries
+// are spent (failed for good, never fixed in run-1); run-2 starts it
+// again and it fails the same way before it passes. That is two
+// episodes, one per run: run-1's unfixed, with run-1's retry alone, and
+// run-2's fixed, so that a learning adopted in run-2 sees the failure
+// recur.
+func TestEpisodesFailedForGood(t *testing.T) {
+	events := journalOf(t, []step{
+		{"run-1", "greet", iteration(1, "g1", 10)},
+		{"run-1", "greet", docFailed("greet", 1)},
+		{"run-1", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
+		{"run-1", "greet", iteration(2, "g2", 10)},
+		{"run-1", "greet", docFailed("greet", 2)},
+		{"run-1", "greet", journal.StateChangeData{From: "verify-failed", To: "failed:retry_budget_exhausted"}},
+		{"run-2", "greet", journal.StateChangeData{From: "failed:retry_budget_exhausted", To: "pending"}},
+		{"run-2", "greet", iteration(3, "g3", 100)},
+		{"run-2", "greet", docFailed("greet", 3)},
+		{"run-2", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 3}},
+		{"run-2", "greet", iteration(4, "g4", 100)},
+		{"run-2", "greet", journal.VerifyGateData{Stage: "verify", Gate: "doc", Result: "pass", Attempt: 4}},
+	})
+	var got []string
+	for _, ep := range Episodes(events) {
+		got = append(got, fmt.Sprintf("%s round %d fixed %d retries %d tokens %d", ep.Run, ep.Round, ep.Fixed, ep.Retries, ep.Tokens))
+	}
+	want := []string{"run-1 round 1 fixed 0 retries 1 tokens 10", "run-2 round 3 fixed 4 retries 1 tokens 100"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Episodes (-want +got):\n%s", diff)
+	}
+}
