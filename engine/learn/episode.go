@@ -243,7 +243,9 @@ func SentinelSignature(rule, action string) string { return "sentinel " + rule +
 //     no round, and FixedSeq the MERGED event.
 //
 // A change's STATE_CHANGE to a failed status (failed:*) ends its open
-// episodes unfixed.
+// episodes unfixed. A failure of main that the run accepted for the gate
+// (BASELINE_ACCEPTED, setctl apply --accept-baseline) is no failure line
+// of a change.
 //
 // An open episode counts the change's RETRY_SCHEDULED events and its
 // agent iterations' tokens. From is the change's head when it failed
@@ -253,8 +255,13 @@ func SentinelSignature(rule, action string) string { return "sentinel " + rule +
 func Episodes(events []journal.Event) []Episode {
 	events = slices.Clone(events)
 	slices.SortStableFunc(events, func(a, b journal.Event) int { return cmp.Compare(a.Seq, b.Seq) })
-	r := reader{heads: map[string]string{}, rounds: map[stageOf]int{}}
+	r := reader{heads: map[string]string{}, rounds: map[stageOf]int{}, accepted: map[[2]string][]string{}}
 	for _, e := range events {
+		if e.Type == journal.BaselineAccepted {
+			if d, err := journal.Decode[journal.BaselineAcceptedData](e); err == nil {
+				r.accepted[[2]string{e.Run, d.Gate}] = d.Failures
+			}
+		}
 		if e.Change == "" {
 			continue
 		}
@@ -268,12 +275,15 @@ func Episodes(events []journal.Event) []Episode {
 type stageOf struct{ change, stage string }
 
 // reader holds what Episodes has read so far: the episodes, which of them
-// are open, and each change's head and latest round of each stage.
+// are open, each change's head and latest round of each stage, and the
+// failures of main each run accepted of each gate (keyed by run and
+// gate).
 type reader struct {
-	out    []Episode
-	open   []int // indices into out
-	heads  map[string]string
-	rounds map[stageOf]int
+	out      []Episode
+	open     []int // indices into out
+	heads    map[string]string
+	rounds   map[stageOf]int
+	accepted map[[2]string][]string
 }
 
 func (r *reader) read(e journal.Event) {
@@ -350,6 +360,11 @@ func (r *reader) read(e journal.Event) {
 // gateFailed opens an episode for each of the failure's lines that is
 // not open already.
 func (r *reader) gateFailed(e journal.Event, d journal.VerifyGateData) {
+	if accepted := r.accepted[[2]string{e.Run, d.Gate}]; len(accepted) > 0 {
+		// The gate's failures name main's too, which the run accepted
+		// (setctl apply --accept-baseline): they are not the change's.
+		d.Failures = slices.DeleteFunc(slices.Clone(d.Failures), func(f string) bool { return slices.Contains(accepted, f) })
+	}
 	for _, line := range failureLines(d) {
 		sig := GateSignature(d.Stage, d.Gate, signatureLine(d, line))
 		if slices.ContainsFunc(r.open, func(i int) bool { return r.out[i].Change == e.Change && r.out[i].Signature == sig }) {

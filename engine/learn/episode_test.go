@@ -337,3 +337,28 @@ func TestEpisodesFailedForGood(t *testing.T) {
 		t.Errorf("Episodes (-want +got):\n%s", diff)
 	}
 }
+
+// TestEpisodesAcceptedBaseline: run-1 accepted main's failure TestFlaky
+// of the test gate (setctl apply --accept-baseline); the gate's failures
+// still name it beside greet's own TestGreet, but only TestGreet is
+// greet's episode. run-2 accepted nothing: TestFlaky is part's.
+func TestEpisodesAcceptedBaseline(t *testing.T) {
+	testFailed := func(failures ...string) journal.VerifyGateData {
+		return journal.VerifyGateData{Stage: "verify", Gate: "test", Kind: "exec", Result: "fail", Attempt: 1, Failures: failures}
+	}
+	events := journalOf(t, []step{
+		{"run-1", "", journal.BaselineAcceptedData{Gate: "test", Tree: "t1", Failures: []string{"TestFlaky"}}},
+		{"run-1", "greet", testFailed("TestFlaky", "TestGreet")},
+		{"run-2", "part", testFailed("TestFlaky")},
+	})
+	var got []string
+	for _, ep := range Episodes(events) {
+		got = append(got, ep.Run+" "+ep.Change+" "+ep.Line)
+	}
+	if want := []string{"run-1 greet TestGreet", "run-2 part TestFlaky"}; !cmp.Equal(got, want) {
+		t.Errorf("Episodes = %q, want %q", got, want)
+	}
+	if !SiblingEvent(journal.BaselineAccepted) {
+		t.Error("SiblingEvent(BASELINE_ACCEPTED) = false: a journal of sibling events alone would hand on main's accepted failures")
+	}
+}

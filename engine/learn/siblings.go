@@ -54,7 +54,8 @@ func Siblings(events []journal.Event, run, change string, gates []string, max in
 // keep these alone.
 func SiblingEvent(t journal.Type) bool {
 	switch t {
-	case journal.VerifyGate, journal.MergeQueued, journal.Merged, journal.RetryScheduled, journal.AgentIteration, journal.Dispatch, journal.StateChange:
+	case journal.VerifyGate, journal.MergeQueued, journal.Merged, journal.RetryScheduled, journal.AgentIteration, journal.Dispatch, journal.StateChange,
+		journal.BaselineAccepted:
 		return true
 	}
 	return false
