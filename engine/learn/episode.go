@@ -42,15 +42,34 @@ var (
 	word        = regexp.MustCompile(`[A-Za-z]{4,}`)
 	placeholder = regexp.MustCompile(`<(?:file|sha|time|n)>`)
 	// boilerplate are normalised lines test runners and build tools
-	// print around every failure, whatever it is.
+	// print around every failure, whatever it is: exit statuses, and the
+	// summaries and section headings of go test, jest, vitest, mocha,
+	// pytest, cargo, eslint, tsc, ruff, golangci-lint, npm, yarn and pnpm.
+	// Every failing change of a project prints them alike, so each would
+	// otherwise recur in every change and be proposed.
 	boilerplate = []*regexp.Regexp{
 		regexp.MustCompile(`^exit status <n>$`),
 		regexp.MustCompile(`^make(?:\[<n>\])?: \*\*\*`),
-		regexp.MustCompile(`^npm ERR!`),
-		regexp.MustCompile(`^FAIL(?: <file>(?: <n>s| \[[^\]]*\])?)?$`),
-		regexp.MustCompile(`^(?i:error:? )?command failed with exit code <n>\.?$`),
-		regexp.MustCompile(`^(?i:error:? )?process completed with exit code <n>\.?$`),
+		regexp.MustCompile(`^npm (?:ERR!|error)`),
+		regexp.MustCompile(`ELIFECYCLE`),
+		regexp.MustCompile(`^info Visit `),
+		regexp.MustCompile(`^FAIL(?: <file>(?: <n>s| \(<n> ?m?s\)| \[[^\]]*\])?)?$`),
+		regexp.MustCompile(`^(?i)(?:error:? )?(?:command|process) (?:failed|completed|finished) with exit code <n>\.?$`),
 		regexp.MustCompile(`^(?i:tests? failed\.?)$`),
+		regexp.MustCompile(`^(?:Tests|Test Suites|Test Files|Snapshots|Time|Duration):? +<n>`),
+		regexp.MustCompile(`^Ran all test suites`),
+		regexp.MustCompile(`^<n> (?:passing|failing|pending)\b`),
+		regexp.MustCompile(`^=+ .* =+$`),
+		regexp.MustCompile(`^test result: FAILED\.`),
+		regexp.MustCompile(`^(?:error: )?could not compile `),
+		regexp.MustCompile(`^error: test failed, to rerun pass`),
+		regexp.MustCompile(`^failures:$`),
+		regexp.MustCompile(`^✖ <n> problems? \(`),
+		regexp.MustCompile(`^<n> errors? and <n> warnings? potentially fixable`),
+		regexp.MustCompile(`^Found <n> errors?(?: in <n> files?)?\.$`),
+		regexp.MustCompile(`^\[\*\] <n> fixable with the`),
+		regexp.MustCompile(`^<n> issues?:?$`),
+		regexp.MustCompile(`^\* [\w-]+: <n>$`),
 	}
 	// fence is a markdown code fence line.
 	fence = regexp.MustCompile("^(?:```+|~~~+)[\\w-]*$")

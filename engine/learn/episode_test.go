@@ -362,3 +362,41 @@ func TestEpisodesAcceptedBaseline(t *testing.T) {
 		t.Error("SiblingEvent(BASELINE_ACCEPTED) = false: a journal of sibling events alone would hand on main's accepted failures")
 	}
 }
+
+// TestMeaningful: the summaries and headings test runners, linters and
+// package managers print around every failure say nothing of it (every
+// failing change prints them alike, so each would be proposed); the
+// lines that name what failed do.
+func TestMeaningful(t *testing.T) {
+	for _, l := range []string{
+		"Tests:       1 failed, 3 passed, 4 total", "Test Suites: 1 failed, 1 total", "Snapshots:   0 total", "Time:        1.234 s",
+		"Ran all test suites.", "Ran all test suites matching /greet/i.", "FAIL  src/app.test.ts (5.2 s)",
+		" Test Files  1 failed (1)", "      Tests  1 failed | 2 passed (3)", "   Duration  1.20s (transform 20ms, setup 0ms)",
+		"  2 failing", "  3 passing (12ms)",
+		"========================= 1 failed, 3 passed in 0.12s ==========================",
+		"=========================== short test summary info ============================",
+		"=================================== FAILURES ===================================",
+		"test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
+		"error: could not compile `demo` (bin \"demo\") due to 2 previous errors", "error: test failed, to rerun pass `--lib`", "failures:",
+		"✖ 3 problems (3 errors, 0 warnings)", "  1 error and 0 warnings potentially fixable with the `--fix` option.",
+		"Found 3 errors in 2 files.", "Found 1 error.", "[*] 2 fixable with the `--fix` option.", "3 issues:", "* errcheck: 1",
+		"npm error code 1", "npm ERR! Test failed.", " ELIFECYCLE  Test failed. See above for more details.",
+		"info Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.",
+		"error Command failed with exit code 1.", "Process finished with exit code 1", "exit status 2", "FAIL\tgithub.com/x/y [build failed]",
+	} {
+		if n := Normalise(l); meaningful(n) {
+			t.Errorf("%q (%q) is meaningful, want boilerplate", l, n)
+		}
+	}
+	for _, l := range []string{
+		"FAILED tests/test_api.py::test_create - AssertionError: assert 404 == 200", "E       AssertionError: assert 404 == 200",
+		"--- FAIL: TestGreet (0.00s)", "  ● Header › renders the header", "    ✕ renders the header (12 ms)",
+		"error[E0425]: cannot find value `x` in this scope", "src/app.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.",
+		"app/x.py:1:1: F401 [*] `os` imported but unused", "pkg/a.go:40:10: Error return value of `f.Close` is not checked (errcheck)",
+		"____________________________ test_create ____________________________",
+	} {
+		if n := Normalise(l); !meaningful(n) {
+			t.Errorf("%q (%q) is boilerplate, want meaningful", l, n)
+		}
+	}
+}
