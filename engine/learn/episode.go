@@ -43,7 +43,8 @@ var (
 	placeholder = regexp.MustCompile(`<(?:file|sha|time|n)>`)
 	// boilerplate are normalised lines test runners and build tools
 	// print around every failure, whatever it is: exit statuses, and the
-	// summaries and section headings of go test, jest, vitest, mocha,
+	// summaries and section headings of go test (and a panic's
+	// goroutine lines), jest, vitest, mocha,
 	// pytest, cargo, eslint, tsc, ruff, golangci-lint, npm, yarn and pnpm.
 	// Every failing change of a project prints them alike, so each would
 	// otherwise recur in every change and be proposed.
@@ -70,6 +71,8 @@ var (
 		regexp.MustCompile(`^\[\*\] <n> fixable with the`),
 		regexp.MustCompile(`^<n> issues?:?$`),
 		regexp.MustCompile(`^\* [\w-]+: <n>$`),
+		regexp.MustCompile(`^goroutine <n> \[`),
+		regexp.MustCompile(`^created by `),
 	}
 	// fence is a markdown code fence line.
 	fence = regexp.MustCompile("^(?:```+|~~~+)[\\w-]*$")

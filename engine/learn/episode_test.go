@@ -383,6 +383,7 @@ func TestMeaningful(t *testing.T) {
 		"npm error code 1", "npm ERR! Test failed.", " ELIFECYCLE  Test failed. See above for more details.",
 		"info Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.",
 		"error Command failed with exit code 1.", "Process finished with exit code 1", "exit status 2", "FAIL\tgithub.com/x/y [build failed]",
+		"goroutine 7 [running]:", "created by testing.(*T).Run in goroutine 1",
 	} {
 		if n := Normalise(l); meaningful(n) {
 			t.Errorf("%q (%q) is meaningful, want boilerplate", l, n)
@@ -394,6 +395,7 @@ func TestMeaningful(t *testing.T) {
 		"error[E0425]: cannot find value `x` in this scope", "src/app.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.",
 		"app/x.py:1:1: F401 [*] `os` imported but unused", "pkg/a.go:40:10: Error return value of `f.Close` is not checked (errcheck)",
 		"____________________________ test_create ____________________________",
+		"panic: runtime error: index out of range [3] with length 3",
 	} {
 		if n := Normalise(l); !meaningful(n) {
 			t.Errorf("%q (%q) is boilerplate, want meaningful", l, n)
