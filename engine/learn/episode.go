@@ -210,14 +210,35 @@ func filePattern(path string) string {
 
 // builtinLines are the findings of a built-in or model-graded gate's
 // retry context, whose first line was "Gate X failed: " and headline:
-// its list's items, and the headline's first sentence unless it only
-// introduces the list. set's advice around them ("Remove or rewrite
-// these lines.") is the same for every failure, and no finding.
+// its list's items ("- item"), a model's blocking findings ("1. [major]
+// a.go:3", its message on the next line, as "[major] a.go:3: message"),
+// and the headline's first sentence unless it only introduces the list.
+// set's advice around them ("Remove or rewrite these lines.", "Fix:
+// …") is the same for every failure, and no finding; a model's findings
+// below the blocking severity ("It also reported … below the blocking
+// severity:") did not fail the gate.
 func builtinLines(headline string, rest []string) []string {
 	var items []string
+	blocking, finding := true, ""
 	for _, l := range rest {
-		if item, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
-			items = append(items, item)
+		l = strings.TrimSpace(l)
+		if part, ok := strings.CutPrefix(l, "It also "); ok {
+			blocking, finding = !strings.Contains(part, "below the blocking severity"), ""
+			continue
+		}
+		switch {
+		case !blocking:
+		case finding != "":
+			if l != "" && !strings.HasPrefix(l, "Fix: ") {
+				items = append(items, finding+": "+l)
+			}
+			finding = ""
+		case numberedFinding.MatchString(l):
+			finding = numberedFinding.FindStringSubmatch(l)[1]
+		default:
+			if item, ok := strings.CutPrefix(l, "- "); ok {
+				items = append(items, item)
+			}
 		}
 	}
 	if i := strings.Index(headline, ". "); i >= 0 {
@@ -228,6 +249,10 @@ func builtinLines(headline string, rest []string) []string {
 	}
 	return append([]string{headline}, items...)
 }
+
+// numberedFinding is a model-graded gate's finding as its retry context
+// numbers it: "1. [major] a.go:3 (REQ-1)", the severity and place kept.
+var numberedFinding = regexp.MustCompile(`^\d+\. (\[[^\]]+\] [^(]*?)(?: \([^)]*\))?$`)
 
 // GateSignature is the signature of a gate episode: "<stage> gate
 // <gate>: <line>", line normalised.

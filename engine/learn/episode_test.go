@@ -61,6 +61,16 @@ func TestFailureLines(t *testing.T) {
 			[]string{"a.go:3: no-todo: no TODOs: // TODO later"}},
 		{"test_files", "Gate test_files failed: the change adds or modifies no test file. Test files are those matching:\n- **/*_test.go\nAdd or extend the tests that cover this change.",
 			[]string{"the change adds or modifies no test file."}},
+		{"review", "Gate review failed: the reviewer model (claude-sonnet-4-5 via cli) reported 2 findings of severity major or worse, which block the change:\n" +
+			"\n1. [major] greet.go:12 (REQ-GREET-01)\n   The greeting ignores the name.\n   Fix: Use the name.\n" +
+			"\n2. [critical] the change\n   Nothing handles an empty name.\n   Fix: Handle it.\n" +
+			"It also reported 1 finding below the blocking severity major:\n\n3. [minor] greet.go:3\n   A typo.\n   Fix: Fix it.\n" +
+			"Fix the blocking findings.",
+			[]string{"[major] greet.go:12: The greeting ignores the name.", "[critical] the change: Nothing handles an empty name."}},
+		{"review", "Gate review failed: the reviewer model (m via cli) judged 1 of the change's 2 requirements not implemented:\n- REQ-1: Greet — no greeting\n" +
+			"It also reported 1 finding of severity major or worse, which block the change:\n\n2. [major] a.go:1\n   Wrong.\n   Fix: Right.\n" +
+			"Implement each requirement as its text and every one of its scenarios say, and fix the blocking findings.",
+			[]string{"REQ-1: Greet — no greeting", "[major] a.go:1: Wrong."}},
 		{"scope_check", "Gate scope_check failed: the change touches 1 file outside its scope.\nOutside the scope:\n- b.go\nThe change may only touch paths matching:\n- a/**\nUndo the changes.",
 			[]string{"the change touches 1 file outside its scope."}},
 	} {
