@@ -149,7 +149,7 @@ func failureLines(d journal.VerifyGateData) []string {
 	case strings.HasPrefix(all[0], "Gate "+d.Gate+" ("):
 		lines = all[1:] // "Gate X (`cmd`) failed with exit code N. …"
 	case builtin:
-		lines = builtinLines(verdict, all[1:])
+		lines = builtinLines(verdict, all[1:], d.Kind)
 	default:
 		lines = all
 	}
@@ -212,12 +212,17 @@ func filePattern(path string) string {
 // retry context, whose first line was "Gate X failed: " and headline:
 // its list's items ("- item"), a model's blocking findings ("1. [major]
 // a.go:3", its message on the next line, as "[major] a.go:3: message"),
-// and the headline's first sentence unless it only introduces the list.
-// set's advice around them ("Remove or rewrite these lines.", "Fix:
-// …") is the same for every failure, and no finding; a model's findings
-// below the blocking severity ("It also reported … below the blocking
-// severity:") did not fail the gate.
-func builtinLines(headline string, rest []string) []string {
+// and the headline's first sentence. The headline is left out when the
+// items are the findings and it only introduces them: a model's
+// ("the reviewer model (…) reported 2 findings …:"), the rules gate's
+// ("lines this change adds match forbidden patterns:"). Another's, as
+// spec_verify's "<n> of the change's <n> requirements are not named by
+// any test line this change adds:", is the lesson that recurs, its items
+// (the requirements) the change's own. set's advice around them ("Remove
+// or rewrite these lines.", "Fix: …") is the same for every failure, and
+// no finding; a model's findings below the blocking severity ("It also
+// reported … below the blocking severity:") did not fail the gate.
+func builtinLines(headline string, rest []string, kind string) []string {
 	var items []string
 	blocking, finding := true, ""
 	for _, l := range rest {
@@ -244,11 +249,15 @@ func builtinLines(headline string, rest []string) []string {
 	if i := strings.Index(headline, ". "); i >= 0 {
 		headline = headline[:i+1]
 	}
-	if strings.HasSuffix(headline, ":") && len(items) > 0 {
+	introduces := kind == config.KindRules || modelHeadline.MatchString(headline)
+	if strings.HasSuffix(headline, ":") && len(items) > 0 && introduces {
 		return items
 	}
 	return append([]string{headline}, items...)
 }
+
+// modelHeadline is the headline of a model-graded gate's verdict.
+var modelHeadline = regexp.MustCompile(`^the [\w-]+ model \(`)
 
 // numberedFinding is a model-graded gate's finding as its retry context
 // numbers it: "1. [major] a.go:3 (REQ-1)", the severity and place kept.

@@ -57,6 +57,9 @@ func TestFailureLines(t *testing.T) {
 		gate, rc string
 		want     []string
 	}{
+		{"spec_verify", "Gate spec_verify failed: 2 of the change's 3 requirements are not named by any test line this change adds:\n- REQ-GREET-01: Greet\n- REQ-GREET-02: Shout\n" +
+			"Name each ID in the test that covers it, in a line the change adds to **/*_test.go — for example a comment `// REQ-GREET-01` in the test, or REQ_GREET_01 in the test's name.",
+			[]string{"2 of the change's 3 requirements are not named by any test line this change adds:", "REQ-GREET-01: Greet", "REQ-GREET-02: Shout"}},
 		{"rules", "Gate rules failed: lines this change adds match forbidden patterns:\n- a.go:3: no-todo: no TODOs: // TODO later\nRemove or rewrite these lines.",
 			[]string{"a.go:3: no-todo: no TODOs: // TODO later"}},
 		{"test_files", "Gate test_files failed: the change adds or modifies no test file. Test files are those matching:\n- **/*_test.go\nAdd or extend the tests that cover this change.",
@@ -74,7 +77,7 @@ func TestFailureLines(t *testing.T) {
 		{"scope_check", "Gate scope_check failed: the change touches 1 file outside its scope.\nOutside the scope:\n- b.go\nThe change may only touch paths matching:\n- a/**\nUndo the changes.",
 			[]string{"the change touches 1 file outside its scope."}},
 	} {
-		if got := failureLines(journal.VerifyGateData{Gate: tc.gate, RetryContext: tc.rc}); !cmp.Equal(got, tc.want) {
+		if got := failureLines(journal.VerifyGateData{Gate: tc.gate, Kind: tc.gate, RetryContext: tc.rc}); !cmp.Equal(got, tc.want) {
 			t.Errorf("failureLines(%s) = %q, want %q", tc.gate, got, tc.want)
 		}
 	}
