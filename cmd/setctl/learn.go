@@ -145,7 +145,7 @@ func runLearn(e *env, args []string) int {
 	if *report {
 		return runLearnReport(e, c.name, ws.cfg, events, *asJSON)
 	}
-	eps, err := episodesOf(events, *only)
+	eps, read, err := episodesOf(events, *only)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
@@ -179,7 +179,7 @@ func runLearn(e *env, args []string) int {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)
 	} else {
-		err = writeLearn(e.stdout, res, ws.cfg.Learn.Threshold, len(history.Runs(events)), len(*only), answered)
+		err = writeLearn(e.stdout, res, ws.cfg.Learn.Threshold, len(history.Runs(events)), read, answered)
 	}
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
@@ -188,23 +188,24 @@ func runLearn(e *env, args []string) int {
 }
 
 // episodesOf is the episodes of the journal's events, of the runs only
-// names when it names any. The episodes are read from the whole journal
+// names when it names any, and how many distinct runs it names (a run
+// named twice is read once). The episodes are read from the whole journal
 // either way, so that a change a later run resumed is followed to its fix.
-func episodesOf(events []journal.Event, only []string) ([]learn.Episode, error) {
+func episodesOf(events []journal.Event, only []string) ([]learn.Episode, int, error) {
 	eps := learn.Episodes(events)
 	if len(only) == 0 {
-		return eps, nil
+		return eps, 0, nil
 	}
 	runs := history.Runs(events)
 	want := map[string]bool{}
 	for _, id := range only {
 		r, err := history.Find(runs, id)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		want[r.ID] = true
 	}
-	return slices.DeleteFunc(eps, func(ep learn.Episode) bool { return !want[ep.Run] }), nil
+	return slices.DeleteFunc(eps, func(ep learn.Episode) bool { return !want[ep.Run] }), len(want), nil
 }
 
 // namedLearnings are every learning the project names, enabled or not:
