@@ -266,7 +266,7 @@ func TestEpisodesRules(t *testing.T) {
 	}
 	ps := Propose(Episodes(events), 2, nil)
 	if len(ps) != 1 || ps[0].Signature != "verify gate forbid: forbidden no-todo in *.go" || ps[0].Changes != 2 || ps[0].Name != "forbid-forbidden-todo" ||
-		!strings.Contains(ps[0].Text, "`forbidden no-todo in *.go`") {
+		ps[0].Text != "The `forbid` gate failed earlier changes on lines they added to `*.go` files that its rule `no-todo` forbids (no TODOs): add no such line." {
 		t.Errorf("Propose = %+v, want one proposal for the rule no-todo in *.go, of 2 changes", ps)
 	}
 }

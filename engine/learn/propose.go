@@ -116,7 +116,27 @@ func conventionText(g []Episode) string {
 	if g[0].Stage != "verify" {
 		gate += " of the " + g[0].Stage + " stack"
 	}
+	if rule, files, message, ok := brokenRule(g[0]); ok {
+		return fmt.Sprintf("%s failed earlier changes on lines they added to %s files that its rule %s forbids (%s): add no such line.",
+			gate, markdown.Code(files), markdown.Code(rule), strings.TrimSuffix(message, "."))
+	}
 	return fmt.Sprintf("%s failed earlier changes on %s: make sure yours gives it no cause to print that line before you finish.", gate, markdown.Code(line))
+}
+
+// brokenRule is the rule, file pattern and message of a rules-gate
+// episode (its signature's "forbidden <rule> in <files>", its line's
+// "<path>:<n>: <rule>: <message>: <added text>"; the message taken to
+// its first colon); ok is false for any other episode.
+func brokenRule(ep Episode) (rule, files, message string, ok bool) {
+	what, ok := strings.CutPrefix(signatureOf(ep), "forbidden ")
+	i := strings.LastIndex(what, " in ")
+	m := ruleHit.FindStringSubmatchIndex(ep.Line)
+	if !ok || i < 0 || m == nil {
+		return "", "", "", false
+	}
+	rule, files = what[:i], what[i+len(" in "):]
+	message, _, _ = strings.Cut(ep.Line[m[1]:], ": ")
+	return rule, files, message, true
 }
 
 // planningText is a planning learning's sentence for a conflict on path.
