@@ -75,9 +75,15 @@ func (c *learningsCache) read() {
 }
 
 // keyNow is the key of what read would find now: the content of its
-// inputs.
+// inputs, and the names of the CUE files at the root, so that a file the
+// last load could not read because it was not there yet (learnings.cue,
+// which setctl learn --write creates) is read once it is.
 func (c *learningsCache) keyNow() string {
 	h := sha256.New()
+	here, _ := filepath.Glob(filepath.Join(c.root, "*.cue"))
+	for _, f := range here {
+		fmt.Fprintf(h, "at the root: %s\n", filepath.Base(f))
+	}
 	for _, name := range c.inputs {
 		data, err := os.ReadFile(filepath.Join(c.root, filepath.FromSlash(name)))
 		if err != nil {

@@ -135,3 +135,28 @@ func TestDashboardLearnings(t *testing.T) {
 		t.Errorf("a project that does not load: %v", err)
 	}
 }
+
+// TestDashboardLearningsNewFile: learnings.cue written after the page
+// was first read (setctl learn --write creates it) is a new input of the
+// package: the proposals it answers are no longer shown, without an edit
+// of set.cue.
+func TestDashboardLearningsNewFile(t *testing.T) {
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	dir := t.TempDir()
+	files := learningsProject()
+	adopted := files["learnings.cue"]
+	delete(files, "learnings.cue")
+	writeFiles(t, dir, files)
+	events := docJournal(t)
+	c := &learningsCache{root: dir}
+	if l, err := c.learnings(events); err != nil || len(l.Proposals) != 1 || len(l.Report) != 0 {
+		t.Fatalf("without learnings.cue: %+v, %v", l, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "learnings.cue"), []byte(adopted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := c.learnings(events); err != nil || len(l.Proposals) != 0 || len(l.Report) != 1 {
+		t.Errorf("with learnings.cue written: %d proposals, %d learnings reported (%v), want 0 and 1", len(l.Proposals), len(l.Report), err)
+	}
+}

@@ -36,7 +36,9 @@ conflict of a change on a path; a sentinel rule that fired. An episode's
 signature names what went wrong the same way in every change and run:
 "verify gate doc: every file needs a header comment: <file>", the
 failure's line with paths as <file>, commit hashes as <sha> and other
-numbers as <n>; "conflict: go.mod".
+numbers as <n>; "verify gate rules: forbidden no-todo in *.go", a
+rules-gate finding's rule and the pattern of the files it was broken
+in; "conflict: go.mod".
 
 A signature seen in at least learn.threshold changes, or in as many runs
 (set.cue; 2 by default), is proposed as a learning, unless a learning of
@@ -149,11 +151,15 @@ func runLearn(e *env, args []string) int {
 	if *report {
 		return runLearnReport(e, c.name, ws.cfg, events, *asJSON)
 	}
-	eps, err := episodesOf(events, *only)
+	eps, read, err := episodesOf(events, *only)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
 	proposals := learn.Propose(eps, ws.cfg.Learn.Threshold, namedLearnings(ws.cfg))
+	// answered counts the failures that recurred as often but that a
+	// learning of the project names already, which the text says, so
+	// that it does not claim nothing recurred after a --write.
+	answered := len(learn.Propose(eps, ws.cfg.Learn.Threshold, nil)) - len(proposals)
 	res := learnResult{Version: LearnFormatVersion, Proposals: proposals}
 	if res.Proposals == nil {
 		res.Proposals = []learn.Proposal{}
@@ -179,7 +185,7 @@ func runLearn(e *env, args []string) int {
 		enc.SetIndent("", "  ")
 		err = enc.Encode(res)
 	} else {
-		err = writeLearn(e.stdout, res, ws.cfg.Learn.Threshold, len(history.Runs(events)), len(*only))
+		err = writeLearn(e.stdout, res, ws.cfg.Learn.Threshold, len(history.Runs(events)), read, answered)
 	}
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
@@ -191,23 +197,24 @@ func runLearn(e *env, args []string) int {
 }
 
 // episodesOf is the episodes of the journal's events, of the runs only
-// names when it names any. The episodes are read from the whole journal
+// names when it names any, and how many distinct runs it names (a run
+// named twice is read once). The episodes are read from the whole journal
 // either way, so that a change a later run resumed is followed to its fix.
-func episodesOf(events []journal.Event, only []string) ([]learn.Episode, error) {
+func episodesOf(events []journal.Event, only []string) ([]learn.Episode, int, error) {
 	eps := learn.Episodes(events)
 	if len(only) == 0 {
-		return eps, nil
+		return eps, 0, nil
 	}
 	runs := history.Runs(events)
 	want := map[string]bool{}
 	for _, id := range only {
 		r, err := history.Find(runs, id)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		want[r.ID] = true
 	}
-	return slices.DeleteFunc(eps, func(ep learn.Episode) bool { return !want[ep.Run] }), nil
+	return slices.DeleteFunc(eps, func(ep learn.Episode) bool { return !want[ep.Run] }), len(want), nil
 }
 
 // namedLearnings are every learning the project names, enabled or not:
@@ -228,11 +235,18 @@ func nonNil(ss []string) []string {
 }
 
 // writeLearn writes the proposals, one block each, and what --write did.
-func writeLearn(w io.Writer, res learnResult, threshold, runs, only int) error {
+// answered is how many failures recurred as often as the proposals' but
+// have a learning of the project already.
+func writeLearn(w io.Writer, res learnResult, threshold, runs, only, answered int) error {
 	if len(res.Proposals) == 0 {
 		read := english.Plural(runs, "kept run")
 		if only > 0 {
 			read = english.Plural(only, "run")
+		}
+		if answered > 0 {
+			_, err := fmt.Fprintf(w, "No learning to propose: %s of the %s that recurred in %d changes or %d runs (learn.threshold) %s a learning of the project already (by its signature).\n",
+				english.Plural(answered, "failure"), read, threshold, threshold, hasHave(answered))
+			return err
 		}
 		_, err := fmt.Fprintf(w, "No learning to propose: no failure of the %s recurred in %d changes or %d runs (learn.threshold).\n", read, threshold, threshold)
 		return err
@@ -257,6 +271,9 @@ func writeLearn(w io.Writer, res learnResult, threshold, runs, only int) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if answered > 0 {
+		fmt.Fprintf(w, "%s that recurred as often %s a learning of the project already (by its signature).\n", english.Plural(answered, "more failure"), hasHave(answered))
+	}
 	wr := res.Written
 	if wr == nil {
 		_, err := fmt.Fprintf(w, "%s. setctl learn --write adds %s to learnings.cue for you to review and commit.\n",
@@ -278,6 +295,13 @@ func writeLearn(w io.Writer, res learnResult, threshold, runs, only int) error {
 	_, err := fmt.Fprintf(w, "Wrote %s to %s: %s.\nNothing is adopted yet: read %[2]s, edit or delete what you disagree with, check it with setctl vet, and commit it. The next setctl apply enforces what you committed.\n",
 		english.Plural(len(wr.Added), "learning"), wr.Path, strings.Join(wr.Added, ", "))
 	return err
+}
+
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
 }
 
 func them(n int) string {

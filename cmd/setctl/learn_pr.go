@@ -14,6 +14,7 @@ import (
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/learn"
 	"github.com/set-engine/set/engine/learn/learncue"
+	"github.com/set-engine/set/engine/markdown"
 )
 
 // LearningsBranch is the branch setctl learn --write pushes its proposals
@@ -113,7 +114,7 @@ func learningsBody(proposals []learn.Proposal, added []string) string {
 			if ev.Round > 0 {
 				round = fmt.Sprintf(" round %d", ev.Round)
 			}
-			fmt.Fprintf(&b, "- %s %s%s: `%s`\n", ev.Run, ev.Change, round, ev.Line)
+			fmt.Fprintf(&b, "- %s %s%s: %s\n", ev.Run, ev.Change, round, markdown.Code(ev.Line))
 		}
 	}
 	return b.String()

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/state"
 )
 
 // maxLinesPerFailure bounds the episodes one failing gate gives from its
@@ -23,35 +25,70 @@ var (
 	slashPath  = regexp.MustCompile(`[\w.\-@~+]*(?:/[\w.\-@~+]*)+(?::\d+){0,2}`)
 	dottedPath = regexp.MustCompile(`[\w\-@~+]+(?:\.[\w\-]+)*\.[a-z][a-z0-9]{0,4}\b(?::\d+){0,2}`)
 	hexRun     = regexp.MustCompile(`\b[0-9a-fA-F]{7,}\b`)
-	number     = regexp.MustCompile(`(^|[^\w.<])(\d+(?:[.,]\d+)*)`)
-	space      = regexp.MustCompile(`\s+`)
+	// timestamp is an ISO 8601 date and time (2026-11-27T08:01:02.5Z,
+	// 2026-11-27 08:01:02), uuid a UUID, hexNumber a 0x literal (an
+	// address, a program counter) and duration a Go duration of more
+	// than one unit (1m30s): each differs from run to run in the same
+	// failure's line, and number alone would leave part of it.
+	timestamp = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b`)
+	uuid      = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+	hexNumber = regexp.MustCompile(`\b0[xX][0-9a-fA-F]+\b`)
+	duration  = regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:h|ms|m|s|µs|us|ns)){2,}\b`)
+	digits    = regexp.MustCompile(`\d+(?:\.\d+)?`)
+	number    = regexp.MustCompile(`(^|[^\w.<])(\d+(?:[.,]\d+)*)`)
+	space     = regexp.MustCompile(`\s+`)
 	// word is what makes a line meaningful: a word of four letters or
 	// more, once the placeholders are gone.
 	word        = regexp.MustCompile(`[A-Za-z]{4,}`)
-	placeholder = regexp.MustCompile(`<(?:file|sha|n)>`)
+	placeholder = regexp.MustCompile(`<(?:file|sha|time|n)>`)
 	// boilerplate are normalised lines test runners and build tools
-	// print around every failure, whatever it is.
+	// print around every failure, whatever it is: exit statuses, and the
+	// summaries and section headings of go test (and a panic's
+	// goroutine lines), jest, vitest, mocha,
+	// pytest, cargo, eslint, tsc, ruff, golangci-lint, npm, yarn and pnpm.
+	// Every failing change of a project prints them alike, so each would
+	// otherwise recur in every change and be proposed.
 	boilerplate = []*regexp.Regexp{
 		regexp.MustCompile(`^exit status <n>$`),
 		regexp.MustCompile(`^make(?:\[<n>\])?: \*\*\*`),
-		regexp.MustCompile(`^npm ERR!`),
-		regexp.MustCompile(`^FAIL(?: <file>(?: <n>s| \[[^\]]*\])?)?$`),
-		regexp.MustCompile(`^(?i:error:? )?command failed with exit code <n>\.?$`),
-		regexp.MustCompile(`^(?i:error:? )?process completed with exit code <n>\.?$`),
+		regexp.MustCompile(`^npm (?:ERR!|error)`),
+		regexp.MustCompile(`ELIFECYCLE`),
+		regexp.MustCompile(`^info Visit `),
+		regexp.MustCompile(`^FAIL(?: <file>(?: <n>s| \(<n> ?m?s\)| \[[^\]]*\])?)?$`),
+		regexp.MustCompile(`^(?i)(?:error:? )?(?:command|process) (?:failed|completed|finished) with exit code <n>\.?$`),
 		regexp.MustCompile(`^(?i:tests? failed\.?)$`),
+		regexp.MustCompile(`^(?:Tests|Test Suites|Test Files|Snapshots|Time|Duration):? +<n>`),
+		regexp.MustCompile(`^Ran all test suites`),
+		regexp.MustCompile(`^<n> (?:passing|failing|pending)\b`),
+		regexp.MustCompile(`^=+ .* =+$`),
+		regexp.MustCompile(`^test result: FAILED\.`),
+		regexp.MustCompile(`^(?:error: )?could not compile `),
+		regexp.MustCompile(`^error: test failed, to rerun pass`),
+		regexp.MustCompile(`^failures:$`),
+		regexp.MustCompile(`^✖ <n> problems? \(`),
+		regexp.MustCompile(`^<n> errors? and <n> warnings? potentially fixable`),
+		regexp.MustCompile(`^Found <n> errors?(?: in <n> files?)?\.$`),
+		regexp.MustCompile(`^\[\*\] <n> fixable with the`),
+		regexp.MustCompile(`^<n> issues?:?$`),
+		regexp.MustCompile(`^\* [\w-]+: <n>$`),
+		regexp.MustCompile(`^goroutine <n> \[`),
+		regexp.MustCompile(`^created by `),
 	}
 	// fence is a markdown code fence line.
 	fence = regexp.MustCompile("^(?:```+|~~~+)[\\w-]*$")
 )
 
 // Normalise is line as a signature holds it, the same for the same
-// failure in every change and run: terminal colours gone, path-like
-// tokens (with a slash or a file extension, with an optional :line or
-// :line:column) <file>, runs of seven or more hex digits <sha>, other
-// numbers <n>, and runs of white space one space.
+// failure in every change and run: terminal colours gone, timestamps
+// <time>, path-like tokens (with a slash or a file extension, with an
+// optional :line or :line:column) <file>, UUIDs and runs of seven or more
+// hex digits <sha>, other numbers (0x ones, those of a duration like
+// 1m30s too) <n>, and runs of white space one space.
 func Normalise(line string) string {
 	s := ansiEscape.ReplaceAllString(line, "")
 	s = strings.TrimSpace(s)
+	s = timestamp.ReplaceAllString(s, "<time>")
+	s = uuid.ReplaceAllString(s, "<sha>")
 	s = slashPath.ReplaceAllStringFunc(s, func(m string) string {
 		if !strings.ContainsFunc(m, isWordRune) {
 			return m // "//", a lone "/"
@@ -70,6 +107,8 @@ func Normalise(line string) string {
 		}
 		return m
 	})
+	s = hexNumber.ReplaceAllString(s, "<n>")
+	s = duration.ReplaceAllStringFunc(s, func(m string) string { return digits.ReplaceAllString(m, "<n>") })
 	s = number.ReplaceAllString(s, "$1<n>")
 	return strings.TrimSpace(space.ReplaceAllString(s, " "))
 }
@@ -110,7 +149,7 @@ func failureLines(d journal.VerifyGateData) []string {
 	case strings.HasPrefix(all[0], "Gate "+d.Gate+" ("):
 		lines = all[1:] // "Gate X (`cmd`) failed with exit code N. …"
 	case builtin:
-		lines = builtinLines(verdict, all[1:])
+		lines = builtinLines(verdict, all[1:], d.Kind)
 	default:
 		lines = all
 	}
@@ -122,10 +161,14 @@ func failureLines(d journal.VerifyGateData) []string {
 			continue
 		}
 		norm := Normalise(raw)
-		if seen[norm] || !meaningful(norm) {
+		if !meaningful(norm) {
 			continue
 		}
-		seen[norm] = true
+		if key := signatureLine(d, raw); !seen[key] {
+			seen[key] = true
+		} else {
+			continue
+		}
 		out = append(out, raw)
 		if len(out) == maxLinesPerFailure {
 			break
@@ -134,31 +177,101 @@ func failureLines(d journal.VerifyGateData) []string {
 	return out
 }
 
+// ruleHit is a finding of the rules gate as its retry context lists it:
+// "<path>:<line>: <rule>: <message>: <added text>" (the rule's name has
+// no colon: a #Name, or "learning <name>").
+var ruleHit = regexp.MustCompile(`^(.+?):\d+: ([^:]+): `)
+
+// signatureLine is what a gate episode's signature holds of line, one of
+// the failure's lines of d: line normalised; for a finding of the rules
+// gate, the rule and the file pattern it was hit in ("forbidden no-todo
+// in *.go"), since the line it names and the text the change added are
+// the change's own, and the same rule broken in two changes is one
+// failure. Lines of one failure with the same signatureLine are one
+// episode.
+func signatureLine(d journal.VerifyGateData, line string) string {
+	if d.Kind == config.KindRules {
+		if m := ruleHit.FindStringSubmatch(line); m != nil {
+			return "forbidden " + m[2] + " in " + filePattern(m[1])
+		}
+	}
+	return Normalise(line)
+}
+
+// filePattern is the glob of the files like path: "*" and its extension
+// ("*.go"), or its base name when it has none ("Makefile").
+func filePattern(path string) string {
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	if i := strings.LastIndexByte(base, '.'); i >= 0 {
+		return "*" + base[i:]
+	}
+	return base
+}
+
 // builtinLines are the findings of a built-in or model-graded gate's
 // retry context, whose first line was "Gate X failed: " and headline:
-// its list's items, and the headline's first sentence unless it only
-// introduces the list. set's advice around them ("Remove or rewrite
-// these lines.") is the same for every failure, and no finding.
-func builtinLines(headline string, rest []string) []string {
+// its list's items ("- item"), a model's blocking findings ("1. [major]
+// a.go:3", its message on the next line, as "[major] a.go:3: message"),
+// and the headline's first sentence. The headline is left out when the
+// items are the findings and it only introduces them: a model's
+// ("the reviewer model (…) reported 2 findings …:"), the rules gate's
+// ("lines this change adds match forbidden patterns:"). Another's, as
+// spec_verify's "<n> of the change's <n> requirements are not named by
+// any test line this change adds:", is the lesson that recurs, its items
+// (the requirements) the change's own. set's advice around them ("Remove
+// or rewrite these lines.", "Fix: …") is the same for every failure, and
+// no finding; a model's findings below the blocking severity ("It also
+// reported … below the blocking severity:") did not fail the gate.
+func builtinLines(headline string, rest []string, kind string) []string {
 	var items []string
+	blocking, finding := true, ""
 	for _, l := range rest {
-		if item, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
-			items = append(items, item)
+		l = strings.TrimSpace(l)
+		if part, ok := strings.CutPrefix(l, "It also "); ok {
+			blocking, finding = !strings.Contains(part, "below the blocking severity"), ""
+			continue
+		}
+		switch {
+		case !blocking:
+		case finding != "":
+			if l != "" && !strings.HasPrefix(l, "Fix: ") {
+				items = append(items, finding+": "+l)
+			}
+			finding = ""
+		case numberedFinding.MatchString(l):
+			finding = numberedFinding.FindStringSubmatch(l)[1]
+		default:
+			if item, ok := strings.CutPrefix(l, "- "); ok {
+				items = append(items, item)
+			}
 		}
 	}
 	if i := strings.Index(headline, ". "); i >= 0 {
 		headline = headline[:i+1]
 	}
-	if strings.HasSuffix(headline, ":") && len(items) > 0 {
+	introduces := kind == config.KindRules || modelHeadline.MatchString(headline)
+	if strings.HasSuffix(headline, ":") && len(items) > 0 && introduces {
 		return items
 	}
 	return append([]string{headline}, items...)
 }
 
+// modelHeadline is the headline of a model-graded gate's verdict.
+var modelHeadline = regexp.MustCompile(`^the [\w-]+ model \(`)
+
+// numberedFinding is a model-graded gate's finding as its retry context
+// numbers it: "1. [major] a.go:3 (REQ-1)", the severity and place kept.
+var numberedFinding = regexp.MustCompile(`^\d+\. (\[[^\]]+\] [^(]*?)(?: \([^)]*\))?$`)
+
 // GateSignature is the signature of a gate episode: "<stage> gate
 // <gate>: <line>", line normalised.
 func GateSignature(stage, gate, line string) string {
 	return stage + " gate " + gate + ": " + Normalise(line)
+}
+
+// signatureOf is the line ep's gate signature holds (see signatureLine).
+func signatureOf(ep Episode) string {
+	return strings.TrimPrefix(ep.Signature, ep.Stage+" gate "+ep.Gate+": ")
 }
 
 // ConflictSignature is the signature of a conflict episode on path.
@@ -185,6 +298,11 @@ func SentinelSignature(rule, action string) string { return "sentinel " + rule +
 //     merged integration attempt, 0 for a sentinel episode, which has
 //     no round, and FixedSeq the MERGED event.
 //
+// A change's STATE_CHANGE to a failed status (failed:*) ends its open
+// episodes unfixed. A failure of main that the run accepted for the gate
+// (BASELINE_ACCEPTED, setctl apply --accept-baseline) is no failure line
+// of a change.
+//
 // An open episode counts the change's RETRY_SCHEDULED events and its
 // agent iterations' tokens. From is the change's head when it failed
 // (its last AGENT_ITERATION's, or its DISPATCH base), To its head when it
@@ -193,8 +311,13 @@ func SentinelSignature(rule, action string) string { return "sentinel " + rule +
 func Episodes(events []journal.Event) []Episode {
 	events = slices.Clone(events)
 	slices.SortStableFunc(events, func(a, b journal.Event) int { return cmp.Compare(a.Seq, b.Seq) })
-	r := reader{heads: map[string]string{}, rounds: map[stageOf]int{}}
+	r := reader{heads: map[string]string{}, rounds: map[stageOf]int{}, accepted: map[[2]string][]string{}}
 	for _, e := range events {
+		if e.Type == journal.BaselineAccepted {
+			if d, err := journal.Decode[journal.BaselineAcceptedData](e); err == nil {
+				r.accepted[[2]string{e.Run, d.Gate}] = d.Failures
+			}
+		}
 		if e.Change == "" {
 			continue
 		}
@@ -208,12 +331,15 @@ func Episodes(events []journal.Event) []Episode {
 type stageOf struct{ change, stage string }
 
 // reader holds what Episodes has read so far: the episodes, which of them
-// are open, and each change's head and latest round of each stage.
+// are open, each change's head and latest round of each stage, and the
+// failures of main each run accepted of each gate (keyed by run and
+// gate).
 type reader struct {
-	out    []Episode
-	open   []int // indices into out
-	heads  map[string]string
-	rounds map[stageOf]int
+	out      []Episode
+	open     []int // indices into out
+	heads    map[string]string
+	rounds   map[stageOf]int
+	accepted map[[2]string][]string
 }
 
 func (r *reader) read(e journal.Event) {
@@ -233,6 +359,13 @@ func (r *reader) read(e journal.Event) {
 		}
 	case journal.RetryScheduled:
 		r.each(e.Change, func(ep *Episode) { ep.Retries++ })
+	case journal.StateChange:
+		// A change that failed for good ends its open episodes unfixed: a
+		// later run that starts it again and fails the same way
+		// recurred, and its retries and tokens are that run's.
+		if d, err := journal.Decode[journal.StateChangeData](e); err == nil && state.Status(d.To).Failed() {
+			r.open = slices.DeleteFunc(r.open, func(i int) bool { return r.out[i].Change == e.Change })
+		}
 	case journal.VerifyGate:
 		d, err := journal.Decode[journal.VerifyGateData](e)
 		if err != nil || (d.Stage != journal.StageVerify && d.Stage != journal.StageIntegration) {
@@ -283,8 +416,13 @@ func (r *reader) read(e journal.Event) {
 // gateFailed opens an episode for each of the failure's lines that is
 // not open already.
 func (r *reader) gateFailed(e journal.Event, d journal.VerifyGateData) {
+	if accepted := r.accepted[[2]string{e.Run, d.Gate}]; len(accepted) > 0 {
+		// The gate's failures name main's too, which the run accepted
+		// (setctl apply --accept-baseline): they are not the change's.
+		d.Failures = slices.DeleteFunc(slices.Clone(d.Failures), func(f string) bool { return slices.Contains(accepted, f) })
+	}
 	for _, line := range failureLines(d) {
-		sig := GateSignature(d.Stage, d.Gate, line)
+		sig := GateSignature(d.Stage, d.Gate, signatureLine(d, line))
 		if slices.ContainsFunc(r.open, func(i int) bool { return r.out[i].Change == e.Change && r.out[i].Signature == sig }) {
 			continue
 		}

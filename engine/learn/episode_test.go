@@ -2,6 +2,8 @@ package learn
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,14 +57,27 @@ func TestFailureLines(t *testing.T) {
 		gate, rc string
 		want     []string
 	}{
+		{"spec_verify", "Gate spec_verify failed: 2 of the change's 3 requirements are not named by any test line this change adds:\n- REQ-GREET-01: Greet\n- REQ-GREET-02: Shout\n" +
+			"Name each ID in the test that covers it, in a line the change adds to **/*_test.go — for example a comment `// REQ-GREET-01` in the test, or REQ_GREET_01 in the test's name.",
+			[]string{"2 of the change's 3 requirements are not named by any test line this change adds:", "REQ-GREET-01: Greet", "REQ-GREET-02: Shout"}},
 		{"rules", "Gate rules failed: lines this change adds match forbidden patterns:\n- a.go:3: no-todo: no TODOs: // TODO later\nRemove or rewrite these lines.",
 			[]string{"a.go:3: no-todo: no TODOs: // TODO later"}},
 		{"test_files", "Gate test_files failed: the change adds or modifies no test file. Test files are those matching:\n- **/*_test.go\nAdd or extend the tests that cover this change.",
 			[]string{"the change adds or modifies no test file."}},
+		{"review", "Gate review failed: the reviewer model (claude-sonnet-4-5 via cli) reported 2 findings of severity major or worse, which block the change:\n" +
+			"\n1. [major] greet.go:12 (REQ-GREET-01)\n   The greeting ignores the name.\n   Fix: Use the name.\n" +
+			"\n2. [critical] the change\n   Nothing handles an empty name.\n   Fix: Handle it.\n" +
+			"It also reported 1 finding below the blocking severity major:\n\n3. [minor] greet.go:3\n   A typo.\n   Fix: Fix it.\n" +
+			"Fix the blocking findings.",
+			[]string{"[major] greet.go:12: The greeting ignores the name.", "[critical] the change: Nothing handles an empty name."}},
+		{"review", "Gate review failed: the reviewer model (m via cli) judged 1 of the change's 2 requirements not implemented:\n- REQ-1: Greet — no greeting\n" +
+			"It also reported 1 finding of severity major or worse, which block the change:\n\n2. [major] a.go:1\n   Wrong.\n   Fix: Right.\n" +
+			"Implement each requirement as its text and every one of its scenarios say, and fix the blocking findings.",
+			[]string{"REQ-1: Greet — no greeting", "[major] a.go:1: Wrong."}},
 		{"scope_check", "Gate scope_check failed: the change touches 1 file outside its scope.\nOutside the scope:\n- b.go\nThe change may only touch paths matching:\n- a/**\nUndo the changes.",
 			[]string{"the change touches 1 file outside its scope."}},
 	} {
-		if got := failureLines(journal.VerifyGateData{Gate: tc.gate, RetryContext: tc.rc}); !cmp.Equal(got, tc.want) {
+		if got := failureLines(journal.VerifyGateData{Gate: tc.gate, Kind: tc.gate, RetryContext: tc.rc}); !cmp.Equal(got, tc.want) {
 			t.Errorf("failureLines(%s) = %q, want %q", tc.gate, got, tc.want)
 		}
 	}
@@ -207,5 +222,196 @@ func TestEpisodesOpen(t *testing.T) {
 	got := Episodes(events)
 	if len(got) != 1 || got[0].Fixed != 0 || got[0].FixedSeq != 0 || got[0].Seq != 1 {
 		t.Errorf("Episodes = %+v, want one open episode of seq 1", got)
+	}
+}
+
+// rulesFailed is a rules gate (named "forbid", of kind rules) failing
+// with hits, as its retry context lists them.
+func rulesFailed(attempt int, hits ...string) journal.VerifyGateData {
+	return journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "fail", Attempt: attempt,
+		RetryContext: "Gate forbid failed: lines this change adds match forbidden patterns:\n- " + strings.Join(hits, "\n- ") + "\nRemove or rewrite these lines."}
+}
+
+// TestEpisodesRules: a rules gate's finding names the file, its line and
+// the text the change added, all the change's own. Its signature is the
+// rule and the file pattern, so the same rule broken in two changes is
+// one signature, three hits of it in one round one episode (one retry,
+// not three), and another rule or file pattern another.
+func TestEpisodesRules(t *testing.T) {
+	events := journalOf(t, []step{
+		{"run-1", "greet", rulesFailed(1,
+			"internal/greet/greet.go:3: no-todo: no TODOs: // TODO: greet in French",
+			"internal/greet/greet.go:9: no-todo: no TODOs: // TODO later",
+			"cmd/greet/main.go:12: no-todo: no TODOs: // TODO flags",
+			"web/app.ts:4: no-todo: no TODOs: // TODO types",
+			"cmd/greet/main.go:20: learning no-println: Use the logger: fmt.Println(\"hi\")")},
+		{"run-1", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
+		{"run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "pass", Attempt: 2}},
+		{"run-1", "part", rulesFailed(1, "part.go:1: no-todo: no TODOs: //TODO(ann): split")},
+		{"run-1", "part", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
+		{"run-1", "part", journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "pass", Attempt: 2}},
+	})
+	var got []string
+	for _, ep := range Episodes(events) {
+		got = append(got, fmt.Sprintf("%s %s retries %d: %s", ep.Change, ep.Signature, ep.Retries, ep.Line))
+	}
+	want := []string{
+		"greet verify gate forbid: forbidden no-todo in *.go retries 1: internal/greet/greet.go:3: no-todo: no TODOs: // TODO: greet in French",
+		"greet verify gate forbid: forbidden no-todo in *.ts retries 1: web/app.ts:4: no-todo: no TODOs: // TODO types",
+		"greet verify gate forbid: forbidden learning no-println in *.go retries 1: cmd/greet/main.go:20: learning no-println: Use the logger: fmt.Println(\"hi\")",
+		"part verify gate forbid: forbidden no-todo in *.go retries 1: part.go:1: no-todo: no TODOs: //TODO(ann): split",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Episodes (-want +got):\n%s", diff)
+	}
+	ps := Propose(Episodes(events), 2, nil)
+	if len(ps) != 1 || ps[0].Signature != "verify gate forbid: forbidden no-todo in *.go" || ps[0].Changes != 2 || ps[0].Name != "forbid-forbidden-todo" ||
+		ps[0].Text != "The `forbid` gate failed earlier changes on lines they added to `*.go` files that its rule `no-todo` forbids (no TODOs): add no such line." {
+		t.Errorf("Propose = %+v, want one proposal for the rule no-todo in *.go, of 2 changes", ps)
+	}
+}
+
+// TestNormaliseGroups: the lines real tools print for the same failure in
+// two changes or runs normalise alike, and those of different failures
+// do not. Identifiers a message quotes stay: "`x` is unused" and "`y` is
+// unused" are two failures.
+func TestNormaliseGroups(t *testing.T) {
+	for _, tc := range []struct {
+		tool  string
+		a, b  string
+		group bool
+	}{
+		{"go vet", "internal/x/y.go:12:3: exported function Foo should have comment or be unexported",
+			"cmd/z.go:7:1: exported function Foo should have comment or be unexported", true},
+		{"go vet", "internal/x/y.go:12:3: exported function Foo should have comment or be unexported",
+			"internal/x/y.go:12:3: exported function Bar should have comment or be unexported", false},
+		{"go build", "main.go:3:2: \"os\" imported and not used", "./cmd/a/main.go:4:2: \"os\" imported and not used", true},
+		{"golangci-lint", "pkg/a.go:40:10: Error return value of `f.Close` is not checked (errcheck)",
+			"pkg/b/b.go:3:1: Error return value of `f.Close` is not checked (errcheck)", true},
+		{"golangci-lint", "pkg/a.go:40:10: Error return value of `f.Close` is not checked (errcheck)",
+			"pkg/a.go:40:10: Error return value of `w.Write` is not checked (errcheck)", false},
+		{"eslint stylish", "  3:7  error  'x' is assigned a value but never used  no-unused-vars",
+			"  10:12  error  'x' is assigned a value but never used  no-unused-vars", true},
+		{"eslint stylish", "  3:7  error  'x' is assigned a value but never used  no-unused-vars",
+			"  3:7  error  'x' is not defined  no-undef", false},
+		{"tsc", "src/components/Button.tsx(12,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+			"src/Card.tsx(3,15): error TS2322: Type 'string' is not assignable to type 'number'.", true},
+		{"cargo", "error[E0425]: cannot find value `x` in this scope", "error[E0425]: cannot find value `x` in this scope", true},
+		{"cargo", "error[E0425]: cannot find value `x` in this scope", "error[E0425]: cannot find value `y` in this scope", false},
+		{"cargo", "error: could not compile `demo` (bin \"demo\") due to 2 previous errors",
+			"error: could not compile `demo` (bin \"demo\") due to 5 previous errors", true},
+		{"ruff", "E501 Line too long (120 > 88)", "E501 Line too long (95 > 88)", true},
+		{"ruff", "app/models.py:12:89: E501 Line too long (120 > 88)", "app/x.py:1:1: F401 [*] `os` imported but unused", false},
+		{"pytest", "E       AssertionError: assert 404 == 200", "E   AssertionError: assert 500 == 200", true},
+		{"pytest", "FAILED tests/test_api.py::test_create - AssertionError: assert 404 == 200",
+			"FAILED tests/test_api.py::test_delete - AssertionError: assert 404 == 200", false},
+		{"jest", "    ✕ renders the header (12 ms)", "  ✕ renders the header (3 ms)", true},
+		{"go test", "--- FAIL: TestGreet (0.00s)", "--- FAIL: TestGreet (1.25s)", true},
+		{"go test panic", "panic: runtime error: invalid memory address or nil pointer dereference [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a2b3c]",
+			"panic: runtime error: invalid memory address or nil pointer dereference [signal SIGSEGV: segmentation violation code=0x1 addr=0x18 pc=0x51f00a]", true},
+		{"logger", "2026-11-27T08:01:02Z ERROR cannot open the store", "2026-11-28T17:45:59.120+01:00 ERROR cannot open the store", true},
+		{"logger", "2026-11-27 08:01:02 ERROR cannot open the store", "2026-11-27 21:01:02.5 ERROR cannot open the store", true},
+		{"uuid", "request 123e4567-e89b-12d3-a456-426614174000 failed", "request 9f0c1a2b-0000-4d3e-8f00-0123456789ab failed", true},
+		{"duration", "the server did not start within 1m30s", "the server did not start within 2m5s", true},
+	} {
+		if got := Normalise(tc.a) == Normalise(tc.b); got != tc.group {
+			t.Errorf("%s: %q and %q group: %v, want %v (%q, %q)", tc.tool, tc.a, tc.b, got, tc.group, Normalise(tc.a), Normalise(tc.b))
+		}
+	}
+}
+
+// TestEpisodesFailedForGood: greet fails the doc gate until its retries
+// are spent (failed for good, never fixed in run-1); run-2 starts it
+// again and it fails the same way before it passes. That is two
+// episodes, one per run: run-1's unfixed, with run-1's retry alone, and
+// run-2's fixed, so that a learning adopted in run-2 sees the failure
+// recur.
+func TestEpisodesFailedForGood(t *testing.T) {
+	events := journalOf(t, []step{
+		{"run-1", "greet", iteration(1, "g1", 10)},
+		{"run-1", "greet", docFailed("greet", 1)},
+		{"run-1", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
+		{"run-1", "greet", iteration(2, "g2", 10)},
+		{"run-1", "greet", docFailed("greet", 2)},
+		{"run-1", "greet", journal.StateChangeData{From: "verify-failed", To: "failed:retry_budget_exhausted"}},
+		{"run-2", "greet", journal.StateChangeData{From: "failed:retry_budget_exhausted", To: "pending"}},
+		{"run-2", "greet", iteration(3, "g3", 100)},
+		{"run-2", "greet", docFailed("greet", 3)},
+		{"run-2", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 3}},
+		{"run-2", "greet", iteration(4, "g4", 100)},
+		{"run-2", "greet", journal.VerifyGateData{Stage: "verify", Gate: "doc", Result: "pass", Attempt: 4}},
+	})
+	var got []string
+	for _, ep := range Episodes(events) {
+		got = append(got, fmt.Sprintf("%s round %d fixed %d retries %d tokens %d", ep.Run, ep.Round, ep.Fixed, ep.Retries, ep.Tokens))
+	}
+	want := []string{"run-1 round 1 fixed 0 retries 1 tokens 10", "run-2 round 3 fixed 4 retries 1 tokens 100"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Episodes (-want +got):\n%s", diff)
+	}
+}
+
+// TestEpisodesAcceptedBaseline: run-1 accepted main's failure TestFlaky
+// of the test gate (setctl apply --accept-baseline); the gate's failures
+// still name it beside greet's own TestGreet, but only TestGreet is
+// greet's episode. run-2 accepted nothing: TestFlaky is part's.
+func TestEpisodesAcceptedBaseline(t *testing.T) {
+	testFailed := func(failures ...string) journal.VerifyGateData {
+		return journal.VerifyGateData{Stage: "verify", Gate: "test", Kind: "exec", Result: "fail", Attempt: 1, Failures: failures}
+	}
+	events := journalOf(t, []step{
+		{"run-1", "", journal.BaselineAcceptedData{Gate: "test", Tree: "t1", Failures: []string{"TestFlaky"}}},
+		{"run-1", "greet", testFailed("TestFlaky", "TestGreet")},
+		{"run-2", "part", testFailed("TestFlaky")},
+	})
+	var got []string
+	for _, ep := range Episodes(events) {
+		got = append(got, ep.Run+" "+ep.Change+" "+ep.Line)
+	}
+	if want := []string{"run-1 greet TestGreet", "run-2 part TestFlaky"}; !cmp.Equal(got, want) {
+		t.Errorf("Episodes = %q, want %q", got, want)
+	}
+	if !SiblingEvent(journal.BaselineAccepted) {
+		t.Error("SiblingEvent(BASELINE_ACCEPTED) = false: a journal of sibling events alone would hand on main's accepted failures")
+	}
+}
+
+// TestMeaningful: the summaries and headings test runners, linters and
+// package managers print around every failure say nothing of it (every
+// failing change prints them alike, so each would be proposed); the
+// lines that name what failed do.
+func TestMeaningful(t *testing.T) {
+	for _, l := range []string{
+		"Tests:       1 failed, 3 passed, 4 total", "Test Suites: 1 failed, 1 total", "Snapshots:   0 total", "Time:        1.234 s",
+		"Ran all test suites.", "Ran all test suites matching /greet/i.", "FAIL  src/app.test.ts (5.2 s)",
+		" Test Files  1 failed (1)", "      Tests  1 failed | 2 passed (3)", "   Duration  1.20s (transform 20ms, setup 0ms)",
+		"  2 failing", "  3 passing (12ms)",
+		"========================= 1 failed, 3 passed in 0.12s ==========================",
+		"=========================== short test summary info ============================",
+		"=================================== FAILURES ===================================",
+		"test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
+		"error: could not compile `demo` (bin \"demo\") due to 2 previous errors", "error: test failed, to rerun pass `--lib`", "failures:",
+		"✖ 3 problems (3 errors, 0 warnings)", "  1 error and 0 warnings potentially fixable with the `--fix` option.",
+		"Found 3 errors in 2 files.", "Found 1 error.", "[*] 2 fixable with the `--fix` option.", "3 issues:", "* errcheck: 1",
+		"npm error code 1", "npm ERR! Test failed.", " ELIFECYCLE  Test failed. See above for more details.",
+		"info Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.",
+		"error Command failed with exit code 1.", "Process finished with exit code 1", "exit status 2", "FAIL\tgithub.com/x/y [build failed]",
+		"goroutine 7 [running]:", "created by testing.(*T).Run in goroutine 1",
+	} {
+		if n := Normalise(l); meaningful(n) {
+			t.Errorf("%q (%q) is meaningful, want boilerplate", l, n)
+		}
+	}
+	for _, l := range []string{
+		"FAILED tests/test_api.py::test_create - AssertionError: assert 404 == 200", "E       AssertionError: assert 404 == 200",
+		"--- FAIL: TestGreet (0.00s)", "  ● Header › renders the header", "    ✕ renders the header (12 ms)",
+		"error[E0425]: cannot find value `x` in this scope", "src/app.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.",
+		"app/x.py:1:1: F401 [*] `os` imported but unused", "pkg/a.go:40:10: Error return value of `f.Close` is not checked (errcheck)",
+		"____________________________ test_create ____________________________",
+		"panic: runtime error: index out of range [3] with length 3",
+	} {
+		if n := Normalise(l); !meaningful(n) {
+			t.Errorf("%q (%q) is boilerplate, want meaningful", l, n)
+		}
 	}
 }

@@ -30,7 +30,8 @@ type Episode struct {
 	// for the same failure:
 	//   - a gate's: "<stage> gate <gate>: <line>", the line one of the
 	//     failure's own lines (its failures pattern's names, or the lines
-	//     of its output) as Normalise gives it;
+	//     of its output) as Normalise gives it; for a finding of the
+	//     rules gate, "forbidden <rule> in <file pattern>" ("*.go");
 	//   - a conflict's: "conflict: <path>";
 	//   - a sentinel's: "sentinel <rule>: <action>".
 	Signature string `json:"signature"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/markdown"
 )
 
 // Propose is the learnings eps call for: one per signature seen in at
@@ -102,44 +103,45 @@ func distinct(g []Episode, key func(Episode) string) int {
 
 // conventionText is a convention's sentence for a gate signature: it
 // names the gate and quotes the failure's line, as printed when every
-// episode printed the same, else as Normalise gives it.
+// episode printed the same, else as the signature holds it.
 func conventionText(g []Episode) string {
 	line := g[0].Line
 	for _, ep := range g[1:] {
 		if ep.Line != line {
-			line = Normalise(line)
+			line = signatureOf(g[0])
 			break
 		}
 	}
-	gate := "The " + code(g[0].Gate) + " gate"
+	gate := "The " + markdown.Code(g[0].Gate) + " gate"
 	if g[0].Stage != "verify" {
 		gate += " of the " + g[0].Stage + " stack"
 	}
-	return fmt.Sprintf("%s failed earlier changes on %s: make sure yours gives it no cause to print that line before you finish.", gate, code(line))
+	if rule, files, message, ok := brokenRule(g[0]); ok {
+		return fmt.Sprintf("%s failed earlier changes on lines they added to %s files that its rule %s forbids (%s): add no such line.",
+			gate, markdown.Code(files), markdown.Code(rule), strings.TrimSuffix(message, "."))
+	}
+	return fmt.Sprintf("%s failed earlier changes on %s: make sure yours gives it no cause to print that line before you finish.", gate, markdown.Code(line))
+}
+
+// brokenRule is the rule, file pattern and message of a rules-gate
+// episode (its signature's "forbidden <rule> in <files>", its line's
+// "<path>:<n>: <rule>: <message>: <added text>"; the message taken to
+// its first colon); ok is false for any other episode.
+func brokenRule(ep Episode) (rule, files, message string, ok bool) {
+	what, ok := strings.CutPrefix(signatureOf(ep), "forbidden ")
+	i := strings.LastIndex(what, " in ")
+	m := ruleHit.FindStringSubmatchIndex(ep.Line)
+	if !ok || i < 0 || m == nil {
+		return "", "", "", false
+	}
+	rule, files = what[:i], what[i+len(" in "):]
+	message, _, _ = strings.Cut(ep.Line[m[1]:], ": ")
+	return rule, files, message, true
 }
 
 // planningText is a planning learning's sentence for a conflict on path.
 func planningText(path string) string {
-	return fmt.Sprintf("Changes that touched %s conflicted when they were merged: plan the changes that may touch it one after another, not side by side.", code(path))
-}
-
-// code quotes s as markdown inline code, with a fence longer than any
-// run of backticks in it.
-func code(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	if longest > 0 {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
+	return fmt.Sprintf("Changes that touched %s conflicted when they were merged: plan the changes that may touch it one after another, not side by side.", markdown.Code(path))
 }
 
 var nameWord = regexp.MustCompile(`[a-z][a-z0-9]*`)
@@ -157,7 +159,7 @@ func baseName(ep Episode) string {
 		words = append([]string{"serialise"}, nameWords(strings.Join(ep.Paths, " "), 0, 0)...)
 	default:
 		gate := nameWords(ep.Gate, 0, 0)
-		line := nameWords(placeholder.ReplaceAllString(Normalise(ep.Line), " "), 3, maxNameWords+len(gate))
+		line := nameWords(placeholder.ReplaceAllString(signatureOf(ep), " "), 3, maxNameWords+len(gate))
 		// A line that starts with the gate's name ("doc: …" of the doc
 		// gate) does not say it twice.
 		for len(line) > 0 && slices.Contains(gate, line[0]) {

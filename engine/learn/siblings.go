@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/markdown"
 )
 
 // Siblings are the gate episodes of run so far that changes other than
@@ -53,7 +54,8 @@ func Siblings(events []journal.Event, run, change string, gates []string, max in
 // keep these alone.
 func SiblingEvent(t journal.Type) bool {
 	switch t {
-	case journal.VerifyGate, journal.MergeQueued, journal.Merged, journal.RetryScheduled, journal.AgentIteration, journal.Dispatch:
+	case journal.VerifyGate, journal.MergeQueued, journal.Merged, journal.RetryScheduled, journal.AgentIteration, journal.Dispatch, journal.StateChange,
+		journal.BaselineAccepted:
 		return true
 	}
 	return false
@@ -80,7 +82,7 @@ func SiblingNote(ep Episode) string {
 	if ep.Fixed > 0 {
 		passed = fmt.Sprintf("in round %d", ep.Fixed)
 	}
-	return fmt.Sprintf("%s: the %s gate %s failed in round %d with `%s`, and passed %s.", ep.Change, ep.Stage, ep.Gate, ep.Round, line, passed)
+	return fmt.Sprintf("%s: the %s gate %s failed in round %d with %s, and passed %s.", ep.Change, ep.Stage, ep.Gate, ep.Round, markdown.Code(line), passed)
 }
 
 // utf8Start reports whether b starts a UTF-8 encoded rune.

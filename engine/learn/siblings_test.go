@@ -133,6 +133,12 @@ func TestSiblingNote(t *testing.T) {
 	if got := SiblingNote(ep); !strings.HasSuffix(got, ", and passed later.") {
 		t.Errorf("SiblingNote without a round = %q", got)
 	}
+	// A line with backticks is quoted as one code span, not broken into
+	// several by its own backticks.
+	ep.Line = "error[E0425]: cannot find value `x` in this scope"
+	if got, want := SiblingNote(ep), "greet: the verify gate doc failed in round 1 with ``error[E0425]: cannot find value `x` in this scope``, and passed later."; got != want {
+		t.Errorf("SiblingNote = %q\nwant %q", got, want)
+	}
 	ep.Line = strings.Repeat("é", 400)
 	got := SiblingNote(ep)
 	quoted := got[strings.Index(got, "`")+1 : strings.LastIndex(got, "`")]

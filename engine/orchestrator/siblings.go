@@ -14,9 +14,10 @@ const (
 )
 
 // handOnReads reports whether handOn reads events of e's kind: the
-// recorder keeps those of the run (recorder.learned).
+// recorder keeps those of the run (recorder.learned). BASELINE_ACCEPTED,
+// which learn.Siblings reads, is an event of no change.
 func handOnReads(e journal.Event) bool {
-	return e.Change != "" && (e.Type == journal.AgentSessionDecision || learn.SiblingEvent(e.Type))
+	return e.Change != "" && e.Type == journal.AgentSessionDecision || learn.SiblingEvent(e.Type)
 }
 
 // seed keeps the events of run that handOn reads, of a journal read

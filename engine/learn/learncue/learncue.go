@@ -12,12 +12,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/parser"
 
+	"github.com/set-engine/set/engine/atomicfile"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/learn"
 )
@@ -58,7 +60,7 @@ func WriteCUE(dir string, proposals []learn.Proposal) (Written, error) {
 	if err != nil || len(w.Added) == 0 {
 		return w, err
 	}
-	return w, os.WriteFile(path, out, 0o644)
+	return w, atomicfile.Write(path, out, 0o644)
 }
 
 // AppendCUE is src, a LearningsFile's content, with proposals added as
@@ -169,9 +171,9 @@ func learningBlock(p learn.Proposal) string {
 		if e.Round > 0 {
 			line = fmt.Sprintf("round %d: %s", e.Round, line)
 		}
-		fmt.Fprintf(&b, "//   %s %s %s\n", e.Run, e.Change, strings.ReplaceAll(line, "\n", " "))
+		fmt.Fprintf(&b, "//   %s %s %s\n", e.Run, e.Change, commentText(line))
 	}
-	q := literal.String.Quote
+	q := func(s string) string { return literal.String.Quote(strings.ToValidUTF8(s, "\uFFFD")) }
 	fmt.Fprintf(&b, "project: learnings: %s: {\n", q(p.Name))
 	fmt.Fprintf(&b, "kind: %s\ntext: %s\nsignature: %s\n", q(p.Kind), q(p.Text), q(p.Signature))
 	list := func(field string, ss []string) {
@@ -190,4 +192,21 @@ func learningBlock(p learn.Proposal) string {
 	list("paths", p.Paths)
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// commentText is s as the rest of a CUE comment line holds it: a
+// failure's line is printed by a program set does not know, and a
+// control character (a NUL, a carriage return, a line break) or a byte
+// that is not UTF-8 would end the comment or fail the parse. Each is
+// U+FFFD; tabs are spaces.
+func commentText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case unicode.IsControl(r), r == '\u2028', r == '\u2029':
+			return unicode.ReplacementChar
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }

@@ -109,3 +109,47 @@ func TestWriteCUEAppends(t *testing.T) {
 		t.Errorf("WriteCUE again = %+v, %v, file changed: %v", w, err, string(again) != string(data))
 	}
 }
+
+// TestWriteCUETrickyText: a failure's own line goes into the comments and
+// the text as printed, whatever it holds: quotes, backslashes,
+// backticks, unicode, a carriage return, a NUL, a byte that is not
+// UTF-8, a very long line. The file loads, and the text comes back byte
+// for byte (what is not UTF-8 as U+FFFD, as CUE's strings are UTF-8).
+func TestWriteCUETrickyText(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	line := "say \"hi\" \\n `code` ``` ünïcødé 日本 \u2028 end\r\x00 \xff " + long
+	p := learn.Proposal{ID: "0badf00d", Name: "tricky", Kind: "convention",
+		Text: "The `x` gate failed earlier changes on `` " + line + " ``.", Signature: "verify gate x: " + line, Changes: 2, Runs: 1,
+		Evidence: []learn.Evidence{{Run: "run-1", Change: "a", Round: 1, Line: line}, {Run: "run-1", Change: "b", Round: 1, Line: line}}}
+	dir := project(t, map[string]string{})
+	if _, err := learncue.WriteCUE(dir, []learn.Proposal{p}); err != nil {
+		t.Fatal(err)
+	}
+	got := loadLearnings(t, dir)["tricky"]
+	valid := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+	if got.Text != valid(p.Text) || got.Signature != valid(p.Signature) {
+		t.Errorf("text = %q\nsignature = %q", got.Text, got.Signature)
+	}
+}
+
+// TestWriteCUEReplacesAtomically: learnings.cue is replaced by a rename,
+// never rewritten in place, so that a crash or a reader (an editor, a
+// running setctl vet) never sees half of it: a second link to the old
+// file keeps the old content.
+func TestWriteCUEReplacesAtomically(t *testing.T) {
+	mine := "package demo\n"
+	dir := project(t, map[string]string{"learnings.cue": mine})
+	old := filepath.Join(t.TempDir(), "old.cue")
+	if err := os.Link(filepath.Join(dir, "learnings.cue"), old); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	if _, err := learncue.WriteCUE(dir, proposals); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(old); string(data) != mine {
+		t.Errorf("learnings.cue was rewritten in place, not replaced:\n%s", data)
+	}
+	if got := loadLearnings(t, dir); len(got) != 2 {
+		t.Errorf("learnings = %+v", got)
+	}
+}
