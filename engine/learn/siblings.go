@@ -24,10 +24,10 @@ import (
 //
 // Siblings reads events the way Episodes does, so a journal holding the
 // events of the types SiblingEvent names alone gives the same episodes as
-// the whole journal; events of other runs are ignored. It reads them by
-// the failures each VERIFY_GATE recorded, with no pattern of today's:
-// within one run, those are the names the run's own failures patterns
-// gave, the pattern a run started with being the one it keeps.
+// the whole journal; events of other runs are ignored. It reads them with
+// no failures patterns (Episodes' patterns nil): the failures the run's
+// VERIFY_GATEs recorded were named by the patterns its gates run with,
+// which are the ones the changes beside them run with too.
 func Siblings(events []journal.Event, run, change string, gates []string, max int) []Episode {
 	var out []Episode
 	for _, ep := range Episodes(events, nil) {
