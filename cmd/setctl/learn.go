@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -151,7 +152,7 @@ func runLearn(e *env, args []string) int {
 	if *report {
 		return runLearnReport(e, c.name, ws.cfg, events, *asJSON)
 	}
-	eps, read, err := episodesOf(events, *only)
+	eps, read, err := episodesOf(events, failurePatterns(ws.cfg), *only)
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
@@ -199,9 +200,11 @@ func runLearn(e *env, args []string) int {
 // episodesOf is the episodes of the journal's events, of the runs only
 // names when it names any, and how many distinct runs it names (a run
 // named twice is read once). The episodes are read from the whole journal
-// either way, so that a change a later run resumed is followed to its fix.
-func episodesOf(events []journal.Event, only []string) ([]learn.Episode, int, error) {
-	eps := learn.Episodes(events)
+// either way, so that a change a later run resumed is followed to its fix;
+// a failure that recorded no failures is read by its gate's pattern in
+// patterns (see failurePatterns).
+func episodesOf(events []journal.Event, patterns map[string]*regexp.Regexp, only []string) ([]learn.Episode, int, error) {
+	eps := learn.Episodes(events, patterns)
 	if len(only) == 0 {
 		return eps, 0, nil
 	}
@@ -215,6 +218,25 @@ func episodesOf(events []journal.Event, only []string) ([]learn.Episode, int, er
 		want[r.ID] = true
 	}
 	return slices.DeleteFunc(eps, func(ep learn.Episode) bool { return !want[ep.Run] }), len(want), nil
+}
+
+// failurePatterns are the failures patterns the project's gates have
+// today, by gate name: setctl learn reads by them the failures of the
+// kept runs that recorded none (a run before the pattern was added), so
+// that a pattern groups the runs before it as it groups those after it.
+// A gate without a pattern has none; a pattern that does not compile
+// (setctl vet reports it) is left out.
+func failurePatterns(p *config.Project) map[string]*regexp.Regexp {
+	out := map[string]*regexp.Regexp{}
+	for name, g := range p.Gates {
+		if g.Failures == "" {
+			continue
+		}
+		if re, err := regexp.Compile(g.Failures); err == nil {
+			out[name] = re
+		}
+	}
+	return out
 }
 
 // namedLearnings are every learning the project names, enabled or not:

@@ -67,7 +67,7 @@ func scatteredGates(eps []learn.Episode, threshold int) []scatteredGate {
 // not proposed and how to make them one failure.
 func writeScattered(w io.Writer, gates []scatteredGate) {
 	for _, g := range gates {
-		fmt.Fprintf(w, "The %s gate %s failed %s in %s, each on a line of its own (%s round %d: %s): lines that differ, in a name or a message, are different failures to setctl learn. If they are one failure, give the gate a failures pattern that captures only what they share; the runs after it are grouped by it (docs/learnings.md#proposals).\n",
+		fmt.Fprintf(w, "The %s gate %s failed %s in %s, each on a line of its own (%s round %d: %s): lines that differ, in a name or a message, are different failures to setctl learn. If they are one failure, give the gate a failures pattern that captures only what they share: setctl learn groups them by it, those of the kept runs too (docs/learnings.md#proposals).\n",
 			g.Stage, g.Gate, english.Plural(g.Changes, "change"), english.Plural(g.Runs, "run"), g.Example.Change, g.Example.Round, quoteLine(g.Example.Line))
 	}
 }

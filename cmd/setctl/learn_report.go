@@ -59,7 +59,7 @@ in) and "remove" (why its removal is proposed; absent when it is not).
 // and its journal events (every kept run), written to e's stdout as a
 // table, or as JSON.
 func runLearnReport(e *env, name string, cfg *config.Project, events []journal.Event, asJSON bool) int {
-	standings, err := learn.Report(events, learn.Episodes(events), cfg.Adopted(""), cfg.Learn.ExpireAfter)
+	standings, err := learn.Report(events, learn.Episodes(events, failurePatterns(cfg)), cfg.Adopted(""), cfg.Learn.ExpireAfter)
 	if err != nil {
 		return e.errorf(name, "%v", err)
 	}
@@ -78,7 +78,7 @@ func runLearnReport(e *env, name string, cfg *config.Project, events []journal.E
 // project cfg configures and its journal events: setctl learn's
 // proposals and setctl learn --report.
 func projectLearnings(cfg *config.Project, events []journal.Event) (dashboard.Learnings, error) {
-	eps := learn.Episodes(events)
+	eps := learn.Episodes(events, failurePatterns(cfg))
 	report, err := learn.Report(events, eps, cfg.Adopted(""), cfg.Learn.ExpireAfter)
 	if err != nil {
 		return dashboard.Learnings{}, err

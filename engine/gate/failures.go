@@ -70,7 +70,22 @@ func (s *outputScanner) scanLine() {
 	if s.re == nil {
 		return
 	}
-	for _, m := range s.re.FindAllStringSubmatch(line, -1) {
+	for _, name := range FailureNames(s.re, line) {
+		s.found[name] = true
+	}
+}
+
+// FailureNames are the failures a gate's failures pattern re names on
+// one line of its output (without its line ending and terminal colour
+// codes), in the order they appear: each match is named by its
+// non-empty capture groups joined by a space, or by the whole match
+// when the pattern has no groups; a match that names nothing is left
+// out. It is how a gate's run names the failures it records
+// (VERIFY_GATE's failures), and how setctl learn names those of a run
+// that recorded none, by the gate's pattern of today.
+func FailureNames(re *regexp.Regexp, line string) []string {
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(line, -1) {
 		var parts []string
 		for _, g := range m[1:] {
 			if g != "" {
@@ -82,9 +97,10 @@ func (s *outputScanner) scanLine() {
 			name = strings.TrimSpace(m[0])
 		}
 		if name != "" {
-			s.found[name] = true
+			out = append(out, name)
 		}
 	}
+	return out
 }
 
 // end ends the scan: a last line without a newline counts.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/state"
 )
@@ -132,20 +133,29 @@ func meaningful(norm string) bool {
 	return true
 }
 
-// failureLines are the lines of a failed gate that episodes are made of,
-// as printed: the failures its failures pattern named when there are
-// any; else, of a command's output as its retry context quotes it, the
+// failureLine is one of a failed gate's lines that episodes are made
+// of: Line as printed, Key what its signature holds of it (see
+// signatureLine).
+type failureLine struct{ Line, Key string }
+
+// failureLines are the lines of a failed gate that episodes are made of:
+// the failures its failures pattern named when there are any (but those
+// accepted, which are main's); else, of a command's output as its retry
+// context quotes it, the lines on which pattern (the gate's pattern of
+// today; nil when it has none) names failures that are not accepted,
+// one per failure, keyed by its name, when it names any; else the
 // meaningful lines without set's own headline, the log's path and code
 // fences; else, of a built-in gate's own words, its findings (see
-// builtinLines). Lines that normalise alike are one; at most
+// builtinLines). Lines with the same Key are one; at most
 // maxLinesPerFailure.
-func failureLines(d journal.VerifyGateData) []string {
+func failureLines(d journal.VerifyGateData, pattern *regexp.Regexp, accepted []string) []failureLine {
 	var lines []string
 	all := strings.Split(d.RetryContext, "\n")
 	verdict, builtin := strings.CutPrefix(all[0], "Gate "+d.Gate+" failed: ")
+	recorded := slices.DeleteFunc(slices.Clone(d.Failures), func(f string) bool { return slices.Contains(accepted, f) })
 	switch {
-	case len(d.Failures) > 0:
-		lines = d.Failures
+	case len(recorded) > 0:
+		lines = recorded
 	case strings.HasPrefix(all[0], "Gate "+d.Gate+" ("):
 		lines = all[1:] // "Gate X (`cmd`) failed with exit code N. …"
 	case builtin:
@@ -153,25 +163,45 @@ func failureLines(d journal.VerifyGateData) []string {
 	default:
 		lines = all
 	}
-	var out []string
-	seen := map[string]bool{}
+	var raws []string
 	for _, l := range lines {
 		raw := strings.TrimSpace(ansiEscape.ReplaceAllString(l, ""))
-		if fence.MatchString(raw) || strings.HasPrefix(raw, "Full log: ") {
-			continue
+		if !fence.MatchString(raw) && !strings.HasPrefix(raw, "Full log: ") {
+			raws = append(raws, raw)
 		}
-		norm := Normalise(raw)
-		if !meaningful(norm) {
-			continue
+	}
+	var out []failureLine
+	if len(d.Failures) == 0 && !builtin && pattern != nil {
+		out = namedLines(raws, pattern, accepted)
+	}
+	if len(out) == 0 {
+		for _, raw := range raws {
+			if meaningful(Normalise(raw)) {
+				out = append(out, failureLine{raw, signatureLine(d, raw)})
+			}
 		}
-		if key := signatureLine(d, raw); !seen[key] {
-			seen[key] = true
-		} else {
-			continue
-		}
-		out = append(out, raw)
-		if len(out) == maxLinesPerFailure {
-			break
+	}
+	seen := map[string]bool{}
+	out = slices.DeleteFunc(out, func(l failureLine) bool {
+		dup := seen[l.Key]
+		seen[l.Key] = true
+		return dup
+	})
+	return out[:min(len(out), maxLinesPerFailure)]
+}
+
+// namedLines are the lines of a command's output on which pattern names
+// failures that are not accepted, one per failure, keyed by its name
+// normalised, when the name is meaningful: the failures the gate's run
+// records when it has the pattern (gate.FailureNames), from the lines
+// its retry context quotes.
+func namedLines(lines []string, pattern *regexp.Regexp, accepted []string) []failureLine {
+	var out []failureLine
+	for _, raw := range lines {
+		for _, name := range gate.FailureNames(pattern, raw) {
+			if key := Normalise(name); meaningful(key) && !slices.Contains(accepted, name) {
+				out = append(out, failureLine{raw, key})
+			}
 		}
 	}
 	return out
@@ -303,15 +333,25 @@ func SentinelSignature(rule, action string) string { return "sentinel " + rule +
 // (BASELINE_ACCEPTED, setctl apply --accept-baseline) is no failure line
 // of a change.
 //
+// A gate's failure lines are the failures its VERIFY_GATE recorded (the
+// names its failures pattern gave them in that run). Of a failure that
+// recorded none, they are the lines its retry context quotes of the
+// output, but when patterns holds a pattern for the gate (its failures
+// pattern as the project gives it today) that names failures on those
+// lines: then the failures it names, each with the line it named it on
+// as its Line, so that a pattern added after a run groups that run's
+// failures as it groups the runs after it. patterns may be nil. Only
+// the tail of the output the retry context quotes is read so.
+//
 // An open episode counts the change's RETRY_SCHEDULED events and its
 // agent iterations' tokens. From is the change's head when it failed
 // (its last AGENT_ITERATION's, or its DISPATCH base), To its head when it
 // was fixed. Events that do not decode are skipped: a journal written by
 // an older set still gives what it can.
-func Episodes(events []journal.Event) []Episode {
+func Episodes(events []journal.Event, patterns map[string]*regexp.Regexp) []Episode {
 	events = slices.Clone(events)
 	slices.SortStableFunc(events, func(a, b journal.Event) int { return cmp.Compare(a.Seq, b.Seq) })
-	r := reader{heads: map[string]string{}, rounds: map[stageOf]int{}, accepted: map[[2]string][]string{}}
+	r := reader{heads: map[string]string{}, rounds: map[stageOf]int{}, accepted: map[[2]string][]string{}, patterns: patterns}
 	for _, e := range events {
 		if e.Type == journal.BaselineAccepted {
 			if d, err := journal.Decode[journal.BaselineAcceptedData](e); err == nil {
@@ -333,13 +373,14 @@ type stageOf struct{ change, stage string }
 // reader holds what Episodes has read so far: the episodes, which of them
 // are open, each change's head and latest round of each stage, and the
 // failures of main each run accepted of each gate (keyed by run and
-// gate).
+// gate), and the failures patterns Episodes was given.
 type reader struct {
 	out      []Episode
 	open     []int // indices into out
 	heads    map[string]string
 	rounds   map[stageOf]int
 	accepted map[[2]string][]string
+	patterns map[string]*regexp.Regexp
 }
 
 func (r *reader) read(e journal.Event) {
@@ -416,18 +457,16 @@ func (r *reader) read(e journal.Event) {
 // gateFailed opens an episode for each of the failure's lines that is
 // not open already.
 func (r *reader) gateFailed(e journal.Event, d journal.VerifyGateData) {
-	if accepted := r.accepted[[2]string{e.Run, d.Gate}]; len(accepted) > 0 {
-		// The gate's failures name main's too, which the run accepted
-		// (setctl apply --accept-baseline): they are not the change's.
-		d.Failures = slices.DeleteFunc(slices.Clone(d.Failures), func(f string) bool { return slices.Contains(accepted, f) })
-	}
-	for _, line := range failureLines(d) {
-		sig := GateSignature(d.Stage, d.Gate, signatureLine(d, line))
+	// The gate's failures name main's too, which the run accepted
+	// (setctl apply --accept-baseline): they are not the change's.
+	accepted := r.accepted[[2]string{e.Run, d.Gate}]
+	for _, l := range failureLines(d, r.patterns[d.Gate], accepted) {
+		sig := GateSignature(d.Stage, d.Gate, l.Key)
 		if slices.ContainsFunc(r.open, func(i int) bool { return r.out[i].Change == e.Change && r.out[i].Signature == sig }) {
 			continue
 		}
 		r.add(Episode{Kind: EpisodeGate, Signature: sig, Run: e.Run, Change: e.Change, Seq: e.Seq,
-			Gate: d.Gate, Stage: d.Stage, Round: d.Attempt, Line: line})
+			Gate: d.Gate, Stage: d.Stage, Round: d.Attempt, Line: l.Line})
 	}
 }
 

@@ -3,6 +3,7 @@ package learn
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,12 +45,12 @@ func TestFailureLines(t *testing.T) {
 		"ok 1\n" +
 		"```\n" +
 		"Full log: .set/logs/greet/verify-1/doc.log"
-	got := failureLines(journal.VerifyGateData{Gate: "doc", RetryContext: rc})
+	got := linesOf(failureLines(journal.VerifyGateData{Gate: "doc", RetryContext: rc}, nil, nil))
 	want := []string{"every file needs a header comment: greet.go"}
 	if !cmp.Equal(got, want) {
 		t.Errorf("failureLines(retry context) = %q, want %q", got, want)
 	}
-	got = failureLines(journal.VerifyGateData{Gate: "test", RetryContext: rc, Failures: []string{"TestGreet", "TestPart", "TestGreet"}})
+	got = linesOf(failureLines(journal.VerifyGateData{Gate: "test", RetryContext: rc, Failures: []string{"TestGreet", "TestPart", "TestGreet"}}, nil, nil))
 	if want := []string{"TestGreet", "TestPart"}; !cmp.Equal(got, want) {
 		t.Errorf("failureLines(failures) = %q, want %q", got, want)
 	}
@@ -77,7 +78,7 @@ func TestFailureLines(t *testing.T) {
 		{"scope_check", "Gate scope_check failed: the change touches 1 file outside its scope.\nOutside the scope:\n- b.go\nThe change may only touch paths matching:\n- a/**\nUndo the changes.",
 			[]string{"the change touches 1 file outside its scope."}},
 	} {
-		if got := failureLines(journal.VerifyGateData{Gate: tc.gate, Kind: tc.gate, RetryContext: tc.rc}); !cmp.Equal(got, tc.want) {
+		if got := linesOf(failureLines(journal.VerifyGateData{Gate: tc.gate, Kind: tc.gate, RetryContext: tc.rc}, nil, nil)); !cmp.Equal(got, tc.want) {
 			t.Errorf("failureLines(%s) = %q, want %q", tc.gate, got, tc.want)
 		}
 	}
@@ -85,9 +86,18 @@ func TestFailureLines(t *testing.T) {
 	for i := range 15 {
 		many += "line about thing " + string(rune('a'+i)) + "\n"
 	}
-	if got := failureLines(journal.VerifyGateData{Gate: "x", RetryContext: many}); len(got) != maxLinesPerFailure {
+	if got := linesOf(failureLines(journal.VerifyGateData{Gate: "x", RetryContext: many}, nil, nil)); len(got) != maxLinesPerFailure {
 		t.Errorf("failureLines(15 lines) gave %d lines, want %d", len(got), maxLinesPerFailure)
 	}
+}
+
+// linesOf is the failure lines as printed.
+func linesOf(ls []failureLine) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Line)
+	}
+	return out
 }
 
 // step is one event of a test journal.
@@ -205,7 +215,7 @@ func TestEpisodes(t *testing.T) {
 			Seq: seq("shout", journal.VerifyGate, 1), Gate: "lint", Stage: "verify", Round: 1, Line: "shout.go:3:1: exported function Shout should have comment",
 			Fixed: 2, FixedSeq: seq("shout", journal.MergeQueued, 1), From: "s1", To: "s2", Tokens: 40},
 	}
-	if diff := cmp.Diff(want, Episodes(events)); diff != "" {
+	if diff := cmp.Diff(want, Episodes(events, nil)); diff != "" {
 		t.Errorf("Episodes (-want +got):\n%s", diff)
 	}
 }
@@ -219,7 +229,7 @@ func TestEpisodesOpen(t *testing.T) {
 		{"run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "other", Result: "pass", Attempt: 2}},
 	})
 	events[0], events[2] = events[2], events[0]
-	got := Episodes(events)
+	got := Episodes(events, nil)
 	if len(got) != 1 || got[0].Fixed != 0 || got[0].FixedSeq != 0 || got[0].Seq != 1 {
 		t.Errorf("Episodes = %+v, want one open episode of seq 1", got)
 	}
@@ -252,7 +262,7 @@ func TestEpisodesRules(t *testing.T) {
 		{"run-1", "part", journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "pass", Attempt: 2}},
 	})
 	var got []string
-	for _, ep := range Episodes(events) {
+	for _, ep := range Episodes(events, nil) {
 		got = append(got, fmt.Sprintf("%s %s retries %d: %s", ep.Change, ep.Signature, ep.Retries, ep.Line))
 	}
 	want := []string{
@@ -264,7 +274,7 @@ func TestEpisodesRules(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Episodes (-want +got):\n%s", diff)
 	}
-	ps := Propose(Episodes(events), 2, nil)
+	ps := Propose(Episodes(events, nil), 2, nil)
 	if len(ps) != 1 || ps[0].Signature != "verify gate forbid: forbidden no-todo in *.go" || ps[0].Changes != 2 || ps[0].Name != "forbid-forbidden-todo" ||
 		ps[0].Text != "The `forbid` gate failed earlier changes on lines they added to `*.go` files that its rule `no-todo` forbids (no TODOs): add no such line." {
 		t.Errorf("Propose = %+v, want one proposal for the rule no-todo in *.go, of 2 changes", ps)
@@ -342,7 +352,7 @@ func TestEpisodesFailedForGood(t *testing.T) {
 		{"run-2", "greet", journal.VerifyGateData{Stage: "verify", Gate: "doc", Result: "pass", Attempt: 4}},
 	})
 	var got []string
-	for _, ep := range Episodes(events) {
+	for _, ep := range Episodes(events, nil) {
 		got = append(got, fmt.Sprintf("%s round %d fixed %d retries %d tokens %d", ep.Run, ep.Round, ep.Fixed, ep.Retries, ep.Tokens))
 	}
 	want := []string{"run-1 round 1 fixed 0 retries 1 tokens 10", "run-2 round 3 fixed 4 retries 1 tokens 100"}
@@ -365,7 +375,7 @@ func TestEpisodesAcceptedBaseline(t *testing.T) {
 		{"run-2", "part", testFailed("TestFlaky")},
 	})
 	var got []string
-	for _, ep := range Episodes(events) {
+	for _, ep := range Episodes(events, nil) {
 		got = append(got, ep.Run+" "+ep.Change+" "+ep.Line)
 	}
 	if want := []string{"run-1 greet TestGreet", "run-2 part TestFlaky"}; !cmp.Equal(got, want) {
@@ -412,6 +422,51 @@ func TestMeaningful(t *testing.T) {
 	} {
 		if n := Normalise(l); !meaningful(n) {
 			t.Errorf("%q (%q) is boilerplate, want meaningful", l, n)
+		}
+	}
+}
+
+// funcDocFailed is the doc gate failing change on a line that names its
+// function, with no failures recorded (the gate had no pattern then).
+func funcDocFailed(file, fn string, failures ...string) journal.VerifyGateData {
+	return journal.VerifyGateData{Stage: "verify", Gate: "doc", Kind: "exec", Result: "fail", ExitCode: 1, Attempt: 1, Failures: failures,
+		RetryContext: "Gate doc (`sh doc.sh`) failed with exit code 1. Last lines of its output:\n```\n" +
+			file + ":7: exported func " + fn + " has no doc comment starting with its name\n" +
+			file + ":9: exported func " + fn + "s has no doc comment starting with its name\nexit status 1\n```\nFull log: .set/logs/x/verify-1/doc.log"}
+}
+
+// TestEpisodesByTodaysPattern: a failure that recorded no failures is read
+// by the gate's pattern of today, named as the gate's run names them
+// (its groups joined), so lines that name a function each are one
+// signature, one episode per change, whose Line is the line as printed.
+// A failure that recorded failures keeps them; a gate without a pattern
+// in patterns, or lines it names nothing on, keep their lines.
+func TestEpisodesByTodaysPattern(t *testing.T) {
+	events := journalOf(t, []step{
+		{"run-1", "bits", funcDocFailed("bits.go", "Bits")},
+		{"run-1", "percent", funcDocFailed("percent.go", "Percent")},
+		{"run-2", "ordinal", funcDocFailed("ordinal.go", "Ordinal", "recorded then")},
+	})
+	patterns := map[string]*regexp.Regexp{"doc": regexp.MustCompile(`^\S+\.go:\d+: exported func \S+ (has no doc comment)`)}
+	var got []string
+	for _, ep := range Episodes(events, patterns) {
+		got = append(got, ep.Change+" "+ep.Signature+": "+ep.Line)
+	}
+	want := []string{
+		"bits verify gate doc: has no doc comment: bits.go:7: exported func Bits has no doc comment starting with its name",
+		"percent verify gate doc: has no doc comment: percent.go:7: exported func Percent has no doc comment starting with its name",
+		"ordinal verify gate doc: recorded then: recorded then",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Episodes (-want +got):\n%s", diff)
+	}
+	ps := Propose(Episodes(events, patterns), 2, nil)
+	if len(ps) != 1 || ps[0].Signature != "verify gate doc: has no doc comment" || ps[0].Changes != 2 {
+		t.Errorf("Propose = %+v, want one proposal of 2 changes", ps)
+	}
+	for _, p := range []map[string]*regexp.Regexp{nil, {"lint": patterns["doc"]}, {"doc": regexp.MustCompile(`^nothing here (\w+)`)}} {
+		if n := len(Episodes(events, p)); n != 5 {
+			t.Errorf("Episodes with patterns %v gave %d episodes, want 5 (2 lines of each change of run-1, 1 of run-2)", p, n)
 		}
 	}
 }

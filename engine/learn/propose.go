@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/markdown"
 )
 
@@ -102,8 +103,10 @@ func distinct(g []Episode, key func(Episode) string) int {
 }
 
 // conventionText is a convention's sentence for a gate signature: it
-// names the gate and quotes the failure's line, as printed when every
-// episode printed the same, else as the signature holds it.
+// names the gate, how many changes it failed (or in how many runs, when
+// they are more) and the failure's line, as
+// printed when every episode printed the same, else as the signature
+// holds it, and tells the agent to check its change against it.
 func conventionText(g []Episode) string {
 	line := g[0].Line
 	for _, ep := range g[1:] {
@@ -120,7 +123,12 @@ func conventionText(g []Episode) string {
 		return fmt.Sprintf("%s failed earlier changes on lines they added to %s files that its rule %s forbids (%s): add no such line.",
 			gate, markdown.Code(files), markdown.Code(rule), strings.TrimSuffix(message, "."))
 	}
-	return fmt.Sprintf("%s failed earlier changes on %s: make sure yours gives it no cause to print that line before you finish.", gate, markdown.Code(line))
+	failed := english.Plural(distinct(g, func(ep Episode) string { return ep.Change }), "earlier change")
+	if runs := distinct(g, func(ep Episode) string { return ep.Run }); runs > distinct(g, func(ep Episode) string { return ep.Change }) {
+		failed = "changes in " + english.Plural(runs, "earlier run")
+	}
+	return fmt.Sprintf("%s failed %s with %s. Before you finish, check that your change does not make it fail with that.",
+		gate, failed, markdown.Code(line))
 }
 
 // brokenRule is the rule, file pattern and message of a rules-gate

@@ -35,11 +35,11 @@ func TestPropose(t *testing.T) {
 			Signature: "conflict: go.mod", Serialise: []string{"go.mod"}, Changes: 2, Runs: 2,
 			Evidence: []Evidence{{"run-1", "part", 1, "go.mod"}, {"run-2", "shout", 2, "go.mod"}}},
 		{ID: ID("verify gate doc: every file needs a header comment: <file>"), Name: "doc-every-file-needs-header-2", Kind: "convention",
-			Text:      "The `doc` gate failed earlier changes on `every file needs a header comment: <file>`: make sure yours gives it no cause to print that line before you finish.",
+			Text:      "The `doc` gate failed 2 earlier changes with `every file needs a header comment: <file>`. Before you finish, check that your change does not make it fail with that.",
 			Signature: "verify gate doc: every file needs a header comment: <file>", Changes: 2, Runs: 1,
 			Evidence: []Evidence{{"run-1", "greet", 1, "every file needs a header comment: greet.go"}, {"run-1", "part", 1, "every file needs a header comment: part.go"}}},
 		{ID: ID("integration gate test: --- FAIL: TestShout (<n>s)"), Name: "test-fail-testshout", Kind: "convention",
-			Text:      "The `test` gate of the integration stack failed earlier changes on `--- FAIL: TestShout (<n>s)`: make sure yours gives it no cause to print that line before you finish.",
+			Text:      "The `test` gate of the integration stack failed changes in 2 earlier runs with `--- FAIL: TestShout (<n>s)`. Before you finish, check that your change does not make it fail with that.",
 			Signature: "integration gate test: --- FAIL: TestShout (<n>s)", Changes: 1, Runs: 2,
 			Evidence: []Evidence{{"run-2", "shout", 1, "--- FAIL: TestShout (0.00s)"}, {"run-3", "shout", 1, "--- FAIL: TestShout (0.01s)"}}},
 	}
@@ -61,7 +61,7 @@ func TestPropose(t *testing.T) {
 func TestProposeSameLine(t *testing.T) {
 	eps := []Episode{gateEp("run-1", "a", 1, "use `gofmt`"), gateEp("run-1", "b", 2, "use `gofmt`")}
 	got := Propose(eps, 2, nil)
-	if len(got) != 1 || got[0].Text != "The `doc` gate failed earlier changes on `` use `gofmt` ``: make sure yours gives it no cause to print that line before you finish." || got[0].Name != "doc-use-gofmt" {
+	if len(got) != 1 || got[0].Text != "The `doc` gate failed 2 earlier changes with `` use `gofmt` ``. Before you finish, check that your change does not make it fail with that." || got[0].Name != "doc-use-gofmt" {
 		t.Errorf("Propose = %+v", got)
 	}
 }

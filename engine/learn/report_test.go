@@ -174,7 +174,7 @@ func TestReportOfEpisodes(t *testing.T) {
 	})
 	sig := GateSignature("verify", "doc", Normalise("every file needs a header comment: greet.go"))
 	adopted := []config.NamedLearning{{Name: "doc-header", Learning: config.Learning{Kind: "convention", Text: "t", Enabled: true, Signature: sig}}}
-	got, err := Report(events, Episodes(events), adopted, 1)
+	got, err := Report(events, Episodes(events, nil), adopted, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,13 @@ import (
 //
 // Siblings reads events the way Episodes does, so a journal holding the
 // events of the types SiblingEvent names alone gives the same episodes as
-// the whole journal; events of other runs are ignored.
+// the whole journal; events of other runs are ignored. It reads them with
+// no failures patterns (Episodes' patterns nil): the failures the run's
+// VERIFY_GATEs recorded were named by the patterns its gates run with,
+// which are the ones the changes beside them run with too.
 func Siblings(events []journal.Event, run, change string, gates []string, max int) []Episode {
 	var out []Episode
-	for _, ep := range Episodes(events) {
+	for _, ep := range Episodes(events, nil) {
 		if ep.Kind == EpisodeGate && ep.Run == run && ep.Change != change && ep.FixedSeq != 0 && slices.Contains(gates, ep.Gate) {
 			out = append(out, ep)
 		}
