@@ -51,7 +51,7 @@ func BenchmarkLearn(b *testing.B) {
 		Signature: GateSignature("verify", "doc", "every file needs a header comment: <file>")}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		eps := Episodes(events)
+		eps := Episodes(events, nil)
 		if len(eps) != 2000 {
 			b.Fatalf("%d episodes, want 2000", len(eps))
 		}
