@@ -51,7 +51,7 @@ func TestDashboardRequirements(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, requirementsProject)
 	initRepo(t, dir)
-	c := &requirementsCache{root: dir}
+	c := &requirementsCache{inputs: projectInputs{root: dir}}
 
 	first := time.Now()
 	rows, err := c.rows(state.New())
@@ -114,5 +114,27 @@ func TestDashboardRequirements(t *testing.T) {
 	}
 	if rows, err = c.rows(st); err != nil || len(rows) != 2 {
 		t.Errorf("set.cue loads again: %+v, %v", rows, err)
+	}
+}
+
+// TestDashboardRequirementsNewFile: a CUE file written at the root after
+// the page was first read is a new input of set.cue's package, read
+// without an edit of set.cue or a move of main, as the learnings' page
+// reads learnings.cue (one that does not load says so at once).
+func TestDashboardRequirementsNewFile(t *testing.T) {
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	dir := t.TempDir()
+	writeFiles(t, dir, requirementsProject)
+	initRepo(t, dir)
+	c := &requirementsCache{inputs: projectInputs{root: dir}}
+	if rows, err := c.rows(state.New()); err != nil || len(rows) != 1 {
+		t.Fatalf("rows = %+v, %v", rows, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "more.cue"), []byte("package hello\nproject: name: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.rows(state.New()); err == nil {
+		t.Error("more.cue, which does not load, was not read: no error")
 	}
 }
