@@ -288,8 +288,8 @@ type AgentSessionDecisionData struct {
 	Permissions string `json:"permissions,omitempty"`
 	// Learnings are the names of the convention learnings the
 	// iteration's prompt carried; Siblings the signatures
-	// (learn.Episode.Signature) of the episodes of changes at work beside
-	// it in the run that the prompt handed on.
+	// (learn.Episode.Signature) of the episodes of the run's other
+	// changes, at work or done, that the prompt handed on.
 	Learnings []string `json:"learnings,omitempty"`
 	Siblings  []string `json:"siblings,omitempty"`
 }

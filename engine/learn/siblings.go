@@ -12,8 +12,8 @@ import (
 
 // Siblings are the gate episodes of run so far that changes other than
 // change fixed (a later round of theirs passed the gate), of the gates
-// in gates (the change's verify stack): what the changes beside it
-// learned that it may meet too. One episode per signature, newest
+// in gates (the change's verify stack): what the run's other changes,
+// at work beside it or done, learned that it may meet too. One episode per signature, newest
 // first, at most max (max < 1: all).
 //
 // A signature's episode is the first one fixed: a closed episode never
