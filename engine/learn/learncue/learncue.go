@@ -87,7 +87,7 @@ func AppendCUE(src []byte, pkg string, proposals []learn.Proposal) ([]byte, Writ
 		if got != "" {
 			has = "is in package " + got
 		}
-		return nil, w, fmt.Errorf("%s %s, not in set.cue's package %s, so set would never load the learnings added to it: give it `package %s` first, then run setctl learn --write again", LearningsFile, has, pkg, pkg)
+		return nil, w, fmt.Errorf("%s %s, and set.cue is in package %s: set would never load the learnings added to it. Give it `package %s` first, then run setctl learn --write again", LearningsFile, has, pkg, pkg)
 	}
 	have := learningNames(f)
 	var block strings.Builder

@@ -120,7 +120,7 @@ func TestWriteCUEOtherPackage(t *testing.T) {
 	} {
 		dir := project(t, map[string]string{"learnings.cue": src})
 		_, err := learncue.WriteCUE(dir, proposals)
-		if err == nil || !strings.Contains(err.Error(), "not in set.cue's package demo") || !strings.Contains(err.Error(), "give it `package demo` first") {
+		if err == nil || !strings.Contains(err.Error(), "and set.cue is in package demo") || !strings.Contains(err.Error(), "Give it `package demo` first") {
 			t.Errorf("WriteCUE of %q: %v, want the package refused", src, err)
 		}
 		if data, _ := os.ReadFile(filepath.Join(dir, "learnings.cue")); string(data) != src {
