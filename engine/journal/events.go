@@ -231,8 +231,10 @@ type PlanCreatedData struct {
 	Requirements int      `json:"requirements"`
 	// Plan is the plan file's JSON.
 	Plan json.RawMessage `json:"plan"`
-	// Learnings are the names of the learnings the planner was given
-	// (conventions and planning learnings).
+	// Learnings are the names of the learnings the plan used (plan.Used):
+	// those a model planner was given (conventions and planning
+	// learnings), and, whatever the strategy, the planning learnings
+	// whose serialise globs keep its changes apart at dispatch.
 	Learnings []string `json:"learnings,omitempty"`
 }
 
