@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
@@ -155,7 +153,7 @@ func runLearn(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	proposals := learn.Propose(eps, ws.cfg.Learn.Threshold, namedLearnings(ws.cfg))
+	proposals := learn.Propose(eps, ws.cfg.Learn.Threshold, ws.cfg.Named())
 	// answered counts the failures that recurred as often but that a
 	// learning of the project names already, which the text says, so
 	// that it does not claim nothing recurred after a --write.
@@ -215,16 +213,6 @@ func episodesOf(events []journal.Event, only []string) ([]learn.Episode, int, er
 		want[r.ID] = true
 	}
 	return slices.DeleteFunc(eps, func(ep learn.Episode) bool { return !want[ep.Run] }), len(want), nil
-}
-
-// namedLearnings are every learning the project names, enabled or not:
-// one a person turned off is not proposed again.
-func namedLearnings(p *config.Project) []config.NamedLearning {
-	var out []config.NamedLearning
-	for _, name := range slices.Sorted(maps.Keys(p.Learnings)) {
-		out = append(out, config.NamedLearning{Name: name, Learning: p.Learnings[name]})
-	}
-	return out
 }
 
 func nonNil(ss []string) []string {

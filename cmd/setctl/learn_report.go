@@ -84,7 +84,7 @@ func projectLearnings(cfg *config.Project, events []journal.Event) (dashboard.Le
 		return dashboard.Learnings{}, err
 	}
 	return dashboard.Learnings{
-		Proposals: learn.Propose(eps, cfg.Learn.Threshold, namedLearnings(cfg)),
+		Proposals: learn.Propose(eps, cfg.Learn.Threshold, cfg.Named()),
 		Report:    report, Threshold: cfg.Learn.Threshold, ExpireAfter: cfg.Learn.ExpireAfter,
 	}, nil
 }
