@@ -40,18 +40,26 @@ The system SHALL write a file.
 `,
 }
 
-// TestDashboardRequirements: the dashboard's requirements are what setctl
-// plan says of the spec and main now, with the run's statuses; the
-// project is loaded and main read again only when main, HEAD or an input
-// changed (an edit of the spec on disk shows at once), not at each
-// refresh.
-func TestDashboardRequirements(t *testing.T) {
+// newRequirementsCache is the requirements' cache of requirementsProject
+// in a repository of its own, and the project's directory.
+func newRequirementsCache(t *testing.T) (*requirementsCache, string) {
+	t.Helper()
 	t.Setenv("CUE_CACHE_DIR", t.TempDir())
 	t.Setenv("CUE_REGISTRY", "none")
 	dir := t.TempDir()
 	writeFiles(t, dir, requirementsProject)
 	initRepo(t, dir)
 	c := &requirementsCache{inputs: projectInputs{root: dir}}
+	return c, dir
+}
+
+// TestDashboardRequirements: the dashboard's requirements are what setctl
+// plan says of the spec and main now, with the run's statuses; the
+// project is loaded and main read again only when main, HEAD or an input
+// changed (an edit of the spec on disk shows at once), not at each
+// refresh.
+func TestDashboardRequirements(t *testing.T) {
+	c, dir := newRequirementsCache(t)
 
 	first := time.Now()
 	rows, err := c.rows(state.New())
@@ -122,12 +130,7 @@ func TestDashboardRequirements(t *testing.T) {
 // without an edit of set.cue or a move of main, as the learnings' page
 // reads learnings.cue (one that does not load says so at once).
 func TestDashboardRequirementsNewFile(t *testing.T) {
-	t.Setenv("CUE_CACHE_DIR", t.TempDir())
-	t.Setenv("CUE_REGISTRY", "none")
-	dir := t.TempDir()
-	writeFiles(t, dir, requirementsProject)
-	initRepo(t, dir)
-	c := &requirementsCache{inputs: projectInputs{root: dir}}
+	c, dir := newRequirementsCache(t)
 	if rows, err := c.rows(state.New()); err != nil || len(rows) != 1 {
 		t.Fatalf("rows = %+v, %v", rows, err)
 	}
