@@ -189,7 +189,7 @@ func runLearn(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	if !*asJSON {
-		writeScattered(e.stdout, scatteredGates(eps, ws.cfg.Learn.Threshold))
+		writeScattered(e.stdout, learn.ScatteredGates(eps, ws.cfg.Learn.Threshold))
 	}
 	return exitOK
 }
