@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/set-engine/set/engine/config"
@@ -19,22 +17,18 @@ import (
 // of the project at root and its journal, for the dashboard's learnings
 // page (dashboard.LearningsFunc).
 func dashboardLearnings(root string) dashboard.LearningsFunc {
-	c := &learningsCache{root: root}
+	c := &learningsCache{inputs: projectInputs{root: root}}
 	return c.learnings
 }
 
 // learningsCache keeps the project's configuration, which names the
-// learnings it adopts and its learn settings, for as long as the content
-// of the CUE files set.cue's load read is as it was; the journal's
-// episodes are read anew at every call.
+// learnings it adopts and its learn settings, for as long as its inputs
+// (projectInputs) are as they were; the journal's episodes are read anew
+// at every call.
 type learningsCache struct {
-	root string
-
-	mu  sync.Mutex
-	key string
-	// inputs are the files the key hashes (slash paths relative to
-	// root), as the last load found them.
-	inputs []string
+	mu     sync.Mutex
+	key    string
+	inputs projectInputs
 	cfg    *config.Project
 	err    error
 }
@@ -55,42 +49,22 @@ func (c *learningsCache) learnings(events []journal.Event) (dashboard.Learnings,
 // the files it read.
 func (c *learningsCache) read() {
 	c.cfg, c.err = nil, nil
-	lp, err := load.Load(c.root, load.Options{})
+	lp, err := load.Load(c.inputs.root, load.Options{})
 	if err == nil {
 		c.cfg, err = decode.Project(lp)
 	}
 	if err != nil {
-		// What the key hashes is then every CUE file set.cue's load may
-		// read at the root: its next edit is read anew.
-		c.inputs, _ = filepath.Glob(filepath.Join(c.root, "*.cue"))
-		for i, f := range c.inputs {
-			c.inputs[i] = filepath.Base(f)
-		}
-		c.inputs = append(c.inputs, "cue.mod/module.cue")
-		c.cfg, c.err = nil, fmt.Errorf("the project does not load (`setctl vet` says why): %v", err)
+		c.inputs.failed()
+		c.err = fmt.Errorf("the project does not load (`setctl vet` says why): %v", err)
 	} else {
-		c.inputs = lp.Inputs()
+		c.inputs.loaded(lp.Inputs())
 	}
 	c.key = c.keyNow()
 }
 
-// keyNow is the key of what read would find now: the content of its
-// inputs, and the names of the CUE files at the root, so that a file the
-// last load could not read because it was not there yet (learnings.cue,
-// which setctl learn --write creates) is read once it is.
+// keyNow is the key of what read would find now.
 func (c *learningsCache) keyNow() string {
 	h := sha256.New()
-	here, _ := filepath.Glob(filepath.Join(c.root, "*.cue"))
-	for _, f := range here {
-		fmt.Fprintf(h, "at the root: %s\n", filepath.Base(f))
-	}
-	for _, name := range c.inputs {
-		data, err := os.ReadFile(filepath.Join(c.root, filepath.FromSlash(name)))
-		if err != nil {
-			data = []byte("(unreadable: " + err.Error() + ")")
-		}
-		sum := sha256.Sum256(data)
-		fmt.Fprintf(h, "%s %x\n", name, sum)
-	}
+	c.inputs.sum(h)
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -96,7 +96,7 @@ func TestDashboardLearnings(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, learningsProject())
 	events := docJournal(t)
-	c := &learningsCache{root: dir}
+	c := &learningsCache{inputs: projectInputs{root: dir}}
 
 	l, err := c.learnings(events)
 	if err != nil {
@@ -149,7 +149,7 @@ func TestDashboardLearningsNewFile(t *testing.T) {
 	delete(files, "learnings.cue")
 	writeFiles(t, dir, files)
 	events := docJournal(t)
-	c := &learningsCache{root: dir}
+	c := &learningsCache{inputs: projectInputs{root: dir}}
 	if l, err := c.learnings(events); err != nil || len(l.Proposals) != 1 || len(l.Report) != 0 {
 		t.Fatalf("without learnings.cue: %+v, %v", l, err)
 	}

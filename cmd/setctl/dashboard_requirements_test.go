@@ -40,18 +40,26 @@ The system SHALL write a file.
 `,
 }
 
+// newRequirementsCache is the requirements' cache of requirementsProject
+// in a repository of its own, and the project's directory.
+func newRequirementsCache(t *testing.T) (*requirementsCache, string) {
+	t.Helper()
+	t.Setenv("CUE_CACHE_DIR", t.TempDir())
+	t.Setenv("CUE_REGISTRY", "none")
+	dir := t.TempDir()
+	writeFiles(t, dir, requirementsProject)
+	initRepo(t, dir)
+	c := &requirementsCache{inputs: projectInputs{root: dir}}
+	return c, dir
+}
+
 // TestDashboardRequirements: the dashboard's requirements are what setctl
 // plan says of the spec and main now, with the run's statuses; the
 // project is loaded and main read again only when main, HEAD or an input
 // changed (an edit of the spec on disk shows at once), not at each
 // refresh.
 func TestDashboardRequirements(t *testing.T) {
-	t.Setenv("CUE_CACHE_DIR", t.TempDir())
-	t.Setenv("CUE_REGISTRY", "none")
-	dir := t.TempDir()
-	writeFiles(t, dir, requirementsProject)
-	initRepo(t, dir)
-	c := &requirementsCache{root: dir}
+	c, dir := newRequirementsCache(t)
 
 	first := time.Now()
 	rows, err := c.rows(state.New())
@@ -114,5 +122,22 @@ func TestDashboardRequirements(t *testing.T) {
 	}
 	if rows, err = c.rows(st); err != nil || len(rows) != 2 {
 		t.Errorf("set.cue loads again: %+v, %v", rows, err)
+	}
+}
+
+// TestDashboardRequirementsNewFile: a CUE file written at the root after
+// the page was first read is a new input of set.cue's package, read
+// without an edit of set.cue or a move of main, as the learnings' page
+// reads learnings.cue (one that does not load says so at once).
+func TestDashboardRequirementsNewFile(t *testing.T) {
+	c, dir := newRequirementsCache(t)
+	if rows, err := c.rows(state.New()); err != nil || len(rows) != 1 {
+		t.Fatalf("rows = %+v, %v", rows, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "more.cue"), []byte("package hello\nproject: name: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.rows(state.New()); err == nil {
+		t.Error("more.cue, which does not load, was not read: no error")
 	}
 }

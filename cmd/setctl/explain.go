@@ -30,7 +30,7 @@ of every event of the change with its time, where each gate's failure
 comes with the last lines of its output and the path of its full log,
 each agent iteration with its prompt and log (and the learnings the
 prompt carried: set.cue's adopted conventions that match the change,
-what changes at work beside it learnt), and every retry context
+what the run's other changes learnt), and every retry context
 handed back to the agent in full; and last, where the change stands now:
 what runs for it, what it waits for and why (a dependency, the
 baseline's gate judging main, a free slot, the merge queue, a setctl
@@ -337,8 +337,8 @@ func eventDetail(v *runView, e journal.Event, reused bool) []string {
 
 // promptCarried is what an iteration's prompt carried beyond the change
 // and its retry context, as its AGENT_SESSION_DECISION names it: the
-// adopted learnings (conventions) and the episodes of the changes at work
-// beside it.
+// adopted learnings (conventions) and the episodes of the run's other
+// changes.
 func promptCarried(d journal.AgentSessionDecisionData) []string {
 	var lines []string
 	if len(d.Learnings) > 0 {
@@ -349,7 +349,7 @@ func promptCarried(d journal.AgentSessionDecisionData) []string {
 		lines = append(lines, "its prompt carried the "+noun+" "+english.List(d.Learnings))
 	}
 	if len(d.Siblings) > 0 {
-		lines = append(lines, "its prompt carried what changes beside it learnt:")
+		lines = append(lines, "its prompt carried what other changes of this run learnt:")
 		for _, s := range d.Siblings {
 			lines = append(lines, "│ "+s)
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -156,7 +155,7 @@ func runLearn(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
-	proposals := learn.Propose(eps, ws.cfg.Learn.Threshold, namedLearnings(ws.cfg))
+	proposals := learn.Propose(eps, ws.cfg.Learn.Threshold, ws.cfg.Named())
 	// answered counts the failures that recurred as often but that a
 	// learning of the project names already, which the text says, so
 	// that it does not claim nothing recurred after a --write.
@@ -192,7 +191,7 @@ func runLearn(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	if !*asJSON {
-		writeScattered(e.stdout, scatteredGates(eps, ws.cfg.Learn.Threshold))
+		writeScattered(e.stdout, learn.ScatteredGates(eps, ws.cfg.Learn.Threshold))
 	}
 	return exitOK
 }
@@ -235,16 +234,6 @@ func failurePatterns(p *config.Project) map[string]*regexp.Regexp {
 		if re, err := regexp.Compile(g.Failures); err == nil {
 			out[name] = re
 		}
-	}
-	return out
-}
-
-// namedLearnings are every learning the project names, enabled or not:
-// one a person turned off is not proposed again.
-func namedLearnings(p *config.Project) []config.NamedLearning {
-	var out []config.NamedLearning
-	for _, name := range slices.Sorted(maps.Keys(p.Learnings)) {
-		out = append(out, config.NamedLearning{Name: name, Learning: p.Learnings[name]})
 	}
 	return out
 }

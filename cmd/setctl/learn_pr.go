@@ -55,14 +55,14 @@ func proposeLearnings(ctx context.Context, e *env, ws *workspace, proposals []le
 	}
 	file := path.Join(prefix, learncue.LearningsFile)
 	w := &learnWritten{Path: learncue.LearningsFile}
+	pkg, err := learncue.Package(ws.root)
+	if err != nil {
+		return nil, err
+	}
 	src, err := git.FileAt(ctx, ws.root, main, file)
-	pkg := ""
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		src = nil
-		if pkg, err = learncue.Package(ws.root); err != nil {
-			return nil, err
-		}
 	case err != nil:
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func projectLearnings(cfg *config.Project, events []journal.Event) (dashboard.Le
 		return dashboard.Learnings{}, err
 	}
 	return dashboard.Learnings{
-		Proposals: learn.Propose(eps, cfg.Learn.Threshold, namedLearnings(cfg)),
+		Proposals: learn.Propose(eps, cfg.Learn.Threshold, cfg.Named()),
 		Report:    report, Threshold: cfg.Learn.Threshold, ExpireAfter: cfg.Learn.ExpireAfter,
 	}, nil
 }
@@ -132,7 +132,7 @@ func writeLearnReport(w io.Writer, standings []learn.Standing, expireAfter int) 
 	if len(removals) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nProposed for removal (learn.expireAfter is %s; remove them from set.cue by a commit):\n", english.Plural(expireAfter, "run"))
+	fmt.Fprintf(w, "\nProposed for removal (learn.expireAfter is %s; a commit deletes each from learnings.cue or set.cue, or turns off one a profile gives with enabled: false):\n", english.Plural(expireAfter, "run"))
 	for _, s := range removals {
 		fmt.Fprintf(w, "  %s: %s\n", s.Name, s.Remove)
 	}

@@ -67,8 +67,8 @@ type LoopInput struct {
 	// Redact masks secrets in the prompts and the agent's logs (nil: none
 	// are masked).
 	Redact *redact.Redactor
-	// Siblings gives what iteration n's prompt hands on of the changes at
-	// work beside this one (nil: nothing); the iteration's
+	// Siblings gives what iteration n's prompt hands on of what the run's
+	// other changes learned (nil: nothing); the iteration's
 	// AGENT_SESSION_DECISION records their signatures. It is asked once
 	// per iteration, before the prompt is written.
 	Siblings func(n int) []SiblingNote

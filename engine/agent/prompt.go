@@ -44,7 +44,7 @@ type PromptInput struct {
 	// names the first testFilesShown of them; nil: not known, and the
 	// prompt does not say.
 	TestFiles []string
-	// Siblings are what changes at work beside this one in the run
+	// Siblings are what the run's other changes, at work or done,
 	// learned, handed on (learn.Siblings; the orchestrator bounds them).
 	Siblings []SiblingNote
 }

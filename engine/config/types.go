@@ -192,17 +192,22 @@ func (p *Project) SecretNames() []string {
 	return names
 }
 
+// Named is every learning the project names, enabled or not, ordered by
+// name: one a person turned off is not proposed again.
+func (p *Project) Named() []NamedLearning {
+	var out []NamedLearning
+	for _, name := range slices.Sorted(maps.Keys(p.Learnings)) {
+		out = append(out, NamedLearning{Name: name, Learning: p.Learnings[name]})
+	}
+	return out
+}
+
 // Adopted is the enabled learnings of kind (every kind when kind is
 // ""), ordered by name: what this project enforces.
 func (p *Project) Adopted(kind string) []NamedLearning {
-	var out []NamedLearning
-	for _, name := range slices.Sorted(maps.Keys(p.Learnings)) {
-		l := p.Learnings[name]
-		if l.Enabled && (kind == "" || l.Kind == kind) {
-			out = append(out, NamedLearning{Name: name, Learning: l})
-		}
-	}
-	return out
+	return slices.DeleteFunc(p.Named(), func(l NamedLearning) bool {
+		return !l.Enabled || kind != "" && l.Kind != kind
+	})
 }
 
 // ConventionList is the conventions handed to agents: the texts that are

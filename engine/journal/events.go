@@ -231,8 +231,10 @@ type PlanCreatedData struct {
 	Requirements int      `json:"requirements"`
 	// Plan is the plan file's JSON.
 	Plan json.RawMessage `json:"plan"`
-	// Learnings are the names of the learnings the planner was given
-	// (conventions and planning learnings).
+	// Learnings are the names of the learnings the plan used (plan.Used):
+	// those a model planner was given (conventions and planning
+	// learnings), and, whatever the strategy, the planning learnings
+	// whose serialise globs keep its changes apart at dispatch.
 	Learnings []string `json:"learnings,omitempty"`
 }
 
@@ -288,8 +290,8 @@ type AgentSessionDecisionData struct {
 	Permissions string `json:"permissions,omitempty"`
 	// Learnings are the names of the convention learnings the
 	// iteration's prompt carried; Siblings the signatures
-	// (learn.Episode.Signature) of the episodes of changes at work beside
-	// it in the run that the prompt handed on.
+	// (learn.Episode.Signature) of the episodes of the run's other
+	// changes, at work or done, that the prompt handed on.
 	Learnings []string `json:"learnings,omitempty"`
 	Siblings  []string `json:"siblings,omitempty"`
 }

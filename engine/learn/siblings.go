@@ -12,8 +12,8 @@ import (
 
 // Siblings are the gate episodes of run so far that changes other than
 // change fixed (a later round of theirs passed the gate), of the gates
-// in gates (the change's verify stack): what the changes beside it
-// learned that it may meet too. One episode per signature, newest
+// in gates (the change's verify stack): what the run's other changes,
+// at work beside it or done, learned that it may meet too. One episode per signature, newest
 // first, at most max (max < 1: all).
 //
 // A signature's episode is the first one fixed: a closed episode never
@@ -73,20 +73,10 @@ const maxNoteLine = 240
 // (maxNoteLine and the names), which the orchestrator's bound on a
 // prompt's notes relies on.
 func SiblingNote(ep Episode) string {
-	line := strings.TrimSpace(ep.Line)
-	if len(line) > maxNoteLine {
-		cut := maxNoteLine - len("…")
-		for cut > 0 && !utf8Start(line[cut]) {
-			cut--
-		}
-		line = line[:cut] + "…"
-	}
+	line := CutLine(strings.TrimSpace(ep.Line), maxNoteLine)
 	passed := "later"
 	if ep.Fixed > 0 {
 		passed = fmt.Sprintf("in round %d", ep.Fixed)
 	}
 	return fmt.Sprintf("%s: the %s gate %s failed in round %d with %s, and passed %s.", ep.Change, ep.Stage, ep.Gate, ep.Round, markdown.Code(line), passed)
 }
-
-// utf8Start reports whether b starts a UTF-8 encoded rune.
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

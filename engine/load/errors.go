@@ -42,6 +42,7 @@ const (
 	msgConflict         = "conflicting values %s and %s"
 	msgOutOfBound       = "invalid value %v (out of bound %s)"
 	msgRequired         = "field is required but not present"
+	msgNotAllowed       = "field not allowed"
 )
 
 // userErrors rewrites the evaluator's errors about a project into one error
@@ -62,6 +63,8 @@ const (
 //   - a required field missing from a struct the user declared (the run of
 //     an exec gate), which CUE reports at the schema's field, is reported
 //     at the user's struct, with the schema's doc of the field;
+//   - a learning whose name is not a #Name, which CUE reports as a field
+//     not allowed, is told what a name is (namedHint);
 //   - any other error that has positions in the user's files keeps its
 //     message and only those positions, not the trail through the schema
 //     and the enclosing structs; its path goes down to the field the user
@@ -91,9 +94,24 @@ func userErrors(err error, files []*ast.File, inst *build.Instance) error {
 			}
 			continue
 		}
-		out = errors.Append(out, u.rewrite(e))
+		out = errors.Append(out, namedHint(u.rewrite(e)))
 	}
 	return out
+}
+
+// namedHint is e, or, when e is a label of project.learnings that CUE
+// did not allow, e saying why: the learnings are keyed by #Name, and a
+// label that is not one is all the struct refuses.
+func namedHint(e errors.Error) errors.Error {
+	path := e.Path()
+	format, args := e.Msg()
+	if len(path) != 3 || path[0] != ProjectField || path[1] != LearningsField || fmt.Sprintf(format, args...) != msgNotAllowed {
+		return e
+	}
+	return &positioned{
+		err:  errors.Newf(e.Position(), "%s: a learning's name is kebab-case, lower-case letters and digits in groups joined by hyphens (no-println)", msgNotAllowed),
+		path: path, pos: e.Position(), more: e.InputPositions(),
+	}
 }
 
 type rewriter struct {

@@ -66,6 +66,13 @@ func TestUserErrors(t *testing.T) {
 			want:  `project.agent.model: field not allowed: set.cue:8:70`,
 		},
 		{
+			// The learnings are keyed by #Name: a label that is not one
+			// is told what a name is.
+			name:  "learning whose name is not kebab-case",
+			extra: `learnings: no_println: {kind: "convention", text: "t"}`,
+			want:  `project.learnings.no_println: field not allowed: a learning's name is kebab-case, lower-case letters and digits in groups joined by hyphens (no-println): set.cue:8:13`,
+		},
+		{
 			name:  "agent adapter that does not exist",
 			extra: `agent: adapter: "bogus"`,
 			want:  `project.agent.adapter: "bogus" is not one of "codex", "exec", "replay", "claude": set.cue:8:18`,

@@ -36,6 +36,9 @@ const (
 	ProjectDef = "#Project"
 	// ConfigFile is the file a project directory must contain.
 	ConfigFile = "set.cue"
+	// LearningsField is the field of the project that keys its learnings
+	// by a #Name.
+	LearningsField = "learnings"
 )
 
 // Options tune Load. The zero value uses the process environment. Each

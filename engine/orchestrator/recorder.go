@@ -52,7 +52,7 @@ type recorder struct {
 	saved   chan struct{}
 
 	// learned are the run's events that what a prompt hands on of the
-	// changes beside it is derived from (see handOn): the ones
+	// run's other changes is derived from (see handOn): the ones
 	// learn.SiblingEvent names and AGENT_SESSION_DECISION, in Seq order,
 	// from the run's first event (a resumed run's are seeded from the
 	// journal). Guarded by mu; appended to, never changed.

@@ -6,7 +6,7 @@ import (
 	"github.com/set-engine/set/engine/learn"
 )
 
-// The bounds of what one prompt hands on of the changes beside it: a few
+// The bounds of what one prompt hands on of the run's other changes: a few
 // short notes, not a second retry context.
 const (
 	maxSiblings     = 5
@@ -37,7 +37,7 @@ func (r *recorder) seed(events []journal.Event, run string) {
 }
 
 // siblings is what iteration n of change, whose verify stack is gates,
-// hands on of the changes beside it (agent.LoopInput.Siblings), from the
+// hands on of the run's other changes (agent.LoopInput.Siblings), from the
 // events the recorder kept: no journal is read per prompt.
 func (r *recorder) siblings(change string, n int, gates []string) []agent.SiblingNote {
 	r.mu.Lock()
@@ -47,8 +47,9 @@ func (r *recorder) siblings(change string, n int, gates []string) []agent.Siblin
 	return handOn(events, run, change, n, gates)
 }
 
-// handOn is what iteration n of change hands on of what the changes
-// beside it in run learned: their fixed gate episodes of the gates of
+// handOn is what iteration n of change hands on of what the other
+// changes of run learned (at work beside it, or merged before it
+// started): their fixed gate episodes of the gates of
 // its stack (learn.Siblings), newest first, at most maxSiblings notes of
 // maxSiblingBytes in all, but none an earlier iteration of the change in
 // this run handed on already (its AGENT_SESSION_DECISION's siblings).

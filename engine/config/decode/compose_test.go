@@ -247,7 +247,7 @@ func TestProfileFieldPositions(t *testing.T) {
 		"\tforbidden: \"no-sleep\": {pattern: \"time.Sleep\", message: \"no sleeping\", paths: [\"[a\"]}\n\tlearnings: \"doc-comment\"", 1)
 	must(t, os.WriteFile(filepath.Join(dir, "acme", "acme.cue"), []byte(profile), 0o644))
 	_, _, err := Load(dir, load.Options{})
-	want := `project.forbidden.no-sleep.paths: invalid glob "[a" at index 0: acme/acme.cue:6:`
+	want := `project.forbidden."no-sleep".paths: index 0: invalid glob "[a": segment "[a": syntax error in pattern: acme/acme.cue:6:`
 	if got := load.Details(err, dir); !strings.HasPrefix(got, want) {
 		t.Errorf("error:\n%s\nwant:\n%s…", got, want)
 	}

@@ -124,10 +124,17 @@ func (d *decoder) fail(sels []string, format string, args ...any) {
 	d.failAt(d.pos(sels...), sels, format, args...)
 }
 
-// failValue records an error in the value a level gave the given path
-// (givenPos): a pattern or a glob that a profile may have written.
-func (d *decoder) failValue(sels []string, format string, args ...any) {
-	d.failAt(d.givenPos(sels...), sels, format, args...)
+// failGiven records an error in the value a level gave the given path
+// (givenPos): a pattern or a glob that a profile may have written. The
+// path is named as CUE names it: a label that is not an identifier
+// quoted (project.forbidden."no-sleep".paths), as the schema's errors
+// name it.
+func (d *decoder) failGiven(sels []string, format string, args ...any) {
+	path := []string{load.ProjectField}
+	for _, s := range sels {
+		path = append(path, cue.Str(s).String())
+	}
+	d.errs = errors.Append(d.errs, load.NewFieldError(path, d.givenPos(sels...), format, args...))
 }
 
 func (d *decoder) failAt(pos token.Pos, sels []string, format string, args ...any) {
@@ -198,17 +205,12 @@ func conditionMessage(err error) string {
 	return err.Error()
 }
 
+// checkForbidden checks each forbidden pattern as the rules gate uses
+// it, as it checks a rule learning's (checkRule).
 func (d *decoder) checkForbidden() {
 	for _, name := range slices.Sorted(maps.Keys(d.p.Forbidden)) {
 		f := d.p.Forbidden[name]
-		if _, err := regexp.Compile(f.Pattern); err != nil {
-			d.failValue([]string{"forbidden", name, "pattern"}, "invalid regular expression: %v", err)
-		}
-		for i, g := range f.Paths {
-			if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
-				d.failValue([]string{"forbidden", name, "paths"}, "invalid glob %q at index %d", g, i)
-			}
-		}
+		d.checkRule([]string{"forbidden", name}, f.Pattern, f.Paths)
 	}
 }
 

@@ -90,6 +90,10 @@ func TestLoadErrors(t *testing.T) {
 		{"misspelled when", "gates: test: when: \"chnage.type == \\\"fix\\\"\"", "project.gates.test.when", "set.cue:8:"},
 		{"unknown gate in stack", "stacks: feature: lint: {}", "project.stacks.feature.lint", "set.cue:8:"},
 		{"bad regexp", "forbidden: x: {pattern: \"(\", message: \"m\"}", "project.forbidden.x.pattern", "set.cue:8:"},
+		// The rules gate matches a forbidden pattern's paths as a rule
+		// learning's (pathglob): an absolute glob would match no file.
+		{"absolute forbidden glob", "forbidden: x: {pattern: \"a\", message: \"m\", paths: [\"/cmd/**\"]}", "project.forbidden.x.paths", "set.cue:8:"},
+		{"forbidden glob leaving the root", "forbidden: x: {pattern: \"a\", message: \"m\", paths: [\"../**\"]}", "project.forbidden.x.paths", "set.cue:8:"},
 		{"bad inline tests pattern", "inlineTests: x: {files: \"**/*.rs\", from: \"(\"}", "project.inlineTests.x.from", "set.cue:8:"},
 		{"bad inline tests glob", "inlineTests: x: {files: \"src/[a.rs\", from: \"x\"}", "project.inlineTests.x.files", "set.cue:8:"},
 		{"bad failures pattern", "gates: fmt: failures: \"^(.+\\\\.go$\"", "project.gates.fmt.failures", "set.cue:8:"},

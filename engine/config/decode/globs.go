@@ -5,11 +5,6 @@ import (
 	"regexp"
 	"slices"
 
-	"cuelang.org/go/cue"
-	"cuelang.org/go/cue/errors"
-
-	"github.com/set-engine/set/engine/load"
-
 	"github.com/set-engine/set/engine/pathglob"
 )
 
@@ -21,9 +16,7 @@ func (d *decoder) checkPathGlobs() {
 		for _, g := range slices.Sorted(maps.Keys(globs)) {
 			if err := pathglob.Check(g); err != nil {
 				// The glob is a label: named as CUE writes it, quoted.
-				at := append(slices.Clone(sels), g)
-				path := append([]string{load.ProjectField}, append(slices.Clone(sels), cue.Str(g).String())...)
-				d.errs = errors.Append(d.errs, load.NewFieldError(path, d.givenPos(at...), "%v", err))
+				d.failGiven(append(slices.Clone(sels), g), "%v", err)
 			}
 		}
 	}
@@ -35,33 +28,37 @@ func (d *decoder) checkPathGlobs() {
 }
 
 // checkLearnings checks what the schema cannot of each learning: a rule's
-// pattern is a valid regular expression, and its paths, a convention's
-// paths and a planning learning's serialise globs are globs pathglob can
-// use, each reported at its own field (a glob at its index), where the
-// project or the profile that ships the learning gave it.
+// pattern and paths as the rules gate uses them (checkRule), a
+// convention's paths and a planning learning's serialise globs as globs
+// pathglob can use, each reported at its own field, where the project or
+// the profile that ships the learning gave it.
 func (d *decoder) checkLearnings() {
 	for _, name := range slices.Sorted(maps.Keys(d.p.Learnings)) {
 		l := d.p.Learnings[name]
-		// The name is a label: named as CUE writes it, quoted where it
-		// is not an identifier, as the schema's errors name it.
-		fail := func(field, format string, args ...any) {
-			path := []string{load.ProjectField, "learnings", cue.Str(name).String(), field}
-			d.errs = errors.Append(d.errs, load.NewFieldError(path, d.givenPos("learnings", name, field), format, args...))
+		d.checkRule([]string{"learnings", name}, l.Pattern, l.Paths)
+		d.checkGlobs([]string{"learnings", name, "serialise"}, l.Serialise)
+	}
+}
+
+// checkRule checks a pattern the rules gate forbids in the lines a change
+// adds (a forbidden pattern's, or a rule learning's) at sels: its pattern
+// is a valid regular expression ("" is the schema's to refuse) and its
+// paths globs pathglob can use, as the gate matches them.
+func (d *decoder) checkRule(sels []string, pattern string, paths []string) {
+	if pattern != "" {
+		if _, err := regexp.Compile(pattern); err != nil {
+			d.failGiven(append(slices.Clone(sels), "pattern"), "invalid regular expression: %v", err)
 		}
-		if l.Pattern != "" {
-			if _, err := regexp.Compile(l.Pattern); err != nil {
-				fail("pattern", "invalid regular expression: %v", err)
-			}
-		}
-		for _, f := range []struct {
-			field string
-			globs []string
-		}{{"paths", l.Paths}, {"serialise", l.Serialise}} {
-			for i, g := range f.globs {
-				if err := pathglob.Check(g); err != nil {
-					fail(f.field, "index %d: %v", i, err)
-				}
-			}
+	}
+	d.checkGlobs(append(slices.Clone(sels), "paths"), paths)
+}
+
+// checkGlobs checks that each of globs, the list at sels, is a glob
+// pathglob can use, reported at the list with its index.
+func (d *decoder) checkGlobs(sels []string, globs []string) {
+	for i, g := range globs {
+		if err := pathglob.Check(g); err != nil {
+			d.failGiven(sels, "index %d: %v", i, err)
 		}
 	}
 }

@@ -51,7 +51,7 @@ function learningsPage(page) {
       h += "</tbody></table>";
       const gone = v.report.filter((s) => s.remove);
       if (gone.length) {
-        h += `<div class="card" id="removals"><b>Proposed for removal</b> (a commit that removes them from set.cue adopts the proposal):<ul>${gone.map((s) => `<li><b>${esc(s.name)}</b>: ${esc(s.remove)}</li>`).join("")}</ul></div>`;
+        h += `<div class="card" id="removals"><b>Proposed for removal</b> (a commit deletes each from learnings.cue or set.cue, or turns off one a profile gives with enabled: false):<ul>${gone.map((s) => `<li><b>${esc(s.name)}</b>: ${esc(s.remove)}</li>`).join("")}</ul></div>`;
       }
     }
 

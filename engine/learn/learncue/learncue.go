@@ -45,13 +45,14 @@ type Written struct {
 // Nothing is adopted until the file is committed: WriteCUE only writes.
 func WriteCUE(dir string, proposals []learn.Proposal) (Written, error) {
 	path := filepath.Join(dir, LearningsFile)
+	pkg, err := Package(dir)
+	if err != nil {
+		return Written{Path: path}, err
+	}
 	src, err := os.ReadFile(path)
-	pkg := ""
 	switch {
 	case os.IsNotExist(err):
-		if pkg, err = Package(dir); err != nil {
-			return Written{Path: path}, err
-		}
+		src = nil
 	case err != nil:
 		return Written{Path: path}, err
 	}
@@ -68,8 +69,10 @@ func WriteCUE(dir string, proposals []learn.Proposal) (Written, error) {
 // under a comment that gives its ID and evidence, for a person to read,
 // edit and commit. Every byte of src is kept, and a proposal whose name
 // src has already (in whatever form) is left out: Written says which were
-// added and which were present (its Path is ""). src nil is a new file,
-// which starts with a word on what it is and pkg's package clause.
+// added and which were present (its Path is ""). pkg is the project's
+// package (set.cue's): src nil is a new file, which starts with a word on
+// what it is and pkg's package clause; a src of another package, or of
+// none, is refused, since set would never load what it adds.
 func AppendCUE(src []byte, pkg string, proposals []learn.Proposal) ([]byte, Written, error) {
 	var w Written
 	if src == nil {
@@ -78,6 +81,13 @@ func AppendCUE(src []byte, pkg string, proposals []learn.Proposal) ([]byte, Writ
 	f, err := parser.ParseFile(LearningsFile, src, parser.ParseComments)
 	if err != nil {
 		return nil, w, fmt.Errorf("%s does not parse, so set leaves it alone: %w", LearningsFile, err)
+	}
+	if got := f.PackageName(); got != pkg {
+		has := "has no package clause"
+		if got != "" {
+			has = "is in package " + got
+		}
+		return nil, w, fmt.Errorf("%s %s, and set.cue is in package %s: set would never load the learnings added to it. Give it `package %s` first, then run setctl learn --write again", LearningsFile, has, pkg, pkg)
 	}
 	have := learningNames(f)
 	var block strings.Builder

@@ -110,6 +110,25 @@ func TestWriteCUEAppends(t *testing.T) {
 	}
 }
 
+// TestWriteCUEOtherPackage: a learnings.cue of another package than
+// set.cue's, or of none, is not part of the project, so what --write adds
+// to it would never be loaded or adopted: it is refused, and left alone.
+func TestWriteCUEOtherPackage(t *testing.T) {
+	for _, src := range []string{
+		"project: learnings: mine: {kind: \"convention\", text: \"t\"}\n",
+		"package other\n",
+	} {
+		dir := project(t, map[string]string{"learnings.cue": src})
+		_, err := learncue.WriteCUE(dir, proposals)
+		if err == nil || !strings.Contains(err.Error(), "and set.cue is in package demo") || !strings.Contains(err.Error(), "Give it `package demo` first") {
+			t.Errorf("WriteCUE of %q: %v, want the package refused", src, err)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "learnings.cue")); string(data) != src {
+			t.Errorf("learnings.cue changed:\n%s", data)
+		}
+	}
+}
+
 // TestWriteCUETrickyText: a failure's own line goes into the comments and
 // the text as printed, whatever it holds: quotes, backslashes,
 // backticks, unicode, a carriage return, a NUL, a byte that is not
