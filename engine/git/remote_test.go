@@ -228,6 +228,7 @@ func TestPushRefusedOverARewoundRemote(t *testing.T) {
 // absent, replaces (also by no fast-forward) only the commit set read
 // there, and is refused over a commit someone else pushed.
 func TestPushBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	_, other := withBareRemote(t, r)
