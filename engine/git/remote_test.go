@@ -155,27 +155,41 @@ func TestRemoteThatNeverAnswers(t *testing.T) {
 	t.Setenv("GIT_SSH_COMMAND", "sleep 300 #")
 	head := r.git("rev-parse", "main")
 	const timeout = time.Second
-	for name, call := range map[string]func() error{
+	// The three wait out their timeout at the same time.
+	type ended struct {
+		err error
+		d   time.Duration
+	}
+	calls := map[string]func() error{
 		"fetch": func() error { _, err := FetchBranch(ctx, r.dir, "origin", "main", timeout); return err },
 		"push":  func() error { return PushFastForward(ctx, r.dir, "origin", "main", head, head, timeout) },
 		"ls-remote": func() error {
 			_, err := LsRemoteBranch(ctx, r.dir, "origin", "main", timeout)
 			return err
 		},
-	} {
-		done := make(chan error, 1)
-		start := time.Now()
-		go func() { done <- call() }()
+	}
+	done := map[string]chan ended{}
+	for name, call := range calls {
+		ch := make(chan ended, 1)
+		done[name] = ch
+		go func() {
+			start := time.Now()
+			err := call()
+			ch <- ended{err, time.Since(start)}
+		}()
+	}
+	stop := time.After(30 * time.Second)
+	for name := range calls {
 		select {
-		case err := <-done:
+		case e := <-done[name]:
 			var re *RemoteRefError
-			if !errors.As(err, &re) || re.Remote != "origin" || !strings.Contains(err.Error(), "no answer within 1s") {
-				t.Errorf("%s of a remote that never answers: %v (%T), want a *RemoteRefError saying so", name, err, err)
+			if !errors.As(e.err, &re) || re.Remote != "origin" || !strings.Contains(e.err.Error(), "no answer within 1s") {
+				t.Errorf("%s of a remote that never answers: %v (%T), want a *RemoteRefError saying so", name, e.err, e.err)
 			}
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("%s took %s", name, d)
+			if e.d > 10*time.Second {
+				t.Errorf("%s took %s", name, e.d)
 			}
-		case <-time.After(30 * time.Second):
+		case <-stop:
 			t.Fatalf("%s of a remote that never answers still runs after 30s", name)
 		}
 	}
@@ -214,6 +228,7 @@ func TestPushRefusedOverARewoundRemote(t *testing.T) {
 // absent, replaces (also by no fast-forward) only the commit set read
 // there, and is refused over a commit someone else pushed.
 func TestPushBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	_, other := withBareRemote(t, r)

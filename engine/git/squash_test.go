@@ -7,6 +7,7 @@ import (
 )
 
 func TestSquashCommitAndMoveBranchInABareRepository(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	bare, _ := withBareRemote(t, r)
@@ -54,6 +55,7 @@ func TestSquashCommitAndMoveBranchInABareRepository(t *testing.T) {
 }
 
 func TestSquashCommitThatConflicts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	base := r.git("rev-parse", "HEAD")

@@ -531,6 +531,9 @@ func (r *ffRepo) detach() {
 }
 
 func TestFastForward(t *testing.T) {
+	// Each subtest has a repository of its own and runs in parallel with
+	// the others, but for the identity fallback's, which changes the
+	// process's environment (noIdentity): it runs alone, before them.
 	ctx := context.Background()
 
 	for _, checkedOut := range []bool{true, false} {
@@ -540,6 +543,7 @@ func TestFastForward(t *testing.T) {
 		}
 
 		t.Run(name+"/refuses a commit that does not descend from old", func(t *testing.T) {
+			t.Parallel()
 			r := newFFRepo(t)
 			if !checkedOut {
 				r.detach()
@@ -555,6 +559,7 @@ func TestFastForward(t *testing.T) {
 		})
 
 		t.Run(name+"/refuses when the branch moved", func(t *testing.T) {
+			t.Parallel()
 			r := newFFRepo(t)
 			// main moves to next behind the caller's back; next's child
 			// still descends from the old the caller saw.
@@ -591,6 +596,7 @@ func TestFastForward(t *testing.T) {
 		})
 
 		t.Run(name+"/unknown old is an error", func(t *testing.T) {
+			t.Parallel()
 			r := newFFRepo(t)
 			if !checkedOut {
 				r.detach()
@@ -604,6 +610,7 @@ func TestFastForward(t *testing.T) {
 		})
 
 		t.Run(name+"/to old itself", func(t *testing.T) {
+			t.Parallel()
 			r := newFFRepo(t)
 			if !checkedOut {
 				r.detach()
@@ -618,6 +625,7 @@ func TestFastForward(t *testing.T) {
 	}
 
 	t.Run("moves the ref when main is not checked out in root", func(t *testing.T) {
+		t.Parallel()
 		r := newFFRepo(t)
 		r.git("checkout", "-q", "side") // root on another branch
 		r.write("untracked.txt", "mine\n")
@@ -647,6 +655,7 @@ func TestFastForward(t *testing.T) {
 	})
 
 	t.Run("updates the files when main is checked out in root", func(t *testing.T) {
+		t.Parallel()
 		r := newFFRepo(t)
 		r.write("untracked.txt", "mine\n")
 		if err := FastForward(ctx, r.dir, "main", r.old, r.next, r.record); err != nil {
@@ -678,6 +687,7 @@ func TestFastForward(t *testing.T) {
 	})
 
 	t.Run("refuses to overwrite local edits in root", func(t *testing.T) {
+		t.Parallel()
 		r := newFFRepo(t)
 		r.write("notes.txt", "local edit\n")
 		err := FastForward(ctx, r.dir, "main", r.old, r.next, r.record)
@@ -695,6 +705,7 @@ func TestFastForward(t *testing.T) {
 	})
 
 	t.Run("refuses to overwrite an untracked file in root", func(t *testing.T) {
+		t.Parallel()
 		r := newFFRepo(t)
 		r.write("next.txt", "mine\n")
 		if err := FastForward(ctx, r.dir, "main", r.old, r.next, r.record); err == nil {

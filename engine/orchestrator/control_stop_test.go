@@ -17,6 +17,7 @@ import (
 // the CONTROL event says who asked, no retry is spent, and the next
 // apply continues the run to main.
 func TestStopARunningApply(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("slow")
 	// The agent works until the stop (the resumed run takes up the
@@ -65,6 +66,7 @@ echo $change > $change.txt
 // gate is ended, and the run is recorded as interrupted, with the stop
 // journaled.
 func TestStopDuringTheBaseline(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("slow")
 	started := filepath.Join(f.root, "baseline-started")

@@ -70,6 +70,7 @@ func userGitDir(f *fixture) func() map[string]string {
 // config end as they began, the user's own hook untouched; the other
 // change of the run merges.
 func TestAgentPlantingHooksFailsItsChange(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	files := userGitDir(f)
 	began := files()
@@ -119,6 +120,7 @@ echo "test for REQ" > ${change}_test.txt
 // verify gate, plants the hook: the stack stops and the change fails
 // with the security message, its work never queued.
 func TestGateRunningPlantedCodeFailsItsChange(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	files := userGitDir(f)
 	began := files()
@@ -152,6 +154,7 @@ echo "test for REQ" > alpha_test.txt
 // gate's) is undone at the end of the run, which fails with the security
 // message.
 func TestGitDirChangedOutsideAChangesWorkFailsTheRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	files := userGitDir(f)
 	began := files()
@@ -183,6 +186,7 @@ echo "test for REQ" > alpha_test.txt
 // of two agents at work at once planted the hook; both changes fail, and
 // the message says so.
 func TestGitDirChangedWhileTwoAgentsWorkedFailsBoth(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	files := userGitDir(f)
 	began := files()
@@ -231,6 +235,7 @@ fi
 // GIT_DIR_CHANGED, with its path and what to do, and leaves it in place,
 // failing no change for it; at its end the snapshot it kept is gone.
 func TestGitDirChangedWhileNoRunWatchedIsNamed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	userGitDir(f)
 	ctx := context.Background()
@@ -293,6 +298,7 @@ echo "test for REQ" > alpha_test.txt
 // before its first dispatch (main's baseline fails) leaves the snapshot a
 // killed run left for the next run, which names what changed since.
 func TestGitDirSnapshotOutlivesARunEndedBeforeItsGuard(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	killed, err := git.TakeExecSnapshot(context.Background(), f.root)
 	if err != nil {

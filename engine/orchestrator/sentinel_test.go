@@ -158,6 +158,7 @@ func TestSentinelOverBudgetPausesAndResumes(t *testing.T) {
 // change's agent and pauses it; the run waits; setctl resume's request
 // takes it to main.
 func TestPauseAndResumeARunningApply(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.change("slow")
 	// The first iteration waits to be paused; the next one finishes.
@@ -351,6 +352,7 @@ grep '"type":"result"' ` + success + "\n"
 // budgets.tokens.run, nothing new is dispatched and the run ends paused;
 // with the budget raised, the next apply dispatches the rest.
 func TestRunTokenBudgetHoldsNewDispatches(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.project.MaxParallel = 1
 	f.project.Budgets.Tokens["run"] = 10 // the instant agent reports 15 per iteration

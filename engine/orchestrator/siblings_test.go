@@ -76,6 +76,7 @@ const (
 // fix, and passes lesson in its first round. alpha, which nobody taught,
 // hands on nothing.
 func TestSiblingsLearnAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	siblingsScenario(f)
 	f.applySucceeds(f.agentScript(siblingsAgent))
@@ -245,6 +246,7 @@ func signatures(notes []agent.SiblingNote) []string {
 // first, none twice to one change in a run; an iteration opened before
 // the run stopped hands on again exactly what it handed on.
 func TestHandOn(t *testing.T) {
+	t.Parallel()
 	var steps []step
 	for i := range 7 {
 		steps = append(steps, fixedGate(fmt.Sprintf("c%d", i), "lesson", fmt.Sprintf("lesson number %c failed", 'a'+i))...)

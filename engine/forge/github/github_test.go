@@ -18,7 +18,28 @@ import (
 
 const token = "ghp_s3cr3tT0ken"
 
-var clock = time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
+// start is the time on a fixture's clock until its test ticks it.
+var start = time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
+
+// clock is the time of one fixture's server and client: each test has
+// its own, so that tests that tick theirs run in parallel.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// tick moves the clock on by a second.
+func (c *clock) tick() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(time.Second)
+}
 
 // sleeps records the waits of a client instead of waiting.
 type sleeps struct {
@@ -39,13 +60,15 @@ type fixture struct {
 	server *githubtest.Server
 	client *Client
 	sleeps *sleeps
+	clock  *clock
 }
 
 func newFixture(t *testing.T, opts githubtest.Options, transport ...func(http.RoundTripper) http.RoundTripper) *fixture {
 	t.Helper()
 	r := githubtest.NewRemote(t)
 	opts.Token, opts.Repository, opts.Remote = token, "acme/app", r.Bare
-	opts.Now = func() time.Time { return clock }
+	clk := &clock{now: start}
+	opts.Now = clk.Now
 	s := githubtest.NewServer(opts)
 	t.Cleanup(s.Close)
 	var rt http.RoundTripper = http.DefaultTransport
@@ -54,11 +77,11 @@ func newFixture(t *testing.T, opts githubtest.Options, transport ...func(http.Ro
 	}
 	sl := &sleeps{}
 	c, err := New(Options{APIURL: s.URL(), Repository: "acme/app", Token: token, TokenEnv: "GH_TOKEN",
-		HTTPClient: &http.Client{Transport: rt}, Sleep: sl.sleep, Now: func() time.Time { return clock }})
+		HTTPClient: &http.Client{Transport: rt}, Sleep: sl.sleep, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, remote: r, server: s, client: c, sleeps: sl}
+	return &fixture{t: t, remote: r, server: s, client: c, sleeps: sl, clock: clk}
 }
 
 // open pushes set/<name> and opens a pull request of it.
@@ -81,6 +104,7 @@ func noToken(t *testing.T, err error) {
 }
 
 func TestRepositoryOf(t *testing.T) {
+	t.Parallel()
 	for remote, want := range map[string]string{
 		"git@github.com:acme/app.git":            "acme/app",
 		"git@github.com:acme/app":                "acme/app",
@@ -109,6 +133,7 @@ func TestRepositoryOf(t *testing.T) {
 }
 
 func TestGraphQLURL(t *testing.T) {
+	t.Parallel()
 	for api, want := range map[string]string{
 		"https://api.github.com":          "https://api.github.com/graphql",
 		"https://api.github.com/":         "https://api.github.com/graphql",
@@ -123,6 +148,7 @@ func TestGraphQLURL(t *testing.T) {
 }
 
 func TestNewRefusesABadConfiguration(t *testing.T) {
+	t.Parallel()
 	for _, o := range []Options{
 		{APIURL: "api.github.com", Repository: "acme/app", Token: token},
 		{APIURL: "https://api.github.com", Repository: "acme", Token: token},
@@ -151,6 +177,7 @@ func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestOpenIsIdempotentAndSendsGitHubsHeaders(t *testing.T) {
+	t.Parallel()
 	h := &headers{}
 	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { h.next = rt; return h })
 	ctx := context.Background()
@@ -189,6 +216,7 @@ func (h *hideOpen) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestOpenTakesTheOneGitHubSaysExists(t *testing.T) {
+	t.Parallel()
 	hide := &hideOpen{}
 	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { hide.next = rt; return hide })
 	f.remote.Branch("set/a", "a.txt")
@@ -219,6 +247,7 @@ func TestOpenTakesTheOneGitHubSaysExists(t *testing.T) {
 }
 
 func TestSetStatus(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	_, head := f.open("a")
 	long := strings.Repeat("é", 200)
@@ -232,6 +261,7 @@ func TestSetStatus(t *testing.T) {
 }
 
 func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
 	ctx := context.Background()
 	pr, head := f.open("a")
@@ -281,6 +311,7 @@ func TestRequestMergeEnqueuesAndReadsBack(t *testing.T) {
 }
 
 func TestRequestMergeBeforeTheRequiredChecksPassedArmsMergeWhenReady(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}})
 	ctx := context.Background()
 	pr, head := f.open("a")
@@ -310,6 +341,7 @@ func TestRequestMergeBeforeTheRequiredChecksPassedArmsMergeWhenReady(t *testing.
 }
 
 func TestRequestMergeArmsAutoMergeWithoutAQueue(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{AutoMerge: true, Required: []string{"set/test"}})
 	ctx := context.Background()
 	pr, head := f.open("a")
@@ -333,6 +365,7 @@ func TestRequestMergeArmsAutoMergeWithoutAQueue(t *testing.T) {
 }
 
 func TestRequestMergeOfAPullRequestMergedAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{MergeQueue: true, AutoMerge: true})
 	ctx := context.Background()
 	pr, head := f.open("a")
@@ -347,6 +380,7 @@ func TestRequestMergeOfAPullRequestMergedAtOnce(t *testing.T) {
 }
 
 func TestRequestMergeThatGitHubDoesNotTakeIsAnError(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{MergeQueue: true})
 	pr, head := f.open("a")
 	// Someone closes it the moment it is enqueued: the read-back shows
@@ -359,6 +393,7 @@ func TestRequestMergeThatGitHubDoesNotTakeIsAnError(t *testing.T) {
 }
 
 func TestLookOfAnUnchangedPullRequestIsFree(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	ctx := context.Background()
 	pr, head := f.open("a")
@@ -395,6 +430,7 @@ func TestLookOfAnUnchangedPullRequestIsFree(t *testing.T) {
 }
 
 func TestLookReportsReviewsAndFailedChecks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{MergeQueue: true})
 	ctx := context.Background()
 	pr, head := f.open("a")
@@ -412,7 +448,7 @@ func TestLookReportsReviewsAndFailedChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tick(t)
+	f.clock.tick()
 	f.server.FailCheckOn(head, "lint", "lint failed\nmain.go:3: unused x")
 
 	// Enqueued, its merge group commit fails a check, and the queue
@@ -423,7 +459,7 @@ func TestLookReportsReviewsAndFailedChecks(t *testing.T) {
 	if _, err := f.client.Look(ctx, pr); err != nil { // seen queued
 		t.Fatal(err)
 	}
-	tick(t)
+	f.clock.tick()
 	queueCommit, err := f.server.FailCheck(1, "test", "tests failed\nTestGreeting: got \"\"")
 	if err != nil {
 		t.Fatal(err)
@@ -461,14 +497,6 @@ func TestLookReportsReviewsAndFailedChecks(t *testing.T) {
 	}
 }
 
-// tick moves the clock of the server and the client on by a second,
-// until the test ends.
-func tick(t *testing.T) {
-	start := clock
-	clock = clock.Add(time.Second)
-	t.Cleanup(func() { clock = start })
-}
-
 func itoa64(n int64) string {
 	var b []byte
 	for n > 0 || len(b) == 0 {
@@ -479,13 +507,14 @@ func itoa64(n int64) string {
 }
 
 func TestLookOfAClosedPullRequest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	ctx := context.Background()
 	pr, _ := f.open("a")
 	if _, err := f.server.RequestChanges(1, "bob", "this is the wrong approach"); err != nil {
 		t.Fatal(err)
 	}
-	tick(t)
+	f.clock.tick()
 	if err := f.server.ClosePR(1, "alice", "We will not take this: the greeting stays as it is."); err != nil {
 		t.Fatal(err)
 	}
@@ -496,6 +525,7 @@ func TestLookOfAClosedPullRequest(t *testing.T) {
 }
 
 func TestRefusalsAreConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		status int
@@ -507,6 +537,7 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 		{"404", 0, "acme/nope", []string{"project.delivery.forge.repository", "project.delivery.forge.apiURL"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, githubtest.Options{})
 			f.remote.Branch("set/a", "a.txt")
 			c := f.client
@@ -562,6 +593,7 @@ func TestRefusalsAreConfigErrors(t *testing.T) {
 }
 
 func TestReach(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	if err := f.client.Reach(context.Background()); err != nil {
 		t.Fatalf("Reach of a repository the token may push to: %v", err)
@@ -576,6 +608,7 @@ func TestReach(t *testing.T) {
 }
 
 func TestRateLimitsAreWaitedOut(t *testing.T) {
+	t.Parallel()
 	// A required check pending: RequestMerge arms auto-merge, and the
 	// pull request stays open.
 	f := newFixture(t, githubtest.Options{Required: []string{"ci/test"}})
@@ -616,6 +649,7 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 }
 
 func TestLookFollowsPages(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	pr, _ := f.open("a")
 	for i := range 105 {
@@ -642,6 +676,7 @@ func slicesEqual(a, b []time.Duration) bool {
 }
 
 func TestRateLimitGivesUpOnlyWhenTheContextEnds(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	f.server.RateLimit(100, githubtest.Secondary)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -679,6 +714,7 @@ func (f *flaky) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestServerErrorsAreRetriedAFewTimes(t *testing.T) {
+	t.Parallel()
 	fl := &flaky{n: 2}
 	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { fl.next = rt; return fl })
 	_, head := f.open("a")
@@ -705,6 +741,7 @@ func (a answer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestGraphQLErrorsWhosePathHasAnIndex(t *testing.T) {
+	t.Parallel()
 	// GitHub's error paths name list items by their index, a number.
 	body := `{"data":{"repository":{"pullRequest":null}},"errors":[{"type":"SERVICE_UNAVAILABLE","path":["repository","pullRequest","timelineItems","nodes",0],"message":"Something went wrong while executing your query."}]}`
 	c, err := New(Options{APIURL: "https://api.github.com", Repository: "acme/app", Token: token, HTTPClient: &http.Client{Transport: answer{200, body}}})
@@ -719,6 +756,7 @@ func TestGraphQLErrorsWhosePathHasAnIndex(t *testing.T) {
 }
 
 func TestLookAfterRequestMergeSeesTheQueue(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{MergeQueue: true})
 	ctx := context.Background()
 	pr, head := f.open("a")
@@ -759,6 +797,7 @@ func (e *elsewhere) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestTheTokenGoesToTheAPIOnly(t *testing.T) {
+	t.Parallel()
 	e := &elsewhere{}
 	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { e.next = rt; return e })
 	pr, _ := f.open("a")
@@ -790,6 +829,7 @@ func (g *forgotten) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestLookSkipsAMergeGroupCommitGitHubForgot(t *testing.T) {
+	t.Parallel()
 	g := &forgotten{}
 	f := newFixture(t, githubtest.Options{MergeQueue: true})
 	f.client.http.Transport = func() http.RoundTripper { g.next = http.DefaultTransport; return g }()
@@ -823,6 +863,7 @@ func TestLookSkipsAMergeGroupCommitGitHubForgot(t *testing.T) {
 }
 
 func TestRequestMergeOfAPullRequestThatMayMergeNowMergesIt(t *testing.T) {
+	t.Parallel()
 	// GitHub refuses to arm auto-merge on a pull request it would merge
 	// now ("Pull request is in clean status"): its required statuses
 	// passed already, as set's own do before it asks.
@@ -843,6 +884,7 @@ func TestRequestMergeOfAPullRequestThatMayMergeNowMergesIt(t *testing.T) {
 }
 
 func TestRequestMergeWhereAutoMergeIsNotAllowedIsAConfigError(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{NoAutoMerge: true, Required: []string{"ci/test"}})
 	pr, head := f.open("a")
 	_, err := f.client.RequestMerge(context.Background(), pr, head, "squash", "")
@@ -875,6 +917,7 @@ func (l *limitedOnce) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestAGraphQLRateLimitIn403IsWaitedOut(t *testing.T) {
+	t.Parallel()
 	l := &limitedOnce{}
 	f := newFixture(t, githubtest.Options{MergeQueue: true}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
 	pr, head := f.open("a")
@@ -888,6 +931,7 @@ func TestAGraphQLRateLimitIn403IsWaitedOut(t *testing.T) {
 }
 
 func TestPrintingAClientOrItsOptionsHidesTheToken(t *testing.T) {
+	t.Parallel()
 	opts := Options{APIURL: "https://api.github.com", Repository: "acme/app", Token: token, TokenEnv: "GH_TOKEN"}
 	c, err := New(opts)
 	if err != nil {
@@ -901,6 +945,7 @@ func TestPrintingAClientOrItsOptionsHidesTheToken(t *testing.T) {
 }
 
 func TestLookLeavesOutADismissedReview(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	ctx := context.Background()
 	pr, _ := f.open("a")
@@ -956,6 +1001,7 @@ func (l *lostEnqueue) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestRequestMergeRefusedForWhatItAlreadyDidIsTaken(t *testing.T) {
+	t.Parallel()
 	l := &lostEnqueue{}
 	f := newFixture(t, githubtest.Options{MergeQueue: true}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
 	pr, head := f.open("a")
@@ -966,6 +1012,7 @@ func TestRequestMergeRefusedForWhatItAlreadyDidIsTaken(t *testing.T) {
 }
 
 func TestRequestMergeRefusedIsAnError(t *testing.T) {
+	t.Parallel()
 	l := &lostEnqueue{refuse: true}
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { l.next = rt; return l })
 	pr, head := f.open("a")
@@ -988,6 +1035,7 @@ func (n noLinkOn304) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestALookAnsweredBy304sStillReadsEveryPage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{}, func(rt http.RoundTripper) http.RoundTripper { return noLinkOn304{rt} })
 	pr, _ := f.open("a")
 	for i := range 105 {
@@ -1013,6 +1061,7 @@ func TestALookAnsweredBy304sStillReadsEveryPage(t *testing.T) {
 }
 
 func TestAClientUsedConcurrently(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"set/test"}})
 	ctx := context.Background()
 	type opened struct {
@@ -1060,6 +1109,7 @@ func TestAClientUsedConcurrently(t *testing.T) {
 }
 
 func TestGraphQLRefusalsInA200AreConfigErrors(t *testing.T) {
+	t.Parallel()
 	for name, body := range map[string]string{
 		"FORBIDDEN": `{"data":{"repository":null},"errors":[{"type":"FORBIDDEN","path":["repository"],"message":"Resource not accessible by integration"}]}`,
 		"NOT_FOUND": `{"data":{"repository":null},"errors":[{"type":"NOT_FOUND","path":["repository"],"message":"Could not resolve to a Repository with the name 'acme/app'."}]}`,
@@ -1088,6 +1138,7 @@ func (u unchangedPull) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func TestLookOfAnArmedPullRequestSeesTheQueueTakeIt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{MergeQueue: true, Required: []string{"ci/test"}}, func(rt http.RoundTripper) http.RoundTripper { return unchangedPull{rt} })
 	ctx := context.Background()
 	pr, head := f.open("a")
@@ -1110,6 +1161,7 @@ func TestLookOfAnArmedPullRequestSeesTheQueueTakeIt(t *testing.T) {
 // merges (GitHub's mergeable false, "dirty"): Look says it conflicts;
 // one whose base moved elsewhere does not.
 func TestLookOfAPullRequestWhoseBaseMovedSaysItConflicts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	ctx := context.Background()
 	pr, _ := f.open("a")
@@ -1129,6 +1181,7 @@ func TestLookOfAPullRequestWhoseBaseMovedSaysItConflicts(t *testing.T) {
 // the candidate's message, whose trailer credits the change, whatever
 // the pull request's title.
 func TestRequestMergeAsksForTheCandidatesMessage(t *testing.T) {
+	t.Parallel()
 	for _, required := range [][]string{nil, {"set/test"}} { // merged at once; armed
 		f := newFixture(t, githubtest.Options{AutoMerge: true, Required: required})
 		ctx := context.Background()
@@ -1150,6 +1203,7 @@ func TestRequestMergeAsksForTheCandidatesMessage(t *testing.T) {
 }
 
 func TestWebURL(t *testing.T) {
+	t.Parallel()
 	for api, want := range map[string]string{
 		"https://api.github.com":           "https://github.com/acme/demo",
 		"https://api.github.com/":          "https://github.com/acme/demo",

@@ -12,6 +12,7 @@ import (
 // requested changes and then approved has approved; another reviewer's
 // request, and one made again after an approval, still count.
 func TestLookLeavesOutAChangeRequestTheReviewerApproved(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, githubtest.Options{})
 	ctx := context.Background()
 	pr, _ := f.open("a")
