@@ -53,7 +53,13 @@ echo $$ > "$D/cli.tmp" && mv "$D/cli.tmp" "$D/cli.pid"
 %s
 `, SDKEngineVersion, SDKEngineVersion, dir, session)
 	bin := filepath.Join(dir, "dagger")
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	// Written with no process forked meanwhile: a child forked while the
+	// file is open for writing holds it open until it execs, and running
+	// the file then fails with "text file busy" (the tests run at once).
+	syscall.ForkLock.Lock()
+	err := os.WriteFile(bin, []byte(script), 0o755)
+	syscall.ForkLock.Unlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return &fakeCLI{bin: bin, dir: dir}
