@@ -26,7 +26,13 @@ Every run set applies is kept under .set/: its events in the journal
 .set/runs/<id>/, its changes' logs and prompts in .set/logs/ and
 .set/changes/. Prune removes whole runs: their events (the journal is
 rewritten atomically; the events kept keep their numbers), their folder,
-and the logs and prompts that only their events name. It prints what it
+the logs and prompts that only their events name, and the files that
+belong to them though no event names them: the regeneration logs of
+their integration attempts (.set/logs/<change>/regenerate-<n>.log), the
+totals of agent sessions only they used (.set/sessions/), and the logs
+of the applies the dashboard started them with (.set/logs/_dashboard/,
+each belonging to the first run with an event at or after its time). It
+prints what it
 removed and the bytes freed; --dry-run prints what it would remove and
 removes nothing.
 
@@ -39,9 +45,9 @@ The latest run is never removed (it may be resumed), nor a run whose
 change a run kept carries on with its progress (a failed change retried,
 a change stopped in flight and asked again): --keep keeps such a run and
 says why, --run refuses it. No file outside .set/logs,
-.set/changes and .set/runs is removed, nor one an event of a kept run
-names (a cached baseline verdict names the log of the run that judged
-main). Prune takes the project's lock, as setctl apply does: it is
+.set/changes, .set/runs and .set/sessions is removed, nor one an event of
+a kept run names or a kept run owns (a cached baseline verdict names the
+log of the run that judged main; a session a kept run resumed stays). Prune takes the project's lock, as setctl apply does: it is
 refused while an apply runs.
 
 Exit status: 0 when the runs were removed (or nothing was to be), 1

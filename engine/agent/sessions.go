@@ -26,7 +26,9 @@ import (
 // (written atomically), so that a restarted `setctl apply` resuming a session
 // still counts only the new usage. Persistence is best-effort: a session
 // id that is not a safe file name, or a write that fails, only loses the
-// file (a warning goes to the iteration's log).
+// file (a warning goes to the iteration's log). setctl prune removes a
+// session's file with the last run whose events name the session
+// (sessionId), so a file keyed by anything but the session id would stay.
 type sessionStore struct {
 	dir string // "" = memory only
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/set-engine/set/engine/rundir"
 )
 
 // errStarting refuses a start while the apply the dashboard started
@@ -41,7 +43,7 @@ func (st *starter) start(p *served, by string) (string, error) {
 		return "", errStarting
 	}
 	now := time.Now().UTC()
-	abs, rel := p.layout.DashboardApplyLog(now.Format("20060102T150405.000Z"))
+	abs, rel := p.layout.DashboardApplyLog(now.Format(rundir.DashboardApplyStamp))
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return "", err
 	}

@@ -628,7 +628,7 @@ func regenerate(ctx context.Context, in Input, regen map[string]config.Generated
 		}
 		byKey[key].paths = append(byKey[key].paths, path)
 	}
-	logPath := in.Layout.RegenerateLog(in.Change.Name, in.Attempt)
+	logPath, _ := in.Layout.RegenerateLog(in.Change.Name, in.Attempt)
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return err
 	}

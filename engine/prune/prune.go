@@ -1,6 +1,8 @@
 // Package prune removes whole runs from a project's run directory: their
 // events from the journal, their folder (.set/runs/<id>: report, plan,
-// baseline logs) and the logs and prompts only their events name. It is
+// baseline logs), the logs and prompts only their events name, and the
+// files no event names that only they own (see unnamed: regeneration
+// logs, agent sessions' totals, dashboard apply logs). It is
 // setctl prune, and the history.keep retention a new apply applies
 // before it starts.
 //
@@ -20,9 +22,11 @@
 //     the numbers that name a change's logs may start lower after a
 //     removal; they name no file a kept run's event names.
 //   - A file is removed only when an event of a removed run (or the
-//     removed run's folder) holds it, no kept event names it, and it is
-//     a regular file under .set/logs, .set/changes or .set/runs: never a
-//     worktree, never a file outside .set. The baseline cache forgets
+//     removed run's folder) holds it, or it belongs to a removed run
+//     (unnamed), no kept event names it nor does it belong to a kept
+//     run, and it is a regular file under .set/logs, .set/changes,
+//     .set/runs or .set/sessions: never a worktree, never a file outside
+//     .set. The baseline cache forgets
 //     the verdicts whose logs go (baseline.ForgetLogs), before they go.
 //   - A prune killed at any point leaves the runs kept whole; the next
 //     prune of the same runs finishes what it began (the cache, the
@@ -43,6 +47,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/set-engine/set/engine/baseline"
 	"github.com/set-engine/set/engine/english"
@@ -319,9 +324,20 @@ func sameStand(a, b *state.Change) bool {
 // files, and any other the runs' events name or that was in their
 // folders, that no kept event names.
 func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, chosen map[string]bool, kept []journal.Event) (files map[string][]File, gone func(string) bool, err error) {
+	found, err := findUnnamed(layout, runs, events)
+	if err != nil {
+		return nil, nil, err
+	}
 	keep := map[string]bool{}
 	for _, e := range kept {
-		pathsIn(e.Data, keep)
+		found.namedBy(layout, e, keep)
+	}
+	for _, r := range runs {
+		if !chosen[r.ID] {
+			for _, rel := range found.dashboard[r.ID] {
+				keep[rel] = true
+			}
+		}
 	}
 	var folders []string
 	for _, r := range runs {
@@ -360,7 +376,10 @@ func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, c
 		}
 		named := map[string]bool{}
 		for _, e := range r.Own(events) {
-			pathsIn(e.Data, named)
+			found.namedBy(layout, e, named)
+		}
+		for _, rel := range found.dashboard[r.ID] {
+			named[rel] = true
 		}
 		folder := layout.Run(r.ID)
 		err := filepath.WalkDir(folder, func(p string, d fs.DirEntry, err error) error {
@@ -386,8 +405,92 @@ func filesOf(layout rundir.Layout, runs []history.Run, events []journal.Event, c
 }
 
 // removableDirs are the folders of the run directory prune removes files
-// from: the changes' logs and prompts, and the runs' folders.
-var removableDirs = []string{"logs", "changes", rundir.RunsDir}
+// from: the changes' logs and prompts, the runs' folders, and the agents'
+// session totals.
+var removableDirs = []string{"logs", "changes", rundir.RunsDir, sessionsDir}
+
+// sessionsDir is the folder, below .set, of the agents' session totals
+// (rundir.Layout.Sessions).
+const sessionsDir = "sessions"
+
+// unnamed are the files of the run directory that belong to a run though
+// no event names them, found where they are:
+//   - a session's totals, .set/sessions/<adapter>-<session>.json, belong
+//     to every run whose events name the session (sessionId): a session
+//     resumed in a kept run keeps its file;
+//   - a dashboard's apply log, .set/logs/_dashboard/apply-<stamp>.log,
+//     belongs to the first run with an event at or after its stamp: the
+//     run that apply started or resumed (or, when it started none, the
+//     next run); a log after the latest run's last event belongs to none
+//     and stays.
+//
+// A regeneration log is found from its integration attempt's event
+// instead (namedBy).
+type unnamed struct {
+	sessions  map[string][]string // session ID -> its files
+	dashboard map[string][]string // run ID -> its apply logs
+}
+
+// findUnnamed lists the session files and dashboard apply logs of
+// layout's run directory, by session and by run.
+func findUnnamed(layout rundir.Layout, runs []history.Run, events []journal.Event) (unnamed, error) {
+	u := unnamed{sessions: map[string][]string{}, dashboard: map[string][]string{}}
+	entries, err := os.ReadDir(layout.Sessions())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return u, err
+	}
+	for _, d := range entries {
+		// <adapter>-<session>.json; an adapter's name has no dash.
+		_, id, ok := strings.Cut(strings.TrimSuffix(d.Name(), ".json"), "-")
+		if !ok || id == "" || !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".json") {
+			continue
+		}
+		u.sessions[id] = append(u.sessions[id], rundir.Name+"/"+sessionsDir+"/"+d.Name())
+	}
+	entries, err = os.ReadDir(filepath.Join(layout.Root(), rundir.Name, "logs", rundir.DashboardLogs))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return u, err
+	}
+	for _, d := range entries {
+		stamp, ok := strings.CutPrefix(strings.TrimSuffix(d.Name(), ".log"), "apply-")
+		if !ok || !strings.HasSuffix(d.Name(), ".log") {
+			continue
+		}
+		at, err := time.Parse(rundir.DashboardApplyStamp, stamp)
+		if err != nil {
+			continue
+		}
+		for _, r := range runs {
+			if !events[r.Last].Time.Before(at) {
+				_, rel := layout.DashboardApplyLog(stamp)
+				u.dashboard[r.ID] = append(u.dashboard[r.ID], rel)
+				break
+			}
+		}
+	}
+	return u, nil
+}
+
+// namedBy adds to paths the files of the run directory e names: the paths
+// in its payload (pathsIn), the regeneration log of an integration
+// attempt, and the totals of the session it names.
+func (u unnamed) namedBy(layout rundir.Layout, e journal.Event, paths map[string]bool) {
+	pathsIn(e.Data, paths)
+	var d struct {
+		Attempt   int    `json:"attempt"`
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil {
+		return
+	}
+	if e.Type == journal.IntegrationAttempt && e.Change != "" {
+		_, rel := layout.RegenerateLog(e.Change, d.Attempt)
+		paths[rel] = true
+	}
+	for _, rel := range u.sessions[d.SessionID] {
+		paths[rel] = true
+	}
+}
 
 // removable reports whether rel, a slash path relative to the project
 // root, may be removed: clean, below one of removableDirs of .set.

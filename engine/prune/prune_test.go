@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
@@ -326,6 +328,60 @@ func TestPruneNamedRunWithoutRuns(t *testing.T) {
 		}
 		if res, err := Prune(p.layout, Options{Keep: 1}); err != nil || len(res.Runs) != 0 {
 			t.Errorf("journal %q: prune --keep 1 = %+v, %v; want nothing removed", journalBytes, res, err)
+		}
+	}
+}
+
+// TestPruneUnnamedFiles: the files no event names go with the run they
+// belong to, a regeneration log (by its integration attempt), a session's
+// totals (by the events that name the session) and a dashboard's apply
+// log (by the run after its stamp), and stay while a kept run uses them.
+func TestPruneUnnamedFiles(t *testing.T) {
+	p := newProject(t)
+	session := func(change string, n int, id string) []any {
+		return []any{change, journal.AgentIterationData{Iteration: n, SessionID: id,
+			Log: ".set/logs/" + change + "/agent-1.log", Prompt: ".set/changes/" + change + "/prompt-1.md"}}
+	}
+	attempt := func(change string) []any {
+		return []any{change, journal.IntegrationAttemptData{Attempt: 1, Onto: "abc"}}
+	}
+	p.write(".set/logs/_dashboard/apply-20000101T000000.000Z.log", "apply of run-1")
+	p.run("run-1", concat(plan("a"), iterate("a", 1, true), session("a", 1, "s-old"), session("a", 1, "s-shared"),
+		attempt("a"), merge("a"), finished())...)
+	p.run("run-2", concat(plan("c"), iterate("c", 1, true), session("c", 1, "s-shared"), attempt("c"), merge("c"), finished())...)
+	later := time.Now().UTC().Add(time.Hour).Format(rundir.DashboardApplyStamp)
+	for _, rel := range []string{
+		".set/logs/a/regenerate-1.log", ".set/logs/c/regenerate-1.log",
+		".set/sessions/codex-s-old.json", ".set/sessions/claude-s-shared.json",
+		".set/logs/_dashboard/apply-" + later + ".log",
+	} {
+		p.write(rel, "{}")
+	}
+	res, err := Prune(p.layout, Options{Keep: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 1 || res.Runs[0].ID != "run-1" {
+		t.Fatalf("removed %+v, want run-1", res.Runs)
+	}
+	var removed []string
+	for _, f := range res.Runs[0].Files {
+		removed = append(removed, f.Path)
+	}
+	for _, rel := range []string{
+		".set/logs/a/regenerate-1.log", ".set/sessions/codex-s-old.json",
+		".set/logs/_dashboard/apply-20000101T000000.000Z.log",
+	} {
+		if p.exists(rel) || !slices.Contains(removed, rel) {
+			t.Errorf("%s: still there or not listed (removed %v)", rel, removed)
+		}
+	}
+	for _, rel := range []string{
+		".set/logs/c/regenerate-1.log", ".set/sessions/claude-s-shared.json",
+		".set/logs/_dashboard/apply-" + later + ".log",
+	} {
+		if !p.exists(rel) {
+			t.Errorf("%s of a kept run removed", rel)
 		}
 	}
 }

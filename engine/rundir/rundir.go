@@ -138,9 +138,11 @@ func (l Layout) Prompt(change string, n int) (abs, rel string) {
 }
 
 // RegenerateLog is the output of the commands that regenerated a change's
-// generated files in an integration attempt.
-func (l Layout) RegenerateLog(change string, attempt int) string {
-	return l.abs("logs", change, fmt.Sprintf("regenerate-%d.log", attempt))
+// generated files in integration attempt attempt (INTEGRATION_ATTEMPT):
+// .set/logs/<change>/regenerate-<attempt>.log (absolute, and relative to
+// the root). No event names it; prune finds it from the attempt's event.
+func (l Layout) RegenerateLog(change string, attempt int) (abs, rel string) {
+	return l.both("logs", change, fmt.Sprintf("regenerate-%d.log", attempt))
 }
 
 // DaggerLog is the output of the Dagger engine the container runner
@@ -178,6 +180,10 @@ func (l Layout) BaselineHostLog(run, gate string) (abs, rel string) {
 // DashboardLogs is the folder, under logs, of the output of the applies
 // the dashboard started: a name no change can have.
 const DashboardLogs = "_dashboard"
+
+// DashboardApplyStamp is the time format of the stamp that names a
+// dashboard's apply log (DashboardApplyLog), in UTC.
+const DashboardApplyStamp = "20060102T150405.000Z"
 
 // DashboardApplyLog is the output of a setctl apply the dashboard started
 // at the run-ID-like time stamp at: .set/logs/_dashboard/apply-<at>.log

@@ -28,7 +28,6 @@ func TestLayout(t *testing.T) {
 		{l.Worktree("greet"), abs(".set/worktrees/greet")},
 		{l.Sessions(), abs(".set/sessions")},
 		{l.Logs("greet"), abs(".set/logs/greet")},
-		{l.RegenerateLog("greet", 2), abs(".set/logs/greet/regenerate-2.log")},
 		{l.DaggerLog(), abs(".set/logs/dagger.log")},
 		{l.Baseline(), abs(".set/baseline")},
 		{l.BaselineCache(), abs(".set/baseline.json")},
@@ -40,6 +39,7 @@ func TestLayout(t *testing.T) {
 	for want, paths := range map[string]func() (string, string){
 		".set/logs/greet/verify-test-1.log":  func() (string, string) { return l.GateLog("greet", "verify", "test", 1) },
 		".set/logs/greet/agent-3.log":        func() (string, string) { return l.AgentLog("greet", 3) },
+		".set/logs/greet/regenerate-2.log":   func() (string, string) { return l.RegenerateLog("greet", 2) },
 		".set/changes/greet/prompt-3.md":     func() (string, string) { return l.Prompt("greet", 3) },
 		".set/runs/R1/baseline/vet.log":      func() (string, string) { return l.BaselineLog("R1", "vet") },
 		".set/runs/R1/baseline/vet.host.log": func() (string, string) { return l.BaselineHostLog("R1", "vet") },
