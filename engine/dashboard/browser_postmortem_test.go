@@ -266,6 +266,16 @@ func TestBrowserExecTokens(t *testing.T) {
 	if got := b.Eval(`String(document.querySelector('#changes tr[data-change="farewell"] .no-tokens')?.textContent)`); got != "exec agents report no tokens" {
 		t.Errorf("farewell's tokens column says %q", got)
 	}
+	// Nor does an iteration's line say it used 0 tokens; one that reported
+	// them says how many.
+	for js, want := range map[string]string{
+		`describe({type: "AGENT_ITERATION", data: {iteration: 1, result: "done", durationMs: 1000, commits: 1}})`:                        "iteration 1: done (1s, 1 commits)",
+		`describe({type: "AGENT_ITERATION", data: {iteration: 2, result: "done", durationMs: 1000, commits: 2, tokens: {input: 1500}}})`: "iteration 2: done (1s, 1.5k tokens, 2 commits)",
+	} {
+		if got := b.Eval(js); got != want {
+			t.Errorf("%s = %q, want %q", js, got, want)
+		}
+	}
 	if n := b.Eval(`String(document.querySelectorAll("#changes progress").length)`); n != "0" {
 		t.Errorf("%s token bars against the budget for exec agents", n)
 	}
