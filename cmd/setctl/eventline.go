@@ -151,7 +151,13 @@ var eventLines = journal.NewTable(
 		return hiddenLine(msg)
 	}),
 	journal.On(func(_ lineStyle, _ journal.Event, d journal.AgentIterationData) eventLine {
-		msg := fmt.Sprintf("iteration %d: %s (%s, %s tokens, %s)", d.Iteration, d.Result, ms(d.DurationMS), english.Tokens(d.Tokens.Total()), english.Plural(d.Commits, "commit"))
+		// No tokens is no usage reported (an exec agent's): the line
+		// leaves them out rather than claim the iteration used none.
+		tokens := ""
+		if n := d.Tokens.Total(); n > 0 {
+			tokens = english.Tokens(n) + " tokens, "
+		}
+		msg := fmt.Sprintf("iteration %d: %s (%s, %s%s)", d.Iteration, d.Result, ms(d.DurationMS), tokens, english.Plural(d.Commits, "commit"))
 		if d.Error != "" {
 			msg += ": " + d.Error
 		}

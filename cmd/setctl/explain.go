@@ -160,6 +160,7 @@ func ownChange(v *runView, name string, now time.Time) (report.Change, error) {
 		rc.Retries.Verify.Used -= before.Retries.Verify.Used
 		rc.Retries.Integration.Used -= before.Retries.Integration.Used
 		rc.Retries.Conflicts.Used -= before.Retries.Conflicts.Used
+		rc.Calls -= before.Calls
 		rc.Tokens.Used -= before.Tokens.Used
 		rc.CostUSD -= before.CostUSD
 	}
@@ -181,10 +182,10 @@ func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events
 		deps = strings.Join(ch.DependsOn, ", ")
 	}
 	fmt.Fprintf(w, "  requirements %s; depends on %s\n", reqs, deps)
-	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration%s, %s tokens, %s\n",
+	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration%s, %s\n",
 		english.Plural(rc.Iteration, "iteration"), english.Plural(rc.Gates.Runs, "gate run"), rc.Gates.Passed, rc.Gates.Failed, rc.Gates.Warned,
 		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count), conflictsPart(rc.Retries.Conflicts),
-		report.Used(rc.Tokens, english.Tokens), report.Cost(rc.CostUSD))
+		report.TokensAndCost(rc))
 	fmt.Fprintf(w, "  run %s: %s\n", cmp.Or(r.Run.ID, "-"), runLine(r.Run, now))
 	if note != "" {
 		fmt.Fprintf(w, "  %s\n", note)

@@ -36,8 +36,9 @@ header with the run's state, then one row per change of its plan:
   RETRIES      retries used/budget, verify then integration; then, once
                it had any, the merge conflicts it went back to its agent
                for (not its agent's mistakes: they spend no retry)
-  TOKENS       tokens used/budget of its size
-  COST         the cost its agent reported
+  TOKENS       tokens used/budget of its size; "-" when no model call
+               of it was journaled (exec agents report no tokens)
+  COST         the cost its agent reported; "-" as TOKENS
   AGE          how long it has been in its status, until now; for a
                change done (archived, failed or blocked), how long it
                took: the time from its plan to its end that a run was
@@ -62,10 +63,12 @@ gate judging the main branch, and waiting, while one does; later, the
 run after it, for an earlier run shown with --run), "changes"
 (each with status, since, ageMs, activity, waiting, iteration, agent
 (the adapter of its last iteration: an exec agent reports no tokens),
-gates, retries, tokens, costUsd, stages, error, dependsOn, requirements,
-commit), "roles" (model calls and tokens by role) and "coverage"
-(requirement → change → commit). Times run to now while the run goes,
-to its last event once it is over (but ageMs, which is AGE).
+gates, retries, calls (its model calls journaled: 0 when none reported
+usage, and then TOKENS and COST show "-"), tokens, costUsd, stages,
+error, dependsOn, requirements, commit), "roles" (model calls and
+tokens by role) and "coverage" (requirement → change → commit). Times
+run to now while the run goes, to its last event once it is over (but
+ageMs, which is AGE).
 
 --run ID shows an earlier run of the project (setctl runs lists them) as
 it ended: finished, or not running when it was stopped and never
@@ -258,7 +261,7 @@ func writeStatus(w io.Writer, r report.Report, now time.Time) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%s+%s%s\t%s\t%s\t%s\n", c.Name, c.Status, activityCell(c.Activity),
 			c.Iteration, c.Gates.Latest.Passed, c.Gates.Latest.Failed,
 			report.Used(c.Retries.Verify, report.Count), report.Used(c.Retries.Integration, report.Count), conflictsCell(c.Retries.Conflicts),
-			report.Used(c.Tokens, english.Tokens), report.Cost(c.CostUSD), ageCell(c))
+			report.TokensCell(c), report.CostCell(c), ageCell(c))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

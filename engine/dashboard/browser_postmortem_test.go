@@ -226,9 +226,9 @@ func TestBrowserForgeLinks(t *testing.T) {
 	b.Shot("change-links.png")
 }
 
-// TestBrowserExecTokens: a run whose agents are exec agents (which report
-// no tokens) says so on the tokens page and in the token columns,
-// instead of empty bars against a budget.
+// TestBrowserExecTokens: a run whose agents report no tokens (an exec
+// agent; a replay agent without recorded usage) says so on the tokens
+// page and in the token columns, instead of empty bars against a budget.
 func TestBrowserExecTokens(t *testing.T) {
 	f := newFixture(t)
 	f.add("", journal.PlanCreatedData{Strategy: "static", Changes: []string{"greet", "farewell"}, Requirements: 2, Plan: json.RawMessage(testPlan)})
@@ -236,7 +236,7 @@ func TestBrowserExecTokens(t *testing.T) {
 		Budgets: &journal.Budgets{RetriesVerify: 2, RetriesIntegration: 2, Iterations: 5, Tokens: map[string]int64{"S": 2000000}}})
 	for _, c := range []string{"greet", "farewell"} {
 		f.to(c, state.Pending, state.Dispatched)
-		f.add(c, journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration", Iteration: 1, Adapter: "exec"})
+		f.add(c, journal.AgentSessionDecisionData{Decision: "new", Reason: "first iteration", Iteration: 1, Adapter: map[string]string{"greet": "exec", "farewell": "replay"}[c]})
 		f.to(c, state.Dispatched, state.Implementing)
 		f.add(c, journal.AgentIterationData{Iteration: 1, Result: "done", DurationMS: 1000, Commits: 1})
 		f.to(c, state.Implementing, state.Verifying)
@@ -260,6 +260,21 @@ func TestBrowserExecTokens(t *testing.T) {
 	)
 	if got := b.Text(`#changes tr[data-change="greet"] .no-tokens`); got != "exec agents report no tokens" {
 		t.Errorf("greet's tokens column says %q", got)
+	}
+	// farewell's replay agent had no recorded usage: it reported none
+	// either (no LLM_CALL), whatever its adapter.
+	if got := b.Eval(`String(document.querySelector('#changes tr[data-change="farewell"] .no-tokens')?.textContent)`); got != "exec agents report no tokens" {
+		t.Errorf("farewell's tokens column says %q", got)
+	}
+	// Nor does an iteration's line say it used 0 tokens; one that reported
+	// them says how many.
+	for js, want := range map[string]string{
+		`describe({type: "AGENT_ITERATION", data: {iteration: 1, result: "done", durationMs: 1000, commits: 1}})`:                        "iteration 1: done (1s, 1 commits)",
+		`describe({type: "AGENT_ITERATION", data: {iteration: 2, result: "done", durationMs: 1000, commits: 2, tokens: {input: 1500}}})`: "iteration 2: done (1s, 1.5k tokens, 2 commits)",
+	} {
+		if got := b.Eval(js); got != want {
+			t.Errorf("%s = %q, want %q", js, got, want)
+		}
 	}
 	if n := b.Eval(`String(document.querySelectorAll("#changes progress").length)`); n != "0" {
 		t.Errorf("%s token bars against the budget for exec agents", n)

@@ -123,7 +123,7 @@ if [ "$change" = broken ]; then echo "bad $iteration" > broken.txt; else echo go
 	for _, line := range []string{
 		": finished: failed\n",
 		"\n| sibling | on main at ",
-		"\n| broken | failed:retry_budget_exhausted | 3 | 3 (0 / 3 / 0) | 2/2, 0/2 | 0/1.0k | $0.00 |\n",
+		"\n| broken | failed:retry_budget_exhausted | 3 | 3 (0 / 3 / 0) | 2/2, 0/2 | - | - |\n", // its agent reported no usage
 		"\n- **broken** (failed:retry_budget_exhausted): verify failed with its retry budget spent (budgets.retries.verify: 2)\n",
 		"\n- **after-broken** (dep-blocked): dependency broken is failed:retry_budget_exhausted\n",
 		"\n| REQ-SIBLING-01 | sibling | archived | ",

@@ -30,7 +30,7 @@ func Markdown(w io.Writer, r Report) error {
 	for _, c := range r.Changes {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d (%d / %d / %d) | %s, %s | %s | %s |\n",
 			c.Name, outcome(c), c.Iteration, c.Gates.Runs, c.Gates.Passed, c.Gates.Failed, c.Gates.Warned,
-			Used(c.Retries.Verify, Count), Used(c.Retries.Integration, Count), Used(c.Tokens, english.Tokens), Cost(c.CostUSD))
+			Used(c.Retries.Verify, Count), Used(c.Retries.Integration, Count), TokensCell(c), CostCell(c))
 	}
 
 	b.WriteString("\n## Time per stage\n\n")
@@ -128,6 +128,35 @@ func Used(b Budgeted, f func(int64) string) string {
 		return f(b.Used)
 	}
 	return f(b.Used) + "/" + f(b.Budget)
+}
+
+// TokensCell and CostCell are change c's tokens against its budget and
+// its cost, for a table: "-" when no model call was journaled for it
+// (Calls is 0), where 0 would claim what set cannot know, as setctl runs
+// shows a run that journaled none.
+func TokensCell(c Change) string {
+	if c.Calls == 0 {
+		return "-"
+	}
+	return Used(c.Tokens, english.Tokens)
+}
+
+// CostCell: see TokensCell.
+func CostCell(c Change) string {
+	if c.Calls == 0 {
+		return "-"
+	}
+	return Cost(c.CostUSD)
+}
+
+// TokensAndCost is change c's tokens against its budget and its cost,
+// for a sentence: "1.2k/2.0M tokens, $0.12", or "tokens and cost not
+// reported" when no model call was journaled for it (Calls is 0).
+func TokensAndCost(c Change) string {
+	if c.Calls == 0 {
+		return "tokens and cost not reported"
+	}
+	return Used(c.Tokens, english.Tokens) + " tokens, " + Cost(c.CostUSD)
 }
 
 // Count is n in decimal, a formatter for Used.

@@ -139,9 +139,14 @@ type Change struct {
 	Iteration int `json:"iteration"`
 	// Agent is the adapter of its last agent iteration (state.Change's):
 	// an "exec" agent reports no tokens.
-	Agent   string   `json:"agent,omitempty"`
-	Gates   Gates    `json:"gates"`
-	Retries Retries  `json:"retries"`
+	Agent   string  `json:"agent,omitempty"`
+	Gates   Gates   `json:"gates"`
+	Retries Retries `json:"retries"`
+	// Calls counts the model calls journaled for it (LLM_CALL, of every
+	// role): 0 when its agent reported no usage (an exec agent, a replay
+	// without usage) and nothing else called a model for it, and then
+	// Tokens and CostUSD say nothing of its work (TokensAndCost).
+	Calls   int      `json:"calls"`
 	Tokens  Budgeted `json:"tokens"`
 	CostUSD float64  `json:"costUsd"`
 	// Stages is the time it spent in each stage of its way to main.
@@ -360,6 +365,7 @@ func change(s *state.State, c *state.Change, rr Run, end, now time.Time) Change 
 	rc := Change{
 		Name: c.Name, Status: string(c.Status), Since: c.Since, Iteration: max(c.Iteration, c.StartedIteration),
 		Gates:     Gates{Runs: c.Gates.Runs(), Passed: c.Gates.Passed, Failed: c.Gates.Failed, Warned: c.Gates.Warned, Skipped: c.Gates.Skipped},
+		Calls:     c.Calls(),
 		Tokens:    Budgeted{Used: c.Tokens.Total()},
 		CostUSD:   c.CostUSD,
 		Error:     c.Error,

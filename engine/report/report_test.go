@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/set-engine/set/engine/journal"
+	"github.com/set-engine/set/engine/llm/usage"
 	"github.com/set-engine/set/engine/state"
 )
 
@@ -333,5 +334,39 @@ func TestWaitingAfterAConflict(t *testing.T) {
 	rc := change(s, conflicted, Run{State: Running}, time.Time{}, time.Time{})
 	if want := (Budgeted{Used: 3, Budget: 6}); rc.Retries.Conflicts != want || rc.Retries.Integration.Used != 0 {
 		t.Errorf("retries = %+v, want conflicts %+v and no integration retry", rc.Retries, want)
+	}
+}
+
+// A change whose agent reported no usage (an exec agent: no LLM_CALL)
+// says its tokens and cost are not reported, not that it used none of
+// its budget; a change with a model call says what it used, also when
+// the call reported 0 tokens.
+func TestTokensNotReported(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := state.New()
+	apply(t, s, t0,
+		"", journal.PlanCreatedData{Changes: []string{"quiet", "told", "zero"}},
+		"", journal.RunStartedData{PID: 7, MaxParallel: 3},
+		"quiet", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1, Adapter: "exec"},
+		"told", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1, Adapter: "claude"},
+		"told", journal.LLMCallData{Role: "implement", Model: "m", Iteration: 1, Tokens: usage.Tokens{Input: 1200, Output: 300}, CostUSD: 0.25},
+		"zero", journal.AgentSessionDecisionData{Decision: "new", Iteration: 1, Adapter: "replay"},
+		"zero", journal.LLMCallData{Role: "implement", Model: "m", Iteration: 1},
+	)
+	type shown struct {
+		Calls                  int
+		Cell, Cost, InSentence string
+	}
+	got := map[string]shown{}
+	for _, c := range Build(s, Liveness{}, t0.Add(time.Minute)).Changes {
+		got[c.Name] = shown{c.Calls, TokensCell(c), CostCell(c), TokensAndCost(c)}
+	}
+	want := map[string]shown{
+		"quiet": {0, "-", "-", "tokens and cost not reported"},
+		"told":  {1, "1.5k", "$0.25", "1.5k tokens, $0.25"},
+		"zero":  {1, "0", "$0.00", "0 tokens, $0.00"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }

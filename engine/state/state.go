@@ -502,6 +502,17 @@ func applyLLMCall(s *State, c *Change, _ journal.Event, d journal.LLMCallData) e
 	return nil
 }
 
+// Calls counts the change's model calls (its LLM_CALL events), of every
+// role: 0 when its agent reported no usage and nothing else called a
+// model for it.
+func (c *Change) Calls() int {
+	n := 0
+	for _, u := range c.Usage {
+		n += u.Calls
+	}
+	return n
+}
+
 // applyStateChange moves the change along the lifecycle. The event's From
 // must be the change's status: a journal whose STATE_CHANGEs do not chain
 // was not written by one engine.

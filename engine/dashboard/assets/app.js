@@ -159,7 +159,8 @@ function describe(e) {
     case "STATE_CHANGE": return `${d.from} → ${d.to}${d.reason ? ": " + d.reason : ""}`;
     case "DISPATCH": return `${d.reused ? "resumed in" : "dispatched to"} ${d.worktree} (branch ${d.branch} from ${short(d.base)})`;
     case "AGENT_SESSION_DECISION": return `iteration ${d.iteration || "?"}: ${[d.adapter, d.model].filter(Boolean).join(" ") || "agent"} started, ${d.decision} session (${d.reason})`;
-    case "AGENT_ITERATION": return `iteration ${d.iteration}: ${d.result} (${fmtMs(d.durationMs)}, ${fmtTokens(tokensOf(d.tokens))} tokens, ${d.commits} commits)${d.error ? ": " + d.error : ""}`;
+    // No tokens is no usage reported (an exec agent's), as setctl events says.
+    case "AGENT_ITERATION": return `iteration ${d.iteration}: ${d.result} (${fmtMs(d.durationMs)}, ${tokensOf(d.tokens) ? fmtTokens(tokensOf(d.tokens)) + " tokens, " : ""}${d.commits} commits)${d.error ? ": " + d.error : ""}`;
     case "LLM_CALL": return `${d.role} call to ${d.model}: ${fmtTokens(tokensOf(d.tokens))} tokens${d.costUsd ? ", " + fmtCost(d.costUsd) : ""}${d.error ? ": " + d.error : ""}`;
     case "GATE_SET_EXPANDED": return `${d.stage} ${d.gate} added: ${d.condition}`;
     case "GATE_STARTED": return `${d.stage} ${d.gate}: started${d.command ? " (" + d.command.join(" ") + ")" : ""}`;

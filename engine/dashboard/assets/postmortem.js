@@ -54,9 +54,10 @@ function changeLinks(name) {
 const noTokensText = "exec agents report no tokens";
 
 // reportsNoTokens says whether a change's token count says nothing of its
-// work: its agent is an exec agent, which makes no model calls set sees.
+// work: its agent ran and no model call of it was journaled (c.calls is
+// 0: an exec agent, a replay without usage, reports none).
 function reportsNoTokens(c) {
-  return c.agent === "exec" && !c.tokens.used;
+  return !!c.agent && !c.calls;
 }
 
 // tokensCell is a change's tokens against its budget, or why it has none.
@@ -73,8 +74,8 @@ function tokensNote(rep) {
   if (!none.length) return "";
   const all = none.length === rep.changes.filter((c) => c.agent).length;
   return `<div class="card" id="no-tokens"><b>${noTokensText}.</b> ` +
-    (all ? "Every change of this run was implemented by an exec agent, so its tokens and cost count only the model calls set made itself (planning, reviews)."
-      : `The changes ${esc(none.join(", "))} were implemented by an exec agent: their bars count only the model calls set made itself.`) + "</div>";
+    (all ? "No agent of this run reported its usage, so its tokens and cost count only the model calls set made itself (planning, reviews)."
+      : `The agents of ${esc(none.join(", "))} reported no usage: their bars count only the model calls set made itself.`) + "</div>";
 }
 
 // ---- the timeline ----
