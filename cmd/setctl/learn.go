@@ -36,7 +36,7 @@ conflict of a change on a path; a sentinel rule that fired. An episode's
 signature names what went wrong the same way in every change and run:
 "verify gate doc: every file needs a header comment: <file>", the
 failure's line with paths as <file>, commit hashes as <sha> and other
-numbers as <n>; "verify gate rules: forbidden no-todo in *.go", a
+numbers as <n>; "verify gate rules: forbidden no-println in *.go", a
 rules-gate finding's rule and the pattern of the files it was broken
 in; "conflict: go.mod".
 

@@ -214,7 +214,7 @@ var ruleHit = regexp.MustCompile(`^(.+?):\d+: ([^:]+): `)
 
 // signatureLine is what a gate episode's signature holds of line, one of
 // the failure's lines of d: line normalised; for a finding of the rules
-// gate, the rule and the file pattern it was hit in ("forbidden no-todo
+// gate, the rule and the file pattern it was hit in ("forbidden no-println
 // in *.go"), since the line it names and the text the change added are
 // the change's own, and the same rule broken in two changes is one
 // failure. Lines of one failure with the same signatureLine are one

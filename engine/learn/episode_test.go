@@ -61,8 +61,8 @@ func TestFailureLines(t *testing.T) {
 		{"spec_verify", "Gate spec_verify failed: 2 of the change's 3 requirements are not named by any test line this change adds:\n- REQ-GREET-01: Greet\n- REQ-GREET-02: Shout\n" +
 			"Name each ID in the test that covers it, in a line the change adds to **/*_test.go — for example a comment `// REQ-GREET-01` in the test, or REQ_GREET_01 in the test's name.",
 			[]string{"2 of the change's 3 requirements are not named by any test line this change adds:", "REQ-GREET-01: Greet", "REQ-GREET-02: Shout"}},
-		{"rules", "Gate rules failed: lines this change adds match forbidden patterns:\n- a.go:3: no-todo: no TODOs: // TODO later\nRemove or rewrite these lines.",
-			[]string{"a.go:3: no-todo: no TODOs: // TODO later"}},
+		{"rules", "Gate rules failed: lines this change adds match forbidden patterns:\n- a.go:3: no-println: no println: println(later)\nRemove or rewrite these lines.",
+			[]string{"a.go:3: no-println: no println: println(later)"}},
 		{"test_files", "Gate test_files failed: the change adds or modifies no test file. Test files are those matching:\n- **/*_test.go\nAdd or extend the tests that cover this change.",
 			[]string{"the change adds or modifies no test file."}},
 		{"review", "Gate review failed: the reviewer model (claude-sonnet-4-5 via cli) reported 2 findings of severity major or worse, which block the change:\n" +
@@ -250,14 +250,14 @@ func rulesFailed(attempt int, hits ...string) journal.VerifyGateData {
 func TestEpisodesRules(t *testing.T) {
 	events := journalOf(t, []step{
 		{"run-1", "greet", rulesFailed(1,
-			"internal/greet/greet.go:3: no-todo: no TODOs: // TODO: greet in French",
-			"internal/greet/greet.go:9: no-todo: no TODOs: // TODO later",
-			"cmd/greet/main.go:12: no-todo: no TODOs: // TODO flags",
-			"web/app.ts:4: no-todo: no TODOs: // TODO types",
+			"internal/greet/greet.go:3: no-println: no println: println(greeting)",
+			"internal/greet/greet.go:9: no-println: no println: println(later)",
+			"cmd/greet/main.go:12: no-println: no println: println(flags)",
+			"web/app.ts:4: no-println: no println: println(types)",
 			"cmd/greet/main.go:20: learning no-println: Use the logger: fmt.Println(\"hi\")")},
 		{"run-1", "greet", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
 		{"run-1", "greet", journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "pass", Attempt: 2}},
-		{"run-1", "part", rulesFailed(1, "part.go:1: no-todo: no TODOs: //TODO(ann): split")},
+		{"run-1", "part", rulesFailed(1, "part.go:1: no-println: no println: println(ann, split)")},
 		{"run-1", "part", journal.RetryScheduledData{Stage: "verify", Attempt: 1}},
 		{"run-1", "part", journal.VerifyGateData{Stage: "verify", Gate: "forbid", Kind: "rules", Result: "pass", Attempt: 2}},
 	})
@@ -266,18 +266,18 @@ func TestEpisodesRules(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s retries %d: %s", ep.Change, ep.Signature, ep.Retries, ep.Line))
 	}
 	want := []string{
-		"greet verify gate forbid: forbidden no-todo in *.go retries 1: internal/greet/greet.go:3: no-todo: no TODOs: // TODO: greet in French",
-		"greet verify gate forbid: forbidden no-todo in *.ts retries 1: web/app.ts:4: no-todo: no TODOs: // TODO types",
+		"greet verify gate forbid: forbidden no-println in *.go retries 1: internal/greet/greet.go:3: no-println: no println: println(greeting)",
+		"greet verify gate forbid: forbidden no-println in *.ts retries 1: web/app.ts:4: no-println: no println: println(types)",
 		"greet verify gate forbid: forbidden learning no-println in *.go retries 1: cmd/greet/main.go:20: learning no-println: Use the logger: fmt.Println(\"hi\")",
-		"part verify gate forbid: forbidden no-todo in *.go retries 1: part.go:1: no-todo: no TODOs: //TODO(ann): split",
+		"part verify gate forbid: forbidden no-println in *.go retries 1: part.go:1: no-println: no println: println(ann, split)",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Episodes (-want +got):\n%s", diff)
 	}
 	ps := Propose(Episodes(events, nil), 2, nil)
-	if len(ps) != 1 || ps[0].Signature != "verify gate forbid: forbidden no-todo in *.go" || ps[0].Changes != 2 || ps[0].Name != "forbid-forbidden-todo" ||
-		ps[0].Text != "The `forbid` gate failed earlier changes on lines they added to `*.go` files that its rule `no-todo` forbids (no TODOs): add no such line." {
-		t.Errorf("Propose = %+v, want one proposal for the rule no-todo in *.go, of 2 changes", ps)
+	if len(ps) != 1 || ps[0].Signature != "verify gate forbid: forbidden no-println in *.go" || ps[0].Changes != 2 || ps[0].Name != "forbid-forbidden-println" ||
+		ps[0].Text != "The `forbid` gate failed earlier changes on lines they added to `*.go` files that its rule `no-println` forbids (no println): add no such line." {
+		t.Errorf("Propose = %+v, want one proposal for the rule no-println in *.go, of 2 changes", ps)
 	}
 }
 
