@@ -356,6 +356,12 @@ const (
 	GraderLLM           = "llm"
 )
 
+// What a spec_verify gate asks of the change folder's tasks.md (Gate.Tasks).
+const (
+	TasksAny        = "any"
+	TasksAllChecked = "all-checked"
+)
+
 // Modes of a gate in a stack.
 const (
 	ModeRun  = "run"
@@ -385,6 +391,9 @@ type Gate struct {
 	// Grader is how a spec_verify gate decides: GraderDeterministic or
 	// GraderLLM; "" for the other kinds.
 	Grader string `json:"grader,omitempty"`
+	// Tasks is what a spec_verify gate asks of the change folder's
+	// tasks.md: TasksAny or TasksAllChecked; "" for the other kinds.
+	Tasks string `json:"tasks,omitempty"`
 	// Prompt, BlockOn, MaxDiffBytes and Repairs configure a model-graded
 	// gate (Graded); they are zero for the others. Prompt is a Go
 	// text/template executed on judge.PromptData (decode checks it);
@@ -467,13 +476,15 @@ type SentinelRule struct {
 	Backoff Duration `json:"backoff,omitempty"`
 }
 
-// Planner strategies (schema.#PlannerStrategy): static needs no model;
-// the others ask the plan role's model.
+// Planner strategies (schema.#PlannerStrategy): static and openspec need
+// no model; the others ask the plan role's model. openspec plans from the
+// OpenSpec change folders on main instead of the markdown spec.
 const (
 	StrategyStatic     = "static"
 	StrategySingle     = "single"
 	StrategyThreePhase = "three-phase"
 	StrategyAuto       = "auto"
+	StrategyOpenSpec   = "openspec"
 )
 
 // Planner configures how the spec becomes a plan; planner.Planner is the
@@ -511,7 +522,15 @@ type Planner struct {
 func (p Planner) ScopeOf(domain string) []string { return enabled(p.Scopes[domain]) }
 
 // NeedsModel reports whether the strategy asks a model for the plan.
-func (p Planner) NeedsModel() bool { return p.Strategy != StrategyStatic }
+func (p Planner) NeedsModel() bool {
+	return p.Strategy != StrategyStatic && p.Strategy != StrategyOpenSpec
+}
+
+// FromFolders reports whether the plan comes from the OpenSpec change
+// folders people wrote (StrategyOpenSpec): each change is a folder already
+// on main, which set neither writes nor lets an agent edit, and the project
+// has no markdown spec.
+func (p Planner) FromFolders() bool { return p.Strategy == StrategyOpenSpec }
 
 // PlannerPrompts are the model planner's prompt templates (Go
 // text/template), by the call they make.
@@ -674,6 +693,11 @@ type Change struct {
 	Domain       string   `json:"domain,omitempty" expr:"domain"`
 	Requirements []string `json:"requirements" expr:"requirements"`
 	DependsOn    []string `json:"dependsOn" expr:"dependsOn"`
+	// Because says, by name of a change in DependsOn, why this change
+	// waits for it when the planner knows ("MODIFIED \"Create a short
+	// link\" (links), which add-links ADDs"); the engine sets it, set.cue
+	// cannot.
+	Because map[string]string `json:"because,omitempty" expr:"-"`
 	// Scope lists the path globs the change may touch; empty means
 	// anywhere.
 	Scope []string `json:"scope,omitempty" expr:"scope"`

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/engine/spec"
 )
 
@@ -27,6 +28,11 @@ type Record struct {
 	// Sources maps each spec file to its content, for the Purpose of a
 	// new capability (spec.Purposes).
 	Sources map[string][]byte
+	// OpenSpec is main's openspec/ directory (living specs, open change
+	// folders and the archive), read for the openspec strategy only
+	// (config.StrategyOpenSpec), which plans its open change folders;
+	// nil for the others.
+	OpenSpec openspec.Tree
 }
 
 // MakeWith builds and validates the plan of a project: what the spec asks

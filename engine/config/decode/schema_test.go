@@ -30,8 +30,9 @@ func TestTypesMatchSchema(t *testing.T) {
 		engineOnly []string
 	}{
 		{"#Change", reflect.TypeFor[config.Change](), []string{
-			"domain", // the static planner sets it from the requirements
-			"pos",    // where set.cue declared it; plan.Make sets it from the decoded positions
+			"domain",  // the static planner sets it from the requirements
+			"pos",     // where set.cue declared it; plan.Make sets it from the decoded positions
+			"because", // why a planner ordered two changes; the openspec strategy sets it
 		}},
 		{"#Plan", reflect.TypeFor[config.Plan](), nil},
 	}
