@@ -42,33 +42,37 @@ func diagLines(ds diag.List) string {
 	return strings.Join(lines, "\n")
 }
 
+// openChangesTree holds folders OpenSpec validates and folders it refuses
+// (and two that set refuses for their depends_on alone).
+var openChangesTree = Tree{
+	"openspec/specs/links/spec.md":                        []byte(linksSpec),
+	"openspec/changes/add-x/.openspec.yaml":               []byte("schema: spec-driven\ncreated: 2026-11-27\ndepends_on:\n  - add-y\n  - other-z\n"),
+	"openspec/changes/add-x/proposal.md":                  []byte("## Why\nBecause.\n"),
+	"openspec/changes/add-x/design.md":                    []byte("# Design\n"),
+	"openspec/changes/add-x/tasks.md":                     []byte("- [ ] 1.1 do it\n"),
+	"openspec/changes/add-x/specs/links/spec.md":          []byte(modifiedDelta("Create a short link")),
+	"openspec/changes/add-x/specs/search/full/spec.md":    []byte(addedDelta("Search")),
+	"openspec/changes/add-y/specs/links/spec.md":          []byte(addedDelta("Delete a short link")),
+	"openspec/changes/add-y/.openspec.yaml":               []byte("schema: spec-driven\ndepends_on: [] # none\n"),
+	"openspec/changes/no-shall/specs/links/spec.md":       []byte(strings.Replace(addedDelta("Expire"), "SHALL", "will", 1)),
+	"openspec/changes/no-scenario/specs/links/spec.md":    []byte("## ADDED Requirements\n\n### Requirement: Bare\nThe system SHALL be bare.\n"),
+	"openspec/changes/empty/.openspec.yaml":               []byte("schema: spec-driven\ncreated: 2026-11-27\n"),
+	"openspec/changes/docs-only/.openspec.yaml":           []byte("schema: spec-driven\nskip_specs: true\n"),
+	"openspec/changes/docs-only/proposal.md":              []byte("## Why\nDocs.\n"),
+	"openspec/changes/bad-dep/.openspec.yaml":             []byte("schema: spec-driven\ndepends_on: add-y\n"),
+	"openspec/changes/bad-dep/specs/links/spec.md":        []byte(addedDelta("Share")),
+	"openspec/changes/bad-dep-item/.openspec.yaml":        []byte("schema: spec-driven\ndepends_on:\n  - add-y\n  - Add_Y\n  - {a: b}\n"),
+	"openspec/changes/bad-dep-item/specs/links/spec.md":   []byte(addedDelta("Print")),
+	"openspec/changes/odd-meta/.openspec.yaml":            []byte("schema: 42\nretire_capabilities: yes please\n"),
+	"openspec/changes/odd-meta/specs/links/spec.md":       []byte(addedDelta("Odd")),
+	"openspec/changes/ns/inner/proposal.md":               []byte("## Why\nNested.\n"),
+	"openspec/changes/archive/2026-01-01-old/proposal.md": []byte("old\n"),
+	"openspec/changes/.draft/specs/links/spec.md":         []byte("junk\n"),
+	"openspec/changes/README.md":                          []byte("not a change\n"),
+}
+
 func TestOpenChanges(t *testing.T) {
-	tree := Tree{
-		"openspec/specs/links/spec.md":                        []byte(linksSpec),
-		"openspec/changes/add-x/.openspec.yaml":               []byte("schema: spec-driven\ncreated: 2026-11-27\ndepends_on:\n  - add-y\n  - other-z\n"),
-		"openspec/changes/add-x/proposal.md":                  []byte("## Why\nBecause.\n"),
-		"openspec/changes/add-x/design.md":                    []byte("# Design\n"),
-		"openspec/changes/add-x/tasks.md":                     []byte("- [ ] 1.1 do it\n"),
-		"openspec/changes/add-x/specs/links/spec.md":          []byte(modifiedDelta("Create a short link")),
-		"openspec/changes/add-x/specs/search/full/spec.md":    []byte(addedDelta("Search")),
-		"openspec/changes/add-y/specs/links/spec.md":          []byte(addedDelta("Delete a short link")),
-		"openspec/changes/add-y/.openspec.yaml":               []byte("schema: spec-driven\ndepends_on: [] # none\n"),
-		"openspec/changes/no-shall/specs/links/spec.md":       []byte(strings.Replace(addedDelta("Expire"), "SHALL", "will", 1)),
-		"openspec/changes/no-scenario/specs/links/spec.md":    []byte("## ADDED Requirements\n\n### Requirement: Bare\nThe system SHALL be bare.\n"),
-		"openspec/changes/empty/.openspec.yaml":               []byte("schema: spec-driven\ncreated: 2026-11-27\n"),
-		"openspec/changes/docs-only/.openspec.yaml":           []byte("schema: spec-driven\nskip_specs: true\n"),
-		"openspec/changes/docs-only/proposal.md":              []byte("## Why\nDocs.\n"),
-		"openspec/changes/bad-dep/.openspec.yaml":             []byte("schema: spec-driven\ndepends_on: add-y\n"),
-		"openspec/changes/bad-dep/specs/links/spec.md":        []byte(addedDelta("Share")),
-		"openspec/changes/bad-dep-item/.openspec.yaml":        []byte("schema: spec-driven\ndepends_on:\n  - add-y\n  - Add_Y\n  - {a: b}\n"),
-		"openspec/changes/bad-dep-item/specs/links/spec.md":   []byte(addedDelta("Print")),
-		"openspec/changes/odd-meta/.openspec.yaml":            []byte("schema: 42\nretire_capabilities: yes please\n"),
-		"openspec/changes/odd-meta/specs/links/spec.md":       []byte(addedDelta("Odd")),
-		"openspec/changes/ns/inner/proposal.md":               []byte("## Why\nNested.\n"),
-		"openspec/changes/archive/2026-01-01-old/proposal.md": []byte("old\n"),
-		"openspec/changes/.draft/specs/links/spec.md":         []byte("junk\n"),
-		"openspec/changes/README.md":                          []byte("not a change\n"),
-	}
+	tree := openChangesTree
 	folders, ds := OpenChanges(tree)
 	var names []string
 	for _, f := range folders {
