@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/diag"
+	"go.yaml.in/yaml/v3"
 )
 
 // This file reads the change folders people write with OpenSpec
@@ -194,6 +195,9 @@ func readFolder(root string, t Tree, name string) (*Folder, diag.List) {
 		f.DeltaFiles[d.capability] = d.rel
 	}
 	f.Proposal, f.Design, f.Tasks = f.Files["proposal.md"], f.Files["design.md"], f.Files["tasks.md"]
+	if f.Tasks != nil && usesSpecDriven(t, f.Files[metadataFile]) {
+		ds = append(ds, taskFileIssues(changeRel+"/tasks.md", f.Tasks)...)
+	}
 	if src, ok := f.Files[metadataFile]; ok {
 		f.MetadataFile = changeRel + "/" + metadataFile
 		deps, dds := readDependsOn(f.MetadataFile, decodeUTF8(src))
@@ -201,6 +205,42 @@ func readFolder(root string, t Tree, name string) (*Folder, diag.List) {
 		ds = append(ds, dds...)
 	}
 	return f, ds
+}
+
+// usesSpecDriven reports whether a change whose .openspec.yaml is meta
+// (nil: none) uses OpenSpec's built-in spec-driven schema, whose tasks.md
+// `openspec validate --strict` lints: the schema its metadata names, else
+// openspec/config.yaml's, else spec-driven; metadata OpenSpec cannot load
+// resolves no schema, and a project schema of that name replaces the
+// built-in one.
+func usesSpecDriven(t Tree, meta []byte) bool {
+	if _, ok := t["openspec/schemas/spec-driven/schema.yaml"]; ok {
+		return false
+	}
+	schemaOf := func(src []byte) (string, bool) {
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(decodeUTF8(src)), &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+			return "", false
+		}
+		fields, problem := metadataFields(doc.Content[0])
+		if s, ok := fields["schema"]; ok && s.Kind == yaml.ScalarNode {
+			return s.Value, problem == ""
+		}
+		return "", problem == ""
+	}
+	if meta != nil {
+		name, ok := schemaOf(meta)
+		return ok && name == "spec-driven"
+	}
+	if config, ok := t["openspec/config.yaml"]; ok {
+		var cfg struct {
+			Schema string `yaml:"schema"`
+		}
+		if yaml.Unmarshal([]byte(decodeUTF8(config)), &cfg) == nil && cfg.Schema != "" {
+			return cfg.Schema == "spec-driven"
+		}
+	}
+	return true
 }
 
 // asDiag is err as a diagnostic: itself when it is one, else an error at

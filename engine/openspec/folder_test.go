@@ -68,6 +68,18 @@ var openChangesTree = Tree{
 	"openspec/changes/ns/inner/proposal.md":               []byte("## Why\nNested.\n"),
 	"openspec/changes/archive/2026-01-01-old/proposal.md": []byte("old\n"),
 	"openspec/changes/.draft/specs/links/spec.md":         []byte("junk\n"),
+	"openspec/changes/tasks-nobox/specs/links/spec.md":    []byte(addedDelta("Nobox")),
+	"openspec/changes/tasks-nobox/tasks.md":               []byte("# Tasks\n\n```\n- fenced\n```\n<!--\n- in a comment\n-->\n    - code\n1. first\n"),
+	"openspec/changes/tasks-dup/specs/links/spec.md":      []byte(addedDelta("Dup")),
+	"openspec/changes/tasks-dup/.openspec.yaml":           []byte("schema: spec-driven\n"),
+	"openspec/changes/tasks-dup/tasks.md":                 []byte("## 1. One\r\n- [ ] 1.1 a\r\n- [x] 1.1 b\r\n## 2. Two\r\n- [ ] 1.2a c\r\n- [ ] 2.1. not an ID\r\n## Notes\r\n- [ ] 9.9 free\r\n"),
+	"openspec/changes/tasks-ok/specs/links/spec.md":       []byte(addedDelta("Fine")),
+	"openspec/changes/tasks-ok/tasks.md":                  []byte("---\ntags:\n- a\n---\n## 01. One\n- [ ] 1.1 a\n- [ ] 1.2\n"),
+	"openspec/changes/tasks-front/specs/links/spec.md":    []byte(addedDelta("Front")),
+	"openspec/changes/tasks-front/tasks.md":               []byte("\ufeff---\ntags:\n- a\n---\nNo list.\n"),
+	"openspec/changes/tasks-custom/specs/links/spec.md":   []byte(addedDelta("Custom")),
+	"openspec/changes/tasks-custom/.openspec.yaml":        []byte("schema: custom-x\n"),
+	"openspec/changes/tasks-custom/tasks.md":              []byte("## 1. One\n- [ ] 2.1 a\n"),
 	"openspec/changes/README.md":                          []byte("not a change\n"),
 }
 
@@ -78,7 +90,7 @@ func TestOpenChanges(t *testing.T) {
 	for _, f := range folders {
 		names = append(names, f.Name)
 	}
-	if diff := cmp.Diff([]string{"add-x", "add-y", "docs-only", "odd-meta"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"add-x", "add-y", "docs-only", "odd-meta", "tasks-custom", "tasks-front", "tasks-ok"}, names); diff != "" {
 		t.Errorf("folders (-want +got):\n%s", diff)
 	}
 	want := strings.Join([]string{
@@ -89,6 +101,9 @@ func TestOpenChanges(t *testing.T) {
 		`error: ADDED requirement "Bare" has no scenario (want a "#### Scenario:" heading with steps under it): openspec/changes/no-scenario/specs/links/spec.md:3`,
 		`error: ADDED requirement "Expire" should contain SHALL or MUST: openspec/changes/no-shall/specs/links/spec.md:3`,
 		`error: not a change: a folder holding the change(s) ns/inner; OpenSpec reads a change only directly under openspec/changes/: openspec/changes/ns`,
+		`error: task ID "1.1" is duplicated; it was first declared on line 2: openspec/changes/tasks-dup/tasks.md:3`,
+		`error: task "1.2a" is under group 2, but its leading number points to group 1; move it to group 1 or renumber it: openspec/changes/tasks-dup/tasks.md:5`,
+		"error: this change counts as 0 tasks: no line of its tasks.md is a checkbox, so OpenSpec reports no work and `openspec validate --strict` refuses it; write each task as \"- [ ] 1.1 Description\": openspec/changes/tasks-nobox/tasks.md:10",
 	}, "\n")
 	if diff := cmp.Diff(want, diagLines(ds)); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
