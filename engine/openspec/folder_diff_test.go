@@ -3,6 +3,7 @@ package openspec
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,25 @@ func taskCorpus() []string {
 	for _, tc := range taskLineCases {
 		corpus = append(corpus, tc.line+"\n")
 	}
+	// Random lines shaped like a task line, each part drawn from the
+	// characters the pattern turns on.
+	pick := func(rng *rand.Rand, from ...string) string { return from[rng.Intn(len(from))] }
+	rng := rand.New(rand.NewSource(32))
+	for i := 0; i < 200; i++ {
+		var b strings.Builder
+		for l := rng.Intn(4) + 1; l > 0; l-- {
+			b.WriteString(pick(rng, "", "", " ", "\t", "    ", "\u00a0", "\ufeff", "\r"))
+			b.WriteString(pick(rng, "-", "*", "+", "1.", "2)", "123456789.", "1234567890.", "", "x", "--", "1"))
+			b.WriteString(pick(rng, "", " ", " ", "  ", "\t", "\u3000", "\u2028"))
+			b.WriteString(pick(rng, "[", "[", "[", "(", ""))
+			b.WriteString(pick(rng, "", " ", "  ", "x", "X", " x ", "~", "xx", "😀", "é", "\u00a0", "\t", "]", "\r"))
+			b.WriteString(pick(rng, "]", "]", "]", ")", ""))
+			b.WriteString(pick(rng, "", " ", "(", "[", "\r", "\u2028", "x"))
+			b.WriteString(pick(rng, "", "do it", " 1.1 do it ", "\u2028after", "](x)", "\r"))
+			b.WriteString("\n")
+		}
+		corpus = append(corpus, b.String())
+	}
 	return corpus
 }
 
@@ -70,13 +90,18 @@ func TestTaskProgressDiff(t *testing.T) {
 	if len(list.Changes) != len(corpus) {
 		t.Fatalf("openspec list --json lists %d changes, want %d:\n%s", len(list.Changes), len(corpus), out)
 	}
+	withTasks := 0
 	for _, c := range list.Changes {
 		src := tr["openspec/changes/"+c.Name+"/tasks.md"]
 		done, total := TaskProgress(src)
+		if total > 0 {
+			withTasks++
+		}
 		if done != c.CompletedTasks || total != c.TotalTasks {
 			t.Errorf("%q: TaskProgress %d/%d, the CLI %d/%d", src, done, total, c.CompletedTasks, c.TotalTasks)
 		}
 	}
+	t.Logf("%d tasks.md files, %d with tasks", len(corpus), withTasks)
 }
 
 // archivableCases are folder sets and an order to archive them in.
