@@ -191,8 +191,10 @@ func readFolder(root string, t Tree, name string) (*Folder, diag.List) {
 		}
 	}
 	for _, d := range scan.deltas {
-		f.Deltas = append(f.Deltas, parseDelta(d.capability, d.src))
+		delta := parseDelta(d.capability, d.src)
+		f.Deltas = append(f.Deltas, delta)
 		f.DeltaFiles[d.capability] = d.rel
+		ds = append(ds, scenarioLoss(t, delta, d.rel)...)
 	}
 	f.Proposal, f.Design, f.Tasks = f.Files["proposal.md"], f.Files["design.md"], f.Files["tasks.md"]
 	if f.Tasks != nil && usesSpecDriven(t, f.Files[metadataFile]) {
@@ -205,6 +207,48 @@ func readFolder(root string, t Tree, name string) (*Folder, diag.List) {
 		ds = append(ds, dds...)
 	}
 	return f, ds
+}
+
+// scenarioLoss is the check `openspec validate <change> --strict` makes of
+// a delta's MODIFIED requirements against the main spec of t (the archive
+// makes it again against the spec as the changes before it leave it): one
+// the main spec has, under its name or under a name the delta renames to
+// it, must keep every scenario of the main spec's block.
+func scenarioLoss(t Tree, d *Delta, deltaRel string) diag.List {
+	specRel := "openspec/specs/" + d.Capability + "/spec.md"
+	src, ok := t[specRel]
+	if !ok || len(d.Modified) == 0 {
+		return nil
+	}
+	current := map[string]RequirementBlock{}
+	for _, b := range splitLiving(decodeUTF8(src)).blocks {
+		current[normalizeRequirementName(b.Name)] = b
+	}
+	renamedFrom, renamedAway := map[string]string{}, map[string]bool{}
+	for _, r := range d.Renamed {
+		renamedFrom[normalizeRequirementName(r.To)] = normalizeRequirementName(r.From)
+		renamedAway[normalizeRequirementName(r.From)] = true
+	}
+	var ds diag.List
+	for _, m := range d.Modified {
+		key := normalizeRequirementName(m.Name)
+		if renamedAway[key] {
+			continue
+		}
+		visited := map[string]bool{}
+		for k, ok := key, true; ok && !visited[k]; k, ok = renamedFrom[k] {
+			visited[k] = true
+			cur, found := current[k]
+			if !found {
+				continue
+			}
+			if missing := missingScenarios(cur.Raw, m.Raw); len(missing) > 0 {
+				ds = append(ds, diag.Errorf(deltaRel, m.Line, "MODIFIED requirement %q drops the scenario(s) %s that %s has; a MODIFIED block replaces the whole requirement, so copy them into it", m.Name, quoteAll(missing), specRel))
+			}
+			break
+		}
+	}
+	return ds
 }
 
 // usesSpecDriven reports whether a change whose .openspec.yaml is meta

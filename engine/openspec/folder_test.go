@@ -80,6 +80,9 @@ var openChangesTree = Tree{
 	"openspec/changes/tasks-custom/specs/links/spec.md":   []byte(addedDelta("Custom")),
 	"openspec/changes/tasks-custom/.openspec.yaml":        []byte("schema: custom-x\n"),
 	"openspec/changes/tasks-custom/tasks.md":              []byte("## 1. One\n- [ ] 2.1 a\n"),
+	"openspec/changes/drops/specs/links/spec.md":          []byte(strings.Replace(modifiedDelta("Create a short link"), "Scenario: ok", "Scenario: other", 1)),
+	"openspec/changes/drops-renamed/specs/links/spec.md":  []byte("## RENAMED Requirements\n\n- FROM: `### Requirement: Create a short link`\n- TO: `### Requirement: Make a short link`\n\n" + strings.Replace(modifiedDelta("Make a short link"), "Scenario: ok", "Scenario: other", 1)),
+	"openspec/changes/keeps/specs/links/spec.md":          []byte(modifiedDelta("Create a short link") + "#### Scenario: more\n- WHEN more\n- THEN more\n"),
 	"openspec/changes/README.md":                          []byte("not a change\n"),
 }
 
@@ -90,13 +93,15 @@ func TestOpenChanges(t *testing.T) {
 	for _, f := range folders {
 		names = append(names, f.Name)
 	}
-	if diff := cmp.Diff([]string{"add-x", "add-y", "docs-only", "odd-meta", "tasks-custom", "tasks-front", "tasks-ok"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"add-x", "add-y", "docs-only", "keeps", "odd-meta", "tasks-custom", "tasks-front", "tasks-ok"}, names); diff != "" {
 		t.Errorf("folders (-want +got):\n%s", diff)
 	}
 	want := strings.Join([]string{
 		`error: depends_on: want a list of change names, as in depends_on: [add-links]: openspec/changes/bad-dep/.openspec.yaml:2`,
 		`error: depends_on: "Add_Y" is not a change name (want kebab-case, the name of a folder under openspec/changes/): openspec/changes/bad-dep-item/.openspec.yaml:4`,
 		`error: depends_on: "" is not a change name (want kebab-case, the name of a folder under openspec/changes/): openspec/changes/bad-dep-item/.openspec.yaml:5`,
+		`error: MODIFIED requirement "Create a short link" drops the scenario(s) "ok" that openspec/specs/links/spec.md has; a MODIFIED block replaces the whole requirement, so copy them into it: openspec/changes/drops/specs/links/spec.md:3`,
+		`error: MODIFIED requirement "Make a short link" drops the scenario(s) "ok" that openspec/specs/links/spec.md has; a MODIFIED block replaces the whole requirement, so copy them into it: openspec/changes/drops-renamed/specs/links/spec.md:8`,
 		`error: the change has no delta operation (want specs/<capability>/spec.md with ## ADDED/MODIFIED/REMOVED/RENAMED Requirements, or skip_specs: true in its .openspec.yaml): openspec/changes/empty`,
 		`error: ADDED requirement "Bare" has no scenario (want a "#### Scenario:" heading with steps under it): openspec/changes/no-scenario/specs/links/spec.md:3`,
 		`error: ADDED requirement "Expire" should contain SHALL or MUST: openspec/changes/no-shall/specs/links/spec.md:3`,
