@@ -222,10 +222,8 @@ const refusedSnapshot = "refused\n"
 
 // runOpenSpecArchive runs `openspec archive <change> --yes` on a copy of
 // the case's tree and returns its snapshot, refusedSnapshot when the CLI
-// refuses (exits non-zero) and leaves the tree as it was. The CLI creates
-// openspec/changes/archive/ before it applies the deltas, and leaves it
-// when a delta then does not apply; an empty such directory is not counted
-// as a change (git does not see it).
+// refuses (exits non-zero) and leaves the tree as it was (but for the
+// empty directory removeEmptyArchive removes).
 func runOpenSpecArchive(t *testing.T, cli string, c diffCase) string {
 	t.Helper()
 	for attempt := 0; ; attempt++ {

@@ -66,7 +66,13 @@ func OpenChanges(t Tree) ([]*Folder, diag.List) {
 		return nil, diag.List{diag.Errorf("", 0, "reading the change folders: %v", err)}
 	}
 	defer os.RemoveAll(root)
-	if err := materialise(root, t); err != nil {
+	open := Tree{} // archived changes are not read
+	for p, data := range t {
+		if !strings.HasPrefix(p, changesDir+"/archive/") {
+			open[p] = data
+		}
+	}
+	if err := materialise(root, open); err != nil {
 		return nil, diag.List{diag.Errorf("", 0, "reading the change folders: %v", err)}
 	}
 	var (

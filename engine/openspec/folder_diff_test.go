@@ -1,6 +1,7 @@
 package openspec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/internal/clitest"
 )
 
@@ -204,7 +206,8 @@ func TestArchivableDiff(t *testing.T) {
 }
 
 // TestOpenChangesDiff: OpenChanges refuses a folder exactly when `openspec
-// validate <name> --strict` does, but for set's own depends_on.
+// validate <name> --strict` does, but for set's own depends_on, and at
+// every line the CLI names.
 func TestOpenChangesDiff(t *testing.T) {
 	cli := clitest.OpenSpec.Require(t)
 	root := t.TempDir()
@@ -218,12 +221,14 @@ func TestOpenChangesDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checked := 0
 	for _, e := range entries {
 		name := e.Name()
 		if !e.IsDir() || name == "archive" || strings.HasPrefix(name, ".") || name == "ns" {
 			continue
 		}
-		out, ok := runOpenSpec(t, cli, root, "validate", name, "--strict", "--no-interactive")
+		out, ok := runOpenSpec(t, cli, root, "validate", name, "--strict", "--json", "--no-interactive")
+		checked += checkPositions(t, name, out, ds)
 		if strings.HasPrefix(name, "bad-dep") {
 			if !ok || accepted[name] {
 				t.Errorf("%s: the CLI validates it %v (want true), set accepts it %v (want false, for its depends_on)", name, ok, accepted[name])
@@ -234,4 +239,49 @@ func TestOpenChangesDiff(t *testing.T) {
 			t.Errorf("%s: the CLI validates it %v, set accepts it %v\n%s\nset: %s", name, ok, accepted[name], out, diagLines(ds))
 		}
 	}
+	if checked == 0 {
+		t.Error("the CLI gave no issue with a line to check")
+	}
+	t.Logf("%d issues' positions checked", checked)
+}
+
+// checkPositions checks that every failing issue of `openspec validate
+// <name> --strict --json` (its output out) that has a line is one of ds at
+// that file and line, and returns how many it checked.
+func checkPositions(t *testing.T, name string, out []byte, ds diag.List) int {
+	t.Helper()
+	var report struct {
+		Items []struct {
+			Issues []struct {
+				Level, Path, Message string
+				Line                 int
+			}
+		}
+	}
+	if i := bytes.IndexByte(out, '{'); i >= 0 {
+		out = out[i:]
+	}
+	if err := json.Unmarshal(out, &report); err != nil || len(report.Items) != 1 {
+		t.Errorf("%s: openspec validate --json: %v\n%s", name, err, out)
+		return 0
+	}
+	n := 0
+	at := map[string]bool{}
+	for _, d := range ds {
+		at[fmt.Sprintf("%s:%d", d.Pos.File, d.Pos.Line)] = true
+	}
+	for _, is := range report.Items[0].Issues {
+		if is.Line == 0 || is.Level == "INFO" {
+			continue
+		}
+		file := "openspec/changes/" + name + "/" + is.Path
+		if strings.HasSuffix(is.Path, "spec.md") {
+			file = "openspec/changes/" + name + "/specs/" + is.Path
+		}
+		n++
+		if pos := fmt.Sprintf("%s:%d", file, is.Line); !at[pos] {
+			t.Errorf("%s: the CLI's %s at %s (%s) is not one of set's:\n%s", name, is.Level, pos, is.Message, diagLines(ds))
+		}
+	}
+	return n
 }

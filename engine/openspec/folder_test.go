@@ -83,6 +83,8 @@ var openChangesTree = Tree{
 	"openspec/changes/drops/specs/links/spec.md":          []byte(strings.Replace(modifiedDelta("Create a short link"), "Scenario: ok", "Scenario: other", 1)),
 	"openspec/changes/drops-renamed/specs/links/spec.md":  []byte("## RENAMED Requirements\n\n- FROM: `### Requirement: Create a short link`\n- TO: `### Requirement: Make a short link`\n\n" + strings.Replace(modifiedDelta("Make a short link"), "Scenario: ok", "Scenario: other", 1)),
 	"openspec/changes/keeps/specs/links/spec.md":          []byte(modifiedDelta("Create a short link") + "#### Scenario: more\n- WHEN more\n- THEN more\n"),
+	"openspec/changes/unpaired/specs/links/spec.md":       []byte(addedDelta("Pair") + "## RENAMED Requirements\n\n- FROM: `### Requirement: Create a short link`\n"),
+	"openspec/changes/orphan/specs/links/spec.md":         []byte("## Notes\n\n" + block("Stray") + "\n" + addedDelta("Kept")),
 	"openspec/changes/README.md":                          []byte("not a change\n"),
 }
 
@@ -106,9 +108,11 @@ func TestOpenChanges(t *testing.T) {
 		`error: ADDED requirement "Bare" has no scenario (want a "#### Scenario:" heading with steps under it): openspec/changes/no-scenario/specs/links/spec.md:3`,
 		`error: ADDED requirement "Expire" should contain SHALL or MUST: openspec/changes/no-shall/specs/links/spec.md:3`,
 		`error: not a change: a folder holding the change(s) ns/inner; OpenSpec reads a change only directly under openspec/changes/: openspec/changes/ns`,
+		`error: requirement "Stray" is under "## Notes", which is not a delta section, so it is ignored: openspec/changes/orphan/specs/links/spec.md:3`,
 		`error: task ID "1.1" is duplicated; it was first declared on line 2: openspec/changes/tasks-dup/tasks.md:3`,
 		`error: task "1.2a" is under group 2, but its leading number points to group 1; move it to group 1 or renumber it: openspec/changes/tasks-dup/tasks.md:5`,
 		"error: this change counts as 0 tasks: no line of its tasks.md is a checkbox, so OpenSpec reports no work and `openspec validate --strict` refuses it; write each task as \"- [ ] 1.1 Description\": openspec/changes/tasks-nobox/tasks.md:10",
+		`error: RENAMED FROM: "Create a short link" has no matching TO: line; write each rename as a FROM: line followed by its TO: line: openspec/changes/unpaired/specs/links/spec.md:12`,
 	}, "\n")
 	if diff := cmp.Diff(want, diagLines(ds)); diff != "" {
 		t.Errorf("diagnostics (-want +got):\n%s", diff)
