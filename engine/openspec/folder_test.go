@@ -1,6 +1,8 @@
 package openspec
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -248,5 +250,32 @@ func TestCheckArchivable(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, tree); diff != "" {
 		t.Errorf("CheckArchivable changed its tree (-before +after):\n%s", diff)
+	}
+}
+
+// TestArchivableCorpus: over the differential archive corpus, whose
+// want.txtar is the real CLI's outcome, CheckArchivable refuses a change
+// exactly when `openspec archive` did, and names a position for each
+// refusal.
+func TestArchivableCorpus(t *testing.T) {
+	for _, c := range loadDiffCases(t) {
+		tree := Tree{}
+		for _, f := range c.before {
+			tree[f.Name] = f.Data
+		}
+		want, err := os.ReadFile(filepath.Join(c.dir, "want.txtar"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := string(want) == refusedSnapshot
+		ds, got := CheckArchivable(tree, []string{c.change}, diffDate)[c.change]
+		if got != refused {
+			t.Errorf("%s: CheckArchivable refuses %s: %v, the CLI: %v\n%s", c.name, c.change, got, refused, diagLines(ds))
+		}
+		for _, d := range ds {
+			if d.Pos.File == "" && !strings.Contains(d.Summary, "openspec/") {
+				t.Errorf("%s: a refusal without a position: %s", c.name, d.Summary)
+			}
+		}
 	}
 }
