@@ -52,14 +52,17 @@ type Folder struct {
 // (archive/ and dot directories aside), sorted by name. A folder OpenSpec
 // would refuse to validate (`openspec validate <name> --strict`: a delta
 // without operations, a requirement without a scenario or without SHALL
-// or MUST, one outside the delta sections, a delta file outside a
-// capability's spec.md, a skip_specs marker it cannot honour, no delta at
-// all without skip_specs), or to archive before looking at the living
-// specs (a folder of folders, a symbolic link, a name that is not one path
-// element), is left out and its problems reported at their file and line;
-// a depends_on that is not a list of change names is one such problem.
+// or MUST, one outside the delta sections, a FROM: without its TO:, a
+// delta file outside a capability's spec.md, a skip_specs marker it cannot
+// honour, no delta at all without skip_specs, a MODIFIED requirement that
+// drops a scenario of main's spec, a spec-driven tasks.md without any
+// checkbox or with a task numbered into another group or twice), or to
+// archive before looking at the living specs (a folder of folders), is
+// left out and its problems reported at their file and line; a
+// depends_on that is not a list of change names is one such problem.
 // The CLI accepts a name that is not kebab-case and metadata of another
-// shape, and so does OpenChanges.
+// shape, and so does OpenChanges. TestOpenChangesDiff holds it to the
+// CLI.
 func OpenChanges(t Tree) ([]*Folder, diag.List) {
 	root, err := os.MkdirTemp("", "set-openspec-")
 	if err != nil {
