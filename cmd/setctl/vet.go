@@ -119,15 +119,21 @@ func runVet(e *env, args []string) int {
 // files, or, for the openspec strategy, its open change folders.
 func source(p *project.Project) string {
 	if p.Config.Planner.FromFolders() {
-		folders := map[string]bool{}
-		for _, f := range p.FolderFiles {
-			if name, ok := plan.OpenFolderOf(f); ok {
-				folders[name] = true
-			}
-		}
-		return "openspec: " + english.Plural(len(folders), "change folder")
+		return "openspec: " + changeFolders(p)
 	}
 	return fmt.Sprintf("spec: %s in %s", english.Plural(len(p.Spec.Requirements), "requirement"), english.Plural(len(p.SpecData), "file"))
+}
+
+// changeFolders counts the open change folders of the checkout
+// ("2 change folders"), which the openspec strategy plans from.
+func changeFolders(p *project.Project) string {
+	folders := map[string]bool{}
+	for _, f := range p.FolderFiles {
+		if name, ok := plan.OpenFolderOf(f); ok {
+			folders[name] = true
+		}
+	}
+	return english.Plural(len(folders), "change folder")
 }
 
 // unusedGates is a warning for every gate set.cue declares that no stack
