@@ -47,8 +47,8 @@ type Project struct {
 	// checkout's open change folders (openspec/changes/<name>/, see
 	// plan.OpenFolderOf), slash paths relative to Root, sorted: the run
 	// plans from those folders as main holds them, so they are inputs
-	// (Inputs). Empty for the other strategies, and Spec then has no
-	// requirement: the openspec strategy takes no spec.
+	// (Inputs). Empty for the other strategies. The openspec strategy
+	// takes no spec: its Spec has no requirement and SpecData no file.
 	FolderFiles []string
 
 	// loadWarnings are load.Instance's: the set module version the project
