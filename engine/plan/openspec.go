@@ -307,7 +307,8 @@ func archivedOn(t openspec.Tree, landed map[string]bool) func(name string) bool 
 }
 
 // touch is one operation of a folder on an existing requirement: a
-// MODIFIED or REMOVED requirement, or a RENAMED one's FROM name.
+// MODIFIED or REMOVED requirement, or a RENAMED one's FROM name (name, as
+// NormalizeName gives it).
 type touch struct {
 	change, op, name, file string
 	line                   int
@@ -398,16 +399,16 @@ func (d *folderDeps) derive() {
 			file := f.DeltaFiles[cp]
 			var ts []touch
 			for _, b := range delta.Modified {
-				ts = append(ts, touch{name, opModified, b.Name, file, b.Line})
+				ts = append(ts, touch{name, opModified, openspec.NormalizeName(b.Name), file, b.Line})
 			}
 			for _, n := range delta.Removed {
-				ts = append(ts, touch{name, opRemoved, n.Name, file, n.Line})
+				ts = append(ts, touch{name, opRemoved, openspec.NormalizeName(n.Name), file, n.Line})
 			}
 			for _, r := range delta.Renamed {
-				ts = append(ts, touch{name, opRenamed, r.From, file, r.Line})
+				ts = append(ts, touch{name, opRenamed, openspec.NormalizeName(r.From), file, r.Line})
 			}
 			for _, t := range ts {
-				key := openspec.NormalizeName(t.name)
+				key := t.name
 				if d.touches[cp] == nil {
 					d.touches[cp] = map[string][]touch{}
 				}

@@ -32,7 +32,7 @@ func (p *Plan) Work(name string) string {
 		r, _ := p.Requirement(id)
 		items = append(items, item{p.Standing(id), spec.ContentOf(r)})
 	}
-	var v any = items // as it always was, so that a run's Work stays
+	var v any = items // as before folders: the Work of other strategies never moves
 	if folder, ok := p.Folders[name]; ok {
 		v = struct {
 			Items  []item
