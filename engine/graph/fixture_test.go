@@ -132,7 +132,7 @@ func fixturePlan() *plan.Plan {
 			{Name: "admin", Type: "feature", Size: plan.SizeL, Domain: "admin",
 				Requirements: ids(admin), DependsOn: []string{"links", "auth"},
 				Because: map[string]string{"auth": "depends_on in openspec/changes/admin/.openspec.yaml:3"},
-				Agent: "codex", Model: "gpt-5-codex"},
+				Agent:   "codex", Model: "gpt-5-codex"},
 			{Name: "dashboard", Type: "feature", Size: plan.SizeM, Domain: "ui",
 				Requirements: ids(ui), DependsOn: []string{"stats", "admin"}, Scope: []string{"web/**"}},
 		},
