@@ -176,7 +176,7 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	if err != nil {
 		return nil, err
 	}
-	problems, err := validateChange(root, changeRel, scan)
+	problems, err := validateChange(root, changeRel, scan, false)
 	if err != nil {
 		return nil, err
 	}
