@@ -1,11 +1,15 @@
 package plan
 
 import (
+	"context"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/engine/spec"
 )
@@ -234,5 +238,83 @@ func TestWorkCoversTheFolder(t *testing.T) {
 	}
 	if a.Work("add-links") != mk("- [ ] 1.1 Do it\n").Work("add-links") {
 		t.Errorf("Work differs for the same folder")
+	}
+}
+
+// tree is main's openspec/ with the change folders written as `openspec
+// new change` and a person would write them.
+func tree(files ...string) openspec.Tree {
+	t := openspec.Tree{
+		"openspec/config.yaml":              []byte("schema: spec-driven\n"),
+		"openspec/specs/.gitkeep":           nil,
+		"openspec/changes/archive/.gitkeep": nil,
+		"openspec/specs/auth/spec.md":       []byte("# auth Specification\n\n## Purpose\nWho may use the service and how they prove it.\n\n## Requirements\n### Requirement: Log in\nThe system SHALL let a user log in.\n\n#### Scenario: Log in\n- **WHEN** a user gives the right password\n- **THEN** they are logged in\n"),
+	}
+	for i := 0; i+1 < len(files); i += 2 {
+		t[files[i]] = []byte(files[i+1])
+	}
+	return t
+}
+
+const addedLinks = "## ADDED Requirements\n\n### Requirement: Create a short link\nThe system SHALL create a short link for a URL.\n\n#### Scenario: Create\n- **WHEN** a user posts a URL\n- **THEN** a short link is returned\n"
+const modifiedLinks = "## MODIFIED Requirements\n\n### Requirement: Create a short link\nThe system SHALL create a short link for a URL, at most 8 characters long.\n\n#### Scenario: Create\n- **WHEN** a user posts a URL\n- **THEN** a short link is returned\n"
+
+func TestMakeWithOpenSpec(t *testing.T) {
+	cfg := &config.Project{Name: "linkshort", Planner: config.Planner{Strategy: config.StrategyOpenSpec, MaxRequirementsPerChange: 1}}
+	rec := Record{OpenSpec: tree(
+		"openspec/changes/add-links/.openspec.yaml", "schema: spec-driven\ncreated: 2026-11-27\n",
+		"openspec/changes/add-links/proposal.md", "## Why\nLinks are too long.\n\n## What Changes\n- short links\n",
+		"openspec/changes/add-links/specs/links/spec.md", addedLinks,
+		"openspec/changes/edit-links/.openspec.yaml", "schema: spec-driven\ncreated: 2026-11-27\n",
+		"openspec/changes/edit-links/specs/links/spec.md", modifiedLinks,
+		"openspec/changes/add-logout/.openspec.yaml", "schema: spec-driven\ncreated: 2026-11-27\n",
+		"openspec/changes/add-logout/specs/auth/spec.md", "## ADDED Requirements\n\n### Requirement: Log out\nThe system SHALL let a user log out.\n\n#### Scenario: Log out\n- **WHEN** a user logs out\n- **THEN** their session ends\n",
+	)}
+	p, err := MakeWith(context.Background(), cfg, &spec.Spec{}, rec, Fingerprint{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p.Changes {
+		got = append(got, fmt.Sprintf("%s %v %v %q", c.Name, c.Requirements, c.DependsOn, c.Because))
+	}
+	want := []string{
+		`add-links [REQ-ADD-LINKS-01] [] map[]`,
+		`add-logout [REQ-ADD-LOGOUT-01] [] map[]`,
+		`edit-links [REQ-EDIT-LINKS-01] [add-links] map["add-links":"MODIFIED \"Create a short link\" (links), which add-links ADDs"]`,
+	}
+	if p.Strategy != config.StrategyOpenSpec || !reflect.DeepEqual(got, want) {
+		t.Errorf("plan (%s):\n got %q\nwant %q", p.Strategy, got, want)
+	}
+	if len(p.Folders) != 3 || p.Work("edit-links") == "" {
+		t.Errorf("folders = %v", p.Folders)
+	}
+
+	// Archived on main: not planned any more.
+	applied := Record{OpenSpec: tree(
+		"openspec/changes/archive/2026-11-27-add-links/specs/links/spec.md", addedLinks,
+		"openspec/specs/links/spec.md", "# links Specification\n\n## Purpose\nTBD\n\n## Requirements\n### Requirement: Create a short link\nThe system SHALL create a short link for a URL.\n\n#### Scenario: Create\n- **WHEN** a user posts a URL\n- **THEN** a short link is returned\n",
+	)}
+	if p, err := MakeWith(context.Background(), cfg, &spec.Spec{}, applied, Fingerprint{}, nil); err != nil || len(p.Changes) != 0 {
+		t.Errorf("a fully applied main planned %v, %v", p, err)
+	}
+}
+
+// TestMakeWithOpenSpecRefused: a folder OpenSpec would refuse to archive
+// is refused at plan time, at its delta's line.
+func TestMakeWithOpenSpecRefused(t *testing.T) {
+	cfg := &config.Project{Name: "linkshort", Planner: config.Planner{Strategy: config.StrategyOpenSpec}}
+	rec := Record{OpenSpec: tree(
+		"openspec/changes/bad/.openspec.yaml", "schema: spec-driven\ncreated: 2026-11-27\n",
+		"openspec/changes/bad/specs/auth/spec.md", "## MODIFIED Requirements\n\n### Requirement: Log off\nThe system SHALL let a user log off.\n\n#### Scenario: Log off\n- **WHEN** a user logs off\n- **THEN** their session ends\n",
+	)}
+	_, err := MakeWith(context.Background(), cfg, &spec.Spec{}, rec, Fingerprint{}, nil)
+	inv, ok := err.(*InvalidError)
+	if !ok {
+		t.Fatalf("err = %v, want an *InvalidError", err)
+	}
+	ds := inv.Diagnostics()
+	if len(ds) != 1 || diag.Rel(ds[0].Pos, "") != "openspec/changes/bad/specs/auth/spec.md:3" || !strings.Contains(ds[0].Summary, `"Log off"`) {
+		t.Errorf("diagnostics = %v", ds)
 	}
 }
