@@ -208,7 +208,7 @@ func (p *Project) fingerprint(ctx context.Context) (plan.Record, plan.Fingerprin
 	if err != nil {
 		return rec, plan.Fingerprint{}, err
 	}
-	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root), living)
+	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root), living, rec.OpenSpec)
 	return rec, fp, err
 }
 
