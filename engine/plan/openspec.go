@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"path"
@@ -52,7 +50,7 @@ func fromOpenSpec(cfg *config.Project, rec Record, fp Fingerprint, now time.Time
 	if len(problems) > 0 {
 		return nil, &InvalidError{Problems: problems}
 	}
-	p.Requirements, p.Standings, p.Changes, p.Folders = fp2.Requirements, fp2.Standings, fp2.Changes, fp2.Hashes
+	p.Requirements, p.Standings, p.Changes = fp2.Requirements, fp2.Standings, fp2.Changes
 	if err := Validate(p, Limits{}); err != nil {
 		return nil, err
 	}
@@ -97,8 +95,6 @@ type Folders struct {
 	Standings    []spec.Standing
 	// Changes are one change per folder, in folder order.
 	Changes []Change
-	// Hashes are, by change, the hash of its folder's files (folderHash).
-	Hashes map[string]string
 	// Problems are why the folders cannot be planned, at their positions.
 	Problems []Problem
 }
@@ -125,7 +121,6 @@ type Folders struct {
 // and a dependency cycle.
 func FromFolders(folders []*openspec.Folder, t openspec.Tree, landed map[string]bool) Folders {
 	var out Folders
-	out.Hashes = map[string]string{}
 	open := map[string]*openspec.Folder{}
 	for _, f := range folders {
 		dir := spec.ChangeDir(f.Name) + "/"
@@ -144,7 +139,6 @@ func FromFolders(folders []*openspec.Folder, t openspec.Tree, landed map[string]
 		out.Changes = append(out.Changes, c)
 		out.Requirements = append(out.Requirements, reqs...)
 		out.Standings = append(out.Standings, sts...)
-		out.Hashes[name] = folderHash(f.Files)
 	}
 
 	d := newFolderDeps(names, open, t)
@@ -269,16 +263,6 @@ func whyParagraph(proposal []byte) string {
 		}
 	}
 	return strings.Join(para, " ")
-}
-
-// folderHash is the hash of a folder's files: their paths and bytes.
-func folderHash(files map[string][]byte) string {
-	h := sha256.New()
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		fmt.Fprintf(h, "%s\x00%d\x00", name, len(files[name]))
-		h.Write(files[name])
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // archivedOn is the set of change names archived in t

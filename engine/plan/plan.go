@@ -58,10 +58,6 @@ type Plan struct {
 	// new requirements go to and main has no living spec of (see
 	// spec.Purposes); change folders carry it.
 	Purposes map[string]string `json:"purposes,omitempty"`
-	// Folders gives, by change, the hash of its OpenSpec change folder's
-	// files on main, for the openspec strategy (config.StrategyOpenSpec),
-	// whose changes are those folders: a folder edited is new work (Work).
-	Folders map[string]string `json:"folders,omitempty"`
 	// Planning records how a model made the changes; nil for the static
 	// strategy and explicit plans.
 	Planning *Planning `json:"planning,omitempty"`

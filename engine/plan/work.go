@@ -16,8 +16,8 @@ import (
 // same delta, so a run may carry the change's progress from one to the
 // other; any other difference makes it new work. For the openspec
 // strategy the change is its folder, so Work covers every file of it
-// (Folders: its proposal, design and tasks too): a folder edited between
-// two plans is new work. It is "" for a change the plan does not have.
+// (Fingerprint.Folders: its proposal, design and tasks too): a folder
+// edited between two plans is new work. It is "" for a change the plan does not have.
 func (p *Plan) Work(name string) string {
 	c, ok := p.Change(name)
 	if !ok {
@@ -33,7 +33,7 @@ func (p *Plan) Work(name string) string {
 		items = append(items, item{p.Standing(id), spec.ContentOf(r)})
 	}
 	var v any = items // as before folders: the Work of other strategies never moves
-	if folder, ok := p.Folders[name]; ok {
+	if folder, ok := p.Fingerprint.Folders[name]; ok {
 		v = struct {
 			Items  []item
 			Folder string
