@@ -443,15 +443,10 @@ func maskHTMLComments(s string) string {
 	}
 }
 
-// RequirementNames are the names of the requirements a living spec holds
-// under "## Requirements", in document order, as NormalizeName gives them:
-// the names a MODIFIED, REMOVED or RENAMED requirement of a delta finds
-// when `openspec archive` folds it into that spec.
-func RequirementNames(src []byte) []string {
-	blocks := splitLiving(decodeUTF8(src)).blocks
-	names := make([]string, len(blocks))
-	for i, b := range blocks {
-		names[i] = b.Name
-	}
-	return names
+// LivingRequirements are the requirement blocks a living spec holds under
+// "## Requirements", in document order, their names as NormalizeName
+// gives them: what a MODIFIED, REMOVED or RENAMED requirement of a delta
+// finds when `openspec archive` folds it into that spec.
+func LivingRequirements(src []byte) []RequirementBlock {
+	return splitLiving(decodeUTF8(src)).blocks
 }

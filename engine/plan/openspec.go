@@ -131,17 +131,14 @@ func FromFolders(folders []*openspec.Folder, t openspec.Tree, landed map[string]
 		open[f.Name] = f
 	}
 	names := slices.Sorted(maps.Keys(open))
-	byName := map[string]int{}
+	d := newFolderDeps(names, open, t)
 	for _, name := range names {
-		f := open[name]
-		c, reqs, sts := folderChange(f)
-		byName[name] = len(out.Changes)
+		c, reqs, sts := folderChange(open[name], d.before)
 		out.Changes = append(out.Changes, c)
 		out.Requirements = append(out.Requirements, reqs...)
 		out.Standings = append(out.Standings, sts...)
 	}
 
-	d := newFolderDeps(names, open, t)
 	d.derive()
 	d.declared(archivedOn(t, landed))
 	for i := range out.Changes {
@@ -186,8 +183,9 @@ func folderReqID(name string, n int) string {
 }
 
 // folderChange is the change of folder f with its requirements and their
-// standings; its dependencies come later (folderDeps).
-func folderChange(f *openspec.Folder) (Change, []spec.Requirement, []spec.Standing) {
+// standings; its dependencies come later (folderDeps). before gives what a
+// MODIFIED requirement was before it, to say what it changes.
+func folderChange(f *openspec.Folder, before func(capability, name string) (spec.Requirement, bool)) (Change, []spec.Requirement, []spec.Standing) {
 	c := Change{Name: f.Name, Type: "feature", Description: whyParagraph(f.Proposal), Requirements: []string{}, DependsOn: []string{}}
 	var reqs []spec.Requirement
 	var sts []spec.Standing
@@ -206,7 +204,12 @@ func folderChange(f *openspec.Folder) (Change, []spec.Requirement, []spec.Standi
 			add(blockRequirement(d.Capability, file, b), spec.Standing{Status: spec.New})
 		}
 		for _, b := range d.Modified {
-			add(blockRequirement(d.Capability, file, b), spec.Standing{Status: spec.Changed, Living: b.Name})
+			r := blockRequirement(d.Capability, file, b)
+			st := spec.Standing{Status: spec.Changed, Living: b.Name}
+			if old, ok := before(d.Capability, b.Name); ok {
+				st.Differs = differs(old, r)
+			}
+			add(r, st)
 		}
 		for _, n := range d.Removed {
 			add(spec.Requirement{Title: n.Name, Domain: d.Capability, File: file, Line: n.Line}, spec.Standing{Status: spec.Removed, Living: n.Name})
@@ -237,6 +240,23 @@ func blockRequirement(capability, file string, b openspec.RequirementBlock) spec
 		r.Text = strings.TrimSpace(body)
 	}
 	return r
+}
+
+// differs says what of old, a requirement as it was, r changes: "text",
+// "scenarios" (as spec.Compare says it; the title is the same, OpenSpec
+// matching requirements by name).
+func differs(old, r spec.Requirement) []string {
+	var out []string
+	a, b := spec.ContentOf(r).AsRead(), spec.ContentOf(old).AsRead()
+	if a.Text != b.Text {
+		out = append(out, "text")
+	}
+	if !slices.EqualFunc(a.Scenarios, b.Scenarios, func(x, y spec.Scenario) bool {
+		return x.Name == y.Name && slices.Equal(x.Given, y.Given) && slices.Equal(x.When, y.When) && slices.Equal(x.Then, y.Then)
+	}) {
+		out = append(out, "scenarios")
+	}
+	return out
 }
 
 var reWhyHeading = regexp.MustCompile(`(?i)^##\s+why\s*$`)
@@ -303,7 +323,8 @@ type touch struct {
 type folderDeps struct {
 	names    []string
 	open     map[string]*openspec.Folder
-	living   map[string]map[string]bool // capability → normalised names on main
+	living   map[string]map[string]openspec.RequirementBlock // capability → normalised name → block on main
+	added    map[string]map[string]openspec.RequirementBlock // capability → normalised name → first open folder's ADDED block
 	because  map[string]map[string]string
 	problems []Problem
 	// touches are, by capability then normalised name, the operations of
@@ -312,20 +333,48 @@ type folderDeps struct {
 }
 
 func newFolderDeps(names []string, open map[string]*openspec.Folder, t openspec.Tree) *folderDeps {
-	d := &folderDeps{names: names, open: open, living: map[string]map[string]bool{},
+	d := &folderDeps{names: names, open: open, living: map[string]map[string]openspec.RequirementBlock{}, added: map[string]map[string]openspec.RequirementBlock{},
 		because: map[string]map[string]string{}, touches: map[string]map[string][]touch{}}
 	for file, src := range t {
 		capability, ok := livingCapability(file)
 		if !ok {
 			continue
 		}
-		set := map[string]bool{}
-		for _, n := range openspec.RequirementNames(src) {
-			set[openspec.NormalizeName(n)] = true
+		blocks := map[string]openspec.RequirementBlock{}
+		for _, b := range openspec.LivingRequirements(src) {
+			blocks[openspec.NormalizeName(b.Name)] = b
 		}
-		d.living[capability] = set
+		d.living[capability] = blocks
+	}
+	for _, name := range names {
+		for _, delta := range open[name].Deltas {
+			for _, b := range delta.Added {
+				m := d.added[delta.Capability]
+				if m == nil {
+					m = map[string]openspec.RequirementBlock{}
+					d.added[delta.Capability] = m
+				}
+				if _, ok := m[openspec.NormalizeName(b.Name)]; !ok {
+					m[openspec.NormalizeName(b.Name)] = b
+				}
+			}
+		}
 	}
 	return d
+}
+
+// before is the requirement name of capability as a MODIFIED requirement
+// finds it: main's, else the one an open folder ADDs.
+func (d *folderDeps) before(capability, name string) (spec.Requirement, bool) {
+	key := openspec.NormalizeName(name)
+	b, ok := d.living[capability][key]
+	if !ok {
+		b, ok = d.added[capability][key]
+	}
+	if !ok {
+		return spec.Requirement{}, false
+	}
+	return blockRequirement(capability, "", b), true
 }
 
 // livingCapability is the capability whose living spec file is, if it is
@@ -397,7 +446,7 @@ func (d *folderDeps) derive() {
 					d.touches[cp] = map[string][]touch{}
 				}
 				d.touches[cp][key] = append(d.touches[cp][key], t)
-				if d.living[cp][key] {
+				if _, ok := d.living[cp][key]; ok {
 					continue
 				}
 				if mk, ok := makes[cp][key]; ok && mk.change != name {

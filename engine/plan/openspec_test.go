@@ -294,6 +294,10 @@ func TestMakeWithOpenSpec(t *testing.T) {
 	if p.Strategy != config.StrategyOpenSpec || !reflect.DeepEqual(got, want) {
 		t.Errorf("plan (%s):\n got %q\nwant %q", p.Strategy, got, want)
 	}
+	// edit-links changes the text of what add-links ADDs.
+	if st := p.Standing("REQ-EDIT-LINKS-01"); st.Status != spec.Changed || st.Living != "Create a short link" || !reflect.DeepEqual(st.Differs, []string{"text"}) {
+		t.Errorf("standing of edit-links = %+v", st)
+	}
 
 	// Archived on main: not planned any more.
 	applied := Record{OpenSpec: tree(
