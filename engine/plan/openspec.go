@@ -113,8 +113,9 @@ type Folders struct {
 //
 // A change depends on another when OpenSpec could archive them in one
 // order only: it MODIFIES, REMOVES or RENAMES a requirement that main's
-// living spec of that capability lacks and the other ADDs or RENAMEs to;
-// and on each open change its .openspec.yaml lists under depends_on (a
+// living spec of that capability lacks and the other ADDs or RENAMEs to,
+// or it ADDs or RENAMEs to a name main has and the other REMOVES or
+// RENAMEs away; and on each open change its .openspec.yaml lists under depends_on (a
 // name archived on main, or landed, is satisfied). Change.Because says
 // why. Two changes that MODIFY, REMOVE or RENAME one requirement with no
 // order between them are a problem, as is a depends_on naming no change
@@ -401,7 +402,9 @@ func (d *folderDeps) edge(from, to, why string) {
 
 // derive adds the dependencies OpenSpec's archive imposes: a folder that
 // MODIFIES, REMOVES or RENAMES a requirement main lacks waits for the
-// folder that ADDs it (or RENAMEs to it). It records every touch too.
+// folder that ADDs it (or RENAMEs to it), and one that ADDs (or RENAMEs
+// to) a name main has waits for the folder that REMOVES it (or RENAMEs it
+// away). It records every touch too.
 func (d *folderDeps) derive() {
 	type maker struct{ change, verb string }
 	makes := map[string]map[string]maker{} // capability → name → first folder making it
@@ -452,6 +455,33 @@ func (d *folderDeps) derive() {
 				if mk, ok := makes[cp][key]; ok && mk.change != name {
 					d.edge(name, mk.change, fmt.Sprintf("%s %q (%s), which %s %s", t.op, t.name, cp, mk.change, mk.verb))
 				}
+			}
+		}
+	}
+	// A folder that ADDs (or RENAMEs to) a name main's living spec has
+	// waits for the folder that REMOVEs it (or RENAMEs it away): before,
+	// OpenSpec refuses the name as one that already exists.
+	for _, name := range d.names {
+		for _, delta := range d.open[name].Deltas {
+			cp := delta.Capability
+			brought := func(n, op string) {
+				key := openspec.NormalizeName(n)
+				if _, ok := d.living[cp][key]; !ok {
+					return
+				}
+				for _, t := range d.touches[cp][key] {
+					if t.change != name && t.op != opModified {
+						verb := map[string]string{opRemoved: "REMOVEs", opRenamed: "RENAMEs away"}[t.op]
+						d.edge(name, t.change, fmt.Sprintf("%s %q (%s), which main has and %s %s", op, key, cp, t.change, verb))
+						return
+					}
+				}
+			}
+			for _, b := range delta.Added {
+				brought(b.Name, opAdded)
+			}
+			for _, r := range delta.Renamed {
+				brought(r.To, opRenamed)
 			}
 		}
 	}

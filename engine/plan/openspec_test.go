@@ -117,7 +117,8 @@ func TestFromFoldersNames(t *testing.T) {
 
 // TestFromFoldersDependencies covers every kind of dependency: on the
 // change that ADDs what one MODIFIES, REMOVES or RENAMES, on the one that
-// RENAMEs to what one MODIFIES, and depends_on; a living requirement or a
+// RENAMEs to what one MODIFIES, on the one that RENAMEs away (or REMOVES)
+// a living name one ADDs again, and depends_on; a living requirement or a
 // name archived on main makes none.
 func TestFromFoldersDependencies(t *testing.T) {
 	folders := []*openspec.Folder{
@@ -127,6 +128,7 @@ func TestFromFoldersDependencies(t *testing.T) {
 		folder("rename-open", []*openspec.Delta{{Capability: "links", Renamed: []openspec.Rename{{From: "Open a short link", To: "Follow a short link", Line: 3}}}}),
 		folder("tune-follow", []*openspec.Delta{{Capability: "links", Modified: []openspec.RequirementBlock{block("Follow a short link  ", 3)}}}, "add-auth"),
 		folder("add-auth", []*openspec.Delta{{Capability: "auth", Added: []openspec.RequirementBlock{block("Log in", 3)}}}),
+		folder("reopen", []*openspec.Delta{{Capability: "links", Added: []openspec.RequirementBlock{block("Open a short link", 3)}}}),
 	}
 	got := FromFolders(folders, mainTree, nil)
 	if len(got.Problems) > 0 {
@@ -145,6 +147,7 @@ func TestFromFoldersDependencies(t *testing.T) {
 		"drop-clicks": {"add-links": `REMOVED "Count clicks" (links), which add-links ADDs`},
 		"edit-links":  {"add-links": `MODIFIED "Create a short link" (links), which add-links ADDs`},
 		"rename-open": nil,
+		"reopen":      {"rename-open": `ADDED "Open a short link" (links), which main has and rename-open RENAMEs away`},
 		"tune-follow": {
 			"rename-open": `MODIFIED "Follow a short link" (links), which rename-open RENAMEs to`,
 			"add-auth":    "depends_on in openspec/changes/tune-follow/.openspec.yaml:4",
