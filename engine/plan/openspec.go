@@ -331,7 +331,13 @@ type folderDeps struct {
 	// touches are, by capability then normalised name, the operations of
 	// the folders on that requirement, folders in name order.
 	touches map[string]map[string][]touch
+	// makes are, by capability then normalised name, the first folder that
+	// ADDs the requirement or RENAMEs to it.
+	makes map[string]map[string]maker
 }
+
+// maker is a folder bringing a requirement in, and how ("ADDs").
+type maker struct{ change, verb string }
 
 func newFolderDeps(names []string, open map[string]*openspec.Folder, t openspec.Tree) *folderDeps {
 	d := &folderDeps{names: names, open: open, living: map[string]map[string]openspec.RequirementBlock{}, added: map[string]map[string]openspec.RequirementBlock{},
@@ -406,8 +412,8 @@ func (d *folderDeps) edge(from, to, why string) {
 // to) a name main has waits for the folder that REMOVES it (or RENAMEs it
 // away). It records every touch too.
 func (d *folderDeps) derive() {
-	type maker struct{ change, verb string }
-	makes := map[string]map[string]maker{} // capability → name → first folder making it
+	makes := map[string]map[string]maker{}
+	d.makes = makes
 	for _, name := range d.names {
 		for _, delta := range d.open[name].Deltas {
 			m := makes[delta.Capability]
@@ -517,6 +523,10 @@ func (d *folderDeps) unordered(ancestors map[string]map[string]bool) []Problem {
 	for _, cp := range slices.Sorted(maps.Keys(d.touches)) {
 		byName := d.touches[cp]
 		for _, key := range slices.Sorted(maps.Keys(byName)) {
+			_, onMain := d.living[cp][key]
+			if _, made := d.makes[cp][key]; !onMain && !made {
+				continue // no order folds it: CheckArchivable says so
+			}
 			ts := byName[key]
 			for j := 1; j < len(ts); j++ {
 				for i := range j {

@@ -172,6 +172,12 @@ func TestFromFoldersProblems(t *testing.T) {
 		want: []string{`MODIFIED "Open a short link" (links) is also MODIFIED by a-fast, and neither change depends on the other: OpenSpec folds them in the order they are archived, so say which lands first with depends_on: [a-fast] in openspec/changes/b-slow/.openspec.yaml`,
 			"openspec/changes/b-slow/specs/links/spec.md:7"},
 	}, {
+		name: "double MODIFY of a requirement nobody has", // CheckArchivable refuses both
+		folders: []*openspec.Folder{
+			folder("a-fast", []*openspec.Delta{{Capability: "links", Modified: []openspec.RequirementBlock{block("Nothing", 3)}}}),
+			folder("b-slow", []*openspec.Delta{{Capability: "links", Modified: []openspec.RequirementBlock{block("Nothing", 3)}}}),
+		},
+	}, {
 		name:    "ordered double MODIFY",
 		folders: []*openspec.Folder{modify("a-fast", 3), modify("b-slow", 7, "a-fast")},
 	}, {
