@@ -45,12 +45,12 @@ func fromOpenSpec(cfg *config.Project, rec Record, fp Fingerprint, now time.Time
 	}
 	folders, ds := openspec.OpenChanges(rec.OpenSpec)
 	problems := diagProblems(ds)
-	fp2 := FromFolders(folders, rec.OpenSpec, rec.Landed)
-	problems = append(problems, fp2.Problems...)
+	made := FromFolders(folders, rec.OpenSpec, rec.Landed)
+	problems = append(problems, made.Problems...)
 	if len(problems) > 0 {
 		return nil, &InvalidError{Problems: problems}
 	}
-	p.Requirements, p.Standings, p.Changes = fp2.Requirements, fp2.Standings, fp2.Changes
+	p.Requirements, p.Standings, p.Changes = made.Requirements, made.Standings, made.Changes
 	if err := Validate(p, Limits{}); err != nil {
 		return nil, err
 	}
@@ -87,8 +87,8 @@ func diagProblems(ds diag.List) []Problem {
 	return out
 }
 
-// Folders is what FromFolders makes of the open change folders.
-type Folders struct {
+// FolderPlan is what FromFolders makes of the open change folders.
+type FolderPlan struct {
 	// Requirements and Standings are the requirements of every folder, in
 	// folder order, and their standings (same order).
 	Requirements []spec.Requirement
@@ -115,13 +115,13 @@ type Folders struct {
 // order only: it MODIFIES, REMOVES or RENAMES a requirement that main's
 // living spec of that capability lacks and the other ADDs or RENAMEs to,
 // or it ADDs or RENAMEs to a name main has and the other REMOVES or
-// RENAMEs away; and on each open change its .openspec.yaml lists under depends_on (a
-// name archived on main, or landed, is satisfied). Change.Because says
-// why. Two changes that MODIFY, REMOVE or RENAME one requirement with no
+// RENAMEs away. It also depends on each open change its .openspec.yaml
+// lists under depends_on (a name archived on main, or landed, is
+// satisfied). Change.Because says why. Two changes that MODIFY, REMOVE or RENAME one requirement with no
 // order between them are a problem, as is a depends_on naming no change
 // and a dependency cycle.
-func FromFolders(folders []*openspec.Folder, t openspec.Tree, landed map[string]bool) Folders {
-	var out Folders
+func FromFolders(folders []*openspec.Folder, t openspec.Tree, landed map[string]bool) FolderPlan {
+	var out FolderPlan
 	open := map[string]*openspec.Folder{}
 	for _, f := range folders {
 		dir := spec.ChangeDir(f.Name) + "/"
