@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/diag"
+	"go.yaml.in/yaml/v3"
 )
 
 // This file reads the change folders people write with OpenSpec
@@ -65,7 +66,13 @@ func OpenChanges(t Tree) ([]*Folder, diag.List) {
 		return nil, diag.List{diag.Errorf("", 0, "reading the change folders: %v", err)}
 	}
 	defer os.RemoveAll(root)
-	if err := materialise(root, t); err != nil {
+	open := Tree{} // archived changes are not read
+	for p, data := range t {
+		if !strings.HasPrefix(p, changesDir+"/archive/") {
+			open[p] = data
+		}
+	}
+	if err := materialise(root, open); err != nil {
 		return nil, diag.List{diag.Errorf("", 0, "reading the change folders: %v", err)}
 	}
 	var (
@@ -190,10 +197,15 @@ func readFolder(root string, t Tree, name string) (*Folder, diag.List) {
 		}
 	}
 	for _, d := range scan.deltas {
-		f.Deltas = append(f.Deltas, parseDelta(d.capability, d.src))
+		delta := parseDelta(d.capability, d.src)
+		f.Deltas = append(f.Deltas, delta)
 		f.DeltaFiles[d.capability] = d.rel
+		ds = append(ds, scenarioLoss(t, delta, d.rel)...)
 	}
 	f.Proposal, f.Design, f.Tasks = f.Files["proposal.md"], f.Files["design.md"], f.Files["tasks.md"]
+	if f.Tasks != nil && usesSpecDriven(t, f.Files[metadataFile]) {
+		ds = append(ds, taskFileIssues(changeRel+"/tasks.md", f.Tasks)...)
+	}
 	if src, ok := f.Files[metadataFile]; ok {
 		f.MetadataFile = changeRel + "/" + metadataFile
 		deps, dds := readDependsOn(f.MetadataFile, decodeUTF8(src))
@@ -201,6 +213,84 @@ func readFolder(root string, t Tree, name string) (*Folder, diag.List) {
 		ds = append(ds, dds...)
 	}
 	return f, ds
+}
+
+// scenarioLoss is the check `openspec validate <change> --strict` makes of
+// a delta's MODIFIED requirements against the main spec of t (the archive
+// makes it again against the spec as the changes before it leave it): one
+// the main spec has, under its name or under a name the delta renames to
+// it, must keep every scenario of the main spec's block.
+func scenarioLoss(t Tree, d *Delta, deltaRel string) diag.List {
+	specRel := "openspec/specs/" + d.Capability + "/spec.md"
+	src, ok := t[specRel]
+	if !ok || len(d.Modified) == 0 {
+		return nil
+	}
+	current := map[string]RequirementBlock{}
+	for _, b := range splitLiving(decodeUTF8(src)).blocks {
+		current[normalizeRequirementName(b.Name)] = b
+	}
+	renamedFrom, renamedAway := map[string]string{}, map[string]bool{}
+	for _, r := range d.Renamed {
+		renamedFrom[normalizeRequirementName(r.To)] = normalizeRequirementName(r.From)
+		renamedAway[normalizeRequirementName(r.From)] = true
+	}
+	var ds diag.List
+	for _, m := range d.Modified {
+		key := normalizeRequirementName(m.Name)
+		if renamedAway[key] {
+			continue
+		}
+		visited := map[string]bool{}
+		for k, ok := key, true; ok && !visited[k]; k, ok = renamedFrom[k] {
+			visited[k] = true
+			cur, found := current[k]
+			if !found {
+				continue
+			}
+			if missing := missingScenarios(cur.Raw, m.Raw); len(missing) > 0 {
+				ds = append(ds, diag.Errorf(deltaRel, m.Line, "MODIFIED requirement %q drops the scenario(s) %s that %s has; a MODIFIED block replaces the whole requirement, so copy them into it", m.Name, quoteAll(missing), specRel))
+			}
+			break
+		}
+	}
+	return ds
+}
+
+// usesSpecDriven reports whether a change whose .openspec.yaml is meta
+// (nil: none) uses OpenSpec's built-in spec-driven schema, whose tasks.md
+// `openspec validate --strict` lints: the schema its metadata names, else
+// openspec/config.yaml's, else spec-driven; metadata OpenSpec cannot load
+// resolves no schema, and a project schema of that name replaces the
+// built-in one.
+func usesSpecDriven(t Tree, meta []byte) bool {
+	if _, ok := t["openspec/schemas/spec-driven/schema.yaml"]; ok {
+		return false
+	}
+	schemaOf := func(src []byte) (string, bool) {
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(decodeUTF8(src)), &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+			return "", false
+		}
+		fields, problem := metadataFields(doc.Content[0])
+		if s, ok := fields["schema"]; ok && s.Kind == yaml.ScalarNode {
+			return s.Value, problem == ""
+		}
+		return "", problem == ""
+	}
+	if meta != nil {
+		name, ok := schemaOf(meta)
+		return ok && name == "spec-driven"
+	}
+	if config, ok := t["openspec/config.yaml"]; ok {
+		var cfg struct {
+			Schema string `yaml:"schema"`
+		}
+		if yaml.Unmarshal([]byte(decodeUTF8(config)), &cfg) == nil && cfg.Schema != "" {
+			return cfg.Schema == "spec-driven"
+		}
+	}
+	return true
 }
 
 // asDiag is err as a diagnostic: itself when it is one, else an error at
