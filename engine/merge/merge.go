@@ -71,8 +71,9 @@ type Input struct {
 	// base, a commit of main or a candidate (paths in the change folder,
 	// specs/<capability>/spec.md): the fold writes them over the folder's
 	// specs/ first, so that the delta main gets is the one of the tree it
-	// is integrated on. nil, or a nil answer, leaves the folder as the
-	// branch has it.
+	// is integrated on; a ".openspec.yaml" among them (the delta of a
+	// folder the project's people wrote) is written over the folder's too.
+	// nil, or a nil answer, leaves the folder as the branch has it.
 	Delta func(ctx context.Context, base string) (map[string][]byte, error)
 	// Checkpoint, if set, is called just before main moves
 	// ("before-fast-forward") and just after, before MERGED and ARCHIVED
@@ -445,11 +446,25 @@ func (in Input) writeDelta(ctx context.Context, base string) error {
 		return nil
 	}
 	err = spec.WriteDeltaSpecs(in.Worktree, in.Change.Name, files)
+	if data, ok := files[gate.MetadataFile]; ok && err == nil {
+		err = writeMetadata(in.Worktree, in.Change.Name, data)
+	}
 	var refused *openspec.RefusedPathError
 	if errors.As(err, &refused) {
 		return git.Clean(ctx, in.Worktree)
 	}
 	return err // any other failure is the run's: folding the old delta would put it on main
+}
+
+// writeMetadata writes the .openspec.yaml of a change folder the
+// project's people wrote, as the delta has it (Input.Delta), refusing a
+// symbolic link on the way as WriteDeltaSpecs does.
+func writeMetadata(root, change string, data []byte) error {
+	rel := spec.ChangeDir(change) + "/" + gate.MetadataFile
+	if err := openspec.CheckNoLinks(root, rel); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, filepath.FromSlash(rel)), data, 0o644)
 }
 
 // dropFold removes the fold commit an interrupted integration left at the

@@ -421,8 +421,7 @@ func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph, p *plan.Pl
 		Emit:       func(p journal.Payload) error { return q.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { q.checkpoint(point, c.Name) },
 		Delta: func(ctx context.Context, base string) (map[string][]byte, error) {
-			files, err := folderOn(ctx, q.root, p, c, base)
-			return deltaOf(files), err
+			return deltaOn(ctx, q.root, p, c, base)
 		},
 	}
 }
