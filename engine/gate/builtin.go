@@ -264,7 +264,7 @@ func traceRequirements(ctx context.Context, in Input, d *changeDiff) (verdict, e
 			reason: "requirements not referenced by a test: " + strings.Join(missing, ", "),
 			retry: fmt.Sprintf("Gate %s failed: %d of the change's %d requirements %s not named by any test line this change adds:\n%s"+
 				"Name each requirement in the test that covers it, in a line the change adds to %s: "+
-				"its ID (for example a comment `// %s` in the test, or %s in the test's name) or its OpenSpec name as %s wrote it.",
+				"its ID (for example a comment `// %s` in the test, or %s in the test's name) or its OpenSpec name, as its heading in %s/specs/ has it.",
 				in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), testPlaces(patterns, rules),
 				missing[0], strings.ReplaceAll(missing[0], "-", "_"), spec.ChangeDir(in.Change.Name)),
 		}, nil
@@ -304,10 +304,10 @@ func checkDelta(in Input) (verdict, error) {
 		return verdict{}, err
 	}
 	if in.UserFolder {
-		data, err := os.ReadFile(filepath.Join(root, metadataFile))
+		data, err := os.ReadFile(filepath.Join(root, MetadataFile))
 		switch {
 		case err == nil:
-			found[metadataFile] = data
+			found[MetadataFile] = data
 		case !errors.Is(err, fs.ErrNotExist):
 			return verdict{}, err
 		}
@@ -364,9 +364,10 @@ var (
 	userDeltaWords = deltaWords{" was removed", " was edited", "the delta specs and .openspec.yaml are the ones the project's people wrote"}
 )
 
-// metadataFile is an OpenSpec change folder's metadata, which steers its
-// archive (skip_specs, retire_capabilities): part of a user folder's delta.
-const metadataFile = ".openspec.yaml"
+// MetadataFile is an OpenSpec change folder's metadata, which steers its
+// archive (skip_specs, retire_capabilities): part of the delta of a folder
+// the project's people wrote (Input.UserFolder).
+const MetadataFile = ".openspec.yaml"
 
 // mainBranch is the project's main branch as a message names it.
 func mainBranch(in Input) string {

@@ -196,7 +196,7 @@ func TestSpecVerifyTitleTrace(t *testing.T) {
 		"Gate spec_verify failed: 1 of the change's 2 requirements is not named by any test line this change adds:\n"+
 			"  - REQ-ADD-LINKS-02 = \"REQ-LINKS-07: Follow a short link\"\n"+
 			"Name each requirement in the test that covers it, in a line the change adds to a file matching **/*_test.go: "+
-			"its ID (for example a comment `// REQ-ADD-LINKS-02` in the test, or REQ_ADD_LINKS_02 in the test's name) or its OpenSpec name as openspec/changes/add-links wrote it.")
+			"its ID (for example a comment `// REQ-ADD-LINKS-02` in the test, or REQ_ADD_LINKS_02 in the test's name) or its OpenSpec name, as its heading in openspec/changes/add-links/specs/ has it.")
 
 	// Without UserFolder a name is not a trace.
 	in := userInput(r)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/set-engine/set/engine/agent"
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/plan"
@@ -69,12 +70,17 @@ func TestUserFolderAtDispatch(t *testing.T) {
 	if got := folderName(f.plan, plan.Change{Name: "skip-specs"}); got != "openspec/changes/skip-specs" {
 		t.Errorf("folderName of a user folder without requirements = %q", got)
 	}
-	f.applySucceeds(f.agentScript(`
+	a := f.agentScript(`
 if git log --format=%B main..HEAD | grep -q '^Set-Folder:'; then echo "set committed a folder" >&2; exit 1; fi
+grep -q '^People share long links.$' "$3"
+grep -q '^- \[ \] 1.1 Create a short link$' "$3"
+grep -qF -- '- REQ-ADD-LINKS-01 = "Create a short link"' "$3"
 echo "// create a short link" > links_test.txt
 echo link > links.txt
 sed -i 's/- \[ \] 1.1/- [x] 1.1/' openspec/changes/add-links/tasks.md
-`))
+`).(*agent.Exec)
+	a.Argv = append(a.Argv, "{prompt_file}") // $3: the prompt carries the folder's proposal, tasks and names
+	f.applySucceeds(a)
 	if got := f.git("log", "--format=%(trailers:key=Set-Folder,valueonly)", "main"); got != "" {
 		t.Errorf("main's history has set's folder commits: %q", got)
 	}

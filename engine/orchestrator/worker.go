@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -267,13 +268,20 @@ func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (ag
 	// stopped) counts as verify's.
 	stage := cmp.Or(retry.stage, state.StageVerify)
 	attempt, retryBudget := st.RetriesUsed(stage), runBudgets(w.project.Budgets).Retries(stage)
+	prompt := agent.PromptInput{
+		Project: w.project, Change: c, Reqs: w.requirements(c), Worktree: w.layout.Worktree(name),
+		Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
+		Folder: folderName(w.plan, c), Standings: w.standings(), TestGlobs: testGlobs, TestFiles: testFiles,
+	}
+	if userFolders(w.plan) {
+		var err error
+		if prompt.Proposal, prompt.Design, prompt.Tasks, err = w.folderTexts(ctx); err != nil {
+			return agent.LoopResult{}, err
+		}
+		prompt.UserFolder = true
+	}
 	return agent.Loop(ctx, agent.LoopInput{
-		Adapter: w.adapter,
-		Prompt: agent.PromptInput{
-			Project: w.project, Change: c, Reqs: w.requirements(c), Worktree: w.layout.Worktree(name),
-			Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
-			Folder: folderName(w.plan, c), Standings: w.standings(), TestGlobs: testGlobs, TestFiles: testFiles,
-		},
+		Adapter: w.adapter, Prompt: prompt,
 		Layout: w.layout, Worktree: w.layout.Worktree(name), MainBranch: w.project.MainBranch,
 		Done: st.Iteration, Fresh: fresh, MaxIterations: st.IterationBase + w.project.Budgets.Iterations,
 		Model: w.model(), ModelField: w.modelField(), SessionID: st.SessionID,
@@ -627,6 +635,25 @@ func (w *worker) removing() []string {
 		}
 	}
 	return out
+}
+
+// folderTexts is the proposal.md, design.md and tasks.md of the change's
+// folder, one the project's people wrote (userFolders), for the prompt:
+// as they are on the commit of main the change's branch was made from,
+// as tests has its files, so that a resumed iteration's prompt is the
+// one the interrupted iteration had ("" for a file the folder does not
+// have there). The agent checks tasks off in the worktree's tasks.md.
+func (w *worker) folderTexts(ctx context.Context) (proposal, design, tasks string, err error) {
+	rev := cmp.Or(w.rec.change(w.change.Name).Base, "refs/heads/"+w.project.MainBranch)
+	texts := make([]string, 3)
+	for i, name := range []string{"proposal.md", "design.md", "tasks.md"} {
+		data, err := git.FileAt(ctx, w.layout.Root(), rev, spec.ChangeDir(w.change.Name)+"/"+name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", "", "", err
+		}
+		texts[i] = string(data)
+	}
+	return texts[0], texts[1], texts[2], nil
 }
 
 // tests is the globs of the files the project counts as tests, and
