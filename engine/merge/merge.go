@@ -46,6 +46,10 @@ type Input struct {
 	Reqs     []spec.Requirement
 	Steps    []graph.GateStep // the integration stack
 	Worktree string
+	// Removing and UserFolder are passed to the integration stack's gates
+	// (see gate.Input).
+	Removing   []string
+	UserFolder bool
 	// Head is the change's verified head (MERGE_QUEUED): every attempt
 	// starts from it. "" for a journal that did not record it.
 	Head string
@@ -258,7 +262,7 @@ func startOver(ctx context.Context, in Input) error {
 // cause when ctx ended while a gate ran.
 func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 	stack, err := gate.RunStack(ctx, gate.StackInput{
-		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Stage: graph.StageIntegration, Attempt: in.Attempt,
+		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Removing: in.Removing, UserFolder: in.UserFolder, Stage: graph.StageIntegration, Attempt: in.Attempt,
 		Layout: in.Layout, Worktree: in.Worktree, Base: cand.Onto.Commit, Env: in.Env, Redact: in.Redact,
 		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners, Models: in.Models,
 		AfterGate: func(ctx context.Context, r gate.Result) (string, error) {

@@ -48,11 +48,13 @@ func userFolderFixture(t *testing.T) *fixture {
 // TestUserFolderAtDispatch: a change of a plan from the folders people
 // wrote gets no folder commit of set's on its branch (the folder is on
 // main already), its delta is main's specs/ and .openspec.yaml byte for
-// byte, a test naming the requirement's OpenSpec name traces it, and the
+// byte, a test naming the requirement's OpenSpec name traces it (in the
+// verify and the integration stack), and the
 // archive main gets is of the user's delta with the agent's tasks.md.
 func TestUserFolderAtDispatch(t *testing.T) {
 	t.Parallel()
 	f := userFolderFixture(t)
+	f.project.Integration["spec"] = config.StackEntry{} // traces by the OpenSpec name there too
 	c := f.plan.Changes[0]
 	delta, err := deltaOn(context.Background(), f.root, f.plan, c, f.git("rev-parse", "main"))
 	if err != nil {

@@ -623,14 +623,15 @@ func folderName(p *plan.Plan, c plan.Change) string {
 	return spec.ChangeDir(c.Name)
 }
 
-// removing lists the change's requirements that no test is to name: those
-// the spec removed, and in a plan from user folders also a RENAMED one,
-// whose behaviour stays what it was (a rename changes the title only).
-func (w *worker) removing() []string {
+// removing lists the requirements of change c of plan p that no test is
+// to name: those the spec removed, and in a plan from user folders also a
+// RENAMED one, whose behaviour stays what it was (a rename changes the
+// title only).
+func removing(p *plan.Plan, c plan.Change) []string {
 	var out []string
-	for _, id := range w.change.Requirements {
-		st := w.plan.Standing(id)
-		if st.Status == spec.Removed || userFolders(w.plan) && st.Status == spec.Changed && slices.Equal(st.Differs, []string{"title"}) {
+	for _, id := range c.Requirements {
+		st := p.Standing(id)
+		if st.Status == spec.Removed || userFolders(p) && st.Status == spec.Changed && slices.Equal(st.Differs, []string{"title"}) {
 			out = append(out, id)
 		}
 	}
@@ -716,7 +717,7 @@ func (w *worker) verify(ctx, budget context.Context, attempt int) (bool, string,
 	}
 	res, err := gate.RunStack(budget, gate.StackInput{
 		Project: w.project, Change: c, Reqs: w.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
-		Delta: delta, Removing: w.removing(), UserFolder: userFolders(w.plan),
+		Delta: delta, Removing: removing(w.plan, c), UserFolder: userFolders(w.plan),
 		Layout: w.layout, Worktree: wt, Base: base, Env: w.env, Redact: w.redact,
 		Steps: cg.Verify, Skipped: skipped, Accepted: w.rec.accepted(), Runners: w.runners, Models: w.models,
 	}, func(p journal.Payload) error { return w.rec.emit(c.Name, p) })
