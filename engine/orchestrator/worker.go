@@ -702,7 +702,8 @@ func (w *worker) verify(ctx, budget context.Context, attempt int) (bool, string,
 	}
 	wt := w.layout.Worktree(c.Name)
 	// The delta is the one set writes on main as it is now, where the
-	// change is to be integrated: the branch gets it first.
+	// change is to be integrated: the branch gets it first (a folder the
+	// project's people wrote is main's as it is, see ownFolder).
 	head, err := git.BranchHead(ctx, w.root, w.project.MainBranch)
 	if err != nil {
 		return false, "", err
