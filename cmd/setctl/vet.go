@@ -14,7 +14,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/load"
-	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/engine/project"
 )
 
@@ -129,7 +129,7 @@ func source(p *project.Project) string {
 func changeFolders(p *project.Project) string {
 	folders := map[string]bool{}
 	for _, f := range p.FolderFiles {
-		if name, ok := plan.OpenFolderOf(f); ok {
+		if name, ok := openspec.OpenFolderOf(f); ok {
 			folders[name] = true
 		}
 	}

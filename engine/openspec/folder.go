@@ -141,21 +141,13 @@ func CheckArchivable(t Tree, order []string, now time.Time) map[string]diag.List
 	return refused
 }
 
-// changeNames are the open change folders of t: the directories directly
-// under openspec/changes/ but archive/ and those whose name starts with a
-// dot, sorted.
+// changeNames are the open change folders of t (OpenFolderOf), sorted.
 func changeNames(t Tree) []string {
 	seen := map[string]bool{}
 	for p := range t {
-		rest, ok := strings.CutPrefix(p, changesDir+"/")
-		if !ok {
-			continue
+		if name, ok := OpenFolderOf(p); ok {
+			seen[name] = true
 		}
-		name, _, isDir := strings.Cut(rest, "/")
-		if !isDir || name == "archive" || strings.HasPrefix(name, ".") {
-			continue
-		}
-		seen[name] = true
 	}
 	names := make([]string, 0, len(seen))
 	for n := range seen {
@@ -163,6 +155,23 @@ func changeNames(t Tree) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// OpenFolderOf reports the open change folder that a slash path relative
+// to the project root is in: name when path is
+// openspec/changes/<name>/... and name is neither archive (the archived
+// folders) nor a dot directory, as OpenSpec lists its changes. It is the
+// one rule of what an open change folder is.
+func OpenFolderOf(path string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(path, changesDir+"/")
+	if !ok {
+		return "", false
+	}
+	name, _, ok = strings.Cut(rest, "/")
+	if !ok || name == "" || name == "archive" || strings.HasPrefix(name, ".") {
+		return "", false
+	}
+	return name, true
 }
 
 // changesDir is where change folders are, relative to the project root.

@@ -31,7 +31,7 @@ type Fingerprint struct {
 	// Living hashes main's living specs; "" when main has none.
 	Living string `json:"living,omitempty"`
 	// Folders hashes, by name, each open change folder on main
-	// (openspec/changes/<name>/, see OpenFolderOf) that the openspec
+	// (openspec/changes/<name>/, see openspec.OpenFolderOf) that the openspec
 	// strategy plans from; nil for the other strategies, which plan from
 	// the spec files.
 	Folders map[string]string `json:"folders,omitempty"`
@@ -168,28 +168,12 @@ const changesDir = "openspec/changes/"
 
 func folderDir(name string) string { return changesDir + name }
 
-// OpenFolderOf reports the open change folder that a slash path relative
-// to the project root is in: name when path is
-// openspec/changes/<name>/... and name is neither archive (the archived
-// folders) nor a dot directory, as OpenSpec lists its changes.
-func OpenFolderOf(path string) (name string, ok bool) {
-	rest, ok := strings.CutPrefix(path, changesDir)
-	if !ok {
-		return "", false
-	}
-	name, _, ok = strings.Cut(rest, "/")
-	if !ok || name == "" || name == "archive" || strings.HasPrefix(name, ".") {
-		return "", false
-	}
-	return name, true
-}
-
 // folderHashes hashes the files of each open change folder of t, by the
 // folder's name; nil when t has none.
 func folderHashes(t openspec.Tree) map[string]string {
 	files := map[string][]string{}
 	for path := range t {
-		if name, ok := OpenFolderOf(path); ok {
+		if name, ok := openspec.OpenFolderOf(path); ok {
 			files[name] = append(files[name], path)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
-	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/engine/shellquote"
 )
 
@@ -26,7 +26,7 @@ func (p *Project) Inputs() []string {
 }
 
 // folderFiles lists the regular files of the open change folders in the
-// checkout under root (plan.OpenFolderOf), as slash paths relative to
+// checkout under root (openspec.OpenFolderOf), as slash paths relative to
 // root, sorted; none when root has no openspec/changes/.
 func folderFiles(root string) ([]string, error) {
 	var out []string
@@ -46,7 +46,7 @@ func folderFiles(root string) ([]string, error) {
 		if d.IsDir() {
 			rel += "/"
 		}
-		_, open := plan.OpenFolderOf(rel)
+		_, open := openspec.OpenFolderOf(rel)
 		switch {
 		case d.IsDir() && path != dir && !open:
 			return fs.SkipDir // archive/ and dot directories

@@ -45,7 +45,7 @@ type Project struct {
 	ConfigFiles []string
 	// FolderFiles are, for the openspec strategy, the files of the
 	// checkout's open change folders (openspec/changes/<name>/, see
-	// plan.OpenFolderOf), slash paths relative to Root, sorted: the run
+	// openspec.OpenFolderOf), slash paths relative to Root, sorted: the run
 	// plans from those folders as main holds them, so they are inputs
 	// (Inputs). Empty for the other strategies. The openspec strategy
 	// takes no spec: its Spec has no requirement and SpecData no file.

@@ -95,7 +95,7 @@ func (p *Project) checkOpenFolders(ctx context.Context, main string, landed map[
 	}
 	var ds diag.List
 	for _, dir := range dirs {
-		name, ok := plan.OpenFolderOf(openSpecDir + "/changes/" + dir + "/")
+		name, ok := openspec.OpenFolderOf(openSpecDir + "/changes/" + dir + "/")
 		if !ok || landed[name] {
 			continue
 		}
