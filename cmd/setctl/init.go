@@ -19,6 +19,7 @@ import (
 	"github.com/set-engine/set/engine/english"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/engine/plan"
 )
 
@@ -60,6 +61,11 @@ example.com/app/v2), Cargo.toml's [package] name, pyproject.toml's
 package.json's name without its npm scope (@acme/); the first of these
 that names the project decides, the profile's own manifest first.
 Else (a Cargo workspace, none there), the name is DIR's.
+
+A project whose people write OpenSpec change folders plans from them: when
+DIR has open folders under openspec/changes/ (archive/ aside), set.cue says
+planner: strategy: "openspec" instead of naming a spec, and init writes no
+spec template (docs/openspec.md).
 
 The spec goes to docs/spec.md, unless DIR's docs/ is a manual that the
 project builds or its package ships, where set's spec would be
@@ -134,6 +140,10 @@ func runInit(e *env, args []string) int {
 	}
 	branch, source := git.DefaultBranch(ctx, existingDir(dir))
 	spec, specWhy := specLocation(dir)
+	folders := openChangeFolders(dir)
+	if len(folders) > 0 {
+		spec, specWhy = "", ""
+	}
 	files, err := initFiles(dir, projectName, spec, prof, branch)
 	if err != nil {
 		return e.errorf(c.name, "%s\nNothing was written.", strings.TrimRight(err.Error(), "\n"))
@@ -144,6 +154,10 @@ func runInit(e *env, args []string) int {
 	fmt.Fprint(e.stdout, detected, named)
 	if specWhy != "" {
 		fmt.Fprintf(e.stdout, "setctl init: spec in %s, not %s (%s)\n", spec, defaultSpec, specWhy)
+	}
+	if len(folders) > 0 {
+		fmt.Fprintf(e.stdout, "setctl init: planner strategy openspec, no spec (openspec/changes/ has %s: %s)\n",
+			english.Plural(len(folders), "open change folder"), strings.Join(english.Cut(folders, 3), ", "))
 	}
 	var written []string
 	for _, f := range files {
@@ -156,11 +170,19 @@ func runInit(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "setctl init: main branch %s (%s)\n", branch, source)
 
-	fmt.Fprintf(e.stdout, "\nNext: describe the product in %s, then run\n", spec)
+	if spec == "" {
+		fmt.Fprintf(e.stdout, "\nNext: each open change folder is a change to implement; run\n")
+	} else {
+		fmt.Fprintf(e.stdout, "\nNext: describe the product in %s, then run\n", spec)
+	}
 	if rel, err := filepath.Rel(e.dir, dir); err == nil && rel != "." {
 		fmt.Fprintf(e.stdout, "  cd %s\n", filepath.ToSlash(rel))
 	}
-	fmt.Fprintf(e.stdout, "  setctl vet     # check set.cue and the spec\n")
+	if spec == "" {
+		fmt.Fprintf(e.stdout, "  setctl vet     # check set.cue and the change folders\n")
+	} else {
+		fmt.Fprintf(e.stdout, "  setctl vet     # check set.cue and the spec\n")
+	}
 	fmt.Fprintf(e.stdout, "  setctl plan    # see what a run would do\n")
 	if !git.InRepository(ctx, existingDir(dir)) {
 		fmt.Fprintf(e.stdout, "  git init -b %s\n", branch)
@@ -226,9 +248,11 @@ func initFiles(dir, name, spec string, prof *load.Profile, branch string) ([]ini
 	case load.ModuleFileUpdated:
 		files = append(files, initFile{load.ModuleFilePath(dir), modData, "added dependencies to cue.mod/module.cue"})
 	}
-	specPath := filepath.Join(dir, filepath.FromSlash(spec))
-	if _, err := os.Stat(specPath); os.IsNotExist(err) {
-		files = append(files, initFile{specPath, []byte(specTemplate), "wrote " + spec})
+	if spec != "" {
+		specPath := filepath.Join(dir, filepath.FromSlash(spec))
+		if _, err := os.Stat(specPath); os.IsNotExist(err) {
+			files = append(files, initFile{specPath, []byte(specTemplate), "wrote " + spec})
+		}
 	}
 	ignore := filepath.Join(dir, ".gitignore")
 	data, err := os.ReadFile(ignore)
@@ -315,10 +339,15 @@ func cueModulePath(dir, name string) string {
 	return "example.com/" + name + "@v0"
 }
 
-// setCUETemplate is a new set.cue on prof whose spec is at spec;
-// mainBranch is written only when not empty, and comment, the lines
-// above project (setCUEComment), only when not empty.
+// setCUETemplate is a new set.cue on prof whose spec is at spec, or,
+// when spec is "", that plans from the OpenSpec change folders (planner
+// strategy openspec); mainBranch is written only when not empty, and
+// comment, the lines above project (setCUEComment), only when not empty.
 func setCUETemplate(name, spec string, prof *load.Profile, mainBranch, comment string) string {
+	source := fmt.Sprintf("spec: [%q]", spec)
+	if spec == "" {
+		source = fmt.Sprintf("planner: strategy: %q", config.StrategyOpenSpec)
+	}
 	var branch string
 	if mainBranch != "" {
 		branch = fmt.Sprintf("\n\tmainBranch: %q", mainBranch)
@@ -329,9 +358,27 @@ import "%s"
 
 %sproject: %s.#Project & {
 	name: %q
-	spec: [%q]%s
+	%s%s
 }
-`, strings.ReplaceAll(name, "-", "_"), prof.ImportPath, comment, prof.Package, name, spec, branch)
+`, strings.ReplaceAll(name, "-", "_"), prof.ImportPath, comment, prof.Package, name, source, branch)
+}
+
+// openChangeFolders lists, sorted, the open OpenSpec change folders in
+// dir's checkout (openspec.OpenFolderOf): a project whose people write
+// them plans from them, so init sets the openspec strategy and writes no
+// spec template.
+func openChangeFolders(dir string) []string {
+	entries, _ := os.ReadDir(filepath.Join(dir, "openspec", "changes"))
+	var names []string
+	for _, e := range entries { // sorted by name
+		if !e.IsDir() {
+			continue
+		}
+		if name, ok := openspec.OpenFolderOf("openspec/changes/" + e.Name() + "/"); ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // setCUEComment is the comment above project in a new set.cue on prof,
