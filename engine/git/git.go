@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,12 +65,18 @@ func run(ctx context.Context, dir string, args ...string) (string, error) {
 // them once git is stopped (exec.Cmd.WaitDelay), instead of as long as
 // they live.
 func runEnv(ctx context.Context, dir string, env []string, waitDelay time.Duration, args ...string) (string, error) {
+	return runInput(ctx, dir, env, waitDelay, nil, args...)
+}
+
+// runInput is runEnv with stdin as git's standard input (none when nil).
+func runInput(ctx context.Context, dir string, env []string, waitDelay time.Duration, stdin io.Reader, args ...string) (string, error) {
 	argv := append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false", "-c", "gc.auto=0"}, args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
 	cmd.WaitDelay = waitDelay
+	cmd.Stdin = stdin
 	proc.DieWithParent(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

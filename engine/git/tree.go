@@ -17,18 +17,48 @@ func FilesAt(ctx context.Context, dir, rev, prefix string) (map[string][]byte, e
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{}
+	var regular []treeEntry
+	var ids strings.Builder
 	for _, e := range entries {
-		if !e.regular() {
-			continue
+		if e.regular() {
+			regular = append(regular, e)
+			ids.WriteString(e.object + "\n")
 		}
-		data, err := run(ctx, dir, "cat-file", "blob", e.object)
+	}
+	files := map[string][]byte{}
+	if len(regular) == 0 {
+		return files, nil
+	}
+	// One git for every blob: a tree with a long archive has hundreds.
+	out, err := runInput(ctx, dir, nil, 0, strings.NewReader(ids.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range regular {
+		data, rest, err := batchBlob(out, e.object)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("git cat-file --batch, %s at %s: %w", e.path, rev, err)
 		}
-		files[e.path] = []byte(data)
+		files[e.path], out = data, rest
 	}
 	return files, nil
+}
+
+// batchBlob reads the first object of out, the output of git cat-file
+// --batch ("<object> blob <size>\n<content>\n" per object asked for), and
+// returns its content and the rest of out; an error when it is not the
+// blob object.
+func batchBlob(out, object string) (data []byte, rest string, err error) {
+	header, body, ok := strings.Cut(out, "\n")
+	fields := strings.Fields(header)
+	if !ok || len(fields) != 3 || fields[0] != object || fields[1] != "blob" {
+		return nil, "", fmt.Errorf("want blob %s, got %q", object, header)
+	}
+	size, err := strconv.Atoi(fields[2])
+	if err != nil || size < 0 || len(body) < size+1 || body[size] != '\n' {
+		return nil, "", fmt.Errorf("blob %s: a malformed entry %q", object, header)
+	}
+	return []byte(body[:size]), body[size+1:], nil
 }
 
 // FileAt returns the content of the regular file path (a slash path

@@ -38,6 +38,33 @@ func TestFilesAtReadsTheCommitNotTheCheckout(t *testing.T) {
 	}
 }
 
+// FilesAt reads every blob through one git cat-file --batch: contents
+// with no final newline, empty, binary or holding what looks like a batch
+// header, and two paths of the same blob, all come back as committed.
+func TestFilesAtBatch(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	want := map[string][]byte{
+		"d/empty":        {},
+		"d/no-newline":   []byte("last line"),
+		"d/binary":       {0, 1, 2, '\n', 0xff, '\n'},
+		"d/header-lines": []byte("0123456789012345678901234567890123456789 blob 3\nabc\n\n"),
+		"d/same-1":       []byte("same\n"),
+		"d/same-2":       []byte("same\n"),
+	}
+	for path, data := range want {
+		r.write(path, string(data))
+	}
+	r.commit("files")
+	got, err := FilesAt(context.Background(), r.dir, r.git("rev-parse", "HEAD"), "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("FilesAt (-want +got):\n%s", diff)
+	}
+}
+
 func TestGrepAndTreeFiles(t *testing.T) {
 	t.Parallel()
 	r := newRepo(t)
