@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/report"
@@ -81,8 +83,14 @@ func runExplain(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
+	tasks := ""
+	if f, ok, err := changeTasks(context.Background(), v.layout.Root(), v.mainBranch(), cmp.Or(ch.Branch, git.ChangeBranch(ch.Name)), ch.Name); err != nil {
+		tasks = fmt.Sprintf("tasks: cannot be read: %v", err)
+	} else if ok {
+		tasks = tasksLine(f)
+	}
 	var b bytes.Buffer
-	explain(&b, v, ch, rc, v.own(ch.Name), note, now)
+	explain(&b, v, ch, rc, v.own(ch.Name), note, tasks, now)
 	if _, err := e.stdout.Write(b.Bytes()); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
@@ -169,9 +177,11 @@ func ownChange(v *runView, name string, now time.Time) (report.Change, error) {
 
 // explain writes the story of change ch in the run v shows at now: rc
 // is the change as the run left it, with the counts of the run's own
-// work (ownChange), events the run's own events of the change, and note
-// a line that says why the run is not the one asked for ("" when it is).
-func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events []journal.Event, note string, now time.Time) {
+// work (ownChange), events the run's own events of the change, note
+// a line that says why the run is not the one asked for ("" when it is)
+// and tasks the line of its OpenSpec task progress (tasksLine; "" for a
+// change without a tasks.md).
+func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events []journal.Event, note, tasks string, now time.Time) {
 	r := v.report(now)
 	fmt.Fprintf(w, "%s: %s\n", ch.Name, ch.Status)
 	reqs, deps := "none", "nothing"
@@ -182,6 +192,9 @@ func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events
 		deps = strings.Join(ch.DependsOn, ", ")
 	}
 	fmt.Fprintf(w, "  requirements %s; depends on %s\n", reqs, deps)
+	if tasks != "" {
+		fmt.Fprintf(w, "  %s\n", tasks)
+	}
 	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration%s, %s\n",
 		english.Plural(rc.Iteration, "iteration"), english.Plural(rc.Gates.Runs, "gate run"), rc.Gates.Passed, rc.Gates.Failed, rc.Gates.Warned,
 		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count), conflictsPart(rc.Retries.Conflicts),

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/openspec"
+	"github.com/set-engine/set/engine/spec"
+)
+
+// tasksFile is a change's tasks.md where explain read it: its path
+// relative to the project root, the branch it was read on and its bytes.
+type tasksFile struct {
+	Path, On string
+	Data     []byte
+}
+
+// changeTasks finds the tasks.md of change in the repository at root,
+// where the change's work stands: on its branch's tip while the branch
+// exists (the agent checks tasks off there), else on main before
+// dispatch (openspec/changes/<change>/tasks.md), else in the change's
+// archived folder on main after its merge (the latest of them, should the
+// name have been archived more than once). ok is false when none of them
+// holds a tasks.md: a change without one has no task progress.
+func changeTasks(ctx context.Context, root, main, branch, change string) (f tasksFile, ok bool, err error) {
+	open := spec.ChangeDir(change) + "/tasks.md"
+	read := func(rev, p string) (bool, error) {
+		data, err := git.FileAt(ctx, root, rev, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		f = tasksFile{Path: p, On: rev, Data: data}
+		return true, nil
+	}
+	if branch != "" && git.BranchExists(ctx, root, branch) {
+		if found, err := read(branch, open); found || err != nil {
+			return f, found, err
+		}
+	}
+	if !git.BranchExists(ctx, root, main) {
+		return f, false, nil
+	}
+	if found, err := read(main, open); found || err != nil {
+		return f, found, err
+	}
+	const archive = "openspec/changes/archive/"
+	files, err := git.FilesAt(ctx, root, main, strings.TrimSuffix(archive, "/"))
+	if err != nil {
+		return f, false, err
+	}
+	var dirs []string
+	for p := range files {
+		dir, name, _ := strings.Cut(strings.TrimPrefix(p, archive), "/")
+		if name == "tasks.md" && openspec.ArchivedAs(dir, change) {
+			dirs = append(dirs, dir)
+		}
+	}
+	if len(dirs) == 0 {
+		return f, false, nil
+	}
+	p := path.Join(archive, slices.Max(dirs), "tasks.md")
+	return tasksFile{Path: p, On: main, Data: files[p]}, true, nil
+}
+
+// tasksLine is explain's line of a change's task progress, as OpenSpec
+// counts it (`openspec list`): "tasks: 3/5 checked (openspec/changes/
+// add-links/tasks.md on set/add-links)".
+func tasksLine(f tasksFile) string {
+	done, total := openspec.TaskProgress(f.Data)
+	return fmt.Sprintf("tasks: %d/%d checked (%s on %s)", done, total, f.Path, f.On)
+}
