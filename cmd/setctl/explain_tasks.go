@@ -11,6 +11,7 @@ import (
 
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/openspec"
+	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/spec"
 )
 
@@ -77,4 +78,20 @@ func changeTasks(ctx context.Context, root, main, branch, change string) (f task
 func tasksLine(f tasksFile) string {
 	done, total := openspec.TaskProgress(f.Data)
 	return fmt.Sprintf("tasks: %d/%d checked (%s on %s)", done, total, f.Path, f.On)
+}
+
+// addTasks fills in the task progress of r's changes that have a
+// tasks.md (report.Change.Tasks), read where each change's work stands
+// in the repository at root whose main branch is main. A change whose
+// tasks.md cannot be read is left without.
+func addTasks(ctx context.Context, root, main string, r *report.Report) {
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		// The branch by its name, not the state's: --watch's projection
+		// changes under another goroutine while r is shown.
+		if f, ok, err := changeTasks(ctx, root, main, git.ChangeBranch(c.Name), c.Name); err == nil && ok {
+			done, total := openspec.TaskProgress(f.Data)
+			c.Tasks = &report.Tasks{Done: done, Total: total}
+		}
+	}
 }

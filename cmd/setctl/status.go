@@ -115,8 +115,10 @@ func runStatus(e *env, args []string) int {
 	if *watch && !v.Latest {
 		return e.errorf(c.name, "run %s is over: --watch watches the latest run, %s", v.Run.ID, v.Runs[len(v.Runs)-1].ID)
 	}
+	root, main := v.layout.Root(), v.mainBranch() // read before --watch's follow changes v.State
 	show := func(r report.Report, now time.Time) error {
 		if *asJSON {
+			addTasks(context.Background(), root, main, &r)
 			return writeReportJSON(e.stdout, r, !*watch)
 		}
 		return writeStatus(e.stdout, r, now)
