@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/set-engine/set/engine/english"
-	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/history"
 	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/report"
@@ -27,15 +25,18 @@ func explainCommand() command {
 		usage: `Usage: setctl explain CHANGE [--run ID]
 
 Explain tells the story of one change in one run of the project, from
-its journal: what it is (its requirements, its dependencies), then a timeline
-of every event of the change with its time, where each gate's failure
-comes with the last lines of its output and the path of its full log,
-each agent iteration with its prompt and log (and the learnings the
-prompt carried: set.cue's adopted conventions that match the change,
-what the run's other changes learnt), and every retry context
-handed back to the agent in full; and last, where the change stands now:
-what runs for it, what it waits for and why (a dependency, the
-baseline's gate judging main, a free slot, the merge queue, a setctl
+its journal: what it is (its requirements, its dependencies, and, for a
+change folder people wrote with OpenSpec, how many of the tasks of its
+tasks.md are checked off: on the change's branch while it has one, else
+on the main branch, in the folder or, once merged, in its archived
+copy), then a timeline of every event of the change with its time, where
+each gate's failure comes with the last lines of its output and the path
+of its full log, each agent iteration with its prompt and log (and the
+learnings the prompt carried: set.cue's adopted conventions that match
+the change, what the run's other changes learnt), and every retry
+context handed back to the agent in full; and last, where the change
+stands now: what runs for it, what it waits for and why (a dependency,
+the baseline's gate judging main, a free slot, the merge queue, a setctl
 apply to continue), or why it failed and which budget it spent.
 
 The run is the latest, or run ID with --run (setctl runs lists them):
@@ -84,10 +85,8 @@ func runExplain(e *env, args []string) int {
 		return e.errorf(c.name, "%v", err)
 	}
 	tasks := ""
-	if f, ok, err := changeTasks(context.Background(), v.layout.Root(), v.mainBranch(), cmp.Or(ch.Branch, git.ChangeBranch(ch.Name)), ch.Name); err != nil {
-		tasks = fmt.Sprintf("tasks: cannot be read: %v", err)
-	} else if ok {
-		tasks = tasksLine(f)
+	if v.userFolders() {
+		tasks = v.tasksLine(ch)
 	}
 	var b bytes.Buffer
 	explain(&b, v, ch, rc, v.own(ch.Name), note, tasks, now)

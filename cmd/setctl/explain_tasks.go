@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +10,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/journal"
 	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/engine/report"
 	"github.com/set-engine/set/engine/spec"
+	"github.com/set-engine/set/engine/state"
 )
 
 // tasksFile is a change's tasks.md where explain read it: its path
@@ -72,10 +76,37 @@ func changeTasks(ctx context.Context, root, main, branch, change string) (f task
 	return tasksFile{Path: p, On: main, Data: files[p]}, true, nil
 }
 
-// tasksLine is explain's line of a change's task progress, as OpenSpec
+// userFolders reports whether the change folders of the run v shows are
+// the ones people wrote (its latest plan's strategy is "openspec"), whose
+// tasks.md the agent checks off. The folders set writes for a markdown
+// spec have task lines too, which no one is asked to check: their
+// progress would say nothing.
+func (v *runView) userFolders() bool {
+	if len(v.Runs) == 0 {
+		return false
+	}
+	events := v.Run.Through(v.Journal)
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == journal.PlanCreated {
+			d, err := journal.Decode[journal.PlanCreatedData](events[i])
+			return err == nil && d.Strategy == config.StrategyOpenSpec
+		}
+	}
+	return false
+}
+
+// tasksLine is explain's line of change ch's task progress, as OpenSpec
 // counts it (`openspec list`): "tasks: 3/5 checked (openspec/changes/
-// add-links/tasks.md on set/add-links)".
-func tasksLine(f tasksFile) string {
+// add-links/tasks.md on set/add-links)"; "" for a change without a
+// tasks.md.
+func (v *runView) tasksLine(ch *state.Change) string {
+	f, ok, err := changeTasks(context.Background(), v.layout.Root(), v.mainBranch(), cmp.Or(ch.Branch, git.ChangeBranch(ch.Name)), ch.Name)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("tasks: cannot be read: %v", err)
+	case !ok:
+		return ""
+	}
 	done, total := openspec.TaskProgress(f.Data)
 	return fmt.Sprintf("tasks: %d/%d checked (%s on %s)", done, total, f.Path, f.On)
 }
