@@ -96,7 +96,7 @@ func TestOpenSpecAdopt(t *testing.T) {
 			t.Errorf("setctl plan does not show %s:\n%s", c, out)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^.*edit-links.*\n?.*add-links.*MODIFIED.*Create a short link`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^  edit-links +feature .* after add-links\n(?:    .*\n)*?    after +add-links: MODIFIED "Create a short link" \(links\), which add-links ADDs\n`).MatchString(out) {
 		t.Errorf("setctl plan does not show that edit-links waits for add-links, which ADDs the requirement it MODIFIES:\n%s", out)
 	}
 
