@@ -31,9 +31,11 @@ var adoptChanges = []string{"add-links", "edit-links", "add-auth"}
 // CLI (docs/openspec.md): three change folders made with `openspec new
 // change` and edited by hand (testdata/openspec-adopt/changes), which
 // `openspec validate --all --strict` accepts. setctl plan shows edit-links
-// after add-links and why; setctl apply, with an exec agent that writes
-// code and a test naming each requirement's title and checks the tasks
-// off, implements and merges all three; main's openspec/ is then byte for
+// after add-links and why; setctl apply, with an exec agent that checks
+// its prompt carries the proposal (and the design), writes code and a
+// test naming each requirement's title and checks the tasks off (which
+// spec_verify's tasks "all-checked" asks), implements and merges all
+// three, one commit each; main's openspec/ is then byte for
 // byte what `openspec archive <change> --yes` run on each change in merge
 // order makes of the initial openspec/ (archive dates aside); and a fresh
 // clone of main plans nothing.
@@ -115,6 +117,9 @@ func TestOpenSpecAdopt(t *testing.T) {
 	}
 	if slices.Index(order, "edit-links") < slices.Index(order, "add-links") {
 		t.Errorf("edit-links merged before add-links: %v", order)
+	}
+	if n := repo("rev-list", "--count", initial+"..main"); n != "3" {
+		t.Errorf("main has %s commits after the user's, want one per change:\n%s", n, repo("log", "--oneline", "main"))
 	}
 
 	// What OpenSpec makes of the initial openspec/: each change's folder

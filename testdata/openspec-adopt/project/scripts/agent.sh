@@ -7,8 +7,11 @@
 set -e
 change=$1
 folder=openspec/changes/$change
-test -f "$folder/proposal.md"
-grep -q "$change" "$3"
+# The prompt carries the folder's proposal, and its design when it has one.
+grep -qF "$(sed -n 2p "$folder/proposal.md")" "$3"
+if [ -f "$folder/design.md" ]; then
+	grep -qF "$(sed -n 2p "$folder/design.md")" "$3"
+fi
 mkdir -p src tests
 grep -h '^### Requirement: ' "$folder"/specs/*/spec.md | sed 's/^### Requirement: //' > "src/$change.txt"
 {
