@@ -127,11 +127,6 @@ func (f foldFiles) deltaErr(line int, format string, args ...any) error {
 	return diag.Errorf(f.delta, line, format, args...)
 }
 
-// specErr is an error at line of the living spec.
-func (f foldFiles) specErr(line int, format string, args ...any) error {
-	return diag.Errorf(f.spec, line, format, args...)
-}
-
 // orphanWarnings says which requirements of d are outside its four delta
 // sections, and so not applied.
 func orphanWarnings(d *Delta, at foldFiles) diag.List {
@@ -250,7 +245,14 @@ func (a *applied) target(d *Delta, living string, exists bool, change string, at
 		}
 	} else {
 		if len(d.Modified) > 0 || len(d.Renamed) > 0 {
-			return "", at.specErr(0, "does not exist; a new capability takes only ADDED requirements, not MODIFIED or RENAMED")
+			op, name, line := "MODIFIED", "", 0
+			if len(d.Modified) > 0 {
+				name, line = d.Modified[0].Name, d.Modified[0].Line
+			}
+			if len(d.Renamed) > 0 && (line == 0 || d.Renamed[0].Line < line) {
+				op, name, line = "RENAMED", d.Renamed[0].From, d.Renamed[0].Line
+			}
+			return "", at.deltaErr(line, "%s does not exist; a new capability takes only ADDED requirements (%s %q)", at.spec, op, name)
 		}
 		if len(d.Removed) > 0 {
 			a.warnings = append(a.warnings, diag.Warningf(at.delta, 0, "%d REMOVED requirement(s) ignored: %s is new", len(d.Removed), at.spec))
@@ -294,17 +296,17 @@ func (a *applied) rename(d *Delta, s *specBlocks, _ bool, at foldFiles) error {
 		if _, ok := s.get(fk); !ok {
 			if _, ok := s.get(tk); ok {
 				if near, ok := s.nearMiss(fk, tk); ok {
-					return at.specErr(near.Line, "RENAMED requirement %q does not exist, but %q does; write the name exactly as the spec does", r.From, near.Name)
+					return at.deltaErr(r.Line, "RENAMED requirement %q does not exist in %s, but %q does (line %d); write the name exactly as the spec does", r.From, at.spec, near.Name, near.Line)
 				}
 				continue
 			}
-			return at.specErr(0, "RENAMED requirement %q does not exist", r.From)
+			return at.deltaErr(r.Line, "RENAMED requirement %q does not exist in %s", r.From, at.spec)
 		}
 		if b, ok := s.get(tk); ok {
-			return at.specErr(b.Line, "cannot rename %q to %q: %q already exists", r.From, r.To, r.To)
+			return at.deltaErr(r.Line, "cannot rename %q to %q: %q already exists in %s (line %d)", r.From, r.To, r.To, at.spec, b.Line)
 		}
 		if near, ok := s.nearMiss(tk, fk); ok {
-			return at.specErr(near.Line, "cannot rename %q to %q: %q differs from it only in case or spacing", r.From, r.To, near.Name)
+			return at.deltaErr(r.Line, "cannot rename %q to %q: %q in %s (line %d) differs from it only in case or spacing", r.From, r.To, near.Name, at.spec, near.Line)
 		}
 		b, _ := s.get(fk)
 		lines := strings.Split(b.Raw, "\n")
@@ -331,7 +333,7 @@ func (a *applied) remove(d *Delta, s *specBlocks, isNew bool, at foldFiles) erro
 		if _, ok := s.get(k); !ok {
 			if !isNew {
 				if near, ok := s.nearMiss(k, ""); ok {
-					return at.specErr(near.Line, "REMOVED requirement %q does not exist, but %q does; write the name exactly as the spec does", r.Name, near.Name)
+					return at.deltaErr(r.Line, "REMOVED requirement %q does not exist in %s, but %q does (line %d); write the name exactly as the spec does", r.Name, at.spec, near.Name, near.Line)
 				}
 				a.warnings = append(a.warnings, diag.Warningf(at.spec, 0, "REMOVED requirement %q is not in the spec; treated as already removed", r.Name))
 			}
@@ -350,7 +352,7 @@ func (a *applied) modify(d *Delta, s *specBlocks, _ bool, at foldFiles) error {
 		k := normalizeRequirementName(m.Name)
 		cur, ok := s.get(k)
 		if !ok {
-			return at.specErr(0, "MODIFIED requirement %q does not exist", m.Name)
+			return at.deltaErr(m.Line, "MODIFIED requirement %q does not exist in %s", m.Name, at.spec)
 		}
 		h := reRequirementHeader.FindStringSubmatch(strings.Split(m.Raw, "\n")[0])
 		if h == nil || normalizeRequirementName(h[1]) != k {
@@ -377,10 +379,10 @@ func (a *applied) add(d *Delta, s *specBlocks, _ bool, at foldFiles) error {
 			if normalizeBlockRaw(cur.Raw) == normalizeBlockRaw(ad.Raw) {
 				continue // already added
 			}
-			return at.specErr(cur.Line, "ADDED requirement %q already exists (with other content)", ad.Name)
+			return at.deltaErr(ad.Line, "ADDED requirement %q already exists in %s (line %d) with other content", ad.Name, at.spec, cur.Line)
 		}
 		if near, ok := s.nearMiss(k, ""); ok {
-			return at.specErr(near.Line, "ADDED requirement %q differs from the existing %q only in case or spacing; use MODIFIED with that exact name, or choose a distinct name", ad.Name, near.Name)
+			return at.deltaErr(ad.Line, "ADDED requirement %q differs from %q in %s (line %d) only in case or spacing; use MODIFIED with that exact name, or choose a distinct name", ad.Name, near.Name, at.spec, near.Line)
 		}
 		s.set(k, ad)
 		a.added++

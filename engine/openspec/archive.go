@@ -176,7 +176,7 @@ func archiveChange(root, change string, now time.Time, renameDir func(from, to s
 	if err != nil {
 		return nil, err
 	}
-	problems, err := validateChange(root, changeRel, scan)
+	problems, err := validateChange(root, changeRel, scan, false)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +328,8 @@ func planArchive(root, change string, scan *deltaScan, retireDeclared bool) ([]s
 			return nil, nil, nil, err
 		}
 		living := decodeUTF8(w.old)
-		a, err := applyDelta(parseDelta(d.capability, d.src), living, exists, change, d.rel, w.update.Path)
+		delta := parseDelta(d.capability, d.src)
+		a, err := applyDelta(delta, living, exists, change, d.rel, w.update.Path)
 		if err != nil {
 			problems = append(problems, err)
 			continue
@@ -347,7 +348,11 @@ func planArchive(root, change string, scan *deltaScan, retireDeclared bool) ([]s
 				problems = append(problems, e)
 			}
 			if exists && a.removed > 0 && a.noBlocks && onlyEmpty && !retireDeclared && len(a.unaccounted) == 0 {
-				problems = append(problems, fmt.Errorf("%s: the change removes the last requirement of %s; to retire the capability and delete its spec, add `retire_capabilities: true` to the change's %s (beside its `schema:`)", w.update.Path, d.capability, metadataFile))
+				line := 0
+				if len(delta.Removed) > 0 {
+					line = delta.Removed[0].Line
+				}
+				problems = append(problems, diag.Errorf(d.rel, line, "the change removes the last requirement of %s (%s); to retire the capability and delete its spec, add `retire_capabilities: true` to the change's %s (beside its `schema:`)", d.capability, w.update.Path, metadataFile))
 			}
 			continue
 		case !a.changed():

@@ -222,11 +222,46 @@ const refusedSnapshot = "refused\n"
 
 // runOpenSpecArchive runs `openspec archive <change> --yes` on a copy of
 // the case's tree and returns its snapshot, refusedSnapshot when the CLI
-// refuses (exits non-zero) and leaves the tree as it was. The CLI creates
-// openspec/changes/archive/ before it applies the deltas, and leaves it
-// when a delta then does not apply; an empty such directory is not counted
-// as a change (git does not see it).
+// refuses (exits non-zero) and leaves the tree as it was (but for the
+// empty directory removeEmptyArchive removes).
 func runOpenSpecArchive(t *testing.T, cli string, c diffCase) string {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		root := t.TempDir()
+		writeTree(t, root, c.before)
+		before := diffSnapshot(t, root, "", "refused")
+		day := time.Now().UTC().Format("2006-01-02")
+		out, ok := runOpenSpec(t, cli, root, "archive", c.change, "--yes")
+		if after := time.Now().UTC().Format("2006-01-02"); after != day && attempt == 0 {
+			continue // the day changed during the run: run again
+		}
+		t.Logf("openspec archive %s --yes:\n%s", c.change, out)
+		if ok {
+			return diffSnapshot(t, root, day, "archived")
+		}
+		removeEmptyArchive(root, before)
+		if got := diffSnapshot(t, root, day, "refused"); got != before {
+			t.Errorf("the CLI refused but changed the tree (-before +after):\n%s", cmp.Diff(before, got))
+		}
+		return refusedSnapshot
+	}
+}
+
+// removeEmptyArchive removes openspec/changes/archive/ under root when it
+// is empty and was not in the snapshot before: the CLI creates it before
+// it applies the deltas, and leaves it when a delta then does not apply; an
+// empty such directory is not counted as a change (git does not see it).
+func removeEmptyArchive(root, before string) {
+	archive := filepath.Join(root, "openspec/changes/archive")
+	if entries, err := os.ReadDir(archive); err == nil && len(entries) == 0 && !strings.Contains(before, "openspec/changes/archive/\n") {
+		os.Remove(archive)
+	}
+}
+
+// runOpenSpec runs the CLI with args in dir, in cliEnv with a HOME of its
+// own (checked to stay empty), and returns its combined output and whether
+// it exited 0. The CLI's version is checked once.
+func runOpenSpec(t *testing.T, cli, dir string, args ...string) ([]byte, bool) {
 	t.Helper()
 	checkCLIVersion.Do(func() {
 		out, err := exec.Command(cli, "--version").CombinedOutput()
@@ -234,37 +269,18 @@ func runOpenSpecArchive(t *testing.T, cli string, c diffCase) string {
 			t.Errorf("%s --version: %q, %v; want %s", cli, out, err, OpenSpecVersion)
 		}
 	})
-	for attempt := 0; ; attempt++ {
-		root, home := t.TempDir(), t.TempDir()
-		writeTree(t, root, c.before)
-		before := diffSnapshot(t, root, "", "refused")
-		day := time.Now().UTC().Format("2006-01-02")
-		cmd := exec.Command(cli, "archive", c.change, "--yes")
-		cmd.Dir, cmd.Env = root, cliEnv(home)
-		out, err := cmd.CombinedOutput()
-		if after := time.Now().UTC().Format("2006-01-02"); after != day && attempt == 0 {
-			continue // the day changed during the run: run again
-		}
-		var exit *exec.ExitError
-		if err != nil && !errors.As(err, &exit) {
-			t.Fatalf("running %s: %v\n%s", cli, err, out)
-		}
-		if entries, _ := os.ReadDir(home); len(entries) > 0 {
-			t.Errorf("the CLI wrote to its HOME: %v", entries)
-		}
-		t.Logf("openspec archive %s --yes:\n%s", c.change, out)
-		if err == nil {
-			return diffSnapshot(t, root, day, "archived")
-		}
-		archive := filepath.Join(root, "openspec/changes/archive")
-		if entries, err := os.ReadDir(archive); err == nil && len(entries) == 0 && !strings.Contains(before, "openspec/changes/archive/\n") {
-			os.Remove(archive)
-		}
-		if got := diffSnapshot(t, root, day, "refused"); got != before {
-			t.Errorf("the CLI refused but changed the tree (-before +after):\n%s", cmp.Diff(before, got))
-		}
-		return refusedSnapshot
+	home := t.TempDir()
+	cmd := exec.Command(cli, args...)
+	cmd.Dir, cmd.Env = dir, cliEnv(home)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running %s: %v\n%s", cli, err, out)
 	}
+	if entries, _ := os.ReadDir(home); len(entries) > 0 {
+		t.Errorf("the CLI wrote to its HOME: %v", entries)
+	}
+	return out, err == nil
 }
 
 // TestOpenSpecVersionPinned: `make openspec`, which .ci/run runs, installs

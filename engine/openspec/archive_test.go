@@ -112,8 +112,8 @@ openspec/changes/add-mfa/specs/billing/spec.md:8: error: ADDED requirement "Invo
 				{Name: "openspec/changes/add-mfa/specs/auth/spec.md", Data: []byte(strings.ReplaceAll(invoiceDelta, "ADDED", "MODIFIED"))},
 				{Name: "openspec/changes/add-mfa/specs/billing/spec.md", Data: []byte(strings.ReplaceAll(invoiceDelta, "ADDED", "MODIFIED"))},
 			},
-			wantErr: "openspec/specs/auth/spec.md: error: MODIFIED requirement \"Invoice\" does not exist\n" +
-				"openspec/specs/billing/spec.md: error: does not exist; a new capability takes only ADDED requirements, not MODIFIED or RENAMED",
+			wantErr: "openspec/changes/add-mfa/specs/auth/spec.md:2: error: MODIFIED requirement \"Invoice\" does not exist in openspec/specs/auth/spec.md\n" +
+				"openspec/changes/add-mfa/specs/billing/spec.md:2: error: openspec/specs/billing/spec.md does not exist; a new capability takes only ADDED requirements (MODIFIED \"Invoice\")",
 		},
 		{
 			name:    "archive directory exists",

@@ -2,7 +2,6 @@ package openspec
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -124,13 +123,16 @@ func hasDeltaHeading(src string) bool {
 // archives a change that has some (validateChangeDeltaSpecs): a change
 // whose specs/ holds no delta heading at all and no stray file is not
 // validated here (a spec.md without operations is refused when applied).
-// It returns the problems found.
-func validateChange(root, changeRel string, scan *deltaScan) ([]error, error) {
+// strict is `openspec validate <change> --strict` instead: every change is
+// validated, and a warning (a requirement without SHALL or MUST, one
+// outside the delta sections) is a problem too. It returns the problems
+// found, each a diag.Diagnostic.
+func validateChange(root, changeRel string, scan *deltaScan, strict bool) ([]error, error) {
 	skip, err := readMarker(root, changeRel, "skip_specs")
 	if err != nil {
 		return nil, err
 	}
-	validate := scan.rootSpec || len(scan.unread) > 0
+	validate := strict || scan.rootSpec || len(scan.unread) > 0
 	if !validate {
 		validate = skip.invalid != "" || (skip.declared && scan.anyFile)
 	}
@@ -142,14 +144,15 @@ func validateChange(root, changeRel string, scan *deltaScan) ([]error, error) {
 	}
 	var errs []error
 	if scan.rootSpec {
-		errs = append(errs, fmt.Errorf("%s/spec.md: a delta spec must be in a capability's directory (specs/<capability>/spec.md); this one would not be archived", scan.specsRel))
+		errs = append(errs, diag.Errorf(scan.specsRel+"/spec.md", 0, "a delta spec must be in a capability's directory (specs/<capability>/spec.md); this one would not be archived"))
 	}
 	ops := 0
 	for _, d := range scan.deltas {
 		delta := parseDelta(d.capability, d.src)
 		ops += delta.ops()
 		for _, dg := range validateDelta(d.rel, delta) {
-			if dg.Severity == diag.Error {
+			if dg.Severity == diag.Error || strict {
+				dg.Severity = diag.Error
 				errs = append(errs, dg)
 			}
 		}
@@ -159,16 +162,16 @@ func validateChange(root, changeRel string, scan *deltaScan) ([]error, error) {
 		if expected == "" {
 			expected = u[:len(u)-len(".md")] + "/"
 		}
-		errs = append(errs, fmt.Errorf("%s/%s: delta sections outside a capability's spec.md are not archived; move them into specs/%sspec.md", scan.specsRel, u, expected))
+		errs = append(errs, diag.Errorf(scan.specsRel+"/"+u, 0, "delta sections outside a capability's spec.md are not archived; move them into specs/%sspec.md", expected))
 	}
 	if skip.invalid != "" {
-		errs = append(errs, fmt.Errorf("skip_specs cannot be honoured: %s", skip.invalid))
+		errs = append(errs, diag.Errorf("", 0, "skip_specs cannot be honoured: %s", skip.invalid)) // the reason names the file
 	}
 	if skip.declared && scan.anyFile {
-		errs = append(errs, fmt.Errorf("%s/%s sets skip_specs, but files exist under %s; remove skip_specs or the files", changeRel, metadataFile, scan.specsRel))
+		errs = append(errs, diag.Errorf(changeRel+"/"+metadataFile, 0, "skip_specs is set, but files exist under %s; remove skip_specs or the files", scan.specsRel))
 	}
 	if ops == 0 && !scan.rootSpec && len(scan.unread) == 0 && !skip.declared {
-		errs = append(errs, fmt.Errorf("%s: the change has no delta operation (want specs/<capability>/spec.md with ## ADDED/MODIFIED/REMOVED/RENAMED Requirements, or skip_specs: true in its %s)", changeRel, metadataFile))
+		errs = append(errs, diag.Errorf(changeRel, 0, "the change has no delta operation (want specs/<capability>/spec.md with ## ADDED/MODIFIED/REMOVED/RENAMED Requirements, or skip_specs: true in its %s)", metadataFile))
 	}
 	return errs, nil
 }

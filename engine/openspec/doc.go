@@ -14,8 +14,12 @@
 // metadata.go), reading a delta (delta.go) and a living spec (living.go),
 // folding one into the other (apply.go), deciding what a capability left
 // without requirements loses (retire.go), and writing every spec or none
-// (archive.go, undo.go). The differential tests (TestArchiveDiff) run the
-// real CLI beside it and require the same trees and the same refusals.
+// (archive.go, undo.go). The change folders people write with OpenSpec
+// are read as `openspec validate --strict` reads them, and checked to be
+// archivable in a given order (folder.go), and their tasks.md counted as
+// the CLI counts tasks (tasks.go). The differential tests (TestArchiveDiff,
+// TestArchivableDiff, TestOpenChangesDiff, TestTaskProgressDiff) run the
+// real CLI beside it and require the same trees, refusals and counts.
 //
 // OpenSpec names a requirement by its title; it knows nothing of set's
 // requirement IDs, of set's spec files, or of where a requirement stands

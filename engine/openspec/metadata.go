@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/set-engine/set/engine/diag"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -151,4 +152,53 @@ func metadataFields(top *yaml.Node) (map[string]*yaml.Node, string) {
 		}
 	}
 	return fields, ""
+}
+
+// DependsOnKey is the .openspec.yaml field in which a change lists the
+// changes it comes after: a list of change names. OpenSpec neither reads
+// nor refuses it (its metadata schema drops unknown keys, and the archive
+// moves the file as it is); set documents and reads it.
+const DependsOnKey = "depends_on"
+
+// readDependsOn reads DependsOnKey from the metadata src of the file rel:
+// each name with its line, and a problem, at its line, for a value that
+// is not a list of kebab-case change names. A file that is not valid YAML
+// is a problem only when it mentions the key; a file without the key
+// depends on nothing. The other fields are not checked here (readMarker
+// holds the markers to OpenSpec's rules; OpenSpec ignores the rest).
+func readDependsOn(rel, src string) ([]NamedLine, diag.List) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		if mentions(src, DependsOnKey) {
+			return nil, diag.List{diag.Errorf(rel, 0, "%s cannot be read: the file is not valid YAML (%v)", DependsOnKey, err)}
+		}
+		return nil, nil
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != DependsOnKey {
+			continue
+		}
+		v := top.Content[i+1]
+		if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
+			return nil, nil
+		}
+		if v.Kind != yaml.SequenceNode {
+			return nil, diag.List{diag.Errorf(rel, v.Line, "%s: want a list of change names, as in %s: [add-links]", DependsOnKey, DependsOnKey)}
+		}
+		var names []NamedLine
+		var ds diag.List
+		for _, e := range v.Content {
+			if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!str" || !reKebab.MatchString(e.Value) {
+				ds = append(ds, diag.Errorf(rel, e.Line, "%s: %q is not a change name (want kebab-case, the name of a folder under openspec/changes/)", DependsOnKey, e.Value))
+				continue
+			}
+			names = append(names, NamedLine{Name: e.Value, Line: e.Line})
+		}
+		return names, ds
+	}
+	return nil, nil
 }
