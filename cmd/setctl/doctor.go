@@ -99,7 +99,11 @@ func runDoctor(e *env, args []string) int {
 	if err != nil {
 		add("project", "fail", "%s", strings.TrimSpace(strings.ReplaceAll(load.Details(err, ws.root), "\n", " ")))
 	} else {
-		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, english.Plural(len(ws.spec.Requirements), "requirement"))
+		plans := english.Plural(len(ws.spec.Requirements), "requirement")
+		if ws.cfg.Planner.FromFolders() {
+			plans = changeFolders(ws.proj) + " under openspec/changes/"
+		}
+		add("project", "ok", "%s (%s profile): %s", ws.cfg.Name, ws.cfg.Profile, plans)
 		status, d := checkMainBranch(ctx, ws)
 		add("branch", status, "%s", d.Text(ws.root))
 		if ws.cfg.Delivery.FollowsRemote() {

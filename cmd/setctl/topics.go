@@ -49,6 +49,15 @@ planned.
   auto         single when the single call's input, at one token per 4
                bytes, is at most planner.singleCallMaxInputTokens, else
                three-phase
+  openspec     no model and no spec: every OpenSpec change folder under
+               openspec/changes/ on main (archive/ aside) is one change,
+               named after it (docs/openspec.md)
+
+spec lists at least one file unless the strategy is openspec, which takes
+none: a project plans from one source. A markdown strategy refuses a change
+folder open on main that set did not write (it would neither implement nor
+archive it); set planner.strategy: "openspec", or archive the folder.
+planner.replan: "auto" needs a strategy that calls a model.
 
 The plan role's model is agent.models.plan through agent.transport, with
 agent.fallbacks.plan when it is overloaded, rate-limited or times out.

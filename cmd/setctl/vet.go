@@ -14,6 +14,7 @@ import (
 	"github.com/set-engine/set/engine/graph"
 	"github.com/set-engine/set/engine/llm"
 	"github.com/set-engine/set/engine/load"
+	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/project"
 )
 
@@ -26,7 +27,12 @@ func vetCommand() command {
 Vet loads set.cue with its profile and the embedded schema, warns about
 a gate set.cue declares that no stack runs, checks that the
 repository has the main branch set.cue names, parses every spec file,
-makes the plan (static or explicit) and resolves every gate stack. A
+makes the plan (static, explicit or openspec) and resolves every gate
+stack. A project plans from one source: a markdown spec (spec), or,
+with planner strategy "openspec" and no spec, the OpenSpec change
+folders on main, each refused where OpenSpec would refuse it; a markdown
+strategy refuses a change folder open on main that set would neither
+implement nor archive. A
 planner strategy that asks a model (single, three-phase, auto) is not
 run: vet checks that the plan role has a model, which setctl plan asks.
 Every gate a model grades (review, spec_verify with grader "llm") must
@@ -99,8 +105,7 @@ func runVet(e *env, args []string) int {
 		// The learnings set enforces: those turned off are not counted.
 		checked += ", " + english.Plural(n, "learning")
 	}
-	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); spec: %s in %s",
-		ws.cfg.Profile, checked, english.Plural(len(ws.spec.Requirements), "requirement"), english.Plural(len(ws.specData), "file"))
+	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); %s", ws.cfg.Profile, checked, source(pr.Project))
 	if pr.NeedsModel != nil {
 		route := llm.ForProject(ws.cfg, ws.root).Routes[llm.Plan]
 		fmt.Fprintf(e.stdout, "%s; plan: made by %s (%s strategy) at setctl plan, not by vet\n", summary, route[0], pr.NeedsModel.Strategy)
@@ -108,6 +113,27 @@ func runVet(e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stdout, "%s; plan: %s (%s), %s\n", summary, english.Plural(len(pr.Plan.Changes), "change"), pr.Plan.Strategy, english.Plural(countGates(pr.Graph), "gate run"))
 	return exitOK
+}
+
+// source says what the project plans from: its spec's requirements and
+// files, or, for the openspec strategy, its open change folders.
+func source(p *project.Project) string {
+	if p.Config.Planner.FromFolders() {
+		return "openspec: " + changeFolders(p)
+	}
+	return fmt.Sprintf("spec: %s in %s", english.Plural(len(p.Spec.Requirements), "requirement"), english.Plural(len(p.SpecData), "file"))
+}
+
+// changeFolders counts the open change folders of the checkout
+// ("2 change folders"), which the openspec strategy plans from.
+func changeFolders(p *project.Project) string {
+	folders := map[string]bool{}
+	for _, f := range p.FolderFiles {
+		if name, ok := plan.OpenFolderOf(f); ok {
+			folders[name] = true
+		}
+	}
+	return english.Plural(len(folders), "change folder")
 }
 
 // unusedGates is a warning for every gate set.cue declares that no stack

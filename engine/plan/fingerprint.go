@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/openspec"
 )
 
 // Fingerprint identifies the inputs a plan was made from: the decoded
-// configuration, each spec file, the git HEAD and the living specs on main
-// (what main records as implemented). Two fingerprints with the same Sum
+// configuration, each spec file, the git HEAD, the living specs on main
+// (what main records as implemented) and, for the openspec strategy, each
+// open change folder on main. Two fingerprints with the same Sum
 // come from the same inputs. The configuration's budgets, sentinel and
 // replan settings are left out: they bound, supervise and extend a run,
 // they do not shape its plan, so raising a budget or turning replan on
@@ -28,12 +30,19 @@ type Fingerprint struct {
 	Head   string            `json:"head,omitempty"`
 	// Living hashes main's living specs; "" when main has none.
 	Living string `json:"living,omitempty"`
+	// Folders hashes, by name, each open change folder on main
+	// (openspec/changes/<name>/, see OpenFolderOf) that the openspec
+	// strategy plans from; nil for the other strategies, which plan from
+	// the spec files.
+	Folders map[string]string `json:"folders,omitempty"`
 }
 
 // NewFingerprint hashes the inputs of a plan. specs maps a spec file (as
 // named in set.cue) to its content; head is "" outside a git repository;
-// living maps each file of main's openspec/specs to its content.
-func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string, living map[string][]byte) (Fingerprint, error) {
+// living maps each file of main's openspec/specs to its content; folders
+// is main's openspec/ for the openspec strategy (Record.OpenSpec), whose
+// open change folders are hashed, nil for the others.
+func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string, living map[string][]byte, folders openspec.Tree) (Fingerprint, error) {
 	planned := *cfg
 	planned.Budgets, planned.Sentinel = config.Budgets{}, config.Sentinel{}
 	planned.Planner.Replan, planned.Planner.MaxReplanCycles = "", 0
@@ -58,6 +67,9 @@ func NewFingerprint(cfg *config.Project, specs map[string][]byte, head string, l
 		}
 		f.Living = hex.EncodeToString(h.Sum(nil))
 	}
+	if cfg.Planner.FromFolders() {
+		f.Folders = folderHashes(folders)
+	}
 	f.Sum = f.sum()
 	return f, nil
 }
@@ -71,6 +83,9 @@ func (f Fingerprint) sum() string {
 	fmt.Fprintf(h, "head %s\n", f.Head)
 	if f.Living != "" {
 		fmt.Fprintf(h, "living %s\n", f.Living)
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Folders)) {
+		fmt.Fprintf(h, "folder %s %s\n", name, f.Folders[name])
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -111,12 +126,86 @@ func (f Fingerprint) Changes(now Fingerprint) []string {
 	if f.Living != now.Living {
 		out = append(out, LivingChanged)
 	}
+	for _, name := range slices.Sorted(maps.Keys(f.Folders)) {
+		cur, ok := now.Folders[name]
+		switch {
+		case !ok:
+			out = append(out, folderDir(name)+FolderClosed)
+		case cur != f.Folders[name]:
+			out = append(out, folderDir(name)+" changed")
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(now.Folders)) {
+		if _, ok := f.Folders[name]; !ok {
+			out = append(out, folderDir(name)+" was added")
+		}
+	}
 	return out
 }
 
 // LivingChanged is the change Fingerprint.Changes reports when main's
 // living specs differ.
 const LivingChanged = "the living specs on main (openspec/specs) changed"
+
+// FolderClosed ends the change Fingerprint.Changes reports for an open
+// change folder of the plan that main no longer has open:
+// "openspec/changes/add-x is no longer open (archived or removed)".
+const FolderClosed = " is no longer open (archived or removed)"
+
+// ByRun reports whether change, one that Fingerprint.Changes reports, is
+// one a run of the plan makes itself: it moves git HEAD, folds deltas
+// into main's living specs, and archives the change folders it merges
+// (openspec/changes/<c> moves under archive/). A run that resumes is
+// excused those; any other change makes its saved plan stale.
+func ByRun(change string) bool {
+	return strings.HasPrefix(change, "git HEAD moved") || change == LivingChanged ||
+		strings.HasPrefix(change, changesDir) && strings.HasSuffix(change, FolderClosed)
+}
+
+// changesDir holds OpenSpec's change folders; its archive/ holds those
+// archived.
+const changesDir = "openspec/changes/"
+
+func folderDir(name string) string { return changesDir + name }
+
+// OpenFolderOf reports the open change folder that a slash path relative
+// to the project root is in: name when path is
+// openspec/changes/<name>/... and name is neither archive (the archived
+// folders) nor a dot directory, as OpenSpec lists its changes.
+func OpenFolderOf(path string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(path, changesDir)
+	if !ok {
+		return "", false
+	}
+	name, _, ok = strings.Cut(rest, "/")
+	if !ok || name == "" || name == "archive" || strings.HasPrefix(name, ".") {
+		return "", false
+	}
+	return name, true
+}
+
+// folderHashes hashes the files of each open change folder of t, by the
+// folder's name; nil when t has none.
+func folderHashes(t openspec.Tree) map[string]string {
+	files := map[string][]string{}
+	for path := range t {
+		if name, ok := OpenFolderOf(path); ok {
+			files[name] = append(files[name], path)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for name, paths := range files {
+		h := sha256.New()
+		for _, path := range slices.Sorted(slices.Values(paths)) {
+			fmt.Fprintf(h, "%s %s\n", strings.TrimPrefix(path, folderDir(name)+"/"), hashOf(t[path]))
+		}
+		out[name] = hex.EncodeToString(h.Sum(nil))
+	}
+	return out
+}
 
 func shortHead(h string) string {
 	switch {

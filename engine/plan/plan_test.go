@@ -235,16 +235,16 @@ func TestMakeOrdersTopologically(t *testing.T) {
 
 func TestFingerprintChanges(t *testing.T) {
 	cfg := &config.Project{Name: "p"}
-	a, err := NewFingerprint(cfg, map[string][]byte{"spec.md": []byte("one")}, "abc", nil)
+	a, err := NewFingerprint(cfg, map[string][]byte{"spec.md": []byte("one")}, "abc", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, _ := NewFingerprint(cfg, map[string][]byte{"spec.md": []byte("one")}, "abc", nil)
+	same, _ := NewFingerprint(cfg, map[string][]byte{"spec.md": []byte("one")}, "abc", nil, nil)
 	if a.Sum != same.Sum || len(a.Changes(same)) != 0 {
 		t.Fatalf("same inputs, different fingerprints: %v", a.Changes(same))
 	}
 	cfg2 := &config.Project{Name: "p", MaxParallel: 4}
-	b, _ := NewFingerprint(cfg2, map[string][]byte{"spec.md": []byte("two"), "more.md": nil}, "def", map[string][]byte{"openspec/specs/a/spec.md": []byte("x")})
+	b, _ := NewFingerprint(cfg2, map[string][]byte{"spec.md": []byte("two"), "more.md": nil}, "def", map[string][]byte{"openspec/specs/a/spec.md": []byte("x")}, nil)
 	want := []string{
 		"the configuration (set.cue and its modules) changed",
 		"spec file spec.md changed",
@@ -274,7 +274,7 @@ func TestFingerprintLeavesOutBudgetsAndSentinel(t *testing.T) {
 		return p
 	}
 	sum := func(p *config.Project) string {
-		f, err := NewFingerprint(p, map[string][]byte{"spec.md": []byte("# spec\n")}, "abc", nil)
+		f, err := NewFingerprint(p, map[string][]byte{"spec.md": []byte("# spec\n")}, "abc", nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

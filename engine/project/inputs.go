@@ -2,21 +2,60 @@ package project
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/git"
+	"github.com/set-engine/set/engine/plan"
 	"github.com/set-engine/set/engine/shellquote"
 )
 
 // Inputs lists the files a run of the project reads, as slash paths
 // relative to Root: the CUE files of its configuration (ConfigFiles),
-// then its spec files, sorted.
+// then its spec files, sorted, then, for the openspec strategy, the files
+// of its open change folders (FolderFiles).
 func (p *Project) Inputs() []string {
-	return append(slices.Clone(p.ConfigFiles), slices.Sorted(maps.Keys(p.SpecData))...)
+	out := append(slices.Clone(p.ConfigFiles), slices.Sorted(maps.Keys(p.SpecData))...)
+	return append(out, p.FolderFiles...)
+}
+
+// folderFiles lists the regular files of the open change folders in the
+// checkout under root (plan.OpenFolderOf), as slash paths relative to
+// root, sorted; none when root has no openspec/changes/.
+func folderFiles(root string) ([]string, error) {
+	var out []string
+	dir := filepath.Join(root, openSpecDir, "changes")
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path == dir {
+				return fs.SkipAll
+			}
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			rel += "/"
+		}
+		_, open := plan.OpenFolderOf(rel)
+		switch {
+		case d.IsDir() && path != dir && !open:
+			return fs.SkipDir // archive/ and dot directories
+		case d.Type().IsRegular() && open:
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // CheckInputsCommitted checks that main's tree holds every input of p's
@@ -45,14 +84,18 @@ func CheckInputsCommitted(ctx context.Context, p *Project) (d diag.Diagnostic, o
 		names = append(names, name)
 		lines = append(lines, fmt.Sprintf("    %s: %s", name, driftWords(what, branch)))
 	}
-	fix := fmt.Sprintf("git add %s && git commit -m %s", shellquote.Words(names), `"spec and set.cue"`)
+	what := "spec"
+	if p.Config.Planner.FromFolders() {
+		what = "OpenSpec change folders"
+	}
+	fix := fmt.Sprintf("git add %s && git commit -m \"%s and set.cue\"", shellquote.Words(names), what)
 	if current := git.CurrentBranch(ctx, p.Root); current != branch {
 		fix = fmt.Sprintf("git switch %s && %s", shellquote.Word(branch), fix)
 	}
 	lines = append(lines, "commit them before setctl apply:", "    "+fix)
 	return diag.Diagnostic{
 		Severity: diag.Error,
-		Summary:  fmt.Sprintf("set.cue, cue.mod and the spec must be committed on %s as the run reads them, since the run puts on %s what it makes of them:", branch, branch),
+		Summary:  fmt.Sprintf("set.cue, cue.mod and the %s must be committed on %s as the run reads them, since the run puts on %s what it makes of them:", what, branch, branch),
 		Detail:   strings.Join(lines, "\n"),
 	}, false, nil
 }

@@ -43,6 +43,13 @@ type Project struct {
 	// ConfigFiles are the project's CUE files that set.cue's load read
 	// (load.Instance.Inputs), slash paths relative to Root.
 	ConfigFiles []string
+	// FolderFiles are, for the openspec strategy, the files of the
+	// checkout's open change folders (openspec/changes/<name>/, see
+	// plan.OpenFolderOf), slash paths relative to Root, sorted: the run
+	// plans from those folders as main holds them, so they are inputs
+	// (Inputs). Empty for the other strategies. The openspec strategy
+	// takes no spec: its Spec has no requirement and SpecData no file.
+	FolderFiles []string
 
 	// loadWarnings are load.Instance's: the set module version the project
 	// requires, when older than the embedded one.
@@ -50,7 +57,9 @@ type Project struct {
 }
 
 // Load loads the project that dir is in (load.FindRoot: dir or the
-// nearest parent with set.cue and cue.mod) and the spec files it names.
+// nearest parent with set.cue and cue.mod) and the spec files it names,
+// or, for the openspec strategy, lists the files of its open change
+// folders (FolderFiles).
 // Configuration errors come back as CUE errors, spec errors as the
 // errors.Join of their diagnostics; load.Diagnostics lists both. The
 // Project is never nil; its Spec is set once the spec files were read,
@@ -70,6 +79,11 @@ func Load(dir string) (*Project, error) {
 		return &Project{Root: root, loadWarnings: lp.Warnings}, err
 	}
 	p := &Project{Root: root, Config: cfg, SpecData: map[string][]byte{}, ConfigFiles: lp.Inputs(), loadWarnings: lp.Warnings}
+	if cfg.Planner.FromFolders() {
+		if p.FolderFiles, err = folderFiles(root); err != nil {
+			return p, err
+		}
+	}
 	names, err := expandSpecs(root, cfg)
 	if err != nil {
 		return p, err
@@ -208,7 +222,7 @@ func (p *Project) fingerprint(ctx context.Context) (plan.Record, plan.Fingerprin
 	if err != nil {
 		return rec, plan.Fingerprint{}, err
 	}
-	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root), living)
+	fp, err := plan.NewFingerprint(p.Config, p.SpecData, git.Head(ctx, p.Root), living, rec.OpenSpec)
 	return rec, fp, err
 }
 

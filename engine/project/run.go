@@ -26,8 +26,8 @@ import (
 // SavedPlan reads the plan saved at path (shown names it in messages) and
 // refuses it when its inputs changed since, compared with now, the
 // fingerprint of the current inputs; unless the journal shows a run of
-// exactly that plan to continue (that run moved git HEAD, and main's
-// living specs, itself). No plan is made to compare: a planner's model is
+// exactly that plan to continue (that run moved git HEAD, folded into
+// main's living specs and archived change folders itself: plan.ByRun). No plan is made to compare: a planner's model is
 // not asked again.
 func (p *Project) SavedPlan(ctx context.Context, path, shown string, now plan.Fingerprint) (*plan.Plan, error) {
 	saved, err := plan.Read(path)
@@ -35,9 +35,7 @@ func (p *Project) SavedPlan(ctx context.Context, path, shown string, now plan.Fi
 		return nil, err
 	}
 	changed := saved.Fingerprint.Changes(now)
-	byRun := !slices.ContainsFunc(changed, func(c string) bool {
-		return !strings.HasPrefix(c, "git HEAD moved") && c != plan.LivingChanged
-	})
+	byRun := !slices.ContainsFunc(changed, func(c string) bool { return !plan.ByRun(c) })
 	if len(changed) > 0 && byRun {
 		st, err := state.Read(rundir.New(p.Root).Dir())
 		if err == nil && st.Fingerprint == saved.Fingerprint.Sum {

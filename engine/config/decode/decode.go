@@ -63,6 +63,7 @@ func Project(lp *load.Instance) (*config.Project, error) {
 	d.checkPrompts()
 	d.checkFallbacks()
 	d.checkReplan()
+	d.checkSpec()
 	d.checkPathGlobs()
 	d.checkLearnings()
 	d.recordPositions()
@@ -283,6 +284,26 @@ func (d *decoder) checkReplan() {
 		d.fail([]string{"planner", "replan"}, "replan needs a planner strategy that calls a model, and this project's plan is written in set.cue (project.plan)")
 	case d.p.Planner.Strategy == config.StrategyStatic:
 		d.fail([]string{"planner", "replan"}, "replan needs a planner strategy that calls a model (single, three-phase or auto), not %q", config.StrategyStatic)
+	case d.p.Planner.FromFolders():
+		d.fail([]string{"planner", "replan"}, "replan asks a model to plan the requirements no change covers, and the %q strategy plans only the change folders under openspec/changes/, which no model may add to; remove replan, or write the missing change folder", config.StrategyOpenSpec)
+	}
+}
+
+// checkSpec holds the spec list to the planner strategy: a markdown
+// strategy plans from at least one spec file; the openspec strategy plans
+// from the change folders under openspec/changes/ only, so a spec beside
+// it is refused (the mixed-project rule: a project plans from one source,
+// never both), saying how to choose.
+func (d *decoder) checkSpec() {
+	switch {
+	case d.p.Planner.FromFolders() && len(d.p.Spec) > 0:
+		d.fail([]string{"spec"}, "planner.strategy %q plans from the change folders under openspec/changes/ only, never from a markdown spec; remove spec, or choose a markdown planner strategy and archive the change folders first (setctl archive NAME)", config.StrategyOpenSpec)
+	case !d.p.Planner.FromFolders() && len(d.p.Spec) == 0:
+		at := d.pos() // the project, when set.cue leaves spec out
+		if pos := d.lp.FieldPos("spec"); pos.IsValid() {
+			at = pos
+		}
+		d.failAt(at, []string{"spec"}, "list at least one spec file, or set planner.strategy: %q to plan from openspec/changes/", config.StrategyOpenSpec)
 	}
 }
 

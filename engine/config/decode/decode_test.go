@@ -287,3 +287,45 @@ func TestDaggerHosts(t *testing.T) {
 		t.Errorf("hosts %v, want %v", got, want)
 	}
 }
+
+// spec is required unless the planner strategy is openspec, which takes
+// none (the mixed-project rule); replan asks a model, which the openspec
+// strategy never does. Each error is at its field.
+func TestSpecAndOpenSpecStrategy(t *testing.T) {
+	const head = "package demo\n\nimport \"github.com/set-engine/set/profiles/golang\"\n\nproject: golang.#Project & {\n\tname: \"demo\"\n"
+	tests := []struct {
+		name, body, want string
+	}{
+		{"markdown strategy without spec", "\tspec: []\n",
+			`project.spec: list at least one spec file, or set planner.strategy: "openspec" to plan from openspec/changes/: set.cue:7:8`},
+		{"markdown strategy, spec left out", "",
+			`project.spec: list at least one spec file, or set planner.strategy: "openspec" to plan from openspec/changes/: set.cue:5:10`},
+		{"openspec strategy with a spec", "\tspec: [\"docs/spec.md\"]\n\tplanner: strategy: \"openspec\"\n",
+			`project.spec: planner.strategy "openspec" plans from the change folders under openspec/changes/ only, never from a markdown spec; remove spec, or choose a markdown planner strategy and archive the change folders first (setctl archive NAME): set.cue:7:8`},
+		{"openspec strategy with replan", "\tplanner: {strategy: \"openspec\", replan: \"auto\"}\n",
+			`project.planner.replan: replan asks a model to plan the requirements no change covers, and the "openspec" strategy plans only the change folders under openspec/changes/, which no model may add to; remove replan, or write the missing change folder: set.cue:7:42`},
+		{"openspec strategy", "\tplanner: strategy: \"openspec\"\n", ""},
+		{"openspec strategy, spec empty", "\tspec: []\n\tplanner: strategy: \"openspec\"\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeProject(t, head+tt.body+"}\n")
+			p, _, err := Load(dir, load.Options{})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(load.Details(err, dir))
+				}
+				if len(p.Spec) != 0 || !p.Planner.FromFolders() || p.Planner.NeedsModel() {
+					t.Errorf("spec %q, strategy %q", p.Spec, p.Planner.Strategy)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			if got := strings.TrimSpace(load.Details(err, dir)); got != tt.want {
+				t.Errorf("error:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
