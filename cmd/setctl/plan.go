@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/coverage"
 	"github.com/set-engine/set/engine/diag"
 	"github.com/set-engine/set/engine/english"
@@ -41,6 +42,18 @@ status: the change and commit that implemented it and the tests that name
 it, or why it is not implemented yet. Nothing is run. .set/ is never the
 record of what is done: a fresh clone of a fully applied repository plans
 nothing.
+
+With planner.strategy "openspec" the plan is the OpenSpec change folders
+on main instead of a spec: every folder under openspec/changes/ (but
+archive/) is one change, named after it, whose requirements are its delta
+specs' ADDED, MODIFIED, REMOVED and RENAMED requirements (REQ-<CHANGE>-01
+and on, titled by their names). A change waits for another when OpenSpec
+could archive them in one order only (it MODIFIES, REMOVES or RENAMES a
+requirement main lacks and the other ADDs), or when its .openspec.yaml
+lists it under depends_on; the text says why after each change ("after").
+A folder OpenSpec would refuse to validate or to archive in that order is
+an error at its file and line. An archived folder is done: a fully
+applied repository has no open folder and plans nothing.
 
 Plan reads set.cue and the spec as they are on disk, committed or not,
 and warns of those not committed on main as they are: setctl apply
@@ -238,7 +251,7 @@ func (v planText) show(g *graph.Graph, p *plan.Plan, standing func() ([]coverage
 	}
 	out := v.e.stdout
 	if len(g.Changes) == 0 {
-		fmt.Fprintf(out, "No changes: %s implements every requirement of the spec.\n", g.MainBranch)
+		fmt.Fprintf(out, "No changes: %s.\n", nothingToDo(g, g.MainBranch))
 	} else if err := graph.Text(out, g, graph.TextOptions{Color: terminalFor(out, v.e.getenv).color}); err != nil {
 		return err
 	}
@@ -252,6 +265,16 @@ func (v planText) show(g *graph.Graph, p *plan.Plan, standing func() ([]coverage
 	}
 	fmt.Fprintln(out)
 	return coverage.Text(out, rows)
+}
+
+// nothingToDo says why a plan of g has no change, main written as main:
+// main implements the whole spec, or, for the openspec strategy, has no
+// open change folder left to implement.
+func nothingToDo(g *graph.Graph, main string) string {
+	if g.Strategy == config.StrategyOpenSpec {
+		return main + " has no open change folder under openspec/changes/"
+	}
+	return main + " implements every requirement of the spec"
 }
 
 // planMarkdown shows what planText shows as GitHub-flavoured markdown:
@@ -270,7 +293,7 @@ func (v planMarkdown) show(g *graph.Graph, p *plan.Plan, standing func() ([]cove
 		return err
 	}
 	if len(g.Changes) == 0 {
-		fmt.Fprintf(&b, "\nNo changes: `%s` implements every requirement of the spec.\n", g.MainBranch)
+		fmt.Fprintf(&b, "\nNo changes: %s.\n", nothingToDo(g, "`"+g.MainBranch+"`"))
 	}
 	if p.Planning != nil || len(p.Learnings) > 0 {
 		b.WriteString("\n```text\n")

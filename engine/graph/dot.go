@@ -8,7 +8,8 @@ import (
 
 // DOT writes the graph in Graphviz's DOT language: one cluster per change
 // (in dispatch order) holding its nodes (see DrawOptions), chain edges
-// inside the clusters, and bold dependency edges between them. Every ID is
+// inside the clusters, and bold dependency edges between them, labelled
+// with why when the planner said (Change.Because). Every ID is
 // quoted and every label escaped, so any change or gate name yields valid
 // DOT. The node where main moves is bold and changes on the critical path
 // have a thick red border; in the detailed form warn gates are dashed and
@@ -45,7 +46,11 @@ func DOT(w io.Writer, g *Graph, opts DrawOptions) error {
 		b.WriteString("\n")
 	}
 	for _, e := range deps {
-		fmt.Fprintf(&b, "  %s -> %s [style=bold];\n", dotQuote(e[0]), dotQuote(e[1]))
+		attrs := "style=bold"
+		if e.why != "" {
+			attrs += ", label=" + dotQuote(e.why)
+		}
+		fmt.Fprintf(&b, "  %s -> %s [%s];\n", dotQuote(e.from), dotQuote(e.to), attrs)
 	}
 	b.WriteString("}\n")
 	_, err := io.WriteString(w, b.String())

@@ -156,16 +156,20 @@ func changeTitle(c *ChangeGraph) string {
 	return fmt.Sprintf("%s · %s · %s", c.Name, c.Type, c.Size)
 }
 
-// dependencyEdges are the edges between changes as drawn: from the node of
-// each dependency where main moves to the change's first node, changes in
-// graph order and dependencies by name (the order of Graph.Edges).
-func dependencyEdges(g *Graph, opts DrawOptions) [][2]string {
-	var out [][2]string
+// dependencyEdge is an edge between changes as drawn: from the node of a
+// dependency where main moves to the change's first node, labelled with
+// why the change waits for it ("" when the planner did not say).
+type dependencyEdge struct{ from, to, why string }
+
+// dependencyEdges are the edges between changes as drawn, changes in graph
+// order and dependencies by name (the order of Graph.Edges).
+func dependencyEdges(g *Graph, opts DrawOptions) []dependencyEdge {
+	var out []dependencyEdge
 	for i := range g.Changes {
 		c := &g.Changes[i]
 		to := drawNodes(g, c, opts)[0].id
 		for _, d := range c.DependsOn {
-			out = append(out, [2]string{NodeID(d, NodeMerge, ""), to})
+			out = append(out, dependencyEdge{NodeID(d, NodeMerge, ""), to, c.Because[d]})
 		}
 	}
 	return out

@@ -85,7 +85,9 @@ func fixtureConfig() *config.Project {
 }
 
 // fixturePlan has a diamond (links → stats, admin → dashboard), a second
-// root (auth, which admin also needs) and an independent docs change.
+// root (auth, which admin also needs) and an independent docs change;
+// stats says why it waits for links, admin why it waits for auth (not
+// for links).
 func fixturePlan() *plan.Plan {
 	reqs := func(domain string, n int) []spec.Requirement {
 		var out []spec.Requirement
@@ -125,10 +127,12 @@ func fixturePlan() *plan.Plan {
 			{Name: "readme", Type: "docs", Size: plan.SizeS, Domain: "docs",
 				Requirements: ids(docs), DependsOn: []string{}, Scope: []string{"README.md", "docs/**"}},
 			{Name: "stats", Type: "feature", Size: plan.SizeS, Domain: "stats",
-				Requirements: ids(stats), DependsOn: []string{"links"}},
+				Requirements: ids(stats), DependsOn: []string{"links"},
+				Because: map[string]string{"links": `MODIFIED "Create a short link" (links), which links ADDs`}},
 			{Name: "admin", Type: "feature", Size: plan.SizeL, Domain: "admin",
 				Requirements: ids(admin), DependsOn: []string{"links", "auth"},
-				Agent: "codex", Model: "gpt-5-codex"},
+				Because: map[string]string{"auth": "depends_on in openspec/changes/admin/.openspec.yaml:3"},
+				Agent:   "codex", Model: "gpt-5-codex"},
 			{Name: "dashboard", Type: "feature", Size: plan.SizeM, Domain: "ui",
 				Requirements: ids(ui), DependsOn: []string{"stats", "admin"}, Scope: []string{"web/**"}},
 		},

@@ -14,6 +14,7 @@ package graph
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	set "github.com/set-engine/set"
@@ -263,6 +264,7 @@ func changeGraph(cfg *config.Project, c *plan.Change, d *dag) (ChangeGraph, erro
 	rc := *c
 	rc.Requirements = nonNil(slices.Clone(c.Requirements))
 	rc.Scope = slices.Clone(c.Scope)
+	rc.Because = maps.Clone(c.Because)
 	rc.DependsOn = nonNil(slices.Compact(deps))
 	rc.Agent = cmp.Or(c.Agent, cfg.Agent.Adapter)
 	rc.Model = cmp.Or(c.Model, cfg.Agent.Models.Implement)

@@ -140,6 +140,11 @@ func (m *mdWriter) render() {
 			}
 			m.line("  - scope: ", strings.Join(scope, " "))
 		}
+		for _, d := range c.DependsOn {
+			if why := c.Because[d]; why != "" {
+				m.line("  - after ", markdown.Code(d), ": ", markdown.Escape(why))
+			}
+		}
 		for _, w := range c.Waits {
 			files := make([]string, len(w.Files))
 			for i, f := range w.Files {

@@ -9,7 +9,8 @@ import (
 
 // Mermaid writes the graph as a Mermaid flowchart: one subgraph per change
 // (in dispatch order) holding its nodes (see DrawOptions), chain edges
-// inside, thick dependency edges between them. Node and subgraph IDs are
+// inside, thick dependency edges between them, labelled with why when the
+// planner said (Change.Because). Node and subgraph IDs are
 // sanitised to [A-Za-z0-9_] and are distinct for distinct graph IDs;
 // labels are quoted with inner quotes as #quot;. Critical changes are
 // outlined; in the detailed form warn gates are dashed and run-time
@@ -46,7 +47,11 @@ func Mermaid(w io.Writer, g *Graph, opts DrawOptions) error {
 		b.WriteString("  end\n")
 	}
 	for _, e := range dependencyEdges(g, opts) {
-		fmt.Fprintf(&b, "  %s ==> %s\n", ids.id(e[0]), ids.id(e[1]))
+		if e.why != "" {
+			fmt.Fprintf(&b, "  %s ==>|%s| %s\n", ids.id(e.from), mermaidLabel([]string{e.why}), ids.id(e.to))
+			continue
+		}
+		fmt.Fprintf(&b, "  %s ==> %s\n", ids.id(e.from), ids.id(e.to))
 	}
 	b.WriteString("  classDef warn stroke-dasharray: 5 5\n")
 	b.WriteString("  classDef cond stroke-width:2px\n")

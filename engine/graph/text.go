@@ -178,7 +178,9 @@ func (t *textWriter) render() {
 	}
 }
 
-// change writes one change: a summary line and one row per non-empty list.
+// change writes one change: a summary line and one row per non-empty list;
+// "after" lists its dependencies with why it waits for each, when the
+// planner said why (the openspec strategy does).
 func (t *textWriter) change(c *ChangeGraph, nameWidth int) {
 	p := t.p
 	meta := []string{c.Type, c.Size, english.Plural(len(c.Requirements), "requirement")}
@@ -213,6 +215,13 @@ func (t *textWriter) change(c *ChangeGraph, nameWidth int) {
 		}
 		t.row("scope", toks, " ")
 	}
+	if len(c.Because) > 0 {
+		var toks []token
+		for _, d := range c.DependsOn {
+			toks = append(toks, plainToken(dependencyText(c, d)))
+		}
+		t.row("after", toks, " · ")
+	}
 	if len(c.Waits) > 0 {
 		var toks []token
 		for _, w := range c.Waits {
@@ -236,6 +245,15 @@ func (t *textWriter) change(c *ChangeGraph, nameWidth int) {
 	if len(skipped) > 0 {
 		t.row("skipped", skipped, " · ")
 	}
+}
+
+// dependencyText is the dependency d of c with why c waits for it, when
+// the planner said (Change.Because): "add-links: MODIFIED …".
+func dependencyText(c *ChangeGraph, d string) string {
+	if why := c.Because[d]; why != "" {
+		return d + ": " + why
+	}
+	return d
 }
 
 // skipped renders the gates of one stage that do not run, with why;

@@ -442,3 +442,11 @@ func maskHTMLComments(s string) string {
 		s = s[closeAt:]
 	}
 }
+
+// LivingRequirements are the requirement blocks a living spec holds under
+// "## Requirements", in document order, their names as NormalizeName
+// gives them: what a MODIFIED, REMOVED or RENAMED requirement of a delta
+// finds when `openspec archive` folds it into that spec.
+func LivingRequirements(src []byte) []RequirementBlock {
+	return splitLiving(decodeUTF8(src)).blocks
+}

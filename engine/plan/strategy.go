@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/openspec"
@@ -44,7 +45,13 @@ type Record struct {
 // so that a change keeps its name from one plan to the next while main
 // moves. A strategy that asks a model without m is a *NeedsModelError,
 // never replaced by another; with nothing to plan, no model is asked.
+//
+// The openspec strategy plans the open change folders of rec.OpenSpec
+// instead, one change per folder (FromFolders), and neither s nor m.
 func MakeWith(ctx context.Context, cfg *config.Project, s *spec.Spec, rec Record, fp Fingerprint, m Modeler) (*Plan, error) {
+	if cfg.Planner.FromFolders() {
+		return fromOpenSpec(cfg, rec, fp, time.Now())
+	}
 	standings := spec.Compare(s.Requirements, rec.Living)
 	reqs := slices.Clone(s.Requirements)
 	existing := map[string]bool{}

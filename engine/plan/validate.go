@@ -116,7 +116,8 @@ type Limits struct {
 // requirement main does not implement yet (new, changed or removed) is
 // covered by exactly one change or deferred with a reason;
 // no change covers an unknown requirement; a change holds at most
-// MaxRequirementsPerChange requirements; a requirement's `Depends on`
+// MaxRequirementsPerChange requirements (but for the openspec strategy,
+// whose changes are the user's folders); a requirement's `Depends on`
 // points into the same change or into one the change depends on,
 // transitively.
 func Validate(p *Plan, limits Limits) error {
@@ -209,7 +210,9 @@ func (v *validator) coverage(limits Limits) {
 	coveredBy := map[string]string{}
 	for i := range v.p.Changes {
 		c := &v.p.Changes[i]
-		if limits.MaxRequirementsPerChange > 0 && len(c.Requirements) > limits.MaxRequirementsPerChange {
+		// A change folder of the openspec strategy is the user's unit of
+		// work: set neither splits it nor holds it to the limit.
+		if limits.MaxRequirementsPerChange > 0 && len(c.Requirements) > limits.MaxRequirementsPerChange && v.p.Strategy != config.StrategyOpenSpec {
 			v.add(c, "change %q has %d requirements, more than the limit of %d (planner.maxRequirementsPerChange)",
 				c.Name, len(c.Requirements), limits.MaxRequirementsPerChange)
 		}

@@ -14,8 +14,10 @@ import (
 // each with its standing against main's living specs and what it says
 // (spec.Content). Two plans that give a change the same Work ask it for the
 // same delta, so a run may carry the change's progress from one to the
-// other; any other difference makes it new work. It is "" for a change the
-// plan does not have.
+// other; any other difference makes it new work. For the openspec
+// strategy the change is its folder, so Work covers every file of it
+// (Fingerprint.Folders: its proposal, design and tasks too): a folder
+// edited between two plans is new work. It is "" for a change the plan does not have.
 func (p *Plan) Work(name string) string {
 	c, ok := p.Change(name)
 	if !ok {
@@ -30,7 +32,14 @@ func (p *Plan) Work(name string) string {
 		r, _ := p.Requirement(id)
 		items = append(items, item{p.Standing(id), spec.ContentOf(r)})
 	}
-	data, err := json.Marshal(items)
+	var v any = items // as before folders: the Work of other strategies never moves
+	if folder, ok := p.Fingerprint.Folders[name]; ok {
+		v = struct {
+			Items  []item
+			Folder string
+		}{items, folder}
+	}
+	data, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // plain strings and lists: Marshal cannot fail
 	}
