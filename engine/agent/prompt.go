@@ -30,8 +30,17 @@ type PromptInput struct {
 	Budget     int
 	// Folder is the change's OpenSpec change folder that set wrote at
 	// dispatch ("openspec/changes/<change>"), or "" when it wrote none (a
-	// change without requirements).
+	// change without requirements); with UserFolder, the folder the
+	// project's people wrote.
 	Folder string
+	// UserFolder says Folder is an OpenSpec change folder the project's
+	// people wrote on main (planner strategy "openspec"), which set
+	// neither wrote nor rewrites. Proposal, Design and Tasks are then its
+	// proposal.md, design.md and tasks.md as the change's base has them,
+	// "" for a file it does not have; the prompt carries them, each
+	// clipped at folderFileShown characters.
+	UserFolder              bool
+	Proposal, Design, Tasks string
 	// Standings says, by requirement ID, how each of Reqs stands against
 	// main's living specs (new, changed, removed); nil says nothing.
 	Standings map[string]spec.Standing
@@ -138,7 +147,9 @@ func Prompt(in PromptInput) string {
 		}
 	}
 	b.WriteString("\n## OpenSpec\n")
-	if in.Folder != "" {
+	if in.UserFolder {
+		userFolder(&b, in)
+	} else if in.Folder != "" {
 		fmt.Fprintf(&b, "set wrote this change's OpenSpec change folder, %s/: proposal.md (why and scope), ", in.Folder)
 		b.WriteString("the delta specs specs/<capability>/spec.md (the requirements above as ADDED, MODIFIED, REMOVED or RENAMED requirements) ")
 		b.WriteString("and tasks.md (a task per requirement, traced by [REQ: <ID>]). Implement against it. ")
@@ -148,7 +159,14 @@ func Prompt(in PromptInput) string {
 		fmt.Fprintf(&b, "This change has no requirements, so it has no OpenSpec delta; openspec/specs/ on %s stays as it is.\n", in.Project.MainBranch)
 	}
 	b.WriteString("\n## Done means\n")
-	b.WriteString("- The requirements above are implemented and covered by tests; each test names the requirement ID it covers.\n")
+	if in.UserFolder {
+		b.WriteString("- The requirements above are implemented and covered by tests; each test names the requirement it covers, by its ID or its OpenSpec name.\n")
+	} else {
+		b.WriteString("- The requirements above are implemented and covered by tests; each test names the requirement ID it covers.\n")
+	}
+	if in.Folder != "" && tasksAllChecked(in) {
+		fmt.Fprintf(&b, "- Every task in %s/tasks.md is checked off (`- [x]`).\n", in.Folder)
+	}
 	b.WriteString("- Your work is committed on the branch (set commits what you leave uncommitted).\n")
 	if len(in.Gates) > 0 {
 		fmt.Fprintf(&b, "- These checks pass, in this order: %s.\n", strings.Join(in.Gates, ", "))
@@ -171,6 +189,66 @@ func Prompt(in PromptInput) string {
 		fmt.Fprintf(&b, "\n## Where the last iteration stopped\n\n%s\n", strings.TrimSpace(in.RetryContext))
 	}
 	return b.String()
+}
+
+// folderFileShown is how many characters of each of a user folder's
+// proposal.md, design.md and tasks.md a prompt carries.
+const folderFileShown = 8000
+
+// userFolder writes the OpenSpec section of a change whose folder the
+// project's people wrote (PromptInput.UserFolder): what the folder is, its
+// proposal, design and tasks, what the agent may and may not change in
+// it, and the names a test may trace each requirement by.
+func userFolder(b *strings.Builder, in PromptInput) {
+	fmt.Fprintf(b, "This change is the OpenSpec change %s/, written by the project's people: implement it. ", in.Folder)
+	b.WriteString("The requirements above are those of its delta specs (specs/<capability>/spec.md).\n")
+	for _, f := range []struct{ name, text string }{{"proposal.md", in.Proposal}, {"design.md", in.Design}, {"tasks.md", in.Tasks}} {
+		if f.text == "" {
+			continue
+		}
+		fmt.Fprintf(b, "\n### %s\n````markdown\n%s\n````\n", f.name, clipFile(f.text, in.Folder+"/"+f.name))
+	}
+	fmt.Fprintf(b, "\nCheck each task off in %s/tasks.md (`- [x]`) as you finish it; you may add tasks. ", in.Folder)
+	fmt.Fprintf(b, "Do not edit its delta specs (specs/) or .openspec.yaml: they are the project's people's, and the spec_verify gate holds them to what %s has. ", in.Project.MainBranch)
+	fmt.Fprintf(b, "When the change reaches %s, set archives it as `openspec archive` does, folding its delta into openspec/specs/.\n", in.Project.MainBranch)
+	var names []string
+	for _, r := range in.Reqs {
+		if st, ok := in.Standings[r.ID]; ok && needsNoTest(st) {
+			continue
+		}
+		names = append(names, fmt.Sprintf("- %s = %q\n", r.ID, r.Title))
+	}
+	if len(names) > 0 {
+		b.WriteString("\nA test covers a requirement when a line it adds names the requirement's ID or its OpenSpec name; name either:\n")
+		b.WriteString(strings.Join(names, ""))
+	}
+}
+
+// needsNoTest reports whether no test is to name a requirement of a user
+// folder that stands so: one the delta removes, or only renames.
+func needsNoTest(st spec.Standing) bool {
+	return st.Status == spec.Removed || st.Status == spec.Changed && len(st.Differs) == 1 && st.Differs[0] == "title"
+}
+
+// clipFile is text clipped at folderFileShown characters, saying where
+// the full file is when it was clipped, without a final newline.
+func clipFile(text, path string) string {
+	text = strings.TrimRight(text, "\n")
+	if r := []rune(text); len(r) > folderFileShown {
+		return string(r[:folderFileShown]) + "\n… (clipped; full file: " + path + ")"
+	}
+	return text
+}
+
+// tasksAllChecked reports whether a spec_verify gate of the change's
+// verify stack asks for every task checked off (config.TasksAllChecked).
+func tasksAllChecked(in PromptInput) bool {
+	for _, name := range in.Gates {
+		if g, ok := in.Project.Gates[name]; ok && g.Kind == config.KindSpecVerify && g.Tasks == config.TasksAllChecked {
+			return true
+		}
+	}
+	return false
 }
 
 // standingNote says how a requirement stands against main, after its

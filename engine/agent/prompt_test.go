@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hexops/autogold/v2"
+
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/plan"
+	"github.com/set-engine/set/engine/spec"
 )
 
 // A retry's prompt counts the retries of the stage that failed, against
@@ -118,5 +121,70 @@ func TestPromptCarriesMatchingLearnings(t *testing.T) {
 	project.Learnings = nil
 	if got := Prompt(in); strings.Contains(got, "## Learnings") {
 		t.Errorf("a project without learnings gets:\n%s", got)
+	}
+}
+
+// userFolderInput is the prompt input of a change whose OpenSpec folder
+// the project's people wrote, with a proposal, a design and tasks.
+func userFolderInput() PromptInput {
+	return PromptInput{
+		Project: &config.Project{Name: "shortener", MainBranch: "main",
+			Gates: map[string]config.Gate{"spec": {Kind: config.KindSpecVerify, Tasks: config.TasksAllChecked}}},
+		Change: plan.Change{Name: "add-links", Type: "feature", Size: "S", Description: "Short links for long ones.",
+			Requirements: []string{"REQ-ADD-LINKS-01", "REQ-ADD-LINKS-02", "REQ-ADD-LINKS-03"}},
+		Reqs: []spec.Requirement{
+			{ID: "REQ-ADD-LINKS-01", Title: "Create a short link", Text: "The service SHALL create a short link for a long one.",
+				Scenarios: []spec.Scenario{{Name: "Shorten", When: []string{"a long link is given"}, Then: []string{"a short link is returned"}}}},
+			{ID: "REQ-ADD-LINKS-02", Title: "REQ-LINKS-07: Follow a short link", Text: "The service SHALL redirect a short link."},
+			{ID: "REQ-ADD-LINKS-03", Title: "Expire links"},
+		},
+		Standings: map[string]spec.Standing{
+			"REQ-ADD-LINKS-01": {ID: "REQ-ADD-LINKS-01", Status: spec.New},
+			"REQ-ADD-LINKS-02": {ID: "REQ-ADD-LINKS-02", Status: spec.Changed, Differs: []string{"text"}, Living: "REQ-LINKS-07: Follow a short link"},
+			"REQ-ADD-LINKS-03": {ID: "REQ-ADD-LINKS-03", Status: spec.Removed, Living: "Expire links"},
+		},
+		Worktree: "/repo/.set/worktrees/add-links", Iteration: 1, Gates: []string{"spec"},
+		Folder: "openspec/changes/add-links", UserFolder: true,
+		Proposal: "## Why\nPeople share long links.\n\n## What Changes\n- Short links.\n",
+		Design:   "## Decisions\n- Base62 codes of 7 characters.\n",
+		Tasks:    "## 1. Links\n- [ ] 1.1 Create a short link\n- [ ] 1.2 Follow a short link\n",
+	}
+}
+
+// TestPromptUserFolder: the prompt of a change whose folder the project's
+// people wrote says whose the folder is, carries its proposal, design and
+// tasks, asks for each task checked off and the delta specs left as they
+// are, and names each requirement by set's ID and its OpenSpec name.
+func TestPromptUserFolder(t *testing.T) {
+	autogold.ExpectFile(t, autogold.Raw(Prompt(userFolderInput())))
+}
+
+// TestPromptUserFolderClipped: a long proposal is clipped, saying where
+// the full file is; a folder without design.md has no design section.
+func TestPromptUserFolderClipped(t *testing.T) {
+	in := userFolderInput()
+	in.Proposal, in.Design = strings.Repeat("why ", 3000), ""
+	got := Prompt(in)
+	if !strings.Contains(got, "why \n… (clipped; full file: openspec/changes/add-links/proposal.md)\n````\n") || strings.Contains(got, "### design.md") {
+		t.Errorf("prompt:\n%s", got)
+	}
+	if n := strings.Count(got, "why "); n != folderFileShown/4 {
+		t.Errorf("the proposal shows %d words, want %d", n, folderFileShown/4)
+	}
+}
+
+// TestPromptSetFolderUnchanged: a folder set wrote keeps its words, and
+// says nothing of tasks unless spec_verify asks for them all checked.
+func TestPromptSetFolderUnchanged(t *testing.T) {
+	in := userFolderInput()
+	in.UserFolder, in.Proposal, in.Design, in.Tasks = false, "", "", ""
+	got := Prompt(in)
+	if !strings.Contains(got, "set wrote this change's OpenSpec change folder, openspec/changes/add-links/: ") ||
+		!strings.Contains(got, "each test names the requirement ID it covers.\n- Every task in openspec/changes/add-links/tasks.md is checked off (`- [x]`).\n") {
+		t.Errorf("prompt:\n%s", got)
+	}
+	in.Project.Gates["spec"] = config.Gate{Kind: config.KindSpecVerify, Tasks: config.TasksAny}
+	if got := Prompt(in); strings.Contains(got, "Every task") {
+		t.Errorf("prompt with tasks \"any\":\n%s", got)
 	}
 }

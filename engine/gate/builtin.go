@@ -173,16 +173,33 @@ func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 }
 
 // specVerify fails, in the verify stage, when the change's delta specs
-// are not the ones set wrote (Input.Delta): the agent may refine the
-// tasks, never the requirements. Then it fails unless every requirement ID
-// of the change that the spec did not remove appears in a line the change
-// adds to a test file (see containsID).
+// are not the ones set wrote (Input.Delta), or with Input.UserFolder not
+// the ones the project's people wrote on main: the agent may refine the
+// tasks, never the requirements; and, with the gate's tasks
+// "all-checked", while the folder's tasks.md has an unchecked task (see
+// checkFolder). Then it fails unless every requirement of the change that
+// the spec did not remove is named in a line the change adds to a test
+// file (see tracer).
 func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
-	if in.Delta != nil && in.Stage == graph.StageVerify {
-		if v, err := checkDelta(in); err != nil || v.fail {
+	note := ""
+	if in.Stage == graph.StageVerify {
+		v, err := checkFolder(in)
+		if err != nil || v.fail {
 			return v, err
 		}
+		note = v.detail
 	}
+	v, err := traceRequirements(ctx, in, d)
+	if note != "" && err == nil && !v.fail {
+		v.detail = note + v.detail
+	}
+	return v, err
+}
+
+// traceRequirements fails unless every requirement of the change that
+// the spec did not remove is named in a line the change adds to a test
+// file.
+func traceRequirements(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	ids := slices.DeleteFunc(dedupe(in.Change.Requirements), func(id string) bool { return slices.Contains(in.Removing, id) })
 	if len(ids) == 0 {
 		return verdict{detail: "the change has no requirements a test must name"}, nil
@@ -206,11 +223,12 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 		}
 	}
 	tests = append(tests, inline...)
+	traces := tracer(in)
 	found := map[string]string{} // ID → file:line of its first mention
 	for _, f := range tests {
 		for _, l := range f.Added {
 			for _, id := range ids {
-				if _, ok := found[id]; !ok && containsID(l.Text, id) {
+				if _, ok := found[id]; !ok && traces(l.Text, id) {
 					found[id] = fmt.Sprintf("%s:%d", f.Path, l.Line)
 				}
 			}
@@ -233,9 +251,23 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 		for _, r := range in.Reqs {
 			if r.ID == id && r.Title != "" {
 				described[i] = id + ": " + r.Title
+				if in.UserFolder {
+					described[i] = fmt.Sprintf("%s = %q", id, r.Title)
+				}
 				break
 			}
 		}
+	}
+	if in.UserFolder {
+		return verdict{
+			fail:   true,
+			reason: "requirements not referenced by a test: " + strings.Join(missing, ", "),
+			retry: fmt.Sprintf("Gate %s failed: %d of the change's %d requirements %s not named by any test line this change adds:\n%s"+
+				"Name each requirement in the test that covers it, in a line the change adds to %s: "+
+				"its ID (for example a comment `// %s` in the test, or %s in the test's name) or its OpenSpec name, as its heading in %s/specs/ has it.",
+				in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), testPlaces(patterns, rules),
+				missing[0], strings.ReplaceAll(missing[0], "-", "_"), spec.ChangeDir(in.Change.Name)),
+		}, nil
 	}
 	return verdict{
 		fail:   true,
@@ -249,7 +281,9 @@ func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 }
 
 // checkDelta compares the delta specs in the change's folder in the
-// worktree, openspec/changes/<change>/specs/, with the ones set wrote.
+// worktree, openspec/changes/<change>/specs/ (and its .openspec.yaml with
+// Input.UserFolder), with Input.Delta: the ones set wrote, or the ones the
+// project's people wrote on main.
 func checkDelta(in Input) (verdict, error) {
 	dir := spec.ChangeDir(in.Change.Name)
 	found := map[string][]byte{}
@@ -269,15 +303,28 @@ func checkDelta(in Input) (verdict, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return verdict{}, err
 	}
+	if in.UserFolder {
+		data, err := os.ReadFile(filepath.Join(root, MetadataFile))
+		switch {
+		case err == nil:
+			found[MetadataFile] = data
+		case !errors.Is(err, fs.ErrNotExist):
+			return verdict{}, err
+		}
+	}
+	words := setDeltaWords
+	if in.UserFolder {
+		words = userDeltaWords
+	}
 	var problems []string
 	var want strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(in.Delta)) {
 		data, ok := found[name]
 		switch {
 		case !ok:
-			problems = append(problems, dir+"/"+name+" is missing")
+			problems = append(problems, dir+"/"+name+words.missing)
 		case !bytes.Equal(data, in.Delta[name]):
-			problems = append(problems, dir+"/"+name+" differs from what set wrote")
+			problems = append(problems, dir+"/"+name+words.differs)
 		default:
 			continue
 		}
@@ -289,7 +336,16 @@ func checkDelta(in Input) (verdict, error) {
 		}
 	}
 	if len(problems) == 0 {
-		return verdict{detail: "the delta specs are the ones set wrote:\n" + bullets(prefixed(dir+"/", slices.Sorted(maps.Keys(in.Delta))))}, nil
+		return verdict{detail: words.same + ":\n" + bullets(prefixed(dir+"/", slices.Sorted(maps.Keys(in.Delta))))}, nil
+	}
+	if in.UserFolder {
+		return verdict{
+			fail:   true,
+			reason: "the change edits the delta specs the project's people wrote: " + preview(problems, 3),
+			retry: fmt.Sprintf("Gate %s failed: the change edits the OpenSpec change %s/ that the project's people wrote: its delta specs (specs/) and .openspec.yaml are theirs, on %s, and must stay as they wrote them:\n%s"+
+				"They say what the change is to do: implement them, never rewrite them. You may check tasks off in tasks.md. Put these files back as they are on %s (and remove any other file you added under %s/specs/):\n%s",
+				in.Step.Gate, dir, mainBranch(in), bullets(problems), mainBranch(in), dir, want.String()),
+		}, nil
 	}
 	return verdict{
 		fail:   true,
@@ -298,6 +354,27 @@ func checkDelta(in Input) (verdict, error) {
 			"A change may refine tasks.md and proposal.md, never its requirements. Put the delta specs back as set wrote them (and remove any other file under %s/specs/):\n%s",
 			in.Step.Gate, bullets(problems), dir, want.String()),
 	}, nil
+}
+
+// deltaWords is how checkDelta says a file of the delta stands.
+type deltaWords struct{ missing, differs, same string }
+
+var (
+	setDeltaWords  = deltaWords{" is missing", " differs from what set wrote", "the delta specs are the ones set wrote"}
+	userDeltaWords = deltaWords{" was removed", " was edited", "the delta specs and .openspec.yaml are the ones the project's people wrote"}
+)
+
+// MetadataFile is an OpenSpec change folder's metadata, which steers its
+// archive (skip_specs, retire_capabilities): part of the delta of a folder
+// the project's people wrote (Input.UserFolder).
+const MetadataFile = ".openspec.yaml"
+
+// mainBranch is the project's main branch as a message names it.
+func mainBranch(in Input) string {
+	if in.Project == nil || in.Project.MainBranch == "" {
+		return "main"
+	}
+	return in.Project.MainBranch
 }
 
 func prefixed(prefix string, xs []string) []string {

@@ -67,12 +67,21 @@ type Input struct {
 	// the change meets now (rewritten at each verify round, see the
 	// orchestrator's ownFolder): path in the change folder ("specs/<capability>/spec.md") → content.
 	// spec_verify fails in the verify stage when the worktree's
-	// openspec/changes/<change>/specs/ holds anything else. Nil: not
+	// openspec/changes/<change>/specs/ holds anything else. With
+	// UserFolder it is the folder's specs/ and .openspec.yaml as main has
+	// them (".openspec.yaml" → its content, when main has one). Nil: not
 	// checked.
 	Delta map[string][]byte
 	// Removing lists the change's requirements the spec removed: no test
 	// is to name them, so spec_verify does not look for one.
 	Removing []string
+	// UserFolder says the change's OpenSpec change folder is one the
+	// project's people wrote on main (planner strategy "openspec"), not
+	// one set wrote: Delta is then the folder's specs/ and .openspec.yaml
+	// as main has them, which spec_verify holds the change to with its
+	// own wording, and a test line traces a requirement of Reqs also by
+	// the user's ID its title starts with, or by its OpenSpec name.
+	UserFolder bool
 	// Step is the resolved gate: name, kind, mode, runner, run-time
 	// condition, timeout.
 	Step graph.GateStep

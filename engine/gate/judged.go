@@ -44,8 +44,8 @@ func graded(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	role, kind := Role(g), judge.KindReview
 	if g.Kind == config.KindSpecVerify {
 		kind = judge.KindRequirements
-		if in.Delta != nil && in.Stage == graph.StageVerify {
-			if v, err := checkDelta(in); err != nil || v.fail {
+		if in.Stage == graph.StageVerify {
+			if v, err := checkFolder(in); err != nil || v.fail {
 				return v, err
 			}
 		}

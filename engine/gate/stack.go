@@ -26,6 +26,8 @@ type StackInput struct {
 	// Delta and Removing are passed to every gate (see Input).
 	Delta    map[string][]byte
 	Removing []string
+	// UserFolder is passed to every gate (see Input).
+	UserFolder bool
 	// Stage is graph.StageVerify or graph.StageIntegration.
 	Stage   string
 	Attempt int
@@ -118,7 +120,7 @@ func RunStack(ctx context.Context, in StackInput, emit func(journal.Payload) err
 			return StackResult{}, err
 		}
 		res := Run(ctx, Input{
-			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Delta: in.Delta, Removing: in.Removing, Step: step, Stage: in.Stage,
+			Project: in.Project, Change: in.Change, Reqs: in.Reqs, Delta: in.Delta, Removing: in.Removing, UserFolder: in.UserFolder, Step: step, Stage: in.Stage,
 			Attempt: in.Attempt, Worktree: in.Worktree, Base: in.Base,
 			LogPath: logPath, LogRel: logRel, Env: in.Env, Redact: in.Redact, Accepted: in.Accepted[step.Gate],
 			After: slices.Clone(failed), Models: models,

@@ -46,6 +46,10 @@ type Input struct {
 	Reqs     []spec.Requirement
 	Steps    []graph.GateStep // the integration stack
 	Worktree string
+	// Removing and UserFolder are passed to the integration stack's gates
+	// (see gate.Input).
+	Removing   []string
+	UserFolder bool
 	// Head is the change's verified head (MERGE_QUEUED): every attempt
 	// starts from it. "" for a journal that did not record it.
 	Head string
@@ -71,8 +75,9 @@ type Input struct {
 	// base, a commit of main or a candidate (paths in the change folder,
 	// specs/<capability>/spec.md): the fold writes them over the folder's
 	// specs/ first, so that the delta main gets is the one of the tree it
-	// is integrated on. nil, or a nil answer, leaves the folder as the
-	// branch has it.
+	// is integrated on; a ".openspec.yaml" among them (the delta of a
+	// folder the project's people wrote) is written over the folder's too.
+	// nil, or a nil answer, leaves the folder as the branch has it.
 	Delta func(ctx context.Context, base string) (map[string][]byte, error)
 	// Checkpoint, if set, is called just before main moves
 	// ("before-fast-forward") and just after, before MERGED and ARCHIVED
@@ -257,7 +262,7 @@ func startOver(ctx context.Context, in Input) error {
 // cause when ctx ended while a gate ran.
 func Check(ctx context.Context, in Input, cand Candidate) (Outcome, error) {
 	stack, err := gate.RunStack(ctx, gate.StackInput{
-		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Stage: graph.StageIntegration, Attempt: in.Attempt,
+		Project: in.Project, Change: in.Change, Reqs: in.Reqs, Removing: in.Removing, UserFolder: in.UserFolder, Stage: graph.StageIntegration, Attempt: in.Attempt,
 		Layout: in.Layout, Worktree: in.Worktree, Base: cand.Onto.Commit, Env: in.Env, Redact: in.Redact,
 		Steps: in.Steps, Accepted: in.Accepted, Runners: in.Runners, Models: in.Models,
 		AfterGate: func(ctx context.Context, r gate.Result) (string, error) {
@@ -445,11 +450,25 @@ func (in Input) writeDelta(ctx context.Context, base string) error {
 		return nil
 	}
 	err = spec.WriteDeltaSpecs(in.Worktree, in.Change.Name, files)
+	if data, ok := files[gate.MetadataFile]; ok && err == nil {
+		err = writeMetadata(in.Worktree, in.Change.Name, data)
+	}
 	var refused *openspec.RefusedPathError
 	if errors.As(err, &refused) {
 		return git.Clean(ctx, in.Worktree)
 	}
 	return err // any other failure is the run's: folding the old delta would put it on main
+}
+
+// writeMetadata writes the .openspec.yaml of a change folder the
+// project's people wrote, as the delta has it (Input.Delta), refusing a
+// symbolic link on the way as WriteDeltaSpecs does.
+func writeMetadata(root, change string, data []byte) error {
+	rel := spec.ChangeDir(change) + "/" + gate.MetadataFile
+	if err := openspec.CheckNoLinks(root, rel); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, filepath.FromSlash(rel)), data, 0o644)
 }
 
 // dropFold removes the fold commit an interrupted integration left at the

@@ -415,14 +415,13 @@ func (q *mergeQueue) discard(a *attempt) error {
 func (q *mergeQueue) mergeInput(c plan.Change, cg *graph.ChangeGraph, p *plan.Plan) merge.Input {
 	st := q.rec.change(c.Name)
 	return merge.Input{
-		Project: q.project, Layout: q.layout, Change: c, Reqs: q.requirements(c),
+		Project: q.project, Layout: q.layout, Change: c, Reqs: q.requirements(c), Removing: removing(p, c), UserFolder: userFolders(p),
 		Steps: cg.Integration, Worktree: q.layout.Worktree(c.Name), Head: st.QueuedHead, Attempt: st.IntegrationTries + 1,
 		Env: q.env, Redact: q.redact, Runners: q.runners, Models: q.models, Now: q.now, Accepted: q.rec.accepted(),
 		Emit:       func(p journal.Payload) error { return q.rec.emit(c.Name, p) },
 		Checkpoint: func(point string) { q.checkpoint(point, c.Name) },
 		Delta: func(ctx context.Context, base string) (map[string][]byte, error) {
-			files, err := folderOn(ctx, q.root, p, c, base)
-			return deltaOf(files), err
+			return deltaOn(ctx, q.root, p, c, base)
 		},
 	}
 }

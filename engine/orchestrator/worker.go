@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/set-engine/set/engine/agent"
+	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/gate"
 	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/graph"
@@ -266,13 +268,20 @@ func (w *worker) agentLoop(ctx context.Context, retry retryNote, fresh bool) (ag
 	// stopped) counts as verify's.
 	stage := cmp.Or(retry.stage, state.StageVerify)
 	attempt, retryBudget := st.RetriesUsed(stage), runBudgets(w.project.Budgets).Retries(stage)
+	prompt := agent.PromptInput{
+		Project: w.project, Change: c, Reqs: w.requirements(c), Worktree: w.layout.Worktree(name),
+		Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
+		Folder: folderName(w.plan, c), Standings: w.standings(), TestGlobs: testGlobs, TestFiles: testFiles,
+	}
+	if userFolders(w.plan) {
+		var err error
+		if prompt.Proposal, prompt.Design, prompt.Tasks, err = w.folderTexts(ctx); err != nil {
+			return agent.LoopResult{}, err
+		}
+		prompt.UserFolder = true
+	}
 	return agent.Loop(ctx, agent.LoopInput{
-		Adapter: w.adapter,
-		Prompt: agent.PromptInput{
-			Project: w.project, Change: c, Reqs: w.requirements(c), Worktree: w.layout.Worktree(name),
-			Gates: gates, RetryContext: retry.context, RetryStage: retry.stage, Attempt: attempt, Budget: retryBudget,
-			Folder: folderName(c), Standings: w.standings(), TestGlobs: testGlobs, TestFiles: testFiles,
-		},
+		Adapter: w.adapter, Prompt: prompt,
 		Layout: w.layout, Worktree: w.layout.Worktree(name), MainBranch: w.project.MainBranch,
 		Done: st.Iteration, Fresh: fresh, MaxIterations: st.IterationBase + w.project.Budgets.Iterations,
 		Model: w.model(), ModelField: w.modelField(), SessionID: st.SessionID,
@@ -464,8 +473,15 @@ func folderOn(ctx context.Context, root string, p *plan.Plan, c plan.Change, bas
 // spec_verify to name, unless set rewrites specs/ anyway. A worktree in
 // the middle of a merge is not written to: its delta is returned as set
 // would write it.
+//
+// A change of a plan from the folders people wrote (userFolders) is the
+// exception: its folder is on base already, theirs, and set writes and
+// commits nothing in it; its delta is what main has (userDelta).
 func (w *worker) ownFolder(ctx context.Context, base string, newBranch bool) (map[string][]byte, error) {
 	c := w.change
+	if userFolders(w.plan) {
+		return userDelta(ctx, w.root, c, base)
+	}
 	files, err := folderOn(ctx, w.root, w.plan, c, base)
 	if files == nil || err != nil {
 		return nil, err
@@ -515,6 +531,57 @@ func (w *worker) folderMessage(base, what string) string {
 		c, what, w.project.MainBranch, shortID(base), agent.FolderTrailer, c)
 }
 
+// userFolders reports whether plan p comes from the OpenSpec change
+// folders the project's people wrote on main (planner strategy
+// "openspec"): each change is the folder named after it, which set
+// neither writes nor rewrites, and whose delta spec_verify and the fold
+// hold to main's (see userDelta).
+func userFolders(p *plan.Plan) bool {
+	return p.Strategy == config.StrategyOpenSpec
+}
+
+// userDelta is the delta of change c of a plan from user folders
+// (userFolders), as base has it: the files of its folder's specs/ and its
+// .openspec.yaml (which steers the archive), keyed by their paths in the
+// folder. It is never nil, so that spec_verify holds the change to it
+// even when the folder has neither (an added file fails the gate). A
+// folder base does not have is an error: the plan was made from a main
+// that had it, and only the change's own archive takes it away.
+func userDelta(ctx context.Context, root string, c plan.Change, base string) (map[string][]byte, error) {
+	dir := spec.ChangeDir(c.Name) + "/"
+	files, err := git.FilesAt(ctx, root, base, dir)
+	if err != nil {
+		return nil, err
+	}
+	delta := map[string][]byte{}
+	found := false
+	for name, data := range files {
+		rel, ok := strings.CutPrefix(name, dir)
+		if !ok {
+			continue
+		}
+		found = true
+		if strings.HasPrefix(rel, "specs/") || rel == gate.MetadataFile {
+			delta[rel] = data
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("change %s: its OpenSpec change folder %s, which the plan was made from, is not in commit %s", c.Name, dir, shortID(base))
+	}
+	return delta, nil
+}
+
+// deltaOn is the delta of change c of plan p on base, a commit of main or
+// a candidate of the merge queue: what spec_verify and the fold hold the
+// change to (see ownFolder).
+func deltaOn(ctx context.Context, root string, p *plan.Plan, c plan.Change, base string) (map[string][]byte, error) {
+	if userFolders(p) {
+		return userDelta(ctx, root, c, base)
+	}
+	files, err := folderOn(ctx, root, p, c, base)
+	return deltaOf(files), err
+}
+
 // shortID is a commit ID as a message names it.
 func shortID(id string) string {
 	return id[:min(len(id), 12)]
@@ -544,24 +611,50 @@ func prefixed(prefix string, files map[string][]byte) map[string][]byte {
 	return out
 }
 
-// folderName is the change's OpenSpec change folder, "" for a change
-// without requirements (see worker.folder).
-func folderName(c plan.Change) string {
-	if len(c.Requirements) == 0 {
+// folderName is the change's OpenSpec change folder of plan p: "" for a
+// change without requirements when set writes the folders (it writes
+// none for it); the folder of every change of a plan from user folders,
+// which has one whatever its delta holds (a skip_specs folder has no
+// requirement).
+func folderName(p *plan.Plan, c plan.Change) string {
+	if len(c.Requirements) == 0 && !userFolders(p) {
 		return ""
 	}
 	return spec.ChangeDir(c.Name)
 }
 
-// removing lists the change's requirements that the spec removed.
-func (w *worker) removing() []string {
+// removing lists the requirements of change c of plan p that no test is
+// to name: those the spec removed, and in a plan from user folders also a
+// RENAMED one, whose behaviour stays what it was (a rename changes the
+// title only).
+func removing(p *plan.Plan, c plan.Change) []string {
 	var out []string
-	for _, id := range w.change.Requirements {
-		if w.plan.Standing(id).Status == spec.Removed {
+	for _, id := range c.Requirements {
+		st := p.Standing(id)
+		if st.Status == spec.Removed || userFolders(p) && st.Status == spec.Changed && slices.Equal(st.Differs, []string{"title"}) {
 			out = append(out, id)
 		}
 	}
 	return out
+}
+
+// folderTexts is the proposal.md, design.md and tasks.md of the change's
+// folder, one the project's people wrote (userFolders), for the prompt:
+// as they are on the commit of main the change's branch was made from,
+// as tests has its files, so that a resumed iteration's prompt is the
+// one the interrupted iteration had ("" for a file the folder does not
+// have there). The agent checks tasks off in the worktree's tasks.md.
+func (w *worker) folderTexts(ctx context.Context) (proposal, design, tasks string, err error) {
+	rev := cmp.Or(w.rec.change(w.change.Name).Base, "refs/heads/"+w.project.MainBranch)
+	texts := make([]string, 3)
+	for i, name := range []string{"proposal.md", "design.md", "tasks.md"} {
+		data, err := git.FileAt(ctx, w.layout.Root(), rev, spec.ChangeDir(w.change.Name)+"/"+name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", "", "", err
+		}
+		texts[i] = string(data)
+	}
+	return texts[0], texts[1], texts[2], nil
 }
 
 // tests is the globs of the files the project counts as tests, and
@@ -609,7 +702,8 @@ func (w *worker) verify(ctx, budget context.Context, attempt int) (bool, string,
 	}
 	wt := w.layout.Worktree(c.Name)
 	// The delta is the one set writes on main as it is now, where the
-	// change is to be integrated: the branch gets it first.
+	// change is to be integrated: the branch gets it first (a folder the
+	// project's people wrote is main's as it is, see ownFolder).
 	head, err := git.BranchHead(ctx, w.root, w.project.MainBranch)
 	if err != nil {
 		return false, "", err
@@ -624,7 +718,7 @@ func (w *worker) verify(ctx, budget context.Context, attempt int) (bool, string,
 	}
 	res, err := gate.RunStack(budget, gate.StackInput{
 		Project: w.project, Change: c, Reqs: w.requirements(c), Stage: graph.StageVerify, Attempt: attempt,
-		Delta: delta, Removing: w.removing(),
+		Delta: delta, Removing: removing(w.plan, c), UserFolder: userFolders(w.plan),
 		Layout: w.layout, Worktree: wt, Base: base, Env: w.env, Redact: w.redact,
 		Steps: cg.Verify, Skipped: skipped, Accepted: w.rec.accepted(), Runners: w.runners, Models: w.models,
 	}, func(p journal.Payload) error { return w.rec.emit(c.Name, p) })

@@ -1,0 +1,127 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/set-engine/set/engine/config"
+	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/openspec"
+	"github.com/set-engine/set/engine/spec"
+)
+
+// checkFolder is what spec_verify asks, in the verify stage, of the
+// change's OpenSpec change folder in the worktree, before it looks for
+// tests: its delta as Input.Delta has it (checkDelta; not checked when
+// Delta is nil), then its tasks.md as the gate's tasks asks (checkTasks).
+// A passing verdict's detail is a note on the tasks, "" when none was
+// asked for.
+func checkFolder(in Input) (verdict, error) {
+	if in.Delta != nil {
+		if v, err := checkDelta(in); err != nil || v.fail {
+			return v, err
+		}
+	}
+	return checkTasks(in)
+}
+
+// checkTasks fails, when the gate's tasks is config.TasksAllChecked,
+// while the change folder's tasks.md in the worktree has a task that is
+// not checked off (openspec.Tasks: the tasks the OpenSpec CLI counts),
+// whoever wrote the folder. A folder without tasks.md, or a tasks.md
+// without a task, passes; so does every folder under TasksAny.
+func checkTasks(in Input) (verdict, error) {
+	if in.Project == nil || in.Project.Gates[in.Step.Gate].Tasks != config.TasksAllChecked {
+		return verdict{}, nil
+	}
+	path := spec.ChangeDir(in.Change.Name) + "/tasks.md"
+	src, err := os.ReadFile(filepath.Join(in.Worktree, filepath.FromSlash(path)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return verdict{detail: "tasks: " + path + " does not exist, so no task is to be checked off\n"}, nil
+	}
+	if err != nil {
+		return verdict{}, err
+	}
+	tasks := openspec.Tasks(src)
+	var open []string
+	for _, t := range tasks {
+		if !t.Done {
+			open = append(open, fmt.Sprintf("%s:%d: %s", path, t.Line, clip(t.Text, 200)))
+		}
+	}
+	if len(open) == 0 {
+		return verdict{detail: fmt.Sprintf("tasks: %s checked off in %s\n", english.Plural(len(tasks), "task"), path)}, nil
+	}
+	return verdict{
+		fail:   true,
+		reason: fmt.Sprintf("%s of %d not checked off in %s (first: line %d)", english.Plural(len(open), "task"), len(tasks), path, firstOpen(tasks)),
+		retry: fmt.Sprintf("Gate %s failed: %s of the %d in %s %s not checked off, and this project's %s asks for every task checked (tasks: %q):\n%s"+
+			"Finish each of these tasks and check it off in %s as you do (`- [x]`).",
+			in.Step.Gate, english.Plural(len(open), "task"), len(tasks), path, isAre(len(open)), in.Step.Gate, config.TasksAllChecked, bullets(open), path),
+	}, nil
+}
+
+// firstOpen is the line of the first task not checked off.
+func firstOpen(tasks []openspec.Task) int {
+	for _, t := range tasks {
+		if !t.Done {
+			return t.Line
+		}
+	}
+	return 0
+}
+
+// tracer is how spec_verify decides that an added test line names a
+// requirement of the change: by its ID (containsID); with
+// Input.UserFolder also by the user's own ID its title starts with
+// ("REQ-LINKS-01: Create a short link"), or by its OpenSpec name, without
+// that ID, as a case-insensitive substring with runs of white space taken
+// as one space.
+func tracer(in Input) func(text, id string) bool {
+	if !in.UserFolder {
+		return containsID
+	}
+	type names struct{ userID, name string }
+	byID := map[string]names{}
+	for _, r := range in.Reqs {
+		userID, name := leadingID(r.Title)
+		byID[r.ID] = names{userID, collapse(name)}
+	}
+	return func(text, id string) bool {
+		if containsID(text, id) {
+			return true
+		}
+		n := byID[id]
+		if n.userID != "" && containsID(text, n.userID) {
+			return true
+		}
+		return n.name != "" && strings.Contains(collapse(text), n.name)
+	}
+}
+
+// leadingID splits an OpenSpec requirement name into the requirement ID
+// it starts with, if any ("REQ-LINKS-01", also in bold), and the rest,
+// without the separator (": ", " - ", " — ").
+func leadingID(title string) (id, rest string) {
+	s := strings.TrimPrefix(title, "**")
+	end := strings.IndexFunc(s, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == ':' || r == '*' || r == ','
+	})
+	if end < 0 {
+		end = len(s)
+	}
+	if !spec.IDPattern.MatchString(s[:end]) {
+		return "", title
+	}
+	return s[:end], strings.TrimLeft(s[end:], " \t:*,-—–")
+}
+
+// collapse is s in lower case with each run of white space one space,
+// trimmed.
+func collapse(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
