@@ -25,15 +25,18 @@ func explainCommand() command {
 		usage: `Usage: setctl explain CHANGE [--run ID]
 
 Explain tells the story of one change in one run of the project, from
-its journal: what it is (its requirements, its dependencies), then a timeline
-of every event of the change with its time, where each gate's failure
-comes with the last lines of its output and the path of its full log,
-each agent iteration with its prompt and log (and the learnings the
-prompt carried: set.cue's adopted conventions that match the change,
-what the run's other changes learnt), and every retry context
-handed back to the agent in full; and last, where the change stands now:
-what runs for it, what it waits for and why (a dependency, the
-baseline's gate judging main, a free slot, the merge queue, a setctl
+its journal: what it is (its requirements, its dependencies, and, for a
+change folder people wrote with OpenSpec, how many of the tasks of its
+tasks.md are checked off: on the change's branch while it has one, else
+on the main branch, in the folder or, once merged, in its archived
+copy), then a timeline of every event of the change with its time, where
+each gate's failure comes with the last lines of its output and the path
+of its full log, each agent iteration with its prompt and log (and the
+learnings the prompt carried: set.cue's adopted conventions that match
+the change, what the run's other changes learnt), and every retry
+context handed back to the agent in full; and last, where the change
+stands now: what runs for it, what it waits for and why (a dependency,
+the baseline's gate judging main, a free slot, the merge queue, a setctl
 apply to continue), or why it failed and which budget it spent.
 
 The run is the latest, or run ID with --run (setctl runs lists them):
@@ -81,8 +84,12 @@ func runExplain(e *env, args []string) int {
 	if err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
+	tasks := ""
+	if v.userFolders() {
+		tasks = v.tasksLine(ch)
+	}
 	var b bytes.Buffer
-	explain(&b, v, ch, rc, v.own(ch.Name), note, now)
+	explain(&b, v, ch, rc, v.own(ch.Name), note, tasks, now)
 	if _, err := e.stdout.Write(b.Bytes()); err != nil {
 		return e.errorf(c.name, "%v", err)
 	}
@@ -169,9 +176,11 @@ func ownChange(v *runView, name string, now time.Time) (report.Change, error) {
 
 // explain writes the story of change ch in the run v shows at now: rc
 // is the change as the run left it, with the counts of the run's own
-// work (ownChange), events the run's own events of the change, and note
-// a line that says why the run is not the one asked for ("" when it is).
-func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events []journal.Event, note string, now time.Time) {
+// work (ownChange), events the run's own events of the change, note
+// a line that says why the run is not the one asked for ("" when it is)
+// and tasks the line of its OpenSpec task progress (tasksLine; "" for a
+// change without a tasks.md).
+func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events []journal.Event, note, tasks string, now time.Time) {
 	r := v.report(now)
 	fmt.Fprintf(w, "%s: %s\n", ch.Name, ch.Status)
 	reqs, deps := "none", "nothing"
@@ -182,6 +191,9 @@ func explain(w io.Writer, v *runView, ch *state.Change, rc report.Change, events
 		deps = strings.Join(ch.DependsOn, ", ")
 	}
 	fmt.Fprintf(w, "  requirements %s; depends on %s\n", reqs, deps)
+	if tasks != "" {
+		fmt.Fprintf(w, "  %s\n", tasks)
+	}
 	fmt.Fprintf(w, "  %s, %s (%d passed, %d failed, %d warned), retries %s verify and %s integration%s, %s\n",
 		english.Plural(rc.Iteration, "iteration"), english.Plural(rc.Gates.Runs, "gate run"), rc.Gates.Passed, rc.Gates.Failed, rc.Gates.Warned,
 		report.Used(rc.Retries.Verify, report.Count), report.Used(rc.Retries.Integration, report.Count), conflictsPart(rc.Retries.Conflicts),

@@ -117,8 +117,15 @@ func TestDocsSetCUE(t *testing.T) {
 	}
 	type snippet struct{ where, setCUE string }
 	var snippets []snippet
+	// A field is added beside init's spec, but for the openspec planner
+	// strategy, which plans from the change folders instead of a spec
+	// (and refuses one beside it): that field takes the spec's place.
 	withFieldIn := func(setCUE, field string) string {
-		return strings.Replace(setCUE, "\tspec: [\"docs/spec.md\"]\n", "\tspec: [\"docs/spec.md\"]\n\t"+field+"\n", 1)
+		const spec = "\tspec: [\"docs/spec.md\"]\n"
+		if strings.Contains(field, `strategy: "openspec"`) {
+			return strings.Replace(setCUE, spec, "\t"+field+"\n", 1)
+		}
+		return strings.Replace(setCUE, spec, spec+"\t"+field+"\n", 1)
 	}
 	golang := base("golang")
 	withField := func(field string) string { return withFieldIn(golang, field) }

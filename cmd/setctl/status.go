@@ -60,12 +60,14 @@ as the run report .set/report.md that every run ends with: "run" (id,
 state: none, starting, running, "not running" or finished; result, pid,
 started, lastEvent, durationMs, changes, onMain, statuses; baseline, the
 gate judging the main branch, and waiting, while one does; later, the
-run after it, for an earlier run shown with --run), "changes"
-(each with status, since, ageMs, activity, waiting, iteration, agent
-(the adapter of its last iteration: an exec agent reports no tokens),
-gates, retries, calls (its model calls journaled: 0 when none reported
-usage, and then TOKENS and COST show "-"), tokens, costUsd, stages,
-error, dependsOn, requirements, commit), "roles" (model calls and
+run after it, for an earlier run shown with --run), "changes" (each with
+status, since, ageMs, activity, waiting, iteration, agent (the adapter
+of its last iteration: an exec agent reports no tokens), gates, retries,
+calls (its model calls journaled: 0 when none reported usage, and then
+TOKENS and COST show "-"), tokens, costUsd, stages, error, dependsOn,
+requirements, commit, and tasks, {done, total}, for a change folder
+people wrote with OpenSpec that has a tasks.md: its tasks checked off,
+read from git where the change's work is), "roles" (model calls and
 tokens by role) and "coverage" (requirement → change → commit). Times
 run to now while the run goes, to its last event once it is over (but
 ageMs, which is AGE).
@@ -115,8 +117,13 @@ func runStatus(e *env, args []string) int {
 	if *watch && !v.Latest {
 		return e.errorf(c.name, "run %s is over: --watch watches the latest run, %s", v.Run.ID, v.Runs[len(v.Runs)-1].ID)
 	}
+	// Read before --watch's follow changes v.State.
+	root, main, tasks := v.layout.Root(), v.mainBranch(), v.userFolders()
 	show := func(r report.Report, now time.Time) error {
 		if *asJSON {
+			if tasks {
+				addTasks(context.Background(), root, main, &r)
+			}
 			return writeReportJSON(e.stdout, r, !*watch)
 		}
 		return writeStatus(e.stdout, r, now)

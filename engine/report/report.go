@@ -160,6 +160,19 @@ type Change struct {
 	// PullRequest is its pull request (pull-request delivery), once one
 	// was opened.
 	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+	// Tasks is the progress of its OpenSpec tasks.md, where its work
+	// stands (the change's branch, else main, else its archived folder);
+	// nil for a change without one. The journal does not hold it: setctl
+	// status --json reads it from git, and a report built from the
+	// journal alone leaves it nil.
+	Tasks *Tasks `json:"tasks,omitempty"`
+}
+
+// Tasks counts the tasks of a change's tasks.md as OpenSpec does
+// (`openspec list`): Done of Total are checked off.
+type Tasks struct {
+	Done  int `json:"done"`
+	Total int `json:"total"`
 }
 
 // PullRequest is a change's pull request on the forge.
