@@ -48,6 +48,15 @@ func fromOpenSpec(cfg *config.Project, rec Record, fp Fingerprint, now time.Time
 	made := FromFolders(folders, rec.OpenSpec, rec.Landed)
 	problems = append(problems, made.Problems...)
 	if len(problems) > 0 {
+		// The folders that were read are still checked for what archive
+		// would refuse, so that one vet names every refusal, as one
+		// `openspec validate --changes --strict` does.
+		if changes, err := TopoSort(made.Changes); err == nil {
+			refused := openspec.CheckArchivable(rec.OpenSpec, changeNames(changes), now)
+			for _, c := range changes {
+				problems = append(problems, diagProblems(refused[c.Name])...)
+			}
+		}
 		return nil, &InvalidError{Problems: problems}
 	}
 	p.Requirements, p.Standings, p.Changes = made.Requirements, made.Standings, made.Changes
@@ -59,10 +68,7 @@ func fromOpenSpec(cfg *config.Project, rec Record, fp Fingerprint, now time.Time
 		return nil, err
 	}
 	p.Changes = changes
-	order := make([]string, len(changes))
-	for i, c := range changes {
-		order[i] = c.Name
-	}
+	order := changeNames(changes)
 	refused := openspec.CheckArchivable(rec.OpenSpec, order, now)
 	for _, name := range order {
 		problems = append(problems, diagProblems(refused[name])...)
@@ -563,4 +569,13 @@ func cycleReasons(changes []Change, cycle []string) string {
 		}
 	}
 	return strings.Join(why, "; ")
+}
+
+// changeNames are the names of changes, in their order.
+func changeNames(changes []Change) []string {
+	names := make([]string, len(changes))
+	for i, c := range changes {
+		names[i] = c.Name
+	}
+	return names
 }
