@@ -48,10 +48,13 @@ func fromOpenSpec(cfg *config.Project, rec Record, fp Fingerprint, now time.Time
 	made := FromFolders(folders, rec.OpenSpec, rec.Landed)
 	problems = append(problems, made.Problems...)
 	if len(problems) > 0 {
-		// The folders that were read are still checked for what archive
-		// would refuse, so that one vet names every refusal, as one
-		// `openspec validate --changes --strict` does.
-		if changes, err := TopoSort(made.Changes); err == nil {
+		// With only folders refused by validation, those that were read
+		// are still checked for what archive would refuse, so that one
+		// vet names every refusal, as one `openspec validate --changes
+		// --strict` does. Not when their order is in question
+		// (made.Problems): archiving them in an order the user has not
+		// settled would refuse folders for want of that order.
+		if changes, err := TopoSort(made.Changes); err == nil && len(made.Problems) == 0 {
 			refused := openspec.CheckArchivable(rec.OpenSpec, changeNames(changes), now)
 			for _, c := range changes {
 				problems = append(problems, diagProblems(refused[c.Name])...)
