@@ -241,6 +241,9 @@ var eventLines = journal.NewTable(
 		if d.Skipped != "" {
 			return infoLine("archived: nothing to fold, " + d.Skipped)
 		}
+		if len(d.Capabilities) == 0 { // skip_specs: true, a folder with no delta
+			return infoLine("archived: no spec of openspec/specs updated, change folder in " + d.ArchiveDir)
+		}
 		specs := make([]string, len(d.Capabilities))
 		for i, c := range d.Capabilities {
 			specs[i] = path.Join("openspec/specs", c)

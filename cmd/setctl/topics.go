@@ -56,7 +56,7 @@ planned.
 spec lists at least one file unless the strategy is openspec, which takes
 none: a project plans from one source. A markdown strategy refuses a change
 folder open on main that set did not write (it would neither implement nor
-archive it); set planner.strategy: "openspec", or archive the folder.
+archive it); choose planner.strategy: "openspec", or archive the folder.
 planner.replan: "auto" needs a strategy that calls a model.
 
 The plan role's model is agent.models.plan through agent.transport, with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/set-engine/set/engine/config"
@@ -93,6 +94,17 @@ func runVet(e *env, args []string) int {
 	if d, ok := project.CheckMainBranch(ctx, ws.root, ws.cfg); !ok {
 		if code := e.present(c.name, diag.List{d}, ws.root); code != exitOK {
 			return code
+		}
+	} else if ws.cfg.Planner.FromFolders() {
+		// The openspec strategy checks the change folders as main holds
+		// them, not as they are on disk: an edit not committed there is
+		// not vetted, and vet says so, as plan does.
+		if d, ok, err := project.CheckInputsCommitted(ctx, pr.Project); err != nil {
+			return e.errorf(c.name, "%v", err)
+		} else if !ok {
+			d.Severity = diag.Warning
+			d.Summary = strings.TrimSuffix(d.Summary, ":") + "; vet checked the change folders as main has them:"
+			e.present(c.name, diag.List{d}, ws.root)
 		}
 	}
 	if d, ok := project.CheckDelivery(ctx, ws.root, ws.cfg, false); !ok {

@@ -25,6 +25,12 @@ import (
 // GateEnv is the environment of a gate's `when`.
 type GateEnv struct {
 	Change config.Change `expr:"change"`
+	// UserFolder says the change implements an OpenSpec change folder the
+	// project's people wrote (planner: strategy: "openspec"), which
+	// spec_verify holds it to whether it has requirements or not (a folder
+	// with skip_specs: true has none, but its tasks.md and .openspec.yaml
+	// are still checked). Known when the plan is made.
+	UserFolder bool `expr:"userFolder"`
 	// Files are the paths the change's diff touches; known only once the
 	// agent has worked, so a condition that reads them is decided at run
 	// time.

@@ -15,7 +15,7 @@ func TestErrorsSpeakConditions(t *testing.T) {
 		want    string
 	}{
 		{CompileGate, `change.typ == "fix"`, "change has no field typ; fields: dependsOn, domain, name, requirements, scope, size, type (1:8)"},
-		{CompileGate, `chnage.type == "fix"`, "unknown name chnage; names: change, files (1:1)"},
+		{CompileGate, `chnage.type == "fix"`, "unknown name chnage; names: change, files, userFolder (1:1)"},
 		{CompileGate, `change.requirements > 1`, "invalid operation: > (mismatched types list of strings and number) (1:21)"},
 		{CompileGate, `len(change.requirements)`, "expected bool, but got number"},
 		{CompileGate, `change.type.x == "y"`, "string has no field x (1:13)"},

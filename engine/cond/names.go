@@ -76,6 +76,7 @@ var docs = map[string]string{
 	"change.requirements": `the requirement IDs it implements, e.g. ["REQ-AUTH-01"]`,
 	"change.dependsOn":    "the changes that must be merged before it",
 	"change.scope":        "the path globs it may touch; empty means anywhere",
+	"userFolder":          `whether the change implements an OpenSpec change folder the project's people wrote (planner: strategy: "openspec")`,
 	"files":               "the paths, relative to the repository, that the change's diff touches",
 
 	"status":              `the change's status, e.g. "implementing", "verifying", "integrating"`,

@@ -89,6 +89,7 @@ func TestEnvironmentNames(t *testing.T) {
 		"change.requirements list of strings",
 		"change.dependsOn list of strings",
 		"change.scope list of strings",
+		"userFolder bool",
 		"files list of strings (run time)",
 	}
 	if !slices.Equal(got, want) {

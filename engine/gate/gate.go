@@ -303,7 +303,7 @@ func evalCondition(ctx context.Context, in Input, d *changeDiff) (*Expansion, er
 		return exp, err
 	}
 	exp.Files = files
-	exp.Held, err = c.Eval(cond.GateEnv{Change: in.Change, Files: files})
+	exp.Held, err = c.Eval(cond.GateEnv{Change: in.Change, UserFolder: in.UserFolder, Files: files})
 	return exp, err
 }
 

@@ -92,7 +92,7 @@ func ResolveStack(cfg *config.Project, stack config.Stack, change *plan.Change) 
 			if c.RunTime() {
 				step.Condition = gate.When
 			} else {
-				hold, err := c.Eval(cond.GateEnv{Change: *change})
+				hold, err := c.Eval(cond.GateEnv{Change: *change, UserFolder: cfg.Planner.FromFolders()})
 				if err != nil {
 					return nil, nil, fmt.Errorf("gate %q: %w", name, err)
 				}

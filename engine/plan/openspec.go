@@ -48,6 +48,18 @@ func fromOpenSpec(cfg *config.Project, rec Record, fp Fingerprint, now time.Time
 	made := FromFolders(folders, rec.OpenSpec, rec.Landed)
 	problems = append(problems, made.Problems...)
 	if len(problems) > 0 {
+		// With only folders refused by validation, those that were read
+		// are still checked for what archive would refuse, so that one
+		// vet names every refusal, as one `openspec validate --changes
+		// --strict` does. Not when their order is in question
+		// (made.Problems): archiving them in an order the user has not
+		// settled would refuse folders for want of that order.
+		if changes, err := TopoSort(made.Changes); err == nil && len(made.Problems) == 0 {
+			refused := openspec.CheckArchivable(rec.OpenSpec, changeNames(changes), now)
+			for _, c := range changes {
+				problems = append(problems, diagProblems(refused[c.Name])...)
+			}
+		}
 		return nil, &InvalidError{Problems: problems}
 	}
 	p.Requirements, p.Standings, p.Changes = made.Requirements, made.Standings, made.Changes
@@ -59,10 +71,7 @@ func fromOpenSpec(cfg *config.Project, rec Record, fp Fingerprint, now time.Time
 		return nil, err
 	}
 	p.Changes = changes
-	order := make([]string, len(changes))
-	for i, c := range changes {
-		order[i] = c.Name
-	}
+	order := changeNames(changes)
 	refused := openspec.CheckArchivable(rec.OpenSpec, order, now)
 	for _, name := range order {
 		problems = append(problems, diagProblems(refused[name])...)
@@ -563,4 +572,13 @@ func cycleReasons(changes []Change, cycle []string) string {
 		}
 	}
 	return strings.Join(why, "; ")
+}
+
+// changeNames are the names of changes, in their order.
+func changeNames(changes []Change) []string {
+	names := make([]string, len(changes))
+	for i, c := range changes {
+		names[i] = c.Name
+	}
+	return names
 }

@@ -88,9 +88,9 @@ func CheckInputsCommitted(ctx context.Context, p *Project) (d diag.Diagnostic, o
 	if p.Config.Planner.FromFolders() {
 		what = "OpenSpec change folders"
 	}
-	fix := fmt.Sprintf("git add %s && git commit -m \"%s and set.cue\"", shellquote.Words(names), what)
-	if current := git.CurrentBranch(ctx, p.Root); current != branch {
-		fix = fmt.Sprintf("git switch %s && %s", shellquote.Word(branch), fix)
+	fix, err := inputsFix(ctx, p.Root, branch, names, what)
+	if err != nil {
+		return diag.Diagnostic{}, false, err
 	}
 	lines = append(lines, "commit them before setctl apply:", "    "+fix)
 	return diag.Diagnostic{
@@ -98,6 +98,43 @@ func CheckInputsCommitted(ctx context.Context, p *Project) (d diag.Diagnostic, o
 		Summary:  fmt.Sprintf("set.cue, cue.mod and the %s must be committed on %s as the run reads them, since the run puts on %s what it makes of them:", what, branch, branch),
 		Detail:   strings.Join(lines, "\n"),
 	}, false, nil
+}
+
+// inputsFix is the git command line that puts the inputs names (not
+// committed on branch as on disk) on branch. From another branch that has
+// committed some of them, switching first would take those away from the
+// working tree (git add then finds nothing): the rest is committed there
+// and the branch merged into branch instead.
+func inputsFix(ctx context.Context, root, branch string, names []string, what string) (string, error) {
+	commit := func(names []string) string {
+		return fmt.Sprintf("git add %s && git commit -m \"%s and set.cue\"", shellquote.Words(names), what)
+	}
+	current := git.CurrentBranch(ctx, root)
+	if current == branch {
+		return commit(names), nil
+	}
+	switchTo := "git switch " + shellquote.Word(branch)
+	if current == "" { // a detached HEAD: nothing to merge by name
+		return switchTo + " && " + commit(names), nil
+	}
+	here, err := git.NotCommittedOn(ctx, root, current, names)
+	if err != nil {
+		return "", err
+	}
+	if len(here) == len(names) { // none committed on current: edits carry over a switch
+		return switchTo + " && " + commit(names), nil
+	}
+	merge := switchTo + " && git merge " + shellquote.Word(current)
+	var rest []string
+	for _, name := range names {
+		if _, found := here[name]; found {
+			rest = append(rest, name)
+		}
+	}
+	if len(rest) == 0 {
+		return merge, nil
+	}
+	return commit(rest) + " && " + merge, nil
 }
 
 // driftWords says what is wrong with an input, in terms of the branch.

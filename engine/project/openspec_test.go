@@ -161,7 +161,7 @@ func TestMarkdownStrategyRefusesOpenFolders(t *testing.T) {
 	writeFile(t, dir, "openspec/changes/only-here/proposal.md", "## Why\nNot on main.\n")
 
 	pr, ds := Prepare(ctx, dir, Options{NoModel: true})
-	want := `the OpenSpec change add-x on main would be neither implemented nor archived: planner.strategy "static" plans from the spec; set planner.strategy: "openspec" (and remove spec) to implement the change folders, or archive it first (setctl archive add-x, then commit): openspec/changes/add-x/`
+	want := `the OpenSpec change add-x on main would be neither implemented nor archived: planner.strategy "static" plans from the spec; choose planner.strategy: "openspec" (and remove spec) to implement the change folders, or archive it first (setctl archive add-x, then commit): openspec/changes/add-x/`
 	if len(ds) != 1 || ds[0].Severity != diag.Error || ds[0].Text(pr.Root) != want {
 		t.Fatalf("diagnostics %q, want\n%s", ds, want)
 	}

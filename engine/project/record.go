@@ -100,7 +100,7 @@ func (p *Project) checkOpenFolders(ctx context.Context, main string, landed map[
 			continue
 		}
 		ds = append(ds, diag.Errorf(spec.ChangeDir(name)+"/", 0,
-			"the OpenSpec change %s on %s would be neither implemented nor archived: planner.strategy %q plans from the spec; set planner.strategy: %q (and remove spec) to implement the change folders, or archive it first (setctl archive %s, then commit)",
+			"the OpenSpec change %s on %s would be neither implemented nor archived: planner.strategy %q plans from the spec; choose planner.strategy: %q (and remove spec) to implement the change folders, or archive it first (setctl archive %s, then commit)",
 			name, p.Config.MainBranch, p.Config.Planner.Strategy, config.StrategyOpenSpec, name))
 	}
 	return ds.Err()

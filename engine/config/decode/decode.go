@@ -303,7 +303,7 @@ func (d *decoder) checkSpec() {
 		if pos := d.lp.FieldPos("spec"); pos.IsValid() {
 			at = pos
 		}
-		d.failAt(at, []string{"spec"}, "list at least one spec file, or set planner.strategy: %q to plan from openspec/changes/", config.StrategyOpenSpec)
+		d.failAt(at, []string{"spec"}, "list at least one spec file, or choose planner.strategy: %q to plan from openspec/changes/", config.StrategyOpenSpec)
 	}
 }
 

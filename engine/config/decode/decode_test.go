@@ -297,9 +297,9 @@ func TestSpecAndOpenSpecStrategy(t *testing.T) {
 		name, body, want string
 	}{
 		{"markdown strategy without spec", "\tspec: []\n",
-			`project.spec: list at least one spec file, or set planner.strategy: "openspec" to plan from openspec/changes/: set.cue:7:8`},
+			`project.spec: list at least one spec file, or choose planner.strategy: "openspec" to plan from openspec/changes/: set.cue:7:8`},
 		{"markdown strategy, spec left out", "",
-			`project.spec: list at least one spec file, or set planner.strategy: "openspec" to plan from openspec/changes/: set.cue:5:10`},
+			`project.spec: list at least one spec file, or choose planner.strategy: "openspec" to plan from openspec/changes/: set.cue:5:10`},
 		{"openspec strategy with a spec", "\tspec: [\"docs/spec.md\"]\n\tplanner: strategy: \"openspec\"\n",
 			`project.spec: planner.strategy "openspec" plans from the change folders under openspec/changes/ only, never from a markdown spec; remove spec, or choose a markdown planner strategy and archive the change folders first (setctl archive NAME): set.cue:7:8`},
 		{"openspec strategy with replan", "\tplanner: {strategy: \"openspec\", replan: \"auto\"}\n",
