@@ -132,6 +132,11 @@ type ChangeGraph struct {
 	// ConventionsFor its type and scope), by name: what setctl plan shows
 	// of them for a plan no model planner was given them for.
 	Learnings []string `json:"learnings,omitempty"`
+	// Titles gives, by requirement ID, the OpenSpec name of each of the
+	// change's requirements when the plan comes from the folders people
+	// wrote (the openspec strategy), whose IDs set made up and who know
+	// their requirements by name; nil for the other strategies.
+	Titles map[string]string `json:"titles,omitempty"`
 	// Waits are the changes earlier in Order that this one is not at work
 	// alongside, because both may touch a crossCutting file: dispatch
 	// holds it until each has merged or failed. In Order.
@@ -218,6 +223,13 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		CriticalPath:   nonNil(d.critical),
 		CriticalWeight: d.criticalWeight,
 	}
+	var titles map[string]string
+	if p.Strategy == config.StrategyOpenSpec {
+		titles = map[string]string{}
+		for _, r := range p.Requirements {
+			titles[r.ID] = r.Title
+		}
+	}
 	covered := map[string]bool{}
 	for _, name := range d.Order {
 		c := byName[name]
@@ -227,6 +239,14 @@ func Build(p *plan.Plan, cfg *config.Project) (*Graph, error) {
 		cg, err := changeGraph(cfg, c, d)
 		if err != nil {
 			return nil, fmt.Errorf("change %q: %w", name, err)
+		}
+		for _, r := range c.Requirements {
+			if title, ok := titles[r]; ok {
+				if cg.Titles == nil {
+					cg.Titles = map[string]string{}
+				}
+				cg.Titles[r] = title
+			}
 		}
 		g.Changes = append(g.Changes, cg)
 	}

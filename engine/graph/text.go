@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -204,9 +205,16 @@ func (t *textWriter) change(c *ChangeGraph, nameWidth int) {
 	if len(c.Requirements) > 0 {
 		var toks []token
 		for _, r := range c.Requirements {
+			if title, ok := c.Titles[r]; ok {
+				r += " " + strconv.Quote(title)
+			}
 			toks = append(toks, plainToken(r))
 		}
-		t.row("requirements", toks, " ")
+		sep := " "
+		if len(c.Titles) > 0 {
+			sep = " · "
+		}
+		t.row("requirements", toks, sep)
 	}
 	if len(c.Scope) > 0 {
 		var toks []token
