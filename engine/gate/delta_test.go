@@ -209,6 +209,36 @@ func TestSpecVerifyTitleTrace(t *testing.T) {
 			"for example a comment `// REQ-ADD-LINKS-01` in the test, or REQ_ADD_LINKS_01 in the test's name.")
 }
 
+// TestSpecVerifyTitleTraceWhole: a name traces its requirement only as
+// whole words, and not inside the longer name of another requirement of
+// the change that contains it: "Redirect" is not named by "redirected"
+// nor by "Redirect permanently", another requirement's name.
+func TestSpecVerifyTitleTraceWhole(t *testing.T) {
+	t.Parallel()
+	reqs := []spec.Requirement{
+		{ID: "REQ-ADD-LINKS-01", Title: "Redirect", Domain: "links"},
+		{ID: "REQ-ADD-LINKS-02", Title: "Redirect permanently", Domain: "links"},
+	}
+	for _, tc := range []struct{ name, test, reason string }{
+		{"inside a longer name", "// Redirect permanently\n", "requirements not referenced by a test: REQ-ADD-LINKS-01"},
+		{"inside a word", "// redirected permanently\n", "requirements not referenced by a test: REQ-ADD-LINKS-01, REQ-ADD-LINKS-02"},
+		{"both", "// Redirect permanently, then redirect.\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, withFolder(baseFiles))
+			r.write("internal/links/links_test.go", "package links\n\n"+tc.test)
+			r.commit()
+			in := userInput(r)
+			in.Reqs = reqs
+			res := runGate(t, in)
+			if res.Reason != tc.reason {
+				t.Errorf("reason %q; want %q", res.Reason, tc.reason)
+			}
+		})
+	}
+}
+
 // TestSpecVerifyTasksAllChecked: with tasks "all-checked", spec_verify
 // fails in the verify stage while the folder's tasks.md has a task not
 // checked off, naming each with its line, for a user folder and a

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
@@ -79,17 +81,22 @@ func firstOpen(tasks []openspec.Task) int {
 // requirement of the change: by its ID (containsID); with
 // Input.UserFolder also by the user's own ID its title starts with
 // ("REQ-LINKS-01: Create a short link"), or by its OpenSpec name, without
-// that ID, as a case-insensitive substring with runs of white space taken
-// as one space.
+// that ID, case aside and with runs of white space taken as one space
+// (namedIn): as whole words, and not where the line names another
+// requirement of the change whose name holds this one ("Redirect" is not
+// traced by "redirected", nor by "Redirect permanently" when that is
+// another requirement's name).
 func tracer(in Input) func(text, id string) bool {
 	if !in.UserFolder {
 		return containsID
 	}
 	type names struct{ userID, name string }
 	byID := map[string]names{}
+	var all []string
 	for _, r := range in.Reqs {
 		userID, name := leadingID(r.Title)
 		byID[r.ID] = names{userID, collapse(name)}
+		all = append(all, collapse(name))
 	}
 	return func(text, id string) bool {
 		if containsID(text, id) {
@@ -99,8 +106,60 @@ func tracer(in Input) func(text, id string) bool {
 		if n.userID != "" && containsID(text, n.userID) {
 			return true
 		}
-		return n.name != "" && strings.Contains(collapse(text), n.name)
+		return n.name != "" && namedIn(collapse(text), n.name, all)
 	}
+}
+
+// namedIn reports whether text names name as whole words at a place
+// where no longer name of others, found there as whole words, holds it.
+// text and the names are collapsed (see collapse).
+func namedIn(text, name string, others []string) bool {
+	for _, i := range wordsAt(text, name) {
+		covered := false
+		for _, o := range others {
+			if len(o) <= len(name) || !strings.Contains(o, name) {
+				continue
+			}
+			for _, j := range wordsAt(text, o) {
+				if j <= i && i+len(name) <= j+len(o) {
+					covered = true
+				}
+			}
+		}
+		if !covered {
+			return true
+		}
+	}
+	return false
+}
+
+// wordsAt is the byte offsets where name occurs in text as whole words:
+// neither a letter nor a digit touches it on a side where name itself
+// begins or ends with one.
+func wordsAt(text, name string) []int {
+	var at []int
+	for from := 0; from <= len(text)-len(name); {
+		i := strings.Index(text[from:], name)
+		if i < 0 {
+			break
+		}
+		i += from
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[i+len(name):])
+		first, _ := utf8.DecodeRuneInString(name)
+		last, _ := utf8.DecodeLastRuneInString(name)
+		if !(isWord(first) && isWord(before) || isWord(last) && isWord(after)) {
+			at = append(at, i)
+		}
+		from = i + 1
+	}
+	return at
+}
+
+// isWord reports whether r is a letter or a digit (utf8.RuneError, for
+// the start or end of a text, is neither).
+func isWord(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // leadingID splits an OpenSpec requirement name into the requirement ID
