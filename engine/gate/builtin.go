@@ -183,7 +183,7 @@ func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	note := ""
 	if in.Stage == graph.StageVerify {
-		v, err := checkFolder(in)
+		v, err := checkFolder(ctx, in)
 		if err != nil || v.fail {
 			return v, err
 		}

@@ -272,12 +272,23 @@ func TestSpecVerifyTasksAllChecked(t *testing.T) {
 	if log := readLog(t, res); !strings.Contains(log, "tasks: 2 tasks checked off in openspec/changes/add-links/tasks.md\n") {
 		t.Errorf("log:\n%s", log)
 	}
+	// The tasks the base has are not to be removed: a tasks.md emptied
+	// of them, or removed, fails (here the 2 the project's people wrote).
 	r.write("openspec/changes/add-links/tasks.md", "No tasks yet.\n")
 	r.commit()
-	want(t, runGate(t, allChecked(userInput(r))), StatusPass, "", "")
+	removed := "Gate spec_verify failed: openspec/changes/add-links/tasks.md has 0 tasks, and its base has 2: this project's spec_verify asks for every task checked off (tasks: \"all-checked\"), not removed. " +
+		"Put the tasks back as openspec/changes/add-links/tasks.md has them on the base, and check each off (`- [x]`) as you finish it."
+	want(t, runGate(t, allChecked(userInput(r))), StatusFail, "2 tasks removed from openspec/changes/add-links/tasks.md (0 left of the base's 2)", removed)
 	r.remove("openspec/changes/add-links/tasks.md")
 	r.commit()
-	want(t, runGate(t, allChecked(userInput(r))), StatusPass, "", "")
+	want(t, runGate(t, allChecked(userInput(r))), StatusFail, "2 tasks removed from openspec/changes/add-links/tasks.md (0 left of the base's 2)", removed)
+	// A folder whose base has no tasks.md needs none.
+	noTasks := withFolder(baseFiles)
+	delete(noTasks, "openspec/changes/add-links/tasks.md")
+	b := newRepo(t, noTasks)
+	b.write("internal/links/links_test.go", "package links\n\n// REQ-ADD-LINKS-01, REQ-ADD-LINKS-02\n")
+	b.commit()
+	want(t, runGate(t, allChecked(userInput(b))), StatusPass, "", "")
 
 	// A folder set wrote: its tasks.md too.
 	s := newRepo(t, baseFiles)

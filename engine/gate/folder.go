@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/english"
+	"github.com/set-engine/set/engine/git"
 	"github.com/set-engine/set/engine/openspec"
 	"github.com/set-engine/set/engine/spec"
 )
@@ -22,33 +24,52 @@ import (
 // Delta is nil), then its tasks.md as the gate's tasks asks (checkTasks).
 // A passing verdict's detail is a note on the tasks, "" when none was
 // asked for.
-func checkFolder(in Input) (verdict, error) {
+func checkFolder(ctx context.Context, in Input) (verdict, error) {
 	if in.Delta != nil {
 		if v, err := checkDelta(in); err != nil || v.fail {
 			return v, err
 		}
 	}
-	return checkTasks(in)
+	return checkTasks(ctx, in)
 }
 
 // checkTasks fails, when the gate's tasks is config.TasksAllChecked,
 // while the change folder's tasks.md in the worktree has a task that is
 // not checked off (openspec.Tasks: the tasks the OpenSpec CLI counts),
-// whoever wrote the folder. A folder without tasks.md, or a tasks.md
-// without a task, passes; so does every folder under TasksAny.
-func checkTasks(in Input) (verdict, error) {
+// whoever wrote the folder, or while it has fewer tasks than on
+// Input.Base (a folder the project's people wrote is there with its
+// tasks: removing them is no way to have them all checked). A folder
+// without tasks.md, or a tasks.md without a task, passes when its base
+// has no task either; every folder passes under TasksAny.
+func checkTasks(ctx context.Context, in Input) (verdict, error) {
 	if in.Project == nil || in.Project.Gates[in.Step.Gate].Tasks != config.TasksAllChecked {
 		return verdict{}, nil
 	}
 	path := spec.ChangeDir(in.Change.Name) + "/tasks.md"
 	src, err := os.ReadFile(filepath.Join(in.Worktree, filepath.FromSlash(path)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return verdict{detail: "tasks: " + path + " does not exist, so no task is to be checked off\n"}, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return verdict{}, err
 	}
+	missing := errors.Is(err, fs.ErrNotExist)
 	tasks := openspec.Tasks(src)
+	if in.Base != "" {
+		old, err := git.FileAt(ctx, in.Worktree, in.Base, path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return verdict{}, err
+		}
+		if n := len(openspec.Tasks(old)); len(tasks) < n {
+			return verdict{
+				fail:   true,
+				reason: fmt.Sprintf("%s removed from %s (%d left of the base's %d)", english.Plural(n-len(tasks), "task"), path, len(tasks), n),
+				retry: fmt.Sprintf("Gate %s failed: %s has %s, and its base has %d: this project's %s asks for every task checked off (tasks: %q), not removed. "+
+					"Put the tasks back as %s has them on the base, and check each off (`- [x]`) as you finish it.",
+					in.Step.Gate, path, english.Plural(len(tasks), "task"), n, in.Step.Gate, config.TasksAllChecked, path),
+			}, nil
+		}
+	}
+	if missing {
+		return verdict{detail: "tasks: " + path + " does not exist, so no task is to be checked off\n"}, nil
+	}
 	var open []string
 	for _, t := range tasks {
 		if !t.Done {

@@ -47,7 +47,7 @@ func graded(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 		kind = judge.KindRequirements
 		note := ""
 		if in.Stage == graph.StageVerify {
-			v, err := checkFolder(in)
+			v, err := checkFolder(ctx, in)
 			if err != nil || v.fail {
 				return v, err
 			}
