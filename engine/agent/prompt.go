@@ -213,7 +213,7 @@ func userFolder(b *strings.Builder, in PromptInput) {
 	fmt.Fprintf(b, "When the change reaches %s, set archives it as `openspec archive` does, folding its delta into openspec/specs/.\n", in.Project.MainBranch)
 	var names []string
 	for _, r := range in.Reqs {
-		if st, ok := in.Standings[r.ID]; ok && needsNoTest(st) {
+		if st, ok := in.Standings[r.ID]; ok && NeedsNoTest(st) {
 			continue
 		}
 		names = append(names, fmt.Sprintf("- %s = %q\n", r.ID, r.Title))
@@ -224,9 +224,11 @@ func userFolder(b *strings.Builder, in PromptInput) {
 	}
 }
 
-// needsNoTest reports whether no test is to name a requirement of a user
-// folder that stands so: one the delta removes, or only renames.
-func needsNoTest(st spec.Standing) bool {
+// NeedsNoTest reports whether no test is to name a requirement of a user
+// folder that stands so: one the delta removes, or only renames (its
+// behaviour stays what it was). It is the one rule for the prompt and
+// for what spec_verify leaves out (the orchestrator's Removing).
+func NeedsNoTest(st spec.Standing) bool {
 	return st.Status == spec.Removed || st.Status == spec.Changed && len(st.Differs) == 1 && st.Differs[0] == "title"
 }
 

@@ -183,7 +183,7 @@ func testFiles(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 func specVerify(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	note := ""
 	if in.Stage == graph.StageVerify {
-		v, err := checkFolder(in)
+		v, err := checkFolder(ctx, in)
 		if err != nil || v.fail {
 			return v, err
 		}
@@ -258,26 +258,15 @@ func traceRequirements(ctx context.Context, in Input, d *changeDiff) (verdict, e
 			}
 		}
 	}
+	head := fmt.Sprintf("Gate %s failed: %d of the change's %d requirements %s not named by any test line this change adds:\n%s",
+		in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described))
+	example := fmt.Sprintf("a comment `// %s` in the test, or %s in the test's name", missing[0], strings.ReplaceAll(missing[0], "-", "_"))
+	how := fmt.Sprintf("Name each ID in the test that covers it, in a line the change adds to %s — for example %s.", testPlaces(patterns, rules), example)
 	if in.UserFolder {
-		return verdict{
-			fail:   true,
-			reason: "requirements not referenced by a test: " + strings.Join(missing, ", "),
-			retry: fmt.Sprintf("Gate %s failed: %d of the change's %d requirements %s not named by any test line this change adds:\n%s"+
-				"Name each requirement in the test that covers it, in a line the change adds to %s: "+
-				"its ID (for example a comment `// %s` in the test, or %s in the test's name) or its OpenSpec name, as its heading in %s/specs/ has it.",
-				in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), testPlaces(patterns, rules),
-				missing[0], strings.ReplaceAll(missing[0], "-", "_"), spec.ChangeDir(in.Change.Name)),
-		}, nil
+		how = fmt.Sprintf("Name each requirement in the test that covers it, in a line the change adds to %s: its ID (for example %s) or its OpenSpec name, as its heading in %s/specs/ has it.",
+			testPlaces(patterns, rules), example, spec.ChangeDir(in.Change.Name))
 	}
-	return verdict{
-		fail:   true,
-		reason: "requirements not referenced by a test: " + strings.Join(missing, ", "),
-		retry: fmt.Sprintf("Gate %s failed: %d of the change's %d requirements %s not named by any test line this change adds:\n%s"+
-			"Name each ID in the test that covers it, in a line the change adds to %s — "+
-			"for example a comment `// %s` in the test, or %s in the test's name.",
-			in.Step.Gate, len(missing), len(ids), isAre(len(missing)), bullets(described), testPlaces(patterns, rules),
-			missing[0], strings.ReplaceAll(missing[0], "-", "_")),
-	}, nil
+	return verdict{fail: true, reason: "requirements not referenced by a test: " + strings.Join(missing, ", "), retry: head + how}, nil
 }
 
 // checkDelta compares the delta specs in the change's folder in the

@@ -209,6 +209,36 @@ func TestSpecVerifyTitleTrace(t *testing.T) {
 			"for example a comment `// REQ-ADD-LINKS-01` in the test, or REQ_ADD_LINKS_01 in the test's name.")
 }
 
+// TestSpecVerifyTitleTraceWhole: a name traces its requirement only as
+// whole words, and not inside the longer name of another requirement of
+// the change that contains it: "Redirect" is not named by "redirected"
+// nor by "Redirect permanently", another requirement's name.
+func TestSpecVerifyTitleTraceWhole(t *testing.T) {
+	t.Parallel()
+	reqs := []spec.Requirement{
+		{ID: "REQ-ADD-LINKS-01", Title: "Redirect", Domain: "links"},
+		{ID: "REQ-ADD-LINKS-02", Title: "Redirect permanently", Domain: "links"},
+	}
+	for _, tc := range []struct{ name, test, reason string }{
+		{"inside a longer name", "// Redirect permanently\n", "requirements not referenced by a test: REQ-ADD-LINKS-01"},
+		{"inside a word", "// redirected permanently\n", "requirements not referenced by a test: REQ-ADD-LINKS-01, REQ-ADD-LINKS-02"},
+		{"both", "// Redirect permanently, then redirect.\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, withFolder(baseFiles))
+			r.write("internal/links/links_test.go", "package links\n\n"+tc.test)
+			r.commit()
+			in := userInput(r)
+			in.Reqs = reqs
+			res := runGate(t, in)
+			if res.Reason != tc.reason {
+				t.Errorf("reason %q; want %q", res.Reason, tc.reason)
+			}
+		})
+	}
+}
+
 // TestSpecVerifyTasksAllChecked: with tasks "all-checked", spec_verify
 // fails in the verify stage while the folder's tasks.md has a task not
 // checked off, naming each with its line, for a user folder and a
@@ -242,12 +272,23 @@ func TestSpecVerifyTasksAllChecked(t *testing.T) {
 	if log := readLog(t, res); !strings.Contains(log, "tasks: 2 tasks checked off in openspec/changes/add-links/tasks.md\n") {
 		t.Errorf("log:\n%s", log)
 	}
+	// The tasks the base has are not to be removed: a tasks.md emptied
+	// of them, or removed, fails (here the 2 the project's people wrote).
 	r.write("openspec/changes/add-links/tasks.md", "No tasks yet.\n")
 	r.commit()
-	want(t, runGate(t, allChecked(userInput(r))), StatusPass, "", "")
+	removed := "Gate spec_verify failed: openspec/changes/add-links/tasks.md has 0 tasks, and its base has 2: this project's spec_verify asks for every task checked off (tasks: \"all-checked\"), not removed. " +
+		"Put the tasks back as openspec/changes/add-links/tasks.md has them on the base, and check each off (`- [x]`) as you finish it."
+	want(t, runGate(t, allChecked(userInput(r))), StatusFail, "2 tasks removed from openspec/changes/add-links/tasks.md (0 left of the base's 2)", removed)
 	r.remove("openspec/changes/add-links/tasks.md")
 	r.commit()
-	want(t, runGate(t, allChecked(userInput(r))), StatusPass, "", "")
+	want(t, runGate(t, allChecked(userInput(r))), StatusFail, "2 tasks removed from openspec/changes/add-links/tasks.md (0 left of the base's 2)", removed)
+	// A folder whose base has no tasks.md needs none.
+	noTasks := withFolder(baseFiles)
+	delete(noTasks, "openspec/changes/add-links/tasks.md")
+	b := newRepo(t, noTasks)
+	b.write("internal/links/links_test.go", "package links\n\n// REQ-ADD-LINKS-01, REQ-ADD-LINKS-02\n")
+	b.commit()
+	want(t, runGate(t, allChecked(userInput(b))), StatusPass, "", "")
 
 	// A folder set wrote: its tasks.md too.
 	s := newRepo(t, baseFiles)

@@ -35,7 +35,8 @@ func Role(g config.Gate) llm.Role {
 // answer up to the gate's repairs, and turns the verdict into the gate's.
 // A failed call and an answer still invalid after the repairs are errors,
 // as is the gate's timeout running out: the gate never passes without a
-// valid verdict.
+// valid verdict, but for a spec_verify on a change without requirements,
+// which has none to judge (it passes once its folder's checks hold).
 func graded(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	if in.Project == nil {
 		return verdict{}, fmt.Errorf("gate %s is graded by a model, and its input has no project to read its prompt from", in.Step.Gate)
@@ -44,10 +45,18 @@ func graded(ctx context.Context, in Input, d *changeDiff) (verdict, error) {
 	role, kind := Role(g), judge.KindReview
 	if g.Kind == config.KindSpecVerify {
 		kind = judge.KindRequirements
+		note := ""
 		if in.Stage == graph.StageVerify {
-			if v, err := checkFolder(in); err != nil || v.fail {
+			v, err := checkFolder(ctx, in)
+			if err != nil || v.fail {
 				return v, err
 			}
+			note = v.detail
+		}
+		// A change without requirements (a user folder with skip_specs:
+		// true) leaves the model nothing to judge: it is not asked.
+		if len(in.Change.Requirements) == 0 {
+			return verdict{detail: note + "the change has no requirements for the model to judge"}, nil
 		}
 	}
 	if in.Models == nil {

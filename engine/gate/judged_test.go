@@ -362,3 +362,17 @@ func TestPromptDataCarriesLearnings(t *testing.T) {
 		t.Errorf("rules = %q, want %q", rules, want)
 	}
 }
+
+// A model-graded spec_verify on a change without requirements (a folder
+// the project's people wrote with skip_specs: true) has nothing to ask
+// the model: it passes once the folder's checks hold, without a call.
+func TestSpecVerifyGradedNoRequirements(t *testing.T) {
+	t.Parallel()
+	srv := modeltest.New(t)
+	in := gradedInput(t, srv, config.KindSpecVerify, nil)
+	in.Change.Requirements, in.Reqs = nil, nil
+	res := runGate(t, in)
+	if res.Status != StatusPass || len(srv.Requests()) != 0 {
+		t.Errorf("status %s (%s), %d model calls; want a pass without a call", res.Status, res.Reason, len(srv.Requests()))
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -76,7 +77,8 @@ type Input struct {
 	// specs/<capability>/spec.md): the fold writes them over the folder's
 	// specs/ first, so that the delta main gets is the one of the tree it
 	// is integrated on; a ".openspec.yaml" among them (the delta of a
-	// folder the project's people wrote) is written over the folder's too.
+	// folder the project's people wrote) is written over the folder's too,
+	// and with UserFolder the folder keeps none the delta lacks.
 	// nil, or a nil answer, leaves the folder as the branch has it.
 	Delta func(ctx context.Context, base string) (map[string][]byte, error)
 	// Checkpoint, if set, is called just before main moves
@@ -450,8 +452,8 @@ func (in Input) writeDelta(ctx context.Context, base string) error {
 		return nil
 	}
 	err = spec.WriteDeltaSpecs(in.Worktree, in.Change.Name, files)
-	if data, ok := files[gate.MetadataFile]; ok && err == nil {
-		err = writeMetadata(in.Worktree, in.Change.Name, data)
+	if data, ok := files[gate.MetadataFile]; (ok || in.UserFolder) && err == nil {
+		err = writeMetadata(in.Worktree, in.Change.Name, data, ok)
 	}
 	var refused *openspec.RefusedPathError
 	if errors.As(err, &refused) {
@@ -461,14 +463,23 @@ func (in Input) writeDelta(ctx context.Context, base string) error {
 }
 
 // writeMetadata writes the .openspec.yaml of a change folder the
-// project's people wrote, as the delta has it (Input.Delta), refusing a
-// symbolic link on the way as WriteDeltaSpecs does.
-func writeMetadata(root, change string, data []byte) error {
+// project's people wrote, as the delta has it (Input.Delta), or removes
+// it when the delta has none (ok false: one the agent added would steer
+// the archive), refusing a symbolic link on the way as WriteDeltaSpecs
+// does.
+func writeMetadata(root, change string, data []byte, ok bool) error {
 	rel := spec.ChangeDir(change) + "/" + gate.MetadataFile
 	if err := openspec.CheckNoLinks(root, rel); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(root, filepath.FromSlash(rel)), data, 0o644)
+	path := filepath.Join(root, filepath.FromSlash(rel))
+	if !ok {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 // dropFold removes the fold commit an interrupted integration left at the

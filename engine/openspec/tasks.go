@@ -46,20 +46,9 @@ func Tasks(src []byte) []Task {
 // alternatives and its negative lookahead leave no choice to backtrack
 // into, so it is matched left to right.
 func taskLine(l string) (Task, bool) {
-	l = jsTrimStart(l)
-	// (?:[-*+]|\d{1,9}[.)])
-	switch {
-	case l != "" && strings.ContainsRune("-*+", rune(l[0])):
-		l = l[1:]
-	default:
-		n := 0
-		for n < len(l) && n < 10 && l[n] >= '0' && l[n] <= '9' {
-			n++
-		}
-		if n == 0 || n > 9 || n == len(l) || (l[n] != '.' && l[n] != ')') {
-			return Task{}, false
-		}
-		l = l[n+1:]
+	l, ok := listMarker(jsTrimStart(l))
+	if !ok {
+		return Task{}, false
 	}
 	// \s*\[
 	l = jsTrimStart(l)
@@ -250,22 +239,29 @@ func firstListItemLine(lines []string) int {
 
 // listItem is LIST_ITEM, ^\s*(?:[-*+]|\d{1,9}[.)])\s+\S.
 func listItem(l string) bool {
-	l = jsTrimStart(l)
-	switch {
-	case l != "" && strings.ContainsRune("-*+", rune(l[0])):
-		l = l[1:]
-	default:
-		n := 0
-		for n < len(l) && n < 10 && l[n] >= '0' && l[n] <= '9' {
-			n++
-		}
-		if n == 0 || n > 9 || n == len(l) || (l[n] != '.' && l[n] != ')') {
-			return false
-		}
-		l = l[n+1:]
+	l, ok := listMarker(jsTrimStart(l))
+	if !ok {
+		return false
 	}
 	rest := jsTrimStart(l)
 	return len(rest) < len(l) && rest != ""
+}
+
+// listMarker matches a list item's marker, (?:[-*+]|\d{1,9}[.)]), at the
+// start of l, and returns what follows it; ok is false when l does not
+// start with one.
+func listMarker(l string) (rest string, ok bool) {
+	if l != "" && strings.ContainsRune("-*+", rune(l[0])) {
+		return l[1:], true
+	}
+	n := 0
+	for n < len(l) && n < 10 && l[n] >= '0' && l[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 9 || n == len(l) || (l[n] != '.' && l[n] != ')') {
+		return "", false
+	}
+	return l[n+1:], true
 }
 
 // indentColumns is the column of a line's first character that is neither

@@ -150,3 +150,26 @@ echo "retire_capabilities: [links]" >> openspec/changes/add-links/.openspec.yaml
 		t.Errorf("main's living spec:\n%s", got)
 	}
 }
+
+// TestUserFolderAddedMetadataDropped: a folder the project's people wrote
+// without .openspec.yaml is archived without one, although the agent
+// added one (here skip_specs: true, which would have kept the delta out
+// of the living spec) and no spec_verify held it back.
+func TestUserFolderAddedMetadataDropped(t *testing.T) {
+	t.Parallel()
+	f := userFolderFixture(t)
+	f.git("rm", "-q", "openspec/changes/add-links/.openspec.yaml")
+	f.git("commit", "-q", "-m", "a folder without metadata")
+	delete(f.project.Gates, "spec")
+	delete(f.project.Stacks["feature"], "spec")
+	f.applySucceeds(f.agentScript(`
+echo link > links.txt
+printf 'schema: spec-driven\nskip_specs: true\n' > openspec/changes/add-links/.openspec.yaml
+`))
+	if got := f.git("show", "main:openspec/specs/links/spec.md"); !strings.Contains(got, "The service SHALL create") {
+		t.Errorf("main's living spec:\n%s", got)
+	}
+	if files := f.git("ls-tree", "-r", "--name-only", "main", "openspec/changes/archive/"); strings.Contains(files, ".openspec.yaml") {
+		t.Errorf("the agent's .openspec.yaml was archived:\n%s", files)
+	}
+}

@@ -631,7 +631,7 @@ func removing(p *plan.Plan, c plan.Change) []string {
 	var out []string
 	for _, id := range c.Requirements {
 		st := p.Standing(id)
-		if st.Status == spec.Removed || userFolders(p) && st.Status == spec.Changed && slices.Equal(st.Differs, []string{"title"}) {
+		if st.Status == spec.Removed || userFolders(p) && agent.NeedsNoTest(st) {
 			out = append(out, id)
 		}
 	}

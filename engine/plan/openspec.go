@@ -127,14 +127,21 @@ type FolderPlan struct {
 // RENAMEs away. It also depends on each open change its .openspec.yaml
 // lists under depends_on (a name archived on main, or landed, is
 // satisfied). Change.Because says why. Two changes that MODIFY, REMOVE or RENAME one requirement with no
-// order between them are a problem, as is a depends_on naming no change
-// and a dependency cycle.
+// order between them are a problem, as is a depends_on naming no change,
+// a dependency cycle, and a folder whose change landed on main without
+// being archived there (set implements a folder once: a fully applied
+// main plans nothing).
 func FromFolders(folders []*openspec.Folder, t openspec.Tree, landed map[string]bool) FolderPlan {
 	var out FolderPlan
 	open := map[string]*openspec.Folder{}
+	archived := archivedIn(t)
 	for _, f := range folders {
 		dir := spec.ChangeDir(f.Name) + "/"
-		if why := folderNameProblem(f.Name); why != "" {
+		why := folderNameProblem(f.Name)
+		if why == "" && landed[f.Name] && !archived(f.Name) {
+			why = fmt.Sprintf("the change %s landed on main, but its folder is still open there (its archive was refused when it merged): archive it (setctl archive %s, then commit) or remove it; set implements an open folder once", f.Name, f.Name)
+		}
+		if why != "" {
 			out.Problems = append(out.Problems, Problem{Message: why, At: config.Pos{File: dir}, Pos: dir})
 			continue
 		}
@@ -295,9 +302,16 @@ func whyParagraph(proposal []byte) string {
 	return strings.Join(para, " ")
 }
 
-// archivedOn is the set of change names archived in t
-// (openspec/changes/archive/<date>-<name>/), plus landed.
+// archivedOn is the set of change names archived in t (archivedIn),
+// plus landed.
 func archivedOn(t openspec.Tree, landed map[string]bool) func(name string) bool {
+	archived := archivedIn(t)
+	return func(name string) bool { return landed[name] || archived(name) }
+}
+
+// archivedIn is the set of change names archived in t
+// (openspec/changes/archive/<date>-<name>/).
+func archivedIn(t openspec.Tree) func(name string) bool {
 	const archive = "openspec/changes/archive/"
 	dirs := map[string]bool{}
 	for file := range t {
@@ -308,9 +322,6 @@ func archivedOn(t openspec.Tree, landed map[string]bool) func(name string) bool 
 		}
 	}
 	return func(name string) bool {
-		if landed[name] {
-			return true
-		}
 		for dir := range dirs {
 			if openspec.ArchivedAs(dir, name) {
 				return true

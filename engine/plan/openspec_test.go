@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"strconv"
 	"strings"
@@ -204,6 +205,29 @@ func TestFromFoldersProblems(t *testing.T) {
 				t.Errorf("problems:\n got %q\nwant %q", msgs, tc.want)
 			}
 		})
+	}
+}
+
+// TestFromFoldersLanded: a folder whose change landed on main but was
+// never archived there (its fold was refused as it merged) is a problem
+// at the folder, not a change to implement again; one whose name a landed
+// change archived on main is a new folder of that name, planned.
+func TestFromFoldersLanded(t *testing.T) {
+	links := folder("add-links", []*openspec.Delta{{Capability: "links", Added: []openspec.RequirementBlock{block("Create a short link", 3)}}})
+	got := FromFolders([]*openspec.Folder{links}, mainTree, map[string]bool{"add-links": true})
+	var msgs []string
+	for _, p := range got.Problems {
+		msgs = append(msgs, p.Message, diagPos(p))
+	}
+	want := []string{"the change add-links landed on main, but its folder is still open there (its archive was refused when it merged): archive it (setctl archive add-links, then commit) or remove it; set implements an open folder once", "openspec/changes/add-links/"}
+	if !reflect.DeepEqual(msgs, want) || len(got.Changes) != 0 {
+		t.Errorf("landed, never archived: changes %v, problems\n got %q\nwant %q", got.Changes, msgs, want)
+	}
+
+	again := maps.Clone(mainTree)
+	again["openspec/changes/archive/2026-01-02-add-links/proposal.md"] = []byte("## Why\nOld links.\n")
+	if got := FromFolders([]*openspec.Folder{links}, again, map[string]bool{"add-links": true}); len(got.Problems) != 0 || len(got.Changes) != 1 {
+		t.Errorf("a new folder of a name archived on main: changes %v, problems %v", got.Changes, got.Problems)
 	}
 }
 

@@ -68,9 +68,21 @@ func folderFiles(root string) ([]string, error) {
 // true when every input is committed; otherwise d is an error naming
 // each file and what is wrong with it, with the git commands that fix
 // it. The main branch must exist (CheckMainBranch).
+//
+// A change folder the checkout has open but branch has archived, and not
+// open again, is no input: a run archived it on branch as its change
+// merged (a checkout on another branch keeps it), so resuming that run
+// is not refused for it.
 func CheckInputsCommitted(ctx context.Context, p *Project) (d diag.Diagnostic, ok bool, err error) {
 	branch := p.Config.MainBranch
-	inputs := p.Inputs()
+	archived, err := archivedOn(ctx, p.Root, branch)
+	if err != nil {
+		return diag.Diagnostic{}, false, err
+	}
+	inputs := slices.DeleteFunc(p.Inputs(), func(path string) bool {
+		name, ok := openspec.OpenFolderOf(path)
+		return ok && archived(name)
+	})
 	drift, err := git.NotCommittedOn(ctx, p.Root, branch, inputs)
 	if err != nil || len(drift) == 0 {
 		return diag.Diagnostic{}, err == nil, err
@@ -135,6 +147,22 @@ func inputsFix(ctx context.Context, root, branch string, names []string, what st
 		return merge, nil
 	}
 	return commit(rest) + " && " + merge, nil
+}
+
+// archivedOn is the set of the change folders that commit rev archived
+// (openspec/changes/archive/<date>-<name>/) and has not open again.
+func archivedOn(ctx context.Context, root, rev string) (func(name string) bool, error) {
+	archive, err := git.DirsAt(ctx, root, rev, openSpecDir+"/changes/archive")
+	if err != nil {
+		return nil, err
+	}
+	open, err := git.DirsAt(ctx, root, rev, openSpecDir+"/changes")
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) bool {
+		return !slices.Contains(open, name) && slices.ContainsFunc(archive, func(dir string) bool { return openspec.ArchivedAs(dir, name) })
+	}, nil
 }
 
 // driftWords says what is wrong with an input, in terms of the branch.

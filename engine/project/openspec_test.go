@@ -233,3 +233,39 @@ func TestSavedOpenSpecPlanFolders(t *testing.T) {
 		t.Errorf("edited folder: %v", err)
 	}
 }
+
+// A checkout on another branch than main keeps the change folders a run
+// archived on main (main moved by its ref alone): those are done, not
+// inputs missing from main, so a resumed apply is not refused for them;
+// a folder open on main and edited in the checkout still is.
+func TestOpenSpecFoldersArchivedOnMain(t *testing.T) {
+	ctx := context.Background()
+	dir := writeOpenSpecProject(t)
+	gitIn(t, dir, "switch", "-q", "-c", "work")
+	// The run archives add-x on main, from its own worktree.
+	wt := filepath.Join(t.TempDir(), "wt")
+	gitIn(t, dir, "worktree", "add", "-q", "--detach", wt, "main")
+	gitIn(t, wt, "mv", "openspec/changes/add-x", "openspec/changes/archive/2026-11-27-add-x")
+	gitIn(t, wt, "commit", "-qm", "add-x: links\n\nSet-Change: add-x")
+	head, err := exec.Command("git", "-C", wt, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "update-ref", "refs/heads/main", strings.TrimSpace(string(head)))
+
+	p, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok, err := CheckInputsCommitted(ctx, p); err != nil || !ok {
+		t.Fatalf("a folder archived on main is refused: %v, %v", d.Text(dir), err)
+	}
+
+	writeFile(t, dir, "openspec/changes/add-y/proposal.md", "## Why\nMore.\n")
+	if p, err = Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok, err := CheckInputsCommitted(ctx, p); err != nil || ok || !strings.Contains(d.Text(dir), "openspec/changes/add-y/proposal.md: untracked") || strings.Contains(d.Text(dir), "add-x") {
+		t.Errorf("a new folder beside one archived on main: ok %v, %v\n%s", ok, err, d.Text(dir))
+	}
+}
