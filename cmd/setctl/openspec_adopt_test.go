@@ -123,7 +123,10 @@ func TestOpenSpecAdopt(t *testing.T) {
 	}
 
 	// What OpenSpec makes of the initial openspec/: each change's folder
-	// as it merged (its tasks checked off) archived in merge order.
+	// as its people wrote it, with its tasks checked off as the agent
+	// checks them and nothing else changed, archived in merge order. The
+	// folders come from the initial commit, never from main's archive, so
+	// that a file set adds to or rewrites in a user's folder shows.
 	got, err := git.FilesAt(ctx, dir, "main", "openspec")
 	if err != nil {
 		t.Fatal(err)
@@ -135,15 +138,14 @@ func TestOpenSpecAdopt(t *testing.T) {
 	want := t.TempDir()
 	writeTree(t, want, start)
 	for _, c := range order {
-		folder := filepath.Join(want, "openspec", "changes", c)
-		if err := os.RemoveAll(folder); err != nil {
+		tasks := filepath.Join(want, "openspec", "changes", c, "tasks.md")
+		data, err := os.ReadFile(tasks)
+		if err != nil {
 			t.Fatal(err)
 		}
-		merged := archivedFolder(got, c)
-		if len(merged) == 0 {
-			t.Fatalf("main has no archived folder of %s:\n%s", c, strings.Join(slices.Sorted(maps.Keys(got)), "\n"))
+		if err := os.WriteFile(tasks, uncheckedTask.ReplaceAll(data, []byte("${1}[x]")), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		writeTree(t, folder, merged)
 		openspec(want, "archive", c, "--yes")
 	}
 	wantFiles := readTree(t, want, "openspec")
@@ -184,26 +186,9 @@ func openSpecEnv(home string) []string {
 // archivedDir matches the archive's dated folder names.
 var archivedDir = regexp.MustCompile(`^openspec/changes/archive/\d{4}-\d\d-\d\d-`)
 
-// archivedFolder is change's archived folder among files (the last, if it
-// was archived more than once), keyed relative to the folder.
-func archivedFolder(files map[string][]byte, change string) map[string][]byte {
-	var dir string
-	for p := range files {
-		if loc := archivedDir.FindStringIndex(p); loc != nil {
-			d, _, _ := strings.Cut(p[loc[1]:], "/")
-			if d == change {
-				dir = max(dir, p[:loc[1]]+change+"/")
-			}
-		}
-	}
-	out := map[string][]byte{}
-	for p, data := range files {
-		if rel, ok := strings.CutPrefix(p, dir); ok && dir != "" {
-			out[rel] = data
-		}
-	}
-	return out
-}
+// uncheckedTask matches the box of an unchecked task line of tasks.md, as
+// testdata/openspec-adopt's agent checks it off (its sed expression).
+var uncheckedTask = regexp.MustCompile(`(?m)^([ \t]*[-*+][ \t]*)\[ \]`)
 
 // writeTree writes files (slash paths relative to root) under root.
 func writeTree(t *testing.T, root string, files map[string][]byte) {
