@@ -49,7 +49,7 @@ func TestOpenSpecAdopt(t *testing.T) {
 	openspec := func(root string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(cli, args...)
-		cmd.Dir, cmd.Env = root, openSpecEnv(t.TempDir())
+		cmd.Dir, cmd.Env = root, clitest.OpenSpecEnv(t.TempDir())
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("openspec %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -165,22 +165,6 @@ func TestOpenSpecAdopt(t *testing.T) {
 	if code := Main([]string{"-C", clone, "plan", "--detailed-exitcode"}, testProcess(&stdout, &stderr)); code != exitOK {
 		t.Errorf("setctl plan --detailed-exitcode in a fresh clone exited %d, want 0 (nothing to do):\n%s%s", code, stdout.String(), stderr.String())
 	}
-}
-
-// openSpecEnv is the environment the OpenSpec CLI runs with in a test: a
-// HOME of its own, UTC, and every switch that keeps it off the network.
-func openSpecEnv(home string) []string {
-	return append(os.Environ(),
-		"HOME="+home,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(home, ".local/share"),
-		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"TZ=UTC",
-		"NO_COLOR=1",
-		"OPENSPEC_TELEMETRY=0",
-		"DO_NOT_TRACK=1",
-		"OPENSPEC_NO_UPDATE_CHECK=1",
-	)
 }
 
 // archivedDir matches the archive's dated folder names.
