@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
@@ -102,10 +103,13 @@ func TestOpenSpecAdopt(t *testing.T) {
 		t.Errorf("setctl plan does not show that edit-links waits for add-links, which ADDs the requirement it MODIFIES:\n%s", out)
 	}
 
+	const day = "2006-01-02"
+	before := time.Now().Format(day)
 	code, out, errOut = setctl("apply", "--yes")
 	if code != exitOK {
 		t.Fatalf("setctl apply exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
+	after := time.Now().Format(day)
 	var order []string // the changes in the order they merged
 	for _, c := range strings.Fields(repo("log", "--reverse", "--format=%(trailers:key=Set-Change,valueonly)", "main")) {
 		if !slices.Contains(order, c) {
@@ -147,6 +151,20 @@ func TestOpenSpecAdopt(t *testing.T) {
 			t.Fatal(err)
 		}
 		openspec(want, "archive", c, "--yes")
+	}
+	// The comparison writes archive dates DATE (the CLI archives on its
+	// day, set on the merge's), so each of set's is checked here: the
+	// local day of its merge, as the CLI names the folder.
+	dates := map[string]bool{}
+	for p := range got {
+		if loc := archivedDir.FindStringIndex(p); loc != nil {
+			dates[strings.TrimPrefix(p[:loc[1]-1], "openspec/changes/archive/")] = true
+		}
+	}
+	for date := range dates {
+		if date != before && date != after {
+			t.Errorf("main has change folders archived on %s, not on the day of the run (%s)", date, before)
+		}
 	}
 	wantFiles := readTree(t, want, "openspec")
 	if diff := cmp.Diff(treeText(wantFiles), treeText(got)); diff != "" {
