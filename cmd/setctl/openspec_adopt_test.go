@@ -90,9 +90,9 @@ func TestOpenSpecAdopt(t *testing.T) {
 	repo("commit", "-q", "-m", "three OpenSpec changes")
 	initial := repo("rev-parse", "HEAD")
 
-	code, out, errOut := setctl("plan")
-	if code != exitOK && code != 2 {
-		t.Fatalf("setctl plan exited %d:\n%s%s", code, out, errOut)
+	code, out, errOut := setctl("plan", "--detailed-exitcode")
+	if code != 2 {
+		t.Fatalf("setctl plan --detailed-exitcode exited %d, want 2 (changes to run):\n%s%s", code, out, errOut)
 	}
 	for _, c := range adoptChanges {
 		if !strings.Contains(out, c) {
