@@ -12,9 +12,12 @@ STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)-$(shell $(GO) env GO
 
 # The OpenSpec CLI, at the one version whose `openspec archive` set's
 # archive reproduces (openspec.OpenSpecVersion): installed from npm into
-# bin/tools/openspec by `make openspec`, for the differential archive tests
-# of engine/openspec (TestArchiveDiff), which compare set with it when it is
-# there. It needs Node.js >= 20.19 (the package's engines field).
+# bin/tools/openspec by `make openspec`, for the tests that compare set with
+# it (internal/clitest.OpenSpec): the differential archive tests of
+# engine/openspec (TestArchiveDiff), and cmd/setctl's TestOpenSpecAdopt, which
+# applies folders written with it and archives them with it to compare. They
+# skip without it, and fail under CI=true. It needs Node.js >= 20.19 (the
+# package's engines field).
 OPENSPEC_VERSION := 1.13.2
 OPENSPEC_STAMP := bin/tools/openspec/.installed-$(OPENSPEC_VERSION)
 NODE_CHECK := node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'

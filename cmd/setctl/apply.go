@@ -39,18 +39,24 @@ running, unless --yes is given.
 
 Apply puts on main what it makes of the run's inputs, so main must hold
 them: set.cue and the other CUE files of its package, cue.mod/module.cue
-(and what the load reads under cue.mod), and every spec file must be
-committed on main as they are on disk. Otherwise apply refuses before it
-runs anything, naming each file (untracked, not on main, or differs from
-main) and the git commands that commit them. vet and plan read the files
-as they are; plan warns of those apply refuses.
+(and what the load reads under cue.mod), and every spec file (with
+planner strategy "openspec", every file of the open change folders under
+openspec/changes/) must be committed on main as they are on disk.
+Otherwise apply refuses before it runs anything, naming each file
+(untracked, not on main, or differs from main) and the git commands that
+commit them. vet and plan read the spec files as they are, the change
+folders as main has them; plan warns of those apply refuses.
 
 Apply runs what the spec asks beyond what main implements (see setctl
 help plan): with nothing to do it says so and runs nothing. At dispatch set
 writes each change's OpenSpec change folder (openspec/changes/<change>:
 proposal.md, the delta specs, tasks.md) from the requirements' statuses;
-the agent implements against it. At the end it shows where every
-requirement stands on main.
+the agent implements against it. With planner strategy "openspec" the
+folder is the one people wrote, on main: set writes nothing in it, the
+agent checks its tasks off in tasks.md, spec_verify fails an edit of its
+delta specs or .openspec.yaml, and the merge archives it as openspec
+archive <change> --yes does (docs/openspec.md). At the end it shows where
+every requirement stands on main.
 
 Apply is resumable: after a crash, a kill or Ctrl-C, run it again and it
 continues from the journal (.set/events.jsonl): finished work is kept, a

@@ -120,7 +120,7 @@ func validateOpenSpec(t *testing.T, dir string) {
 	}
 	cmd := exec.Command(cli, "validate", "--all", "--strict", "--no-interactive")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "OPENSPEC_TELEMETRY=0", "NO_COLOR=1")
+	cmd.Env = clitest.OpenSpecEnv(t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("openspec validate --all --strict: %v\n%s", err, out)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/txtar"
@@ -49,7 +50,7 @@ func TestOpenSpecAdopt(t *testing.T) {
 	openspec := func(root string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(cli, args...)
-		cmd.Dir, cmd.Env = root, openSpecEnv(t.TempDir())
+		cmd.Dir, cmd.Env = root, clitest.OpenSpecEnv(t.TempDir())
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("openspec %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -89,9 +90,9 @@ func TestOpenSpecAdopt(t *testing.T) {
 	repo("commit", "-q", "-m", "three OpenSpec changes")
 	initial := repo("rev-parse", "HEAD")
 
-	code, out, errOut := setctl("plan")
-	if code != exitOK && code != 2 {
-		t.Fatalf("setctl plan exited %d:\n%s%s", code, out, errOut)
+	code, out, errOut := setctl("plan", "--detailed-exitcode")
+	if code != 2 {
+		t.Fatalf("setctl plan --detailed-exitcode exited %d, want 2 (changes to run):\n%s%s", code, out, errOut)
 	}
 	for _, c := range adoptChanges {
 		if !strings.Contains(out, c) {
@@ -102,10 +103,13 @@ func TestOpenSpecAdopt(t *testing.T) {
 		t.Errorf("setctl plan does not show that edit-links waits for add-links, which ADDs the requirement it MODIFIES:\n%s", out)
 	}
 
+	const day = "2006-01-02"
+	before := time.Now().Format(day)
 	code, out, errOut = setctl("apply", "--yes")
 	if code != exitOK {
 		t.Fatalf("setctl apply exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
+	after := time.Now().Format(day)
 	var order []string // the changes in the order they merged
 	for _, c := range strings.Fields(repo("log", "--reverse", "--format=%(trailers:key=Set-Change,valueonly)", "main")) {
 		if !slices.Contains(order, c) {
@@ -123,7 +127,10 @@ func TestOpenSpecAdopt(t *testing.T) {
 	}
 
 	// What OpenSpec makes of the initial openspec/: each change's folder
-	// as it merged (its tasks checked off) archived in merge order.
+	// as its people wrote it, with its tasks checked off as the agent
+	// checks them and nothing else changed, archived in merge order. The
+	// folders come from the initial commit, never from main's archive, so
+	// that a file set adds to or rewrites in a user's folder shows.
 	got, err := git.FilesAt(ctx, dir, "main", "openspec")
 	if err != nil {
 		t.Fatal(err)
@@ -135,16 +142,29 @@ func TestOpenSpecAdopt(t *testing.T) {
 	want := t.TempDir()
 	writeTree(t, want, start)
 	for _, c := range order {
-		folder := filepath.Join(want, "openspec", "changes", c)
-		if err := os.RemoveAll(folder); err != nil {
+		tasks := filepath.Join(want, "openspec", "changes", c, "tasks.md")
+		data, err := os.ReadFile(tasks)
+		if err != nil {
 			t.Fatal(err)
 		}
-		merged := archivedFolder(got, c)
-		if len(merged) == 0 {
-			t.Fatalf("main has no archived folder of %s:\n%s", c, strings.Join(slices.Sorted(maps.Keys(got)), "\n"))
+		if err := os.WriteFile(tasks, uncheckedTask.ReplaceAll(data, []byte("${1}[x]")), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		writeTree(t, folder, merged)
 		openspec(want, "archive", c, "--yes")
+	}
+	// The comparison writes archive dates DATE (the CLI archives on its
+	// day, set on the merge's), so each of set's is checked here: the
+	// local day of its merge, as the CLI names the folder.
+	dates := map[string]bool{}
+	for p := range got {
+		if loc := archivedDir.FindStringIndex(p); loc != nil {
+			dates[strings.TrimPrefix(p[:loc[1]-1], "openspec/changes/archive/")] = true
+		}
+	}
+	for date := range dates {
+		if date != before && date != after {
+			t.Errorf("main has change folders archived on %s, not on the day of the run (%s)", date, before)
+		}
 	}
 	wantFiles := readTree(t, want, "openspec")
 	if diff := cmp.Diff(treeText(wantFiles), treeText(got)); diff != "" {
@@ -165,45 +185,12 @@ func TestOpenSpecAdopt(t *testing.T) {
 	}
 }
 
-// openSpecEnv is the environment the OpenSpec CLI runs with in a test: a
-// HOME of its own, UTC, and every switch that keeps it off the network.
-func openSpecEnv(home string) []string {
-	return append(os.Environ(),
-		"HOME="+home,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(home, ".local/share"),
-		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"TZ=UTC",
-		"NO_COLOR=1",
-		"OPENSPEC_TELEMETRY=0",
-		"DO_NOT_TRACK=1",
-		"OPENSPEC_NO_UPDATE_CHECK=1",
-	)
-}
-
 // archivedDir matches the archive's dated folder names.
 var archivedDir = regexp.MustCompile(`^openspec/changes/archive/\d{4}-\d\d-\d\d-`)
 
-// archivedFolder is change's archived folder among files (the last, if it
-// was archived more than once), keyed relative to the folder.
-func archivedFolder(files map[string][]byte, change string) map[string][]byte {
-	var dir string
-	for p := range files {
-		if loc := archivedDir.FindStringIndex(p); loc != nil {
-			d, _, _ := strings.Cut(p[loc[1]:], "/")
-			if d == change {
-				dir = max(dir, p[:loc[1]]+change+"/")
-			}
-		}
-	}
-	out := map[string][]byte{}
-	for p, data := range files {
-		if rel, ok := strings.CutPrefix(p, dir); ok && dir != "" {
-			out[rel] = data
-		}
-	}
-	return out
-}
+// uncheckedTask matches the box of an unchecked task line of tasks.md, as
+// testdata/openspec-adopt's agent checks it off (its sed expression).
+var uncheckedTask = regexp.MustCompile(`(?m)^([ \t]*[-*+][ \t]*)\[ \]`)
 
 // writeTree writes files (slash paths relative to root) under root.
 func writeTree(t *testing.T, root string, files map[string][]byte) {

@@ -87,6 +87,7 @@ Examples:
   setctl status --watch
   setctl status --json | jq -r '.changes[] | .name + " " + .status'
   setctl status --json | jq '.run.state'
+  setctl status --json | jq -c '.changes[] | {name, tasks}'   # task progress
   setctl status --run 20261127T075754Z
   setctl -C examples/linkshort status
 `,

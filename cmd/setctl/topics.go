@@ -53,6 +53,22 @@ planned.
                openspec/changes/ on main (archive/ aside) is one change,
                named after it (docs/openspec.md)
 
+A project whose people write OpenSpec change folders (openspec new change,
+/opsx:propose, or by hand) says, in set.cue,
+
+  project: golang.#Project & {
+      name: "shortly"
+      planner: strategy: "openspec"
+  }
+
+and a change that must wait for another beyond what its delta specs say
+(a change waits for the one that ADDs a requirement it MODIFIES, REMOVES
+or RENAMES) names it in its .openspec.yaml, which OpenSpec leaves alone:
+
+  schema: spec-driven
+  created: 2026-11-27
+  depends_on: [add-links]
+
 spec lists at least one file unless the strategy is openspec, which takes
 none: a project plans from one source. A markdown strategy refuses a change
 folder open on main that set did not write (it would neither implement nor

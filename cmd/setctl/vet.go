@@ -117,7 +117,7 @@ func runVet(e *env, args []string) int {
 		// The learnings set enforces: those turned off are not counted.
 		checked += ", " + english.Plural(n, "learning")
 	}
-	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); %s", ws.cfg.Profile, checked, source(pr.Project))
+	summary := fmt.Sprintf("set.cue: ok (%s profile, %s); %s", ws.cfg.Profile, checked, source(pr))
 	if pr.NeedsModel != nil {
 		route := llm.ForProject(ws.cfg, ws.root).Routes[llm.Plan]
 		fmt.Fprintf(e.stdout, "%s; plan: made by %s (%s strategy) at setctl plan, not by vet\n", summary, route[0], pr.NeedsModel.Strategy)
@@ -127,17 +127,21 @@ func runVet(e *env, args []string) int {
 	return exitOK
 }
 
-// source says what the project plans from: its spec's requirements and
-// files, or, for the openspec strategy, its open change folders.
-func source(p *project.Project) string {
-	if p.Config.Planner.FromFolders() {
-		return "openspec: " + changeFolders(p)
+// source says what the project pr plans from: its spec's requirements
+// and files, or, for the openspec strategy, the open change folders main
+// has, which it plans one change each (not the checkout's: a folder not
+// committed on main is not planned, and vet warns of it).
+func source(pr *project.Prepared) string {
+	p := pr.Project
+	if p.Config.Planner.FromFolders() && pr.Plan != nil {
+		return "openspec: " + english.Plural(len(pr.Plan.Changes), "change folder") + " on main"
 	}
 	return fmt.Sprintf("spec: %s in %s", english.Plural(len(p.Spec.Requirements), "requirement"), english.Plural(len(p.SpecData), "file"))
 }
 
 // changeFolders counts the open change folders of the checkout
-// ("2 change folders"), which the openspec strategy plans from.
+// ("2 change folders"), as doctor reports them: the openspec strategy
+// plans from those main has (see source).
 func changeFolders(p *project.Project) string {
 	folders := map[string]bool{}
 	for _, f := range p.FolderFiles {

@@ -116,3 +116,21 @@ func Chromium(t testing.TB) string {
 	t.Skip(missing)
 	return ""
 }
+
+// OpenSpecEnv is the environment a test runs the OpenSpec CLI with: the
+// test's own, with a HOME and XDG directories of its own below home (so
+// no user's configuration is read, nor written), UTC, no colour, and
+// every switch that keeps it off the network (telemetry, update check).
+func OpenSpecEnv(home string) []string {
+	return append(os.Environ(),
+		"HOME="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local/share"),
+		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"TZ=UTC",
+		"NO_COLOR=1",
+		"OPENSPEC_TELEMETRY=0",
+		"DO_NOT_TRACK=1",
+		"OPENSPEC_NO_UPDATE_CHECK=1",
+	)
+}
