@@ -57,7 +57,9 @@ applied repository has no open folder and plans nothing.
 
 Plan reads set.cue and the spec as they are on disk, committed or not,
 and warns of those not committed on main as they are: setctl apply
-refuses to run them until they are (see setctl help apply).
+refuses to run them until they are (see setctl help apply). The openspec
+strategy reads the change folders as main's last commit holds them, and
+warns of a folder on disk that differs.
 
 The dot and mermaid drawings show a change as three nodes: its agent, its
 verify stack and its integration into main, each stack listing its gates in
@@ -66,7 +68,8 @@ each gate, the merge queue, the fast-forward of main, the archive).
 
 With --out (or -out) the plan is saved as a versioned JSON file carrying a fingerprint
 of its inputs (the configuration, every spec file, git HEAD and main's
-living specs).
+living specs, and for the openspec strategy each open change folder on
+main).
 
 When .set/ holds a run, the text shows after each change where the run
 says it stands (pending, implementing, failed:…; pending for a change the
