@@ -228,7 +228,7 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	ws, p, g := workspaceOf(pr.Project), pr.Plan, pr.Graph
 	r.ws = ws
 	if len(p.Changes) == 0 && !state.Unfinished(rundir.New(ws.root).Dir()) {
-		return nil, r.nothingToDo(ctx, p)
+		return nil, r.upToDate(ctx, p)
 	}
 	// The forge's token and repository are checked before any work.
 	fg, err := forgeOf(ctx, ws.root, ws.cfg, e.getenv)
@@ -260,10 +260,10 @@ func prepareApply(e *env, name string, a applyArgs, sigs *interrupts) (*applyRun
 	return r, exitOK
 }
 
-// nothingToDo ends an apply whose plan has no change (main implements the
-// whole spec) without a run: it says so, with where every requirement
-// stands, and returns exitOK.
-func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
+// upToDate ends an apply whose plan has no change (main implements the
+// whole spec, or has no open change folder left) without a run: it says
+// so, with where every requirement stands, and returns exitOK.
+func (r *applyRun) upToDate(ctx context.Context, p *plan.Plan) int {
 	if err := orchestrator.SettleFinished(r.ws.root); err != nil {
 		return r.e.errorf(r.name, "%v", err)
 	}
@@ -272,7 +272,7 @@ func (r *applyRun) nothingToDo(ctx context.Context, p *plan.Plan) int {
 		return r.e.errorf(r.name, "%v", err)
 	}
 	head, _ := git.BranchHead(ctx, r.ws.root, r.ws.cfg.MainBranch)
-	if err := r.view.nothingToDo(r.ws.cfg.MainBranch, head, rows); err != nil {
+	if err := r.view.upToDate(noChangesReason(p.Strategy, r.ws.cfg.MainBranch), head, rows); err != nil {
 		return r.e.errorf(r.name, "%v", err)
 	}
 	return exitOK

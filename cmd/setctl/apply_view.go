@@ -25,10 +25,10 @@ type applyView interface {
 	// whether to run it: true to run it. When false it has said why and
 	// code is the exit status.
 	confirm(ctx context.Context, p *plan.Plan, g *graph.Graph, mainBranch string) (yes bool, code int)
-	// nothingToDo shows that mainBranch, at commit head, implements the
-	// whole spec: no run; rows is where every requirement stands. An
-	// error is the output's.
-	nothingToDo(mainBranch, head string, rows []coverage.Row) error
+	// upToDate shows that the plan has no change, and why (main, at
+	// commit head, implements the whole spec: noChangesReason): no run;
+	// rows is where every requirement stands. An error is the output's.
+	upToDate(why, head string, rows []coverage.Row) error
 	// runStarts shows the run of opts from now on: it sets opts.OnEvent
 	// to show each event, and where interrupt notices go.
 	runStarts(opts *orchestrator.Options, layout rundir.Layout)
@@ -79,8 +79,8 @@ func (v *applyHuman) confirm(ctx context.Context, p *plan.Plan, g *graph.Graph, 
 	return false, e.errorf(v.name, "not applied (pass --yes to run without asking)")
 }
 
-func (v *applyHuman) nothingToDo(mainBranch, _ string, rows []coverage.Row) error {
-	fmt.Fprintf(v.e.stdout, "No changes: %s implements every requirement of the spec.\n\n", mainBranch)
+func (v *applyHuman) upToDate(why, _ string, rows []coverage.Row) error {
+	fmt.Fprintf(v.e.stdout, "No changes: %s.\n\n", why)
 	return coverage.Text(v.e.stdout, rows)
 }
 
@@ -144,7 +144,7 @@ func (v *applyJSON) confirm(context.Context, *plan.Plan, *graph.Graph, string) (
 	return false, v.e.errorf(v.name, "not applied: apply --json never asks; pass --yes, or a plan file from `setctl plan --out`")
 }
 
-func (v *applyJSON) nothingToDo(_, head string, rows []coverage.Row) error {
+func (v *applyJSON) upToDate(_, head string, rows []coverage.Row) error {
 	v.ui.summary(&orchestrator.Summary{Result: "success", Statuses: map[string]state.Status{}}, head, rows)
 	return nil
 }

@@ -254,7 +254,7 @@ func (v planText) show(g *graph.Graph, p *plan.Plan, standing func() ([]coverage
 	}
 	out := v.e.stdout
 	if len(g.Changes) == 0 {
-		fmt.Fprintf(out, "No changes: %s.\n", nothingToDo(g, g.MainBranch))
+		fmt.Fprintf(out, "No changes: %s.\n", noChangesReason(g.Strategy, g.MainBranch))
 	} else if err := graph.Text(out, g, graph.TextOptions{Color: terminalFor(out, v.e.getenv).color}); err != nil {
 		return err
 	}
@@ -270,11 +270,11 @@ func (v planText) show(g *graph.Graph, p *plan.Plan, standing func() ([]coverage
 	return coverage.Text(out, rows)
 }
 
-// nothingToDo says why a plan of g has no change, main written as main:
-// main implements the whole spec, or, for the openspec strategy, has no
-// open change folder left to implement.
-func nothingToDo(g *graph.Graph, main string) string {
-	if g.Strategy == config.StrategyOpenSpec {
+// noChangesReason says why a plan of strategy has no change, main written
+// as main: main implements the whole spec, or, for the openspec strategy,
+// has no open change folder left to implement. plan and apply both say it.
+func noChangesReason(strategy, main string) string {
+	if strategy == config.StrategyOpenSpec {
 		return main + " has no open change folder under openspec/changes/"
 	}
 	return main + " implements every requirement of the spec"
@@ -296,7 +296,7 @@ func (v planMarkdown) show(g *graph.Graph, p *plan.Plan, standing func() ([]cove
 		return err
 	}
 	if len(g.Changes) == 0 {
-		fmt.Fprintf(&b, "\nNo changes: %s.\n", nothingToDo(g, "`"+g.MainBranch+"`"))
+		fmt.Fprintf(&b, "\nNo changes: %s.\n", noChangesReason(g.Strategy, "`"+g.MainBranch+"`"))
 	}
 	if p.Planning != nil || len(p.Learnings) > 0 {
 		b.WriteString("\n```text\n")
