@@ -109,7 +109,7 @@ func archiveCLI(t *testing.T, cli, root, change string) ([]byte, bool) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli, "archive", change, "--yes")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "OPENSPEC_TELEMETRY=0", "NO_COLOR=1")
+	cmd.Env = clitest.OpenSpecEnv(t.TempDir())
 	out, err := cmd.CombinedOutput()
 	return out, err == nil && !bytes.Contains(out, []byte("Aborted"))
 }
