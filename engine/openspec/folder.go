@@ -40,11 +40,9 @@ type Folder struct {
 	// when the folder has none.
 	DependsOn    []NamedLine
 	MetadataFile string
-	// Proposal, Design and Tasks are proposal.md, design.md and tasks.md,
-	// nil when the folder has no such file.
-	Proposal, Design, Tasks []byte
 	// Files are every file of the folder, keyed by their slash path
-	// relative to the folder (".openspec.yaml", "specs/links/spec.md").
+	// relative to the folder (".openspec.yaml", "proposal.md",
+	// "specs/links/spec.md").
 	Files map[string][]byte
 }
 
@@ -214,9 +212,8 @@ func readFolder(root string, t Tree, name string) (*Folder, diag.List) {
 		f.DeltaFiles[d.capability] = d.rel
 		ds = append(ds, scenarioLoss(t, delta, d.rel)...)
 	}
-	f.Proposal, f.Design, f.Tasks = f.Files["proposal.md"], f.Files["design.md"], f.Files["tasks.md"]
-	if f.Tasks != nil && usesSpecDriven(t, f.Files[metadataFile]) {
-		ds = append(ds, taskFileIssues(changeRel+"/tasks.md", f.Tasks)...)
+	if tasks, ok := f.Files["tasks.md"]; ok && usesSpecDriven(t, f.Files[metadataFile]) {
+		ds = append(ds, taskFileIssues(changeRel+"/tasks.md", tasks)...)
 	}
 	if src, ok := f.Files[metadataFile]; ok {
 		f.MetadataFile = changeRel + "/" + metadataFile

@@ -127,8 +127,8 @@ func TestOpenChanges(t *testing.T) {
 	if x.MetadataFile != "openspec/changes/add-x/.openspec.yaml" {
 		t.Errorf("add-x MetadataFile = %q", x.MetadataFile)
 	}
-	if string(x.Proposal) != "## Why\nBecause.\n" || string(x.Design) != "# Design\n" || string(x.Tasks) != "- [ ] 1.1 do it\n" {
-		t.Errorf("add-x proposal/design/tasks = %q, %q, %q", x.Proposal, x.Design, x.Tasks)
+	if string(x.Files["proposal.md"]) != "## Why\nBecause.\n" || string(x.Files["design.md"]) != "# Design\n" || string(x.Files["tasks.md"]) != "- [ ] 1.1 do it\n" {
+		t.Errorf("add-x proposal/design/tasks = %q, %q, %q", x.Files["proposal.md"], x.Files["design.md"], x.Files["tasks.md"])
 	}
 	wantFiles := []string{".openspec.yaml", "design.md", "proposal.md", "specs/links/spec.md", "specs/search/full/spec.md", "tasks.md"}
 	var gotFiles []string
@@ -146,8 +146,8 @@ func TestOpenChanges(t *testing.T) {
 		x.Deltas[1].Capability != "search/full" || len(x.Deltas[1].Added) != 1 {
 		t.Errorf("add-x Deltas = %+v", x.Deltas)
 	}
-	if y := folders[1]; y.DependsOn != nil || y.Proposal != nil || y.MetadataFile == "" {
-		t.Errorf("add-y: DependsOn %v, Proposal %q, MetadataFile %q", y.DependsOn, y.Proposal, y.MetadataFile)
+	if y := folders[1]; y.DependsOn != nil || y.Files["proposal.md"] != nil || y.MetadataFile == "" {
+		t.Errorf("add-y: DependsOn %v, Proposal %q, MetadataFile %q", y.DependsOn, y.Files["proposal.md"], y.MetadataFile)
 	}
 	if d := folders[2]; len(d.Deltas) != 0 || d.MetadataFile == "" {
 		t.Errorf("docs-only: %+v", d)

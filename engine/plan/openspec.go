@@ -203,7 +203,7 @@ func folderReqID(name string, n int) string {
 // standings; its dependencies come later (folderDeps). before gives what a
 // MODIFIED requirement was before it, to say what it changes.
 func folderChange(f *openspec.Folder, before func(capability, name string) (spec.Requirement, bool)) (Change, []spec.Requirement, []spec.Standing) {
-	c := Change{Name: f.Name, Type: "feature", Description: whyParagraph(f.Proposal), Requirements: []string{}, DependsOn: []string{}}
+	c := Change{Name: f.Name, Type: "feature", Description: whyParagraph(f.Files["proposal.md"]), Requirements: []string{}, DependsOn: []string{}}
 	var reqs []spec.Requirement
 	var sts []spec.Standing
 	scenarios := 0

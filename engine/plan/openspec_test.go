@@ -56,7 +56,7 @@ func TestFromFoldersRequirements(t *testing.T) {
 			Added:    []openspec.RequirementBlock{block("List short links", 3)},
 		},
 	})
-	f.Proposal = []byte("# Proposal\n\n## Why\nLinks are too long\nto read.\n\nSecond paragraph.\n\n## What Changes\n- x\n")
+	f.Files["proposal.md"] = []byte("# Proposal\n\n## Why\nLinks are too long\nto read.\n\nSecond paragraph.\n\n## What Changes\n- x\n")
 	got := FromFolders([]*openspec.Folder{f}, mainTree, nil)
 	if len(got.Problems) > 0 {
 		t.Fatalf("problems: %v", got.Problems)
