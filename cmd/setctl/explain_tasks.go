@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"path"
 	"slices"
-	"strings"
 
 	"github.com/set-engine/set/engine/config"
 	"github.com/set-engine/set/engine/git"
@@ -57,23 +56,17 @@ func changeTasks(ctx context.Context, root, main, branch, change string) (f task
 	if found, err := read(main, open); found || err != nil {
 		return f, found, err
 	}
-	const archive = "openspec/changes/archive/"
-	files, err := git.FilesAt(ctx, root, main, strings.TrimSuffix(archive, "/"))
+	const archive = "openspec/changes/archive"
+	archived, err := git.DirsAt(ctx, root, main, archive)
 	if err != nil {
 		return f, false, err
 	}
-	var dirs []string
-	for p := range files {
-		dir, name, _ := strings.Cut(strings.TrimPrefix(p, archive), "/")
-		if name == "tasks.md" && openspec.ArchivedAs(dir, change) {
-			dirs = append(dirs, dir)
-		}
-	}
-	if len(dirs) == 0 {
+	archived = slices.DeleteFunc(archived, func(dir string) bool { return !openspec.ArchivedAs(dir, change) })
+	if len(archived) == 0 {
 		return f, false, nil
 	}
-	p := path.Join(archive, slices.Max(dirs), "tasks.md")
-	return tasksFile{Path: p, On: main, Data: files[p]}, true, nil
+	found, err := read(main, path.Join(archive, slices.Max(archived), "tasks.md"))
+	return f, found, err
 }
 
 // userFolders reports whether the change folders of the run v shows are
