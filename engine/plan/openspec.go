@@ -224,7 +224,9 @@ func folderChange(f *openspec.Folder, before func(capability, name string) (spec
 			r := blockRequirement(d.Capability, file, b)
 			st := spec.Standing{Status: spec.Changed, Living: b.Name}
 			if old, ok := before(d.Capability, b.Name); ok {
-				st.Differs = differs(old, r)
+				// OpenSpec matches requirements by name: the title is
+				// the one main has, however it is spaced.
+				st.Differs = slices.DeleteFunc(spec.Differs(r, old), func(d string) bool { return d == "title" })
 			}
 			add(r, st)
 		}
@@ -257,23 +259,6 @@ func blockRequirement(capability, file string, b openspec.RequirementBlock) spec
 		r.Text = strings.TrimSpace(body)
 	}
 	return r
-}
-
-// differs says what of old, a requirement as it was, r changes: "text",
-// "scenarios" (as spec.Compare says it; the title is the same, OpenSpec
-// matching requirements by name).
-func differs(old, r spec.Requirement) []string {
-	var out []string
-	a, b := spec.ContentOf(r).AsRead(), spec.ContentOf(old).AsRead()
-	if a.Text != b.Text {
-		out = append(out, "text")
-	}
-	if !slices.EqualFunc(a.Scenarios, b.Scenarios, func(x, y spec.Scenario) bool {
-		return x.Name == y.Name && slices.Equal(x.Given, y.Given) && slices.Equal(x.When, y.When) && slices.Equal(x.Then, y.Then)
-	}) {
-		out = append(out, "scenarios")
-	}
-	return out
 }
 
 var reWhyHeading = regexp.MustCompile(`(?i)^##\s+why\s*$`)

@@ -94,16 +94,9 @@ func Compare(reqs []Requirement, living []LivingRequirement) []Standing {
 			continue
 		}
 		st := Standing{ID: r.ID, Status: Implemented, Capability: l.Capability, Living: l.Name}
-		a, b := ContentOf(r).AsRead(), ContentOf(l.Requirement).AsRead()
-		if a.Title != b.Title {
-			st.Differs = append(st.Differs, "title")
-		}
-		if a.Text != b.Text {
-			st.Differs = append(st.Differs, "text")
-		}
-		if !slices.EqualFunc(a.Scenarios, b.Scenarios, sameScenario) {
-			st.Differs = append(st.Differs, "scenarios")
-			st.Dropped = dropped(b.Scenarios, a.Scenarios)
+		st.Differs = Differs(r, l.Requirement)
+		if slices.Contains(st.Differs, "scenarios") {
+			st.Dropped = dropped(ContentOf(l.Requirement).AsRead().Scenarios, ContentOf(r).AsRead().Scenarios)
 		}
 		if len(st.Differs) > 0 {
 			st.Status = Changed
@@ -138,4 +131,23 @@ func dropped(living, next []Scenario) []string {
 
 func sameScenario(a, b Scenario) bool {
 	return a.Name == b.Name && slices.Equal(a.Given, b.Given) && slices.Equal(a.When, b.When) && slices.Equal(a.Then, b.Then)
+}
+
+// Differs lists what r changes of old, the same requirement as main's
+// living spec has it, each as read (ContentOf): "title", "text",
+// "scenarios", in that order; none when r is old as read. It is
+// Standing.Differs.
+func Differs(r, old Requirement) []string {
+	var out []string
+	a, b := ContentOf(r).AsRead(), ContentOf(old).AsRead()
+	if a.Title != b.Title {
+		out = append(out, "title")
+	}
+	if a.Text != b.Text {
+		out = append(out, "text")
+	}
+	if !slices.EqualFunc(a.Scenarios, b.Scenarios, sameScenario) {
+		out = append(out, "scenarios")
+	}
+	return out
 }
